@@ -1,0 +1,25 @@
+"""``embedexplorer``: a subcommand runs the command line, no subcommand opens the window."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from .cli import COMMANDS
+
+_CLI_FLAGS = {"-h", "--help", "--version"}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and (args[0] in COMMANDS or args[0] in _CLI_FLAGS):
+        from .cli import main as cli_main
+
+        return cli_main(args)
+    from .app import main as app_main
+
+    return app_main(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,203 @@
+"""Families of words and the flat map: an exact 2-D PCA and family cosine statistics."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..resources import resource_path
+from .errors import FamiliesError
+from .tables import EmbeddingTable
+
+Families = dict[str, list[str]]
+MULTI_TOKEN_ACTIONS = ("average", "skip")
+
+
+def default_families_path() -> Path:
+    return resource_path("families.json")
+
+
+def load_families(path: str | Path | None = None) -> Families:
+    """Read a families file: {"families": {name: [word, ...]}} (a bare mapping works too)."""
+    file = Path(path) if path else default_families_path()
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise FamiliesError(f"Cannot read the families file {file}: {exc.strerror or exc}") from exc
+    except ValueError as exc:
+        raise FamiliesError(f"The families file {file.name} is not valid JSON: {exc}") from exc
+    families = data.get("families", data) if isinstance(data, dict) else None
+    if not isinstance(families, dict):
+        raise FamiliesError(f"{file.name} must hold an object of family names and word lists.")
+    clean: Families = {}
+    for name, words in families.items():
+        if str(name).startswith("_"):
+            continue
+        if not isinstance(words, list) or not words or not all(isinstance(w, str) and w.strip() for w in words):
+            raise FamiliesError(f"Family {name!r} in {file.name} must be a list of non-empty words.")
+        clean[str(name)] = list(words)
+    if not clean:
+        raise FamiliesError(f"{file.name} has no families.")
+    return clean
+
+
+def save_families(families: Families, path: str | Path) -> None:
+    """Write a families file atomically: readers see the old file or the new one, never half."""
+    target = Path(path)
+    payload = json.dumps({"families": families}, indent=2, ensure_ascii=False) + "\n"
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(payload)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+@dataclass(frozen=True)
+class Projection:
+    """An exact 2-D PCA: centre, the two axes and the share of the spread they keep."""
+
+    mean: np.ndarray
+    axes: np.ndarray  # (2, width)
+    axis_variance: tuple[float, float]  # share of the total spread on each axis
+    explained_variance: float
+
+    def apply(self, rows: np.ndarray) -> np.ndarray:
+        return (np.atleast_2d(rows).astype(np.float64) - self.mean) @ self.axes.T
+
+
+def pca_2d(rows: np.ndarray) -> Projection:
+    """The two directions in which ``rows`` differ most, with signs fixed for repeatable maps."""
+    data = np.asarray(rows, dtype=np.float64)
+    if data.ndim != 2 or data.shape[0] < 2:
+        raise FamiliesError("A map needs at least two rows.")
+    mean = data.mean(axis=0)
+    centred = data - mean
+    total = float((centred**2).sum())
+    if data.shape[0] < data.shape[1]:
+        _, singular, vt = np.linalg.svd(centred, full_matrices=False)
+        variances, axes = singular[:2] ** 2, vt[:2]
+    else:
+        # Many rows: the width x width scatter matrix is far smaller than the rows.
+        values, vectors = np.linalg.eigh(centred.T @ centred)
+        variances, axes = values[::-1][:2], vectors[:, ::-1][:, :2].T
+    axes = axes.copy()
+    if axes.shape[0] < 2:  # one-dimensional data: the second axis carries nothing
+        axes = np.vstack([axes, np.zeros_like(axes[0])])
+        variances = np.append(variances, 0.0)
+    for i, axis in enumerate(axes):
+        if axis[np.argmax(np.abs(axis))] < 0:
+            axes[i] = -axis
+    shares = tuple(float(v / total) if total else 0.0 for v in variances[:2])
+    return Projection(mean, axes, (shares[0], shares[1]), float(sum(shares)))
+
+
+def family_cosines(rows: np.ndarray, labels: list[str]) -> tuple[float, float]:
+    """Mean cosine of pairs in the same family and of pairs in different families."""
+    unit = np.asarray(rows, dtype=np.float64)
+    norms = np.linalg.norm(unit, axis=1, keepdims=True)
+    unit = unit / np.where(norms == 0, 1, norms)
+    cosines = unit @ unit.T
+    names = np.asarray(labels)
+    same = names[:, None] == names[None, :]
+    upper = np.triu(np.ones_like(same, dtype=bool), k=1)
+    within, between = cosines[same & upper], cosines[~same & upper]
+    return (
+        float(within.mean()) if within.size else float("nan"),
+        float(between.mean()) if between.size else float("nan"),
+    )
+
+
+@dataclass(frozen=True)
+class MapPoint:
+    word: str
+    token: str
+    family: str
+    x: float
+    y: float
+    ids: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class FamilyMap:
+    points: tuple[MapPoint, ...]
+    projection: Projection
+    within_family_cosine: float
+    between_family_cosine: float
+    notes: tuple[str, ...]
+
+    @property
+    def explained_variance(self) -> float:
+        return self.projection.explained_variance
+
+    @property
+    def family_ratio(self) -> float:
+        return self.within_family_cosine / self.between_family_cosine if self.between_family_cosine else float("nan")
+
+    @property
+    def families(self) -> list[str]:
+        return list(dict.fromkeys(p.family for p in self.points))
+
+    def to_dict(self, model: str) -> dict[str, object]:
+        return {
+            "model": model,
+            "points": [
+                {"token": p.token, "word": p.word, "family": p.family, "x": p.x, "y": p.y, "ids": list(p.ids)}
+                for p in self.points
+            ],
+            "explained_variance": self.explained_variance,
+            "axis_variance": list(self.projection.axis_variance),
+            "within_family_cosine": self.within_family_cosine,
+            "between_family_cosine": self.between_family_cosine,
+            "family_ratio": self.family_ratio,
+            "notes": list(self.notes),
+        }
+
+
+def family_map(table: EmbeddingTable, families: Families, multi_token: str = "average") -> FamilyMap:
+    """Place every family word on the 2-D map of the table's rows.
+
+    A word that is several tokens is averaged over its pieces or skipped, as
+    ``multi_token`` says; either way the notes tell which words it was.
+    """
+    if multi_token not in MULTI_TOKEN_ACTIONS:
+        raise FamiliesError(f"multi_token must be one of {MULTI_TOKEN_ACTIONS}, not {multi_token!r}.")
+    words, labels, tokens, ids_list, rows, notes = [], [], [], [], [], []
+    for family, members in families.items():
+        for word in members:
+            pieces = table.encode(word)
+            if not pieces:
+                notes.append(f"{word!r} ({family}) has no tokens and was skipped.")
+                continue
+            ids = tuple(p.id for p in pieces)
+            if len(pieces) > 1:
+                shown = " ".join(p.token for p in pieces)
+                if multi_token == "skip":
+                    notes.append(f"{word!r} ({family}) is {len(pieces)} tokens ({shown}) and was skipped.")
+                    continue
+                notes.append(f"{word!r} ({family}) is {len(pieces)} tokens ({shown}); their rows were averaged.")
+            words.append(word)
+            labels.append(family)
+            tokens.append(" ".join(p.token for p in pieces))
+            ids_list.append(ids)
+            rows.append(np.asarray(table.rows[list(ids)], dtype=np.float64).mean(axis=0))
+    if len(rows) < 2:
+        raise FamiliesError("Fewer than two family words could be placed on the map.")
+    matrix = np.vstack(rows)
+    projection = pca_2d(matrix)
+    coords = projection.apply(matrix)
+    within, between = family_cosines(matrix, labels)
+    points = tuple(
+        MapPoint(w, t, f, float(x), float(y), i)
+        for w, t, f, i, (x, y) in zip(words, tokens, labels, ids_list, coords)
+    )
+    return FamilyMap(points, projection, within, between, tuple(notes))

@@ -1,0 +1,79 @@
+"""Cosine similarity and nearest neighbours as plain functions on unit rows.
+
+Once every row has length 1, the cosine of two rows is their dot product, so
+the neighbours of a token are one matrix-vector product over the whole table
+(the chapter's "Y = W . X, once more") followed by a partial sort.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+
+def unit_rows(rows: np.ndarray) -> np.ndarray:
+    """Every row scaled to length 1 (all-zero rows stay zero), as a new float32 array."""
+    # einsum gives the squared norms without a table-sized temporary.
+    norms = np.sqrt(np.einsum("ij,ij->i", rows, rows, dtype=np.float64)).astype(np.float32)
+    norms[norms == 0] = 1.0
+    unit = np.empty(rows.shape, dtype=np.float32)
+    np.divide(rows, norms[:, None], out=unit)
+    return unit
+
+
+def unit_vector(vector: np.ndarray) -> np.ndarray:
+    vector = np.asarray(vector, dtype=np.float32)
+    norm = float(np.linalg.norm(vector))
+    return vector if norm == 0 else vector / norm
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    """Cosine of two vectors; 0.0 when either has no length."""
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    denominator = float(np.linalg.norm(a) * np.linalg.norm(b))
+    return 0.0 if denominator == 0 else float(a @ b) / denominator
+
+
+def top_k(
+    unit: np.ndarray, query: np.ndarray, k: int, exclude: Iterable[int] = ()
+) -> tuple[np.ndarray, np.ndarray]:
+    """The k rows of ``unit`` with the highest cosine to ``query``, best first.
+
+    ``query`` need not have length 1; the order and cosines are those of its
+    direction.  Rows in ``exclude`` (usually the query's own ids) are skipped.
+    Returns ``(ids, cosines)``.
+    """
+    scores = unit @ unit_vector(query)
+    excluded = np.fromiter(exclude, dtype=np.int64)
+    if excluded.size:
+        scores[excluded] = -np.inf
+    k = max(0, min(int(k), scores.shape[0] - excluded.size))
+    if k == 0:
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
+    if k < scores.shape[0]:
+        candidates = np.argpartition(scores, -k)[-k:]
+    else:
+        candidates = np.arange(scores.shape[0])
+    # Sort by cosine, ties by id, so results are the same on every run.
+    order = np.lexsort((candidates, -scores[candidates]))
+    best = candidates[order]
+    return best.astype(np.int64), scores[best].astype(np.float32)
+
+
+def analogy_vector(unit: np.ndarray, a: int, b: int, c: int) -> np.ndarray:
+    """The 3CosAdd query for "a - b + c": unit rows added and subtracted (as gensim does)."""
+    return unit[a] - unit[b] + unit[c]
+
+
+def baseline_cosine(unit: np.ndarray, rows_with_tokens: int, pairs: int = 10_000, seed: int = 0) -> float:
+    """Mean cosine of random pairs of distinct tokens: what "nothing in common" looks like here."""
+    n = min(rows_with_tokens, unit.shape[0])
+    if n < 2:
+        return 0.0
+    rng = np.random.default_rng(seed)
+    first = rng.integers(0, n, size=pairs)
+    second = rng.integers(0, n - 1, size=pairs)
+    second = second + (second >= first)  # never pair a row with itself
+    return float(np.einsum("ij,ij->i", unit[first], unit[second]).mean())

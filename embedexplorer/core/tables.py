@@ -1,0 +1,367 @@
+"""EmbeddingTable: one model's token rows, unit rows, tokens and position rows.
+
+Only the embedding tensors are read, memory-mapped straight from safetensors;
+the model itself is never built, so opening GPT-2 takes a fraction of a second.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+from . import neighbours as nb
+from .errors import EmbedExplorerError, QueryError, TableNotFoundError, TokenizerMismatchError
+from .safetensors_io import FLOAT_DTYPES, TensorEntry, map_tensor, read_all_headers, weight_files
+from .sources import ModelSource, ProgressCallback, resolve_source
+from .vocabulary import Vocabulary
+
+# Suffixes of the token table's name in the common architectures, most specific first.
+TOKEN_TABLE_NAMES = (
+    "wte.weight",  # GPT-2 (GPT2Model) and transformer.wte.weight (GPT2LMHeadModel)
+    "embeddings.word_embeddings.weight",  # BERT, RoBERTa, MiniLM
+    "embed_tokens.weight",  # Llama, Qwen, Mistral, OPT, T5 decoders
+    "embed_in.weight",  # GPT-NeoX, Pythia
+    "word_embeddings.weight",  # BLOOM
+    "tok_embeddings.weight",
+    "shared.weight",  # T5
+)
+POSITION_TABLE_NAMES = (
+    "wpe.weight",
+    "embeddings.position_embeddings.weight",
+    "embed_positions.weight",
+    "position_embeddings.weight",
+)
+# Saved buffers that are not learned weights and must not count towards the model size.
+BUFFER_NAMES = ("attn.bias", "attn.masked_bias", "position_ids", "inv_freq", "_float_tensor")
+TIED_HEAD_NAMES = ("lm_head.weight", "cls.predictions.decoder.weight")
+
+
+@dataclass(frozen=True)
+class Token:
+    """One token of a text: its id, readable form and the characters it stands for."""
+
+    id: int
+    token: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    id: int
+    token: str
+    cosine: float
+
+
+@dataclass(frozen=True)
+class Query:
+    """The token that answers for what the user typed, and why."""
+
+    id: int
+    token: str
+    pieces: tuple[Token, ...]
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class NeighbourResult:
+    query: Query | None
+    neighbours: tuple[Neighbour, ...]
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class TableFacts:
+    model: str
+    rows: int
+    width: int
+    table_weights: int
+    model_weights: int
+    share: float
+    position_rows: int | None
+    position_note: str
+    baseline_cosine: float
+    vocabulary_size: int
+    dtype: str
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+@dataclass
+class EmbeddingTable:
+    """A model's embedding tables and tokenizer, ready to answer questions.
+
+    Parameters
+    ----------
+    name:
+        What outputs call the model (Hub id, folder or "bundled").
+    rows:
+        The token table, ``(vocabulary rows, width)`` float32, usually memory-mapped.
+    vocabulary:
+        The tokenizer that turns text into row ids.
+    positions:
+        The learned position table ``(positions, width)``, or None.
+    """
+
+    name: str
+    rows: np.ndarray
+    vocabulary: Vocabulary
+    model_weights: int
+    dtype: str = "F32"
+    positions: np.ndarray | None = None
+    position_note: str = ""
+    folder: Path | None = None
+    config: dict[str, object] = field(default_factory=dict)
+
+    # ----- derived tables, computed once -------------------------------------------------
+    @cached_property
+    def unit(self) -> np.ndarray:
+        """Rows scaled to length 1, so a cosine is a dot product."""
+        return nb.unit_rows(self.rows)
+
+    @cached_property
+    def tokens(self) -> list[str]:
+        """The readable form of every row's token ("<row N>" for rows the tokenizer never uses)."""
+        known = self.vocabulary.size
+        return [
+            self.vocabulary.readable(i) if i < known else f"<row {i}>" for i in range(self.rows.shape[0])
+        ]
+
+    @cached_property
+    def baseline_cosine(self) -> float:
+        return nb.baseline_cosine(self.unit, min(self.vocabulary.size, self.rows.shape[0]))
+
+    # ----- text ------------------------------------------------------------------------
+    def encode(self, text: str) -> list[Token]:
+        """Tokens of ``text`` exactly as the model sees it (no special tokens added)."""
+        return [self._token(i) for i in self.vocabulary.encode(text)]
+
+    def _token(self, token_id: int) -> Token:
+        return Token(int(token_id), self.tokens[token_id], self.vocabulary.text_of(token_id))
+
+    def query(self, word: str | int) -> Query:
+        """The token that answers for ``word``: an id as given, or the word's first token."""
+        if isinstance(word, (int, np.integer)):
+            token_id = self._check_id(int(word))
+            token = self._token(token_id)
+            return Query(token.id, token.token, (token,))
+        pieces = tuple(self.encode(word))
+        if not pieces:
+            shown = "an empty text" if not word.strip() else repr(word)
+            raise QueryError(f"There is no token in {shown}; type a word.")
+        first = pieces[0]
+        notes = []
+        if self.vocabulary.unknown_id is not None and first.id == self.vocabulary.unknown_id:
+            notes.append(f"The vocabulary has no token for {word.strip()!r}; it became {first.token}.")
+        if len(pieces) > 1:
+            shown = " ".join(p.token for p in pieces)
+            notes.append(
+                f"{word!r} is {len(pieces)} tokens ({shown}); the first, {first.token}, answers for it."
+            )
+        return Query(first.id, first.token, pieces, " ".join(notes))
+
+    def row(self, token_id: int) -> np.ndarray:
+        """A copy of one token's row (copies keep callers from writing into the mapped file)."""
+        return np.array(self.rows[self._check_id(token_id)], dtype=np.float32)
+
+    def position_row(self, position: int) -> np.ndarray | None:
+        """Row of the 0-based ``position``, or None when the model has no such row."""
+        if self.positions is None or not 0 <= position < self.positions.shape[0]:
+            return None
+        return np.array(self.positions[position], dtype=np.float32)
+
+    def _check_id(self, token_id: int) -> int:
+        if not 0 <= token_id < self.rows.shape[0]:
+            raise QueryError(f"Token id {token_id} is outside the table (0 to {self.rows.shape[0] - 1}).")
+        return token_id
+
+    # ----- questions -------------------------------------------------------------------
+    def neighbours(self, query: str | int, k: int = 8) -> NeighbourResult:
+        """The k tokens whose rows point most nearly the same way, the query itself left out."""
+        answer = self.query(query)
+        ids, cosines = nb.top_k(self.unit, self.unit[answer.id], k, exclude=(answer.id,))
+        return NeighbourResult(answer, self._neighbours(ids, cosines), answer.note)
+
+    def neighbours_of_vector(
+        self, vector: np.ndarray, k: int = 8, exclude: tuple[int, ...] = ()
+    ) -> NeighbourResult:
+        vector = np.asarray(vector, dtype=np.float32)
+        if vector.shape != (self.width,):
+            raise QueryError(f"A vector for this table needs {self.width} numbers, not {vector.shape}.")
+        ids, cosines = nb.top_k(self.unit, vector, k, exclude=exclude)
+        return NeighbourResult(None, self._neighbours(ids, cosines))
+
+    def cosine(self, a: str | int, b: str | int) -> float:
+        first, second = self.query(a), self.query(b)
+        return float(self.unit[first.id] @ self.unit[second.id])
+
+    def analogy(self, a: str | int, b: str | int, c: str | int, k: int = 8) -> NeighbourResult:
+        """Tokens nearest to a - b + c (3CosAdd); the three inputs are left out."""
+        qa, qb, qc = self.query(a), self.query(b), self.query(c)
+        vector = nb.analogy_vector(self.unit, qa.id, qb.id, qc.id)
+        ids, cosines = nb.top_k(self.unit, vector, k, exclude={qa.id, qb.id, qc.id})
+        notes = " ".join(q.note for q in (qa, qb, qc) if q.note)
+        label = f"{qa.token} - {qb.token} + {qc.token}"
+        query = Query(qa.id, label, qa.pieces + qb.pieces + qc.pieces, notes)
+        return NeighbourResult(query, self._neighbours(ids, cosines), notes)
+
+    def _neighbours(self, ids: np.ndarray, cosines: np.ndarray) -> tuple[Neighbour, ...]:
+        tokens = self.tokens
+        return tuple(Neighbour(int(i), tokens[int(i)], float(c)) for i, c in zip(ids, cosines))
+
+    # ----- facts -----------------------------------------------------------------------
+    @property
+    def width(self) -> int:
+        return int(self.rows.shape[1])
+
+    def facts(self) -> TableFacts:
+        rows, width = (int(n) for n in self.rows.shape)
+        table_weights = rows * width
+        return TableFacts(
+            model=self.name,
+            rows=rows,
+            width=width,
+            table_weights=table_weights,
+            model_weights=self.model_weights,
+            share=table_weights / self.model_weights if self.model_weights else 0.0,
+            position_rows=None if self.positions is None else int(self.positions.shape[0]),
+            position_note=self.position_note,
+            baseline_cosine=self.baseline_cosine,
+            vocabulary_size=self.vocabulary.size,
+            dtype=self.dtype,
+        )
+
+
+def open_table(
+    spec: str | None = None,
+    *,
+    allow_download: bool = False,
+    progress: ProgressCallback | None = None,
+) -> EmbeddingTable:
+    """Open a model's embedding table: a folder, a cached Hub id, "bundled" or the default.
+
+    >>> table = open_table("bundled")
+    >>> [n.token for n in table.neighbours("monday", k=3).neighbours]  # doctest: +SKIP
+    """
+    report = progress or (lambda done, total, message: None)
+    report(0, 4, "Finding the model")
+    source = resolve_source(spec, allow_download=allow_download, progress=progress)
+    return load_table(source, report)
+
+
+def load_table(source: ModelSource, report: ProgressCallback) -> EmbeddingTable:
+    """Read the tokenizer and map the embedding tensors of a model folder."""
+    folder = source.folder
+    config = _read_config(folder)
+    report(1, 4, "Reading the weights' index")
+    entries = read_all_headers(weight_files(folder))
+    token_entry = _find_token_table(entries, config)
+    position_entry = _find_tensor(entries, POSITION_TABLE_NAMES, width=token_entry.shape[1])
+    report(2, 4, "Reading the tokenizer")
+    vocabulary = Vocabulary.from_folder(folder)
+    rows_count = token_entry.shape[0]
+    if vocabulary.max_id() >= rows_count:
+        raise TokenizerMismatchError(
+            f"The tokenizer has ids up to {vocabulary.max_id():,} but the table has only "
+            f"{rows_count:,} rows: they do not belong to the same model."
+        )
+    report(3, 4, "Mapping the embedding table")
+    table = EmbeddingTable(
+        name=source.name,
+        rows=map_tensor(token_entry),
+        vocabulary=vocabulary,
+        model_weights=count_model_weights(entries, config, token_entry),
+        dtype=token_entry.dtype,
+        positions=None if position_entry is None else map_tensor(position_entry),
+        position_note=_position_note(position_entry, config),
+        folder=folder,
+        config=config,
+    )
+    report(4, 4, "Ready")
+    return table
+
+
+def count_model_weights(
+    entries: dict[str, TensorEntry], config: dict[str, object], token_entry: TensorEntry
+) -> int:
+    """Learned weights in the checkpoint: buffers skipped, a tied output head counted once."""
+    tied = bool(config.get("tie_word_embeddings", True))
+    total = 0
+    for name, entry in entries.items():
+        if entry.dtype not in FLOAT_DTYPES or _named(name, BUFFER_NAMES):
+            continue
+        if tied and _named(name, TIED_HEAD_NAMES) and entry.shape == token_entry.shape:
+            continue
+        total += entry.numel
+    return total
+
+
+def _named(name: str, suffixes: tuple[str, ...]) -> bool:
+    """True when ``name`` is one of ``suffixes`` or ends in "." + one (c_attn.bias is no attn.bias)."""
+    return any(name == s or name.endswith("." + s) for s in suffixes)
+
+
+def _read_config(folder: Path) -> dict[str, object]:
+    config_file = folder / "config.json"
+    if not config_file.is_file():
+        raise TableNotFoundError(f"{folder} has no config.json; it does not look like a model folder.")
+    try:
+        config = json.loads(config_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise EmbedExplorerError(f"{config_file} cannot be read: {exc}") from exc
+    if not isinstance(config, dict):
+        raise EmbedExplorerError(f"{config_file} is not a JSON object.")
+    # Encoder-decoder and multimodal configs keep the language model's settings inside.
+    return config.get("text_config") if isinstance(config.get("text_config"), dict) else config
+
+
+def _find_tensor(
+    entries: dict[str, TensorEntry], suffixes: tuple[str, ...], width: int | None = None
+) -> TensorEntry | None:
+    for suffix in suffixes:
+        matches = [
+            e
+            for n, e in entries.items()
+            if _named(n, (suffix,))
+            and len(e.shape) == 2
+            and e.dtype in FLOAT_DTYPES
+            and (width is None or e.shape[1] == width)
+        ]
+        if matches:
+            return min(matches, key=lambda e: len(e.name))
+    return None
+
+
+def _find_token_table(entries: dict[str, TensorEntry], config: dict[str, object]) -> TensorEntry:
+    found = _find_tensor(entries, TOKEN_TABLE_NAMES)
+    if found is not None:
+        return found
+    vocab_size = config.get("vocab_size")
+    guesses = [
+        e
+        for n, e in entries.items()
+        if "embed" in n and len(e.shape) == 2 and e.dtype in FLOAT_DTYPES and e.shape[0] == vocab_size
+    ]
+    if guesses:
+        return min(guesses, key=lambda e: len(e.name))
+    raise TableNotFoundError(
+        "No token embedding table was found in the weights (looked for "
+        + ", ".join(TOKEN_TABLE_NAMES[:3])
+        + ", ...)."
+    )
+
+
+def _position_note(entry: TensorEntry | None, config: dict[str, object]) -> str:
+    if entry is not None:
+        return f"learned position table with {entry.shape[0]:,} rows"
+    kind = str(config.get("position_embedding_type", ""))
+    if "rope_theta" in config or "rope_scaling" in config or "rotary" in kind:
+        return "no position table: the model marks positions by rotating rows (rotary embeddings)"
+    if "alibi" in kind or config.get("model_type") in {"bloom", "mpt"}:
+        return "no position table: the model marks positions with attention biases (ALiBi)"
+    return "no position table in the weights: the model marks positions another way"

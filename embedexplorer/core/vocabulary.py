@@ -1,0 +1,136 @@
+"""Text to token ids and back, with every token shown in a form a person can read.
+
+GPT-2's byte-level tokens store a leading space as "Ġ" and other bytes as odd
+letters; we show the space as "_" as the chapter does, and spell out any byte a
+reader could not see (newlines, control characters, half a UTF-8 character).
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from functools import cached_property, lru_cache
+from pathlib import Path
+
+from .errors import EmbedExplorerError, ModelNotFoundError
+
+_VISIBLE_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+@lru_cache(maxsize=1)
+def _byte_level_decoder() -> dict[str, int]:
+    """Inverse of GPT-2's byte -> printable character table."""
+    printable = (
+        list(range(ord("!"), ord("~") + 1))
+        + list(range(ord("¡"), ord("¬") + 1))
+        + list(range(ord("®"), ord("ÿ") + 1))
+    )
+    chars = list(printable)
+    shift = 0
+    for byte in range(256):
+        if byte not in printable:
+            printable.append(byte)
+            chars.append(256 + shift)
+            shift += 1
+    return {chr(c): b for b, c in zip(printable, chars)}
+
+
+def make_visible(text: str) -> str:
+    """Show spaces as "_" and spell out characters that print as nothing."""
+    out = []
+    for char in text:
+        if char == " ":
+            out.append("_")
+        elif char in _VISIBLE_ESCAPES:
+            out.append(_VISIBLE_ESCAPES[char])
+        elif 0xDC80 <= ord(char) <= 0xDCFF:  # a lone byte of an unfinished UTF-8 character
+            out.append(f"<0x{ord(char) - 0xDC00:02X}>")
+        elif unicodedata.category(char) in {"Cc", "Cf", "Zs", "Zl", "Zp", "Co", "Cn", "Cs"}:
+            out.append(f"<U+{ord(char):04X}>")
+        else:
+            out.append(char)
+    return "".join(out) or "<empty>"
+
+
+class Vocabulary:
+    """A tokenizer wrapped so the engine needs only ids, raw strings and readable forms."""
+
+    def __init__(self, tokenizer: object, byte_level: bool, sentencepiece: bool) -> None:
+        self._tokenizer = tokenizer
+        self.byte_level = byte_level
+        self.sentencepiece = sentencepiece
+
+    @classmethod
+    def from_folder(cls, folder: Path) -> Vocabulary:
+        tokenizer_file = folder / "tokenizer.json"
+        if tokenizer_file.is_file():
+            from tokenizers import Tokenizer
+
+            try:
+                tokenizer = Tokenizer.from_file(str(tokenizer_file))
+            except Exception as exc:  # noqa: BLE001 - the Rust side raises plain Exception
+                raise EmbedExplorerError(f"Cannot read {tokenizer_file}: {exc}") from exc
+        else:
+            tokenizer = _backend_from_transformers(folder)
+        # Saved tokenizers may pad or cut every text to a fixed length; we want all tokens.
+        tokenizer.no_truncation()
+        tokenizer.no_padding()
+        decoder = json.loads(tokenizer.to_str()).get("decoder") or {}
+        decoder_text = json.dumps(decoder)
+        return cls(tokenizer, '"ByteLevel"' in decoder_text, '"Metaspace"' in decoder_text)
+
+    @property
+    def size(self) -> int:
+        return int(self._tokenizer.get_vocab_size(with_added_tokens=True))
+
+    @cached_property
+    def unknown_id(self) -> int | None:
+        model = json.loads(self._tokenizer.to_str()).get("model") or {}
+        unk = model.get("unk_token")
+        return None if unk is None else self._tokenizer.token_to_id(str(unk))
+
+    def encode(self, text: str) -> list[int]:
+        return list(self._tokenizer.encode(text, add_special_tokens=False).ids)
+
+    def raw_token(self, token_id: int) -> str:
+        token = self._tokenizer.id_to_token(int(token_id))
+        return "" if token is None else str(token)
+
+    def text_of(self, token_id: int) -> str:
+        """The characters a token stands for (a lone byte becomes a surrogate escape)."""
+        raw = self.raw_token(token_id)
+        if self.byte_level:
+            table = _byte_level_decoder()
+            if all(char in table for char in raw):
+                data = bytes(table[char] for char in raw)
+                return data.decode("utf-8", errors="surrogateescape")
+        if self.sentencepiece:
+            return raw.replace("\u2581", " ")
+        return raw
+
+    def readable(self, token_id: int) -> str:
+        return make_visible(self.text_of(token_id))
+
+    def token_id(self, token: str) -> int | None:
+        found = self._tokenizer.token_to_id(token)
+        return None if found is None else int(found)
+
+    def max_id(self) -> int:
+        vocab = self._tokenizer.get_vocab(with_added_tokens=True)
+        return max(vocab.values()) if vocab else -1
+
+
+def _backend_from_transformers(folder: Path) -> object:
+    """Folders without tokenizer.json: let transformers build the fast tokenizer."""
+    try:
+        from transformers import AutoTokenizer
+
+        wrapper = AutoTokenizer.from_pretrained(
+            str(folder), trust_remote_code=False, local_files_only=True
+        )
+    except Exception as exc:  # noqa: BLE001 - transformers raises many types here
+        raise ModelNotFoundError(f"{folder} has no tokenizer that can be read: {exc}") from exc
+    backend = getattr(wrapper, "backend_tokenizer", None)
+    if backend is None:
+        raise ModelNotFoundError(f"{folder} has only a slow tokenizer, which is not supported.")
+    return backend

@@ -1,0 +1,38 @@
+"""Shared fixtures: the bundled MiniLM and a GPT-2-shaped folder with the real vocabulary."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+
+# Tests never touch the network, and Qt never needs a screen.
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# An empty HF cache, set before anything imports huggingface_hub, so that
+# "the default model" is the bundled one on every machine.
+os.environ["HF_HOME"] = tempfile.mkdtemp(prefix="ee-hf-home-")
+os.environ.pop("HF_HUB_CACHE", None)
+
+from .gpt2_fixture import build_gpt2_folder  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def gpt2_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_gpt2_folder(tmp_path_factory.mktemp("gpt2-lmhead"))
+
+
+@pytest.fixture(scope="session")
+def gpt2_table(gpt2_folder: Path):  # type: ignore[no-untyped-def]
+    from embedexplorer import open_table
+
+    return open_table(str(gpt2_folder))
+
+
+@pytest.fixture(scope="session")
+def minilm_table():  # type: ignore[no-untyped-def]
+    from embedexplorer import open_table
+
+    return open_table("bundled")

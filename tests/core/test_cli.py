@@ -1,0 +1,84 @@
+"""The command line as a user runs it: JSON shapes, readable output, one-line errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from tests.core.test_sources import run_cli
+from tests.images import png_facts
+
+
+def run_json(*args: str) -> dict:
+    result = run_cli(*args, "--json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_tokens_on_gpt2(gpt2_folder) -> None:
+    out = run_json("tokens", "The capital of France is", "--model", str(gpt2_folder))
+    assert out["model"] == str(gpt2_folder)
+    assert [t["id"] for t in out["tokens"]] == [464, 3139, 286, 4881, 318]
+    assert out["tokens"][0] == {"id": 464, "token": "The"}
+
+
+def test_neighbours_shape_and_values(gpt2_folder, gpt2_table) -> None:
+    out = run_json("neighbours", " Paris", "-k", "5", "--model", str(gpt2_folder))
+    assert out["query"] == {"id": 6342, "token": "_Paris"}
+    assert len(out["neighbours"]) == 5
+    expected = gpt2_table.neighbours(" Paris", 5).neighbours
+    assert [n["id"] for n in out["neighbours"]] == [n.id for n in expected]
+    assert set(out["neighbours"][0]) == {"id", "token", "cosine"}
+
+
+def test_cosine_info_and_analogy_on_bundled() -> None:
+    cosine = run_json("cosine", "monday", "tuesday", "--model", "bundled")
+    assert 0.5 < cosine["cosine"] <= 1.0
+    info = run_json("info", "--model", "bundled")
+    assert {"model", "rows", "width", "table_weights", "model_weights", "share",
+            "position_rows", "baseline_cosine"} <= set(info)
+    assert (info["rows"], info["width"], info["position_rows"]) == (30522, 384, 512)
+    analogy = run_json("analogy", "king", "man", "woman", "--model", "bundled")
+    assert analogy["neighbours"][0]["token"] == "queen"
+
+
+def test_info_on_gpt2_matches_chapter(gpt2_folder) -> None:
+    info = run_json("info", "--model", str(gpt2_folder))
+    assert info["table_weights"] == 38_597_376 and info["model_weights"] == 124_439_808
+    assert round(info["share"] * 100, 1) == 31.0 and info["position_rows"] == 1024
+
+
+def test_map_json_and_png(tmp_path) -> None:
+    png = tmp_path / "map.png"
+    out = run_json("map", "--model", "bundled", "--png", str(png), "--width", "1200")
+    assert len(out["points"]) == 63
+    assert len({p["family"] for p in out["points"]}) == 8
+    assert {"token", "family", "x", "y"} <= set(out["points"][0])
+    assert 0 < out["explained_variance"] < 1
+    width, _, colours = png_facts(png)
+    assert width == 1200
+    assert colours > 20  # a drawing, not a blank page
+
+
+def test_readable_output_names_the_model() -> None:
+    result = run_cli("neighbours", "monday", "--model", "bundled")
+    assert result.returncode == 0
+    assert result.stdout.startswith("model: all-MiniLM-L6-v2 (bundled)")
+    assert "tuesday" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("info", "--model", "/no/such/folder"), "No such folder"),
+        (("neighbours", "   ", "--model", "bundled"), "no token"),
+        (("neighbours", "monday", "-k", "0"), "at least 1"),
+        (("map", "--families", "/no/such/file.json", "--model", "bundled"), "Cannot read the families file"),
+    ],
+)
+def test_errors_are_one_line_exit_2(args: tuple[str, ...], message: str) -> None:
+    result = run_cli(*args)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
