@@ -67,7 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
     family_map.add_argument("--png", default=None, help="also draw the map into this PNG file")
     family_map.add_argument("--width", type=_positive_int, default=1600, help="PNG width in pixels")
     family_map.add_argument(
-        "--multi-token", choices=("average", "skip"), default="average",
+        "--multi-token",
+        choices=("average", "skip"),
+        default="average",
         help="what to do with a word that is several tokens (default: average its rows)",
     )
     return parser

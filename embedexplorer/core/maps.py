@@ -38,7 +38,11 @@ def load_families(path: str | Path | None = None) -> Families:
     for name, words in families.items():
         if str(name).startswith("_"):
             continue
-        if not isinstance(words, list) or not words or not all(isinstance(w, str) and w.strip() for w in words):
+        if (
+            not isinstance(words, list)
+            or not words
+            or not all(isinstance(w, str) and w.strip() for w in words)
+        ):
             raise FamiliesError(f"Family {name!r} in {file.name} must be a list of non-empty words.")
         clean[str(name)] = list(words)
     if not clean:
@@ -141,7 +145,11 @@ class FamilyMap:
 
     @property
     def family_ratio(self) -> float:
-        return self.within_family_cosine / self.between_family_cosine if self.between_family_cosine else float("nan")
+        return (
+            self.within_family_cosine / self.between_family_cosine
+            if self.between_family_cosine
+            else float("nan")
+        )
 
     @property
     def families(self) -> list[str]:
@@ -184,7 +192,9 @@ def family_map(table: EmbeddingTable, families: Families, multi_token: str = "av
                 if multi_token == "skip":
                     notes.append(f"{word!r} ({family}) is {len(pieces)} tokens ({shown}) and was skipped.")
                     continue
-                notes.append(f"{word!r} ({family}) is {len(pieces)} tokens ({shown}); their rows were averaged.")
+                notes.append(
+                    f"{word!r} ({family}) is {len(pieces)} tokens ({shown}); their rows were averaged."
+                )
             words.append(word)
             labels.append(family)
             tokens.append(" ".join(p.token for p in pieces))
@@ -198,6 +208,6 @@ def family_map(table: EmbeddingTable, families: Families, multi_token: str = "av
     within, between = family_cosines(matrix, labels)
     points = tuple(
         MapPoint(w, t, f, float(x), float(y), i)
-        for w, t, f, i, (x, y) in zip(words, tokens, labels, ids_list, coords)
+        for w, t, f, i, (x, y) in zip(words, tokens, labels, ids_list, coords, strict=False)
     )
     return FamilyMap(points, projection, within, between, tuple(notes))

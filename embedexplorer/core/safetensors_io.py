@@ -36,7 +36,12 @@ _NUMPY_DTYPES = {
     "U8": np.uint8,
     "BOOL": np.bool_,
 }
-_ITEM_BYTES = {"BF16": 2, "F8_E4M3": 1, "F8_E5M2": 1, **{k: np.dtype(v).itemsize for k, v in _NUMPY_DTYPES.items()}}
+_ITEM_BYTES = {
+    "BF16": 2,
+    "F8_E4M3": 1,
+    "F8_E5M2": 1,
+    **{k: np.dtype(v).itemsize for k, v in _NUMPY_DTYPES.items()},
+}
 FLOAT_DTYPES = {"F64", "F32", "F16", "BF16", "F8_E4M3", "F8_E5M2"}
 
 
@@ -149,7 +154,9 @@ def map_tensor(entry: TensorEntry) -> np.ndarray:
             # bfloat16 is the top half of a float32: shift it back into place.
             return (raw.astype(np.uint32) << 16).view(np.float32)
         if entry.dtype not in _NUMPY_DTYPES:
-            raise CorruptWeightsError(f"Tensor {entry.name!r} has dtype {entry.dtype}, which is not supported.")
+            raise CorruptWeightsError(
+                f"Tensor {entry.name!r} has dtype {entry.dtype}, which is not supported."
+            )
         mapped = np.memmap(
             entry.file, dtype=_NUMPY_DTYPES[entry.dtype], mode="r", offset=entry.start, shape=entry.shape
         )

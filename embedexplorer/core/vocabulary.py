@@ -32,7 +32,7 @@ def _byte_level_decoder() -> dict[str, int]:
             printable.append(byte)
             chars.append(256 + shift)
             shift += 1
-    return {chr(c): b for b, c in zip(printable, chars)}
+    return {chr(c): b for b, c in zip(printable, chars, strict=False)}
 
 
 def make_visible(text: str) -> str:
@@ -125,9 +125,7 @@ def _backend_from_transformers(folder: Path) -> object:
     try:
         from transformers import AutoTokenizer
 
-        wrapper = AutoTokenizer.from_pretrained(
-            str(folder), trust_remote_code=False, local_files_only=True
-        )
+        wrapper = AutoTokenizer.from_pretrained(str(folder), trust_remote_code=False, local_files_only=True)
     except Exception as exc:  # noqa: BLE001 - transformers raises many types here
         raise ModelNotFoundError(f"{folder} has no tokenizer that can be read: {exc}") from exc
     backend = getattr(wrapper, "backend_tokenizer", None)

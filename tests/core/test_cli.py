@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from tests.core.test_sources import run_cli
 from tests.images import png_facts
 
@@ -35,8 +36,16 @@ def test_cosine_info_and_analogy_on_bundled() -> None:
     cosine = run_json("cosine", "monday", "tuesday", "--model", "bundled")
     assert 0.5 < cosine["cosine"] <= 1.0
     info = run_json("info", "--model", "bundled")
-    assert {"model", "rows", "width", "table_weights", "model_weights", "share",
-            "position_rows", "baseline_cosine"} <= set(info)
+    assert {
+        "model",
+        "rows",
+        "width",
+        "table_weights",
+        "model_weights",
+        "share",
+        "position_rows",
+        "baseline_cosine",
+    } <= set(info)
     assert (info["rows"], info["width"], info["position_rows"]) == (30522, 384, 512)
     analogy = run_json("analogy", "king", "man", "woman", "--model", "bundled")
     assert analogy["neighbours"][0]["token"] == "queen"

@@ -46,7 +46,10 @@ def fake_hf_cache(home: Path, repo_id: str, model_folder: Path) -> None:
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "embedexplorer", *args],
-        capture_output=True, text=True, timeout=120, env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
     )
 
 
@@ -60,8 +63,14 @@ def test_default_is_gpt2_when_it_is_in_the_hf_cache(tmp_path, gpt2_folder) -> No
 
 def test_cached_hub_id_opens_offline(tmp_path, gpt2_folder) -> None:
     fake_hf_cache(tmp_path, "someone/tiny-gpt2", gpt2_folder)
-    result = run_cli("tokens", " Paris", "--model", "someone/tiny-gpt2", "--json",
-                     env={"HF_HOME": str(tmp_path), "HF_HUB_OFFLINE": "1"})
+    result = run_cli(
+        "tokens",
+        " Paris",
+        "--model",
+        "someone/tiny-gpt2",
+        "--json",
+        env={"HF_HOME": str(tmp_path), "HF_HUB_OFFLINE": "1"},
+    )
     assert result.returncode == 0, result.stderr
     assert '"id": 6342' in result.stdout
 
