@@ -45,6 +45,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     tokens = commands.add_parser("tokens", parents=[common], help="split text into tokens and ids")
     tokens.add_argument("text", help="taken literally: a leading space is part of the text")
+    tokens.add_argument(
+        "--all",
+        action="store_true",
+        help="list every token, also those past the last position row (default: the ones that fit)",
+    )
 
     neighbours = commands.add_parser("neighbours", parents=[common], help="nearest tokens by cosine")
     neighbours.add_argument("word", help="taken literally; its first token answers for it")
@@ -99,15 +104,32 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> tuple[dict[str, object], str]:
     from .core.tables import open_table
 
-    progress = _stderr_progress if args.download else None
+    # Progress is for a person watching; piped stderr keeps to the one-line error.
+    progress = _stderr_progress if args.download and sys.stderr.isatty() else None
     table = open_table(args.model, allow_download=args.download, progress=progress)
     header = f"model: {table.name}"
 
     if args.command == "tokens":
-        tokens = table.encode(args.text)
-        payload = {"model": table.name, "tokens": [{"id": t.id, "token": t.token} for t in tokens]}
-        lines = [f"{t.token:<20} {t.id:>8}" for t in tokens] or ["(no tokens)"]
-        return payload, "\n".join([header, f"{len(tokens)} token(s)", *lines])
+        from .core.errors import QueryError
+
+        report = table.tokenize(args.text, only_fitting=not args.all, max_shown=0 if args.all else None)
+        if report.count == 0:
+            raise QueryError(report.note)
+        tokens = report.tokens
+        payload = {
+            "model": table.name,
+            "tokens": [{"id": t.id, "token": t.token} for t in tokens],
+            "count": report.count,
+            "fits": report.fits,
+            "position_rows": report.position_rows,
+        }
+        if report.note:
+            payload["note"] = report.note
+        lines = [f"{t.token:<20} {t.id:>8}" for t in tokens]
+        if report.position_rows is not None and len(tokens) > report.position_rows:
+            lines.insert(report.position_rows, f"-- no position row from position {report.position_rows + 1:,} --")
+        lines += [f"note: {report.note}"] if report.note else []
+        return payload, "\n".join([header, f"{report.count} token(s)", *lines])
 
     if args.command in ("neighbours", "analogy"):
         if args.command == "neighbours":
@@ -204,7 +226,8 @@ def _positive_int(text: str) -> int:
 
 def _stderr_progress(done: int, total: int, message: str) -> None:
     if total:
-        print(f"\r{message}: {done / total:.0%}", end="", file=sys.stderr, flush=True)
+        end = "\n" if done >= total else ""
+        print(f"\r{message}: {done / total:.0%}\033[K", end=end, file=sys.stderr, flush=True)
 
 
 def _version() -> str:

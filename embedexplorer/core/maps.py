@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,6 +10,7 @@ import numpy as np
 
 from ..resources import resource_path
 from .errors import FamiliesError
+from .files import atomic_write_bytes
 from .tables import EmbeddingTable
 
 Families = dict[str, list[str]]
@@ -52,18 +51,8 @@ def load_families(path: str | Path | None = None) -> Families:
 
 def save_families(families: Families, path: str | Path) -> None:
     """Write a families file atomically: readers see the old file or the new one, never half."""
-    target = Path(path)
     payload = json.dumps({"families": families}, indent=2, ensure_ascii=False) + "\n"
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(payload)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    atomic_write_bytes(path, payload.encode("utf-8"))
 
 
 @dataclass(frozen=True)

@@ -52,14 +52,38 @@ def top_k(
     k = max(0, min(int(k), scores.shape[0] - excluded.size))
     if k == 0:
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
-    if k < scores.shape[0]:
-        candidates = np.argpartition(scores, -k)[-k:]
-    else:
-        candidates = np.arange(scores.shape[0])
+    candidates = _candidates(scores, k)
     # Sort by cosine, ties by id, so results are the same on every run.
     order = np.lexsort((candidates, -scores[candidates]))
-    best = candidates[order]
+    best = candidates[order][:k]
     return best.astype(np.int64), scores[best].astype(np.float32)
+
+
+# Every SAMPLE_STRIDE-th score is a sample whose k-th best bounds the table's k-th best from below.
+SAMPLE_STRIDE = 12
+_MAX_CANDIDATES = 4096
+
+
+def _candidates(scores: np.ndarray, k: int) -> np.ndarray:
+    """Ids that surely hold the k highest scores (and every id tied with the k-th).
+
+    The k-th best score of any subset is no higher than the k-th best of all,
+    so every row of the top k scores at least that much.  Partitioning a
+    1-in-12 sample and one comparison is about three times cheaper than an
+    argpartition over the whole table, and usually leaves ~20 k candidates.
+    """
+    n = scores.shape[0]
+    if k >= n:
+        return np.arange(n)
+    sample = scores[::SAMPLE_STRIDE]
+    if k * 8 <= sample.shape[0]:
+        bound = np.partition(sample, sample.shape[0] - k)[sample.shape[0] - k]
+        if np.isfinite(bound):
+            candidates = np.flatnonzero(scores >= bound)
+            if candidates.size <= max(_MAX_CANDIDATES, 64 * k):
+                return candidates
+    # Few rows, a large k, or many equal scores (a zero query): select over everything.
+    return np.argpartition(scores, -k)[-k:]
 
 
 def analogy_vector(unit: np.ndarray, a: int, b: int, c: int) -> np.ndarray:

@@ -21,6 +21,8 @@ from .errors import CorruptWeightsError, UnsafeCheckpointError
 SINGLE_FILE = "model.safetensors"
 INDEX_FILE = "model.safetensors.index.json"
 PICKLE_FILES = ("pytorch_model.bin", "pytorch_model.bin.index.json", "model.pt", "model.ckpt")
+# Other names torch checkpoints go by (shards, training checkpoints): all are pickles.
+PICKLE_PATTERNS = ("*.bin", "*.pt", "*.pth", "*.ckpt", "*.pkl", "*.pickle")
 
 # Header lengths above this are not real headers but garbage or a wrong file type.
 _MAX_HEADER_BYTES = 100 * 1024 * 1024
@@ -126,7 +128,9 @@ def weight_files(folder: Path) -> list[Path]:
     others = sorted(folder.glob("*.safetensors"))
     if others:
         return others
-    pickles = [name for name in PICKLE_FILES if (folder / name).exists()]
+    pickles = [name for name in PICKLE_FILES if (folder / name).exists()] or sorted(
+        file.name for pattern in PICKLE_PATTERNS for file in folder.glob(pattern)
+    )
     if pickles:
         raise UnsafeCheckpointError(
             f"{folder} only has pickled weights ({pickles[0]}). Loading a pickle can run "

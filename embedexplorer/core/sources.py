@@ -7,6 +7,7 @@ learners often run offline, and a silent download would hang the window.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -69,7 +70,34 @@ def cached_hub_folder(repo_id: str) -> Path | None:
         folder = Path(snapshot_download(repo_id, local_files_only=True, allow_patterns=DOWNLOAD_PATTERNS))
     except (LocalEntryNotFoundError, HFValidationError, OSError, ValueError):
         return None
-    return folder if (folder / "config.json").is_file() else None
+    return folder if snapshot_is_complete(folder) else None
+
+
+def snapshot_is_complete(folder: Path) -> bool:
+    """True when a cached snapshot has a config and all its weights (an interrupted
+    download leaves a snapshot folder with the small files but not the weights)."""
+    if not (folder / "config.json").is_file():
+        return False
+    index = folder / "model.safetensors.index.json"
+    if index.is_file():
+        try:
+            shards = set(json.loads(index.read_text(encoding="utf-8"))["weight_map"].values())
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return False
+        return bool(shards) and all((folder / str(shard)).is_file() for shard in shards)
+    return any(file.is_file() for file in folder.glob("*.safetensors"))
+
+
+def _partly_cached(repo_id: str) -> bool:
+    """True when the HF cache holds a snapshot folder for ``repo_id`` that is not complete."""
+    try:
+        from huggingface_hub.constants import HF_HUB_CACHE
+        from huggingface_hub.file_download import repo_folder_name
+
+        snapshots = Path(HF_HUB_CACHE) / repo_folder_name(repo_id=repo_id, repo_type="model") / "snapshots"
+        return any(folder.is_dir() for folder in snapshots.iterdir())
+    except (ImportError, OSError, ValueError):
+        return False
 
 
 def download_hub_model(repo_id: str, progress: ProgressCallback | None = None) -> Path:
@@ -89,11 +117,48 @@ def download_hub_model(repo_id: str, progress: ProgressCallback | None = None) -
             repo_id, allow_patterns=DOWNLOAD_PATTERNS, tqdm_class=tqdm_class, etag_timeout=10
         )
     except Exception as exc:  # noqa: BLE001 - network errors come in many types
+        raise OfflineError(_download_failure(repo_id, exc)) from exc
+    if not snapshot_is_complete(Path(folder)):
         raise OfflineError(
-            f"Could not download '{repo_id}': {_short(exc)}. "
-            "Check the id and the network, or open a local model folder."
-        ) from exc
+            f"'{repo_id}' was downloaded but has no config.json or no safetensors weights, "
+            "so EmbedExplorer cannot open it (models with only pickled weights are refused)."
+        )
     return Path(folder)
+
+
+def _download_failure(repo_id: str, exc: BaseException) -> str:
+    """One plain sentence for why a download failed: offline, no such model, or cut off."""
+    names = {type(e).__name__ for e in _chain(exc)}
+    if names & {"RepositoryNotFoundError", "GatedRepoError", "HFValidationError"}:
+        return (
+            f"There is no model '{repo_id}' on the Hugging Face Hub that can be downloaded "
+            "without a login. Check the id, or open a local model folder."
+        )
+    if names & {"ConnectError", "ConnectTimeout", "ConnectionError", "OfflineModeIsEnabled"} or (
+        "LocalEntryNotFoundError" in names and "connection" in str(exc).lower()
+    ):
+        return (
+            f"Cannot reach the Hugging Face Hub to download '{repo_id}': you seem to be offline. "
+            "Open a local model folder instead, or try again when you are online."
+        )
+    if names & {"TimeoutException", "ReadTimeout", "WriteTimeout", "PoolTimeout", "TimeoutError"}:
+        return (
+            f"The Hugging Face Hub did not answer in time while downloading '{repo_id}'. "
+            "Try again later, or open a local model folder."
+        )
+    return (
+        f"The download of '{repo_id}' stopped before it finished ({_short(exc)}). "
+        "Nothing half-downloaded is kept as if complete; run the download again, "
+        "or open a local model folder."
+    )
+
+
+def _chain(exc: BaseException | None) -> list[BaseException]:
+    seen: list[BaseException] = []
+    while exc is not None and exc not in seen:
+        seen.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    return seen
 
 
 def resolve_source(
@@ -115,10 +180,14 @@ def resolve_source(
     if spec.strip().lower() in {BUNDLED, "minilm", BUNDLED_NAME.lower()}:
         return ModelSource(BUNDLED, BUNDLED_NAME, bundled_model_dir())
 
-    path = Path(spec).expanduser()
-    if path.is_dir():
+    try:
+        path = Path(spec).expanduser()
+        is_dir, exists = path.is_dir(), path.exists()
+    except (OSError, ValueError, RuntimeError) as exc:  # a NUL byte, a name too long, no home
+        raise ModelNotFoundError(f"{spec!r} is not a folder or model id that can be opened.") from exc
+    if is_dir:
         return ModelSource("folder", str(path.resolve()), path.resolve())
-    if path.exists():
+    if exists:
         raise ModelNotFoundError(f"{spec} is a file; choose the model folder that contains it.")
     if _looks_like_path(spec):
         raise ModelNotFoundError(f"No such folder: {spec}")
@@ -126,6 +195,12 @@ def resolve_source(
     cached = cached_hub_folder(spec)
     if cached is not None:
         return ModelSource("hub", spec, cached)
+    if not allow_download and _partly_cached(spec):
+        raise OfflineError(
+            f"'{spec}' is only partly in the local Hugging Face cache: its download was "
+            "interrupted and the weights are missing. Download it again (File > Download model, "
+            "or the CLI's --download), or open a local model folder."
+        )
     if not allow_download:
         raise OfflineError(
             f"'{spec}' is not a folder and not in the local Hugging Face cache. "

@@ -10,6 +10,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -18,6 +19,9 @@ from .errors import EmbedExplorerError, QueryError, TableNotFoundError, Tokenize
 from .safetensors_io import FLOAT_DTYPES, TensorEntry, map_tensor, read_all_headers, weight_files
 from .sources import ModelSource, ProgressCallback, resolve_source
 from .vocabulary import Vocabulary
+
+if TYPE_CHECKING:
+    from .texts import TokenReport
 
 # Suffixes of the token table's name in the common architectures, most specific first.
 TOKEN_TABLE_NAMES = (
@@ -137,6 +141,18 @@ class EmbeddingTable:
     def encode(self, text: str) -> list[Token]:
         """Tokens of ``text`` exactly as the model sees it (no special tokens added)."""
         return [self._token(i) for i in self.vocabulary.encode(text)]
+
+    def tokenize(self, text: str, *, only_fitting: bool = True, max_shown: int | None = None) -> TokenReport:
+        """Tokens of ``text`` for display: how many there are, how many have a position row.
+
+        Never raises for any text. At most ``texts.MAX_TEXT_CHARS`` characters are read
+        and at most ``texts.MAX_SHOWN_TOKENS`` tokens returned (unless ``max_shown`` says
+        otherwise); the report's note says what was left out, in plain words.
+        """
+        from .texts import MAX_SHOWN_TOKENS, token_report
+
+        limit = MAX_SHOWN_TOKENS if max_shown is None else max_shown
+        return token_report(self, text, max_shown=limit, only_fitting=only_fitting)
 
     def _token(self, token_id: int) -> Token:
         return Token(int(token_id), self.tokens[token_id], self.vocabulary.text_of(token_id))
@@ -267,6 +283,7 @@ def load_table(source: ModelSource, report: ProgressCallback) -> EmbeddingTable:
             f"The tokenizer has ids up to {vocabulary.max_id():,} but the table has only "
             f"{rows_count:,} rows: they do not belong to the same model."
         )
+    _check_special_ids(config, vocabulary)
     report(3, 4, "Mapping the embedding table")
     table = EmbeddingTable(
         name=source.name,
@@ -281,6 +298,23 @@ def load_table(source: ModelSource, report: ProgressCallback) -> EmbeddingTable:
     )
     report(4, 4, "Ready")
     return table
+
+
+def _check_special_ids(config: dict[str, object], vocabulary: Vocabulary) -> None:
+    """The ids config.json gives the start and end tokens must be tokens of the tokenizer.
+
+    A tokenizer smaller than the table passes the row check above; this catches the
+    common mix-up of a tokenizer copied from another model.
+    """
+    for key, role in (("bos_token_id", "start"), ("eos_token_id", "end")):
+        value = config.get(key)
+        ids = value if isinstance(value, list) else [value]
+        for token_id in ids:
+            if isinstance(token_id, int) and not 0 <= token_id < vocabulary.size:
+                raise TokenizerMismatchError(
+                    f"config.json says the {role}-of-text token is id {token_id:,}, but the tokenizer "
+                    f"has only {vocabulary.size:,} tokens: the tokenizer belongs to another model."
+                )
 
 
 def count_model_weights(

@@ -52,6 +52,28 @@ def make_visible(text: str) -> str:
     return "".join(out) or "<empty>"
 
 
+def clean_text(text: str) -> str:
+    """Text the tokenizer can take: lone surrogates become the characters they stand for, or U+FFFD.
+
+    Python strings may hold lone surrogates (a command-line argument that was not valid
+    UTF-8 arrives that way) and the Rust tokenizer refuses them with a TypeError.
+    """
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        if _only_escapes(text):
+            # surrogateescape turns argv's undecodable bytes back into bytes; what is
+            # still not UTF-8 after that becomes the replacement character.
+            return text.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="replace")
+        # Pairs of surrogates join into one character through UTF-16; lone ones become U+FFFD.
+        return text.encode("utf-16-le", errors="surrogatepass").decode("utf-16-le", errors="replace")
+
+
+def _only_escapes(text: str) -> bool:
+    return all(not 0xD800 <= ord(c) <= 0xDFFF or 0xDC80 <= ord(c) <= 0xDCFF for c in text)
+
+
 class Vocabulary:
     """A tokenizer wrapped so the engine needs only ids, raw strings and readable forms."""
 
@@ -90,7 +112,7 @@ class Vocabulary:
         return None if unk is None else self._tokenizer.token_to_id(str(unk))
 
     def encode(self, text: str) -> list[int]:
-        return list(self._tokenizer.encode(text, add_special_tokens=False).ids)
+        return list(self._tokenizer.encode(clean_text(text), add_special_tokens=False).ids)
 
     def raw_token(self, token_id: int) -> str:
         token = self._tokenizer.id_to_token(int(token_id))

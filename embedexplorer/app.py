@@ -1,0 +1,136 @@
+"""Start the window: QApplication, the worker thread, the main window; clean shutdown.
+
+Only Qt and pyqtgraph load before the window shows; the tables, tokenizers and
+everything heavy load in the worker thread after it is visible.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+APP_ID = "embedexplorer"
+SELF_TEST_TIMEOUT_S = 90
+
+
+def _parse(argv: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="embedexplorer", description="Open the EmbedExplorer window.")
+    parser.add_argument("--model", default=None, help="model to open instead of the last one used")
+    parser.add_argument("--settings", default=None, help="settings file to use (INI), e.g. for tests")
+    parser.add_argument(
+        "--self-test", action="store_true",
+        help="open the window, load the default model, run one query, export the map, print JSON, exit",
+    )
+    return parser.parse_args(list(argv))
+
+
+def _headless_if_needed() -> None:
+    if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+def create_app(argv: Sequence[str] = ()):  # type: ignore[no-untyped-def]
+    from PySide6.QtGui import QIcon
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance() or QApplication([APP_ID, *argv])
+    app.setApplicationName("EmbedExplorer")
+    app.setOrganizationName("EmbedExplorer")
+    app.setDesktopFileName(APP_ID)
+    from .resources import resource_path
+
+    icon = resource_path("icons", "embedexplorer.svg")
+    if icon.is_file():
+        app.setWindowIcon(QIcon(str(icon)))
+    return app
+
+
+def create_window(settings_path: str | None = None):  # type: ignore[no-untyped-def]
+    from .settings import Settings
+    from .ui.main_window import MainWindow
+    from .worker import WorkerClient
+
+    client = WorkerClient()
+    window = MainWindow(client, Settings(settings_path))
+    return window
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parse(sys.argv[1:] if argv is None else argv)
+    if args.self_test:
+        return self_test(args.model)
+    _headless_if_needed()
+    app = create_app()
+    window = create_window(args.settings)
+    window.show()
+    window.open_model(args.model if args.model is not None else window.settings.model)
+    return int(app.exec())
+
+
+def self_test(model: str | None = None) -> int:
+    """Drive the real window once and report what happened as one line of JSON."""
+    _headless_if_needed()
+    started = time.perf_counter()
+    report: dict[str, object] = {"ok": False}
+    app = create_app()
+    workdir = Path(tempfile.mkdtemp(prefix="embedexplorer-self-test-"))
+    window = create_window(str(workdir / "settings.ini"))
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    def wait_for(signal, what: str):  # type: ignore[no-untyped-def]
+        loop = QEventLoop()
+        box: dict[str, object] = {}
+
+        def done(*values: object) -> None:
+            box["values"] = values
+            loop.quit()
+
+        def failed(kind: str, message: str, _type: str) -> None:
+            box["error"] = f"{kind}: {message}"
+            loop.quit()
+
+        signal.connect(done)
+        window.client.failed.connect(failed)
+        QTimer.singleShot(SELF_TEST_TIMEOUT_S * 1000, loop.quit)
+        loop.exec()
+        signal.disconnect(done)
+        window.client.failed.disconnect(failed)
+        if "error" in box:
+            raise RuntimeError(box["error"])
+        if "values" not in box:
+            raise TimeoutError(f"no answer while waiting for {what}")
+        return box["values"][0]
+
+    try:
+        window.show()
+        window.open_model(model or "")
+        loaded = wait_for(window.client.table_loaded, "the model")
+        report["model"] = loaded.name
+        report["rows"], report["width"] = loaded.facts["rows"], loaded.facts["width"]
+        family_map = wait_for(window.client.map_ready, "the map")
+        report["map_points"] = len(family_map.points)
+        word = " Paris" if loaded.byte_level else "paris"
+        window.token_pane.set_text(word)
+        result = wait_for(window.client.neighbours_ready, "neighbours")
+        report["query"] = result.query["token"]
+        report["neighbours"] = [n["token"] for n in result.neighbours[:5]]
+        png = workdir / "map.png"
+        if not window.export_map(str(png), 1200):
+            raise RuntimeError(window.message_bar.text())
+        report["png"] = str(png)
+        report["png_bytes"] = png.stat().st_size
+        report["ok"] = True
+    except Exception as exc:  # noqa: BLE001 - the report must say what failed, not crash
+        report["error"] = f"{type(exc).__name__}: {exc}"
+    finally:
+        report["seconds"] = round(time.perf_counter() - started, 2)
+        window.close()
+        app.processEvents()
+    print(json.dumps(report, ensure_ascii=False), flush=True)
+    return 0 if report["ok"] else 1

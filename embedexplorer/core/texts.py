@@ -1,0 +1,118 @@
+"""What a text becomes: its tokens, how many of them the position table has rows for, and a note.
+
+Tokenizing is fast (100,000 characters take about 0.1 s), but turning tens of thousands
+of ids into readable tokens, or drawing them, is not, and a paste can be any size. So a
+report reads at most ``MAX_TEXT_CHARS`` characters, counts every token of them, and makes
+readable only the tokens to show: those that have a position row, at most
+``MAX_SHOWN_TOKENS`` of them. The note says in plain words whatever was left out and why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .vocabulary import make_visible
+
+if TYPE_CHECKING:
+    from .tables import EmbeddingTable, Token
+
+# Characters read from one text: a 200,000-character paste tokenizes in about 0.2 s.
+MAX_TEXT_CHARS = 200_000
+# Tokens made readable and returned for display; GPT-2's whole context (1,024) fits.
+MAX_SHOWN_TOKENS = 2_048
+
+
+@dataclass(frozen=True)
+class TokenReport:
+    """The tokens of a text as the model would read it, and what did not fit.
+
+    Attributes
+    ----------
+    tokens:
+        The tokens to show, from the start of the text.
+    count:
+        Tokens in the text that was read (``chars_read`` characters).
+    position_rows:
+        Rows in the learned position table, or None when the model has none.
+    fits:
+        Tokens that have a position row: ``min(count, position_rows)``, or ``count``.
+    chars, chars_read:
+        Characters in the text as given, and how many of them were tokenized.
+    unknown:
+        How many tokens are the tokenizer's unknown token (WordPiece's ``[UNK]``).
+    note:
+        Plain words about anything a reader should know: empty text, unknown
+        characters, tokens past the last position row, text or tokens left out.
+    """
+
+    tokens: tuple[Token, ...]
+    count: int
+    position_rows: int | None
+    fits: int
+    chars: int
+    chars_read: int
+    unknown: int
+    note: str
+
+    @property
+    def complete(self) -> bool:
+        """True when every character was read and every token is in ``tokens``."""
+        return self.chars_read == self.chars and len(self.tokens) == self.count
+
+
+def token_report(
+    table: EmbeddingTable,
+    text: str,
+    *,
+    max_chars: int = MAX_TEXT_CHARS,
+    max_shown: int | None = MAX_SHOWN_TOKENS,
+    only_fitting: bool = True,
+) -> TokenReport:
+    """Tokenize ``text`` for display: count all tokens, show those with a position row.
+
+    ``max_shown=None`` and ``only_fitting=False`` return every token of the text read.
+    Never raises for any text: a text without tokens gives an empty report and a note.
+    """
+    read = text[:max_chars]
+    ids = table.vocabulary.encode(read)
+    count = len(ids)
+    rows = None if table.positions is None else int(table.positions.shape[0])
+    fits = count if rows is None else min(count, rows)
+    shown = fits if only_fitting else count
+    if max_shown is not None:
+        shown = min(shown, max_shown)
+    unknown_id = table.vocabulary.unknown_id
+    unknown = 0 if unknown_id is None else sum(1 for i in ids if i == unknown_id)
+    tokens = tuple(table._token(i) for i in ids[:shown])
+
+    notes: list[str] = []
+    if len(read) < len(text):
+        notes.append(f"Only the first {len(read):,} of {len(text):,} characters were read.")
+    if count == 0:
+        notes.append(_no_token_note(text))
+    if unknown:
+        unk = table.tokens[unknown_id] if unknown_id is not None else "[UNK]"
+        notes.append(
+            f"{unknown:,} of the {count:,} tokens are {unk}: the vocabulary has no token "
+            "for those characters, so they all share one row."
+        )
+    if rows is not None and count > rows:
+        notes.append(
+            f"The text is {count:,} tokens, but the position table has {rows:,} rows: there is "
+            f"no row for position {rows + 1:,}, so only the first {rows:,} tokens fit."
+        )
+    if len(tokens) < count:
+        notes.append(f"Showing the first {len(tokens):,} of {count:,} tokens.")
+    return TokenReport(tokens, count, rows, fits, len(text), len(read), unknown, " ".join(notes))
+
+
+def _no_token_note(text: str) -> str:
+    if not text:
+        return "The text is empty; type a word."
+    if not text.strip():
+        return "The text is only spaces, and this tokenizer drops spaces; type a word."
+    return (
+        f"The tokenizer drops every character of {make_visible(text[:40])} "
+        "(control or invisible characters); type a word."
+    )

@@ -1,0 +1,120 @@
+"""Remembered settings in one place: defaults, typed reads, and a format version."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QByteArray, QSettings
+
+SETTINGS_VERSION = 1
+MAX_RECENT_MODELS = 8
+
+DEFAULTS: dict[str, Any] = {
+    "model": "",  # empty: GPT-2 if cached, otherwise the bundled model
+    "recent_models": [],
+    "k": 8,
+    "hidden_families": [],
+    "text": " Paris",
+    "export_width": 1600,
+    "export_dir": "",
+    "families_file": "",
+}
+
+
+class Settings:
+    """Typed access to QSettings; tests pass a file under tmp_path."""
+
+    def __init__(self, path: str | None = None) -> None:
+        if path:
+            self._store = QSettings(path, QSettings.Format.IniFormat)
+        else:
+            self._store = QSettings("EmbedExplorer", "EmbedExplorer")
+        if int(self._store.value("version", 0) or 0) != SETTINGS_VERSION:
+            # Keys of an older layout may mean something else now: start from the defaults.
+            self._store.clear()
+            self._store.setValue("version", SETTINGS_VERSION)
+
+    def _get(self, key: str) -> Any:
+        return self._store.value(key, DEFAULTS[key])
+
+    @property
+    def model(self) -> str:
+        return str(self._get("model") or "")
+
+    @model.setter
+    def model(self, value: str) -> None:
+        self._store.setValue("model", value)
+        recent = [value] + [m for m in self.recent_models if m != value]
+        self._store.setValue("recent_models", recent[:MAX_RECENT_MODELS])
+
+    @property
+    def recent_models(self) -> list[str]:
+        return _as_list(self._get("recent_models"))
+
+    def clear_recent_models(self) -> None:
+        self._store.setValue("recent_models", [])
+
+    @property
+    def k(self) -> int:
+        try:
+            return max(1, min(200, int(self._get("k"))))
+        except (TypeError, ValueError):
+            return int(DEFAULTS["k"])
+
+    @k.setter
+    def k(self, value: int) -> None:
+        self._store.setValue("k", int(value))
+
+    @property
+    def hidden_families(self) -> list[str]:
+        return _as_list(self._get("hidden_families"))
+
+    @hidden_families.setter
+    def hidden_families(self, value: list[str]) -> None:
+        self._store.setValue("hidden_families", list(value))
+
+    @property
+    def text(self) -> str:
+        return str(self._get("text") if self._get("text") is not None else "")
+
+    @text.setter
+    def text(self, value: str) -> None:
+        self._store.setValue("text", value[:2000])  # a huge paste is not worth remembering
+
+    @property
+    def export_width(self) -> int:
+        try:
+            return max(200, min(20000, int(self._get("export_width"))))
+        except (TypeError, ValueError):
+            return int(DEFAULTS["export_width"])
+
+    @export_width.setter
+    def export_width(self, value: int) -> None:
+        self._store.setValue("export_width", int(value))
+
+    @property
+    def export_dir(self) -> str:
+        return str(self._get("export_dir") or "")
+
+    @export_dir.setter
+    def export_dir(self, value: str) -> None:
+        self._store.setValue("export_dir", value)
+
+    def geometry(self, key: str) -> QByteArray | None:
+        value = self._store.value(key)
+        return value if isinstance(value, QByteArray) else None
+
+    def set_geometry(self, key: str, value: QByteArray) -> None:
+        self._store.setValue(key, value)
+
+    def sync(self) -> None:
+        self._store.sync()
+
+
+def _as_list(value: Any) -> list[str]:
+    # QSettings returns a lone string for a one-item list and None for an empty one.
+    if value is None or value == "":
+        return []
+    if isinstance(value, str):
+        return [value]
+    return [str(v) for v in value]

@@ -1,0 +1,233 @@
+"""The family map drawn with pyqtgraph: the same picture on screen and in exported files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFont, QImage
+
+from ..core.files import atomic_write_bytes
+from . import theme
+
+
+class MapCanvas(pg.GraphicsLayoutWidget):
+    """Scatter of the family words, a legend, a caption, and the selected token's place.
+
+    Families can be hidden or highlighted; the highlight is drawn as a second item on top
+    rather than by restyling every point, and the others are dimmed by item opacity.
+    """
+
+    point_clicked = Signal(str)  # the word of a clicked point
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.plot = self.addPlot(row=0, col=0)
+        self.plot.setMenuEnabled(False)
+        self.plot.showGrid(x=True, y=True, alpha=0.15)
+        self.plot.setLabel("bottom", "direction 1 of the map")
+        self.plot.setLabel("left", "direction 2 of the map")
+        for axis in ("bottom", "left"):
+            self.plot.getAxis(axis).enableAutoSIPrefix(False)
+        self.legend = self.plot.addLegend(offset=(8, 8), labelTextSize="9pt")
+        self.caption = pg.LabelItem(justify="left")
+        self.addItem(self.caption, row=1, col=0)
+        self._family_items: dict[str, pg.ScatterPlotItem] = {}
+        self._labels: dict[str, list[pg.TextItem]] = {}
+        self._points: list[Any] = []
+        self._hidden: set[str] = set()
+        self._highlight: str | None = None
+        self._highlight_item = pg.ScatterPlotItem(pxMode=True)
+        self._highlight_item.setZValue(5)
+        self._query_item = pg.ScatterPlotItem(pxMode=True, symbol="star", size=22)
+        self._query_item.setZValue(10)
+        self._neighbour_item = pg.ScatterPlotItem(pxMode=True, symbol="o", size=15)
+        self._neighbour_item.setZValue(9)
+        self._query_label = pg.TextItem(anchor=(0, 1))
+        self._query_label.setZValue(11)
+        for item in (self._highlight_item, self._neighbour_item, self._query_item, self._query_label):
+            self.plot.addItem(item)
+        self.apply_palette()
+
+    # ----- content -----------------------------------------------------------------------
+    def set_map(self, family_map: Any, model_name: str) -> None:
+        """Draw a FamilyMap: one scatter item and one brush per family."""
+        for item in self._family_items.values():
+            self.plot.removeItem(item)
+        for labels in self._labels.values():
+            for label in labels:
+                self.plot.removeItem(label)
+        self._family_items.clear()
+        self._labels.clear()
+        self._points = list(family_map.points)
+        label_font = QFont()
+        label_font.setPointSize(8)
+        for index, family in enumerate(family_map.families):
+            members = [p for p in self._points if p.family == family]
+            colour = theme.family_colour(index)
+            item = pg.ScatterPlotItem(
+                x=np.array([p.x for p in members]),
+                y=np.array([p.y for p in members]),
+                data=np.arange(len(members)),
+                brush=pg.mkBrush(colour),
+                pen=pg.mkPen(colour.darker(150), width=1),
+                size=11,
+                pxMode=True,
+                hoverable=True,
+                hoverSize=15,
+                tip=self._tip_for(members),
+                name=family,
+            )
+            item.sigClicked.connect(lambda _item, spots, m=members: self._on_clicked(m, spots))
+            self.plot.addItem(item)
+            self._family_items[family] = item
+            labels = []
+            for point in members:
+                label = pg.TextItem(point.token, color=colour.darker(120) if not theme.is_dark() else colour,
+                                    anchor=(0.5, 1.25))
+                label.setFont(label_font)
+                label.setPos(point.x, point.y)
+                self.plot.addItem(label)
+                labels.append(label)
+            self._labels[family] = labels
+        self.caption.setText(_caption(family_map, model_name), size="9pt")
+        self.clear_selection()
+        self._restyle()
+        self.plot.autoRange(padding=0.08)
+
+    @staticmethod
+    def _tip_for(members: list[Any]) -> Any:
+        def tip(x: float, y: float, data: Any) -> str:
+            point = members[int(data)]
+            return f"{point.token}  ({point.family})\nid {', '.join(map(str, point.ids))}"
+
+        return tip
+
+    def _on_clicked(self, members: list[Any], spots: Any) -> None:
+        if len(spots):
+            self.point_clicked.emit(members[int(spots[0].data())].word)
+
+    @property
+    def families(self) -> list[str]:
+        return list(self._family_items)
+
+    def visible_points(self, family: str) -> int:
+        item = self._family_items.get(family)
+        return 0 if item is None or not item.isVisible() else len(item.data)
+
+    # ----- families: hide and highlight ---------------------------------------------------
+    def set_hidden(self, hidden: set[str]) -> None:
+        self._hidden = set(hidden)
+        self._restyle()
+
+    def set_highlight(self, family: str | None) -> None:
+        self._highlight = family
+        self._restyle()
+
+    @property
+    def highlighted(self) -> str | None:
+        return self._highlight
+
+    @property
+    def highlight_count(self) -> int:
+        return len(self._highlight_item.data)
+
+    def _restyle(self) -> None:
+        self.legend.clear()
+        dim = self._highlight is not None and self._highlight not in self._hidden
+        for family, item in self._family_items.items():
+            visible = family not in self._hidden
+            item.setVisible(visible)
+            item.setOpacity(0.3 if dim and family != self._highlight else 1.0)
+            for label in self._labels[family]:
+                label.setVisible(visible)
+                label.setOpacity(0.3 if dim and family != self._highlight else 1.0)
+            if visible:
+                self.legend.addItem(item, family)
+        if dim:
+            item = self._family_items[self._highlight]
+            x, y = item.getData()
+            colour = item.opts["brush"].color()
+            self._highlight_item.setData(
+                x=x, y=y, size=16, brush=pg.mkBrush(colour), pen=pg.mkPen(theme.plot_foreground(), width=2)
+            )
+        else:
+            self._highlight_item.setData(x=[], y=[])
+
+    # ----- the selected token -------------------------------------------------------------
+    def set_selection(self, token: str, at: tuple[float, float] | None, neighbours: list[tuple[float, float]]) -> None:
+        if at is None:
+            self.clear_selection()
+            return
+        colour = theme.accent()
+        self._query_item.setData(x=[at[0]], y=[at[1]], brush=pg.mkBrush(colour), pen=pg.mkPen("k", width=1))
+        xs = [p[0] for p in neighbours]
+        ys = [p[1] for p in neighbours]
+        self._neighbour_item.setData(x=xs, y=ys, brush=pg.mkBrush(None), pen=pg.mkPen(colour, width=2))
+        self._query_label.setText(token, color=colour)
+        self._query_label.setPos(at[0], at[1])
+        self._query_label.setVisible(True)
+
+    def clear_selection(self) -> None:
+        self._query_item.setData(x=[], y=[])
+        self._neighbour_item.setData(x=[], y=[])
+        self._query_label.setVisible(False)
+
+    # ----- looks and export ---------------------------------------------------------------
+    def apply_palette(self) -> None:
+        self.setBackground(theme.plot_background())
+        foreground = theme.plot_foreground()
+        for axis in ("bottom", "left"):
+            self.plot.getAxis(axis).setPen(foreground)
+            self.plot.getAxis(axis).setTextPen(foreground)
+        self.legend.setLabelTextColor(foreground)
+        self.caption.setAttr("color", foreground.name())
+        self.caption.setText(self.caption.text)
+
+    def render_image(self, width: int) -> QImage:
+        """The whole map (legend and caption included) as an image ``width`` pixels wide."""
+        from pyqtgraph.exporters import ImageExporter
+
+        exporter = ImageExporter(self.ci)
+        exporter.parameters()["width"] = int(width)
+        image = exporter.export(toBytes=True)
+        if image is None or image.isNull():
+            raise OSError("The map could not be drawn into an image.")
+        return image
+
+    def export_png(self, path: str | Path, width: int = 1600) -> None:
+        """Write a PNG atomically: a failed write (full disk, no permission) leaves no file."""
+        from PySide6.QtCore import QBuffer, QByteArray, QIODevice
+
+        image = self.render_image(width)
+        data = QByteArray()
+        buffer = QBuffer(data)
+        buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+        if not image.save(buffer, "PNG"):
+            raise OSError("The map image could not be encoded as PNG.")
+        buffer.close()
+        atomic_write_bytes(path, bytes(data.data()))
+
+    def export_svg(self, path: str | Path) -> None:
+        from pyqtgraph.exporters import SVGExporter
+
+        svg = SVGExporter(self.ci).export(toBytes=True)
+        atomic_write_bytes(path, svg if isinstance(svg, bytes) else str(svg).encode("utf-8"))
+
+
+def _caption(family_map: Any, model_name: str) -> str:
+    notes = f"<br>{len(family_map.notes)} word(s) were not single tokens: see the notes." if family_map.notes else ""
+    width = family_map.projection.axes.shape[1]
+    return (
+        f"<b>{model_name}</b> &nbsp; {len(family_map.points)} words in {len(family_map.families)} families. "
+        f"The two directions keep {family_map.explained_variance:.1%} of the spread of the {width} numbers.<br>"
+        f"Measured on all {width} numbers, not on the flat map: mean cosine within a family "
+        f"{family_map.within_family_cosine:.2f}, between families {family_map.between_family_cosine:.2f} "
+        f"(ratio {family_map.family_ratio:.1f})."
+        + notes
+    )
+
+

@@ -1,0 +1,176 @@
+"""The nearest rows of the selected token, with a cosine bar and the model's baseline."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QPainter, QPen
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QSpinBox,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from . import theme
+
+COSINE_COLUMN = 2
+COSINE_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+class CosineBarDelegate(QStyledItemDelegate):
+    """Draws a cosine as a bar from 0 to 1, with a tick where unrelated tokens sit."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.baseline = 0.0
+
+    def paint(
+        self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> None:
+        super().paint(painter, option, index)
+        value = index.data(COSINE_ROLE)
+        if value is None:
+            return
+        rect: QRect = option.rect.adjusted(56, 5, -6, -5)
+        if rect.width() < 10:
+            return
+        painter.save()
+        colour = QColor(theme.family_colour(0))
+        colour.setAlpha(170)
+        filled = int(rect.width() * max(0.0, min(1.0, float(value))))
+        painter.fillRect(rect.x(), rect.y(), filled, rect.height(), colour)
+        painter.setPen(QPen(theme.accent(), 2))
+        tick = rect.x() + int(rect.width() * max(0.0, min(1.0, self.baseline)))
+        painter.drawLine(tick, rect.y() - 3, tick, rect.bottom() + 3)
+        painter.restore()
+
+
+class NeighboursPane(QWidget):
+    k_changed = Signal(int)
+    neighbour_activated = Signal(str)  # the neighbour's text, to become the new query
+    compare_requested = Signal(str)
+
+    def __init__(self, k: int = 8, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.heading = QLabel("Nearest neighbours by cosine")
+        self.heading.setWordWrap(True)
+        self.k_box = QSpinBox()
+        self.k_box.setRange(1, 200)
+        self.k_box.setValue(k)
+        self.k_box.setPrefix("k = ")
+        self.k_box.setToolTip("How many neighbours to list")
+        self.k_box.setAccessibleName("number of neighbours")
+        self._k_timer = QTimer(self)
+        self._k_timer.setSingleShot(True)
+        self._k_timer.setInterval(150)
+        self._k_timer.timeout.connect(lambda: self.k_changed.emit(self.k_box.value()))
+        self.k_box.valueChanged.connect(lambda _v: self._k_timer.start())
+
+        self.table = QTableWidget(0, 3)
+        self.table.setHorizontalHeaderLabels(["token", "id", "cosine"])
+        self.table.verticalHeader().setVisible(True)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setAlternatingRowColors(True)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        self.delegate = CosineBarDelegate(self.table)
+        self.table.setItemDelegateForColumn(COSINE_COLUMN, self.delegate)
+        self.table.setToolTip("Double-click a neighbour to look it up")
+        self.table.cellActivated.connect(self._on_activated)
+        self.table.cellDoubleClicked.connect(self._on_activated)
+
+        self.baseline_label = QLabel()
+        self.baseline_label.setWordWrap(True)
+        self.baseline_label.setObjectName("hint")
+
+        self.compare_input = QLineEdit()
+        self.compare_input.setPlaceholderText("another word, e.g.  France")
+        self.compare_input.setClearButtonEnabled(True)
+        self.compare_input.setAccessibleName("word to compare with")
+        self.compare_input.returnPressed.connect(self._on_compare)
+        self._compare_timer = QTimer(self)
+        self._compare_timer.setSingleShot(True)
+        self._compare_timer.setInterval(200)
+        self._compare_timer.timeout.connect(self._on_compare)
+        self.compare_input.textChanged.connect(lambda _t: self._compare_timer.start())
+        self.compare_result = QLabel()
+        self.compare_result.setWordWrap(True)
+
+        top = QHBoxLayout()
+        top.addWidget(self.heading, 1)
+        top.addWidget(self.k_box)
+        compare = QHBoxLayout()
+        compare_label = QLabel("Cosine &with:")
+        compare_label.setBuddy(self.compare_input)
+        compare.addWidget(compare_label)
+        compare.addWidget(self.compare_input, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(top)
+        layout.addWidget(self.table, 1)
+        layout.addWidget(self.baseline_label)
+        layout.addLayout(compare)
+        layout.addWidget(self.compare_result)
+        self._texts: list[str] = []
+
+    def show_neighbours(self, result: Any, texts: list[str] | None = None) -> None:
+        query = result.query
+        self.heading.setText(f"Nearest to <b>{query['token']}</b> (id {query['id']:,})")
+        self.delegate.baseline = result.baseline
+        self.table.setRowCount(len(result.neighbours))
+        self._texts = texts or [n["token"] for n in result.neighbours]
+        for row, neighbour in enumerate(result.neighbours):
+            token = QTableWidgetItem(neighbour["token"])
+            identifier = QTableWidgetItem(f"{neighbour['id']}")
+            identifier.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            cosine = QTableWidgetItem(f"{neighbour['cosine']:.3f}")
+            cosine.setData(COSINE_ROLE, float(neighbour["cosine"]))
+            cosine.setToolTip(
+                f"cosine {neighbour['cosine']:.4f}; unrelated tokens here average {result.baseline:.3f}"
+            )
+            for column, item in enumerate((token, identifier, cosine)):
+                self.table.setItem(row, column, item)
+        note = f"<br>{result.note}" if result.note else ""
+        self.baseline_label.setText(
+            f"The tick marks {result.baseline:.3f}, the mean cosine of random unrelated tokens in this "
+            f"model: judge every value against it.{note}"
+        )
+
+    def neighbour_tokens(self) -> list[str]:
+        return [self.table.item(r, 0).text() for r in range(self.table.rowCount())]
+
+    def show_cosine(self, result: Any) -> None:
+        note = f" {result.note}" if result.note else ""
+        self.compare_result.setText(
+            f"cosine({result.a}, {result.b}) = <b>{result.cosine:.3f}</b> "
+            f"(unrelated tokens: {result.baseline:.3f}).{note}"
+        )
+
+    def clear(self) -> None:
+        self.table.setRowCount(0)
+        self.heading.setText("Nearest neighbours by cosine")
+
+    def _on_activated(self, row: int, _column: int) -> None:
+        if 0 <= row < len(self._texts):
+            self.neighbour_activated.emit(self._texts[row])
+
+    def _on_compare(self) -> None:
+        self._compare_timer.stop()
+        text = self.compare_input.text()
+        if text.strip():
+            self.compare_requested.emit(text)
+        else:
+            self.compare_result.clear()

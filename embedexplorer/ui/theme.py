@@ -1,0 +1,40 @@
+"""Colours: one per family, and plot colours that follow the system's light or dark palette."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QColor, QGuiApplication, QPalette
+
+# Colour-blind-safe first (Okabe-Ito), then distinct extras for custom families.
+FAMILY_COLOURS = (
+    "#0072B2",  # blue
+    "#E69F00",  # orange
+    "#009E73",  # green
+    "#D55E00",  # vermillion
+    "#CC79A7",  # purple-pink
+    "#8C6D31",  # brown
+    "#56B4E9",  # sky blue
+    "#7F7F7F",  # grey
+    "#BCBD22",
+    "#17BECF",
+)
+
+
+def family_colour(index: int) -> QColor:
+    return QColor(FAMILY_COLOURS[index % len(FAMILY_COLOURS)])
+
+
+def is_dark() -> bool:
+    palette = QGuiApplication.palette()
+    return palette.color(QPalette.ColorRole.Window).lightness() < 128
+
+
+def plot_background() -> QColor:
+    return QGuiApplication.palette().color(QPalette.ColorRole.Base)
+
+
+def plot_foreground() -> QColor:
+    return QGuiApplication.palette().color(QPalette.ColorRole.Text)
+
+
+def accent() -> QColor:
+    return QColor("#FFB000") if is_dark() else QColor("#C00060")
