@@ -32,9 +32,16 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         self.plot.setLabel("left", "direction 2 of the map")
         for axis in ("bottom", "left"):
             self.plot.getAxis(axis).enableAutoSIPrefix(False)
-        self.legend = self.plot.addLegend(offset=(8, 8), labelTextSize="9pt")
+        # The legend sits beside the plot, not on it, so it never hides a point.
+        self.legend = pg.LegendItem(labelTextSize="10pt")
+        side = self.addLayout(row=0, col=1)
+        side.addItem(self.legend, row=0, col=0)
+        side.addLabel("", row=1, col=0)
+        side.layout.setRowStretchFactor(1, 10)
+        side.setMaximumWidth(140)
+        self.ci.layout.setColumnStretchFactor(0, 10)
         self.caption = pg.LabelItem(justify="left")
-        self.addItem(self.caption, row=1, col=0)
+        self.addItem(self.caption, row=1, col=0, colspan=2)
         self._family_items: dict[str, pg.ScatterPlotItem] = {}
         self._labels: dict[str, list[pg.TextItem]] = {}
         self._points: list[Any] = []
@@ -219,15 +226,16 @@ class MapCanvas(pg.GraphicsLayoutWidget):
 
 
 def _caption(family_map: Any, model_name: str) -> str:
-    notes = f"<br>{len(family_map.notes)} word(s) were not single tokens: see the notes." if family_map.notes else ""
     width = family_map.projection.axes.shape[1]
-    return (
-        f"<b>{model_name}</b> &nbsp; {len(family_map.points)} words in {len(family_map.families)} families. "
-        f"The two directions keep {family_map.explained_variance:.1%} of the spread of the {width} numbers.<br>"
-        f"Measured on all {width} numbers, not on the flat map: mean cosine within a family "
-        f"{family_map.within_family_cosine:.2f}, between families {family_map.between_family_cosine:.2f} "
-        f"(ratio {family_map.family_ratio:.1f})."
-        + notes
-    )
+    lines = [
+        f"<b>{model_name}</b>: {len(family_map.points)} words in {len(family_map.families)} families, "
+        f"flattened onto the two directions in which they differ most.",
+        f"The map keeps {family_map.explained_variance:.1%} of the spread of the {width} numbers.",
+        f"Measured on all {width} numbers: mean cosine within a family {family_map.within_family_cosine:.2f}, "
+        f"between families {family_map.between_family_cosine:.2f} (ratio {family_map.family_ratio:.1f}).",
+    ]
+    if family_map.notes:
+        lines.append(f"{len(family_map.notes)} word(s) were not single tokens: see the notes below the map.")
+    return "<br>".join(lines)
 
 
