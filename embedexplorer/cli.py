@@ -85,6 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         result = _run(args)
     except EmbedExplorerError as exc:
+        _end_progress()
         print(f"embedexplorer: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -111,8 +112,10 @@ def _run(args: argparse.Namespace) -> tuple[dict[str, object], str]:
 
     if args.command == "tokens":
         from .core.errors import QueryError
+        from .core.texts import MAX_SHOWN_TOKENS
 
-        report = table.tokenize(args.text, only_fitting=not args.all, max_shown=0 if args.all else None)
+        shown = None if args.all else MAX_SHOWN_TOKENS
+        report = table.tokenize(args.text, only_fitting=not args.all, max_shown=shown)
         if report.count == 0:
             raise QueryError(report.note)
         tokens = report.tokens
@@ -126,8 +129,9 @@ def _run(args: argparse.Namespace) -> tuple[dict[str, object], str]:
         if report.note:
             payload["note"] = report.note
         lines = [f"{t.token:<20} {t.id:>8}" for t in tokens]
-        if report.position_rows is not None and len(tokens) > report.position_rows:
-            lines.insert(report.position_rows, f"-- no position row from position {report.position_rows + 1:,} --")
+        rows = report.position_rows
+        if rows is not None and len(tokens) > rows:
+            lines.insert(rows, f"-- no position row from position {rows + 1:,} on --")
         lines += [f"note: {report.note}"] if report.note else []
         return payload, "\n".join([header, f"{report.count} token(s)", *lines])
 
@@ -224,10 +228,23 @@ def _positive_int(text: str) -> int:
     return value
 
 
+_progress_open = False
+
+
 def _stderr_progress(done: int, total: int, message: str) -> None:
+    global _progress_open
     if total:
-        end = "\n" if done >= total else ""
+        _progress_open = done < total
+        end = "" if _progress_open else "\n"
         print(f"\r{message}: {done / total:.0%}\033[K", end=end, file=sys.stderr, flush=True)
+
+
+def _end_progress() -> None:
+    """Finish an open progress line so an error starts on a line of its own."""
+    global _progress_open
+    if _progress_open:
+        print(file=sys.stderr, flush=True)
+        _progress_open = False
 
 
 def _version() -> str:

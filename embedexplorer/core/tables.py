@@ -10,7 +10,6 @@ import json
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -18,10 +17,8 @@ from . import neighbours as nb
 from .errors import EmbedExplorerError, QueryError, TableNotFoundError, TokenizerMismatchError
 from .safetensors_io import FLOAT_DTYPES, TensorEntry, map_tensor, read_all_headers, weight_files
 from .sources import ModelSource, ProgressCallback, resolve_source
+from .texts import MAX_SHOWN_TOKENS, TokenReport, token_report
 from .vocabulary import Vocabulary
-
-if TYPE_CHECKING:
-    from .texts import TokenReport
 
 # Suffixes of the token table's name in the common architectures, most specific first.
 TOKEN_TABLE_NAMES = (
@@ -142,17 +139,16 @@ class EmbeddingTable:
         """Tokens of ``text`` exactly as the model sees it (no special tokens added)."""
         return [self._token(i) for i in self.vocabulary.encode(text)]
 
-    def tokenize(self, text: str, *, only_fitting: bool = True, max_shown: int | None = None) -> TokenReport:
+    def tokenize(
+        self, text: str, *, only_fitting: bool = True, max_shown: int | None = MAX_SHOWN_TOKENS
+    ) -> TokenReport:
         """Tokens of ``text`` for display: how many there are, how many have a position row.
 
-        Never raises for any text. At most ``texts.MAX_TEXT_CHARS`` characters are read
-        and at most ``texts.MAX_SHOWN_TOKENS`` tokens returned (unless ``max_shown`` says
-        otherwise); the report's note says what was left out, in plain words.
+        Never raises for any text. At most ``texts.MAX_TEXT_CHARS`` characters are read;
+        the tokens returned are those with a position row (all, when ``only_fitting`` is
+        False), at most ``max_shown`` (None: no limit). The note says what was left out.
         """
-        from .texts import MAX_SHOWN_TOKENS, token_report
-
-        limit = MAX_SHOWN_TOKENS if max_shown is None else max_shown
-        return token_report(self, text, max_shown=limit, only_fitting=only_fitting)
+        return token_report(self, text, max_shown=max_shown, only_fitting=only_fitting)
 
     def _token(self, token_id: int) -> Token:
         return Token(int(token_id), self.tokens[token_id], self.vocabulary.text_of(token_id))

@@ -100,9 +100,10 @@ def token_report(
     if rows is not None and count > rows:
         notes.append(
             f"The text is {count:,} tokens, but the position table has {rows:,} rows: there is "
-            f"no row for position {rows + 1:,}, so only the first {rows:,} tokens fit."
+            f"no row for position {rows + 1:,}, so only the first {rows:,} tokens fit"
+            + (" (shown)." if only_fitting and len(tokens) == fits else ".")
         )
-    if len(tokens) < count:
+    if len(tokens) < count and len(tokens) != fits:
         notes.append(f"Showing the first {len(tokens):,} of {count:,} tokens.")
     return TokenReport(tokens, count, rows, fits, len(text), len(read), unknown, " ".join(notes))
 
