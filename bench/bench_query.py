@@ -1,0 +1,122 @@
+"""One neighbour query (k=8) through the public API against the memory floor and two other searches.
+
+The floor is one pass over the same unit table.  Two candidates are timed,
+``unit.sum()`` and ``unit @ q`` (a BLAS matrix-vector product with nothing
+after it), and the faster median is the floor: an exact search has to read
+every byte of the table once, and whichever single pass reads it fastest in
+this run is the best measure of what the machine can do.  (numpy's float32
+sum is pairwise and single-threaded, so on most machines the bare product is
+the faster and therefore the stricter floor.)
+
+The other baselines are a gensim-style search (raw rows times the unit query,
+divided by stored norms, argpartition, as ``KeyedVectors.most_similar`` does)
+and the chapter's torch snippet (normalise the whole table, multiply, topk).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from bench.common import QUERY, K, Row, emit, gpt2_folder, interleaved, median, paired_ratio
+
+ROUNDS = 200
+CHAPTER_ROUNDS = 15
+
+
+def run(rounds: int = ROUNDS, chapter_rounds: int = CHAPTER_ROUNDS) -> list[Row]:
+    from embedexplorer import open_table
+
+    table = open_table(str(gpt2_folder()))
+    first = table.neighbours(QUERY, k=K)
+    expected = [n.id for n in first.neighbours]
+    qid = first.query.id
+    unit = table.unit
+    q = np.array(unit[qid])
+
+    # gensim keeps its vectors in memory and their norms computed once.
+    vectors = np.array(table.rows)
+    norms = np.linalg.norm(vectors, axis=1)
+
+    def gensim_style() -> list[int]:
+        dists = vectors @ q / norms
+        best = np.argpartition(-dists, K + 1)[: K + 1]
+        best = best[np.argsort(-dists[best], kind="stable")]
+        return [int(i) for i in best if i != qid][:K]
+
+    assert gensim_style() == expected, "the gensim-style search disagrees with the API"
+
+    times = interleaved(
+        {
+            "api": lambda: table.neighbours(QUERY, k=K),
+            "matvec": lambda: unit @ q,
+            "sum": lambda: unit.sum(),
+            "gensim": gensim_style,
+        },
+        rounds=rounds,
+    )
+    floor_name = min(("matvec", "sum"), key=lambda name: median(times[name]))
+    floor_label = {"matvec": "unit @ q", "sum": "unit.sum()"}[floor_name]
+    api_ms = median(times["api"]) * 1e3
+
+    # The chapter's torch snippet, timed last so torch's threads never run beside the rest.
+    import torch
+
+    torch_table = torch.from_numpy(np.array(table.rows))
+
+    def chapter() -> list[int]:
+        with torch.no_grad():
+            unit_t = torch_table / torch_table.norm(dim=1, keepdim=True)
+            _, ids = (unit_t @ unit_t[qid]).topk(K + 1)
+        return [int(i) for i in ids if int(i) != qid][:K]
+
+    assert chapter() == expected, "the chapter's snippet disagrees with the API"
+    slow = interleaved({"api": lambda: table.neighbours(QUERY, k=K), "chapter": chapter}, chapter_rounds)
+
+    floor_ratio = paired_ratio(times, "api", floor_name)
+    gensim_ratio = paired_ratio(times, "api", "gensim")
+    chapter_ratio = paired_ratio(slow, "api", "chapter")
+    other = "sum" if floor_name == "matvec" else "matvec"
+    note = (
+        f"floor = faster of unit @ q ({median(times['matvec']) * 1e3:.3g} ms) and "
+        f"unit.sum() ({median(times['sum']) * 1e3:.3g} ms); vs {other}: "
+        f"{paired_ratio(times, 'api', other):.3g}x"
+    )
+    return [
+        Row(
+            "one neighbour query (k=8), public API",
+            api_ms,
+            "ms",
+            median(times[floor_name]) * 1e3,
+            f"memory floor: {floor_label}",
+            floor_ratio,
+            "<= 1.2x",
+            floor_ratio <= 1.2,
+            note,
+        ),
+        Row(
+            "same query vs gensim-style search",
+            api_ms,
+            "ms",
+            median(times["gensim"]) * 1e3,
+            "matvec / norms + argpartition",
+            gensim_ratio,
+            "< 1x",
+            gensim_ratio < 1.0,
+        ),
+        Row(
+            "same query vs the chapter's snippet",
+            median(slow["api"]) * 1e3,
+            "ms",
+            median(slow["chapter"]) * 1e3,
+            "torch: normalise table, multiply, topk",
+            chapter_ratio,
+            "< 1x",
+            chapter_ratio < 1.0,
+        ),
+    ]
+
+
+if __name__ == "__main__":
+    emit(run(), sys.argv)
