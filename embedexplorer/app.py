@@ -24,14 +24,17 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--model", default=None, help="model to open instead of the last one used")
     parser.add_argument("--settings", default=None, help="settings file to use (INI), e.g. for tests")
     parser.add_argument(
-        "--self-test", action="store_true",
+        "--self-test",
+        action="store_true",
         help="open the window, load the default model, run one query, export the map, print JSON, exit",
     )
     return parser.parse_args(list(argv))
 
 
 def _headless_if_needed() -> None:
-    if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+    if sys.platform.startswith("linux") and not (
+        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+    ):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 

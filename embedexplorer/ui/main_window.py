@@ -108,7 +108,9 @@ class MainWindow(QMainWindow):
         self.open_folder_action = file_menu.addAction("&Open model folder...", self.choose_model_folder)
         self.open_folder_action.setShortcut(QKeySequence.StandardKey.Open)
         file_menu.addAction("Open &Hugging Face model...", self.choose_hub_model)
-        file_menu.addAction("Use the &bundled model (all-MiniLM-L6-v2)", lambda: self.open_model(BUNDLED_LABEL))
+        file_menu.addAction(
+            "Use the &bundled model (all-MiniLM-L6-v2)", lambda: self.open_model(BUNDLED_LABEL)
+        )
         self.recent_menu = file_menu.addMenu("&Recent models")
         self.download_action = file_menu.addAction("&Download model...", self.choose_download)
         file_menu.addSeparator()
@@ -122,7 +124,9 @@ class MainWindow(QMainWindow):
         view_menu = self.menuBar().addMenu("&View")
         focus = view_menu.addAction("Focus the &text", self.focus_input)
         focus.setShortcut(QKeySequence("Ctrl+L"))
-        compare = view_menu.addAction("&Compare with another word", self.neighbours_pane.compare_input.setFocus)
+        compare = view_menu.addAction(
+            "&Compare with another word", self.neighbours_pane.compare_input.setFocus
+        )
         compare.setShortcut(QKeySequence("Ctrl+K"))
         copy_row = view_menu.addAction("Copy the selected &row", self.row_view.copy_row)
         copy_row.setShortcut(QKeySequence("Ctrl+Shift+C"))
@@ -197,14 +201,19 @@ class MainWindow(QMainWindow):
 
     def choose_hub_model(self) -> None:
         repo_id, ok = QInputDialog.getText(
-            self, "Open a Hugging Face model", "Model id (from the local cache):", text="openai-community/gpt2"
+            self,
+            "Open a Hugging Face model",
+            "Model id (from the local cache):",
+            text="openai-community/gpt2",
         )
         if ok and repo_id.strip():
             self.open_model(repo_id)
 
     def choose_download(self) -> None:
         repo_id, ok = QInputDialog.getText(
-            self, "Download a model", "Hugging Face id (only the tokenizer and safetensors are fetched):",
+            self,
+            "Download a model",
+            "Hugging Face id (only the tokenizer and safetensors are fetched):",
             text=self._pending_model if "/" in self._pending_model else "openai-community/gpt2",
         )
         if ok and repo_id.strip():
@@ -308,7 +317,9 @@ class MainWindow(QMainWindow):
         if kind == "load":
             self.progress.hide()
             self.facts_label.setText(
-                f"Still using {self.model_name}." if self.loaded else "No model open: open a folder or the bundled model."
+                f"Still using {self.model_name}."
+                if self.loaded
+                else "No model open: open a folder or the bundled model."
             )
             action = None
             if error_type == "OfflineError" and "HF_HUB_OFFLINE" not in message:
@@ -340,7 +351,9 @@ class MainWindow(QMainWindow):
             path += ".png"
         width = self.settings.export_width
         if path.lower().endswith(".png"):
-            width, ok = QInputDialog.getInt(self, "Export the map", "Width in pixels:", width, 200, 20000, 100)
+            width, ok = QInputDialog.getInt(
+                self, "Export the map", "Width in pixels:", width, 200, 20000, 100
+            )
             if not ok:
                 return
             self.settings.export_width = width

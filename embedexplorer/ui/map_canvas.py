@@ -93,8 +93,11 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             self._family_items[family] = item
             labels = []
             for point in members:
-                label = pg.TextItem(point.token, color=colour.darker(120) if not theme.is_dark() else colour,
-                                    anchor=(0.5, 1.25))
+                label = pg.TextItem(
+                    point.token,
+                    color=colour.darker(120) if not theme.is_dark() else colour,
+                    anchor=(0.5, 1.25),
+                )
                 label.setFont(label_font)
                 label.setPos(point.x, point.y)
                 self.plot.addItem(label)
@@ -165,7 +168,9 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             self._highlight_item.setData(x=[], y=[])
 
     # ----- the selected token -------------------------------------------------------------
-    def set_selection(self, token: str, at: tuple[float, float] | None, neighbours: list[tuple[float, float]]) -> None:
+    def set_selection(
+        self, token: str, at: tuple[float, float] | None, neighbours: list[tuple[float, float]]
+    ) -> None:
         if at is None:
             self.clear_selection()
             return
@@ -219,10 +224,31 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         atomic_write_bytes(path, bytes(data.data()))
 
     def export_svg(self, path: str | Path) -> None:
-        from pyqtgraph.exporters import SVGExporter
+        """Write an SVG drawing of the whole map, atomically.
 
-        svg = SVGExporter(self.ci).export(toBytes=True)
-        atomic_write_bytes(path, svg if isinstance(svg, bytes) else str(svg).encode("utf-8"))
+        Qt's own SVG generator paints the scene; pyqtgraph's SVGExporter cannot parse
+        the path data that Qt 6.12 writes.
+        """
+        from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QRectF
+        from PySide6.QtGui import QPainter
+        from PySide6.QtSvg import QSvgGenerator
+
+        source = self.ci.sceneBoundingRect()
+        data = QByteArray()
+        buffer = QBuffer(data)
+        buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+        generator = QSvgGenerator()
+        generator.setOutputDevice(buffer)
+        generator.setSize(source.size().toSize())
+        generator.setViewBox(QRectF(0, 0, source.width(), source.height()))
+        generator.setTitle("EmbedExplorer family map")
+        painter = QPainter(generator)
+        try:
+            self.scene().render(painter, QRectF(0, 0, source.width(), source.height()), source)
+        finally:
+            painter.end()
+        buffer.close()
+        atomic_write_bytes(path, bytes(data.data()))
 
 
 def _caption(family_map: Any, model_name: str) -> str:
@@ -237,5 +263,3 @@ def _caption(family_map: Any, model_name: str) -> str:
     if family_map.notes:
         lines.append(f"{len(family_map.notes)} word(s) were not single tokens: see the notes below the map.")
     return "<br>".join(lines)
-
-

@@ -44,7 +44,9 @@ class TokenPane(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.input = QLineEdit()
-        self.input.setPlaceholderText('Type a word or a sentence, e.g. " Paris" or "The capital of France is"')
+        self.input.setPlaceholderText(
+            'Type a word or a sentence, e.g. " Paris" or "The capital of France is"'
+        )
         self.input.setClearButtonEnabled(True)
         self.input.setAccessibleName("text to split into tokens")
         font = self.input.font()
@@ -116,9 +118,7 @@ class TokenPane(QWidget):
             )
             return
         count = f"{result.total:,} token{'s' if result.total != 1 else ''}"
-        self.summary.setText(
-            f"{count}. Each id picks one row of the embedding table. {result.note}".strip()
-        )
+        self.summary.setText(f"{count}. Each id picks one row of the embedding table. {result.note}".strip())
         self.select(previous if previous is not None and previous < len(self.chips) else 0)
 
     def select(self, index: int) -> None:

@@ -1,0 +1,42 @@
+"""A real window, a real worker thread, real tables; settings kept under tmp_path."""
+
+from __future__ import annotations
+
+import pytest
+
+LOAD_TIMEOUT_MS = 60_000
+ANSWER_TIMEOUT_MS = 20_000
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):  # type: ignore[no-untyped-def]
+    from embedexplorer.app import create_window
+
+    win = create_window(str(tmp_path / "settings.ini"))
+    qtbot.addWidget(win)
+    win.show()
+    yield win
+    win.close()
+
+
+def open_model(qtbot, window, spec: str) -> None:  # type: ignore[no-untyped-def]
+    """Open a model and wait until its map is drawn (the map is requested right after loading)."""
+    with qtbot.waitSignals([window.client.table_loaded, window.client.map_ready], timeout=LOAD_TIMEOUT_MS):
+        window.open_model(spec)
+
+
+def type_text(qtbot, window, text: str) -> object:  # type: ignore[no-untyped-def]
+    """Type into the text field; return the neighbours of the token the pane then selects."""
+    window.token_pane.input.clear()
+    with qtbot.waitSignal(
+        window.client.tokens_ready, timeout=ANSWER_TIMEOUT_MS, check_params_cb=lambda r: r.text == text
+    ):
+        qtbot.keyClicks(window.token_pane.input, text)
+    selected = window.token_pane.chips[window.token_pane.selected_index()].token["id"]
+    with qtbot.waitSignal(
+        window.client.neighbours_ready,
+        timeout=ANSWER_TIMEOUT_MS,
+        check_params_cb=lambda r: r.query["id"] == selected,
+    ) as blocker:
+        pass
+    return blocker.args[0]

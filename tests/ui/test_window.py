@@ -1,0 +1,173 @@
+"""The main window driven as a person would, on the bundled MiniLM and the GPT-2-shaped fixture."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+from PySide6.QtCore import Qt
+
+from tests.images import png_facts
+from tests.ui.conftest import ANSWER_TIMEOUT_MS, open_model, type_text
+
+
+def test_chapter_sentence_shows_five_chips_with_ids(qtbot, window, gpt2_folder) -> None:
+    open_model(qtbot, window, str(gpt2_folder))
+    type_text(qtbot, window, "The capital of France is")
+    chips = window.token_pane.chips
+    assert [chip.token["id"] for chip in chips] == [464, 3139, 286, 4881, 318]
+    assert chips[3].text() == "_France\n4881"
+    assert "31.0%" in window.facts_label.text()
+    assert "38,597,376" in window.facts_label.text()
+
+
+def test_clicking_a_chip_shows_the_engines_neighbours_and_rows(
+    qtbot, window, gpt2_folder, gpt2_table
+) -> None:
+    open_model(qtbot, window, str(gpt2_folder))
+    type_text(qtbot, window, "The capital of France is")
+    with qtbot.waitSignals(
+        [window.client.neighbours_ready, window.client.row_ready], timeout=ANSWER_TIMEOUT_MS
+    ):
+        qtbot.mouseClick(window.token_pane.chips[3], Qt.MouseButton.LeftButton)
+    expected = gpt2_table.neighbours(4881, k=window.neighbours_pane.k_box.value()).neighbours
+    assert window.neighbours_pane.neighbour_tokens() == [n.token for n in expected]
+    assert "_France" in window.neighbours_pane.heading.text()
+    shown = window.row_view._result
+    assert shown.id == 4881 and shown.place == 3
+    np.testing.assert_array_equal(shown.row, gpt2_table.row(4881))
+    np.testing.assert_allclose(shown.combined, gpt2_table.row(4881) + gpt2_table.position_row(3))
+    assert "row 4,881" in window.row_view.title.text()
+
+
+def test_monday_on_bundled_model_lists_weekdays(qtbot, window) -> None:
+    open_model(qtbot, window, "bundled")
+    result = type_text(qtbot, window, "monday")
+    tokens = {n["token"] for n in result.neighbours}
+    assert {"tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"} <= tokens
+    assert result.map_query is not None  # the selected token is placed on the map
+    assert len(result.map_neighbours) == len(result.neighbours)
+
+
+def test_family_panel_highlights_and_hides(qtbot, window) -> None:
+    open_model(qtbot, window, "bundled")
+    canvas, panel = window.map_view.canvas, window.map_view.panel
+    assert len(canvas.families) == 8
+    qtbot.mouseClick(panel.highlight_buttons["days"], Qt.MouseButton.LeftButton)
+    assert canvas.highlighted == "days" and canvas.highlight_count == 7
+    qtbot.mouseClick(panel.highlight_buttons["days"], Qt.MouseButton.LeftButton)
+    assert canvas.highlighted is None and canvas.highlight_count == 0
+    assert canvas.visible_points("animals") == 8
+    panel.visibility["animals"].click()
+    assert canvas.visible_points("animals") == 0
+    assert window.settings.hidden_families == ["animals"]
+
+
+def test_export_writes_png_of_requested_width(qtbot, window, tmp_path) -> None:
+    open_model(qtbot, window, "bundled")
+    target = tmp_path / "map.png"
+    assert window.export_map(str(target), 900)
+    width, height, colours = png_facts(target)
+    assert width == 900 and height > 300
+    assert colours > 20
+    svg = tmp_path / "map.svg"
+    assert window.export_map(str(svg))
+    assert "<svg" in svg.read_text(encoding="utf-8")[:2000]
+
+
+def test_failures_leave_the_window_usable(qtbot, window, tmp_path) -> None:
+    open_model(qtbot, window, "bundled")
+    with qtbot.waitSignal(window.client.failed, timeout=ANSWER_TIMEOUT_MS):
+        window.open_model(str(tmp_path / "no-such-model"))
+    assert "No such folder" in window.message_bar.text()
+    assert "Still using all-MiniLM-L6-v2" in window.facts_label.text()
+    # A computation that fails inside the worker becomes a message; the next request is answered.
+    with qtbot.waitSignal(window.client.failed, timeout=ANSWER_TIMEOUT_MS) as blocker:
+        window.client.inspect(10**9, 0)
+    assert "outside the table" in blocker.args[1]
+    result = type_text(qtbot, window, "tuesday")
+    assert result.query["token"] == "tuesday"
+
+
+def test_only_the_newest_answer_is_shown(qtbot, window) -> None:
+    open_model(qtbot, window, "bundled")
+    answers = []
+    window.client.tokens_ready.connect(answers.append)
+    texts = [f"day {i}" for i in range(40)]
+    with qtbot.waitSignal(window.client.tokens_ready, timeout=ANSWER_TIMEOUT_MS):
+        for text in texts:
+            window.client.tokenize(text)
+    qtbot.wait(300)
+    assert [a.text for a in answers] == [texts[-1]]
+
+
+def test_k_and_double_click_and_compare(qtbot, window) -> None:
+    open_model(qtbot, window, "bundled")
+    type_text(qtbot, window, "paris")
+    with qtbot.waitSignal(window.client.neighbours_ready, timeout=ANSWER_TIMEOUT_MS):
+        window.neighbours_pane.k_box.setValue(12)
+    assert window.neighbours_pane.table.rowCount() == 12
+    first = window.neighbours_pane.neighbour_tokens()[0]
+    with qtbot.waitSignal(window.client.neighbours_ready, timeout=ANSWER_TIMEOUT_MS) as blocker:
+        window.neighbours_pane.table.cellDoubleClicked.emit(0, 0)
+    assert blocker.args[0].query["token"] == first
+    with qtbot.waitSignal(window.client.cosine_ready, timeout=ANSWER_TIMEOUT_MS) as blocker:
+        qtbot.keyClicks(window.neighbours_pane.compare_input, "france")
+    assert blocker.args[0].b == "france"
+    assert "cosine(" in window.neighbours_pane.compare_result.text()
+
+
+def test_settings_are_remembered(qtbot, tmp_path) -> None:
+    from embedexplorer.app import create_window
+
+    settings = str(tmp_path / "remember.ini")
+    first = create_window(settings)
+    qtbot.addWidget(first)
+    first.show()
+    open_model(qtbot, first, "bundled")
+    first.neighbours_pane.k_box.setValue(5)
+    qtbot.wait(400)  # the k box waits for a pause before it asks
+    first.map_view.panel.visibility["food"].click()
+    first.close()
+
+    second = create_window(settings)
+    qtbot.addWidget(second)
+    assert second.settings.model == "bundled"
+    assert second.neighbours_pane.k_box.value() == 5
+    assert second.settings.hidden_families == ["food"]
+    second.close()
+
+
+def test_window_shows_before_heavy_imports() -> None:
+    code = (
+        "import sys\n"
+        "from embedexplorer.app import create_app, create_window\n"
+        "app = create_app()\n"
+        "window = create_window(sys.argv[1])\n"
+        "window.show()\n"
+        "app.processEvents()\n"
+        "heavy = [m for m in ('torch', 'transformers', 'tokenizers', 'sklearn') if m in sys.modules]\n"
+        "print(window.isVisible(), heavy)\n"
+        "window.close()\n"
+    )
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        result = subprocess.run(
+            [sys.executable, "-c", code, f"{folder}/s.ini"], capture_output=True, text=True, timeout=120
+        )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "True []"
+
+
+def test_self_test_runs_the_whole_app(tmp_path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "embedexplorer", "--self-test"], capture_output=True, text=True, timeout=180
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert report["ok"] is True
+    assert report["map_points"] == 63
+    assert report["png_bytes"] > 10_000
