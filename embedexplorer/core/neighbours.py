@@ -12,14 +12,57 @@ from collections.abc import Iterable
 import numpy as np
 
 
+# Rows per block of unit_rows: a few MB, so each block is read from memory once and
+# scaled while it is still in cache.
+_BLOCK_ROWS = 4096
+
+
 def unit_rows(rows: np.ndarray) -> np.ndarray:
-    """Every row scaled to length 1 (all-zero rows stay zero), as a new float32 array."""
-    # einsum gives the squared norms without a table-sized temporary.
-    norms = np.sqrt(np.einsum("ij,ij->i", rows, rows, dtype=np.float64)).astype(np.float32)
-    norms[norms == 0] = 1.0
+    """Every row scaled to length 1 (all-zero rows stay zero), as a new float32 array.
+
+    A read-only memory-mapped ``rows`` is handed back to the page cache block by
+    block, so the process never holds the raw table and the unit table at once
+    (rows read later simply map in again).
+    """
     unit = np.empty(rows.shape, dtype=np.float32)
-    np.divide(rows, norms[:, None], out=unit)
+    release = _page_releaser(rows)
+    for start in range(0, rows.shape[0], _BLOCK_ROWS):
+        block = rows[start : start + _BLOCK_ROWS]
+        # einsum gives the squared norms without a block-sized temporary.
+        norms = np.sqrt(np.einsum("ij,ij->i", block, block, dtype=np.float64)).astype(np.float32)
+        norms[norms == 0] = 1.0
+        np.divide(block, norms[:, None], out=unit[start : start + _BLOCK_ROWS])
+        release(block)
     return unit
+
+
+def _page_releaser(rows: np.ndarray):  # type: ignore[no-untyped-def]
+    """A function that drops a block's pages from this process when ``rows`` is a read-only file map."""
+    import mmap
+
+    mapping = getattr(rows, "_mmap", None)
+    if (
+        not isinstance(rows, np.memmap)
+        or getattr(rows, "mode", None) != "r"
+        or not isinstance(mapping, mmap.mmap)
+        or not hasattr(mmap, "MADV_DONTNEED")
+        or not rows.flags.c_contiguous
+    ):
+        return lambda block: None
+    # np.memmap maps from the allocation boundary below its offset.
+    base = rows.ctypes.data - rows.offset % mmap.ALLOCATIONGRANULARITY
+    size, page = len(mapping), mmap.PAGESIZE
+
+    def release(block: np.ndarray) -> None:
+        start = (block.ctypes.data - base) // page * page
+        end = min(size, block.ctypes.data - base + block.nbytes)
+        try:
+            # The file is only read, never written: dropped pages come back from the page cache.
+            mapping.madvise(mmap.MADV_DONTNEED, start, end - start)
+        except (OSError, ValueError):
+            pass
+
+    return release
 
 
 def unit_vector(vector: np.ndarray) -> np.ndarray:
