@@ -1,4 +1,4 @@
-"""Render resources/embedexplorer.svg into the PNG, .ico and .icns files the platforms need.
+"""Render resources/icons/embedexplorer.svg into the PNG, .ico and .icns files the platforms need.
 
 Uses only PySide6 (QtSvg is in PySide6-Essentials), so it runs wherever the app runs:
 ``QT_QPA_PLATFORM=offscreen python packaging/render_icons.py``.  The outputs are committed;
@@ -19,7 +19,7 @@ from PySide6.QtGui import QGuiApplication, QImage, QPainter  # noqa: E402
 from PySide6.QtSvg import QSvgRenderer  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-SVG = ROOT / "resources" / "embedexplorer.svg"
+SVG = ROOT / "resources" / "icons" / "embedexplorer.svg"
 OUT = ROOT / "resources" / "icons"
 PNG_SIZES = (16, 24, 32, 48, 64, 128, 256, 512)
 ICO_SIZES = (16, 24, 32, 48, 64, 128, 256)

