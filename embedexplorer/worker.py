@@ -225,9 +225,7 @@ class TableWorker(QObject):
             table = self._require_table()
             a, b = table.query(first), table.query(other)
             value = table.cosine(a.id, b.id)
-            self.cosine_ready.emit(
-                request_id, CosineResult(a.token, b.token, value, table.baseline_cosine, b.note)
-            )
+            self.cosine_ready.emit(request_id, CosineResult(a.token, b.token, value, table.baseline_cosine, b.note))
 
         self._run("cosine", request_id, work)
 
@@ -293,15 +291,15 @@ class WorkerClient(QObject):
         self._compare.connect(self.worker.compare)
         self._map.connect(self.worker.build_map)
 
+        # Answers connect to slots of this object, so they are queued into the GUI thread and
+        # the staleness check runs there, when the answer would be shown.
         self.worker.load_progress.connect(self._on_load_progress)
-        self.worker.table_loaded.connect(lambda rid, r: self._deliver("load", rid, self.table_loaded, r))
-        self.worker.tokens_ready.connect(lambda rid, r: self._deliver("tokens", rid, self.tokens_ready, r))
-        self.worker.row_ready.connect(lambda rid, r: self._deliver("row", rid, self.row_ready, r))
-        self.worker.neighbours_ready.connect(
-            lambda rid, r: self._deliver("neighbours", rid, self.neighbours_ready, r)
-        )
-        self.worker.cosine_ready.connect(lambda rid, r: self._deliver("cosine", rid, self.cosine_ready, r))
-        self.worker.map_ready.connect(lambda rid, r: self._deliver("map", rid, self.map_ready, r))
+        self.worker.table_loaded.connect(self._on_table_loaded)
+        self.worker.tokens_ready.connect(self._on_tokens_ready)
+        self.worker.row_ready.connect(self._on_row_ready)
+        self.worker.neighbours_ready.connect(self._on_neighbours_ready)
+        self.worker.cosine_ready.connect(self._on_cosine_ready)
+        self.worker.map_ready.connect(self._on_map_ready)
         self.worker.failed.connect(self._on_failed)
         self.thread.start()
 
@@ -350,10 +348,36 @@ class WorkerClient(QObject):
         if self._latest.get(kind) == request_id:
             signal.emit(result)
 
+    @Slot(int, object)
+    def _on_table_loaded(self, request_id: int, result: Any) -> None:
+        self._deliver("load", request_id, self.table_loaded, result)
+
+    @Slot(int, object)
+    def _on_tokens_ready(self, request_id: int, result: Any) -> None:
+        self._deliver("tokens", request_id, self.tokens_ready, result)
+
+    @Slot(int, object)
+    def _on_row_ready(self, request_id: int, result: Any) -> None:
+        self._deliver("row", request_id, self.row_ready, result)
+
+    @Slot(int, object)
+    def _on_neighbours_ready(self, request_id: int, result: Any) -> None:
+        self._deliver("neighbours", request_id, self.neighbours_ready, result)
+
+    @Slot(int, object)
+    def _on_cosine_ready(self, request_id: int, result: Any) -> None:
+        self._deliver("cosine", request_id, self.cosine_ready, result)
+
+    @Slot(int, object)
+    def _on_map_ready(self, request_id: int, result: Any) -> None:
+        self._deliver("map", request_id, self.map_ready, result)
+
+    @Slot(int, int, int, str)
     def _on_load_progress(self, request_id: int, done: int, total: int, message: str) -> None:
         if self._latest.get("load") == request_id:
             self.load_progress.emit(done, total, message)
 
+    @Slot(int, str, str, str)
     def _on_failed(self, request_id: int, kind: str, message: str, error_type: str) -> None:
         if self._latest.get(kind) == request_id:
             self.failed.emit(kind, message, error_type)

@@ -59,11 +59,13 @@ class MainWindow(QMainWindow):
         self.left.addWidget(self.neighbours_pane)
         self.left.setStretchFactor(0, 2)
         self.left.setStretchFactor(1, 3)
+        self.left.setSizes([320, 440])
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(self.left)
         self.splitter.addWidget(self.map_view)
         self.splitter.setStretchFactor(0, 2)
         self.splitter.setStretchFactor(1, 3)
+        self.splitter.setSizes([520, 840])
         self.splitter.setChildrenCollapsible(False)
 
         central = QWidget()
@@ -108,9 +110,7 @@ class MainWindow(QMainWindow):
         self.open_folder_action = file_menu.addAction("&Open model folder...", self.choose_model_folder)
         self.open_folder_action.setShortcut(QKeySequence.StandardKey.Open)
         file_menu.addAction("Open &Hugging Face model...", self.choose_hub_model)
-        file_menu.addAction(
-            "Use the &bundled model (all-MiniLM-L6-v2)", lambda: self.open_model(BUNDLED_LABEL)
-        )
+        file_menu.addAction("Use the &bundled model (all-MiniLM-L6-v2)", lambda: self.open_model(BUNDLED_LABEL))
         self.recent_menu = file_menu.addMenu("&Recent models")
         self.download_action = file_menu.addAction("&Download model...", self.choose_download)
         file_menu.addSeparator()
@@ -124,9 +124,7 @@ class MainWindow(QMainWindow):
         view_menu = self.menuBar().addMenu("&View")
         focus = view_menu.addAction("Focus the &text", self.focus_input)
         focus.setShortcut(QKeySequence("Ctrl+L"))
-        compare = view_menu.addAction(
-            "&Compare with another word", self.neighbours_pane.compare_input.setFocus
-        )
+        compare = view_menu.addAction("&Compare with another word", self.neighbours_pane.compare_input.setFocus)
         compare.setShortcut(QKeySequence("Ctrl+K"))
         copy_row = view_menu.addAction("Copy the selected &row", self.row_view.copy_row)
         copy_row.setShortcut(QKeySequence("Ctrl+Shift+C"))
@@ -231,9 +229,7 @@ class MainWindow(QMainWindow):
         self.facts = loaded.facts
         self.progress.hide()
         facts = loaded.facts
-        positions = (
-            f"{facts['position_rows']:,} position rows" if facts["position_rows"] else "no position table"
-        )
+        positions = f"{facts['position_rows']:,} position rows" if facts["position_rows"] else "no position table"
         self.facts_label.setText(
             f"{loaded.name}: {facts['rows']:,} rows x {facts['width']:,} = {facts['table_weights']:,} weights, "
             f"{facts['share']:.1%} of the model ({facts['model_weights']:,}); {positions}"
@@ -351,9 +347,7 @@ class MainWindow(QMainWindow):
             path += ".png"
         width = self.settings.export_width
         if path.lower().endswith(".png"):
-            width, ok = QInputDialog.getInt(
-                self, "Export the map", "Width in pixels:", width, 200, 20000, 100
-            )
+            width, ok = QInputDialog.getInt(self, "Export the map", "Width in pixels:", width, 200, 20000, 100)
             if not ok:
                 return
             self.settings.export_width = width

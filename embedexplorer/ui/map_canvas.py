@@ -40,6 +40,8 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         side.layout.setRowStretchFactor(1, 10)
         side.setMaximumWidth(140)
         self.ci.layout.setColumnStretchFactor(0, 10)
+        self._legend_column = side
+        self.show_legend(False)  # on screen the family panel is the legend; pictures get this one
         self.caption = pg.LabelItem(justify="left")
         self.addItem(self.caption, row=1, col=0, colspan=2)
         self._family_items: dict[str, pg.ScatterPlotItem] = {}
@@ -168,9 +170,7 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             self._highlight_item.setData(x=[], y=[])
 
     # ----- the selected token -------------------------------------------------------------
-    def set_selection(
-        self, token: str, at: tuple[float, float] | None, neighbours: list[tuple[float, float]]
-    ) -> None:
+    def set_selection(self, token: str, at: tuple[float, float] | None, neighbours: list[tuple[float, float]]) -> None:
         if at is None:
             self.clear_selection()
             return
@@ -199,13 +199,23 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         self.caption.setAttr("color", foreground.name())
         self.caption.setText(self.caption.text)
 
+    def show_legend(self, visible: bool) -> None:
+        self._legend_column.setVisible(visible)
+        self._legend_column.setMaximumWidth(140 if visible else 0)
+        self.ci.layout.activate()
+
     def render_image(self, width: int) -> QImage:
         """The whole map (legend and caption included) as an image ``width`` pixels wide."""
         from pyqtgraph.exporters import ImageExporter
 
-        exporter = ImageExporter(self.ci)
-        exporter.parameters()["width"] = int(width)
-        image = exporter.export(toBytes=True)
+        on_screen = self._legend_column.isVisible()
+        self.show_legend(True)
+        try:
+            exporter = ImageExporter(self.ci)
+            exporter.parameters()["width"] = int(width)
+            image = exporter.export(toBytes=True)
+        finally:
+            self.show_legend(on_screen)
         if image is None or image.isNull():
             raise OSError("The map could not be drawn into an image.")
         return image
@@ -233,6 +243,8 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         from PySide6.QtGui import QPainter
         from PySide6.QtSvg import QSvgGenerator
 
+        on_screen = self._legend_column.isVisible()
+        self.show_legend(True)
         source = self.ci.sceneBoundingRect()
         data = QByteArray()
         buffer = QBuffer(data)
@@ -247,6 +259,7 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             self.scene().render(painter, QRectF(0, 0, source.width(), source.height()), source)
         finally:
             painter.end()
+            self.show_legend(on_screen)
         buffer.close()
         atomic_write_bytes(path, bytes(data.data()))
 

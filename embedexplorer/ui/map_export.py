@@ -20,6 +20,7 @@ def export_family_map_png(family_map: Any, model_name: str, path: str | Path, wi
     canvas = MapCanvas()
     canvas.resize(1000, 760)
     canvas.set_map(family_map, model_name)
+    canvas.show_legend(True)
     app.processEvents()
     try:
         canvas.export_png(path, width=width)

@@ -38,9 +38,7 @@ class MessageBar(QFrame):
         self, text: str, level: str = "error", action: tuple[str, Callable[[], None]] | None = None
     ) -> None:
         self.level = level
-        self.setStyleSheet(
-            f"MessageBar {{{_STYLES[level]}}} QLabel {{ border: none; background: transparent; }}"
-        )
+        self.setStyleSheet(f"MessageBar {{{_STYLES[level]}}} QLabel {{ border: none; background: transparent; }}")
         self.label.setText(text)
         if action:
             self.action_button.setText(action[0])

@@ -138,9 +138,7 @@ class NeighboursPane(QWidget):
             identifier.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             cosine = QTableWidgetItem(f"{neighbour['cosine']:.3f}")
             cosine.setData(COSINE_ROLE, float(neighbour["cosine"]))
-            cosine.setToolTip(
-                f"cosine {neighbour['cosine']:.4f}; unrelated tokens here average {result.baseline:.3f}"
-            )
+            cosine.setToolTip(f"cosine {neighbour['cosine']:.4f}; unrelated tokens here average {result.baseline:.3f}")
             for column, item in enumerate((token, identifier, cosine)):
                 self.table.setItem(row, column, item)
         note = f"<br>{result.note}" if result.note else ""

@@ -54,9 +54,7 @@ class RowView(QWidget):
 
         self.show_position = QCheckBox("Position row and sum")
         self.show_position.setChecked(True)
-        self.show_position.setToolTip(
-            "Also draw the row of the token's place in the text, and the sum of both"
-        )
+        self.show_position.setToolTip("Also draw the row of the token's place in the text, and the sum of both")
         self.show_position.toggled.connect(lambda _on: self._redraw())
         self.copy_button = QPushButton("Copy row")
         self.copy_button.setToolTip("Copy every number of the token's row to the clipboard")
@@ -109,9 +107,7 @@ class RowView(QWidget):
         x = np.arange(len(result.row))
         with_position = self.show_position.isChecked() and result.position_row is not None
         self._curves["token"].setData(x, result.row)
-        self._curves["position"].setData(
-            x if with_position else [], result.position_row if with_position else []
-        )
+        self._curves["position"].setData(x if with_position else [], result.position_row if with_position else [])
         self._curves["sum"].setData(x if with_position else [], result.combined if with_position else [])
         for name, curve in self._curves.items():
             self.legend.removeItem(curve)

@@ -44,9 +44,7 @@ class TokenPane(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.input = QLineEdit()
-        self.input.setPlaceholderText(
-            'Type a word or a sentence, e.g. " Paris" or "The capital of France is"'
-        )
+        self.input.setPlaceholderText('Type a word or a sentence, e.g. " Paris" or "The capital of France is"')
         self.input.setClearButtonEnabled(True)
         self.input.setAccessibleName("text to split into tokens")
         font = self.input.font()
@@ -73,8 +71,8 @@ class TokenPane(QWidget):
         scroll.setWidget(self._chips_host)
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
-        scroll.setMaximumHeight(130)
-        scroll.setMinimumHeight(62)
+        scroll.setMaximumHeight(104)
+        scroll.setMinimumHeight(54)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
 
         layout = QVBoxLayout(self)

@@ -27,16 +27,17 @@ def open_model(qtbot, window, spec: str) -> None:  # type: ignore[no-untyped-def
 
 def type_text(qtbot, window, text: str) -> object:  # type: ignore[no-untyped-def]
     """Type into the text field; return the neighbours of the token the pane then selects."""
-    window.token_pane.input.clear()
-    with qtbot.waitSignal(
-        window.client.tokens_ready, timeout=ANSWER_TIMEOUT_MS, check_params_cb=lambda r: r.text == text
-    ):
-        qtbot.keyClicks(window.token_pane.input, text)
-    selected = window.token_pane.chips[window.token_pane.selected_index()].token["id"]
-    with qtbot.waitSignal(
-        window.client.neighbours_ready,
-        timeout=ANSWER_TIMEOUT_MS,
-        check_params_cb=lambda r: r.query["id"] == selected,
-    ) as blocker:
-        pass
-    return blocker.args[0]
+    answers: list[object] = []
+    window.client.neighbours_ready.connect(answers.append)
+    try:
+        window.token_pane.input.clear()
+        with qtbot.waitSignal(
+            window.client.tokens_ready, timeout=ANSWER_TIMEOUT_MS, check_params_cb=lambda r: r.text == text
+        ):
+            qtbot.keyClicks(window.token_pane.input, text)
+        selected = window.token_pane.chips[window.token_pane.selected_index()].token["id"]
+        # The answer may arrive in the same event pass as the tokens: record, then look.
+        qtbot.waitUntil(lambda: any(a.query["id"] == selected for a in answers), timeout=ANSWER_TIMEOUT_MS)
+    finally:
+        window.client.neighbours_ready.disconnect(answers.append)
+    return next(a for a in reversed(answers) if a.query["id"] == selected)

@@ -23,14 +23,10 @@ def test_chapter_sentence_shows_five_chips_with_ids(qtbot, window, gpt2_folder) 
     assert "38,597,376" in window.facts_label.text()
 
 
-def test_clicking_a_chip_shows_the_engines_neighbours_and_rows(
-    qtbot, window, gpt2_folder, gpt2_table
-) -> None:
+def test_clicking_a_chip_shows_the_engines_neighbours_and_rows(qtbot, window, gpt2_folder, gpt2_table) -> None:
     open_model(qtbot, window, str(gpt2_folder))
     type_text(qtbot, window, "The capital of France is")
-    with qtbot.waitSignals(
-        [window.client.neighbours_ready, window.client.row_ready], timeout=ANSWER_TIMEOUT_MS
-    ):
+    with qtbot.waitSignals([window.client.neighbours_ready, window.client.row_ready], timeout=ANSWER_TIMEOUT_MS):
         qtbot.mouseClick(window.token_pane.chips[3], Qt.MouseButton.LeftButton)
     expected = gpt2_table.neighbours(4881, k=window.neighbours_pane.k_box.value()).neighbours
     assert window.neighbours_pane.neighbour_tokens() == [n.token for n in expected]
@@ -106,11 +102,15 @@ def test_only_the_newest_answer_is_shown(qtbot, window) -> None:
 def test_k_and_double_click_and_compare(qtbot, window) -> None:
     open_model(qtbot, window, "bundled")
     type_text(qtbot, window, "paris")
-    with qtbot.waitSignal(window.client.neighbours_ready, timeout=ANSWER_TIMEOUT_MS):
+    with qtbot.waitSignal(
+        window.client.neighbours_ready, timeout=ANSWER_TIMEOUT_MS, check_params_cb=lambda r: len(r.neighbours) == 12
+    ):
         window.neighbours_pane.k_box.setValue(12)
     assert window.neighbours_pane.table.rowCount() == 12
     first = window.neighbours_pane.neighbour_tokens()[0]
-    with qtbot.waitSignal(window.client.neighbours_ready, timeout=ANSWER_TIMEOUT_MS) as blocker:
+    with qtbot.waitSignal(
+        window.client.neighbours_ready, timeout=ANSWER_TIMEOUT_MS, check_params_cb=lambda r: r.query["token"] == first
+    ) as blocker:
         window.neighbours_pane.table.cellDoubleClicked.emit(0, 0)
     assert blocker.args[0].query["token"] == first
     with qtbot.waitSignal(window.client.cosine_ready, timeout=ANSWER_TIMEOUT_MS) as blocker:
