@@ -140,6 +140,7 @@ _PRUNE_PARTS = (
     "PySide6/Qt/plugins/platforms/libqminimalegl",
     "PySide6/Qt/plugins/platforms/libqvkkhrdisplay",
     "PySide6/Qt/plugins/imageformats/libqpdf",
+    "PySide6/Qt/plugins/generic/libqtuiotouchplugin",  # needs QtNetwork
     "PySide6/Qt/lib/libQt6Pdf",
     "PySide6/Qt/lib/libQt6Qml",
     "PySide6/Qt/lib/libQt6Quick",
@@ -163,7 +164,9 @@ def prune(toc):  # type: ignore[no-untyped-def]
     kept = []
     for entry in toc:
         dest = entry[0].replace(os.sep, "/")
-        if any(part in dest for part in _PRUNE_PARTS):
+        # a SYMLINK entry's source is the path it points to inside the bundle
+        target = entry[1].replace(os.sep, "/") if len(entry) > 2 and entry[2] == "SYMLINK" else ""
+        if any(part in dest or (target and part in target) for part in _PRUNE_PARTS):
             continue
         kept.append(entry)
     return type(toc)(kept) if not isinstance(toc, list) else kept

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Smoke-test the frozen Linux app the way a person would meet it: no network, no Hugging Face
+# cache, a clean environment.
+#   1. --self-test under QT_QPA_PLATFORM=offscreen
+#   2. --self-test on a real X server (xvfb-run, platform xcb)
+#   3. if the archive is there: install.sh into a scratch home, validate the installed .desktop
+#      entry, check that Exec starts, then uninstall and check that nothing is left.
+# Each run sits inside `timeout`. Fails unless every step passes and each self-test wrote a PNG.
+# Usage: bash packaging/smoke-linux.sh [path/to/EmbedExplorer]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+BIN="$(realpath "${1:-dist/EmbedExplorer/EmbedExplorer}")"
+TIMEOUT_S="${SMOKE_TIMEOUT_S:-180}"
+VERSION="$(sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml | head -1)"
+ARCHIVE="dist/EmbedExplorer-$VERSION-linux-$(uname -m).tar.gz"
+SCRATCH="$(mktemp -d)"
+trap 'rm -rf "$SCRATCH"' EXIT
+failures=0
+
+if [ ! -x "$BIN" ]; then
+  echo "smoke: $BIN not found; build it first with: bash packaging/build-linux.sh" >&2
+  exit 1
+fi
+
+# A clean environment: nothing from the build's Python, an empty HF cache, offline.
+clean_env=(env -i "PATH=/usr/local/bin:/usr/bin:/bin" "HOME=$SCRATCH/home" "LANG=C.UTF-8"
+  "HF_HOME=$SCRATCH/hf" "HF_HUB_OFFLINE=1" "XDG_CONFIG_HOME=$SCRATCH/config"
+  "XDG_CACHE_HOME=$SCRATCH/cache" "XDG_RUNTIME_DIR=$SCRATCH/runtime" "TMPDIR=$SCRATCH/tmp")
+mkdir -p "$SCRATCH/home" "$SCRATCH/hf" "$SCRATCH/config" "$SCRATCH/cache" "$SCRATCH/tmp"
+mkdir -m 700 "$SCRATCH/runtime"
+
+is_png() { [ -s "$1" ] && [ "$(head -c 4 "$1" | od -An -tx1 | tr -d ' \n')" = "89504e47" ]; }
+
+self_test() {  # self_test NAME COMMAND...
+  local name="$1"; shift
+  local out="$SCRATCH/$name.out" err="$SCRATCH/$name.err" started=$SECONDS
+  "$@" >"$out" 2>"$err"
+  local rc=$?
+  local json png
+  json="$(grep '^{' "$out" | tail -1)"
+  png="$(printf '%s' "$json" | sed -n 's/.*"png": *"\([^"]*\)".*/\1/p')"
+  if [ "$rc" -eq 0 ] && [ -n "$png" ] && is_png "$png"; then
+    echo "PASS $name ($((SECONDS - started)) s): $json"
+  else
+    [ "$rc" -eq 124 ] && echo "FAIL $name: timed out after $TIMEOUT_S s" >&2
+    echo "FAIL $name: exit $rc, png '${png:-none}'" >&2
+    echo "  stdout: $(tail -c 2000 "$out")" >&2
+    echo "  stderr: $(tail -c 2000 "$err")" >&2
+    failures=$((failures + 1))
+  fi
+}
+
+self_test offscreen "${clean_env[@]}" QT_QPA_PLATFORM=offscreen \
+  timeout "$TIMEOUT_S" "$BIN" --self-test
+
+if command -v xvfb-run >/dev/null 2>&1; then
+  self_test xvfb "${clean_env[@]}" QT_QPA_PLATFORM=xcb \
+    timeout "$TIMEOUT_S" xvfb-run -a -s "-screen 0 1280x1024x24" "$BIN" --self-test
+else
+  echo "FAIL xvfb: xvfb-run is not installed (apt-get install xvfb xauth)" >&2
+  failures=$((failures + 1))
+fi
+
+if [ -f "$ARCHIVE" ]; then
+  home="$SCRATCH/install-home"
+  mkdir -p "$home"
+  tar -xzf "$ARCHIVE" -C "$SCRATCH"
+  unpacked="$SCRATCH/$(basename "$ARCHIVE" .tar.gz)"
+  desktop="$home/.local/share/applications/embedexplorer.desktop"
+  if HOME="$home" XDG_DATA_HOME= timeout "$TIMEOUT_S" bash "$unpacked/install.sh" >"$SCRATCH/install.out" 2>&1 \
+     && [ -f "$desktop" ]; then
+    if command -v desktop-file-validate >/dev/null 2>&1; then
+      if desktop-file-validate "$desktop"; then
+        echo "PASS desktop-file-validate $desktop"
+      else
+        echo "FAIL desktop-file-validate $desktop" >&2
+        failures=$((failures + 1))
+      fi
+    else
+      echo "FAIL desktop-file-validate is not installed (apt-get install desktop-file-utils)" >&2
+      failures=$((failures + 1))
+    fi
+    exec_line="$(sed -n 's/^Exec=//p' "$desktop" | tr -d '"')"
+    icon_line="$(sed -n 's/^Icon=//p' "$desktop")"
+    grep -q '^StartupWMClass=EmbedExplorer$' "$desktop" || { echo "FAIL no StartupWMClass" >&2; failures=$((failures + 1)); }
+    case "$exec_line" in /*) ;; *) echo "FAIL Exec is not absolute: $exec_line" >&2; failures=$((failures + 1)) ;; esac
+    [ -f "$icon_line" ] || { echo "FAIL Icon file missing: $icon_line" >&2; failures=$((failures + 1)); }
+    # What a double-click runs: the Exec line, as the desktop would, offline and headless.
+    self_test installed "${clean_env[@]}" QT_QPA_PLATFORM=offscreen \
+      timeout "$TIMEOUT_S" "$exec_line" --self-test
+    HOME="$home" XDG_DATA_HOME= bash "$home/.local/share/embedexplorer/uninstall.sh" >"$SCRATCH/uninstall.out" 2>&1
+    # update-desktop-database and gtk-update-icon-cache leave shared caches; those are not ours.
+    left="$(find "$home/.local" -type f ! -name mimeinfo.cache ! -name icon-theme.cache 2>/dev/null | head -5)"
+    if [ -z "$left" ]; then
+      echo "PASS install.sh and uninstall.sh (nothing left behind)"
+    else
+      echo "FAIL uninstall left files behind: $left" >&2
+      failures=$((failures + 1))
+    fi
+  else
+    echo "FAIL install.sh: $(tail -c 2000 "$SCRATCH/install.out")" >&2
+    failures=$((failures + 1))
+  fi
+else
+  echo "skip install check: $ARCHIVE not built"
+fi
+
+if [ "$failures" -ne 0 ]; then
+  echo "SMOKE FAILED: $failures check(s) failed" >&2
+  exit 1
+fi
+echo "smoke passed"
