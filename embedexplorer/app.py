@@ -32,9 +32,7 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
 
 
 def _headless_if_needed() -> None:
-    if sys.platform.startswith("linux") and not (
-        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
-    ):
+    if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
@@ -73,7 +71,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     window = create_window(args.settings)
     window.show()
     window.open_model(args.model if args.model is not None else window.settings.model)
-    return int(app.exec())
+    status = int(app.exec())
+    if window.worker_stuck:
+        sys.stdout.flush()
+        os._exit(status)  # the worker is blocked in I/O; settings are already saved
+    return status
 
 
 def self_test(model: str | None = None) -> int:

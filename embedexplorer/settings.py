@@ -17,7 +17,8 @@ DEFAULTS: dict[str, Any] = {
     "text": " Paris",
     "export_width": 1600,
     "export_dir": "",
-    "families_file": "",
+    "families_file": "",  # empty: the chapter's families
+    "multi_token": "average",
 }
 
 
@@ -99,6 +100,23 @@ class Settings:
     @export_dir.setter
     def export_dir(self, value: str) -> None:
         self._store.setValue("export_dir", value)
+
+    @property
+    def families_file(self) -> str:
+        return str(self._get("families_file") or "")
+
+    @families_file.setter
+    def families_file(self, value: str) -> None:
+        self._store.setValue("families_file", value)
+
+    @property
+    def multi_token(self) -> str:
+        value = str(self._get("multi_token"))
+        return value if value in ("average", "skip") else "average"
+
+    @multi_token.setter
+    def multi_token(self, value: str) -> None:
+        self._store.setValue("multi_token", value)
 
     def geometry(self, key: str) -> QByteArray | None:
         value = self._store.value(key)

@@ -43,6 +43,10 @@ class MainWindow(QMainWindow):
         self.loaded = False
         self._pending_model = ""
         self._selected: tuple[int, int, str] | None = None
+        self.families_file = settings.families_file  # "" means the chapter's families
+        self._requested_families = self.families_file
+        self.family_map: Any = None
+        self.worker_stuck = False
         self.facts: dict[str, Any] = {}
         self.setWindowTitle("EmbedExplorer")
         self.setAcceptDrops(True)
@@ -120,6 +124,21 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         quit_action = file_menu.addAction("&Quit", self.close)
         quit_action.setShortcut(QKeySequence("Ctrl+Q"))
+
+        map_menu = self.menuBar().addMenu("&Map")
+        map_menu.addAction("&Load families file...", self.choose_families_file)
+        map_menu.addAction("Use the &chapter's families", lambda: self.use_families(""))
+        map_menu.addAction("&Save families as...", self.save_families_dialog)
+        map_menu.addSeparator()
+        multi = map_menu.addMenu("Words of several &tokens")
+        self.multi_token_actions = {}
+        for mode, label in (("average", "&Average their rows"), ("skip", "&Leave them off the map")):
+            action = multi.addAction(label, lambda m=mode: self.set_multi_token(m))
+            action.setCheckable(True)
+            action.setChecked(self.settings.multi_token == mode)
+            self.multi_token_actions[mode] = action
+        map_menu.addSeparator()
+        map_menu.addAction(self.export_action)
 
         view_menu = self.menuBar().addMenu("&View")
         focus = view_menu.addAction("Focus the &text", self.focus_input)
@@ -242,7 +261,7 @@ class MainWindow(QMainWindow):
         self.model_box.setEditText(self._pending_model or loaded.name)
         self.row_view.clear()
         self.neighbours_pane.clear()
-        self.client.build_map(None)
+        self._request_map()
         self.token_pane.flush()
         self.statusBar().showMessage(f"Opened {loaded.name} in {loaded.seconds:.2f} s", 5000)
 
@@ -300,7 +319,63 @@ class MainWindow(QMainWindow):
         self.neighbours_pane.show_neighbours(result, [n["text"] for n in result.neighbours])
         self.map_view.show_selection(result.query["token"], result.map_query, result.map_neighbours)
 
+    # ----- families -----------------------------------------------------------------------
+    def _request_map(self) -> None:
+        self.client.build_map(self._requested_families or None, self.settings.multi_token)
+
+    def use_families(self, path: str) -> None:
+        """Draw the map with another families file; the current one stays if that fails."""
+        self._requested_families = path
+        if self.loaded:
+            self._request_map()
+
+    def choose_families_file(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Load a families file", self.families_file or str(Path.home()), "Families (*.json)"
+        )
+        if path:
+            self.use_families(path)
+
+    def set_multi_token(self, mode: str) -> None:
+        self.settings.multi_token = mode
+        for name, action in self.multi_token_actions.items():
+            action.setChecked(name == mode)
+        if self.loaded:
+            self._request_map()
+
+    def save_families_dialog(self) -> None:
+        if self.family_map is None:
+            return
+        path, _ = QFileDialog.getSaveFileName(
+            self,
+            "Save the families",
+            str(Path(self.settings.export_dir or Path.home()) / "families.json"),
+            "Families (*.json)",
+        )
+        if path:
+            self.save_families(path)
+
+    def save_families(self, path: str) -> bool:
+        """Write the families on the map as a JSON file (atomically: never half a file)."""
+        from ..core.maps import save_families
+
+        families: dict[str, list[str]] = {}
+        for point in self.family_map.points:
+            families.setdefault(point.family, []).append(point.word)
+        try:
+            save_families(families, path)
+        except OSError as exc:
+            self.message_bar.show_message(
+                f"The families were not saved to {path}: {exc.strerror or exc}. Nothing was overwritten.", "error"
+            )
+            return False
+        self.statusBar().showMessage(f"Families saved to {path}", 6000)
+        return True
+
     def _on_map_ready(self, family_map: Any) -> None:
+        self.family_map = family_map
+        self.families_file = self._requested_families
+        self.settings.families_file = self.families_file
         self.map_view.show_map(family_map, self.model_name)
         self.export_action.setEnabled(True)
         if self._selected:  # place the selection on the new map
@@ -328,6 +403,10 @@ class MainWindow(QMainWindow):
             self.token_pane.show_message(message)
         elif kind == "cosine":
             self.neighbours_pane.compare_result.setText(message)
+        elif kind == "map":
+            kept = "The map keeps the families it had." if self.family_map is not None else ""
+            self._requested_families = self.families_file
+            self.message_bar.show_message(f"The families could not be used. {message} {kept}".strip(), "error")
         else:
             self.message_bar.show_message(message, "error")
 
@@ -337,7 +416,11 @@ class MainWindow(QMainWindow):
             return
         start = Path(self.settings.export_dir or Path.home()) / "embedding-map.png"
         path, chosen = QFileDialog.getSaveFileName(
-            self, "Export the map", str(start), "PNG image (*.png);;SVG drawing (*.svg)"
+            self,
+            "Export the map",
+            str(start),
+            "PNG image (*.png);;SVG drawing (*.svg)",
+            options=QFileDialog.Option.DontConfirmOverwrite,  # we ask below, after the suffix is known
         )
         if not path:
             return
@@ -345,6 +428,8 @@ class MainWindow(QMainWindow):
             path += ".svg"
         elif not path.lower().endswith((".png", ".svg")):
             path += ".png"
+        if Path(path).exists() and not self.confirm_overwrite(path):
+            return
         width = self.settings.export_width
         if path.lower().endswith(".png"):
             width, ok = QInputDialog.getInt(self, "Export the map", "Width in pixels:", width, 200, 20000, 100)
@@ -352,6 +437,16 @@ class MainWindow(QMainWindow):
                 return
             self.settings.export_width = width
         self.export_map(path, width)
+
+    def confirm_overwrite(self, path: str) -> bool:
+        answer = QMessageBox.question(
+            self,
+            "Replace the file?",
+            f"{Path(path).name} already exists in {Path(path).parent}. Replace it?",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+            QMessageBox.StandardButton.No,
+        )
+        return answer == QMessageBox.StandardButton.Yes
 
     def export_map(self, path: str, width: int | None = None) -> bool:
         """Write the map; says what happened in the status bar or the message bar."""
@@ -425,7 +520,9 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
         self.save_settings()
-        self.client.shutdown()
+        # A download cannot be interrupted: if the worker does not stop in time, app.main
+        # ends the process once the window has gone, instead of waiting for the network.
+        self.worker_stuck = not self.client.shutdown()
         super().closeEvent(event)
 
 

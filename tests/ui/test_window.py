@@ -171,3 +171,27 @@ def test_self_test_runs_the_whole_app(tmp_path) -> None:
     assert report["ok"] is True
     assert report["map_points"] == 63
     assert report["png_bytes"] > 10_000
+
+
+def test_families_file_bad_then_good_then_saved(qtbot, window, tmp_path) -> None:
+    from embedexplorer.core.maps import load_families
+
+    open_model(qtbot, window, "bundled")
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"families": {"days": ["monday", ', encoding="utf-8")
+    with qtbot.waitSignal(window.client.failed, timeout=ANSWER_TIMEOUT_MS):
+        window.use_families(str(bad))
+    assert "not valid JSON" in window.message_bar.text()
+    assert "keeps the families it had" in window.message_bar.text()
+    assert len(window.map_view.canvas.families) == 8  # the chapter's map is still there
+
+    good = tmp_path / "good.json"
+    good.write_text('{"families": {"days": ["monday", "friday"], "fruit": ["apple", "pear"]}}', encoding="utf-8")
+    with qtbot.waitSignal(window.client.map_ready, timeout=ANSWER_TIMEOUT_MS):
+        window.use_families(str(good))
+    assert window.map_view.canvas.families == ["days", "fruit"]
+    assert window.settings.families_file == str(good)
+
+    saved = tmp_path / "saved.json"
+    assert window.save_families(str(saved))
+    assert load_families(saved) == {"days": ["monday", "friday"], "fruit": ["apple", "pear"]}
