@@ -21,6 +21,11 @@ done
 mkdir -p "$ROOT_DIR/usr/share/icons/hicolor/scalable/apps"
 cp "$RES/icons/embedexplorer.svg" "$ROOT_DIR/usr/share/icons/hicolor/scalable/apps/embedexplorer.svg"
 
+# PyInstaller bundles every library except glibc and the GL/X driver stack, so only those are
+# needed from the system; glibc must be at least the newest symbol version the bundle uses.
+GLIBC="$(find dist/EmbedExplorer -type f \( -name '*.so*' -o -name EmbedExplorer \) -exec objdump -T {} + 2>/dev/null \
+  | grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -Vu | tail -1)"
+GLIBC="${GLIBC:-2.31}"
 INSTALLED_KB="$(du -sk --apparent-size "$ROOT_DIR" | cut -f1)"
 cat > "$ROOT_DIR/DEBIAN/control" <<EOF
 Package: embedexplorer
@@ -29,7 +34,7 @@ Section: science
 Priority: optional
 Architecture: amd64
 Installed-Size: $INSTALLED_KB
-Depends: libc6, libfontconfig1, libfreetype6, libdbus-1-3, libegl1, libgl1, libxkbcommon0, libxkbcommon-x11-0, libxcb-cursor0, libxcb-icccm4, libxcb-keysyms1, libxcb-image0, libxcb-randr0, libxcb-render-util0, libxcb-shape0, libxcb-xinerama0, libxcb-xkb1
+Depends: libc6 (>= $GLIBC), libgl1, libegl1, libxcb1
 Maintainer: EmbedExplorer developers <embedexplorer@localhost>
 Description: look inside a language model's token embedding table
  Type a word and see its tokens and ids, the row of numbers behind each token,
