@@ -25,14 +25,34 @@ def load_families(path: str | Path | None = None) -> Families:
     """Read a families file: {"families": {name: [word, ...]}} (a bare mapping works too)."""
     file = Path(path) if path else default_families_path()
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
+        # utf-8-sig: files saved by Windows editors often start with a byte-order mark.
+        data = json.loads(file.read_text(encoding="utf-8-sig"))
     except OSError as exc:
         raise FamiliesError(f"Cannot read the families file {file}: {exc.strerror or exc}") from exc
     except ValueError as exc:
         raise FamiliesError(f"The families file {file.name} is not valid JSON: {exc}") from exc
     families = data.get("families", data) if isinstance(data, dict) else None
+    return _checked(families, file.name)
+
+
+def load_families_or_default(path: str | Path | None) -> tuple[Families, str]:
+    """The families in ``path``, or the chapter's families and why ``path`` was not used.
+
+    For a window that must always have a map: a broken custom file never leaves it
+    without families, and the message says what is wrong with the file.
+    """
+    if path:
+        try:
+            return load_families(path), ""
+        except FamiliesError as exc:
+            return load_families(), f"{exc} Using the chapter's families instead."
+    return load_families(), ""
+
+
+def _checked(families: object, source: str) -> Families:
+    """Families with the right shape, or a FamiliesError naming ``source``."""
     if not isinstance(families, dict):
-        raise FamiliesError(f"{file.name} must hold an object of family names and word lists.")
+        raise FamiliesError(f"{source} must hold an object of family names and word lists.")
     clean: Families = {}
     for name, words in families.items():
         if str(name).startswith("_"):
@@ -42,17 +62,28 @@ def load_families(path: str | Path | None = None) -> Families:
             or not words
             or not all(isinstance(w, str) and w.strip() for w in words)
         ):
-            raise FamiliesError(f"Family {name!r} in {file.name} must be a list of non-empty words.")
+            raise FamiliesError(f"Family {name!r} in {source} must be a list of non-empty words.")
         clean[str(name)] = list(words)
     if not clean:
-        raise FamiliesError(f"{file.name} has no families.")
+        raise FamiliesError(f"{source} has no families.")
     return clean
 
 
 def save_families(families: Families, path: str | Path) -> None:
-    """Write a families file atomically: readers see the old file or the new one, never half."""
-    payload = json.dumps({"families": families}, indent=2, ensure_ascii=False) + "\n"
-    atomic_write_bytes(path, payload.encode("utf-8"))
+    """Write a families file atomically: readers see the old file or the new one, never half.
+
+    Families that could not be read back are refused before anything is written, and a
+    failed write (no space, no permission) is a FamiliesError with the old file untouched.
+    """
+    target = Path(path)
+    clean = _checked(families, "The families to save")
+    payload = json.dumps({"families": clean}, indent=2, ensure_ascii=False) + "\n"
+    try:
+        atomic_write_bytes(target, payload.encode("utf-8"))
+    except OSError as exc:
+        raise FamiliesError(
+            f"Cannot save the families to {target}: {exc.strerror or exc}. The file there is unchanged."
+        ) from exc
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,9 @@ DOWNLOAD_PATTERNS = [
 
 ProgressCallback = Callable[[int, int, str], None]
 
+# Seconds a download waits on a Hub that accepted the connection but does not answer.
+HUB_TIMEOUT_SECONDS = 20.0
+
 
 @dataclass(frozen=True)
 class ModelSource:
@@ -111,6 +114,7 @@ def download_hub_model(repo_id: str, progress: ProgressCallback | None = None) -
 
     tqdm_class = _progress_tqdm(progress) if progress else None
     try:
+        _bound_hub_waits()
         # huggingface_hub writes each file under a temporary name and renames it when
         # complete, so an interrupted download never looks like a finished one.
         folder = snapshot_download(
@@ -126,6 +130,31 @@ def download_hub_model(repo_id: str, progress: ProgressCallback | None = None) -
     return Path(folder)
 
 
+def _bound_hub_waits() -> None:
+    """Make every Hub request give up after HUB_TIMEOUT_SECONDS of silence.
+
+    huggingface_hub asks for the repository's file list with no timeout at all, so a
+    server that accepts the connection and never answers would hang the download
+    forever. A request hook on its shared client fills in our limit wherever the
+    request has none (file downloads keep their own).
+    """
+    from huggingface_hub import get_session
+
+    session = get_session()
+    hooks = session.event_hooks
+    if _limit_request_wait not in hooks.get("request", []):
+        hooks.setdefault("request", []).append(_limit_request_wait)
+        session.event_hooks = hooks
+
+
+def _limit_request_wait(request: object) -> None:
+    extensions = getattr(request, "extensions", None)
+    if not isinstance(extensions, dict):
+        return
+    limits = {"connect": None, "read": None, "write": None, "pool": None, **(extensions.get("timeout") or {})}
+    extensions["timeout"] = {k: HUB_TIMEOUT_SECONDS if v is None else v for k, v in limits.items()}
+
+
 def _download_failure(repo_id: str, exc: BaseException) -> str:
     """One plain sentence for why a download failed: offline, no such model, or cut off."""
     names = {type(e).__name__ for e in _chain(exc)}
@@ -134,17 +163,17 @@ def _download_failure(repo_id: str, exc: BaseException) -> str:
             f"There is no model '{repo_id}' on the Hugging Face Hub that can be downloaded "
             "without a login. Check the id, or open a local model folder."
         )
+    if names & {"TimeoutException", "ReadTimeout", "WriteTimeout", "PoolTimeout", "TimeoutError"}:
+        return (
+            f"The Hugging Face Hub did not answer within {HUB_TIMEOUT_SECONDS:g} seconds while "
+            f"downloading '{repo_id}'. Try again later, or open a local model folder."
+        )
     if names & {"ConnectError", "ConnectTimeout", "ConnectionError", "OfflineModeIsEnabled"} or (
         "LocalEntryNotFoundError" in names and "connection" in str(exc).lower()
     ):
         return (
             f"Cannot reach the Hugging Face Hub to download '{repo_id}': you seem to be offline. "
             "Open a local model folder instead, or try again when you are online."
-        )
-    if names & {"TimeoutException", "ReadTimeout", "WriteTimeout", "PoolTimeout", "TimeoutError"}:
-        return (
-            f"The Hugging Face Hub did not answer in time while downloading '{repo_id}'. "
-            "Try again later, or open a local model folder."
         )
     return (
         f"The download of '{repo_id}' stopped before it finished ({_short(exc)}). "
@@ -191,6 +220,11 @@ def resolve_source(
         raise ModelNotFoundError(f"{spec} is a file; choose the model folder that contains it.")
     if _looks_like_path(spec):
         raise ModelNotFoundError(f"No such folder: {spec}")
+    if not _valid_hub_id(spec):
+        raise ModelNotFoundError(
+            f"{spec!r} is not a folder or model id that can be opened: a Hugging Face id "
+            "looks like owner/name, for example openai-community/gpt2."
+        )
 
     cached = cached_hub_folder(spec)
     if cached is not None:
@@ -208,6 +242,18 @@ def resolve_source(
             "or open a local model folder."
         )
     return ModelSource("hub", spec, download_hub_model(spec, progress))
+
+
+def _valid_hub_id(spec: str) -> bool:
+    try:
+        from huggingface_hub.utils import HFValidationError, validate_repo_id
+    except ImportError:  # pragma: no cover - huggingface_hub is a dependency
+        return True
+    try:
+        validate_repo_id(spec)
+    except HFValidationError:
+        return False
+    return True
 
 
 def _looks_like_path(spec: str) -> bool:
