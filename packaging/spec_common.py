@@ -126,6 +126,7 @@ EXCLUDES = [
 # inside the bundle, with forward slashes).
 _PRUNE_PARTS = (
     "PySide6/Qt/translations/",
+    "PySide6/translations/",  # where the Windows wheel keeps them
     "PySide6/Qt/plugins/qmltooling/",
     "PySide6/Qt/plugins/sqldrivers/",
     "PySide6/Qt/plugins/designer/",
@@ -175,3 +176,46 @@ def prune(toc):  # type: ignore[no-untyped-def]
 def strip_supported() -> bool:
     """PyInstaller's strip option needs the ``strip`` tool (binutils) and is for Linux only."""
     return sys.platform.startswith("linux")
+
+
+def windows_version_file(target: Path) -> str:
+    """Write the Windows version resource (Explorer's Details tab) and return its path."""
+    parts = [int(p) for p in version().split(".")[:3] if p.isdigit()]
+    four = tuple((parts + [0, 0, 0, 0])[:4])
+    text = f"""VSVersionInfo(
+  ffi=FixedFileInfo(filevers={four}, prodvers={four}, mask=0x3f, flags=0x0, OS=0x40004,
+                    fileType=0x1, subtype=0x0, date=(0, 0)),
+  kids=[
+    StringFileInfo([StringTable('040904B0', [
+      StringStruct('CompanyName', 'EmbedExplorer'),
+      StringStruct('FileDescription', 'EmbedExplorer: look inside a token embedding table'),
+      StringStruct('FileVersion', '{version()}'),
+      StringStruct('InternalName', '{APP_NAME}'),
+      StringStruct('LegalCopyright', 'MIT License'),
+      StringStruct('OriginalFilename', '{APP_NAME}.exe'),
+      StringStruct('ProductName', '{APP_NAME}'),
+      StringStruct('ProductVersion', '{version()}')])]),
+    VarFileInfo([VarStruct('Translation', [1033, 1200])])
+  ]
+)
+"""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    return str(target)
+
+
+def macos_info_plist() -> dict[str, object]:
+    """Info.plist keys for EmbedExplorer.app (PyInstaller fills in the executable and icon)."""
+    return {
+        "CFBundleName": APP_NAME,
+        "CFBundleDisplayName": APP_NAME,
+        "CFBundleIdentifier": BUNDLE_ID,
+        "CFBundleShortVersionString": version(),
+        "CFBundleVersion": version(),
+        "CFBundlePackageType": "APPL",
+        "LSApplicationCategoryType": "public.app-category.education",
+        "LSMinimumSystemVersion": "11.0",
+        "NSHighResolutionCapable": True,
+        "NSRequiresAquaSystemAppearance": False,  # follow dark mode
+        "NSHumanReadableCopyright": "MIT License",
+    }
