@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import os
 import sys
 from collections.abc import Callable
@@ -112,7 +113,12 @@ def download_hub_model(repo_id: str, progress: ProgressCallback | None = None) -
         )
     from huggingface_hub import snapshot_download
 
-    tqdm_class = _progress_tqdm(progress) if progress else None
+    # Progress goes to ``progress`` only, and the hub's retry warnings stay quiet: a
+    # failure is reported once, by us, in one sentence.
+    tqdm_class = _progress_tqdm(progress)
+    hub_logger = logging.getLogger("huggingface_hub")
+    level = hub_logger.level
+    hub_logger.setLevel(logging.ERROR)
     try:
         _bound_hub_waits()
         # huggingface_hub writes each file under a temporary name and renames it when
@@ -122,6 +128,8 @@ def download_hub_model(repo_id: str, progress: ProgressCallback | None = None) -
         )
     except Exception as exc:  # noqa: BLE001 - network errors come in many types
         raise OfflineError(_download_failure(repo_id, exc)) from exc
+    finally:
+        hub_logger.setLevel(level)
     if not snapshot_is_complete(Path(folder)):
         raise OfflineError(
             f"'{repo_id}' was downloaded but has no config.json or no safetensors weights, "
@@ -266,14 +274,29 @@ def _short(exc: BaseException) -> str:
     return text[0][:200] if text else type(exc).__name__
 
 
-def _progress_tqdm(progress: ProgressCallback):  # type: ignore[no-untyped-def]
-    """A tqdm subclass that forwards byte counts to ``progress``."""
+class _Discard:
+    """A file that drops what tqdm draws: progress is shown by the caller's callback."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def _progress_tqdm(progress: ProgressCallback | None):  # type: ignore[no-untyped-def]
+    """A tqdm subclass that draws nothing and forwards byte counts to ``progress``."""
     from tqdm.auto import tqdm
 
     class _Forwarding(tqdm):  # type: ignore[misc]
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            kwargs["file"] = _Discard()
+            super().__init__(*args, **kwargs)
+
         def update(self, n: float | None = 1) -> bool | None:
             shown = super().update(n)
-            progress(int(self.n), int(self.total or 0), str(self.desc or "downloading"))
+            if progress is not None:
+                progress(int(self.n), int(self.total or 0), str(self.desc or "downloading"))
             return shown
 
     return _Forwarding

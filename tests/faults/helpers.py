@@ -25,9 +25,7 @@ from embedexplorer.core.sources import bundled_model_dir
 LOOPBACK = "127.0.0.1"
 
 
-def run_cli(
-    *args: str, env: dict[str, str] | None = None, timeout: float = 120
-) -> subprocess.CompletedProcess[str]:
+def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """``python -m embedexplorer ...`` as a person runs it, with extra environment."""
     return subprocess.run(
         [sys.executable, "-m", "embedexplorer", *args],

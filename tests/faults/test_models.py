@@ -82,8 +82,7 @@ def test_a_tokenizer_with_more_ids_than_rows(broken: dict[str, Path]) -> None:
     with pytest.raises(TokenizerMismatchError) as caught:
         open_table(str(broken["gpt2-tokenizer-minilm-table"]))
     assert str(caught.value) == (
-        "The tokenizer has ids up to 50,256 but the table has only 30,522 rows: "
-        "they do not belong to the same model."
+        "The tokenizer has ids up to 50,256 but the table has only 30,522 rows: they do not belong to the same model."
     )
 
 
@@ -107,9 +106,7 @@ def test_every_failure_is_an_embedexplorer_error_with_one_line(broken: dict[str,
 def test_a_model_without_a_position_table_opens_and_says_so(rotary_table) -> None:  # type: ignore[no-untyped-def]
     facts = rotary_table.facts()
     assert facts.position_rows is None
-    assert facts.position_note == (
-        "no position table: the model marks positions by rotating rows (rotary embeddings)"
-    )
+    assert facts.position_note == ("no position table: the model marks positions by rotating rows (rotary embeddings)")
     assert (facts.rows, facts.width) == (30522, 16)
     # the q_proj and norm weights count; the inv_freq buffer does not; lm_head is untied here
     assert facts.model_weights == 2 * 30522 * 16 + 16 * 16 + 16
