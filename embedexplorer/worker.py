@@ -158,21 +158,9 @@ class TableWorker(QObject):
     @Slot(int, str)
     def tokenize(self, request_id: int, text: str) -> None:
         def work() -> None:
-            table = self._require_table()
-            tokens = table.encode(text)
-            shown = tokens[:MAX_SHOWN_TOKENS]
-            notes = []
-            if len(tokens) > len(shown):
-                notes.append(f"Showing the first {len(shown):,} of {len(tokens):,} tokens.")
-            positions = table.positions
-            if positions is not None and len(tokens) > positions.shape[0]:
-                notes.append(
-                    f"The text is {len(tokens):,} tokens, but the position table has "
-                    f"{positions.shape[0]:,} rows: there is no row for position {positions.shape[0] + 1:,}, "
-                    f"so the model reads only the first {positions.shape[0]:,} tokens."
-                )
-            chips = [{"id": t.id, "token": t.token, "text": t.text} for t in shown]
-            self.tokens_ready.emit(request_id, TokensResult(text, chips, len(tokens), " ".join(notes)))
+            report = self._require_table().tokenize(text, max_shown=MAX_SHOWN_TOKENS)
+            chips = [{"id": t.id, "token": t.token, "text": t.text} for t in report.tokens]
+            self.tokens_ready.emit(request_id, TokensResult(text, chips, report.count, report.note))
 
         self._run("tokens", request_id, work)
 

@@ -4,35 +4,36 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
-    QButtonGroup,
-    QFrame,
+    QAbstractItemView,
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QScrollArea,
-    QToolButton,
+    QListView,
+    QListWidget,
+    QListWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
-from .flow_layout import FlowLayout
-
 TYPING_PAUSE_MS = 120  # wait for a pause in typing before asking the worker
+TOKEN_ROLE = Qt.ItemDataRole.UserRole + 1
+
+# Chips are items of one wrapping list view: a thousand of them cost no widgets at all.
+CHIP_STYLE = """
+QListWidget { background: transparent; border: none; }
+QListWidget::item {
+    border: 1px solid palette(mid); border-radius: 5px; padding: 3px 8px; margin: 2px;
+    background: palette(base);
+}
+QListWidget::item:selected { border: 2px solid palette(highlight); background: palette(highlight);
+    color: palette(highlighted-text); }
+"""
 
 
-class TokenChip(QToolButton):
-    def __init__(self, index: int, token: dict[str, Any], parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.index = index
-        self.token = token
-        self.setCheckable(True)
-        self.setText(f"{token['token']}\n{token['id']}")
-        self.setToolTip(f"token {token['token']!s}, id {token['id']}, place {index + 1} in the text")
-        self.setAccessibleName(f"token {token['token']} id {token['id']}")
-        self.setObjectName("tokenChip")
-        self.setCursor(Qt.CursorShape.PointingHandCursor)
+def chip_label(token: dict[str, Any]) -> str:
+    return f"{token['token']}\n{token['id']}"
 
 
 class TokenPane(QWidget):
@@ -46,6 +47,9 @@ class TokenPane(QWidget):
         self.input = QLineEdit()
         self.input.setPlaceholderText('Type a word or a sentence, e.g. " Paris" or "The capital of France is"')
         self.input.setClearButtonEnabled(True)
+        # Qt cuts a line at 32,767 characters by default; the engine reads a long paste
+        # itself and says in the summary how much of it was read.
+        self.input.setMaxLength(1_000_000)
         self.input.setAccessibleName("text to split into tokens")
         font = self.input.font()
         font.setPointSizeF(font.pointSizeF() * 1.25)
@@ -61,19 +65,18 @@ class TokenPane(QWidget):
         self.summary.setWordWrap(True)
         self.summary.setObjectName("hint")
 
-        self._chips_host = QWidget()
-        self._flow = FlowLayout(self._chips_host, spacing=6)
-        self._flow.setContentsMargins(2, 2, 2, 2)
-        self._group = QButtonGroup(self)
-        self._group.setExclusive(True)
-        self._group.idClicked.connect(self._on_chip_clicked)
-        scroll = QScrollArea()
-        scroll.setWidget(self._chips_host)
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.Shape.NoFrame)
-        scroll.setMaximumHeight(104)
-        scroll.setMinimumHeight(54)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.chip_list = QListWidget()
+        self.chip_list.setFlow(QListView.Flow.LeftToRight)
+        self.chip_list.setWrapping(True)
+        self.chip_list.setResizeMode(QListView.ResizeMode.Adjust)
+        self.chip_list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.chip_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.chip_list.setStyleSheet(CHIP_STYLE)
+        self.chip_list.setMaximumHeight(104)
+        self.chip_list.setMinimumHeight(54)
+        self.chip_list.setAccessibleName("tokens of the text")
+        self.chip_list.setToolTip("Each chip is one token and its id. Click one to see its row and neighbours.")
+        self.chip_list.itemSelectionChanged.connect(self._on_selection_changed)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -83,9 +86,8 @@ class TokenPane(QWidget):
         row.addWidget(label)
         row.addWidget(self.input, 1)
         layout.addLayout(row)
-        layout.addWidget(scroll)
+        layout.addWidget(self.chip_list)
         layout.addWidget(self.summary)
-        self.chips: list[TokenChip] = []
 
     def flush(self) -> None:
         """Send the text now instead of after the typing pause (used when a model opens)."""
@@ -98,39 +100,49 @@ class TokenPane(QWidget):
     def show_tokens(self, result: Any) -> None:
         """Replace the chips with a TokensResult and keep the selected place when it still exists."""
         previous = self.selected_index()
-        for chip in self.chips:
-            self._group.removeButton(chip)
-            self._flow.removeWidget(chip)
-            chip.deleteLater()
-        self.chips = []
+        self.chip_list.blockSignals(True)
+        self.chip_list.clear()
         for index, token in enumerate(result.tokens):
-            chip = TokenChip(index, token, self._chips_host)
-            self._group.addButton(chip, index)
-            self._flow.addWidget(chip)
-            self.chips.append(chip)
-        self._chips_host.updateGeometry()
+            item = QListWidgetItem(chip_label(token))
+            item.setData(TOKEN_ROLE, token)
+            item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
+            item.setToolTip(f"token {token['token']}, id {token['id']}, place {index + 1} in the text")
+            self.chip_list.addItem(item)
+        self.chip_list.blockSignals(False)
         if not result.tokens:
+            note = f" {result.note}" if result.note else ""
             self.summary.setText(
-                "No tokens: type a word. The chips show each token and its id; "
-                "click one to see its row and its neighbours."
+                f"No tokens.{note} The chips show each token and its id; click one to see its row and neighbours."
             )
             return
         count = f"{result.total:,} token{'s' if result.total != 1 else ''}"
         self.summary.setText(f"{count}. Each id picks one row of the embedding table. {result.note}".strip())
-        self.select(previous if previous is not None and previous < len(self.chips) else 0)
+        self.select(previous if previous is not None and previous < self.chip_list.count() else 0)
+
+    @property
+    def chip_tokens(self) -> list[dict[str, Any]]:
+        return [self.chip_list.item(i).data(TOKEN_ROLE) for i in range(self.chip_list.count())]
+
+    @property
+    def chip_labels(self) -> list[str]:
+        return [self.chip_list.item(i).text() for i in range(self.chip_list.count())]
 
     def select(self, index: int) -> None:
-        if 0 <= index < len(self.chips):
-            self.chips[index].setChecked(True)
-            self._on_chip_clicked(index)
+        if 0 <= index < self.chip_list.count():
+            self.chip_list.setCurrentRow(index)  # the list was rebuilt, so this always changes it
 
     def selected_index(self) -> int | None:
-        index = self._group.checkedId()
-        return None if index < 0 else index
+        rows = self.chip_list.selectedIndexes()
+        return rows[0].row() if rows else None
 
     def show_message(self, message: str) -> None:
         self.summary.setText(message)
 
-    def _on_chip_clicked(self, index: int) -> None:
-        token = self.chips[index].token
-        self.token_selected.emit(int(token["id"]), index, str(token["token"]))
+    def _on_selection_changed(self) -> None:
+        index = self.selected_index()
+        if index is not None:
+            token = self.chip_list.item(index).data(TOKEN_ROLE)
+            self.token_selected.emit(int(token["id"]), index, str(token["token"]))
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
+        return QSize(800, 150)

@@ -35,7 +35,7 @@ def type_text(qtbot, window, text: str) -> object:  # type: ignore[no-untyped-de
             window.client.tokens_ready, timeout=ANSWER_TIMEOUT_MS, check_params_cb=lambda r: r.text == text
         ):
             qtbot.keyClicks(window.token_pane.input, text)
-        selected = window.token_pane.chips[window.token_pane.selected_index()].token["id"]
+        selected = window.token_pane.chip_tokens[window.token_pane.selected_index()]["id"]
         # The answer may arrive in the same event pass as the tokens: record, then look.
         qtbot.waitUntil(lambda: any(a.query["id"] == selected for a in answers), timeout=ANSWER_TIMEOUT_MS)
     finally:

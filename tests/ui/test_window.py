@@ -16,9 +16,8 @@ from tests.ui.conftest import ANSWER_TIMEOUT_MS, open_model, type_text
 def test_chapter_sentence_shows_five_chips_with_ids(qtbot, window, gpt2_folder) -> None:
     open_model(qtbot, window, str(gpt2_folder))
     type_text(qtbot, window, "The capital of France is")
-    chips = window.token_pane.chips
-    assert [chip.token["id"] for chip in chips] == [464, 3139, 286, 4881, 318]
-    assert chips[3].text() == "_France\n4881"
+    assert [token["id"] for token in window.token_pane.chip_tokens] == [464, 3139, 286, 4881, 318]
+    assert window.token_pane.chip_labels[3] == "_France\n4881"
     assert "31.0%" in window.facts_label.text()
     assert "38,597,376" in window.facts_label.text()
 
@@ -27,7 +26,8 @@ def test_clicking_a_chip_shows_the_engines_neighbours_and_rows(qtbot, window, gp
     open_model(qtbot, window, str(gpt2_folder))
     type_text(qtbot, window, "The capital of France is")
     with qtbot.waitSignals([window.client.neighbours_ready, window.client.row_ready], timeout=ANSWER_TIMEOUT_MS):
-        qtbot.mouseClick(window.token_pane.chips[3], Qt.MouseButton.LeftButton)
+        chips = window.token_pane.chip_list
+        qtbot.mouseClick(chips.viewport(), Qt.MouseButton.LeftButton, pos=chips.visualItemRect(chips.item(3)).center())
     expected = gpt2_table.neighbours(4881, k=window.neighbours_pane.k_box.value()).neighbours
     assert window.neighbours_pane.neighbour_tokens() == [n.token for n in expected]
     assert "_France" in window.neighbours_pane.heading.text()
@@ -195,3 +195,16 @@ def test_families_file_bad_then_good_then_saved(qtbot, window, tmp_path) -> None
     saved = tmp_path / "saved.json"
     assert window.save_families(str(saved))
     assert load_families(saved) == {"days": ["monday", "friday"], "fruit": ["apple", "pear"]}
+
+
+def test_long_paste_says_what_fits(qtbot, window, gpt2_folder) -> None:
+    open_model(qtbot, window, str(gpt2_folder))
+    text = " word" * 1_100 + "x" * 100_000  # 1,100 tokens and a huge tail: a careless paste
+    with qtbot.waitSignal(
+        window.client.tokens_ready, timeout=ANSWER_TIMEOUT_MS, check_params_cb=lambda r: r.text == text
+    ) as blocker:
+        window.token_pane.input.setText(text)
+    result = blocker.args[0]
+    assert result.total > 1_024
+    assert "no row for position 1,025" in window.token_pane.summary.text()
+    assert len(window.token_pane.chip_tokens) == len(result.tokens) <= 1_024
