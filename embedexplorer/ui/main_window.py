@@ -63,7 +63,7 @@ class MainWindow(QMainWindow):
         self.left.addWidget(self.neighbours_pane)
         self.left.setStretchFactor(0, 2)
         self.left.setStretchFactor(1, 3)
-        self.left.setSizes([320, 440])
+        self.left.setSizes([400, 380])
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(self.left)
         self.splitter.addWidget(self.map_view)

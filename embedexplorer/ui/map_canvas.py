@@ -267,10 +267,10 @@ class MapCanvas(pg.GraphicsLayoutWidget):
 def _caption(family_map: Any, model_name: str) -> str:
     width = family_map.projection.axes.shape[1]
     lines = [
-        f"<b>{model_name}</b>: {len(family_map.points)} words in {len(family_map.families)} families, "
-        f"flattened onto the two directions in which they differ most.",
-        f"The map keeps {family_map.explained_variance:.1%} of the spread of the {width} numbers.",
-        f"Measured on all {width} numbers: mean cosine within a family {family_map.within_family_cosine:.2f}, "
+        f"<b>{model_name}</b>: {len(family_map.points)} words in {len(family_map.families)} families",
+        "The map shows the two directions in which they differ most; "
+        f"it keeps {family_map.explained_variance:.1%} of the spread.",
+        f"On all {width} numbers: mean cosine within a family {family_map.within_family_cosine:.2f}, "
         f"between families {family_map.between_family_cosine:.2f} (ratio {family_map.family_ratio:.1f}).",
     ]
     if family_map.notes:

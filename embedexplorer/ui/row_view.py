@@ -40,12 +40,12 @@ class RowView(QWidget):
         self.note.setObjectName("hint")
 
         self.plot_widget = pg.PlotWidget()
-        self.plot_widget.setMinimumHeight(140)
+        self.plot_widget.setMinimumHeight(170)
         self.plot_widget.setMenuEnabled(False)
         self.plot_widget.setLabel("bottom", "number in the row")
         self.plot_widget.setLabel("left", "value")
         self.plot_widget.showGrid(x=False, y=True, alpha=0.2)
-        self.legend = self.plot_widget.addLegend(offset=(-8, 8), labelTextSize="8pt")
+        self.legend = self.plot_widget.addLegend(offset=(8, 4), labelTextSize="8pt", colCount=3)
         self._curves = {
             "token": self.plot_widget.plot(name="token row"),
             "position": self.plot_widget.plot(name="position row"),

@@ -27,7 +27,7 @@ QListWidget::item {
     border: 1px solid palette(mid); border-radius: 5px; padding: 3px 8px; margin: 2px;
     background: palette(base);
 }
-QListWidget::item:selected { border: 2px solid palette(highlight); background: palette(highlight);
+QListWidget::item:selected { border: 1px solid palette(highlight); background: palette(highlight);
     color: palette(highlighted-text); }
 """
 
@@ -72,8 +72,8 @@ class TokenPane(QWidget):
         self.chip_list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.chip_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.chip_list.setStyleSheet(CHIP_STYLE)
-        self.chip_list.setMaximumHeight(104)
-        self.chip_list.setMinimumHeight(54)
+        self.chip_list.setTextElideMode(Qt.TextElideMode.ElideNone)
+        self.chip_list.setFixedHeight(54)
         self.chip_list.setAccessibleName("tokens of the text")
         self.chip_list.setToolTip("Each chip is one token and its id. Click one to see its row and neighbours.")
         self.chip_list.itemSelectionChanged.connect(self._on_selection_changed)
@@ -109,6 +109,7 @@ class TokenPane(QWidget):
             item.setToolTip(f"token {token['token']}, id {token['id']}, place {index + 1} in the text")
             self.chip_list.addItem(item)
         self.chip_list.blockSignals(False)
+        self._fit_height()
         if not result.tokens:
             note = f" {result.note}" if result.note else ""
             self.summary.setText(
@@ -118,6 +119,13 @@ class TokenPane(QWidget):
         count = f"{result.total:,} token{'s' if result.total != 1 else ''}"
         self.summary.setText(f"{count}. Each id picks one row of the embedding table. {result.note}".strip())
         self.select(previous if previous is not None and previous < self.chip_list.count() else 0)
+
+    def _fit_height(self) -> None:
+        """As tall as the rows of chips need, up to three rows; the list scrolls beyond that."""
+        self.chip_list.doItemsLayout()
+        count = self.chip_list.count()
+        bottom = self.chip_list.visualItemRect(self.chip_list.item(count - 1)).bottom() if count else 0
+        self.chip_list.setFixedHeight(max(54, min(bottom + 12, 150)))
 
     @property
     def chip_tokens(self) -> list[dict[str, Any]]:
