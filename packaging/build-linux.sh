@@ -55,6 +55,11 @@ if [ -e dist/EmbedExplorer/_internal/torch ]; then
   echo "build-linux.sh: torch got into the bundle; check the spec's excludes" >&2
   exit 1
 fi
+SIZE_MIB="$(du -sm dist/EmbedExplorer | cut -f1)"
+if [ "$SIZE_MIB" -gt "${MAX_SIZE_MIB:-800}" ]; then
+  echo "build-linux.sh: dist/EmbedExplorer is $SIZE_MIB MiB, over the ${MAX_SIZE_MIB:-800} MiB budget" >&2
+  exit 1
+fi
 
 if [ "$MAKE_ARCHIVE" = 1 ]; then
   step "packing dist/$NAME.tar.gz"
