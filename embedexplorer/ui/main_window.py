@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -393,7 +394,7 @@ class MainWindow(QMainWindow):
                 else "No model open: open a folder or the bundled model."
             )
             action = None
-            if error_type == "OfflineError" and "HF_HUB_OFFLINE" not in message:
+            if error_type == "OfflineError" and not _hub_offline():
                 spec = self._pending_model
                 action = ("Download", lambda: self.open_model(spec, allow_download=True))
             elif not self.loaded:
@@ -524,6 +525,11 @@ class MainWindow(QMainWindow):
         # ends the process once the window has gone, instead of waiting for the network.
         self.worker_stuck = not self.client.shutdown()
         super().closeEvent(event)
+
+
+def _hub_offline() -> bool:
+    """True when the user told huggingface_hub to stay offline: then we never offer a download."""
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
 
 
 def _dropped_folder(urls: list[QUrl]) -> Path | None:
