@@ -11,7 +11,6 @@ from collections.abc import Iterable
 
 import numpy as np
 
-
 # Rows per block of unit_rows: a few MB, so each block is read from memory once and
 # scaled while it is still in cache.
 _BLOCK_ROWS = 4096

@@ -161,3 +161,20 @@ def test_a_download_cut_off_halfway_leaves_nothing_that_looks_complete(tmp_path:
 def _no_real_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
     # Whatever the machine has set, these tests only ever talk to loopback servers.
     monkeypatch.delenv("HF_ENDPOINT", raising=False)
+
+
+def test_download_progress_reaches_the_callback_only(tmp_path: Path, rotary_folder: Path) -> None:
+    code = (
+        "from embedexplorer.core.sources import download_hub_model\n"
+        "seen = []\n"
+        f"download_hub_model({REPO!r}, progress=lambda done, total, what: seen.append((done, total)))\n"
+        "print(max(total for _, total in seen), max(done for done, _ in seen))\n"
+    )
+    with fake_hub(REPO, rotary_folder) as hub:
+        env = {**dict(os.environ), **online_env(hub.url, tmp_path)}
+        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""  # tqdm drew nothing: the callback is the only report
+    size = sum(p.stat().st_size for p in rotary_folder.iterdir())
+    total, done = (int(n) for n in result.stdout.split())
+    assert total == done == size
