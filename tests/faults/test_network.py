@@ -178,3 +178,12 @@ def test_download_progress_reaches_the_callback_only(tmp_path: Path, rotary_fold
     size = sum(p.stat().st_size for p in rotary_folder.iterdir())
     total, done = (int(n) for n in result.stdout.split())
     assert total == done == size
+
+
+def test_download_of_an_id_the_hub_does_not_have(tmp_path: Path, rotary_folder: Path) -> None:
+    with fake_hub(REPO, rotary_folder) as hub:
+        result = run_cli("info", "--model", "someone/not-there", "--download", env=online_env(hub.url, tmp_path))
+    assert assert_one_line_error(result) == (
+        "embedexplorer: There is no model 'someone/not-there' on the Hugging Face Hub that can be "
+        "downloaded without a login. Check the id, or open a local model folder."
+    )
