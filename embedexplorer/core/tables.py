@@ -344,7 +344,8 @@ def _read_config(folder: Path) -> dict[str, object]:
     if not isinstance(config, dict):
         raise EmbedExplorerError(f"{config_file} is not a JSON object.")
     # Encoder-decoder and multimodal configs keep the language model's settings inside.
-    return config.get("text_config") if isinstance(config.get("text_config"), dict) else config
+    text_config = config.get("text_config")
+    return text_config if isinstance(text_config, dict) else config
 
 
 def _find_tensor(

@@ -11,8 +11,12 @@ import json
 import unicodedata
 from functools import cached_property, lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import EmbedExplorerError, ModelNotFoundError
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
 
 _VISIBLE_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
 
@@ -77,7 +81,7 @@ def _only_escapes(text: str) -> bool:
 class Vocabulary:
     """A tokenizer wrapped so the engine needs only ids, raw strings and readable forms."""
 
-    def __init__(self, tokenizer: object, byte_level: bool, sentencepiece: bool) -> None:
+    def __init__(self, tokenizer: Tokenizer, byte_level: bool, sentencepiece: bool) -> None:
         self._tokenizer = tokenizer
         self.byte_level = byte_level
         self.sentencepiece = sentencepiece
@@ -142,7 +146,7 @@ class Vocabulary:
         return max(vocab.values()) if vocab else -1
 
 
-def _backend_from_transformers(folder: Path) -> object:
+def _backend_from_transformers(folder: Path) -> Tokenizer:
     """Folders without tokenizer.json: let transformers build the fast tokenizer."""
     try:
         from transformers import AutoTokenizer
