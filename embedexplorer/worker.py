@@ -77,13 +77,10 @@ class CosineResult:
 class TableWorker(QObject):
     """Owns the EmbeddingTable and answers requests; lives in a worker thread."""
 
+    # kind ("load", "tokens", "row", "neighbours", "cosine", "map"), request id, result:
+    # LoadedModel, TokensResult, RowResult, NeighboursResult, CosineResult or FamilyMap.
+    answered = Signal(str, int, object)
     load_progress = Signal(int, int, int, str)  # request id, done, total, message
-    table_loaded = Signal(int, object)  # LoadedModel
-    tokens_ready = Signal(int, object)  # TokensResult
-    row_ready = Signal(int, object)  # RowResult
-    neighbours_ready = Signal(int, object)  # NeighboursResult
-    cosine_ready = Signal(int, object)  # CosineResult
-    map_ready = Signal(int, object)  # FamilyMap
     failed = Signal(int, str, str, str)  # request id, kind, message, error type
 
     def __init__(self, latest: dict[str, int]) -> None:
@@ -142,7 +139,8 @@ class TableWorker(QObject):
             self._table, self._map = table, None
             facts = table.facts()
             self.load_progress.emit(request_id, 1000, 1000, "Ready")
-            self.table_loaded.emit(
+            self.answered.emit(
+                "load",
                 request_id,
                 LoadedModel(
                     name=table.name,
@@ -160,7 +158,7 @@ class TableWorker(QObject):
         def work() -> None:
             report = self._require_table().tokenize(text, max_shown=MAX_SHOWN_TOKENS)
             chips = [{"id": t.id, "token": t.token, "text": t.text} for t in report.tokens]
-            self.tokens_ready.emit(request_id, TokensResult(text, chips, report.count, report.note))
+            self.answered.emit("tokens", request_id, TokensResult(text, chips, report.count, report.note))
 
         self._run("tokens", request_id, work)
 
@@ -180,7 +178,7 @@ class TableWorker(QObject):
                 )
             combined = None if position_row is None else row + position_row
             result = RowResult(token_id, table.tokens[token_id], place, row, position_row, combined, note)
-            self.row_ready.emit(request_id, result)
+            self.answered.emit("row", request_id, result)
 
         self._run("row", request_id, work)
 
@@ -203,7 +201,7 @@ class TableWorker(QObject):
                 coords = self._map.projection.apply(table.rows[ids])
                 answer.map_query = (float(coords[0, 0]), float(coords[0, 1]))
                 answer.map_neighbours = [(float(x), float(y)) for x, y in coords[1:]]
-            self.neighbours_ready.emit(request_id, answer)
+            self.answered.emit("neighbours", request_id, answer)
 
         self._run("neighbours", request_id, work)
 
@@ -213,7 +211,9 @@ class TableWorker(QObject):
             table = self._require_table()
             a, b = table.query(first), table.query(other)
             value = table.cosine(a.id, b.id)
-            self.cosine_ready.emit(request_id, CosineResult(a.token, b.token, value, table.baseline_cosine, b.note))
+            self.answered.emit(
+                "cosine", request_id, CosineResult(a.token, b.token, value, table.baseline_cosine, b.note)
+            )
 
         self._run("cosine", request_id, work)
 
@@ -227,7 +227,7 @@ class TableWorker(QObject):
             table = self._require_table()
             chosen = families if isinstance(families, dict) else load_families(families)
             self._map = family_map(table, chosen, multi_token)
-            self.map_ready.emit(request_id, self._map)
+            self.answered.emit("map", request_id, self._map)
 
         self._run("map", request_id, work)
 
@@ -281,13 +281,16 @@ class WorkerClient(QObject):
 
         # Answers connect to slots of this object, so they are queued into the GUI thread and
         # the staleness check runs there, when the answer would be shown.
+        self._signals = {
+            "load": self.table_loaded,
+            "tokens": self.tokens_ready,
+            "row": self.row_ready,
+            "neighbours": self.neighbours_ready,
+            "cosine": self.cosine_ready,
+            "map": self.map_ready,
+        }
+        self.worker.answered.connect(self._on_answered)
         self.worker.load_progress.connect(self._on_load_progress)
-        self.worker.table_loaded.connect(self._on_table_loaded)
-        self.worker.tokens_ready.connect(self._on_tokens_ready)
-        self.worker.row_ready.connect(self._on_row_ready)
-        self.worker.neighbours_ready.connect(self._on_neighbours_ready)
-        self.worker.cosine_ready.connect(self._on_cosine_ready)
-        self.worker.map_ready.connect(self._on_map_ready)
         self.worker.failed.connect(self._on_failed)
         self.thread.start()
 
@@ -332,33 +335,10 @@ class WorkerClient(QObject):
         return request_id
 
     # ----- receiving ---------------------------------------------------------------------
-    def _deliver(self, kind: str, request_id: int, signal: Any, result: Any) -> None:
-        if self._latest.get(kind) == request_id:
-            signal.emit(result)
-
-    @Slot(int, object)
-    def _on_table_loaded(self, request_id: int, result: Any) -> None:
-        self._deliver("load", request_id, self.table_loaded, result)
-
-    @Slot(int, object)
-    def _on_tokens_ready(self, request_id: int, result: Any) -> None:
-        self._deliver("tokens", request_id, self.tokens_ready, result)
-
-    @Slot(int, object)
-    def _on_row_ready(self, request_id: int, result: Any) -> None:
-        self._deliver("row", request_id, self.row_ready, result)
-
-    @Slot(int, object)
-    def _on_neighbours_ready(self, request_id: int, result: Any) -> None:
-        self._deliver("neighbours", request_id, self.neighbours_ready, result)
-
-    @Slot(int, object)
-    def _on_cosine_ready(self, request_id: int, result: Any) -> None:
-        self._deliver("cosine", request_id, self.cosine_ready, result)
-
-    @Slot(int, object)
-    def _on_map_ready(self, request_id: int, result: Any) -> None:
-        self._deliver("map", request_id, self.map_ready, result)
+    @Slot(str, int, object)
+    def _on_answered(self, kind: str, request_id: int, result: Any) -> None:
+        if self._latest.get(kind) == request_id:  # an answer a newer request replaced is dropped
+            self._signals[kind].emit(result)
 
     @Slot(int, int, int, str)
     def _on_load_progress(self, request_id: int, done: int, total: int, message: str) -> None:
