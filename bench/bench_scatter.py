@@ -67,10 +67,10 @@ def child(folder: str, size: str, scatter: str) -> dict[str, object]:
     app = create_app()
     table = open_table(folder)
     _ = table.unit, table.tokens  # the window has these before it draws any map
-    start = time.perf_counter()
-    if size == "families":
-        the_map = family_map(table, load_families())
-    else:
+
+    def compute() -> FamilyMap:
+        if size == "families":
+            return family_map(table, load_families())
         n = int(size)
         rows = np.asarray(table.rows[:n])
         projection = pca_2d(rows)
@@ -80,7 +80,13 @@ def child(folder: str, size: str, scatter: str) -> dict[str, object]:
             MapPoint(tokens[i], tokens[i], "tokens", float(x), float(y), (i,)) for i, (x, y) in enumerate(coords)
         )
         within, between = family_cosines(rows[:2], ["tokens", "tokens"])
-        the_map = FamilyMap(points, projection, within, between, ())
+        return FamilyMap(points, projection, within, between, ())
+
+    start = time.perf_counter()
+    the_map = compute()
+    first_compute_s = time.perf_counter() - start
+    start = time.perf_counter()
+    the_map = compute()  # again, warm: the first call also pays one-off library set-up
     compute_s = time.perf_counter() - start
     xs = np.array([p.x for p in the_map.points])
     ys = np.array([p.y for p in the_map.points])
@@ -151,6 +157,7 @@ def child(folder: str, size: str, scatter: str) -> dict[str, object]:
     return {
         "points": len(xs),
         "compute_s": compute_s,
+        "first_compute_s": first_compute_s,
         "draw_s": draw_s,
         "frame_ms": median(frames) * 1000,
         "hover_ms": median(hovers) * 1000,
@@ -195,7 +202,8 @@ def run() -> list[Row]:
                 slowest / INTERACTIVE_MS,
                 "report; full vocabulary stays interactive",
                 slowest <= INTERACTIVE_MS,
-                f"{result['points']:,} points: compute {result['compute_s']:.2f} s, "
+                f"{result['points']:,} points: compute {result['compute_s']:.2f} s "
+                f"(first call {result['first_compute_s']:.2f} s), "
                 f"draw {result['draw_s']:.2f} s, frame {result['frame_ms']:.1f} ms, "
                 f"hover {result['hover_ms']:.1f} ms ({result['hover_events']}/{HOVERS} hovers hit a point)",
             )
