@@ -70,6 +70,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     app = create_app()
     window = create_window(args.settings)
     window.show()
+    # Paint the first frame before the worker starts: reading a tokenizer holds the GIL
+    # for tens of milliseconds, which would otherwise delay the window appearing.
+    app.processEvents()
     window.open_model(args.model if args.model is not None else window.settings.model)
     status = int(app.exec())
     if window.worker_stuck:

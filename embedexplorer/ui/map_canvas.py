@@ -7,11 +7,13 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QFont, QImage
 
 from ..core.files import atomic_write_bytes
 from . import theme
+
+LABELS_PER_TURN = 12
 
 
 class MapCanvas(pg.GraphicsLayoutWidget):
@@ -47,6 +49,12 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         self._family_items: dict[str, pg.ScatterPlotItem] = {}
         self._labels: dict[str, list[pg.TextItem]] = {}
         self._points: list[Any] = []
+        self._pending_labels: list[tuple[str, Any, Any]] = []
+        self._label_font = QFont()
+        self._label_font.setPointSize(8)
+        self._label_timer = QTimer(self)
+        self._label_timer.setInterval(0)
+        self._label_timer.timeout.connect(self._add_some_labels)
         self._hidden: set[str] = set()
         self._highlight: str | None = None
         self._highlight_item = pg.ScatterPlotItem(pxMode=True)
@@ -62,8 +70,10 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         self.apply_palette()
 
     # ----- content -----------------------------------------------------------------------
-    def set_map(self, family_map: Any, model_name: str) -> None:
-        """Draw a FamilyMap: one scatter item and one brush per family."""
+    def set_map(self, family_map: Any, model_name: str, hidden: set[str] | None = None) -> None:
+        """Draw a FamilyMap: one scatter item and one brush per family; ``hidden`` ones stay hidden."""
+        if hidden is not None:
+            self._hidden = set(hidden)
         for item in self._family_items.values():
             self.plot.removeItem(item)
         for labels in self._labels.values():
@@ -71,9 +81,8 @@ class MapCanvas(pg.GraphicsLayoutWidget):
                 self.plot.removeItem(label)
         self._family_items.clear()
         self._labels.clear()
+        self._pending_labels.clear()
         self._points = list(family_map.points)
-        label_font = QFont()
-        label_font.setPointSize(8)
         for index, family in enumerate(family_map.families):
             members = [p for p in self._points if p.family == family]
             colour = theme.family_colour(index)
@@ -93,22 +102,36 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             item.sigClicked.connect(lambda _item, spots, m=members: self._on_clicked(m, spots))
             self.plot.addItem(item)
             self._family_items[family] = item
-            labels = []
-            for point in members:
-                label = pg.TextItem(
-                    point.token,
-                    color=colour.darker(120) if not theme.is_dark() else colour,
-                    anchor=(0.5, 1.25),
-                )
-                label.setFont(label_font)
-                label.setPos(point.x, point.y)
-                self.plot.addItem(label)
-                labels.append(label)
-            self._labels[family] = labels
+            self._labels[family] = []
+            label_colour = colour.darker(120) if not theme.is_dark() else colour
+            self._pending_labels.extend((family, point, label_colour) for point in members)
         self.caption.setText(_caption(family_map, model_name), size="9pt")
         self.clear_selection()
         self._restyle()
         self.plot.autoRange(padding=0.08)
+        self._label_timer.start()
+
+    def _add_some_labels(self) -> None:
+        """Add a few word labels per turn of the event loop: drawing all at once stalls the window."""
+        for _ in range(LABELS_PER_TURN):
+            if not self._pending_labels:
+                self._label_timer.stop()
+                return
+            family, point, colour = self._pending_labels.pop(0)
+            label = pg.TextItem(point.token, color=colour, anchor=(0.5, 1.25))
+            label.setFont(self._label_font)
+            label.setPos(point.x, point.y)
+            hidden = family in self._hidden
+            dim = self._highlight is not None and self._highlight not in self._hidden and family != self._highlight
+            label.setVisible(not hidden)
+            label.setOpacity(0.3 if dim else 1.0)
+            self.plot.addItem(label)
+            self._labels[family].append(label)
+
+    def finish_labels(self) -> None:
+        """Add every label still waiting (before a picture is taken)."""
+        while self._pending_labels:
+            self._add_some_labels()
 
     @staticmethod
     def _tip_for(members: list[Any]) -> Any:
@@ -148,7 +171,6 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         return len(self._highlight_item.data)
 
     def _restyle(self) -> None:
-        self.legend.clear()
         dim = self._highlight is not None and self._highlight not in self._hidden
         for family, item in self._family_items.items():
             visible = family not in self._hidden
@@ -157,8 +179,6 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             for label in self._labels[family]:
                 label.setVisible(visible)
                 label.setOpacity(0.3 if dim and family != self._highlight else 1.0)
-            if visible:
-                self.legend.addItem(item, family)
         if dim:
             item = self._family_items[self._highlight]
             x, y = item.getData()
@@ -200,6 +220,12 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         self.caption.setText(self.caption.text)
 
     def show_legend(self, visible: bool) -> None:
+        # Filled only when shown: on screen it stays hidden, and rebuilding it costs paint time.
+        self.legend.clear()
+        if visible:
+            for family, item in self._family_items.items():
+                if family not in self._hidden:
+                    self.legend.addItem(item, family)
         self._legend_column.setVisible(visible)
         self._legend_column.setMaximumWidth(140 if visible else 0)
         self.ci.layout.activate()
@@ -208,6 +234,7 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         """The whole map (legend and caption included) as an image ``width`` pixels wide."""
         from pyqtgraph.exporters import ImageExporter
 
+        self.finish_labels()
         on_screen = self._legend_column.isVisible()
         self.show_legend(True)
         try:
@@ -243,6 +270,7 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         from PySide6.QtGui import QPainter
         from PySide6.QtSvg import QSvgGenerator
 
+        self.finish_labels()
         on_screen = self._legend_column.isVisible()
         self.show_legend(True)
         source = self.ci.sceneBoundingRect()

@@ -108,9 +108,8 @@ class MapView(QWidget):
         layout.addWidget(self.notes)
 
     def show_map(self, family_map: Any, model_name: str) -> None:
-        self.canvas.set_map(family_map, model_name)
+        self.canvas.set_map(family_map, model_name, self._hidden)
         self.panel.set_families(family_map.families, self._hidden)
-        self.canvas.set_hidden(self._hidden)
         self.notes.setText(" ".join(family_map.notes))
 
     def show_selection(self, token: str, at: Any, neighbours: list[Any]) -> None:
