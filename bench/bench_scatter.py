@@ -36,11 +36,6 @@ def child(folder: str, size: str, scatter: str) -> dict[str, object]:
     import time
 
     import numpy as np
-
-    from bench.bench_stall import pin_singletons
-
-    pin_singletons()  # PySide6 6.12.0 on Python 3.11 would abort mid-run otherwise (see bench_stall)
-
     import pyqtgraph as pg
     from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
     from PySide6.QtGui import QMouseEvent

@@ -50,21 +50,6 @@ def noise_child(seconds: float) -> dict[str, object]:
     return {"longest_ms": gaps[-1] * 1000, "p99_ms": gaps[int(0.99 * (len(gaps) - 1))] * 1000}
 
 
-def pin_singletons() -> None:
-    """Make None, True and False immortal, as CPython 3.12 does, for runs that must outlive a binding bug.
-
-    PySide6 6.12.0 on CPython 3.11 drops a reference to None on every Qt call that
-    returns nothing and to True on every signal emit; after ~16,000 such calls the
-    interpreter aborts ("Fatal Python error: none_dealloc").  Only the benchmark's
-    second run uses this, so that the stall can still be measured.
-    """
-    import ctypes
-
-    if sys.version_info < (3, 12):
-        for singleton in (None, True, False):
-            ctypes.c_ssize_t.from_address(id(singleton)).value += 1 << 40
-
-
 def words(count: int = WORDS) -> list[str]:
     """Distinct common-looking GPT-2 words, each one token with its leading space."""
     from tests.gpt2_fixture import gpt2_bpe_files
@@ -179,13 +164,13 @@ def child(folder: str, settings: str) -> dict[str, object]:
     return result
 
 
-def _child_run(folder: str, settings: str, pinned: bool, noise: bool = False) -> dict[str, object]:
+def _child_run(folder: str, settings: str, noise: bool = False) -> dict[str, object]:
     import subprocess
 
     env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1"}
     if not (env.get("DISPLAY") or env.get("WAYLAND_DISPLAY")):
         env.setdefault("QT_QPA_PLATFORM", "offscreen")
-    args = ["--child", folder, settings] + (["--pin-singletons"] if pinned else [])
+    args = ["--child", folder, settings]
     if noise:
         args = ["--noise", str(NOISE_S)]
     done = subprocess.run(
@@ -203,7 +188,7 @@ def _child_run(folder: str, settings: str, pinned: bool, noise: bool = False) ->
     return json.loads(lines[-1])
 
 
-def _summary(samples: list[dict[str, object]], label: str, pinned: bool, noise: dict[str, object]) -> Row:
+def _summary(samples: list[dict[str, object]], label: str, noise: dict[str, object]) -> Row:
     runs = len(samples)
     crashed = [s for s in samples if "crashed" in s]
     measured = [s for s in samples if "crashed" not in s]
@@ -233,8 +218,6 @@ def _summary(samples: list[dict[str, object]], label: str, pinned: bool, noise: 
         note += f"; {len(crashed)} of {runs} runs crashed: {crashed[0]['crashed']}"
     if unfinished:
         note += f"; {len(unfinished)} run(s) did not see the last answer"
-    if pinned:
-        note += "; None/True/False pinned (see bench_stall.pin_singletons)"
     if "longest_ms" in noise:
         note += (
             f"; machine noise (same heartbeat, bare QApplication, {NOISE_S} s): longest "
@@ -258,14 +241,9 @@ def run(runs: int = RUNS) -> list[Row]:
     warm_page_cache(folder)
     label = f"longest GUI-thread stall, model load + {WORDS} typed queries"
     with tempfile.TemporaryDirectory(prefix="ee-bench-stall-") as scratch:
-        noise = _child_run("", "", False, noise=True)
-        plain = [_child_run(str(folder), os.path.join(scratch, f"a{i}.ini"), False) for i in range(runs)]
-        rows = [_summary(plain, label, False, noise)]
-        if any("crashed" in s for s in plain):
-            # The window aborted; measure the stall anyway with the binding bug neutralised.
-            pinned = [_child_run(str(folder), os.path.join(scratch, f"b{i}.ini"), True) for i in range(runs)]
-            rows.append(_summary(pinned, label + ", singletons pinned", True, noise))
-    return rows
+        noise = _child_run("", "", noise=True)
+        samples = [_child_run(str(folder), os.path.join(scratch, f"run{i}.ini")) for i in range(runs)]
+    return [_summary(samples, label, noise)]
 
 
 if __name__ == "__main__":
@@ -274,8 +252,6 @@ if __name__ == "__main__":
         os._exit(0)
     if "--child" in sys.argv:
         folder_arg, settings_arg = sys.argv[sys.argv.index("--child") + 1 :][:2]
-        if "--pin-singletons" in sys.argv:
-            pin_singletons()
         outcome = child(folder_arg, settings_arg)
         print(json.dumps(outcome), flush=True)
         os._exit(0)  # skip teardown: the worker thread may still be finishing
