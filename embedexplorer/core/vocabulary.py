@@ -101,8 +101,10 @@ class Vocabulary:
         # Saved tokenizers may pad or cut every text to a fixed length; we want all tokens.
         tokenizer.no_truncation()
         tokenizer.no_padding()
-        decoder = json.loads(tokenizer.to_str()).get("decoder") or {}
-        decoder_text = json.dumps(decoder)
+        # The decoder's own state is a few bytes; serialising the whole tokenizer would hold
+        # the GIL for tens of milliseconds and stall the window.
+        decoder = tokenizer.decoder
+        decoder_text = decoder.__getstate__().decode("utf-8", "replace") if decoder is not None else ""
         return cls(tokenizer, '"ByteLevel"' in decoder_text, '"Metaspace"' in decoder_text)
 
     @property
@@ -111,8 +113,11 @@ class Vocabulary:
 
     @cached_property
     def unknown_id(self) -> int | None:
-        model = json.loads(self._tokenizer.to_str()).get("model") or {}
-        unk = model.get("unk_token")
+        model = self._tokenizer.model
+        unk = getattr(model, "unk_token", None)  # WordPiece and BPE say it directly
+        if unk is None and type(model).__name__ == "Unigram":
+            unk_id = (json.loads(self._tokenizer.to_str()).get("model") or {}).get("unk_id")
+            return None if unk_id is None else int(unk_id)
         return None if unk is None else self._tokenizer.token_to_id(str(unk))
 
     def encode(self, text: str) -> list[int]:
