@@ -96,23 +96,45 @@ class Projection:
     explained_variance: float
 
     def apply(self, rows: np.ndarray) -> np.ndarray:
-        return (np.atleast_2d(rows).astype(np.float64) - self.mean) @ self.axes.T
+        rows = np.atleast_2d(rows)
+        return np.vstack(
+            [
+                (np.asarray(rows[i : i + _PCA_BLOCK_ROWS], dtype=np.float64) - self.mean) @ self.axes.T
+                for i in range(0, rows.shape[0], _PCA_BLOCK_ROWS)
+            ]
+        )
+
+
+# Rows per block when a map covers many rows: 4,096 x 768 float64 is 25 MB, where a
+# float64 copy of all 50,257 GPT-2 rows would be 300 MB.
+_PCA_BLOCK_ROWS = 4096
 
 
 def pca_2d(rows: np.ndarray) -> Projection:
     """The two directions in which ``rows`` differ most, with signs fixed for repeatable maps."""
-    data = np.asarray(rows, dtype=np.float64)
-    if data.ndim != 2 or data.shape[0] < 2:
+    if rows.ndim != 2 or rows.shape[0] < 2:
         raise FamiliesError("A map needs at least two rows.")
-    mean = data.mean(axis=0)
-    centred = data - mean
-    total = float((centred**2).sum())
-    if data.shape[0] < data.shape[1]:
+    count, width = rows.shape
+    if count < width:
+        centred = np.asarray(rows, dtype=np.float64)
+        mean = centred.mean(axis=0)
+        centred = centred - mean
+        total = float((centred**2).sum())
         _, singular, vt = np.linalg.svd(centred, full_matrices=False)
         variances, axes = singular[:2] ** 2, vt[:2]
     else:
-        # Many rows: the width x width scatter matrix is far smaller than the rows.
-        values, vectors = np.linalg.eigh(centred.T @ centred)
+        # Many rows: the width x width scatter matrix is far smaller than the rows, and it
+        # adds up block by block.
+        mean = np.zeros(width)
+        for start in range(0, count, _PCA_BLOCK_ROWS):
+            mean += np.asarray(rows[start : start + _PCA_BLOCK_ROWS], dtype=np.float64).sum(axis=0)
+        mean /= count
+        scatter = np.zeros((width, width))
+        for start in range(0, count, _PCA_BLOCK_ROWS):
+            block = np.asarray(rows[start : start + _PCA_BLOCK_ROWS], dtype=np.float64) - mean
+            scatter += block.T @ block
+        total = float(np.trace(scatter))
+        values, vectors = np.linalg.eigh(scatter)
         variances, axes = values[::-1][:2], vectors[:, ::-1][:, :2].T
     axes = axes.copy()
     if axes.shape[0] < 2:  # one-dimensional data: the second axis carries nothing

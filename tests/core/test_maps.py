@@ -30,7 +30,7 @@ def test_gpt2_map_places_all_63(gpt2_table) -> None:
     assert len(result.points) == 63 and not result.notes
 
 
-@pytest.mark.parametrize("shape", [(63, 768), (500, 40)])
+@pytest.mark.parametrize("shape", [(63, 768), (500, 40), (9_000, 12)])  # the last spans blocks
 def test_pca_matches_sklearn(shape: tuple[int, int]) -> None:
     rows = np.random.default_rng(1).normal(size=shape) @ np.diag(np.linspace(3, 0.1, shape[1]))
     ours = pca_2d(rows)
