@@ -358,6 +358,7 @@ class MainWindow(QMainWindow):
 
     def save_families(self, path: str) -> bool:
         """Write the families on the map as a JSON file (atomically: never half a file)."""
+        from ..core.errors import EmbedExplorerError
         from ..core.maps import save_families
 
         families: dict[str, list[str]] = {}
@@ -365,10 +366,8 @@ class MainWindow(QMainWindow):
             families.setdefault(point.family, []).append(point.word)
         try:
             save_families(families, path)
-        except OSError as exc:
-            self.message_bar.show_message(
-                f"The families were not saved to {path}: {exc.strerror or exc}. Nothing was overwritten.", "error"
-            )
+        except EmbedExplorerError as exc:  # says what failed and that the old file is unchanged
+            self.message_bar.show_message(str(exc), "error")
             return False
         self.statusBar().showMessage(f"Families saved to {path}", 6000)
         return True

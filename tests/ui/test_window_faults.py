@@ -147,3 +147,19 @@ def test_odd_text_never_breaks_the_window(qtbot, window, text: str) -> None:
     assert summary  # every case says something: tokens, or why there are none
     if not window.token_pane.chip_tokens:
         assert "No tokens" in summary
+
+
+def test_saving_families_into_a_full_disk_keeps_the_old_file(qtbot, window, tmp_path) -> None:
+    open_model(qtbot, window, "bundled")
+    folder = tmp_path / "full"
+    with full_disk(folder) as reason:
+        if reason != "No space left on device":
+            pytest.skip("needs a small tmpfs: a families file is far below the file-size limit")
+        target = folder / "families.json"
+        target.write_text('{"families": {"old": [" one"]}}', encoding="utf-8")
+        with contextlib.suppress(OSError), open(folder / "filler", "wb") as filler:
+            filler.write(b"x" * 64 * 1024)  # fill every page that is left
+        assert not window.save_families(str(target))
+        assert "unchanged" in window.message_bar.text()
+        assert target.read_text(encoding="utf-8") == '{"families": {"old": [" one"]}}'
+        assert sorted(p.name for p in folder.iterdir()) == ["families.json", "filler"]
