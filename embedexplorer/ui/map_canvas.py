@@ -14,6 +14,7 @@ from ..core.files import atomic_write_bytes
 from . import theme
 
 LABELS_PER_TURN = 12
+MAX_LABELLED_POINTS = 500
 
 
 class MapCanvas(pg.GraphicsLayoutWidget):
@@ -103,8 +104,9 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             self.plot.addItem(item)
             self._family_items[family] = item
             self._labels[family] = []
-            label_colour = colour.darker(120) if not theme.is_dark() else colour
-            self._pending_labels.extend((family, point, label_colour) for point in members)
+            if len(self._points) <= MAX_LABELLED_POINTS:  # beyond that, labels hide the dots: hover instead
+                label_colour = colour.darker(120) if not theme.is_dark() else colour
+                self._pending_labels.extend((family, point, label_colour) for point in members)
         self.caption.setText(_caption(family_map, model_name), size="9pt")
         self.clear_selection()
         self._restyle()
