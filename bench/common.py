@@ -98,33 +98,23 @@ def paired_ratio(times: dict[str, list[float]], subject: str, baseline: str) -> 
 
 def run_python(code: str, env: dict[str, str] | None = None, timeout: float = 600) -> dict[str, object]:
     """Run ``code`` in a new interpreter; it prints one JSON object on its last line of stdout."""
-    full_env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", **(env or {})}
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env=full_env,
-        cwd=str(REPO),
-        timeout=timeout,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"benchmark subprocess failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    done = _run_python([sys.executable, "-c", code], "benchmark subprocess", env, timeout)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def run_script(path: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 600) -> str:
+    return _run_python([sys.executable, str(path), *args], path.name, env, timeout).stdout
+
+
+def _run_python(
+    argv: list[str], what: str, env: dict[str, str] | None, timeout: float
+) -> subprocess.CompletedProcess[str]:
+    """A new interpreter that sees this checkout, offline; a failure raises with its stderr."""
     full_env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", **(env or {})}
-    done = subprocess.run(
-        [sys.executable, str(path), *args],
-        capture_output=True,
-        text=True,
-        env=full_env,
-        cwd=str(REPO),
-        timeout=timeout,
-    )
+    done = subprocess.run(argv, capture_output=True, text=True, env=full_env, cwd=str(REPO), timeout=timeout)
     if done.returncode != 0:
-        raise RuntimeError(f"{path.name} failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    return done.stdout
+        raise RuntimeError(f"{what} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    return done
 
 
 def machine_note() -> str:
