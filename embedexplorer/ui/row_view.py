@@ -45,6 +45,8 @@ class RowView(QWidget):
         self.plot_widget.setLabel("bottom", "number in the row")
         self.plot_widget.setLabel("left", "value")
         self.plot_widget.showGrid(x=False, y=True, alpha=0.2)
+        for axis in ("bottom", "left"):  # the book prints plain values, not "x0.001" units
+            self.plot_widget.getAxis(axis).enableAutoSIPrefix(False)
         self.legend = self.plot_widget.addLegend(offset=(8, 4), labelTextSize="8pt", colCount=3)
         self._curves = {
             "token": self.plot_widget.plot(name="token row"),
