@@ -95,11 +95,16 @@ class TableWorker(QObject):
         return self._latest.get(kind, request_id) != request_id
 
     def _run(self, kind: str, request_id: int, work: Any) -> None:
-        """Run one request; any failure becomes a message and the worker keeps going."""
+        """Run one request and send its answer; a failure becomes a message and the worker goes on.
+
+        ``work`` returns the answer, or None when a newer request made it pointless.
+        """
         if self._stale(kind, request_id):
             return
         try:
-            work()
+            result = work()
+            if result is not None:
+                self.answered.emit(kind, request_id, result)
         except Exception as exc:  # noqa: BLE001 - every failure must reach the window as words
             from .core.errors import EmbedExplorerError
 
@@ -120,7 +125,7 @@ class TableWorker(QObject):
     # ----- requests ----------------------------------------------------------------------
     @Slot(int, str, bool)
     def load_model(self, request_id: int, spec: str, allow_download: bool) -> None:
-        def work() -> None:
+        def work() -> Any:
             started = time.perf_counter()
             # Heavy imports happen here, in the worker thread, never before the window shows.
             from .cli import describe_facts
@@ -135,36 +140,32 @@ class TableWorker(QObject):
             self.load_progress.emit(request_id, 900, 1000, "Normalising the rows")
             _ = table.unit, table.tokens, table.baseline_cosine  # pay these once, here
             if self._stale("load", request_id):
-                return
+                return None
             self._table, self._map = table, None
             facts = table.facts()
             self.load_progress.emit(request_id, 1000, 1000, "Ready")
-            self.answered.emit(
-                "load",
-                request_id,
-                LoadedModel(
-                    name=table.name,
-                    facts=facts.as_dict(),
-                    summary=describe_facts(facts),
-                    byte_level=table.vocabulary.byte_level,
-                    seconds=time.perf_counter() - started,
-                ),
+            return LoadedModel(
+                name=table.name,
+                facts=facts.as_dict(),
+                summary=describe_facts(facts),
+                byte_level=table.vocabulary.byte_level,
+                seconds=time.perf_counter() - started,
             )
 
         self._run("load", request_id, work)
 
     @Slot(int, str)
     def tokenize(self, request_id: int, text: str) -> None:
-        def work() -> None:
+        def work() -> Any:
             report = self._require_table().tokenize(text, max_shown=MAX_SHOWN_TOKENS)
             chips = [{"id": t.id, "token": t.token, "text": t.text} for t in report.tokens]
-            self.answered.emit("tokens", request_id, TokensResult(text, chips, report.count, report.note))
+            return TokensResult(text, chips, report.count, report.note)
 
         self._run("tokens", request_id, work)
 
     @Slot(int, int, int)
     def inspect(self, request_id: int, token_id: int, place: int) -> None:
-        def work() -> None:
+        def work() -> Any:
             table = self._require_table()
             row = table.row(token_id)
             position_row = table.position_row(place)
@@ -178,13 +179,13 @@ class TableWorker(QObject):
                 )
             combined = None if position_row is None else row + position_row
             result = RowResult(token_id, table.tokens[token_id], place, row, position_row, combined, note)
-            self.answered.emit("row", request_id, result)
+            return result
 
         self._run("row", request_id, work)
 
     @Slot(int, object, int)
     def find_neighbours(self, request_id: int, query: Any, k: int) -> None:
-        def work() -> None:
+        def work() -> Any:
             table = self._require_table()
             result = table.neighbours(query, k)
             answer = NeighboursResult(
@@ -201,19 +202,17 @@ class TableWorker(QObject):
                 coords = self._map.projection.apply(table.rows[ids])
                 answer.map_query = (float(coords[0, 0]), float(coords[0, 1]))
                 answer.map_neighbours = [(float(x), float(y)) for x, y in coords[1:]]
-            self.answered.emit("neighbours", request_id, answer)
+            return answer
 
         self._run("neighbours", request_id, work)
 
     @Slot(int, object, str)
     def compare(self, request_id: int, first: Any, other: str) -> None:
-        def work() -> None:
+        def work() -> Any:
             table = self._require_table()
             a, b = table.query(first), table.query(other)
             value = table.cosine(a.id, b.id)
-            self.answered.emit(
-                "cosine", request_id, CosineResult(a.token, b.token, value, table.baseline_cosine, b.note)
-            )
+            return CosineResult(a.token, b.token, value, table.baseline_cosine, b.note)
 
         self._run("cosine", request_id, work)
 
@@ -221,13 +220,13 @@ class TableWorker(QObject):
     def build_map(self, request_id: int, families: Any, multi_token: str) -> None:
         """``families`` is a path, a mapping, or None for the chapter's families."""
 
-        def work() -> None:
+        def work() -> Any:
             from .core.maps import family_map, load_families
 
             table = self._require_table()
             chosen = families if isinstance(families, dict) else load_families(families)
             self._map = family_map(table, chosen, multi_token)
-            self.answered.emit("map", request_id, self._map)
+            return self._map
 
         self._run("map", request_id, work)
 
