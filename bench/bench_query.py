@@ -31,22 +31,26 @@ def run(rounds: int = ROUNDS, chapter_rounds: int = CHAPTER_ROUNDS) -> list[Row]
 
     table = open_table(str(gpt2_folder()))
     first = table.neighbours(QUERY, k=K)
-    expected = [n.id for n in first.neighbours]
+    expected = [(n.token, n.cosine) for n in first.neighbours]
     qid = first.query.id
     unit = table.unit
     q = np.array(unit[qid])
 
-    # gensim keeps its vectors in memory and their norms computed once.
+    # gensim keeps its vectors in memory, their norms computed once, and a key for every row.
     vectors = np.array(table.rows)
     norms = np.linalg.norm(vectors, axis=1)
+    index_to_key = table.tokens
 
-    def gensim_style() -> list[int]:
+    def gensim_style() -> list[tuple[str, float]]:
+        # Like KeyedVectors.most_similar, it answers with (key, cosine) pairs, as the API does.
         dists = vectors @ q / norms
         best = np.argpartition(-dists, K + 1)[: K + 1]
         best = best[np.argsort(-dists[best], kind="stable")]
-        return [int(i) for i in best if i != qid][:K]
+        return [(index_to_key[i], float(dists[i])) for i in best if i != qid][:K]
 
-    assert gensim_style() == expected, "the gensim-style search disagrees with the API"
+    found = gensim_style()
+    assert [t for t, _ in found] == [t for t, _ in expected], "the gensim-style search disagrees with the API"
+    assert np.allclose([c for _, c in found], [c for _, c in expected], atol=1e-5)
 
     times = interleaved(
         {
@@ -72,7 +76,7 @@ def run(rounds: int = ROUNDS, chapter_rounds: int = CHAPTER_ROUNDS) -> list[Row]
             _, ids = (unit_t @ unit_t[qid]).topk(K + 1)
         return [int(i) for i in ids if int(i) != qid][:K]
 
-    assert chapter() == expected, "the chapter's snippet disagrees with the API"
+    assert chapter() == [n.id for n in first.neighbours], "the chapter's snippet disagrees with the API"
     slow = interleaved({"api": lambda: table.neighbours(QUERY, k=K), "chapter": chapter}, chapter_rounds)
 
     # Both searches make the same one BLAS pass over the same bytes; what differs is the work after it.
@@ -88,7 +92,8 @@ def run(rounds: int = ROUNDS, chapter_rounds: int = CHAPTER_ROUNDS) -> list[Row]
     def gensim_after_pass() -> None:
         dists = raw_scores / norms
         best = np.argpartition(-dists, K + 1)[: K + 1]
-        best[np.argsort(-dists[best], kind="stable")]
+        best = best[np.argsort(-dists[best], kind="stable")]
+        [(index_to_key[i], float(dists[i])) for i in best if i != qid][:K]
 
     after = interleaved({"ours": ours_after_pass, "gensim": gensim_after_pass}, rounds=2000)
 

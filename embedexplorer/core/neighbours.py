@@ -64,12 +64,6 @@ def _page_releaser(rows: np.ndarray):  # type: ignore[no-untyped-def]
     return release
 
 
-def unit_vector(vector: np.ndarray) -> np.ndarray:
-    vector = np.asarray(vector, dtype=np.float32)
-    norm = float(np.linalg.norm(vector))
-    return vector if norm == 0 else vector / norm
-
-
 def cosine(a: np.ndarray, b: np.ndarray) -> float:
     """Cosine of two vectors; 0.0 when either has no length."""
     a = np.asarray(a, dtype=np.float64)
@@ -87,18 +81,21 @@ def top_k(
     direction.  Rows in ``exclude`` (usually the query's own ids) are skipped.
     Returns ``(ids, cosines)``.
     """
-    scores = unit @ unit_vector(query)
-    excluded = np.fromiter(exclude, dtype=np.int64)
-    if excluded.size:
-        scores[excluded] = -np.inf
-    k = max(0, min(int(k), scores.shape[0] - excluded.size))
+    query = np.asarray(query, dtype=np.float32)
+    # Scaling the query does not change the order, so only the k chosen scores are divided.
+    length = float(np.sqrt(query @ query))
+    scores = unit @ query
+    excluded = sorted({int(i) for i in exclude})
+    for row in excluded:  # one or three ids: plain item writes beat an index array
+        scores[row] = -np.inf
+    k = max(0, min(int(k), scores.shape[0] - len(excluded)))
     if k == 0:
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
     candidates = _candidates(scores, k)
     # Sort by cosine, ties by id, so results are the same on every run.
-    order = np.lexsort((candidates, -scores[candidates]))
-    best = candidates[order][:k]
-    return best.astype(np.int64), scores[best].astype(np.float32)
+    best = candidates[np.lexsort((candidates, -scores[candidates]))[:k]]
+    cosines = scores[best] / np.float32(length) if length > 0 else scores[best]
+    return best.astype(np.int64, copy=False), cosines
 
 
 # Every SAMPLE_STRIDE-th score is a sample whose k-th best bounds the table's k-th best from below.

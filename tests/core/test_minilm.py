@@ -50,3 +50,30 @@ def test_baseline_is_small_for_unrelated_tokens(minilm_table) -> None:
     assert -0.2 < minilm_table.baseline_cosine < 0.2
     # The days are far above the baseline: "near" is judged against it.
     assert minilm_table.cosine("monday", "tuesday") > minilm_table.baseline_cosine + 0.3
+
+
+def test_repeated_queries_are_remembered_and_the_memory_is_bounded(minilm_table, monkeypatch) -> None:
+    from embedexplorer.core import tables
+
+    monkeypatch.setattr(tables, "QUERY_MEMORY", 3)
+    minilm_table._queries.clear()
+    first = minilm_table.query("monday")
+    assert minilm_table.query("monday") is first  # the tokenizer is not asked twice
+    for word in ("tuesday", "paris", "banana", "king"):
+        minilm_table.query(word)
+    assert len(minilm_table._queries) == 3
+    assert "monday" not in minilm_table._queries  # the oldest word went first
+    again = minilm_table.query("monday")
+    assert again == first and again is not first
+    minilm_table._queries.clear()
+
+
+def test_neighbours_of_an_unnormalised_vector_report_true_cosines(minilm_table) -> None:
+    row = minilm_table.row(minilm_table.query("monday").id)
+    scaled = minilm_table.neighbours_of_vector(row * 37.5, k=5)
+    direct = minilm_table.neighbours("monday", k=5)
+    # The query itself comes first at cosine 1, then the same neighbours with the same cosines.
+    assert scaled.neighbours[0].token == "monday"
+    assert abs(scaled.neighbours[0].cosine - 1.0) < 1e-5
+    assert [n.token for n in scaled.neighbours[1:]] == [n.token for n in direct.neighbours[:4]]
+    assert np.allclose([n.cosine for n in scaled.neighbours[1:]], [n.cosine for n in direct.neighbours[:4]], atol=1e-5)
