@@ -1,4 +1,8 @@
-"""``embedexplorer``: a subcommand runs the command line, no subcommand opens the window."""
+"""``embedexplorer``: a subcommand runs the command line, no subcommand opens the window.
+
+The window's tokenizer process is this same entry point with a flag, so the
+frozen app (which has no ``python -m``) can start it too.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +10,17 @@ import sys
 from collections.abc import Sequence
 
 from .cli import COMMANDS
+from .core.tokenizer_process import CHILD_FLAG
 
 _CLI_FLAGS = {"-h", "--help", "--version"}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) == 2 and args[0] == CHILD_FLAG:
+        from .core.tokenizer_process import serve
+
+        return serve(args[1])
     if args and (args[0] in COMMANDS or args[0] in _CLI_FLAGS):
         from .cli import main as cli_main
 

@@ -115,6 +115,12 @@ class TableWorker(QObject):
                 message = f"Something went wrong ({type(exc).__name__}: {exc}). The request was not answered."
             self.failed.emit(request_id, kind, message, type(exc).__name__)
 
+    def release(self) -> None:
+        """Close the open table (and its tokenizer process); call only when no request is running."""
+        if self._table is not None:
+            self._table.close()
+            self._table, self._map = None, None
+
     def _require_table(self) -> Any:
         if self._table is None:
             from .core.errors import EmbedExplorerError
@@ -136,11 +142,21 @@ class TableWorker(QObject):
                 share = int(1000 * done / total) if total else 0
                 self.load_progress.emit(request_id, share, 1000 if total else 0, message)
 
-            table = open_table(spec or None, allow_download=allow_download, progress=progress)
+            # The tokenizer runs in a child process: building it here would hold the GIL
+            # for ~90 ms (GPT-2) and freeze the window for that long.
+            table = open_table(
+                spec or None, allow_download=allow_download, progress=progress, separate_tokenizer=True
+            )
             self.load_progress.emit(request_id, 900, 1000, "Normalising the rows")
-            _ = table.unit, table.tokens, table.baseline_cosine  # pay these once, here
+            try:
+                _ = table.unit, table.tokens, table.baseline_cosine  # pay these once, here
+            except BaseException:
+                table.close()
+                raise
             if self._stale("load", request_id):
+                table.close()
                 return None
+            self.release()
             self._table, self._map = table, None
             facts = table.facts()
             self.load_progress.emit(request_id, 1000, 1000, "Ready")
@@ -354,4 +370,7 @@ class WorkerClient(QObject):
         for kind in list(self._latest):
             self._next(kind)  # whatever is queued is now stale and will be skipped
         self.thread.quit()
-        return self.thread.wait(timeout_ms)
+        stopped = bool(self.thread.wait(timeout_ms))
+        if stopped:
+            self.worker.release()  # the thread is over, so nothing else touches the table
+        return stopped

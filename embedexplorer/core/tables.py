@@ -36,6 +36,8 @@ POSITION_TABLE_NAMES = (
     "embed_positions.weight",
     "position_embeddings.weight",
 )
+# How many looked-up words each table remembers.
+QUERY_MEMORY = 4096
 # Saved buffers that are not learned weights and must not count towards the model size.
 BUFFER_NAMES = ("attn.bias", "attn.masked_bias", "position_ids", "inv_freq", "_float_tensor")
 TIED_HEAD_NAMES = ("lm_head.weight", "cls.predictions.decoder.weight")
@@ -117,6 +119,12 @@ class EmbeddingTable:
     position_note: str = ""
     folder: Path | None = None
     config: dict[str, object] = field(default_factory=dict)
+    # Words already looked up, as gensim keeps key_to_index: a repeated query skips the tokenizer.
+    _queries: dict[str, Query] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def close(self) -> None:
+        """Let go of what the table holds outside this process (a tokenizer process)."""
+        self.vocabulary.close()
 
     # ----- derived tables, computed once -------------------------------------------------
     @cached_property
@@ -159,6 +167,16 @@ class EmbeddingTable:
             token_id = self._check_id(int(word))
             token = self._token(token_id)
             return Query(token.id, token.token, (token,))
+        known = self._queries.get(word)
+        if known is not None:
+            return known
+        answer = self._query_text(word)
+        if len(self._queries) >= QUERY_MEMORY:
+            self._queries.pop(next(iter(self._queries)))  # forget the oldest word
+        self._queries[word] = answer
+        return answer
+
+    def _query_text(self, word: str) -> Query:
         pieces = tuple(self.encode(word))
         if not pieces:
             shown = "an empty text" if not word.strip() else repr(word)
@@ -251,8 +269,12 @@ def open_table(
     *,
     allow_download: bool = False,
     progress: ProgressCallback | None = None,
+    separate_tokenizer: bool = False,
 ) -> EmbeddingTable:
     """Open a model's embedding table: a folder, a cached Hub id, "bundled" or the default.
+
+    ``separate_tokenizer`` runs the tokenizer in a child process, for callers (the
+    window) whose other threads must never wait on the tokenizer's hold of the GIL.
 
     >>> table = open_table("bundled")
     >>> [n.token for n in table.neighbours("monday", k=3).neighbours]  # doctest: +SKIP
@@ -260,10 +282,10 @@ def open_table(
     report = progress or (lambda done, total, message: None)
     report(0, 4, "Finding the model")
     source = resolve_source(spec, allow_download=allow_download, progress=progress)
-    return load_table(source, report)
+    return load_table(source, report, separate_tokenizer)
 
 
-def load_table(source: ModelSource, report: ProgressCallback) -> EmbeddingTable:
+def load_table(source: ModelSource, report: ProgressCallback, separate_tokenizer: bool = False) -> EmbeddingTable:
     """Read the tokenizer and map the embedding tensors of a model folder."""
     folder = source.folder
     config = _read_config(folder)
@@ -272,28 +294,39 @@ def load_table(source: ModelSource, report: ProgressCallback) -> EmbeddingTable:
     token_entry = _find_token_table(entries, config)
     position_entry = _find_tensor(entries, POSITION_TABLE_NAMES, width=token_entry.shape[1])
     report(2, 4, "Reading the tokenizer")
-    vocabulary = Vocabulary.from_folder(folder)
-    rows_count = token_entry.shape[0]
-    if vocabulary.max_id() >= rows_count:
-        raise TokenizerMismatchError(
-            f"The tokenizer has ids up to {vocabulary.max_id():,} but the table has only "
-            f"{rows_count:,} rows: they do not belong to the same model."
-        )
-    _check_special_ids(config, vocabulary)
+    # A separate tokenizer process loads while the tables are mapped.
+    finish_vocabulary = Vocabulary.start(folder, separate_process=separate_tokenizer)
     report(3, 4, "Mapping the embedding table")
+    rows = map_tensor(token_entry)
+    positions = None if position_entry is None else map_tensor(position_entry)
+    vocabulary = finish_vocabulary()
+    try:
+        _check_vocabulary(config, vocabulary, rows.shape[0])
+    except BaseException:
+        vocabulary.close()
+        raise
     table = EmbeddingTable(
         name=source.name,
-        rows=map_tensor(token_entry),
+        rows=rows,
         vocabulary=vocabulary,
         model_weights=count_model_weights(entries, config, token_entry),
         dtype=token_entry.dtype,
-        positions=None if position_entry is None else map_tensor(position_entry),
+        positions=positions,
         position_note=_position_note(position_entry, config),
         folder=folder,
         config=config,
     )
     report(4, 4, "Ready")
     return table
+
+
+def _check_vocabulary(config: dict[str, object], vocabulary: Vocabulary, rows_count: int) -> None:
+    if vocabulary.max_id() >= rows_count:
+        raise TokenizerMismatchError(
+            f"The tokenizer has ids up to {vocabulary.max_id():,} but the table has only "
+            f"{rows_count:,} rows: they do not belong to the same model."
+        )
+    _check_special_ids(config, vocabulary)
 
 
 def _check_special_ids(config: dict[str, object], vocabulary: Vocabulary) -> None:

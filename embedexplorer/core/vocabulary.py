@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import unicodedata
-from functools import cached_property, lru_cache
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from functools import cached_property, lru_cache, partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .errors import EmbedExplorerError, ModelNotFoundError
 
@@ -78,54 +80,151 @@ def _only_escapes(text: str) -> bool:
     return all(not 0xD800 <= ord(c) <= 0xDFFF or 0xDC80 <= ord(c) <= 0xDCFF for c in text)
 
 
-class Vocabulary:
-    """A tokenizer wrapped so the engine needs only ids, raw strings and readable forms."""
+@dataclass(frozen=True)
+class TokenizerFacts:
+    """What the engine needs to know of a tokenizer besides how it encodes.
 
-    def __init__(self, tokenizer: Tokenizer, byte_level: bool, sentencepiece: bool) -> None:
-        self._tokenizer = tokenizer
-        self.byte_level = byte_level
-        self.sentencepiece = sentencepiece
+    ``raw_tokens[i]`` is token i as the tokenizer stores it ("" for an id
+    without a token); it travels as JSON from a tokenizer process.
+    """
+
+    raw_tokens: list[str]
+    size: int
+    byte_level: bool
+    sentencepiece: bool
+    unknown_id: int | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TokenizerFacts:
+        unknown = data.get("unknown_id")
+        return cls(
+            raw_tokens=[str(t) for t in data["raw_tokens"]],
+            size=int(data["size"]),
+            byte_level=bool(data["byte_level"]),
+            sentencepiece=bool(data["sentencepiece"]),
+            unknown_id=None if unknown is None else int(unknown),
+        )
+
+
+def load_tokenizer(folder: Path) -> Tokenizer:
+    """The folder's fast tokenizer, set to keep every token (no padding, no truncation)."""
+    tokenizer_file = folder / "tokenizer.json"
+    if tokenizer_file.is_file():
+        from tokenizers import Tokenizer
+
+        try:
+            tokenizer = Tokenizer.from_file(str(tokenizer_file))
+        except Exception as exc:  # noqa: BLE001 - the Rust side raises plain Exception
+            raise EmbedExplorerError(f"Cannot read {tokenizer_file}: {exc}") from exc
+    else:
+        tokenizer = _backend_from_transformers(folder)
+    # Saved tokenizers may pad or cut every text to a fixed length; we want all tokens.
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    return tokenizer
+
+
+def describe_tokenizer(tokenizer: Tokenizer) -> TokenizerFacts:
+    vocab = tokenizer.get_vocab(with_added_tokens=True)
+    raw_tokens = [""] * (max(vocab.values()) + 1 if vocab else 0)
+    for token, token_id in vocab.items():
+        raw_tokens[token_id] = token
+    # The decoder's own state is a few bytes; serialising the whole tokenizer would take far longer.
+    decoder = tokenizer.decoder
+    decoder_text = decoder.__getstate__().decode("utf-8", "replace") if decoder is not None else ""
+    return TokenizerFacts(
+        raw_tokens=raw_tokens,
+        size=int(tokenizer.get_vocab_size(with_added_tokens=True)),
+        byte_level='"ByteLevel"' in decoder_text,
+        sentencepiece='"Metaspace"' in decoder_text,
+        unknown_id=_unknown_id(tokenizer),
+    )
+
+
+def _unknown_id(tokenizer: Tokenizer) -> int | None:
+    model = tokenizer.model
+    unk = getattr(model, "unk_token", None)  # WordPiece and BPE say it directly
+    if unk is None and type(model).__name__ == "Unigram":
+        unk_id = (json.loads(tokenizer.to_str()).get("model") or {}).get("unk_id")
+        return None if unk_id is None else int(unk_id)
+    found = None if unk is None else tokenizer.token_to_id(str(unk))
+    return None if found is None else int(found)
+
+
+def encode_with(tokenizer: Tokenizer, text: str) -> list[int]:
+    """Ids of ``text``, which must already be clean (see ``clean_text``); no special tokens added."""
+    return list(tokenizer.encode(text, add_special_tokens=False).ids)
+
+
+class Vocabulary:
+    """A tokenizer's facts plus a way to encode, so the engine needs only ids and readable forms.
+
+    The encoder is either the tokenizer itself, in this process, or a
+    ``TokenizerProcess`` (see ``tokenizer_process``) for callers that must
+    never wait on the tokenizer's hold of the global lock.
+    """
+
+    def __init__(
+        self, facts: TokenizerFacts, encode: Callable[[str], list[int]], close: Callable[[], None] | None = None
+    ) -> None:
+        self.facts = facts
+        self._encode = encode
+        self._close = close
+        self.byte_level = facts.byte_level
+        self.sentencepiece = facts.sentencepiece
 
     @classmethod
     def from_folder(cls, folder: Path) -> Vocabulary:
-        tokenizer_file = folder / "tokenizer.json"
-        if tokenizer_file.is_file():
-            from tokenizers import Tokenizer
+        """The folder's tokenizer, built in this process."""
+        tokenizer = load_tokenizer(folder)
+        return cls(describe_tokenizer(tokenizer), partial(encode_with, tokenizer))
 
+    @classmethod
+    def start(cls, folder: Path, separate_process: bool = False) -> Callable[[], Vocabulary]:
+        """Begin reading the folder's tokenizer; the returned function gives the Vocabulary.
+
+        In this process the tokenizer is read at once (so its errors come first); in a
+        separate process it loads while the caller goes on, and the function waits for it.
+        """
+        if not separate_process:
+            vocabulary = cls.from_folder(folder)
+            return lambda: vocabulary
+        from .tokenizer_process import TokenizerProcess
+
+        process = TokenizerProcess(folder)
+
+        def finish() -> Vocabulary:
             try:
-                tokenizer = Tokenizer.from_file(str(tokenizer_file))
-            except Exception as exc:  # noqa: BLE001 - the Rust side raises plain Exception
-                raise EmbedExplorerError(f"Cannot read {tokenizer_file}: {exc}") from exc
-        else:
-            tokenizer = _backend_from_transformers(folder)
-        # Saved tokenizers may pad or cut every text to a fixed length; we want all tokens.
-        tokenizer.no_truncation()
-        tokenizer.no_padding()
-        # The decoder's own state is a few bytes; serialising the whole tokenizer would hold
-        # the GIL for tens of milliseconds and stall the window.
-        decoder = tokenizer.decoder
-        decoder_text = decoder.__getstate__().decode("utf-8", "replace") if decoder is not None else ""
-        return cls(tokenizer, '"ByteLevel"' in decoder_text, '"Metaspace"' in decoder_text)
+                facts = TokenizerFacts.from_dict(process.facts())
+            except BaseException:
+                process.close()
+                raise
+            return cls(facts, process.encode, process.close)
+
+        return finish
+
+    def close(self) -> None:
+        """Stop a tokenizer process, if there is one; encoding afterwards starts it again."""
+        if self._close is not None:
+            self._close()
 
     @property
     def size(self) -> int:
-        return int(self._tokenizer.get_vocab_size(with_added_tokens=True))
+        return self.facts.size
 
-    @cached_property
+    @property
     def unknown_id(self) -> int | None:
-        model = self._tokenizer.model
-        unk = getattr(model, "unk_token", None)  # WordPiece and BPE say it directly
-        if unk is None and type(model).__name__ == "Unigram":
-            unk_id = (json.loads(self._tokenizer.to_str()).get("model") or {}).get("unk_id")
-            return None if unk_id is None else int(unk_id)
-        return None if unk is None else self._tokenizer.token_to_id(str(unk))
+        return self.facts.unknown_id
 
     def encode(self, text: str) -> list[int]:
-        return list(self._tokenizer.encode(clean_text(text), add_special_tokens=False).ids)
+        return self._encode(clean_text(text))
 
     def raw_token(self, token_id: int) -> str:
-        token = self._tokenizer.id_to_token(int(token_id))
-        return "" if token is None else str(token)
+        raw = self.facts.raw_tokens
+        return raw[token_id] if 0 <= token_id < len(raw) else ""
 
     def text_of(self, token_id: int) -> str:
         """The characters a token stands for (a lone byte becomes a surrogate escape)."""
@@ -143,12 +242,14 @@ class Vocabulary:
         return make_visible(self.text_of(token_id))
 
     def token_id(self, token: str) -> int | None:
-        found = self._tokenizer.token_to_id(token)
-        return None if found is None else int(found)
+        return self._ids.get(token)
+
+    @cached_property
+    def _ids(self) -> dict[str, int]:
+        return {token: i for i, token in enumerate(self.facts.raw_tokens) if token}
 
     def max_id(self) -> int:
-        vocab = self._tokenizer.get_vocab(with_added_tokens=True)
-        return max(vocab.values()) if vocab else -1
+        return len(self.facts.raw_tokens) - 1
 
 
 def _backend_from_transformers(folder: Path) -> Tokenizer:

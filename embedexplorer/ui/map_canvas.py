@@ -14,6 +14,8 @@ from ..core.files import atomic_write_bytes
 from . import theme
 
 LABELS_PER_TURN = 12
+# Time between turns of labels, so the repaint each turn causes never runs into the next.
+LABEL_TURN_MS = 15
 MAX_LABELLED_POINTS = 500
 
 
@@ -54,7 +56,7 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         self._label_font = QFont()
         self._label_font.setPointSize(8)
         self._label_timer = QTimer(self)
-        self._label_timer.setInterval(0)
+        self._label_timer.setInterval(LABEL_TURN_MS)
         self._label_timer.timeout.connect(self._add_some_labels)
         self._hidden: set[str] = set()
         self._highlight: str | None = None

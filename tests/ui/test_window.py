@@ -162,6 +162,37 @@ def test_window_shows_before_heavy_imports() -> None:
     assert result.stdout.strip() == "True []"
 
 
+def test_window_process_never_builds_a_tokenizer() -> None:
+    # Building one holds the GIL for ~90 ms (GPT-2); the window's tokenizer lives in a child process.
+    code = (
+        "import sys\n"
+        "from PySide6.QtCore import QEventLoop, QTimer\n"
+        "from embedexplorer.app import create_app, create_window\n"
+        "app = create_app()\n"
+        "window = create_window(sys.argv[1])\n"
+        "loop = QEventLoop()\n"
+        "answers = []\n"
+        "window.client.neighbours_ready.connect(lambda r: (answers.append(r.query['token']), loop.quit()))\n"
+        "window.client.table_loaded.connect(lambda _r: window.client.find_neighbours('monday', 5))\n"
+        "window.client.failed.connect(lambda kind, message, _t: (answers.append('failed: ' + message), loop.quit()))\n"
+        "QTimer.singleShot(60000, loop.quit)\n"
+        "window.open_model('bundled')\n"
+        "loop.exec()\n"
+        "print(len(answers), answers[0], [m for m in ('tokenizers', 'transformers') if m in sys.modules])\n"
+        "window.close()\n"
+    )
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        result = subprocess.run(
+            [sys.executable, "-c", code, f"{folder}/s.ini"], capture_output=True, text=True, timeout=120
+        )
+    assert result.returncode == 0, result.stderr
+    count, first, heavy = result.stdout.strip().splitlines()[-1].split(" ", 2)
+    assert not first.startswith("failed"), result.stdout
+    assert int(count) >= 1 and heavy == "[]"
+
+
 def test_self_test_runs_the_whole_app(tmp_path) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "embedexplorer", "--self-test"], capture_output=True, text=True, timeout=180

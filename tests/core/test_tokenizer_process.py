@@ -1,0 +1,132 @@
+"""The tokenizer run in a child process answers exactly as the one in this process, and dies cleanly."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from embedexplorer import open_table
+from embedexplorer.core.errors import EmbedExplorerError
+from embedexplorer.core.sources import bundled_model_dir
+from embedexplorer.core.tokenizer_process import TokenizerProcess
+from embedexplorer.core.vocabulary import Vocabulary
+
+TEXTS = [
+    "The capital of France is",
+    " Paris",
+    "monday tuesday",
+    "embeddings are learned",
+    "naïve café, 東京, مرحبا, 🙂🙃",
+    "tabs\tand\nnewlines\r\n",
+    "",
+    "   ",
+    "\ud83d lone surrogate",
+    "x" * 50_000,
+]
+
+
+@pytest.fixture(params=["gpt2", "minilm"])
+def folder(request, gpt2_folder: Path) -> Path:  # type: ignore[no-untyped-def]
+    return gpt2_folder if request.param == "gpt2" else bundled_model_dir()
+
+
+def _in_child(folder: Path) -> Vocabulary:
+    return Vocabulary.start(folder, separate_process=True)()
+
+
+def test_child_describes_and_encodes_exactly_as_this_process(folder: Path) -> None:
+    local = Vocabulary.from_folder(folder)
+    remote = _in_child(folder)
+    try:
+        assert remote.facts == local.facts
+        for text in TEXTS:
+            assert remote.encode(text) == local.encode(text), repr(text[:30])
+    finally:
+        remote.close()
+
+
+def test_table_with_a_separate_tokenizer_gives_the_chapter_ids(gpt2_folder: Path, gpt2_table) -> None:  # type: ignore[no-untyped-def]
+    table = open_table(str(gpt2_folder), separate_tokenizer=True)
+    try:
+        assert [t.id for t in table.encode("The capital of France is")] == [464, 3139, 286, 4881, 318]
+        assert table.query(" banana").id == 25996
+        mine = table.neighbours(" Paris", k=10)
+        reference = gpt2_table.neighbours(" Paris", k=10)
+        assert [n.id for n in mine.neighbours] == [n.id for n in reference.neighbours]
+        assert table.tokens == gpt2_table.tokens
+    finally:
+        table.close()
+
+
+def test_a_load_error_in_the_child_reaches_the_caller_with_its_words(tmp_path: Path) -> None:
+    broken = tmp_path / "broken"
+    shutil.copytree(bundled_model_dir(), broken)
+    (broken / "tokenizer.json").write_text('{"model": {"type": "BPE", "vocab": 7}}', encoding="utf-8")
+    with pytest.raises(EmbedExplorerError) as here:
+        Vocabulary.from_folder(broken)
+    with pytest.raises(EmbedExplorerError) as there:
+        _in_child(broken)
+    assert type(there.value) is type(here.value)
+    assert str(there.value) == str(here.value)
+    assert "tokenizer.json" in str(there.value)
+
+
+def test_a_killed_child_is_started_again_on_the_next_request() -> None:
+    process = TokenizerProcess(bundled_model_dir())
+    try:
+        process.facts()
+        first = process._process
+        assert first is not None
+        os.kill(first.pid, signal.SIGKILL)
+        first.wait(timeout=10)
+        ids = process.encode("monday")
+        assert ids == Vocabulary.from_folder(bundled_model_dir()).encode("monday")
+        assert process._process is not None and process._process.pid != first.pid
+    finally:
+        process.close()
+
+
+def test_close_ends_the_child_and_encoding_afterwards_starts_a_new_one() -> None:
+    process = TokenizerProcess(bundled_model_dir())
+    process.facts()
+    child = process._process
+    assert child is not None
+    process.close()
+    assert child.poll() is not None  # reaped, not left as a zombie
+    assert process.encode("paris") == Vocabulary.from_folder(bundled_model_dir()).encode("paris")
+    process.close()
+
+
+def test_the_child_exits_when_its_parent_dies() -> None:
+    # A parent that starts a child and then vanishes without closing anything.
+    code = (
+        "import os, sys\n"
+        "from embedexplorer.core.tokenizer_process import TokenizerProcess\n"
+        "from embedexplorer.core.sources import bundled_model_dir\n"
+        "p = TokenizerProcess(bundled_model_dir())\n"
+        "p.facts()\n"
+        "print(p._process.pid, flush=True)\n"
+        "os._exit(0)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    child_pid = int(result.stdout.strip())
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and _alive(child_pid):
+        time.sleep(0.05)
+    assert not _alive(child_pid)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+            return handle.read().split()[2] != "Z"  # a zombie has exited; init reaps it
+    except FileNotFoundError:
+        return False
