@@ -16,6 +16,7 @@ import os
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import weakref
 from pathlib import Path
@@ -31,11 +32,15 @@ _HEADER = struct.Struct("<I")
 _ANSWER_TIMEOUT_S = 120.0
 
 
-def child_command(folder: Path) -> list[str]:
+def child_command(folder: Path) -> tuple[list[str], dict[str, str]]:
     """How to start the child: the frozen app runs itself, a Python install runs the package."""
+    env = {**os.environ, "TOKENIZERS_PARALLELISM": "false"}
     if getattr(sys, "frozen", False):
-        return [sys.executable, CHILD_FLAG, str(folder)]
-    return [sys.executable, "-m", "embedexplorer", CHILD_FLAG, str(folder)]
+        return [sys.executable, CHILD_FLAG, str(folder)], env
+    # The child must import this very package, even when it runs from a checkout that is not installed.
+    package_parent = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent, env.get("PYTHONPATH")) if p)
+    return [sys.executable, "-m", "embedexplorer", CHILD_FLAG, str(folder)], env
 
 
 def _send(stream: IO[bytes], message: dict[str, Any]) -> None:
@@ -73,24 +78,34 @@ def _raise_from(message: dict[str, Any]) -> None:
 # ----- the child ---------------------------------------------------------------------------
 def serve(folder: str) -> int:
     """The child's whole life: load the tokenizer, describe it, then encode until stdin closes."""
-    from .vocabulary import describe_tokenizer, encode_with, load_tokenizer
-
     # The protocol owns the real stdout; anything a library prints goes to stderr instead.
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     sys.stdout = sys.stderr
-    requests = sys.stdin.buffer
     try:
-        tokenizer = load_tokenizer(Path(folder))
+        _answer_requests(Path(folder), sys.stdin.buffer, answers)
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the parent is gone; so is the reason to live
+    return 0
+
+
+def _answer_requests(folder: Path, requests: IO[bytes], answers: IO[bytes]) -> None:
+    from .vocabulary import describe_tokenizer, encode_with, load_tokenizer
+
+    try:
+        tokenizer = load_tokenizer(folder)
         _send(answers, {"facts": describe_tokenizer(tokenizer).as_dict()})
+    except (BrokenPipeError, ConnectionResetError):
+        raise
     except Exception as exc:  # noqa: BLE001 - the parent turns it into the same error
         _send(answers, _error_message(exc))
-        return 0
+        return
     while (request := _receive(requests)) is not None:
         try:
-            _send(answers, {"ids": encode_with(tokenizer, str(request["encode"]))})
+            ids = encode_with(tokenizer, str(request["encode"]))
         except Exception as exc:  # noqa: BLE001 - one bad text must not end the child
             _send(answers, _error_message(exc))
-    return 0
+        else:
+            _send(answers, {"ids": ids})
 
 
 # ----- the parent --------------------------------------------------------------------------
@@ -106,15 +121,17 @@ class TokenizerProcess:
         self._lock = threading.Lock()
         self._facts: dict[str, Any] | None = None
         self._process: subprocess.Popen[bytes] | None = None
+        self._stderr: IO[bytes] | None = None
         self._start()
 
     def _start(self) -> None:
+        command, env = child_command(self.folder)
+        # The child's complaints go to a file, read only when it fails to start.
+        if self._stderr is not None:
+            self._stderr.close()
+        self._stderr = tempfile.TemporaryFile()
         self._process = subprocess.Popen(
-            child_command(self.folder),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env={**os.environ, "TOKENIZERS_PARALLELISM": "false"},
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, env=env
         )
         # Pipes close and the child exits even if nobody calls close().
         weakref.finalize(self, _stop, self._process)
@@ -130,11 +147,22 @@ class TokenizerProcess:
         message = self._answer()
         if message is None:
             raise EmbedExplorerError(
-                f"The tokenizer of {self.folder} could not be started (its process stopped)."
+                f"The tokenizer of {self.folder} could not be started (its process stopped){self._last_words()}."
             )
         if "error" in message:
             _raise_from(message)
         return dict(message["facts"])
+
+    def _last_words(self) -> str:
+        """The last line the child wrote to stderr, to say why it stopped."""
+        if self._stderr is None:
+            return ""
+        try:
+            self._stderr.seek(0)
+            lines = self._stderr.read()[-2000:].decode("utf-8", "replace").strip().splitlines()
+        except (OSError, ValueError):
+            return ""
+        return f": {lines[-1]}" if lines else ""
 
     def encode(self, text: str) -> list[int]:
         with self._lock:
@@ -173,6 +201,9 @@ class TokenizerProcess:
             if self._process is not None:
                 _stop(self._process)
                 self._process = None
+            if self._stderr is not None:
+                self._stderr.close()
+                self._stderr = None
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:

@@ -130,3 +130,16 @@ def _alive(pid: int) -> bool:
             return handle.read().split()[2] != "Z"  # a zombie has exited; init reaps it
     except FileNotFoundError:
         return False
+
+
+def test_a_child_that_cannot_start_says_why(monkeypatch) -> None:
+    from embedexplorer.core import tokenizer_process
+
+    def broken_command(folder: Path) -> tuple[list[str], dict[str, str]]:
+        return [sys.executable, "-c", "raise SystemExit('no tokenizer here: ' + 'missing module')"], dict(os.environ)
+
+    monkeypatch.setattr(tokenizer_process, "child_command", broken_command)
+    process = TokenizerProcess(bundled_model_dir())
+    with pytest.raises(EmbedExplorerError, match="could not be started.*no tokenizer here: missing module"):
+        process.facts()
+    process.close()
