@@ -128,6 +128,7 @@ def load_tokenizer(folder: Path) -> Tokenizer:
 
 
 def describe_tokenizer(tokenizer: Tokenizer) -> TokenizerFacts:
+    """Everything the engine asks of a tokenizer except encoding, in a form that travels as JSON."""
     vocab = tokenizer.get_vocab(with_added_tokens=True)
     raw_tokens = [""] * (max(vocab.values()) + 1 if vocab else 0)
     for token, token_id in vocab.items():

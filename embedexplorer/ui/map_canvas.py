@@ -7,16 +7,95 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QTimer, Signal
-from PySide6.QtGui import QFont, QImage
+from PySide6.QtCore import QPointF, QRectF, Signal
+from PySide6.QtGui import QColor, QFont, QImage, QPainterPath
 
 from ..core.files import atomic_write_bytes
 from . import theme
 
-LABELS_PER_TURN = 12
-# Time between turns of labels, so the repaint each turn causes never runs into the next.
-LABEL_TURN_MS = 15
+# Beyond this many points the labels hide the dots; hover tips name them instead.
 MAX_LABELLED_POINTS = 500
+# How far above its point a label's baseline sits, in pixels (the dots are 11 px wide).
+LABEL_LIFT_PX = 8.0
+
+
+class WordLabels(pg.GraphicsObject):
+    """Every word label of the map in one item, drawn in one pass.
+
+    One ``TextItem`` per word costs a transform update per item on every pan and
+    made the first showing of the map stall the window; here the labels are one
+    paint call that places each text above its point, sized in scene pixels
+    (so an exported picture scales them with everything else).
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.font = QFont()
+        self.font.setPointSize(8)
+        self._x = np.empty(0)
+        self._y = np.empty(0)
+        self._texts: list[str] = []
+        self._families: list[str] = []
+        self._colours: list[QColor] = []
+        self._widths: list[float] = []
+        self._hidden: set[str] = set()
+        self._dimmed: set[str] = set()
+        self.setAcceptedMouseButtons(pg.QtCore.Qt.MouseButton.NoButton)
+
+    def set_labels(self, points: list[Any], colours: dict[str, QColor]) -> None:
+        from PySide6.QtGui import QFontMetricsF
+
+        self.prepareGeometryChange()
+        self._x = np.array([p.x for p in points], dtype=float)
+        self._y = np.array([p.y for p in points], dtype=float)
+        self._texts = [p.token for p in points]
+        self._families = [p.family for p in points]
+        self._colours = [colours[p.family] for p in points]
+        metrics = QFontMetricsF(self.font)
+        self._widths = [metrics.horizontalAdvance(text) for text in self._texts]
+        self.update()
+
+    def set_state(self, hidden: set[str], dimmed: set[str]) -> None:
+        self._hidden, self._dimmed = set(hidden), set(dimmed)
+        self.update()
+
+    @property
+    def shown(self) -> list[str]:
+        """The labels drawn now (those of hidden families are not)."""
+        return [t for t, f in zip(self._texts, self._families, strict=True) if f not in self._hidden]
+
+    def dataBounds(self, ax: int, frac: float = 1.0, orthoRange: Any = None) -> tuple[float | None, float | None]:  # noqa: N802 - pyqtgraph's name
+        values = self._x if ax == 0 else self._y
+        return (float(values.min()), float(values.max())) if values.size else (None, None)
+
+    def boundingRect(self) -> QRectF:  # noqa: N802 - Qt's name
+        # Text is sized in pixels, so a label may reach anywhere in view: claim the view.
+        rect = self.viewRect()
+        return QRectF() if rect is None else rect
+
+    def shape(self) -> QPainterPath:
+        return QPainterPath()  # never "under the mouse": hovers and clicks go to the points
+
+    def viewTransformChanged(self) -> None:  # noqa: N802 - pyqtgraph's name
+        self.prepareGeometryChange()
+        super().viewTransformChanged()
+
+    def paint(self, painter: Any, *args: Any) -> None:
+        if not self._texts:
+            return
+        to_scene = self.sceneTransform()
+        scene_x = to_scene.m11() * self._x + to_scene.m21() * self._y + to_scene.m31()
+        scene_y = to_scene.m12() * self._x + to_scene.m22() * self._y + to_scene.m32()
+        # Draw in scene units: the painter maps them to the screen, or to the exported picture.
+        painter.setTransform(to_scene.inverted()[0] * painter.transform())
+        painter.setFont(self.font)
+        for i, text in enumerate(self._texts):
+            family = self._families[i]
+            if family in self._hidden:
+                continue
+            painter.setOpacity(0.3 if family in self._dimmed else 1.0)
+            painter.setPen(self._colours[i])
+            painter.drawText(QPointF(scene_x[i] - self._widths[i] / 2, scene_y[i] - LABEL_LIFT_PX), text)
 
 
 class MapCanvas(pg.GraphicsLayoutWidget):
@@ -50,14 +129,10 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         self.caption = pg.LabelItem(justify="left")
         self.addItem(self.caption, row=1, col=0, colspan=2)
         self._family_items: dict[str, pg.ScatterPlotItem] = {}
-        self._labels: dict[str, list[pg.TextItem]] = {}
         self._points: list[Any] = []
-        self._pending_labels: list[tuple[str, Any, Any]] = []
-        self._label_font = QFont()
-        self._label_font.setPointSize(8)
-        self._label_timer = QTimer(self)
-        self._label_timer.setInterval(LABEL_TURN_MS)
-        self._label_timer.timeout.connect(self._add_some_labels)
+        self.labels = WordLabels()
+        self.labels.setZValue(4)
+        self.plot.addItem(self.labels)
         self._hidden: set[str] = set()
         self._highlight: str | None = None
         self._highlight_item = pg.ScatterPlotItem(pxMode=True)
@@ -79,13 +154,9 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             self._hidden = set(hidden)
         for item in self._family_items.values():
             self.plot.removeItem(item)
-        for labels in self._labels.values():
-            for label in labels:
-                self.plot.removeItem(label)
         self._family_items.clear()
-        self._labels.clear()
-        self._pending_labels.clear()
         self._points = list(family_map.points)
+        label_colours: dict[str, QColor] = {}
         for index, family in enumerate(family_map.families):
             members = [p for p in self._points if p.family == family]
             colour = theme.family_colour(index)
@@ -105,37 +176,13 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             item.sigClicked.connect(lambda _item, spots, m=members: self._on_clicked(m, spots))
             self.plot.addItem(item)
             self._family_items[family] = item
-            self._labels[family] = []
-            if len(self._points) <= MAX_LABELLED_POINTS:  # beyond that, labels hide the dots: hover instead
-                label_colour = colour.darker(120) if not theme.is_dark() else colour
-                self._pending_labels.extend((family, point, label_colour) for point in members)
+            label_colours[family] = colour.darker(120) if not theme.is_dark() else colour
+        labelled = self._points if len(self._points) <= MAX_LABELLED_POINTS else []
+        self.labels.set_labels(labelled, label_colours)
         self.caption.setText(_caption(family_map, model_name), size="9pt")
         self.clear_selection()
         self._restyle()
         self.plot.autoRange(padding=0.08)
-        self._label_timer.start()
-
-    def _add_some_labels(self) -> None:
-        """Add a few word labels per turn of the event loop: drawing all at once stalls the window."""
-        for _ in range(LABELS_PER_TURN):
-            if not self._pending_labels:
-                self._label_timer.stop()
-                return
-            family, point, colour = self._pending_labels.pop(0)
-            label = pg.TextItem(point.token, color=colour, anchor=(0.5, 1.25))
-            label.setFont(self._label_font)
-            label.setPos(point.x, point.y)
-            hidden = family in self._hidden
-            dim = self._highlight is not None and self._highlight not in self._hidden and family != self._highlight
-            label.setVisible(not hidden)
-            label.setOpacity(0.3 if dim else 1.0)
-            self.plot.addItem(label)
-            self._labels[family].append(label)
-
-    def finish_labels(self) -> None:
-        """Add every label still waiting (before a picture is taken)."""
-        while self._pending_labels:
-            self._add_some_labels()
 
     @staticmethod
     def _tip_for(members: list[Any]) -> Any:
@@ -180,9 +227,8 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             visible = family not in self._hidden
             item.setVisible(visible)
             item.setOpacity(0.3 if dim and family != self._highlight else 1.0)
-            for label in self._labels[family]:
-                label.setVisible(visible)
-                label.setOpacity(0.3 if dim and family != self._highlight else 1.0)
+        dimmed = {f for f in self._family_items if dim and f != self._highlight}
+        self.labels.set_state(self._hidden, dimmed)
         if dim:
             item = self._family_items[self._highlight]
             x, y = item.getData()
@@ -238,7 +284,6 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         """The whole map (legend and caption included) as an image ``width`` pixels wide."""
         from pyqtgraph.exporters import ImageExporter
 
-        self.finish_labels()
         on_screen = self._legend_column.isVisible()
         self.show_legend(True)
         try:
@@ -274,7 +319,6 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         from PySide6.QtGui import QPainter
         from PySide6.QtSvg import QSvgGenerator
 
-        self.finish_labels()
         on_screen = self._legend_column.isVisible()
         self.show_legend(True)
         source = self.ci.sceneBoundingRect()

@@ -11,7 +11,6 @@ from PySide6.QtWidgets import (
     QGridLayout,
     QGroupBox,
     QHBoxLayout,
-    QLabel,
     QPushButton,
     QVBoxLayout,
     QWidget,
@@ -19,6 +18,9 @@ from PySide6.QtWidgets import (
 
 from . import theme
 from .map_canvas import MapCanvas
+from .steady_label import SteadyLabel
+
+FAMILY_PANEL_WIDTH = 140
 
 
 def _swatch(colour: QColor) -> QIcon:
@@ -40,9 +42,11 @@ class FamilyPanel(QGroupBox):
         self._grid.setVerticalSpacing(2)
         self.visibility: dict[str, QCheckBox] = {}
         self.highlight_buttons: dict[str, QPushButton] = {}
-        self.hint = QLabel("Tick to show, click a name to highlight.")
+        self.hint = SteadyLabel(3, "Tick to show, click a name to highlight.")
         self.hint.setObjectName("hint")
-        self.hint.setWordWrap(True)
+        self._grid.addWidget(self.hint, 0, 0, 1, 2)
+        # As wide before the map arrives as after, so the map beside it keeps its size.
+        self.setMinimumWidth(FAMILY_PANEL_WIDTH)
 
     def set_families(self, families: list[str], hidden: set[str]) -> None:
         while self._grid.count():
@@ -88,8 +92,7 @@ class MapView(QWidget):
         self.canvas = MapCanvas()
         self.canvas.setMinimumSize(360, 300)
         self.panel = FamilyPanel()
-        self.notes = QLabel()
-        self.notes.setWordWrap(True)
+        self.notes = SteadyLabel(2)
         self.notes.setObjectName("hint")
         self._hidden = set(hidden or ())
         self.panel.hidden_changed.connect(self._on_hidden_changed)

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from . import theme
+from .steady_label import SteadyLabel
 
 COSINE_COLUMN = 2
 COSINE_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -62,8 +63,7 @@ class NeighboursPane(QWidget):
 
     def __init__(self, k: int = 8, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.heading = QLabel("Nearest neighbours by cosine")
-        self.heading.setWordWrap(True)
+        self.heading = SteadyLabel(1, "Nearest neighbours by cosine")
         self.k_box = QSpinBox()
         self.k_box.setRange(1, 200)
         self.k_box.setValue(k)
@@ -92,8 +92,7 @@ class NeighboursPane(QWidget):
         self.table.cellActivated.connect(self._on_activated)
         self.table.cellDoubleClicked.connect(self._on_activated)
 
-        self.baseline_label = QLabel()
-        self.baseline_label.setWordWrap(True)
+        self.baseline_label = SteadyLabel(2)
         self.baseline_label.setObjectName("hint")
 
         self.compare_input = QLineEdit()
@@ -106,8 +105,7 @@ class NeighboursPane(QWidget):
         self._compare_timer.setInterval(200)
         self._compare_timer.timeout.connect(self._on_compare)
         self.compare_input.textChanged.connect(lambda _t: self._compare_timer.start())
-        self.compare_result = QLabel()
-        self.compare_result.setWordWrap(True)
+        self.compare_result = SteadyLabel(2)
 
         top = QHBoxLayout()
         top.addWidget(self.heading, 1)

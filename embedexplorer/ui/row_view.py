@@ -7,10 +7,11 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtGui import QFontDatabase, QGuiApplication
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from . import theme
+from .steady_label import SteadyLabel
 
 SHOWN_NUMBERS = 6  # the chapter prints the first six numbers of a row
 
@@ -30,17 +31,16 @@ class RowView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._result: Any = None
-        self.title = QLabel("Select a token to see its row.")
-        self.title.setWordWrap(True)
-        self.numbers = QLabel()
-        self.numbers.setWordWrap(True)
+        self.title = SteadyLabel(1, "Select a token to see its row.")
+        # The token row, its position row and their sum, one line each (the tooltip has them whole).
+        self.numbers = SteadyLabel(3, wrap=False)
+        self.numbers.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.numbers.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.note = QLabel()
-        self.note.setWordWrap(True)
+        self.note = SteadyLabel(1)
         self.note.setObjectName("hint")
 
         self.plot_widget = pg.PlotWidget()
-        self.plot_widget.setMinimumHeight(170)
+        self.plot_widget.setMinimumHeight(140)
         self.plot_widget.setMenuEnabled(False)
         self.plot_widget.setLabel("bottom", "number in the row")
         self.plot_widget.setLabel("left", "value")
@@ -88,7 +88,7 @@ class RowView(QWidget):
         if result.position_row is not None:
             lines.append(f"position row {result.place + 1:,}: {format_row(result.position_row)}")
             lines.append(f"sum (enters layer 1): {format_row(result.combined)}")
-        self.numbers.setText("<br>".join(f"<code>{line}</code>" for line in lines))
+        self.numbers.setText("<br>".join(lines))
         self.note.setText(result.note)
         self.copy_button.setEnabled(True)
         self._redraw()

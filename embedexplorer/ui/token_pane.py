@@ -17,6 +17,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .steady_label import SteadyLabel
+
 TYPING_PAUSE_MS = 120  # wait for a pause in typing before asking the worker
 TOKEN_ROLE = Qt.ItemDataRole.UserRole + 1
 
@@ -61,8 +63,7 @@ class TokenPane(QWidget):
         self._debounce.timeout.connect(lambda: self.text_changed.emit(self.input.text()))
         self.input.textChanged.connect(lambda _text: self._debounce.start())
 
-        self.summary = QLabel()
-        self.summary.setWordWrap(True)
+        self.summary = SteadyLabel(2)
         self.summary.setObjectName("hint")
 
         self.chip_list = QListWidget()

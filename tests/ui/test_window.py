@@ -73,6 +73,22 @@ def test_export_writes_png_of_requested_width(qtbot, window, tmp_path) -> None:
     assert "<svg" in svg.read_text(encoding="utf-8")[:2000]
 
 
+def test_word_labels_follow_hiding_and_reach_exported_pictures(qtbot, window, tmp_path) -> None:
+    open_model(qtbot, window, "bundled")
+    canvas, panel = window.map_view.canvas, window.map_view.panel
+    assert sorted(canvas.labels.shown) == sorted(p.token for p in canvas._points)
+    assert len(canvas.labels.shown) == 63 and "tuesday" in canvas.labels.shown
+    with_days = tmp_path / "with-days.svg"
+    assert window.export_map(str(with_days))
+    assert ">tuesday<" in with_days.read_text(encoding="utf-8")
+    panel.visibility["days"].click()
+    assert len(canvas.labels.shown) == 56 and "tuesday" not in canvas.labels.shown
+    without_days = tmp_path / "without-days.svg"
+    assert window.export_map(str(without_days))
+    assert ">tuesday<" not in without_days.read_text(encoding="utf-8")
+    panel.visibility["days"].click()
+
+
 def test_failures_leave_the_window_usable(qtbot, window, tmp_path) -> None:
     open_model(qtbot, window, "bundled")
     with qtbot.waitSignal(window.client.failed, timeout=ANSWER_TIMEOUT_MS):
