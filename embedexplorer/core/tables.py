@@ -52,7 +52,7 @@ class Token:
     text: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Neighbour:
     id: int
     token: str
@@ -239,7 +239,8 @@ class EmbeddingTable:
 
     def _neighbours(self, ids: np.ndarray, cosines: np.ndarray) -> tuple[Neighbour, ...]:
         tokens = self.tokens
-        return tuple(Neighbour(int(i), tokens[int(i)], float(c)) for i, c in zip(ids, cosines, strict=False))
+        # tolist() converts every number in one C call instead of one numpy scalar at a time.
+        return tuple(Neighbour(i, tokens[i], c) for i, c in zip(ids.tolist(), cosines.tolist(), strict=True))
 
     # ----- facts -----------------------------------------------------------------------
     @property
