@@ -255,3 +255,26 @@ def test_long_paste_says_what_fits(qtbot, window, gpt2_folder) -> None:
     assert result.total > 1_024
     assert "no row for position 1,025" in window.token_pane.summary.text()
     assert len(window.token_pane.chip_tokens) == len(result.tokens) <= 1_024
+
+
+def test_answers_never_re_lay_out_the_window(qtbot, window) -> None:
+    # A pane that changes size repaints both plots; answers must land in space already there.
+    window.resize(1360, 860)
+    window.show()
+    qtbot.waitExposed(window)
+    panes = [window.row_view, window.neighbours_pane, window.map_view.canvas, window.token_pane]
+
+    def sizes() -> list[object]:
+        # The family panel grows downwards into empty space as families arrive; its width must not move.
+        return [pane.size() for pane in panes] + [window.map_view.panel.width()]
+
+    before_load = sizes()
+    open_model(qtbot, window, "bundled")
+    type_text(qtbot, window, "monday")
+    qtbot.wait(50)
+    assert sizes() == before_load
+    # (Only a text whose chips need another row grows the chip list, up to three rows.)
+    for text in ("tokenization embeddings", "x", "supercalifragilistic", "?!", "paris"):
+        type_text(qtbot, window, text)
+        qtbot.wait(50)
+        assert sizes() == before_load, text
