@@ -40,6 +40,7 @@ class WordLabels(pg.GraphicsObject):
         self._widths: list[float] = []
         self._hidden: set[str] = set()
         self._dimmed: set[str] = set()
+        self._selected = ""
         self.setAcceptedMouseButtons(pg.QtCore.Qt.MouseButton.NoButton)
 
     def set_labels(self, points: list[Any], colours: dict[str, QColor]) -> None:
@@ -59,10 +60,17 @@ class WordLabels(pg.GraphicsObject):
         self._hidden, self._dimmed = set(hidden), set(dimmed)
         self.update()
 
+    def set_selected(self, token: str) -> None:
+        """Leave out the selected token's own label: the selection marker names it already."""
+        self._selected = token
+        self.update()
+
     @property
     def shown(self) -> list[str]:
         """The labels drawn now (those of hidden families are not)."""
-        return [t for t, f in zip(self._texts, self._families, strict=True) if f not in self._hidden]
+        return [
+            t for t, f in zip(self._texts, self._families, strict=True) if f not in self._hidden and t != self._selected
+        ]
 
     def dataBounds(self, ax: int, frac: float = 1.0, orthoRange: Any = None) -> tuple[float | None, float | None]:  # noqa: N802 - pyqtgraph's name
         values = self._x if ax == 0 else self._y
@@ -91,7 +99,7 @@ class WordLabels(pg.GraphicsObject):
         painter.setFont(self.font)
         for i, text in enumerate(self._texts):
             family = self._families[i]
-            if family in self._hidden:
+            if family in self._hidden or text == self._selected:
                 continue
             painter.setOpacity(0.3 if family in self._dimmed else 1.0)
             painter.setPen(self._colours[i])
@@ -252,11 +260,13 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         self._query_label.setText(token, color=colour)
         self._query_label.setPos(at[0], at[1])
         self._query_label.setVisible(True)
+        self.labels.set_selected(token)
 
     def clear_selection(self) -> None:
         self._query_item.setData(x=[], y=[])
         self._neighbour_item.setData(x=[], y=[])
         self._query_label.setVisible(False)
+        self.labels.set_selected("")
 
     # ----- looks and export ---------------------------------------------------------------
     def apply_palette(self) -> None:

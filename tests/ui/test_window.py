@@ -87,6 +87,9 @@ def test_word_labels_follow_hiding_and_reach_exported_pictures(qtbot, window, tm
     assert window.export_map(str(without_days))
     assert ">tuesday<" not in without_days.read_text(encoding="utf-8")
     panel.visibility["days"].click()
+    # The selected word is named by its marker's label, so its own label steps aside.
+    type_text(qtbot, window, "monday")
+    assert "monday" not in canvas.labels.shown and len(canvas.labels.shown) == 62
 
 
 def test_failures_leave_the_window_usable(qtbot, window, tmp_path) -> None:
