@@ -97,8 +97,9 @@ fi
 step "done"
 echo "app folder: dist/EmbedExplorer ($(du -sm dist/EmbedExplorer | cut -f1) MiB)"
 echo "largest parts:"
-du -sm dist/EmbedExplorer/_internal/* dist/EmbedExplorer/_internal/PySide6/Qt/lib 2>/dev/null | sort -rn | head -8 \
-  | awk '{printf "  %5d MiB  %s\n", $1, $2}'
+# awk (not head) takes the first eight: head exits early, and under pipefail sort's SIGPIPE failed the build.
+du -sm dist/EmbedExplorer/_internal/* dist/EmbedExplorer/_internal/PySide6/Qt/lib 2>/dev/null | sort -rn \
+  | awk 'NR <= 8 {printf "  %5d MiB  %s\n", $1, $2}'
 for artefact in "dist/$NAME.tar.gz" "dist/embedexplorer_${VERSION}_amd64.deb"; do
   [ -f "$artefact" ] && echo "$artefact ($(du -sm "$artefact" | cut -f1) MiB)"
 done
