@@ -159,6 +159,16 @@ def test_settings_are_remembered(qtbot, tmp_path) -> None:
     second.close()
 
 
+def _run_window_script(code: str) -> subprocess.CompletedProcess[str]:
+    """Run ``code`` in a fresh interpreter (so sys.modules is its own), a settings path as argv[1]."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        return subprocess.run(
+            [sys.executable, "-c", code, f"{folder}/s.ini"], capture_output=True, text=True, timeout=120
+        )
+
+
 def test_window_shows_before_heavy_imports() -> None:
     code = (
         "import sys\n"
@@ -171,12 +181,7 @@ def test_window_shows_before_heavy_imports() -> None:
         "print(window.isVisible(), heavy)\n"
         "window.close()\n"
     )
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as folder:
-        result = subprocess.run(
-            [sys.executable, "-c", code, f"{folder}/s.ini"], capture_output=True, text=True, timeout=120
-        )
+    result = _run_window_script(code)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "True []"
 
@@ -200,12 +205,7 @@ def test_window_process_never_builds_a_tokenizer() -> None:
         "print(len(answers), answers[0], [m for m in ('tokenizers', 'transformers') if m in sys.modules])\n"
         "window.close()\n"
     )
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as folder:
-        result = subprocess.run(
-            [sys.executable, "-c", code, f"{folder}/s.ini"], capture_output=True, text=True, timeout=120
-        )
+    result = _run_window_script(code)
     assert result.returncode == 0, result.stderr
     count, first, heavy = result.stdout.strip().splitlines()[-1].split(" ", 2)
     assert not first.startswith("failed"), result.stdout
