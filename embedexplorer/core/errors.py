@@ -29,6 +29,10 @@ class TokenizerMismatchError(EmbedExplorerError):
     """The tokenizer produces ids that the embedding table has no rows for."""
 
 
+class TokenizerStartError(EmbedExplorerError):
+    """A tokenizer process stopped before it said anything: it cannot run on this machine."""
+
+
 class QueryError(EmbedExplorerError):
     """A request about the table cannot be answered (empty text, unknown id, ...)."""
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from . import errors
-from .errors import EmbedExplorerError
+from .errors import EmbedExplorerError, TokenizerStartError
 
 # The flag the app's entry point reads to run this module's child side (frozen apps have no -m).
 CHILD_FLAG = "--tokenizer-process"
@@ -146,7 +146,7 @@ class TokenizerProcess:
     def _read_facts(self) -> dict[str, Any]:
         message = self._answer()
         if message is None:
-            raise EmbedExplorerError(
+            raise TokenizerStartError(
                 f"The tokenizer of {self.folder} could not be started (its process stopped){self._last_words()}."
             )
         if "error" in message:

@@ -8,6 +8,7 @@ reader could not see (newlines, control characters, half a UTF-8 character).
 from __future__ import annotations
 
 import json
+import logging
 import unicodedata
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -15,7 +16,9 @@ from functools import cached_property, lru_cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import EmbedExplorerError, ModelNotFoundError
+from .errors import EmbedExplorerError, ModelNotFoundError, TokenizerStartError
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
@@ -200,6 +203,11 @@ class Vocabulary:
         def finish() -> Vocabulary:
             try:
                 facts = TokenizerFacts.from_dict(process.facts())
+            except TokenizerStartError as exc:
+                # A child that cannot run here at all (not a bad model): keep working, in-process.
+                process.close()
+                log.warning("%s Reading the tokenizer in this process instead.", exc)
+                return cls.from_folder(folder)
             except BaseException:
                 process.close()
                 raise

@@ -143,3 +143,16 @@ def test_a_child_that_cannot_start_says_why(monkeypatch) -> None:
     with pytest.raises(EmbedExplorerError, match="could not be started.*no tokenizer here: missing module"):
         process.facts()
     process.close()
+
+
+def test_a_vocabulary_whose_child_cannot_start_reads_the_tokenizer_here(monkeypatch, caplog) -> None:
+    from embedexplorer.core import tokenizer_process
+
+    def dies_at_once(folder: Path) -> tuple[list[str], dict[str, str]]:
+        return [sys.executable, "-c", "raise SystemExit(3)"], dict(os.environ)
+
+    monkeypatch.setattr(tokenizer_process, "child_command", dies_at_once)
+    vocabulary = _in_child(bundled_model_dir())
+    assert vocabulary.encode("monday") == Vocabulary.from_folder(bundled_model_dir()).encode("monday")
+    assert "in this process instead" in caplog.text
+    vocabulary.close()
