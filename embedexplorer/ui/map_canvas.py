@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Signal
-from PySide6.QtGui import QColor, QFont, QImage, QPainterPath
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainterPath
 
 from ..core.files import atomic_write_bytes
 from . import theme
@@ -44,8 +44,6 @@ class WordLabels(pg.GraphicsObject):
         self.setAcceptedMouseButtons(pg.QtCore.Qt.MouseButton.NoButton)
 
     def set_labels(self, points: list[Any], colours: dict[str, QColor]) -> None:
-        from PySide6.QtGui import QFontMetricsF
-
         self.prepareGeometryChange()
         self._x = np.array([p.x for p in points], dtype=float)
         self._y = np.array([p.y for p in points], dtype=float)
@@ -67,7 +65,7 @@ class WordLabels(pg.GraphicsObject):
 
     @property
     def shown(self) -> list[str]:
-        """The labels drawn now (those of hidden families are not)."""
+        """The labels drawn now (not those of hidden families, nor the selected word's)."""
         return [
             t for t, f in zip(self._texts, self._families, strict=True) if f not in self._hidden and t != self._selected
         ]
