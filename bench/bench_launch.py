@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 
-from bench.common import REPO, Row, emit, gpt2_folder, median, warm_page_cache
+from bench.common import REPO, Row, alternating, emit, gpt2_folder, median, qt_env, warm_page_cache
 
 ROUNDS = 7
 
@@ -78,13 +78,6 @@ sys.exit(app.exec())
 )
 
 
-def qt_env() -> dict[str, str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1"}
-    if not (env.get("DISPLAY") or env.get("WAYLAND_DISPLAY")):
-        env.setdefault("QT_QPA_PLATFORM", "offscreen")
-    return env
-
-
 def _launch(code: str) -> float:
     start = time.time()
     done = subprocess.run(
@@ -102,10 +95,7 @@ def run(rounds: int = ROUNDS) -> list[Row]:
     with tempfile.TemporaryDirectory(prefix="ee-bench-launch-") as scratch:
         ours = OURS.format(folder=str(folder), settings=os.path.join(scratch, "settings.ini"))
         _launch(ours), _launch(BARE)  # warm-up: shared libraries, bytecode, font caches
-        times: dict[str, list[float]] = {"ours": [], "bare": []}
-        for i in range(rounds):
-            for name in ("ours", "bare") if i % 2 == 0 else ("bare", "ours"):
-                times[name].append(_launch(ours if name == "ours" else BARE))
+        times = alternating({"ours": lambda: _launch(ours), "bare": lambda: _launch(BARE)}, rounds)
     ratio = median(times["ours"]) / median(times["bare"])
     platform = qt_env().get("QT_QPA_PLATFORM", "native")
     return [

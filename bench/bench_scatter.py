@@ -21,7 +21,7 @@ import os
 import subprocess
 import sys
 
-from bench.common import REPO, Row, emit, gpt2_folder, median
+from bench.common import REPO, Row, emit, gpt2_folder, median, qt_env
 
 INTERACTIVE_MS = 50.0
 FRAMES = 15
@@ -161,9 +161,7 @@ def child(folder: str, size: str, scatter: str) -> dict[str, object]:
 
 
 def _case(size: object, scatter: str) -> dict[str, object]:
-    env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1"}
-    if not (env.get("DISPLAY") or env.get("WAYLAND_DISPLAY")):
-        env.setdefault("QT_QPA_PLATFORM", "offscreen")
+    env = qt_env()
     command = [sys.executable, "-m", "bench.bench_scatter", "--child", str(gpt2_folder()), str(size), scatter]
     try:
         done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=str(REPO), timeout=CASE_TIMEOUT_S)

@@ -17,7 +17,7 @@ import os
 import sys
 import tempfile
 
-from bench.common import REPO, Row, emit, gpt2_folder, median, warm_page_cache
+from bench.common import REPO, Row, emit, gpt2_folder, median, qt_env, warm_page_cache
 
 RUNS = 3
 WORDS = 200
@@ -167,9 +167,7 @@ def child(folder: str, settings: str) -> dict[str, object]:
 def _child_run(folder: str, settings: str, noise: bool = False) -> dict[str, object]:
     import subprocess
 
-    env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1"}
-    if not (env.get("DISPLAY") or env.get("WAYLAND_DISPLAY")):
-        env.setdefault("QT_QPA_PLATFORM", "offscreen")
+    env = qt_env()
     args = ["--child", folder, settings]
     if noise:
         args = ["--noise", str(NOISE_S)]

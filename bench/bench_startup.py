@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 
-from bench.common import QUERY, REPO, K, Row, emit, gpt2_folder, median, warm_page_cache
+from bench.common import QUERY, REPO, K, Row, alternating, emit, gpt2_folder, median, warm_page_cache
 
 ROUNDS = 5
 
@@ -79,11 +79,7 @@ def cold_start(rounds: int = ROUNDS) -> Row:
     _, first_chapter = _launch(chapter)
     if first_ours != first_chapter:
         raise RuntimeError(f"the two ways disagree: {first_ours} vs {first_chapter}")
-    times: dict[str, list[float]] = {"ours": [], "chapter": []}
-    for i in range(rounds):
-        order = ("ours", "chapter") if i % 2 == 0 else ("chapter", "ours")
-        for name in order:
-            times[name].append(_launch(ours if name == "ours" else chapter)[0])
+    times = alternating({"ours": lambda: _launch(ours)[0], "chapter": lambda: _launch(chapter)[0]}, rounds)
     ratio = median(times["ours"]) / median(times["chapter"])
     return Row(
         "cold start to first neighbours, new process",

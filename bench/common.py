@@ -91,6 +91,24 @@ def median(values: list[float]) -> float:
     return float(statistics.median(values))
 
 
+def qt_env() -> dict[str, str]:
+    """Environment for a child that opens Qt: this checkout, no Hub, offscreen without a display."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1"}
+    if not (env.get("DISPLAY") or env.get("WAYLAND_DISPLAY")):
+        env.setdefault("QT_QPA_PLATFORM", "offscreen")
+    return env
+
+
+def alternating(launches: dict[str, Callable[[], float]], rounds: int) -> dict[str, list[float]]:
+    """Seconds of each launch, taking turns first so neither always runs on a warmer machine."""
+    names = list(launches)
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for i in range(rounds):
+        for name in names if i % 2 == 0 else names[::-1]:
+            times[name].append(launches[name]())
+    return times
+
+
 def paired_ratio(times: dict[str, list[float]], subject: str, baseline: str) -> float:
     """Median over rounds of subject/baseline: a noisy round hurts both sides of its own ratio."""
     return median([a / b for a, b in zip(times[subject], times[baseline], strict=True)])

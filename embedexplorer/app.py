@@ -77,8 +77,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     app = create_app()
     window = create_window(args.settings)
     window.show()
-    # Paint the first frame before the worker starts: reading a tokenizer holds the GIL
-    # for tens of milliseconds, which would otherwise delay the window appearing.
+    # Paint the first frame before the worker starts loading: the load competes with the
+    # GUI thread for the GIL and would otherwise delay the window appearing.
     app.processEvents()
     window.open_model(args.model if args.model is not None else window.settings.model)
     status = int(app.exec())

@@ -156,8 +156,8 @@ def _run(args: argparse.Namespace) -> tuple[dict[str, object], str]:
         return payload, "\n".join(lines)
 
     if args.command == "cosine":
-        value = table.cosine(args.a, args.b)
         a, b = table.query(args.a), table.query(args.b)
+        value = table.cosine(a.id, b.id)
         payload = {"model": table.name, "a": a.token, "b": b.token, "cosine": value}
         notes = [q.note for q in (a, b) if q.note]
         text = f"{header}\ncosine({a.token}, {b.token}) = {value:.3f}"
@@ -178,7 +178,7 @@ def _run(args: argparse.Namespace) -> tuple[dict[str, object], str]:
             "baseline_cosine": facts.baseline_cosine,
             "vocabulary_size": facts.vocabulary_size,
         }
-        return payload, describe_facts(facts)
+        return payload, facts.summary()
 
     if args.command == "map":
         from .core.maps import family_map, load_families
@@ -203,19 +203,6 @@ def _run(args: argparse.Namespace) -> tuple[dict[str, object], str]:
         return payload, "\n".join(lines)
 
     raise EmbedExplorerError(f"Unknown command {args.command!r}.")  # argparse prevents this
-
-
-def describe_facts(facts: object) -> str:
-    """The chapter's sentence about a table: rows x width = weights, share of the model."""
-    f = facts  # TableFacts; typed loosely so the UI can reuse this without importing numpy early
-    positions = f"{f.position_rows:,} position rows" if f.position_rows else f.position_note
-    return (
-        f"model: {f.model}\n"
-        f"{f.rows:,} rows x {f.width:,} numbers = {f.table_weights:,} weights\n"
-        f"share of the whole model: {f.table_weights:,} / {f.model_weights:,} = {f.share:.1%}\n"
-        f"{positions}\n"
-        f"mean cosine of unrelated tokens (baseline): {f.baseline_cosine:.3f}"
-    )
 
 
 def _positive_int(text: str) -> int:

@@ -55,12 +55,16 @@ class Settings:
     def clear_recent_models(self) -> None:
         self._store.setValue("recent_models", [])
 
+    def _int_between(self, key: str, low: int, high: int) -> int:
+        """A whole-number setting kept within bounds; the default when it is not a number."""
+        try:
+            return max(low, min(high, int(self._get(key))))
+        except (TypeError, ValueError):
+            return int(DEFAULTS[key])
+
     @property
     def k(self) -> int:
-        try:
-            return max(1, min(200, int(self._get("k"))))
-        except (TypeError, ValueError):
-            return int(DEFAULTS["k"])
+        return self._int_between("k", 1, 200)
 
     @k.setter
     def k(self, value: int) -> None:
@@ -76,7 +80,8 @@ class Settings:
 
     @property
     def text(self) -> str:
-        return str(self._get("text") if self._get("text") is not None else "")
+        value = self._get("text")
+        return "" if value is None else str(value)
 
     @text.setter
     def text(self, value: str) -> None:
@@ -84,10 +89,7 @@ class Settings:
 
     @property
     def export_width(self) -> int:
-        try:
-            return max(200, min(20000, int(self._get("export_width"))))
-        except (TypeError, ValueError):
-            return int(DEFAULTS["export_width"])
+        return self._int_between("export_width", 200, 20000)
 
     @export_width.setter
     def export_width(self, value: int) -> None:

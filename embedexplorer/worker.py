@@ -22,7 +22,7 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 log = logging.getLogger(__name__)
 
 # How many chips the token pane shows at most; longer texts say how many were left out.
-MAX_SHOWN_TOKENS = 512
+MAX_CHIPS = 512
 
 
 @dataclass
@@ -88,7 +88,6 @@ class TableWorker(QObject):
         self._latest = latest
         self._table: Any = None
         self._map: Any = None
-        self._map_request: tuple[Any, str] | None = None
 
     # ----- plumbing ----------------------------------------------------------------------
     def _stale(self, kind: str, request_id: int) -> bool:
@@ -134,7 +133,6 @@ class TableWorker(QObject):
         def work() -> Any:
             started = time.perf_counter()
             # Heavy imports happen here, in the worker thread, never before the window shows.
-            from .cli import describe_facts
             from .core.tables import open_table
 
             def progress(done: int, total: int, message: str) -> None:
@@ -163,7 +161,7 @@ class TableWorker(QObject):
             return LoadedModel(
                 name=table.name,
                 facts=facts.as_dict(),
-                summary=describe_facts(facts),
+                summary=facts.summary(),
                 byte_level=table.vocabulary.byte_level,
                 seconds=time.perf_counter() - started,
             )
@@ -173,7 +171,7 @@ class TableWorker(QObject):
     @Slot(int, str)
     def tokenize(self, request_id: int, text: str) -> None:
         def work() -> Any:
-            report = self._require_table().tokenize(text, max_shown=MAX_SHOWN_TOKENS)
+            report = self._require_table().tokenize(text, max_shown=MAX_CHIPS)
             chips = [{"id": t.id, "token": t.token, "text": t.text} for t in report.tokens]
             return TokensResult(text, chips, report.count, report.note)
 

@@ -229,8 +229,8 @@ def family_map(table: EmbeddingTable, families: Families, multi_token: str = "av
                 notes.append(f"{word!r} ({family}) has no tokens and was skipped.")
                 continue
             ids = tuple(p.id for p in pieces)
+            shown = " ".join(p.token for p in pieces)
             if len(pieces) > 1:
-                shown = " ".join(p.token for p in pieces)
                 if multi_token == "skip":
                     notes.append(f"{word!r} ({family}) is {len(pieces)} tokens ({shown}) and was skipped.")
                     continue
@@ -239,7 +239,7 @@ def family_map(table: EmbeddingTable, families: Families, multi_token: str = "av
                 )
             words.append(word)
             labels.append(family)
-            tokens.append(" ".join(p.token for p in pieces))
+            tokens.append(shown)
             ids_list.append(ids)
             rows.append(np.asarray(table.rows[list(ids)], dtype=np.float64).mean(axis=0))
     if len(rows) < 2:

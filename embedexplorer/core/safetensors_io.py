@@ -116,7 +116,7 @@ def weight_files(folder: Path) -> list[Path]:
         try:
             weight_map = json.loads(index.read_text(encoding="utf-8"))["weight_map"]
             shards = sorted({str(v) for v in weight_map.values()})
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise CorruptWeightsError(f"{index.name} is not a valid shard index: {exc}") from exc
         missing = [s for s in shards if not (folder / s).is_file()]
         if missing:

