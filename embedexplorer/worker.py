@@ -147,7 +147,7 @@ class TableWorker(QObject):
             )
             self.load_progress.emit(request_id, 900, 1000, "Normalising the rows")
             try:
-                _ = table.unit, table.tokens, table.baseline_cosine  # pay these once, here
+                _ = table.unit, table.screen, table.tokens, table.baseline_cosine  # pay these once, here
             except BaseException:
                 table.close()
                 raise

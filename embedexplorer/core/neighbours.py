@@ -8,8 +8,11 @@ the neighbours of a token are one matrix-vector product over the whole table
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Protocol
 
 import numpy as np
+
+from .plain_pages import empty_on_plain_pages
 
 # Rows per block of unit_rows: a few MB, so each block is read from memory once and
 # scaled while it is still in cache.
@@ -17,20 +20,25 @@ _BLOCK_ROWS = 4096
 
 
 def unit_rows(rows: np.ndarray) -> np.ndarray:
-    """Every row scaled to length 1 (all-zero rows stay zero), as a new float32 array.
+    """Every row scaled to length 1, as a new float32 array.
 
-    A read-only memory-mapped ``rows`` is handed back to the page cache block by
-    block, so the process never holds the raw table and the unit table at once
-    (rows read later simply map in again).
+    All-zero rows stay zero, and so do rows holding NaN or infinity: they point
+    nowhere, so no query should find them.  A read-only memory-mapped ``rows``
+    is handed back to the page cache block by block, so the process never holds
+    the raw table and the unit table at once (rows read later simply map in again).
     """
-    unit = np.empty(rows.shape, dtype=np.float32)
+    unit = empty_on_plain_pages(rows.shape, np.float32)
     release = _page_releaser(rows)
     for start in range(0, rows.shape[0], _BLOCK_ROWS):
         block = rows[start : start + _BLOCK_ROWS]
         # einsum gives the squared norms without a block-sized temporary.
         norms = np.sqrt(np.einsum("ij,ij->i", block, block, dtype=np.float64)).astype(np.float32)
-        norms[norms == 0] = 1.0
-        np.divide(block, norms[:, None], out=unit[start : start + _BLOCK_ROWS])
+        finite = np.isfinite(norms)
+        norms[~finite | (norms == 0)] = 1.0
+        scaled = unit[start : start + _BLOCK_ROWS]
+        np.divide(block, norms[:, None], out=scaled)
+        if not finite.all():
+            scaled[~finite] = 0.0
         release(block)
     return unit
 
@@ -72,57 +80,106 @@ def cosine(a: np.ndarray, b: np.ndarray) -> float:
     return 0.0 if denominator == 0 else float(a @ b) / denominator
 
 
+class Screen(Protocol):
+    """A cheaper pass over the unit rows whose scores are each within a known distance of the exact ones."""
+
+    def scores(self, query: np.ndarray) -> np.ndarray: ...
+
+    def error_bound(self, query: np.ndarray) -> float: ...
+
+
+def accumulation_error(width: int) -> float:
+    """Bound on float32 rounding in a sum of ``width`` products, relative to the sum of their sizes."""
+    unit_roundoff = 2.0**-24
+    return width * unit_roundoff / (1 - width * unit_roundoff)
+
+
 def top_k(
-    unit: np.ndarray, query: np.ndarray, k: int, exclude: Iterable[int] = ()
+    unit: np.ndarray,
+    query: np.ndarray,
+    k: int,
+    exclude: Iterable[int] = (),
+    screen: Screen | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The k rows of ``unit`` with the highest cosine to ``query``, best first.
 
     ``query`` need not have length 1; the order and cosines are those of its
     direction.  Rows in ``exclude`` (usually the query's own ids) are skipped.
     Returns ``(ids, cosines)``.
+
+    Scores come from one pass over every row: ``unit @ query``, or the cheaper
+    ``screen`` when given.  Either pass rounds, so every row whose score could
+    still be among the k best is scored again exactly (in float64) and the k
+    best of those are the answer: with or without a screen it is the same.
     """
     query = np.asarray(query, dtype=np.float32)
-    # Scaling the query does not change the order, so only the k chosen scores are divided.
-    length = float(np.sqrt(query @ query))
-    scores = unit @ query
+    length = float(np.linalg.norm(query.astype(np.float64)))
     excluded = sorted({int(i) for i in exclude})
-    for row in excluded:  # one or three ids: plain item writes beat an index array
-        scores[row] = -np.inf
-    k = max(0, min(int(k), scores.shape[0] - len(excluded)))
+    k = max(0, min(int(k), unit.shape[0] - len(excluded)))
     if k == 0:
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
-    candidates = _candidates(scores, k)
+    if length == 0:  # every cosine is 0: the first rows, in id order
+        kept = np.setdiff1d(np.arange(min(unit.shape[0], k + len(excluded))), excluded)[:k]
+        return kept.astype(np.int64), np.zeros(k, dtype=np.float32)
+    if screen is not None:
+        scores, margin = screen.scores(query), screen.error_bound(query)
+    else:
+        scores, margin = unit @ query, 1.01 * length * accumulation_error(unit.shape[1])
+    for row in excluded:  # one or three ids: plain item writes beat an index array
+        scores[row] = -np.inf
+    candidates = _candidates(scores, k, margin)
+    exact = exact_scores(unit, candidates, query)
     # Sort by cosine, ties by id, so results are the same on every run.
-    best = candidates[np.lexsort((candidates, -scores[candidates]))[:k]]
-    cosines = scores[best] / np.float32(length) if length > 0 else scores[best]
-    return best.astype(np.int64, copy=False), cosines
+    order = np.lexsort((candidates, -exact))[:k]
+    return candidates[order].astype(np.int64, copy=False), (exact[order] / length).astype(np.float32)
+
+
+def exact_scores(unit: np.ndarray, ids: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """Dot products of rows ``ids`` with ``query`` in float64.
+
+    Products of two float32 numbers are exact in float64, so these are right to
+    about 1e-13, and equal rows score exactly alike wherever they sit.
+    """
+    query64 = np.asarray(query, dtype=np.float64)
+    exact = np.empty(ids.shape[0], dtype=np.float64)
+    for start in range(0, ids.shape[0], _RESCORE_ROWS):
+        block = unit[ids[start : start + _RESCORE_ROWS]].astype(np.float64)
+        exact[start : start + _RESCORE_ROWS] = np.einsum("ij,j->i", block, query64)
+    return exact
 
 
 # Every SAMPLE_STRIDE-th score is a sample whose k-th best bounds the table's k-th best from below.
 SAMPLE_STRIDE = 12
 _MAX_CANDIDATES = 4096
+# Rows per float64 block when scoring candidates exactly (6 MB at GPT-2's width).
+_RESCORE_ROWS = 1024
 
 
-def _candidates(scores: np.ndarray, k: int) -> np.ndarray:
-    """Ids that surely hold the k highest scores (and every id tied with the k-th).
+def _candidates(scores: np.ndarray, k: int, margin: float = 0.0) -> np.ndarray:
+    """Ids of every row that could hold one of the k highest scores when each score may be off by ``margin``.
 
-    The k-th best score of any subset is no higher than the k-th best of all,
-    so every row of the top k scores at least that much.  Partitioning a
-    1-in-12 sample and one comparison is about three times cheaper than an
-    argpartition over the whole table, and usually leaves ~20 k candidates.
+    If the k-th highest score is t, a row scoring below t - 2 * margin is beaten
+    by k rows whatever the rounding.  t itself comes cheap: the k-th best of any
+    subset is no higher than the k-th best of all, so partitioning a 1-in-12
+    sample and one comparison with the whole table leaves ~20 k rows that hold
+    the top k, about three times cheaper than an argpartition over everything.
     """
     n = scores.shape[0]
     if k >= n:
         return np.arange(n)
+    window = 2.0 * margin
     sample = scores[::SAMPLE_STRIDE]
     if k * 8 <= sample.shape[0]:
         bound = np.partition(sample, sample.shape[0] - k)[sample.shape[0] - k]
         if np.isfinite(bound):
-            candidates = np.flatnonzero(scores >= bound)
-            if candidates.size <= max(_MAX_CANDIDATES, 64 * k):
-                return candidates
-    # Few rows, a large k, or many equal scores (a zero query): select over everything.
-    return np.argpartition(scores, -k)[-k:]
+            kept = np.flatnonzero(scores >= bound - window)
+            if kept.size <= max(_MAX_CANDIDATES, 64 * k):
+                kept_scores = scores[kept]
+                kth = np.partition(kept_scores, kept.size - k)[kept.size - k]
+                return kept[kept_scores >= kth - window]
+    # Few rows, a large k, or many equal scores: find the k-th over everything.
+    kth = np.partition(scores, n - k)[n - k]
+    return np.flatnonzero(scores >= kth - window)
 
 
 def analogy_vector(unit: np.ndarray, a: int, b: int, c: int) -> np.ndarray:

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from . import neighbours as nb
+from .bf16_rows import Bf16Rows, screen_for
 from .errors import EmbedExplorerError, QueryError, TableNotFoundError, TokenizerMismatchError
 from .safetensors_io import FLOAT_DTYPES, TensorEntry, map_tensor, read_all_headers, weight_files
 from .sources import ModelSource, ProgressCallback, resolve_source
@@ -144,6 +145,11 @@ class EmbeddingTable:
         return nb.unit_rows(self.rows)
 
     @cached_property
+    def screen(self) -> Bf16Rows | None:
+        """The unit rows in bfloat16 for a query's first pass, when that is faster here (else None)."""
+        return screen_for(self.unit)
+
+    @cached_property
     def tokens(self) -> list[str]:
         """The readable form of every row's token ("<row N>" for rows the tokenizer never uses)."""
         known = self.vocabulary.size
@@ -222,7 +228,7 @@ class EmbeddingTable:
     def neighbours(self, query: str | int, k: int = 8) -> NeighbourResult:
         """The k tokens whose rows point most nearly the same way, the query itself left out."""
         answer = self.query(query)
-        ids, cosines = nb.top_k(self.unit, self.unit[answer.id], k, exclude=(answer.id,))
+        ids, cosines = nb.top_k(self.unit, self.unit[answer.id], k, exclude=(answer.id,), screen=self.screen)
         return NeighbourResult(answer, self._neighbours(ids, cosines), answer.note)
 
     def neighbours_of_vector(
@@ -231,7 +237,9 @@ class EmbeddingTable:
         vector = np.asarray(vector, dtype=np.float32)
         if vector.shape != (self.width,):
             raise QueryError(f"A vector for this table needs {self.width} numbers, not {vector.shape}.")
-        ids, cosines = nb.top_k(self.unit, vector, k, exclude=exclude)
+        if not np.isfinite(vector).all():
+            raise QueryError("A vector to search with must hold only finite numbers (no NaN or infinity).")
+        ids, cosines = nb.top_k(self.unit, vector, k, exclude=exclude, screen=self.screen)
         return NeighbourResult(None, self._neighbours(ids, cosines))
 
     def cosine(self, a: str | int, b: str | int) -> float:
@@ -242,7 +250,7 @@ class EmbeddingTable:
         """Tokens nearest to a - b + c (3CosAdd); the three inputs are left out."""
         qa, qb, qc = self.query(a), self.query(b), self.query(c)
         vector = nb.analogy_vector(self.unit, qa.id, qb.id, qc.id)
-        ids, cosines = nb.top_k(self.unit, vector, k, exclude={qa.id, qb.id, qc.id})
+        ids, cosines = nb.top_k(self.unit, vector, k, exclude={qa.id, qb.id, qc.id}, screen=self.screen)
         notes = " ".join(q.note for q in (qa, qb, qc) if q.note)
         label = f"{qa.token} - {qb.token} + {qc.token}"
         query = Query(qa.id, label, qa.pieces + qb.pieces + qc.pieces, notes)

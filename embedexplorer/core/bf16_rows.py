@@ -1,0 +1,133 @@
+"""Unit rows rounded to bfloat16, scanned in half the bytes of float32 to screen a neighbour query.
+
+An exact query has to look at every row, and reading 154 MB of float32 is what
+takes the time, however it is multiplied.  bfloat16 keeps float32's range and 8
+of its 24 significant bits, so each score from these rows is off by at most a
+known amount (``error_bound``).  ``neighbours.top_k`` then takes every row whose
+score could still be among the best and recomputes only those from the float32
+rows: the answer is the one a full float32 pass gives, read at half the cost.
+
+The scan is a small C loop (``_scan.c``) run on a slice of the rows per core.
+Where it is missing, or measures slower than numpy's float32 pass on this machine,
+``screen_for`` answers None and queries read the float32 rows instead.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from .neighbours import accumulation_error
+from .plain_pages import empty_on_plain_pages
+
+try:
+    from . import _scan
+except ImportError:  # built without a C compiler
+    _scan = None
+
+# Rounding to the nearest bfloat16 moves a number by at most 2^-8 of itself.
+BF16_ROUNDING = 2.0**-8
+# Below this many numbers one thread is quicker than handing out slices.
+_SPLIT_ABOVE = 1 << 21
+# Two or three cores already draw all the memory bandwidth most machines have.
+_MAX_THREADS = 4
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def kernel_instructions() -> str | None:
+    """Which build of the scan this CPU runs ("avx512f", "avx2", "plain"), or None without one."""
+    return None if _scan is None else str(_scan.INSTRUCTIONS)
+
+
+def round_to_bf16(values: np.ndarray) -> np.ndarray:
+    """The bfloat16 nearest each float32 (ties to even), as its 16 bits in a uint16 array.
+
+    The C module does the same for whole tables without holding the GIL; this one
+    is what it is checked against.
+    """
+    bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
+    # Adding just under half of the dropped part, plus its last kept bit, rounds to nearest-even.
+    return ((bits + np.uint32(0x7FFF) + ((bits >> 16) & np.uint32(1))) >> 16).astype(np.uint16)
+
+
+class Bf16Rows:
+    """A unit table's rows in bfloat16, with the scan that scores a query against all of them."""
+
+    def __init__(self, unit: np.ndarray) -> None:
+        if _scan is None:
+            raise RuntimeError("the bfloat16 scan was not built (no C compiler at install time)")
+        self.shape = unit.shape
+        self.bits = empty_on_plain_pages(unit.shape, np.uint16)
+        _scan.bf16_round(np.ascontiguousarray(unit, dtype=np.float32), self.bits)
+        threads = 1 if unit.size < _SPLIT_ABOVE else min(_MAX_THREADS, os.cpu_count() or 1)
+        cuts = np.linspace(0, unit.shape[0], threads + 1).astype(int).tolist()
+        self._slices = list(zip(cuts[:-1], cuts[1:], strict=True))
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.bits.nbytes)
+
+    def scores(self, query: np.ndarray) -> np.ndarray:
+        """Every row's dot product with ``query``, each within ``error_bound(query)`` of the float32 one."""
+        query = np.ascontiguousarray(query, dtype=np.float32)
+        if query.shape != (self.shape[1],):
+            raise ValueError(f"a query for these rows needs {self.shape[1]} numbers, not {query.shape}")
+        out = np.empty(self.shape[0], dtype=np.float32)
+        first, *others = self._slices
+        waiting = [_threads().submit(_scan.bf16_scores, self.bits, query, out, *s) for s in others]
+        _scan.bf16_scores(self.bits, query, out, *first)
+        for job in waiting:
+            job.result()
+        return out
+
+    def error_bound(self, query: np.ndarray) -> float:
+        """How far any score from ``scores`` may be from the exact dot product of a unit row and ``query``.
+
+        Each row number is off by at most 2^-8 of itself, so a score is off by at most
+        2^-8 * sum|row_j * query_j| <= 2^-8 * |row| * |query| = 2^-8 * |query| (Cauchy-Schwarz,
+        unit rows), plus the float32 rounding of the sum.  The 1 % on top covers rows
+        whose float32 length is a hair over 1.
+        """
+        length = float(np.linalg.norm(np.asarray(query, dtype=np.float64)))
+        width = self.shape[1]
+        return 1.01 * length * (BF16_ROUNDING + accumulation_error(width) * (1 + BF16_ROUNDING))
+
+
+def screen_for(unit: np.ndarray) -> Bf16Rows | None:
+    """bfloat16 rows for ``unit`` when their scan beats numpy's float32 pass here, else None.
+
+    The plain (unvectorised) build or a CPU short of memory bandwidth can make the
+    scan slower than BLAS, so both are timed once, best of three, on the real table.
+    """
+    if _scan is None or unit.ndim != 2 or unit.shape[0] == 0 or unit.shape[1] == 0:
+        return None
+    if os.environ.get("EMBEDEXPLORER_SCAN", "").lower() in ("0", "off", "no"):
+        return None
+    screen = Bf16Rows(unit)
+    query = np.array(unit[0], dtype=np.float32)
+    scan_time = _best_of(3, lambda: screen.scores(query))
+    float32_time = _best_of(3, lambda: unit @ query)
+    return screen if scan_time < float32_time else None
+
+
+def _best_of(times: int, run) -> float:  # type: ignore[no-untyped-def]
+    best = float("inf")
+    for _ in range(times):
+        began = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - began)
+    return best
+
+
+def _threads() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=_MAX_THREADS - 1, thread_name_prefix="bf16-scan")
+        return _pool
