@@ -27,7 +27,7 @@ from .plain_pages import empty_on_plain_pages
 try:
     from . import _scan
 except ImportError:  # built without a C compiler
-    _scan = None
+    _scan = None  # type: ignore[assignment]
 
 # Rounding to the nearest bfloat16 moves a number by at most 2^-8 of itself.
 BF16_ROUNDING = 2.0**-8

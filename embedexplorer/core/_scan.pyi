@@ -1,0 +1,6 @@
+"""Types of the C module built from _scan.c: every array argument is a C-contiguous buffer."""
+
+INSTRUCTIONS: str
+
+def bf16_scores(rows: object, query: object, out: object, start: int, stop: int, /) -> None: ...
+def bf16_round(values: object, out: object, /) -> None: ...
