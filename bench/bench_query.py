@@ -11,10 +11,17 @@ the faster and therefore the stricter floor.)
 The other baselines are a gensim-style search (raw rows times the unit query,
 divided by stored norms, argpartition, as ``KeyedVectors.most_similar`` does)
 and the chapter's torch snippet (normalise the whole table, multiply, topk).
+
+The floor is float32's.  The API's first pass reads the rows in bfloat16, half
+the bytes (``embedexplorer/core/bf16_rows.py``), and then rescores the few rows
+that could win exactly, so it can and should come in under that floor.  The
+same query through the API with that pass switched off (``EMBEDEXPLORER_SCAN=off``)
+is timed too: it shows what the selection and rescoring cost on top of a float32 pass.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
 import numpy as np
@@ -27,10 +34,21 @@ CHAPTER_ROUNDS = 15
 
 def run(rounds: int = ROUNDS, chapter_rounds: int = CHAPTER_ROUNDS) -> list[Row]:
     from embedexplorer import open_table
-    from embedexplorer.core.neighbours import _candidates
+    from embedexplorer.core import bf16_rows
+    from embedexplorer.core.neighbours import _candidates, exact_scores
 
     table = open_table(str(gpt2_folder()))
     first = table.neighbours(QUERY, k=K)
+    screen = table.screen
+    if screen is None:
+        print("warning: the bfloat16 scan is missing or slower here; the API reads float32", file=sys.stderr)
+    os.environ["EMBEDEXPLORER_SCAN"] = "off"
+    try:
+        float32_table = open_table(str(gpt2_folder()))
+        assert float32_table.screen is None
+    finally:
+        del os.environ["EMBEDEXPLORER_SCAN"]
+    assert float32_table.neighbours(QUERY, k=K) == first, "the float32 pass and the screen disagree"
     expected = [(n.token, n.cosine) for n in first.neighbours]
     qid = first.query.id
     unit = table.unit
@@ -57,6 +75,7 @@ def run(rounds: int = ROUNDS, chapter_rounds: int = CHAPTER_ROUNDS) -> list[Row]
     times = interleaved(
         {
             "api": lambda: table.neighbours(QUERY, k=K),
+            "api_float32": lambda: float32_table.neighbours(QUERY, k=K),
             "matvec": lambda: unit @ q,
             "sum": lambda: unit.sum(),
             "gensim": gensim_style,
@@ -81,15 +100,19 @@ def run(rounds: int = ROUNDS, chapter_rounds: int = CHAPTER_ROUNDS) -> list[Row]
     assert chapter() == [n.id for n in first.neighbours], "the chapter's snippet disagrees with the API"
     slow = interleaved({"api": lambda: table.neighbours(QUERY, k=K), "chapter": chapter}, chapter_rounds)
 
-    # Both searches make the same one BLAS pass over the same bytes; what differs is the work after it.
-    scores, raw_scores = unit @ q, vectors @ q
+    # Where the time goes: the first pass, then the choice of rows and their exact scores.
+    first_pass = screen.scores if screen is not None else (lambda query: unit @ query)
+    margin = screen.error_bound(q) if screen is not None else 0.0
+    scores, raw_scores = first_pass(q), vectors @ q
+    picked = _candidates(scores, K + 1, margin)
 
     def ours_after_pass() -> None:
         s = scores.copy()
         s[qid] = -np.inf
-        candidates = _candidates(s, K)
-        candidates[np.lexsort((candidates, -s[candidates]))][:K]
-        table._neighbours(candidates[:K], s[candidates[:K]])
+        candidates = _candidates(s, K, margin)
+        exact = exact_scores(unit, candidates, q)
+        best = candidates[np.lexsort((candidates, -exact))[:K]]
+        table._neighbours(best, exact[:K].astype(np.float32))
 
     def gensim_after_pass() -> None:
         dists = raw_scores / norms
@@ -97,7 +120,9 @@ def run(rounds: int = ROUNDS, chapter_rounds: int = CHAPTER_ROUNDS) -> list[Row]
         best = best[np.argsort(-dists[best], kind="stable")]
         [(index_to_key[i], float(dists[i])) for i in best if i != qid][:K]
 
+    passes = interleaved({"ours": lambda: first_pass(q), "float32": lambda: unit @ q}, rounds=rounds)
     after = interleaved({"ours": ours_after_pass, "gensim": gensim_after_pass}, rounds=2000)
+    kind = f"bfloat16 scan ({bf16_rows.kernel_instructions()})" if screen is not None else "float32 pass"
 
     floor_ratio = paired_ratio(times, "api", floor_name)
     gensim_ratio = paired_ratio(times, "api", "gensim")
@@ -106,7 +131,9 @@ def run(rounds: int = ROUNDS, chapter_rounds: int = CHAPTER_ROUNDS) -> list[Row]
     note = (
         f"floor = faster of unit @ q ({median(times['matvec']) * 1e3:.3g} ms) and "
         f"unit.sum() ({median(times['sum']) * 1e3:.3g} ms); vs {other}: "
-        f"{paired_ratio(times, 'api', other):.3g}x"
+        f"{paired_ratio(times, 'api', other):.3g}x; first pass: {kind}. "
+        f"With the scan off the API takes {median(times['api_float32']) * 1e3:.3g} ms, "
+        f"{paired_ratio(times, 'api_float32', floor_name):.3g}x the floor"
     )
     return [
         Row(
@@ -129,8 +156,9 @@ def run(rounds: int = ROUNDS, chapter_rounds: int = CHAPTER_ROUNDS) -> list[Row]
             gensim_ratio,
             "< 1x",
             gensim_ratio < 1.0,
-            f"same BLAS pass over the same bytes; work after it: ours {median(after['ours']) * 1e6:.0f} us, "
-            f"gensim-style {median(after['gensim']) * 1e6:.0f} us",
+            f"first pass: ours {median(passes['ours']) * 1e3:.3g} ms ({kind}), float32 "
+            f"{median(passes['float32']) * 1e3:.3g} ms; work after it: ours {median(after['ours']) * 1e6:.0f} us "
+            f"({picked.size} rows rescored), gensim-style {median(after['gensim']) * 1e6:.0f} us",
         ),
         Row(
             "same query vs the chapter's snippet",

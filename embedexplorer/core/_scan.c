@@ -92,12 +92,48 @@ static void choose_scan(void)
 #endif
 }
 
+/* Rows per piece of work: ~0.8 MB at GPT-2's width, about a hundred pieces per table. */
+#define CHUNK_ROWS 512
+
+#if defined(_MSC_VER)
+#include <intrin.h>
+#define CLAIM(counter) (_InterlockedExchangeAdd64((volatile long long *)(counter), 1))
+#define FINISHED(counter) (_InterlockedCompareExchange64((volatile long long *)(counter), 0, 0))
+#define PAUSE() _mm_pause()
+#else
+#define CLAIM(counter) (__atomic_fetch_add((counter), 1, __ATOMIC_ACQ_REL))
+#define FINISHED(counter) (__atomic_load_n((counter), __ATOMIC_ACQUIRE))
+#if defined(__x86_64__) || defined(__i386__)
+#define PAUSE() __builtin_ia32_pause()
+#else
+#define PAUSE() ((void)0)
+#endif
+#endif
+
+/* Every thread that calls this takes the next unclaimed chunk until none is left,
+ * then waits for chunks still being scanned elsewhere.  A helper thread that wakes
+ * up late (an idle core of a virtual machine can take milliseconds) finds the work
+ * done and returns, instead of the caller waiting for it. */
+static void scan_shared(const uint16_t *rows, const float *query, float *out, Py_ssize_t count,
+                        Py_ssize_t width, int64_t *progress)
+{
+    int64_t chunks = (count + CHUNK_ROWS - 1) / CHUNK_ROWS;
+    int64_t *next = &progress[0], *done = &progress[1];
+    for (int64_t chunk = CLAIM(next); chunk < chunks; chunk = CLAIM(next)) {
+        Py_ssize_t start = (Py_ssize_t)chunk * CHUNK_ROWS;
+        Py_ssize_t stop = start + CHUNK_ROWS < count ? start + CHUNK_ROWS : count;
+        chosen_scan(rows, query, out, start, stop, width);
+        CLAIM(done);
+    }
+    while (FINISHED(done) < chunks)
+        PAUSE();
+}
+
 static PyObject *bf16_scores(PyObject *self, PyObject *args)
 {
-    Py_buffer rows, query, out;
-    Py_ssize_t start, stop;
+    Py_buffer rows, query, out, progress;
     (void)self;
-    if (!PyArg_ParseTuple(args, "y*y*w*nn", &rows, &query, &out, &start, &stop))
+    if (!PyArg_ParseTuple(args, "y*y*w*w*", &rows, &query, &out, &progress))
         return NULL;
 
     PyObject *result = NULL;
@@ -107,21 +143,23 @@ static PyObject *bf16_scores(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "the query must hold at least one float32");
     } else if (rows.len != count * width * (Py_ssize_t)sizeof(uint16_t)) {
         PyErr_SetString(PyExc_ValueError, "rows must hold len(out) x len(query) bfloat16 numbers");
-    } else if (start < 0 || start > stop || stop > count) {
-        PyErr_SetString(PyExc_ValueError, "start and stop must satisfy 0 <= start <= stop <= len(out)");
+    } else if (progress.len != 2 * (Py_ssize_t)sizeof(int64_t) || ((uintptr_t)progress.buf % sizeof(int64_t)) != 0) {
+        PyErr_SetString(PyExc_ValueError, "progress must be two aligned int64 counters (chunks claimed, finished)");
     } else {
         const uint16_t *row_data = rows.buf;
         const float *query_data = query.buf;
         float *out_data = out.buf;
+        int64_t *progress_data = progress.buf;
         /* The loop touches no Python object: other threads, the window's among them, run meanwhile. */
         Py_BEGIN_ALLOW_THREADS
-        chosen_scan(row_data, query_data, out_data, start, stop, width);
+        scan_shared(row_data, query_data, out_data, count, width, progress_data);
         Py_END_ALLOW_THREADS
         result = Py_NewRef(Py_None);
     }
     PyBuffer_Release(&rows);
     PyBuffer_Release(&query);
     PyBuffer_Release(&out);
+    PyBuffer_Release(&progress);
     return result;
 }
 
@@ -159,9 +197,10 @@ static PyMethodDef scan_methods[] = {
      "bf16_round(values, out)\n\n"
      "Write the bfloat16 nearest each float32 of values (ties to even) into out, as uint16 bits."},
     {"bf16_scores", bf16_scores, METH_VARARGS,
-     "bf16_scores(rows, query, out, start, stop)\n\n"
-     "Write the dot product of each bfloat16 row start..stop-1 (uint16 bits, C order) with the\n"
-     "float32 query into out[start:stop] (float32), without holding the GIL."},
+     "bf16_scores(rows, query, out, progress)\n\n"
+     "Write the dot product of each bfloat16 row (uint16 bits, C order) with the float32 query\n"
+     "into out (float32), without holding the GIL.  Threads that call it with the same zeroed\n"
+     "progress (two int64) share the rows; each returns once every row is done."},
     {NULL, NULL, 0, NULL},
 };
 

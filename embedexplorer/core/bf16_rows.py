@@ -7,7 +7,7 @@ known amount (``error_bound``).  ``neighbours.top_k`` then takes every row whose
 score could still be among the best and recomputes only those from the float32
 rows: the answer is the one a full float32 pass gives, read at half the cost.
 
-The scan is a small C loop (``_scan.c``) run on a slice of the rows per core.
+The scan is a small C loop (``_scan.c``); helper threads share its chunks of rows.
 Where it is missing, or measures slower than numpy's float32 pass on this machine,
 ``screen_for`` answers None and queries read the float32 rows instead.
 """
@@ -65,9 +65,7 @@ class Bf16Rows:
         self.shape = unit.shape
         self.bits = empty_on_plain_pages(unit.shape, np.uint16)
         _scan.bf16_round(np.ascontiguousarray(unit, dtype=np.float32), self.bits)
-        threads = 1 if unit.size < _SPLIT_ABOVE else min(_MAX_THREADS, os.cpu_count() or 1)
-        cuts = np.linspace(0, unit.shape[0], threads + 1).astype(int).tolist()
-        self._slices = list(zip(cuts[:-1], cuts[1:], strict=True))
+        self._helpers = 0 if unit.size < _SPLIT_ABOVE else min(_MAX_THREADS, os.cpu_count() or 1) - 1
 
     @property
     def nbytes(self) -> int:
@@ -79,11 +77,12 @@ class Bf16Rows:
         if query.shape != (self.shape[1],):
             raise ValueError(f"a query for these rows needs {self.shape[1]} numbers, not {query.shape}")
         out = np.empty(self.shape[0], dtype=np.float32)
-        first, *others = self._slices
-        waiting = [_threads().submit(_scan.bf16_scores, self.bits, query, out, *s) for s in others]
-        _scan.bf16_scores(self.bits, query, out, *first)
-        for job in waiting:
-            job.result()
+        progress = np.zeros(2, dtype=np.int64)  # chunks claimed, chunks finished
+        for _ in range(self._helpers):
+            _threads().submit(_scan.bf16_scores, self.bits, query, out, progress)
+        # Returns when every chunk is scored, by this thread or a helper; a helper that
+        # starts late finds nothing left and is not waited for.
+        _scan.bf16_scores(self.bits, query, out, progress)
         return out
 
     def error_bound(self, query: np.ndarray) -> float:
@@ -92,7 +91,8 @@ class Bf16Rows:
         Each row number is off by at most 2^-8 of itself, so a score is off by at most
         2^-8 * sum|row_j * query_j| <= 2^-8 * |row| * |query| = 2^-8 * |query| (Cauchy-Schwarz,
         unit rows), plus the float32 rounding of the sum.  The 1 % on top covers rows
-        whose float32 length is a hair over 1.
+        whose float32 length is a hair over 1 and numbers too small for relative
+        rounding (below 1e-38, off by at most 2^-134 each).
         """
         length = float(np.linalg.norm(np.asarray(query, dtype=np.float64)))
         width = self.shape[1]
