@@ -177,8 +177,9 @@ def _run(args: argparse.Namespace) -> tuple[dict[str, object], str]:
             "position_note": facts.position_note,
             "baseline_cosine": facts.baseline_cosine,
             "vocabulary_size": facts.vocabulary_size,
+            "neighbour_search": table.search_method(),
         }
-        return payload, facts.summary()
+        return payload, f"{facts.summary()}\nneighbour search: {payload['neighbour_search']}"
 
     if args.command == "map":
         from .core.maps import family_map, load_families

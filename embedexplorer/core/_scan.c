@@ -99,7 +99,11 @@ static void choose_scan(void)
 #include <intrin.h>
 #define CLAIM(counter) (_InterlockedExchangeAdd64((volatile long long *)(counter), 1))
 #define FINISHED(counter) (_InterlockedCompareExchange64((volatile long long *)(counter), 0, 0))
+#if defined(_M_X64) || defined(_M_IX86)
 #define PAUSE() _mm_pause()
+#else
+#define PAUSE() ((void)0)
+#endif
 #else
 #define CLAIM(counter) (__atomic_fetch_add((counter), 1, __ATOMIC_ACQ_REL))
 #define FINISHED(counter) (__atomic_load_n((counter), __ATOMIC_ACQUIRE))

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from . import neighbours as nb
-from .bf16_rows import Bf16Rows, screen_for
+from .bf16_rows import Bf16Rows, kernel_instructions, screen_for
 from .errors import EmbedExplorerError, QueryError, TableNotFoundError, TokenizerMismatchError
 from .safetensors_io import FLOAT_DTYPES, TensorEntry, map_tensor, read_all_headers, weight_files
 from .sources import ModelSource, ProgressCallback, resolve_source
@@ -148,6 +148,14 @@ class EmbeddingTable:
     def screen(self) -> Bf16Rows | None:
         """The unit rows in bfloat16 for a query's first pass, when that is faster here (else None)."""
         return screen_for(self.unit)
+
+    def search_method(self) -> str:
+        """How a neighbour query reads this table here, in a sentence (for ``info``)."""
+        if self.screen is None:
+            first = "one float32 pass over the unit rows"
+        else:
+            first = f"one bfloat16 pass over the unit rows ({kernel_instructions()} build, half the bytes)"
+        return f"{first}, then exact scores for every row that could be among the best"
 
     @cached_property
     def tokens(self) -> list[str]:

@@ -47,6 +47,7 @@ def test_cosine_info_and_analogy_on_bundled() -> None:
         "baseline_cosine",
     } <= set(info)
     assert (info["rows"], info["width"], info["position_rows"]) == (30522, 384, 512)
+    assert info["neighbour_search"].startswith(("one bfloat16 pass", "one float32 pass"))
     analogy = run_json("analogy", "king", "man", "woman", "--model", "bundled")
     assert analogy["neighbours"][0]["token"] == "queen"
 
