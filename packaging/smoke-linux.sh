@@ -54,6 +54,22 @@ self_test() {  # self_test NAME COMMAND...
 self_test offscreen "${clean_env[@]}" QT_QPA_PLATFORM=offscreen \
   timeout "$TIMEOUT_S" "$BIN" --self-test
 
+# The bfloat16 scan of neighbour queries is a C extension: it must be in the bundle, and
+# the frozen command line must answer with it or (if it measured slower) without it.
+if find "$(dirname "$BIN")" -name '_scan*.so' | grep -q .; then
+  search="$("${clean_env[@]}" timeout "$TIMEOUT_S" "$BIN" info --model bundled --json 2>"$SCRATCH/info.err" \
+    | sed -n 's/.*"neighbour_search": *"\(one [a-z0-9]* pass\).*/\1/p')"
+  if [ -n "$search" ]; then
+    echo "PASS scan: bundled; frozen info says $search"
+  else
+    echo "FAIL scan: frozen 'info --json' named no neighbour search: $(tail -c 1000 "$SCRATCH/info.err")" >&2
+    failures=$((failures + 1))
+  fi
+else
+  echo "FAIL scan: no _scan extension in $(dirname "$BIN")" >&2
+  failures=$((failures + 1))
+fi
+
 if command -v xvfb-run >/dev/null 2>&1; then
   self_test xvfb "${clean_env[@]}" QT_QPA_PLATFORM=xcb \
     timeout "$TIMEOUT_S" xvfb-run -a -s "-screen 0 1280x1024x24" "$BIN" --self-test
