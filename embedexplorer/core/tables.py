@@ -18,7 +18,7 @@ from .bf16_rows import Bf16Rows, kernel_instructions, screen_for
 from .errors import EmbedExplorerError, QueryError, TableNotFoundError, TokenizerMismatchError
 from .safetensors_io import FLOAT_DTYPES, TensorEntry, map_tensor, read_all_headers, weight_files
 from .sources import ModelSource, ProgressCallback, resolve_source
-from .texts import MAX_SHOWN_TOKENS, TokenReport, token_report
+from .texts import MAX_SHOWN_TOKENS, TokenReport, fixed, token_report
 from .vocabulary import Vocabulary
 
 # Suffixes of the token table's name in the common architectures, most specific first.
@@ -102,7 +102,7 @@ class TableFacts:
             f"{self.rows:,} rows x {self.width:,} numbers = {self.table_weights:,} weights\n"
             f"share of the whole model: {self.table_weights:,} / {self.model_weights:,} = {self.share:.1%}\n"
             f"{positions}\n"
-            f"mean cosine of unrelated tokens (baseline): {self.baseline_cosine:.3f}"
+            f"mean cosine of unrelated tokens (baseline): {fixed(self.baseline_cosine, 3)}"
         )
 
 

@@ -61,6 +61,12 @@ class TokenReport:
         return self.chars_read == self.chars and len(self.tokens) == self.count
 
 
+def fixed(value: float, digits: int) -> str:
+    """``value`` with ``digits`` decimals, never "-0.000": a tiny negative mean reads as zero."""
+    text = f"{value:.{digits}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
+
+
 def token_report(
     table: EmbeddingTable,
     text: str,

@@ -11,6 +11,7 @@ from PySide6.QtCore import QPointF, QRectF, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainterPath
 
 from ..core.files import atomic_write_bytes
+from ..core.texts import fixed
 from . import theme
 
 # Beyond this many points the labels hide the dots; hover tips name them instead.
@@ -354,8 +355,8 @@ def _caption(family_map: Any, model_name: str) -> str:
         f"<b>{model_name}</b>: {len(family_map.points)} words in {len(family_map.families)} families",
         "The map shows the two directions in which they differ most; "
         f"it keeps {family_map.explained_variance:.1%} of the spread.",
-        f"On all {width} numbers: mean cosine within a family {family_map.within_family_cosine:.2f}, "
-        f"between families {family_map.between_family_cosine:.2f} (ratio {family_map.family_ratio:.1f}).",
+        f"On all {width} numbers: mean cosine within a family {fixed(family_map.within_family_cosine, 2)}, "
+        f"between families {fixed(family_map.between_family_cosine, 2)} (ratio {family_map.family_ratio:.1f}).",
     ]
     if family_map.notes:
         lines.append(f"{len(family_map.notes)} word(s) were not single tokens: see the notes below the map.")

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..core.texts import fixed
 from . import theme
 from .steady_label import SteadyLabel
 
@@ -136,12 +137,14 @@ class NeighboursPane(QWidget):
             identifier.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             cosine = QTableWidgetItem(f"{neighbour['cosine']:.3f}")
             cosine.setData(COSINE_ROLE, float(neighbour["cosine"]))
-            cosine.setToolTip(f"cosine {neighbour['cosine']:.4f}; unrelated tokens here average {result.baseline:.3f}")
+            cosine.setToolTip(
+                f"cosine {neighbour['cosine']:.4f}; unrelated tokens here average {fixed(result.baseline, 3)}"
+            )
             for column, item in enumerate((token, identifier, cosine)):
                 self.table.setItem(row, column, item)
         note = f"<br>{result.note}" if result.note else ""
         self.baseline_label.setText(
-            f"The tick marks {result.baseline:.3f}, the mean cosine of random unrelated tokens in this "
+            f"The tick marks {fixed(result.baseline, 3)}, the mean cosine of random unrelated tokens in this "
             f"model: judge every value against it.{note}"
         )
 
@@ -152,7 +155,7 @@ class NeighboursPane(QWidget):
         note = f" {result.note}" if result.note else ""
         self.compare_result.setText(
             f"cosine({result.a}, {result.b}) = <b>{result.cosine:.3f}</b> "
-            f"(unrelated tokens: {result.baseline:.3f}).{note}"
+            f"(unrelated tokens: {fixed(result.baseline, 3)}).{note}"
         )
 
     def clear(self) -> None:

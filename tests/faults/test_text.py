@@ -197,3 +197,12 @@ def test_minilm_has_512_position_rows(minilm_table) -> None:  # type: ignore[no-
 def test_display_cap_is_documented() -> None:
     assert MAX_SHOWN_TOKENS >= 1024  # GPT-2's whole context is always shown
     assert MAX_TEXT_CHARS >= 100_000  # a 100,000-character paste is read whole
+
+
+def test_numbers_that_round_to_zero_never_read_minus_zero(gpt2_table) -> None:
+    from embedexplorer.core.texts import fixed
+
+    assert [fixed(v, 3) for v in (-0.0004, -0.0006, 0.0, 0.019)] == ["0.000", "-0.001", "0.000", "0.019"]
+    # The random GPT-2's unrelated tokens average a hair below zero: the summary says 0.000.
+    assert abs(gpt2_table.baseline_cosine) < 0.0005
+    assert "(baseline): 0.000" in gpt2_table.facts().summary()
