@@ -31,7 +31,7 @@ except ImportError:  # built without a C compiler
 
 # Rounding to the nearest bfloat16 moves a number by at most 2^-8 of itself.
 BF16_ROUNDING = 2.0**-8
-# Below this many numbers one thread is quicker than handing out slices.
+# Below this many numbers one thread is quicker than sharing the chunks out.
 _SPLIT_ABOVE = 1 << 21
 # Two or three cores already draw all the memory bandwidth most machines have.
 _MAX_THREADS = 4
@@ -66,10 +66,6 @@ class Bf16Rows:
         self.bits = empty_on_plain_pages(unit.shape, np.uint16)
         _scan.bf16_round(np.ascontiguousarray(unit, dtype=np.float32), self.bits)
         self._helpers = 0 if unit.size < _SPLIT_ABOVE else min(_MAX_THREADS, os.cpu_count() or 1) - 1
-
-    @property
-    def nbytes(self) -> int:
-        return int(self.bits.nbytes)
 
     def scores(self, query: np.ndarray) -> np.ndarray:
         """Every row's dot product with ``query``, each within ``error_bound(query)`` of the float32 one."""

@@ -2,7 +2,9 @@
 
 Once every row has length 1, the cosine of two rows is their dot product, so
 the neighbours of a token are one matrix-vector product over the whole table
-(the chapter's "Y = W . X, once more") followed by a partial sort.
+(the chapter's "Y = W . X, once more") followed by a partial sort.  That pass
+may be a cheaper, rounded one (``bf16_rows``): the rows it cannot rule out are
+then scored exactly, so the answer does not change.
 """
 
 from __future__ import annotations
