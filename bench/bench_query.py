@@ -35,7 +35,7 @@ CHAPTER_ROUNDS = 15
 def run(rounds: int = ROUNDS, chapter_rounds: int = CHAPTER_ROUNDS) -> list[Row]:
     from embedexplorer import open_table
     from embedexplorer.core import bf16_rows
-    from embedexplorer.core.neighbours import _candidates, exact_scores
+    from embedexplorer.core.neighbours import _candidates, accumulation_error, exact_scores
 
     table = open_table(str(gpt2_folder()))
     first = table.neighbours(QUERY, k=K)
@@ -102,7 +102,8 @@ def run(rounds: int = ROUNDS, chapter_rounds: int = CHAPTER_ROUNDS) -> list[Row]
 
     # Where the time goes: the first pass, then the choice of rows and their exact scores.
     first_pass = screen.scores if screen is not None else (lambda query: unit @ query)
-    margin = screen.error_bound(q) if screen is not None else 0.0
+    float32_margin = 1.01 * float(np.linalg.norm(q)) * accumulation_error(q.shape[0])
+    margin = screen.error_bound(q) if screen is not None else float32_margin
     scores, raw_scores = first_pass(q), vectors @ q
     picked = _candidates(scores, K + 1, margin)
 
@@ -111,8 +112,8 @@ def run(rounds: int = ROUNDS, chapter_rounds: int = CHAPTER_ROUNDS) -> list[Row]
         s[qid] = -np.inf
         candidates = _candidates(s, K, margin)
         exact = exact_scores(unit, candidates, q)
-        best = candidates[np.lexsort((candidates, -exact))[:K]]
-        table._neighbours(best, exact[:K].astype(np.float32))
+        order = np.lexsort((candidates, -exact))[:K]
+        table._neighbours(candidates[order], exact[order].astype(np.float32))
 
     def gensim_after_pass() -> None:
         dists = raw_scores / norms
