@@ -94,9 +94,13 @@ static void choose_scan(void)
 
 /* Rows per piece of work: ~0.8 MB at GPT-2's width, about a hundred pieces per table. */
 #define CHUNK_ROWS 512
+#define SPINS_BEFORE_YIELD 2000
 
 #if defined(_MSC_VER)
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
 #include <intrin.h>
+#define YIELD_CPU() SwitchToThread()
 #define CLAIM(counter) (_InterlockedExchangeAdd64((volatile long long *)(counter), 1))
 #define FINISHED(counter) (_InterlockedCompareExchange64((volatile long long *)(counter), 0, 0))
 #if defined(_M_X64) || defined(_M_IX86)
@@ -107,6 +111,8 @@ static void choose_scan(void)
 #else
 #define CLAIM(counter) (__atomic_fetch_add((counter), 1, __ATOMIC_ACQ_REL))
 #define FINISHED(counter) (__atomic_load_n((counter), __ATOMIC_ACQUIRE))
+#include <sched.h>
+#define YIELD_CPU() sched_yield()
 #if defined(__x86_64__) || defined(__i386__)
 #define PAUSE() __builtin_ia32_pause()
 #else
@@ -129,8 +135,14 @@ static void scan_shared(const uint16_t *rows, const float *query, float *out, Py
         chosen_scan(rows, query, out, start, stop, width);
         CLAIM(done);
     }
-    while (FINISHED(done) < chunks)
-        PAUSE();
+    /* A chunk takes tens of microseconds: spin briefly, then let the core go, in case
+     * the thread still scanning is waiting for it. */
+    for (int spins = 0; FINISHED(done) < chunks; spins++) {
+        if (spins < SPINS_BEFORE_YIELD)
+            PAUSE();
+        else
+            YIELD_CPU();
+    }
 }
 
 static PyObject *bf16_scores(PyObject *self, PyObject *args)
