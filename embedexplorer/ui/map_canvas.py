@@ -351,12 +351,15 @@ class MapCanvas(pg.GraphicsLayoutWidget):
 
 def _caption(family_map: Any, model_name: str) -> str:
     width = family_map.projection.axes.shape[1]
+    between = family_map.between_family_cosine
+    # A ratio to a mean that rounds to zero is noise (an untrained table's is about 0).
+    ratio = f"ratio {family_map.family_ratio:.1f}" if abs(between) >= 0.005 else "no ratio: that is about 0"
     lines = [
         f"<b>{model_name}</b>: {len(family_map.points)} words in {len(family_map.families)} families",
         "The map shows the two directions in which they differ most; "
         f"it keeps {family_map.explained_variance:.1%} of the spread.",
         f"On all {width} numbers: mean cosine within a family {fixed(family_map.within_family_cosine, 2)}, "
-        f"between families {fixed(family_map.between_family_cosine, 2)} (ratio {family_map.family_ratio:.1f}).",
+        f"between families {fixed(between, 2)} ({ratio}).",
     ]
     if family_map.notes:
         lines.append(f"{len(family_map.notes)} word(s) were not single tokens: see the notes below the map.")

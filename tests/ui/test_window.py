@@ -20,6 +20,10 @@ def test_chapter_sentence_shows_five_chips_with_ids(qtbot, window, gpt2_folder) 
     assert window.token_pane.chip_labels[3] == "_France\n4881"
     assert "31.0%" in window.facts_label.text()
     assert "38,597,376" in window.facts_label.text()
+    # Untrained rows: family means round to zero, and neither "-0.00" nor a ratio of noise is shown.
+    caption = window.map_view.canvas.caption.text
+    assert "between families 0.00 (no ratio" in caption and "-0.00" not in caption
+    assert "The tick marks 0.000," in window.neighbours_pane.baseline_label.text()
 
 
 def test_clicking_a_chip_shows_the_engines_neighbours_and_rows(qtbot, window, gpt2_folder, gpt2_table) -> None:
@@ -45,6 +49,7 @@ def test_monday_on_bundled_model_lists_weekdays(qtbot, window) -> None:
     assert {"tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"} <= tokens
     assert result.map_query is not None  # the selected token is placed on the map
     assert len(result.map_neighbours) == len(result.neighbours)
+    assert "(ratio " in window.map_view.canvas.caption.text  # a learned table: families stand apart
 
 
 def test_family_panel_highlights_and_hides(qtbot, window) -> None:
