@@ -35,7 +35,7 @@ CHAPTER_ROUNDS = 15
 def run(rounds: int = ROUNDS, chapter_rounds: int = CHAPTER_ROUNDS) -> list[Row]:
     from embedexplorer import open_table
     from embedexplorer.core import bf16_rows
-    from embedexplorer.core.neighbours import _candidates, accumulation_error, exact_scores
+    from embedexplorer.core.neighbours import _candidates, exact_scores, float32_error_bound
 
     table = open_table(str(gpt2_folder()))
     first = table.neighbours(QUERY, k=K)
@@ -102,8 +102,8 @@ def run(rounds: int = ROUNDS, chapter_rounds: int = CHAPTER_ROUNDS) -> list[Row]
 
     # Where the time goes: the first pass, then the choice of rows and their exact scores.
     first_pass = screen.scores if screen is not None else (lambda query: unit @ query)
-    float32_margin = 1.01 * float(np.linalg.norm(q)) * accumulation_error(q.shape[0])
-    margin = screen.error_bound(q) if screen is not None else float32_margin
+    length = float(np.linalg.norm(q.astype(np.float64)))
+    margin = screen.error_bound(length) if screen is not None else float32_error_bound(q.shape[0], length)
     scores, raw_scores = first_pass(q), vectors @ q
     picked = _candidates(scores, K + 1, margin)
 

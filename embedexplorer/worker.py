@@ -192,8 +192,7 @@ class TableWorker(QObject):
                     f"{table.positions.shape[0]:,} rows."
                 )
             combined = None if position_row is None else row + position_row
-            result = RowResult(token_id, table.tokens[token_id], place, row, position_row, combined, note)
-            return result
+            return RowResult(token_id, table.tokens[token_id], place, row, position_row, combined, note)
 
         self._run("row", request_id, work)
 

@@ -45,17 +45,6 @@ def kernel_instructions() -> str | None:
     return None if _scan is None else str(_scan.INSTRUCTIONS)
 
 
-def round_to_bf16(values: np.ndarray) -> np.ndarray:
-    """The bfloat16 nearest each float32 (ties to even), as its 16 bits in a uint16 array.
-
-    The C module does the same for whole tables without holding the GIL; this one
-    is what it is checked against.
-    """
-    bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
-    # Adding just under half of the dropped part, plus its last kept bit, rounds to nearest-even.
-    return ((bits + np.uint32(0x7FFF) + ((bits >> 16) & np.uint32(1))) >> 16).astype(np.uint16)
-
-
 class Bf16Rows:
     """A unit table's rows in bfloat16, with the scan that scores a query against all of them."""
 
@@ -68,7 +57,7 @@ class Bf16Rows:
         self._helpers = 0 if unit.size < _SPLIT_ABOVE else min(_MAX_THREADS, os.cpu_count() or 1) - 1
 
     def scores(self, query: np.ndarray) -> np.ndarray:
-        """Every row's dot product with ``query``, each within ``error_bound(query)`` of the float32 one."""
+        """Every row's dot product with ``query``, each within ``error_bound(|query|)`` of the exact one."""
         query = np.ascontiguousarray(query, dtype=np.float32)
         if query.shape != (self.shape[1],):
             raise ValueError(f"a query for these rows needs {self.shape[1]} numbers, not {query.shape}")
@@ -81,8 +70,8 @@ class Bf16Rows:
         _scan.bf16_scores(self.bits, query, out, progress)
         return out
 
-    def error_bound(self, query: np.ndarray) -> float:
-        """How far any score from ``scores`` may be from the exact dot product of a unit row and ``query``.
+    def error_bound(self, query_length: float) -> float:
+        """How far any score from ``scores`` may be from the exact dot product of a unit row and a query this long.
 
         Each row number is off by at most 2^-8 of itself, so a score is off by at most
         2^-8 * sum|row_j * query_j| <= 2^-8 * |row| * |query| = 2^-8 * |query| (Cauchy-Schwarz,
@@ -90,9 +79,8 @@ class Bf16Rows:
         whose float32 length is a hair over 1 and numbers too small for relative
         rounding (below 1e-38, off by at most 2^-134 each).
         """
-        length = float(np.linalg.norm(np.asarray(query, dtype=np.float64)))
         width = self.shape[1]
-        return 1.01 * length * (BF16_ROUNDING + accumulation_error(width) * (1 + BF16_ROUNDING))
+        return 1.01 * query_length * (BF16_ROUNDING + accumulation_error(width) * (1 + BF16_ROUNDING))
 
 
 def screen_for(unit: np.ndarray) -> Bf16Rows | None:

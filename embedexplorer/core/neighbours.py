@@ -87,13 +87,18 @@ class Screen(Protocol):
 
     def scores(self, query: np.ndarray) -> np.ndarray: ...
 
-    def error_bound(self, query: np.ndarray) -> float: ...
+    def error_bound(self, query_length: float) -> float: ...
 
 
 def accumulation_error(width: int) -> float:
     """Bound on float32 rounding in a sum of ``width`` products, relative to the sum of their sizes."""
     unit_roundoff = 2.0**-24
     return width * unit_roundoff / (1 - width * unit_roundoff)
+
+
+def float32_error_bound(width: int, query_length: float) -> float:
+    """How far a float32 ``unit @ query`` score may be from the exact one (unit rows, Cauchy-Schwarz, 1 % spare)."""
+    return 1.01 * query_length * accumulation_error(width)
 
 
 def top_k(
@@ -124,9 +129,9 @@ def top_k(
         kept = np.setdiff1d(np.arange(min(unit.shape[0], k + len(excluded))), excluded)[:k]
         return kept.astype(np.int64), np.zeros(k, dtype=np.float32)
     if screen is not None:
-        scores, margin = screen.scores(query), screen.error_bound(query)
+        scores, margin = screen.scores(query), screen.error_bound(length)
     else:
-        scores, margin = unit @ query, 1.01 * length * accumulation_error(unit.shape[1])
+        scores, margin = unit @ query, float32_error_bound(unit.shape[1], length)
     for row in excluded:  # one or three ids: plain item writes beat an index array
         scores[row] = -np.inf
     candidates = _candidates(scores, k, margin)

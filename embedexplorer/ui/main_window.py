@@ -207,7 +207,7 @@ class MainWindow(QMainWindow):
         self.progress.show()
         self.facts_label.setText(f"Opening {spec or 'the default model'}...")
         self.message_bar.hide()
-        self.client.load_model("" if spec == "" else spec, allow_download)
+        self.client.load_model(spec, allow_download)
 
     def _on_model_entered(self) -> None:
         self.open_model(self.model_box.currentText())
