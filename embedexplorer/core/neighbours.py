@@ -10,18 +10,21 @@ then scored exactly, so the answer does not change.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from .plain_pages import empty_on_plain_pages
+
+if TYPE_CHECKING:
+    from .stored_rows import StoredRows
 
 # Rows per block of unit_rows: a few MB, so each block is read from memory once and
 # scaled while it is still in cache.
 _BLOCK_ROWS = 4096
 
 
-def unit_rows(rows: np.ndarray) -> np.ndarray:
+def unit_rows(rows: np.ndarray | StoredRows) -> np.ndarray:
     """Every row scaled to length 1, as a new float32 array.
 
     All-zero rows stay zero, and so do rows holding NaN or infinity: they point
@@ -45,7 +48,7 @@ def unit_rows(rows: np.ndarray) -> np.ndarray:
     return unit
 
 
-def _page_releaser(rows: np.ndarray):  # type: ignore[no-untyped-def]
+def _page_releaser(rows: np.ndarray | StoredRows):  # type: ignore[no-untyped-def]
     """A function that drops a block's pages from this process when ``rows`` is a read-only file map."""
     import mmap
 

@@ -17,6 +17,7 @@ from .bf16_rows import Bf16Rows, kernel_instructions, screen_for
 from .errors import QueryError
 from .readers.base import OpenedModel
 from .sources import ModelSource, ProgressCallback, reader_for, resolve_source
+from .stored_rows import StoredRows
 from .texts import MAX_SHOWN_TOKENS, TokenReport, fixed, token_report
 from .vocabulary import Vocabulary
 
@@ -103,7 +104,7 @@ class EmbeddingTable:
     """
 
     name: str
-    rows: np.ndarray
+    rows: np.ndarray | StoredRows
     vocabulary: Vocabulary
     model_weights: int
     dtype: str = "F32"

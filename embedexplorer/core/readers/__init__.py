@@ -7,9 +7,10 @@ To add a file kind: write a module with a class that has ``name``, ``claims(path
 from __future__ import annotations
 
 from .base import OpenedModel, ProgressCallback, Reader
+from .gguf import READER as GGUF_READER
 from .safetensors import READER as SAFETENSORS_READER
 
 # Asked in this order; the first that claims a path opens it.
-READERS: tuple[Reader, ...] = (SAFETENSORS_READER,)
+READERS: tuple[Reader, ...] = (SAFETENSORS_READER, GGUF_READER)
 
 __all__ = ["READERS", "OpenedModel", "ProgressCallback", "Reader"]
