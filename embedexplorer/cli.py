@@ -177,6 +177,8 @@ def _run(args: argparse.Namespace) -> tuple[dict[str, object], str]:
             "position_note": facts.position_note,
             "baseline_cosine": facts.baseline_cosine,
             "vocabulary_size": facts.vocabulary_size,
+            "storage": facts.storage,
+            "memory_bytes": facts.memory_bytes,
             "neighbour_search": table.search_method(),
         }
         return payload, f"{facts.summary()}\nneighbour search: {payload['neighbour_search']}"

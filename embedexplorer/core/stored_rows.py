@@ -99,3 +99,21 @@ class StoredRows:
         """(start, float32 rows) for consecutive blocks of the table."""
         for start in range(0, self.shape[0], rows_per_block):
             yield start, self[start : start + rows_per_block]
+
+
+class UnitRows:
+    """A stored table's rows scaled to length 1, computed for the rows asked for (float64)."""
+
+    ndim = 2
+
+    def __init__(self, rows: StoredRows, screen: Any) -> None:
+        self.rows, self.screen = rows, screen
+        self.shape = rows.shape
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, index: Any) -> np.ndarray:
+        if isinstance(index, slice):
+            index = np.arange(self.shape[0])[index]
+        return self.screen.unit_rows(self.rows, index)  # type: ignore[no-any-return]

@@ -6,8 +6,9 @@ the model itself is never built, so opening GPT-2 takes a fraction of a second.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +18,8 @@ from .bf16_rows import Bf16Rows, kernel_instructions, screen_for
 from .errors import QueryError
 from .readers.base import OpenedModel
 from .sources import ModelSource, ProgressCallback, reader_for, resolve_source
-from .stored_rows import StoredRows
+from .stored_rows import StoredRows, UnitRows
+from .stored_search import StoredScreen, screen_for_stored
 from .texts import MAX_SHOWN_TOKENS, TokenReport, fixed, token_report
 from .vocabulary import Vocabulary
 
@@ -71,6 +73,8 @@ class TableFacts:
     baseline_cosine: float
     vocabulary_size: int
     dtype: str
+    storage: str = ""  # how the file stores the table, in words: "BF16", "Q4_K, dequantised"
+    memory_bytes: int = 0  # what the table's rows and its first pass take, mapped or copied
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -83,6 +87,7 @@ class TableFacts:
             f"{self.rows:,} rows x {self.width:,} numbers = {self.table_weights:,} weights\n"
             f"share of the whole model: {self.table_weights:,} / {self.model_weights:,} = {self.share:.1%}\n"
             f"{positions}\n"
+            f"stored as {self.storage or self.dtype}; the table holds {self.memory_bytes / 1e6:,.0f} MB\n"
             f"mean cosine of unrelated tokens (baseline): {fixed(self.baseline_cosine, 3)}"
         )
 
@@ -120,23 +125,70 @@ class EmbeddingTable:
         self.vocabulary.close()
 
     # ----- derived tables, computed once -------------------------------------------------
+    @property
+    def stored(self) -> bool:
+        """True when the rows stay as the file stores them (half precision, quantised)."""
+        return isinstance(self.rows, StoredRows)
+
     @cached_property
-    def unit(self) -> np.ndarray:
-        """Rows scaled to length 1, so a cosine is a dot product."""
+    def unit(self) -> np.ndarray | UnitRows:
+        """Rows scaled to length 1, so a cosine is a dot product.
+
+        A float32 table gets a float32 copy; a stored table a view that scales the
+        rows it is asked for, from the first pass's lengths (no copy of the table).
+        """
+        if isinstance(self.rows, StoredRows):
+            return UnitRows(self.rows, self.stored_screen)
         return nb.unit_rows(self.rows)
 
     @cached_property
-    def screen(self) -> Bf16Rows | None:
-        """The unit rows in bfloat16 for a query's first pass, when that is faster here (else None)."""
-        return screen_for(self.unit)
+    def screen(self) -> Bf16Rows | StoredScreen | None:
+        """The first pass of a query: a stored table's own 16-bit rows, or for a float32
+        table its unit rows in bfloat16 when that is faster here (else None)."""
+        if isinstance(self.rows, StoredRows):
+            return self.stored_screen
+        return screen_for(self._unit32)
+
+    @cached_property
+    def stored_screen(self) -> StoredScreen:
+        """A stored table's first pass (rows and reciprocal lengths); ``prepare`` builds it with progress."""
+        assert isinstance(self.rows, StoredRows)
+        return screen_for_stored(self.rows)
+
+    def prepare(self, progress: ProgressCallback | None = None) -> None:
+        """Do now, with progress, what the first query would otherwise wait for."""
+        if isinstance(self.rows, StoredRows) and "stored_screen" not in self.__dict__:
+            self.__dict__["stored_screen"] = screen_for_stored(self.rows, progress)
+        _ = self.screen, self.tokens, self.baseline_cosine
+
+    @property
+    def _unit32(self) -> np.ndarray:
+        unit = self.unit
+        assert isinstance(unit, np.ndarray)
+        return unit
 
     def search_method(self) -> str:
         """How a neighbour query reads this table here, in a sentence (for ``info``)."""
-        if self.screen is None:
+        screen = self.screen
+        if isinstance(screen, StoredScreen):
+            what = "its rows as stored" if screen.rounding == 0 else f"bfloat16 roundings of its {self.dtype} rows"
+            first = f"one pass over {what}, each score scaled by the row's stored reciprocal length"
+        elif screen is None:
             first = "one float32 pass over the unit rows"
         else:
             first = f"one bfloat16 pass over the unit rows ({kernel_instructions()} build, half the bytes)"
         return f"{first}, then exact scores for every row that could be among the best"
+
+    def memory_bytes(self) -> int:
+        """Bytes this table's rows and first pass take, mapped or copied (what ``info`` reports)."""
+        rows = self.rows.nbytes
+        if isinstance(self.rows, StoredRows):
+            screen = self.stored_screen
+            own_bits = screen.bits is self.rows.raw
+            return int(rows + screen.scale.nbytes + screen.lengths.nbytes + (0 if own_bits else screen.bits.nbytes))
+        total = rows + self._unit32.nbytes
+        screen32 = self.screen
+        return int(total + (screen32.bits.nbytes if isinstance(screen32, Bf16Rows) else 0))
 
     @cached_property
     def tokens(self) -> list[str]:
@@ -146,7 +198,7 @@ class EmbeddingTable:
 
     @cached_property
     def baseline_cosine(self) -> float:
-        return nb.baseline_cosine(self.unit, min(self.vocabulary.size, self.rows.shape[0]))
+        return nb.baseline_cosine(self.unit, min(self.vocabulary.size, self.rows.shape[0]))  # type: ignore[arg-type]
 
     # ----- text ------------------------------------------------------------------------
     def encode(self, text: str) -> list[Token]:
@@ -217,7 +269,7 @@ class EmbeddingTable:
     def neighbours(self, query: str | int, k: int = 8) -> NeighbourResult:
         """The k tokens whose rows point most nearly the same way, the query itself left out."""
         answer = self.query(query)
-        ids, cosines = nb.top_k(self.unit, self.unit[answer.id], k, exclude=(answer.id,), screen=self.screen)
+        ids, cosines = self._top_k(self._unit_row(answer.id), k, (answer.id,))
         return NeighbourResult(answer, self._neighbours(ids, cosines), answer.note)
 
     def neighbours_of_vector(
@@ -228,22 +280,42 @@ class EmbeddingTable:
             raise QueryError(f"A vector for this table needs {self.width} numbers, not {vector.shape}.")
         if not np.isfinite(vector).all():
             raise QueryError("A vector to search with must hold only finite numbers (no NaN or infinity).")
-        ids, cosines = nb.top_k(self.unit, vector, k, exclude=exclude, screen=self.screen)
+        ids, cosines = self._top_k(vector, k, exclude)
         return NeighbourResult(None, self._neighbours(ids, cosines))
 
     def cosine(self, a: str | int, b: str | int) -> float:
         first, second = self.query(a), self.query(b)
-        return float(self.unit[first.id] @ self.unit[second.id])
+        if isinstance(self.rows, StoredRows):
+            return float(self._unit_row(first.id) @ self._unit_row(second.id))
+        return float(self._unit32[first.id] @ self._unit32[second.id])
 
     def analogy(self, a: str | int, b: str | int, c: str | int, k: int = 8) -> NeighbourResult:
         """Tokens nearest to a - b + c (3CosAdd); the three inputs are left out."""
         qa, qb, qc = self.query(a), self.query(b), self.query(c)
-        vector = nb.analogy_vector(self.unit, qa.id, qb.id, qc.id)
-        ids, cosines = nb.top_k(self.unit, vector, k, exclude={qa.id, qb.id, qc.id}, screen=self.screen)
+        if isinstance(self.rows, StoredRows):
+            vector = self._unit_row(qa.id) - self._unit_row(qb.id) + self._unit_row(qc.id)
+        else:
+            vector = nb.analogy_vector(self._unit32, qa.id, qb.id, qc.id)
+        ids, cosines = self._top_k(vector, k, {qa.id, qb.id, qc.id})
         notes = " ".join(q.note for q in (qa, qb, qc) if q.note)
         label = f"{qa.token} - {qb.token} + {qc.token}"
         query = Query(qa.id, label, qa.pieces + qb.pieces + qc.pieces, notes)
         return NeighbourResult(query, self._neighbours(ids, cosines), notes)
+
+    def _unit_row(self, token_id: int) -> np.ndarray:
+        """A unit row as the search takes it: float32 for a float32 table, float64 for a stored one."""
+        if isinstance(self.rows, StoredRows):
+            return self.stored_screen.unit_rows(self.rows, token_id)
+        return self._unit32[token_id]
+
+    def _top_k(self, vector: np.ndarray, k: int, exclude: Iterable[int]) -> tuple[np.ndarray, np.ndarray]:
+        rows = self.rows
+        if isinstance(rows, StoredRows):
+            screen = self.stored_screen
+            return nb.search(
+                rows.shape[0], vector, k, exclude, screen.scores, screen.error_bound, partial(screen.exact_scores, rows)
+            )
+        return nb.top_k(self._unit32, vector, k, exclude=exclude, screen=self.screen)  # type: ignore[arg-type]
 
     def _neighbours(self, ids: np.ndarray, cosines: np.ndarray) -> tuple[Neighbour, ...]:
         tokens = self.tokens
@@ -270,7 +342,15 @@ class EmbeddingTable:
             baseline_cosine=self.baseline_cosine,
             vocabulary_size=self.vocabulary.size,
             dtype=self.dtype,
+            storage=self.storage_note(),
+            memory_bytes=self.memory_bytes(),
         )
+
+    def storage_note(self) -> str:
+        """The stored type in words: "F32", "BF16", or "Q4_K, dequantised" for a quantised table."""
+        if isinstance(self.rows, StoredRows) and self.rows.half_kind is None:
+            return f"{self.dtype}, dequantised"
+        return self.dtype
 
 
 def open_table(
@@ -298,6 +378,12 @@ def load_table(source: ModelSource, report: ProgressCallback, separate_tokenizer
     """Open ``source`` with the reader that claims it; the table does not depend on which one did."""
     opened = reader_for(source.location).open(source.location, report, separate_tokenizer)
     table = table_from(source.name, opened)
+    if table.stored:
+        try:
+            table.prepare(progress=report)  # the row lengths (or dequantising), with progress
+        except BaseException:
+            table.close()
+            raise
     report(4, 4, "Ready")
     return table
 

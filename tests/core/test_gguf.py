@@ -35,6 +35,9 @@ def test_each_storage_type_matches_a_float64_search(tmp_path: Path, qtype: Q) ->
     numbers = stored_numbers(stored, qtype)
     table = open_table(str(write_gguf(tmp_path / f"{qtype.name}.gguf", stored, qtype)))
     assert table.dtype == qtype.name
+    assert table.stored == (qtype != Q.F32)
+    if qtype not in (Q.F32, Q.F16, Q.BF16):
+        assert table.facts().storage == f"{qtype.name}, dequantised"
     assert table.rows.shape == (3000, 256)
     np.testing.assert_array_equal(table.rows[[5, 2999]], numbers[[5, 2999]].astype(np.float32))
     for query in [0, 7, 1234, 2999]:
@@ -77,3 +80,21 @@ def test_gpt2_tokenizer_from_gguf_gives_the_chapters_ids(tmp_path: Path, gpt2_fo
     assert facts.position_rows == 1024
     assert facts.model_weights == len(tokens) * 32 + 1024 * 32
     np.testing.assert_array_equal(table.position_row(3), positions[3])
+
+
+def test_a_quantised_table_reopens_from_its_cached_first_pass(tmp_path: Path) -> None:
+    rows = np.random.default_rng(5).standard_normal((2048, 512)).astype(np.float32)
+    stored = quantised_rows(rows, Q.Q4_K, seed=5)
+    path = write_gguf(tmp_path / "q4k.gguf", stored, Q.Q4_K)
+    messages: list[str] = []
+    first = open_table(str(path), progress=lambda done, total, message: messages.append(message))
+    assert "Dequantising the Q4_K table" in messages
+    messages.clear()
+    second = open_table(str(path), progress=lambda done, total, message: messages.append(message))
+    assert "Dequantising the Q4_K table" not in messages
+    assert isinstance(second.screen.bits, np.memmap)
+    np.testing.assert_array_equal(np.asarray(second.screen.bits), np.asarray(first.screen.bits))
+    numbers = dequantize(stored, Q.Q4_K).astype(np.float64)
+    for query in (0, 2047):
+        ids, _ = float64_top_k(numbers, numbers[query], 10, (query,))
+        assert [n.id for n in second.neighbours(query, k=10).neighbours] == ids

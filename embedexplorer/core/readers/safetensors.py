@@ -11,8 +11,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import EmbedExplorerError, TableNotFoundError, TokenizerMismatchError
+from ..errors import CorruptWeightsError, EmbedExplorerError, TableNotFoundError, TokenizerMismatchError
 from ..safetensors_io import FLOAT_DTYPES, TensorEntry, map_tensor, read_all_headers, weight_files
+from ..stored_rows import HALF_KINDS, StoredRows
 from ..vocabulary import Vocabulary
 from .base import OpenedModel, ProgressCallback
 
@@ -84,8 +85,14 @@ class SafetensorsFolder:
 READER = SafetensorsFolder()
 
 
-def map_rows(entry: TensorEntry) -> np.ndarray:
-    """The token table as the search reads it."""
+def map_rows(entry: TensorEntry) -> np.ndarray | StoredRows:
+    """The token table as the search reads it: bfloat16 and float16 stay as stored, mapped."""
+    if entry.dtype in HALF_KINDS and entry.numel > 0 and len(entry.shape) == 2:
+        try:
+            bits = np.memmap(entry.file, dtype="<u2", mode="r", offset=entry.start, shape=entry.shape)
+        except (OSError, ValueError) as exc:
+            raise CorruptWeightsError(f"Cannot map tensor {entry.name!r} from {entry.file.name}: {exc}") from exc
+        return StoredRows.half(bits, entry.dtype)
     return map_tensor(entry)
 
 
