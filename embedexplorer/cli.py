@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
+from .core.constants import MULTI_TOKEN_ACTIONS
 from .core.errors import EmbedExplorerError
 
 COMMANDS = ("tokens", "neighbours", "cosine", "analogy", "info", "map")
@@ -73,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     family_map.add_argument("--width", type=_positive_int, default=1600, help="PNG width in pixels")
     family_map.add_argument(
         "--multi-token",
-        choices=("average", "skip"),
+        choices=MULTI_TOKEN_ACTIONS,
         default="average",
         help="what to do with a word that is several tokens (default: average its rows)",
     )
