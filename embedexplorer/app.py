@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
+    from PySide6.QtWidgets import QApplication
+
     from .ui.main_window import MainWindow
     from .worker import Failure
 
@@ -47,11 +49,12 @@ def _headless_if_needed() -> None:
 GIL_SWITCH_INTERVAL_S = 0.001
 
 
-def create_app(argv: Sequence[str] = ()):  # type: ignore[no-untyped-def]
+def create_app(argv: Sequence[str] = ()) -> QApplication:
     from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
 
-    app = QApplication.instance() or QApplication([APP_ID, *argv])
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication([APP_ID, *argv])
     # PySide lets go of the GIL around Qt calls, so a window handler retakes it many times;
     # each time it may wait a whole switch interval for a busy worker. 1 ms instead of 5 ms
     # keeps those waits from adding up to a visible stall.

@@ -32,7 +32,7 @@ class Settings:
             self._store = QSettings(path, QSettings.Format.IniFormat)
         else:
             self._store = QSettings("EmbedExplorer", "EmbedExplorer")
-        if int(self._store.value("version", 0) or 0) != SETTINGS_VERSION:
+        if _as_int(self._store.value("version", 0)) != SETTINGS_VERSION:
             # Keys of an older layout may mean something else now: start from the defaults.
             self._store.clear()
             self._store.setValue("version", SETTINGS_VERSION)
@@ -131,6 +131,13 @@ class Settings:
 
     def sync(self) -> None:
         self._store.sync()
+
+
+def _as_int(value: object) -> int:
+    try:
+        return int(str(value or 0))
+    except ValueError:
+        return 0
 
 
 def _as_list(value: Any) -> list[str]:

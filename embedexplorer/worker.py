@@ -18,7 +18,7 @@ import traceback
 from dataclasses import dataclass
 from typing import TypeVar
 
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtCore import QObject, QThread, Signal, SignalInstance, Slot
 
 from .core.errors import EmbedExplorerError, Interrupted
 from .jobs.base import JobContext, Kind, Lane, Session
@@ -122,7 +122,7 @@ class Channel(QObject):
 class _Lane:
     """A worker thread with its LaneWorker; requests reach it through a queued signal."""
 
-    def __init__(self, lane: Lane, session: Session, staleness: _Staleness, submit: Signal) -> None:
+    def __init__(self, lane: Lane, session: Session, staleness: _Staleness, submit: SignalInstance) -> None:
         self.thread = QThread()
         self.thread.setObjectName(f"embedexplorer-{lane.value}")
         self.worker = LaneWorker(session, staleness)

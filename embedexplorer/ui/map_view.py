@@ -59,8 +59,9 @@ class FamilyPanel(QGroupBox):
     def set_families(self, families: list[str], hidden: set[str]) -> None:
         while self._grid.count():
             item = self._grid.takeAt(0)
-            if item.widget() is not None and item.widget() is not self.hint:
-                item.widget().deleteLater()
+            widget = item.widget() if item is not None else None
+            if widget is not None and widget is not self.hint:
+                widget.deleteLater()
         self.visibility.clear()
         self.highlight_buttons.clear()
         for row, family in enumerate(families):

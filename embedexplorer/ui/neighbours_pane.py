@@ -162,7 +162,8 @@ class NeighboursPane(QWidget):
         )
 
     def neighbour_tokens(self) -> list[str]:
-        return [self.table.item(r, 0).text() for r in range(self.table.rowCount())]
+        items = (self.table.item(r, 0) for r in range(self.table.rowCount()))
+        return [item.text() for item in items if item is not None]
 
     def show_cosine(self, result: CosineAnswer) -> None:
         note = f" {escape(result.note)}" if result.note else ""
