@@ -20,20 +20,11 @@ from .readers.base import OpenedModel
 from .sources import ModelSource, ProgressCallback, reader_for, resolve_source
 from .stored_rows import StoredRows, UnitRows
 from .stored_search import StoredScreen, screen_for_stored
-from .texts import MAX_SHOWN_TOKENS, TokenReport, fixed, token_report
+from .texts import MAX_SHOWN_TOKENS, Token, TokenReport, fixed, token_report
 from .vocabulary import Vocabulary
 
 # How many looked-up words each table remembers.
 QUERY_MEMORY = 4096
-
-
-@dataclass(frozen=True)
-class Token:
-    """One token of a text: its id, readable form and the characters it stands for."""
-
-    id: int
-    token: str
-    text: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,7 +194,7 @@ class EmbeddingTable:
     # ----- text ------------------------------------------------------------------------
     def encode(self, text: str) -> list[Token]:
         """Tokens of ``text`` exactly as the model sees it (no special tokens added)."""
-        return [self._token(i) for i in self.vocabulary.encode(text)]
+        return [self.token(i) for i in self.vocabulary.encode(text)]
 
     def tokenize(
         self, text: str, *, only_fitting: bool = True, max_shown: int | None = MAX_SHOWN_TOKENS
@@ -216,14 +207,15 @@ class EmbeddingTable:
         """
         return token_report(self, text, max_shown=max_shown, only_fitting=only_fitting)
 
-    def _token(self, token_id: int) -> Token:
+    def token(self, token_id: int) -> Token:
+        """Token ``token_id`` with its readable form and the characters it stands for."""
         return Token(int(token_id), self.tokens[token_id], self.vocabulary.text_of(token_id))
 
     def query(self, word: str | int) -> Query:
         """The token that answers for ``word``: an id as given, or the word's first token."""
         if isinstance(word, (int, np.integer)):
             token_id = self._check_id(int(word))
-            token = self._token(token_id)
+            token = self.token(token_id)
             return Query(token.id, token.token, (token,))
         known = self._queries.get(word)
         if known is not None:
@@ -326,6 +318,11 @@ class EmbeddingTable:
     @property
     def width(self) -> int:
         return int(self.rows.shape[1])
+
+    @property
+    def position_count(self) -> int | None:
+        """Rows in the learned position table, or None when the model has none."""
+        return None if self.positions is None else int(self.positions.shape[0])
 
     def facts(self) -> TableFacts:
         rows, width = (int(n) for n in self.rows.shape)
