@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from . import neighbours as nb
-from .bf16_rows import Bf16Rows, kernel_instructions, screen_for
+from .bf16_rows import Bf16Rows, ScreenChoice, kernel_instructions, screen_for
 from .errors import QueryError
 from .readers.base import OpenedModel
 from .sources import ModelSource, ProgressCallback, reader_for, resolve_source
@@ -160,7 +160,7 @@ class EmbeddingTable:
 
     def search_method(self) -> str:
         """How a neighbour query reads this table here, in a sentence (for ``info``)."""
-        screen = self.screen
+        screen = self.screen if self.stored else self._screen_choice.screen
         if isinstance(screen, StoredScreen):
             what = "its rows as stored" if screen.rounding == 0 else f"bfloat16 roundings of its {self.dtype} rows"
             first = f"one pass over {what}, each score scaled by the row's stored reciprocal length"
@@ -307,7 +307,12 @@ class EmbeddingTable:
             return nb.search(
                 rows.shape[0], vector, k, exclude, screen.scores, screen.error_bound, partial(screen.exact_scores, rows)
             )
-        return nb.top_k(self._unit32, vector, k, exclude=exclude, screen=self.screen)  # type: ignore[arg-type]
+        return nb.top_k(self._unit32, vector, k, exclude=exclude, screen=self._screen_choice.current())
+
+    @cached_property
+    def _screen_choice(self) -> ScreenChoice:
+        screen = self.screen
+        return ScreenChoice(screen if isinstance(screen, Bf16Rows) else None, self._unit32)
 
     def _neighbours(self, ids: np.ndarray, cosines: np.ndarray) -> tuple[Neighbour, ...]:
         tokens = self.tokens
