@@ -6,10 +6,11 @@ the model itself is never built, so opening GPT-2 takes a fraction of a second.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cached_property, partial
 from pathlib import Path
+from typing import overload
 
 import numpy as np
 
@@ -25,6 +26,45 @@ from .vocabulary import Vocabulary
 
 # How many looked-up words each table remembers.
 QUERY_MEMORY = 4096
+
+
+class ReadableTokens(Sequence[str]):
+    """Every row's token in readable form, made on first use and remembered."""
+
+    def __init__(self, vocabulary: Vocabulary, rows: int) -> None:
+        self._vocabulary, self._rows = vocabulary, rows
+        self._made: dict[int, str] = {}
+
+    def __len__(self) -> int:
+        return self._rows
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._rows))]
+        token_id = int(index)
+        if token_id < 0:
+            token_id += self._rows
+        if not 0 <= token_id < self._rows:
+            raise IndexError(f"token id {index} is outside the table")
+        made = self._made.get(token_id)
+        if made is None:
+            vocabulary = self._vocabulary
+            made = vocabulary.readable(token_id) if token_id < vocabulary.size else f"<row {token_id}>"
+            self._made[token_id] = made
+        return made
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (ReadableTokens, list)):
+            return len(self) == len(other) and list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,14 +222,18 @@ class EmbeddingTable:
         return int(total + (screen32.bits.nbytes if isinstance(screen32, Bf16Rows) else 0))
 
     @cached_property
-    def tokens(self) -> list[str]:
-        """The readable form of every row's token ("<row N>" for rows the tokenizer never uses)."""
-        known = self.vocabulary.size
-        return [self.vocabulary.readable(i) if i < known else f"<row {i}>" for i in range(self.rows.shape[0])]
+    def tokens(self) -> ReadableTokens:
+        """The readable form of every row's token ("<row N>" for rows the tokenizer never uses).
+
+        Each is made when first asked for: a 152,000-token vocabulary took seconds to
+        make readable at once, and a query shows eight of them.
+        """
+        return ReadableTokens(self.vocabulary, int(self.rows.shape[0]))
 
     @cached_property
     def baseline_cosine(self) -> float:
         return nb.baseline_cosine(self.unit, min(self.vocabulary.size, self.rows.shape[0]))  # type: ignore[arg-type]
+
 
     # ----- text ------------------------------------------------------------------------
     def encode(self, text: str) -> list[Token]:
