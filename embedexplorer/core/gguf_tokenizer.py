@@ -115,7 +115,7 @@ def _byte_level_bpe(metadata: dict[str, object], tokens: list[str], file_name: s
 
 
 def _sentencepiece_bpe(metadata: dict[str, object], tokens: list[str], types: np.ndarray) -> Tokenizer:
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from tokenizers import Tokenizer, decoders, models, normalizers
 
     count = len(tokens)
     scores = metadata.get("tokenizer.ggml.scores")
@@ -146,12 +146,14 @@ def _sentencepiece_bpe(metadata: dict[str, object], tokens: list[str], types: np
         byte_fallback=bool((types == BYTE).any()),
     )
     tokenizer = Tokenizer(model)
-    prefix = metadata.get("tokenizer.ggml.add_space_prefix", True)
-    tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(
-        replacement="\u2581", prepend_scheme="first" if prefix else "never", split=False
-    )
+    # llama.cpp puts one space before the text whatever it starts with, and turns every
+    # space into "▁"; the Llama models' tokenizer.json do the same with these two steps.
+    steps = [normalizers.Replace(" ", "▁")]
+    if metadata.get("tokenizer.ggml.add_space_prefix", True):
+        steps.insert(0, normalizers.Prepend("▁"))
+    tokenizer.normalizer = normalizers.Sequence(steps)
     tokenizer.decoder = decoders.Sequence(
-        [decoders.Metaspace(replacement="\u2581", prepend_scheme="first", split=False), decoders.ByteFallback()]
+        [decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(), decoders.Strip(" ", 1, 0)]
     )
     return tokenizer
 
