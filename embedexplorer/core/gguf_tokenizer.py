@@ -148,7 +148,7 @@ def _sentencepiece_bpe(metadata: dict[str, object], tokens: list[str], types: np
     tokenizer = Tokenizer(model)
     # llama.cpp puts one space before the text whatever it starts with, and turns every
     # space into "▁"; the Llama models' tokenizer.json do the same with these two steps.
-    steps = [normalizers.Replace(" ", "▁")]
+    steps: list[normalizers.Normalizer] = [normalizers.Replace(" ", "▁")]
     if metadata.get("tokenizer.ggml.add_space_prefix", True):
         steps.insert(0, normalizers.Prepend("▁"))
     tokenizer.normalizer = normalizers.Sequence(steps)
