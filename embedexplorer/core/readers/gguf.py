@@ -47,6 +47,8 @@ class GgufReader:
         token_tensor = header.tensors.get(TOKEN_TABLE)
         if token_tensor is None or len(token_tensor.shape) != 2:
             raise TableNotFoundError(f"{path.name} has no token table ({TOKEN_TABLE}); it is not a language model.")
+        if 0 in token_tensor.shape:
+            raise TableNotFoundError(f"{path.name} has an empty token table ({token_tensor.shape[0]} rows).")
         report(2, 4, "Reading the tokenizer")
         tokenizer, facts = build_gguf_tokenizer(header.metadata, path.name)
         tokenizer.no_truncation()
@@ -57,7 +59,12 @@ class GgufReader:
         check_vocabulary(vocabulary, rows.shape[0])
         position_tensor = header.tensors.get(POSITION_TABLE)
         positions = None
-        if position_tensor is not None and position_tensor.shape[-1] == token_tensor.shape[-1]:
+        if (
+            position_tensor is not None
+            and len(position_tensor.shape) == 2
+            and position_tensor.shape[0] > 0
+            and position_tensor.shape[-1] == token_tensor.shape[-1]
+        ):
             positions = np.asarray(map_gguf_rows(header, position_tensor)[:], dtype=np.float32)
         return OpenedModel(
             rows=rows,
