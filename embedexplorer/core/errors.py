@@ -42,4 +42,4 @@ class FamiliesError(EmbedExplorerError):
 
 
 class Interrupted(EmbedExplorerError):
-    """A long computation was asked to stop (a newer request, or the window closing)."""
+    """A long job stopped because a newer request of its kind, or closing the window, asked it to."""
