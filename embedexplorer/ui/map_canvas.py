@@ -385,7 +385,10 @@ class MapCanvas(pg.GraphicsLayoutWidget):
     def set_hidden(self, hidden: set[str]) -> None:
         self._hidden = set(hidden)
         self._restyle()
-        self._set_labels()
+        if self._selection[1] is not None:
+            self._draw_selection()  # rings on a hidden family's words go with it
+        else:
+            self._set_labels()
         self._update_caption()
         self.set_search_matches(self._matches)
 

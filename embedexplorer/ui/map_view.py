@@ -223,6 +223,7 @@ class MapView(QWidget):
                 notes.insert(0, f"This {the_map.layout.name} map was read from the cache.")
         else:
             self._words = None
+            self.projection = "pca"
             families, notes = the_map.families, list(the_map.notes)
         self._pending = None
         self.stop_button.hide()
@@ -235,11 +236,16 @@ class MapView(QWidget):
 
     def map_failed(self, message: str) -> None:
         """A requested map could not be drawn: keep the one on screen and say why."""
+        big = self._pending is not None
         self._requested_file = self.families_file
         self._pending = None
         self.stop_button.hide()
-        kept = "The map on screen stays." if self.family_map is not None else ""
-        self.message.emit(f"The map could not be drawn. {message} {kept}".strip(), "error")
+        if big:
+            kept = "The map on screen stays." if self.family_map is not None else ""
+            self.message.emit(f"The map could not be drawn. {message} {kept}".strip(), "error")
+            return
+        kept = "The map keeps the families it had." if self.family_map is not None else ""
+        self.message.emit(f"The families could not be used. {message} {kept}".strip(), "error")
 
     @property
     def big_map(self) -> bool:
@@ -295,7 +301,6 @@ class MapView(QWidget):
             assert self._words is not None
             words = self._words
         if self.request_word_map(*words, method=method) is not None:
-            self.projection = method
             self.status.emit(f"Computing the {METHOD_NAMES[method]} map of {self._describe(words)}...")
 
     @staticmethod
