@@ -103,6 +103,15 @@ class WordLabels(pg.GraphicsObject):
         """Every label that would be drawn if there were room."""
         return [t for i, t in enumerate(self._texts) if self._wanted(i)] if self._on else []
 
+    def entries(self) -> tuple[np.ndarray, np.ndarray, list[str], list[QColor], list[float], list[bool], np.ndarray]:
+        """x, y (data units), texts, colours, widths (pixels), which are wanted, obstacle dots (data units)."""
+        wanted = [self._wanted(i) and self._on for i in range(len(self._texts))]
+        return self._x, self._y, self._texts, self._colours, self._widths, wanted, self._obstacles
+
+    @property
+    def metrics(self) -> QFontMetricsF:
+        return self._metrics
+
     def layout(self) -> list[tuple[int, QRectF]]:
         """Place the labels for the current view: (index, scene rectangle) of each that fits."""
         view = self.getViewBox()
@@ -114,29 +123,10 @@ class WordLabels(pg.GraphicsObject):
         sy = to_scene.m12() * self._x + to_scene.m22() * self._y + to_scene.m32()
         ox = to_scene.m11() * self._obstacles[:, 0] + to_scene.m21() * self._obstacles[:, 1] + to_scene.m31()
         oy = to_scene.m12() * self._obstacles[:, 0] + to_scene.m22() * self._obstacles[:, 1] + to_scene.m32()
-        bounds = view.sceneBoundingRect()
-        height = self._metrics.height()
-        grid = _Grid(32.0)
-        radius = SMALL_FAMILY_SIZE / 2
-        for px, py in zip(ox.tolist(), oy.tolist(), strict=True):
-            if bounds.contains(px, py):
-                grid.add(QRectF(px - radius, py - radius, 2 * radius, 2 * radius))
-        placed: list[tuple[int, QRectF]] = []
-        gap = radius + LABEL_GAP_PX - 2
-        for i in range(len(self._texts)):
-            if not self._wanted(i) or not bounds.contains(sx[i], sy[i]):
-                continue
-            w = self._widths[i]
-            for dx, dy in (
-                (gap, -height / 2), (-gap - w, -height / 2), (-w / 2, -gap - height), (-w / 2, gap),
-                (gap * 0.7, -gap * 0.7 - height), (-gap * 0.7 - w, -gap * 0.7 - height),
-                (gap * 0.7, gap * 0.7), (-gap * 0.7 - w, gap * 0.7),
-            ):
-                rect = QRectF(sx[i] + dx, sy[i] + dy, w, height)
-                if bounds.contains(rect) and not grid.hits(rect):
-                    grid.add(rect)
-                    placed.append((i, rect))
-                    break
+        wanted = [self._wanted(i) for i in range(len(self._texts))]
+        placed = place_labels(
+            sx, sy, self._widths, self._metrics.height(), wanted, ox, oy, view.sceneBoundingRect()
+        )
         self.placed = placed
         return placed
 
@@ -169,6 +159,46 @@ class WordLabels(pg.GraphicsObject):
             painter.setOpacity(0.3 if self._groups[i] in self._dimmed else 1.0)
             painter.setPen(self._colours[i])
             painter.drawText(QPointF(rect.left(), rect.top() + ascent), self._texts[i])
+
+
+def place_labels(
+    sx: np.ndarray,
+    sy: np.ndarray,
+    widths: Sequence[float],
+    height: float,
+    wanted: Sequence[bool],
+    ox: np.ndarray,
+    oy: np.ndarray,
+    bounds: QRectF,
+) -> list[tuple[int, QRectF]]:
+    """Place labels in pixels around their dots (sx, sy), in order, clear of each other and of the dots (ox, oy).
+
+    Each label tries eight places (right, left, above, below, then the corners) and takes
+    the first that stays inside ``bounds`` and touches nothing placed; one with no room is
+    left out. Returns (label index, rectangle) of each placed label.
+    """
+    grid = _Grid(32.0)
+    radius = SMALL_FAMILY_SIZE / 2
+    for px, py in zip(ox.tolist(), oy.tolist(), strict=True):
+        if bounds.contains(px, py):
+            grid.add(QRectF(px - radius, py - radius, 2 * radius, 2 * radius))
+    placed: list[tuple[int, QRectF]] = []
+    gap = radius + LABEL_GAP_PX - 2
+    for i in range(len(widths)):
+        if not wanted[i] or not bounds.contains(sx[i], sy[i]):
+            continue
+        w = widths[i]
+        for dx, dy in (
+            (gap, -height / 2), (-gap - w, -height / 2), (-w / 2, -gap - height), (-w / 2, gap),
+            (gap * 0.7, -gap * 0.7 - height), (-gap * 0.7 - w, -gap * 0.7 - height),
+            (gap * 0.7, gap * 0.7), (-gap * 0.7 - w, gap * 0.7),
+        ):
+            rect = QRectF(sx[i] + dx, sy[i] + dy, w, height)
+            if bounds.contains(rect) and not grid.hits(rect):
+                grid.add(rect)
+                placed.append((i, rect))
+                break
+    return placed
 
 
 class _Grid:
@@ -486,6 +516,33 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         self._set_labels()
 
     @property
+    def selection(self) -> tuple[str, tuple[float, float] | None, list[tuple[float, float]]]:
+        """The selected token, its place, and the rings drawn now (those of hidden families left out)."""
+        xs, ys = self._neighbour_item.getData()
+        return self._selection[0], self._selection[1], [(float(x), float(y)) for x, y in zip(xs, ys, strict=True)]
+
+    @property
+    def hidden(self) -> set[str]:
+        return set(self._hidden)
+
+    def legend_entries(self) -> list[tuple[str, QColor | None, QColor | None, int, str]]:
+        """What the exported legend lists: (symbol, fill, outline, size in px, text)."""
+        entries: list[tuple[str, QColor | None, QColor | None, int, str]] = []
+        for family, item in self._family_items.items():
+            if family not in self._hidden:
+                colour = item.opts["brush"].color()
+                entries.append(("o", colour, colour.darker(150), 10, family))
+        if self._rest_item is not None:
+            grey = QColor(theme.plot_foreground())
+            grey.setAlpha(120)
+            entries.append(("o", grey, None, 6, "other rows"))
+        if self._selection[1] is not None:
+            accent = theme.accent()
+            entries.append(("star", accent, QColor("black"), 16, f"{self._selection[0]}: the selected token"))
+            entries.append(("ring", None, accent, 12, "rings: its nearest rows"))
+        return entries
+
+    @property
     def ring_names(self) -> list[str]:
         """The names of the rings drawn now (each is also its ring's hover tip)."""
         return [str(d) for d in self._neighbour_item.data["data"]]
@@ -590,33 +647,14 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         # Filled only when shown: on screen it stays hidden, and rebuilding it costs paint time.
         self.legend.clear()
         if visible:
-            for family, item in self._family_items.items():
-                if family not in self._hidden:
-                    self.legend.addItem(_legend_sample("o", 10, item.opts["brush"], item.opts["pen"]), family)
-            if self._rest_item is not None:
-                grey = QColor(theme.plot_foreground())
-                grey.setAlpha(120)
-                self.legend.addItem(_legend_sample("o", 6, pg.mkBrush(grey), None), "other rows")
-            if self._selection[1] is not None:
-                accent = theme.accent()
-                self.legend.addItem(
-                    _legend_sample("star", 16, pg.mkBrush(accent), pg.mkPen("k", width=1)),
-                    f"{self._selection[0]}: the selected token",
-                )
-                self.legend.addItem(
-                    _legend_sample("o", 12, pg.mkBrush(None), pg.mkPen(accent, width=2)),
-                    "rings: its nearest rows",
-                )
+            for symbol, fill, outline, size, text in self.legend_entries():
+                brush = pg.mkBrush(fill) if fill is not None else pg.mkBrush(None)
+                width = 2 if symbol == "ring" else 1
+                pen = pg.mkPen(outline, width=width) if outline is not None else None
+                self.legend.addItem(_legend_sample("o" if symbol == "ring" else symbol, size, brush, pen), text)
         self._legend_column.setVisible(visible)
         self._legend_column.setMaximumWidth(220 if visible else 0)
         self.ci.layout.activate()
-
-    def _exporting(self, on: bool) -> None:
-        """Scatter items draw each marker as a shape (not a cached bitmap) while exporting."""
-        # Legend samples draw their markers as shapes already.
-        for item in self.plot.items:
-            if isinstance(item, pg.ScatterPlotItem):
-                item.setExportMode(on, {"antialias": True, "background": None} if on else None)
 
     def render_image(self, width: int) -> QImage:
         """The whole map (legend and caption included) as an image ``width`` pixels wide."""
@@ -649,35 +687,10 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         atomic_write_bytes(path, bytes(data.data()))
 
     def export_svg(self, path: str | Path) -> None:
-        """Write an SVG drawing of the whole map, atomically, with every marker a vector shape.
+        """Write an SVG drawing of the map, atomically: every marker a shape, one grid, the same labels."""
+        from .map_export import svg_drawing
 
-        Qt's own SVG generator paints the scene; pyqtgraph's SVGExporter cannot parse
-        the path data that Qt 6.12 writes.
-        """
-        from PySide6.QtCore import QBuffer, QByteArray, QIODevice
-        from PySide6.QtSvg import QSvgGenerator
-
-        on_screen = self._legend_column.isVisible()
-        self.show_legend(True)
-        self._exporting(True)
-        source = self.ci.sceneBoundingRect()
-        data = QByteArray()
-        buffer = QBuffer(data)
-        buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-        generator = QSvgGenerator()
-        generator.setOutputDevice(buffer)
-        generator.setSize(source.size().toSize())
-        generator.setViewBox(QRectF(0, 0, source.width(), source.height()))
-        generator.setTitle("EmbedExplorer map")
-        painter = QPainter(generator)
-        try:
-            self.scene().render(painter, QRectF(0, 0, source.width(), source.height()), source)
-        finally:
-            painter.end()
-            self._exporting(False)
-            self.show_legend(on_screen)
-        buffer.close()
-        atomic_write_bytes(path, bytes(data.data()))
+        atomic_write_bytes(path, svg_drawing(self).encode("utf-8"))
 
 
 def _caption(shown: WordMap, model_name: str, hidden: set[str]) -> str:

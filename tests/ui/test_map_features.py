@@ -144,5 +144,9 @@ def test_svg_export_draws_markers_as_shapes_and_the_legend_explains_star_and_rin
     assert window.map_view.export_to(str(target))
     drawing = target.read_text(encoding="utf-8")
     assert "<image" not in drawing  # no marker squeezed into a bitmap
-    assert len(re.findall(r"<path", drawing)) > 63
+    assert len(re.findall(r"<circle", drawing)) >= 63 + len(window.map_view.canvas.ring_names)
+    assert len(re.findall(r"<polygon", drawing)) == 2  # the star, on the map and in the legend
+    # One grid: each major tick of each axis is one line, none drawn twice.
+    lines = re.findall(r"<line [^>]*/>", drawing)
+    assert len(lines) == len(set(lines)) >= 4
     assert "the selected token" in drawing and "rings: its nearest rows" in drawing
