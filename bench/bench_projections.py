@@ -12,12 +12,11 @@ in the GUI thread while the long lane computes the t-SNE map of 10,000 rows.
 
 from __future__ import annotations
 
-import json
 import sys
 import tempfile
 import time
 
-from bench.common import Row, emit, gpt2_folder
+from bench.common import Row, emit, gpt2_folder, qt_env
 
 TSNE_ROWS = 10_000
 
@@ -106,13 +105,77 @@ def tsne_rows(table, full: bool) -> list[Row]:  # type: ignore[no-untyped-def]
     return rows_out
 
 
-def run(full: bool = False) -> list[Row]:
+
+
+def stall_child(pattern: str) -> dict[str, object]:
+    """Longest gap of a 10 ms GUI-thread timer while the long lane computes a t-SNE map (bundled MiniLM)."""
+    from PySide6.QtCore import QElapsedTimer, QEventLoop, Qt, QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from embedexplorer.jobs.map_jobs import WORD_MAP, WordMapRequest
+    from embedexplorer.jobs.table_jobs import LOAD, LoadRequest
+    from embedexplorer.worker import WorkerClient
+
+    app = QApplication.instance() or QApplication(["stall"])
+    client = WorkerClient()
+    loop = QEventLoop()
+    client.channel(LOAD).ready.connect(lambda _a: loop.quit())
+    client.submit(LOAD, LoadRequest("bundled"))
+    loop.exec()
+    clock = QElapsedTimer()
+    ticks: list[int] = []
+    heartbeat = QTimer()
+    heartbeat.setTimerType(Qt.TimerType.PreciseTimer)
+    heartbeat.setInterval(10)
+    heartbeat.timeout.connect(lambda: ticks.append(clock.elapsed()))
+    progress: list[int] = []
+    client.channel(WORD_MAP).progress.connect(lambda _s, _m: progress.append(clock.elapsed()))
+    answers: list[object] = []
+    client.channel(WORD_MAP).ready.connect(lambda a: (answers.append(a), loop.quit()))
+    client.channel(WORD_MAP).failed.connect(lambda f: (answers.append(f), loop.quit()))
+    clock.start()
+    heartbeat.start()
+    client.submit(WORD_MAP, WordMapRequest("regex", pattern, None, "tsne", cache_dir=tempfile.mkdtemp()))
+    loop.exec()
+    heartbeat.stop()
+    client.shutdown()
+    del app
+    gaps = [b - a for a, b in zip(ticks, ticks[1:], strict=False)]
+    points = len(answers[0]) if answers and hasattr(answers[0], "coords") else 0  # type: ignore[arg-type]
+    return {
+        "seconds": clock.elapsed() / 1000,
+        "longest_gap_ms": max(gaps) if gaps else None,
+        "ticks": len(ticks),
+        "progress_reports": len(progress),
+        "points": points,
+    }
+
+
+def stall_row() -> Row:
+    from bench.common import run_python
+
+    pattern = r"^[a-z]{5,6}$"
+    code = (
+        "import json; from bench.bench_projections import stall_child; "
+        f"print(json.dumps(stall_child({pattern!r})))"
+    )
+    result = run_python(code, env=qt_env(), timeout=3000)
+    gap = float(result["longest_gap_ms"])  # type: ignore[arg-type]
+    return Row(
+        f"GUI-thread stall while the long lane computes a t-SNE map ({result['points']:,} MiniLM rows)",
+        gap, "ms", 10.0, "the heartbeat's 10 ms period", gap / 10.0, "at most 50 ms", gap <= 50.0,
+        f"{float(result['seconds']):.0f} s of computing, {result['progress_reports']} progress reports",  # type: ignore[arg-type]
+    )
+
+
+def run(full: bool = False, stall: bool = True) -> list[Row]:
     table = _table()
-    return [pca_row(table), *tsne_rows(table, full)]
+    rows = [pca_row(table), *tsne_rows(table, full)]
+    return rows + ([stall_row()] if stall else [])
 
 
 if __name__ == "__main__":
-    rows = run(full="--full" in sys.argv)
-    if "--json-lines" in sys.argv:
-        print(json.dumps([r.as_dict() for r in rows]))
-    emit(rows, [a for a in sys.argv if a not in ("--full", "--json-lines")])
+    if "--stall-only" in sys.argv:
+        emit([stall_row()], [a for a in sys.argv if a != "--stall-only"])
+    else:
+        emit(run(full="--full" in sys.argv), [a for a in sys.argv if a != "--full"])

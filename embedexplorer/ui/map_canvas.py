@@ -310,8 +310,7 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         size = BIG_FAMILY_SIZE if big else SMALL_FAMILY_SIZE
         rest = np.flatnonzero(shown.family_of == NO_FAMILY)
         if rest.size:
-            grey = QColor(theme.plot_foreground())
-            grey.setAlpha(70 if big else 160)
+            grey = _rest_colour(big)
             self._rest_item = self._scatter(rest, pg.mkBrush(grey), None, REST_SIZE if big else 7, "other rows")
             self._rest_item.setZValue(1)
         for index, family in enumerate(shown.families):
@@ -533,9 +532,7 @@ class MapCanvas(pg.GraphicsLayoutWidget):
                 colour = item.opts["brush"].color()
                 entries.append(("o", colour, colour.darker(150), 10, family))
         if self._rest_item is not None:
-            grey = QColor(theme.plot_foreground())
-            grey.setAlpha(120)
-            entries.append(("o", grey, None, 6, "other rows"))
+            entries.append(("o", _rest_colour(False), None, 6, "other rows"))
         if self._selection[1] is not None:
             accent = theme.accent()
             entries.append(("star", accent, QColor("black"), 16, f"{self._selection[0]}: the selected token"))
@@ -574,10 +571,10 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             self._match_item.setData(x=[], y=[])
             self._current_item.setData(x=[], y=[])
         else:
-            colour = theme.accent()
+            # Not the accent of the star and rings: a search and a selection can be on screen together.
             self._match_item.setData(
                 x=self.map.coords[matches, 0], y=self.map.coords[matches, 1],
-                brush=pg.mkBrush(None), pen=pg.mkPen(colour, width=2),
+                brush=pg.mkBrush(None), pen=pg.mkPen(theme.plot_foreground(), width=2),
             )
             self._current_item.setData(x=[], y=[])
         self.matches_changed.emit(int(matches.size), -1)
@@ -599,7 +596,7 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             xRange=(x - (x1 - x0) / 2, x + (x1 - x0) / 2), yRange=(y - (y1 - y0) / 2, y + (y1 - y0) / 2), padding=0
         )
         self._current_item.setData(
-            x=[x], y=[y], brush=pg.mkBrush(None), pen=pg.mkPen(theme.accent(), width=3)
+            x=[x], y=[y], brush=pg.mkBrush(None), pen=pg.mkPen(theme.plot_foreground(), width=3)
         )
         self.matches_changed.emit(int(self._matches.size), self._current)
         return self.map.labels[index]
@@ -691,6 +688,13 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         from .map_export import svg_drawing
 
         atomic_write_bytes(path, svg_drawing(self).encode("utf-8"))
+
+
+def _rest_colour(big: bool) -> QColor:
+    """Grey for the rows in no family: light, so that thousands of them stay a background."""
+    grey = QColor("#9a9a9a") if not theme.is_dark() else QColor("#8a8a8a")
+    grey.setAlpha(55 if big else 170)
+    return grey
 
 
 def _caption(shown: WordMap, model_name: str, hidden: set[str]) -> str:
