@@ -427,9 +427,11 @@ class MainWindow(QMainWindow):
         self._request_map()
 
     def _on_word_map_requested(self, request: WordMapRequest) -> None:
-        if self.loaded:
-            self.client.submit(WORD_MAP, request)
-            self._on_load_progress(-1.0, "Map: starting")
+        if not self.loaded:
+            self.map_view.map_failed("Open a model first.")
+            return
+        self.client.submit(WORD_MAP, request)
+        self._on_load_progress(-1.0, "Map: starting")
 
     def _on_word_map_failed(self, failure: Failure) -> None:
         self.progress.hide()
