@@ -30,20 +30,28 @@ def _table():  # type: ignore[no-untyped-def]
 
 
 def pca_row(table) -> Row:  # type: ignore[no-untyped-def]
+    import numpy as np
+    from sklearn.decomposition import PCA
+
     from embedexplorer.core.maps import load_families
     from embedexplorer.core.word_maps import word_map
     from embedexplorer.core.word_sets import whole_vocabulary
 
-    times = []
-    for _ in range(3):
+    ours, theirs = [], []
+    for _ in range(3):  # in turns, so a busy spell of the shared machine hurts both
         started = time.perf_counter()
         word_map(table, whole_vocabulary(table), load_families())
-        times.append(time.perf_counter() - started)
-    best = sorted(times)[1]
+        ours.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        PCA(n_components=2, svd_solver="covariance_eigh").fit_transform(np.asarray(table.rows))
+        theirs.append(time.perf_counter() - started)
+    mine, base = sorted(ours)[1], sorted(theirs)[1]
     return Row(
         "PCA map of all 50,257 GPT-2-shaped rows (word_map: rows, PCA, labels, families)",
-        best, "s", 1.0, "goal", best / 1.0, "at most 1.0 s", best <= 1.0,
-        f"median of 3: {', '.join(f'{t:.2f}' for t in times)} s",
+        mine, "s", base, "scikit-learn PCA(2, covariance_eigh).fit_transform on the same rows",
+        mine / base, "at most 1.0 s", mine <= 1.0,
+        f"medians of 3; ours {', '.join(f'{t:.2f}' for t in ours)} s, "
+        f"scikit-learn {', '.join(f'{t:.2f}' for t in theirs)} s",
     )
 
 
