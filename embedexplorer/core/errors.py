@@ -33,6 +33,10 @@ class TokenizerStartError(EmbedExplorerError):
     """A tokenizer process stopped before it said anything: it cannot run on this machine."""
 
 
+class TokenizerFailedError(EmbedExplorerError):
+    """The tokenizer failed inside, ran out of memory or took too long on a text; it was stopped."""
+
+
 class QueryError(EmbedExplorerError):
     """A request about the table cannot be answered (empty text, unknown id, ...)."""
 

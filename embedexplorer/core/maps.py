@@ -10,7 +10,7 @@ import numpy as np
 
 from ..resources import resource_path
 from .errors import FamiliesError
-from .files import atomic_write_bytes
+from .files import FAMILIES_FILE_LIMIT, atomic_write_bytes, parse_json, read_regular
 from .tables import EmbeddingTable
 
 Families = dict[str, list[str]]
@@ -24,13 +24,9 @@ def default_families_path() -> Path:
 def load_families(path: str | Path | None = None) -> Families:
     """Read a families file: {"families": {name: [word, ...]}} (a bare mapping works too)."""
     file = Path(path) if path else default_families_path()
-    try:
-        # utf-8-sig: files saved by Windows editors often start with a byte-order mark.
-        data = json.loads(file.read_text(encoding="utf-8-sig"))
-    except OSError as exc:
-        raise FamiliesError(f"Cannot read the families file {file}: {exc.strerror or exc}") from exc
-    except ValueError as exc:
-        raise FamiliesError(f"The families file {file.name} is not valid JSON: {exc}") from exc
+    raw = read_regular(file, "families file", FAMILIES_FILE_LIMIT, FamiliesError)
+    # utf-8-sig: files saved by Windows editors often start with a byte-order mark.
+    data = parse_json(raw, f"families file {file.name}", FamiliesError, encoding="utf-8-sig")
     families = data.get("families", data) if isinstance(data, dict) else None
     return _checked(families, file.name)
 

@@ -6,7 +6,6 @@ the model itself is never built, so opening GPT-2 takes a fraction of a second.
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -16,6 +15,7 @@ import numpy as np
 from . import neighbours as nb
 from .bf16_rows import Bf16Rows, kernel_instructions, screen_for
 from .errors import EmbedExplorerError, QueryError, TableNotFoundError, TokenizerMismatchError
+from .files import CONFIG_FILE_LIMIT, read_json
 from .safetensors_io import FLOAT_DTYPES, TensorEntry, map_tensor, read_all_headers, weight_files
 from .sources import ModelSource, ProgressCallback, resolve_source
 from .texts import MAX_SHOWN_TOKENS, TokenReport, fixed, token_report
@@ -37,6 +37,9 @@ POSITION_TABLE_NAMES = (
     "embed_positions.weight",
     "position_embeddings.weight",
 )
+# The most rows a token table may have: 16 times the largest vocabulary in common use
+# (Gemma's 262,144), and few enough that a readable token for each fits in memory.
+MAX_TABLE_ROWS = 4_194_304
 # How many looked-up words each table remembers.
 QUERY_MEMORY = 4096
 # Saved buffers that are not learned weights and must not count towards the model size.
@@ -320,10 +323,11 @@ def load_table(source: ModelSource, report: ProgressCallback, separate_tokenizer
     report(1, 4, "Reading the weights' index")
     entries = read_all_headers(weight_files(folder))
     token_entry = _find_token_table(entries, config)
+    _check_table_shape(token_entry)
     position_entry = _find_tensor(entries, POSITION_TABLE_NAMES, width=token_entry.shape[1])
     report(2, 4, "Reading the tokenizer")
     # A separate tokenizer process loads while the tables are mapped.
-    finish_vocabulary = Vocabulary.start(folder, separate_process=separate_tokenizer)
+    finish_vocabulary = Vocabulary.start(folder, separate_process=separate_tokenizer, max_rows=token_entry.shape[0])
     report(3, 4, "Mapping the embedding table")
     rows = map_tensor(token_entry)
     positions = None if position_entry is None else map_tensor(position_entry)
@@ -346,6 +350,25 @@ def load_table(source: ModelSource, report: ProgressCallback, separate_tokenizer
     )
     report(4, 4, "Ready")
     return table
+
+
+def _check_table_shape(entry: TensorEntry) -> None:
+    """Refuse a table whose shape no model has, before anything is built row by row.
+
+    Every row gets a readable token and a unit row, so a header that claims 10^9 rows
+    of width 0 (no bytes at all in the file) would otherwise take gigabytes.
+    """
+    rows, width = entry.shape
+    if width < 1 or rows < 1:
+        raise TableNotFoundError(
+            f"The token table {entry.name!r} in {entry.file.name} has {rows:,} rows of {width:,} numbers: "
+            "there is nothing to look at."
+        )
+    if rows > MAX_TABLE_ROWS:
+        raise TableNotFoundError(
+            f"The token table {entry.name!r} in {entry.file.name} claims {rows:,} rows; EmbedExplorer "
+            f"opens tables of at most {MAX_TABLE_ROWS:,} rows (the largest vocabularies in use have about 260,000)."
+        )
 
 
 def _check_vocabulary(config: dict[str, object], vocabulary: Vocabulary, rows_count: int) -> None:
@@ -396,12 +419,9 @@ def _named(name: str, suffixes: tuple[str, ...]) -> bool:
 
 def _read_config(folder: Path) -> dict[str, object]:
     config_file = folder / "config.json"
-    if not config_file.is_file():
+    if not config_file.exists():
         raise TableNotFoundError(f"{folder} has no config.json; it does not look like a model folder.")
-    try:
-        config = json.loads(config_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise EmbedExplorerError(f"{config_file} cannot be read: {exc}") from exc
+    config = read_json(config_file, "model config", CONFIG_FILE_LIMIT, EmbedExplorerError)
     if not isinstance(config, dict):
         raise EmbedExplorerError(f"{config_file} is not a JSON object.")
     # Encoder-decoder and multimodal configs keep the language model's settings inside.
