@@ -43,3 +43,7 @@ class QueryError(EmbedExplorerError):
 
 class FamiliesError(EmbedExplorerError):
     """A families file cannot be read or has the wrong shape."""
+
+
+class FileChangedError(EmbedExplorerError):
+    """A memory-mapped model file changed on disk after it was opened: its rows can no longer be read."""

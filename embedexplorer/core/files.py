@@ -17,7 +17,7 @@ import threading
 from pathlib import Path
 from typing import BinaryIO
 
-from .errors import EmbedExplorerError
+from .errors import EmbedExplorerError, FileChangedError
 
 MiB = 1024 * 1024
 
@@ -200,3 +200,36 @@ def current_umask() -> int:
         mask = os.umask(0o022)
         os.umask(mask)
     return mask
+
+
+# ----- files that must not change under us -----------------------------------------------
+class FileState:
+    """A file's size and modification time when it was opened, to notice when it changes.
+
+    Reading a memory-mapped page past the end of a file that another program truncated
+    kills the process with SIGBUS; checking the size first turns that into a message.
+    """
+
+    __slots__ = ("path", "size", "mtime_ns")
+
+    def __init__(self, path: str | Path) -> None:
+        info = os.stat(path)
+        self.path = Path(path)
+        self.size = int(info.st_size)
+        self.mtime_ns = int(info.st_mtime_ns)
+
+    def check(self) -> None:
+        """Raise FileChangedError when the file is gone, shorter, longer or rewritten."""
+        try:
+            info = os.stat(self.path)
+        except OSError as exc:
+            raise FileChangedError(
+                f"{self.path.name} is gone from {self.path.parent} since the model was opened "
+                f"({exc.strerror or exc}); open the model again."
+            ) from exc
+        if info.st_size != self.size or info.st_mtime_ns != self.mtime_ns:
+            now = f"now {size_text(int(info.st_size))}, was {size_text(self.size)}"
+            raise FileChangedError(
+                f"{self.path.name} changed on disk since the model was opened ({now}); "
+                "its rows were not read. Open the model again."
+            )

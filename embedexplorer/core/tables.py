@@ -15,7 +15,7 @@ import numpy as np
 from . import neighbours as nb
 from .bf16_rows import Bf16Rows, kernel_instructions, screen_for
 from .errors import EmbedExplorerError, QueryError, TableNotFoundError, TokenizerMismatchError
-from .files import CONFIG_FILE_LIMIT, read_json
+from .files import CONFIG_FILE_LIMIT, FileState, read_json
 from .safetensors_io import FLOAT_DTYPES, TensorEntry, map_tensor, read_all_headers, weight_files
 from .sources import ModelSource, ProgressCallback, resolve_source
 from .texts import MAX_SHOWN_TOKENS, TokenReport, fixed, token_report
@@ -134,12 +134,23 @@ class EmbeddingTable:
     position_note: str = ""
     folder: Path | None = None
     config: dict[str, object] = field(default_factory=dict)
+    # The memory-mapped files, as they were when opened: see check_files().
+    mapped_files: tuple[FileState, ...] = ()
     # Words already looked up, as gensim keeps key_to_index: a repeated query skips the tokenizer.
     _queries: dict[str, Query] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def close(self) -> None:
         """Let go of what the table holds outside this process (a tokenizer process)."""
         self.vocabulary.close()
+
+    def check_files(self) -> None:
+        """Raise FileChangedError if a memory-mapped file changed since the table was opened.
+
+        Called before rows are read from the map: a file truncated by another program
+        would otherwise end the process (SIGBUS) on the next read past its new end.
+        """
+        for state in self.mapped_files:
+            state.check()
 
     # ----- derived tables, computed once -------------------------------------------------
     @cached_property
@@ -222,12 +233,15 @@ class EmbeddingTable:
 
     def row(self, token_id: int) -> np.ndarray:
         """A copy of one token's row (copies keep callers from writing into the mapped file)."""
-        return np.array(self.rows[self._check_id(token_id)], dtype=np.float32)
+        token_id = self._check_id(token_id)
+        self.check_files()
+        return np.array(self.rows[token_id], dtype=np.float32)
 
     def position_row(self, position: int) -> np.ndarray | None:
         """Row of the 0-based ``position``, or None when the model has no such row."""
         if self.positions is None or not 0 <= position < self.positions.shape[0]:
             return None
+        self.check_files()
         return np.array(self.positions[position], dtype=np.float32)
 
     def _check_id(self, token_id: int) -> int:
@@ -238,7 +252,10 @@ class EmbeddingTable:
     # ----- questions -------------------------------------------------------------------
     def neighbours(self, query: str | int, k: int = 8) -> NeighbourResult:
         """The k tokens whose rows point most nearly the same way, the query itself left out."""
+        k = _check_k(k)
         answer = self.query(query)
+        # Callers go on to read the neighbours' raw rows (the window places them on its map).
+        self.check_files()
         ids, cosines = nb.top_k(self.unit, self.unit[answer.id], k, exclude=(answer.id,), screen=self.screen)
         return NeighbourResult(answer, self._neighbours(ids, cosines), answer.note)
 
@@ -259,7 +276,9 @@ class EmbeddingTable:
 
     def analogy(self, a: str | int, b: str | int, c: str | int, k: int = 8) -> NeighbourResult:
         """Tokens nearest to a - b + c (3CosAdd); the three inputs are left out."""
+        k = _check_k(k)
         qa, qb, qc = self.query(a), self.query(b), self.query(c)
+        self.check_files()
         vector = nb.analogy_vector(self.unit, qa.id, qb.id, qc.id)
         ids, cosines = nb.top_k(self.unit, vector, k, exclude={qa.id, qb.id, qc.id}, screen=self.screen)
         notes = " ".join(q.note for q in (qa, qb, qc) if q.note)
@@ -332,6 +351,11 @@ def load_table(source: ModelSource, report: ProgressCallback, separate_tokenizer
     rows = map_tensor(token_entry)
     positions = None if position_entry is None else map_tensor(position_entry)
     vocabulary = finish_vocabulary()
+    mapped = tuple(
+        FileState(entry.file)
+        for entry in (token_entry, position_entry)
+        if entry is not None and entry.dtype == "F32" and entry.numel
+    )
     try:
         _check_vocabulary(config, vocabulary, rows.shape[0])
     except BaseException:
@@ -347,9 +371,17 @@ def load_table(source: ModelSource, report: ProgressCallback, separate_tokenizer
         position_note=_position_note(position_entry, config),
         folder=folder,
         config=config,
+        mapped_files=mapped,
     )
     report(4, 4, "Ready")
     return table
+
+
+def _check_k(k: object) -> int:
+    """A neighbour count must be a whole number of at least 1."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise QueryError(f"The number of neighbours must be a whole number of at least 1, not {k!r}.")
+    return int(k)
 
 
 def _check_table_shape(entry: TensorEntry) -> None:

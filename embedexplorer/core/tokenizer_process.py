@@ -34,9 +34,10 @@ LOAD_TIMEOUT_S = 60.0
 # One text is at most MAX_TEXT_CHARS characters, which any sane tokenizer reads in well under
 # a second; one that takes longer is stuck (a catastrophic pattern) and is stopped.
 ENCODE_TIMEOUT_S = 20.0
-# The child's address space: far above what a real tokenizer needs (GPT-2's takes 150 MB),
-# low enough that a tokenizer built to blow up memory fails inside the child, not the machine.
-CHILD_MEMORY_LIMIT = 4 * 1024**3
+# The child's address space: far above what a real tokenizer needs (GPT-2's takes 150 MB, a
+# 64 MB tokenizer file about 1 GB), low enough that a tokenizer built to blow up memory fails
+# inside the child, not the machine.
+CHILD_MEMORY_LIMIT = 3 * 1024**3
 
 # Run by ``python -I -c``: isolated mode puts neither the working folder nor the user's
 # site-packages on sys.path and ignores PYTHON* variables; the paths the child does need
@@ -288,8 +289,7 @@ class TokenizerProcess:
                         "characters and was stopped; this model's tokenizer is not usable on it."
                     )
                 raise TokenizerFailedError(
-                    f"The tokenizer stopped while reading this text of {len(text):,} characters"
-                    f"{self._last_words()}; it was started again for the next text."
+                    f"The tokenizer stopped while reading this text of {len(text):,} characters{self._last_words()}."
                 )
             raise EmbedExplorerError("The tokenizer process stopped twice; open the model again.")
 

@@ -188,6 +188,14 @@ def describe_tokenizer(tokenizer: Tokenizer, max_rows: int | None = None) -> Tok
     With ``max_rows`` (the table's rows), a tokenizer whose ids reach past the table is
     refused before a list as long as its largest id is built.
     """
+    size = int(tokenizer.get_vocab_size(with_added_tokens=True))
+    if max_rows is not None and size > max_rows:
+        # More tokens than rows: some id is past the table. Counting is cheap; listing
+        # a vocabulary of millions of tokens as Python strings is not.
+        raise TokenizerMismatchError(
+            f"The tokenizer has {size:,} tokens but the table has only "
+            f"{max_rows:,} rows: they do not belong to the same model."
+        )
     vocab = tokenizer.get_vocab(with_added_tokens=True)
     top = max(vocab.values()) if vocab else -1
     if max_rows is not None and top >= max_rows:
@@ -203,7 +211,7 @@ def describe_tokenizer(tokenizer: Tokenizer, max_rows: int | None = None) -> Tok
     decoder_text = decoder.__getstate__().decode("utf-8", "replace") if decoder is not None else ""
     return TokenizerFacts(
         raw_tokens=raw_tokens,
-        size=int(tokenizer.get_vocab_size(with_added_tokens=True)),
+        size=size,
         byte_level='"ByteLevel"' in decoder_text,
         sentencepiece='"Metaspace"' in decoder_text,
         unknown_id=_unknown_id(tokenizer),
