@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,12 +30,18 @@ def default_families_path() -> Path:
 
 def load_families(path: str | Path | None = None) -> Families:
     """Read a families file: {"families": {name: [word, ...]}} (a bare mapping works too)."""
-    file = Path(path) if path else default_families_path()
+    file = _path_of(path, "read") if path else default_families_path()
     raw = read_regular(file, "families file", FAMILIES_FILE_LIMIT, FamiliesError)
     # utf-8-sig: files saved by Windows editors often start with a byte-order mark.
     data = parse_json(raw, f"families file {file.name}", FamiliesError, encoding="utf-8-sig")
     families = data.get("families", data) if isinstance(data, dict) else None
     return _checked(families, file.name)
+
+
+def _path_of(path: object, verb: str) -> Path:
+    if not isinstance(path, (str, os.PathLike)):
+        raise FamiliesError(f"The families file to {verb} must be a path, not {type(path).__name__} ({path!r:.60}).")
+    return Path(path)
 
 
 def load_families_or_default(path: str | Path | None) -> tuple[Families, str]:
@@ -104,7 +111,7 @@ def save_families(families: Families, path: str | Path) -> None:
     Families that could not be read back are refused before anything is written, and a
     failed write (no space, no permission) is a FamiliesError with the old file untouched.
     """
-    target = Path(path)
+    target = _path_of(path, "save")
     clean = _checked(families, "The families to save")
     payload = json.dumps({"families": clean}, indent=2, ensure_ascii=False) + "\n"
     try:

@@ -103,7 +103,11 @@ def read_header(file: Path) -> dict[str, TensorEntry]:
             raise CorruptWeightsError(f"{file.name}: entry {name!r} has a negative size in its shape.")
         entry = TensorEntry(name, file, dtype, shape, data_start + begin, data_start + end)
         expected = entry.numel * _ITEM_BYTES.get(dtype, 0)
-        if begin < 0 or end < begin or (dtype in _ITEM_BYTES and end - begin != expected):
+        if begin < 0:
+            raise CorruptWeightsError(
+                f"{file.name}: entry {name!r} starts at a negative offset ({begin:,}), inside the header."
+            )
+        if end < begin or (dtype in _ITEM_BYTES and end - begin != expected):
             raise CorruptWeightsError(f"{file.name}: entry {name!r} has inconsistent offsets.")
         if entry.end > size:
             raise CorruptWeightsError(

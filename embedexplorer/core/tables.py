@@ -6,6 +6,7 @@ the model itself is never built, so opening GPT-2 takes a fraction of a second.
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -14,7 +15,7 @@ import numpy as np
 
 from . import neighbours as nb
 from .bf16_rows import Bf16Rows, kernel_instructions, screen_for
-from .errors import EmbedExplorerError, QueryError, TableNotFoundError, TokenizerMismatchError
+from .errors import EmbedExplorerError, ModelNotFoundError, QueryError, TableNotFoundError, TokenizerMismatchError
 from .files import CONFIG_FILE_LIMIT, FileState, read_json
 from .safetensors_io import FLOAT_DTYPES, TensorEntry, map_tensor, read_all_headers, weight_files
 from .sources import ModelSource, ProgressCallback, resolve_source
@@ -184,6 +185,7 @@ class EmbeddingTable:
     # ----- text ------------------------------------------------------------------------
     def encode(self, text: str) -> list[Token]:
         """Tokens of ``text`` exactly as the model sees it (no special tokens added)."""
+        _check_text(text)
         return [self._token(i) for i in self.vocabulary.encode(text)]
 
     def tokenize(
@@ -195,6 +197,7 @@ class EmbeddingTable:
         the tokens returned are those with a position row (all, when ``only_fitting`` is
         False), at most ``max_shown`` (None: no limit). The note says what was left out.
         """
+        _check_text(text)
         return token_report(self, text, max_shown=max_shown, only_fitting=only_fitting)
 
     def _token(self, token_id: int) -> Token:
@@ -202,10 +205,13 @@ class EmbeddingTable:
 
     def query(self, word: str | int) -> Query:
         """The token that answers for ``word``: an id as given, or the word's first token."""
+        if isinstance(word, bool):
+            raise QueryError(f"A word must be a str or a token id, not {word!r}.")
         if isinstance(word, (int, np.integer)):
             token_id = self._check_id(int(word))
             token = self._token(token_id)
             return Query(token.id, token.token, (token,))
+        _check_text(word)
         known = self._queries.get(word)
         if known is not None:
             return known
@@ -262,7 +268,11 @@ class EmbeddingTable:
     def neighbours_of_vector(
         self, vector: np.ndarray, k: int = 8, exclude: tuple[int, ...] = ()
     ) -> NeighbourResult:
-        vector = np.asarray(vector, dtype=np.float32)
+        k = _check_k(k)
+        try:
+            vector = np.asarray(vector, dtype=np.float32)
+        except (TypeError, ValueError) as exc:
+            raise QueryError(f"A vector to search with must be {self.width} numbers: {exc}") from exc
         if vector.shape != (self.width,):
             raise QueryError(f"A vector for this table needs {self.width} numbers, not {vector.shape}.")
         if not np.isfinite(vector).all():
@@ -315,7 +325,7 @@ class EmbeddingTable:
 
 
 def open_table(
-    spec: str | None = None,
+    spec: str | os.PathLike[str] | None = None,
     *,
     allow_download: bool = False,
     progress: ProgressCallback | None = None,
@@ -329,6 +339,13 @@ def open_table(
     >>> table = open_table("bundled")
     >>> [n.token for n in table.neighbours("monday", k=3).neighbours]  # doctest: +SKIP
     """
+    if isinstance(spec, os.PathLike):
+        spec = os.fspath(spec)
+    if spec is not None and not isinstance(spec, str):
+        raise ModelNotFoundError(
+            f"open_table takes a model folder, a Hugging Face id or 'bundled' as text, "
+            f"not {type(spec).__name__} ({spec!r:.60})."
+        )
     report = progress or (lambda done, total, message: None)
     report(0, 4, "Finding the model")
     source = resolve_source(spec, allow_download=allow_download, progress=progress)
@@ -375,6 +392,12 @@ def load_table(source: ModelSource, report: ProgressCallback, separate_tokenizer
     )
     report(4, 4, "Ready")
     return table
+
+
+def _check_text(text: object) -> None:
+    """Questions take text (or a token id where the method says so): anything else is a QueryError."""
+    if not isinstance(text, str):
+        raise QueryError(f"A word or text must be a str, not {type(text).__name__} ({text!r:.60}).")
 
 
 def _check_k(k: object) -> int:
