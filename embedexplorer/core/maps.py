@@ -292,11 +292,15 @@ def family_map(table: EmbeddingTable, families: Families, multi_token: str = "av
                 notes.append(
                     f"{word!r} ({family}) is {len(pieces)} tokens ({shown}); their rows were averaged."
                 )
+            row = np.asarray(table.rows[list(ids)], dtype=np.float64).mean(axis=0)
+            if not np.isfinite(row).all():
+                notes.append(f"{word!r} ({family}) has a row holding NaN or infinity and was skipped.")
+                continue
             words.append(word)
             labels.append(family)
             tokens.append(shown)
             ids_list.append(ids)
-            rows.append(np.asarray(table.rows[list(ids)], dtype=np.float64).mean(axis=0))
+            rows.append(row)
     if len(rows) < 2:
         raise FamiliesError("Fewer than two family words could be placed on the map.")
     matrix = np.vstack(rows)

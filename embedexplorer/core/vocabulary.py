@@ -359,7 +359,7 @@ def _backend_from_transformers(folder: Path) -> Tokenizer:
 
         wrapper = AutoTokenizer.from_pretrained(str(folder), trust_remote_code=False, local_files_only=True)
     except Exception as exc:  # noqa: BLE001 - transformers raises many types here
-        raise ModelNotFoundError(f"{folder} has no tokenizer that can be read: {exc}") from exc
+        raise ModelNotFoundError(f"{folder} has no tokenizer that can be read: {one_line(str(exc))}") from exc
     backend = getattr(wrapper, "backend_tokenizer", None)
     if backend is None:
         raise ModelNotFoundError(f"{folder} has only a slow tokenizer, which is not supported.")
