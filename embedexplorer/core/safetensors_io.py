@@ -160,7 +160,7 @@ def _shards_of(folder: Path, index: object) -> list[Path]:
         path = folder.joinpath(*parts)
         try:
             info = path.stat()
-        except OSError:
+        except (OSError, ValueError):  # ValueError: a NUL byte, which no file name holds
             missing.append(name)
             continue
         # The same file under many spellings ("a", "./a", "b/../a" is refused above) is read once.
