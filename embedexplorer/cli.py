@@ -11,14 +11,15 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NoReturn
 
+from .core.constants import EXPORT_WIDTH_RANGE, MULTI_TOKEN_ACTIONS
 from .core.errors import EmbedExplorerError
 from .core.terminal import finite_or_none, json_text_safe, one_line, terminal_safe
-from .ui.map_export import MAX_PNG_WIDTH
 
 if TYPE_CHECKING:
     from .core.tables import EmbeddingTable
 
 COMMANDS = ("tokens", "neighbours", "cosine", "analogy", "info", "map")
+MAX_PNG_WIDTH = EXPORT_WIDTH_RANGE[1]
 
 
 class _OneLineParser(argparse.ArgumentParser):
@@ -29,7 +30,7 @@ class _OneLineParser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
+    common = _OneLineParser(add_help=False)
     common.add_argument(
         "--model",
         default=None,
@@ -80,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     family_map.add_argument(
         "--multi-token",
-        choices=("average", "skip"),
+        choices=MULTI_TOKEN_ACTIONS,
         default="average",
         help="what to do with a word that is several tokens (default: average its rows)",
     )
@@ -272,21 +273,21 @@ def _answer(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, 
     if args.command == "map":
         from .core.maps import family_map, load_families
 
-        result = family_map(table, load_families(args.families), args.multi_token)
-        payload = result.to_dict(table.name)
+        drawn = family_map(table, load_families(args.families), args.multi_token)
+        payload = drawn.to_dict(table.name)
         if args.png:
             from .ui.map_export import export_family_map_png
 
-            export_family_map_png(result, table.name, args.png, width=args.width)
+            export_family_map_png(drawn, table.name, args.png, width=args.width)
             payload["png"] = args.png
         lines = [header]
-        lines += [f"{p.family:<10} {p.token:<16} {p.x:8.3f} {p.y:8.3f}" for p in result.points]
+        lines += [f"{p.family:<10} {p.token:<16} {p.x:8.3f} {p.y:8.3f}" for p in drawn.points]
         lines += [
-            f"the two axes keep {result.explained_variance:.1%} of the spread",
-            f"mean cosine within a family {_number(result.within_family_cosine, 3)}, "
-            f"between families {_number(result.between_family_cosine, 3)} "
-            f"(ratio {_number(result.family_ratio, 1)})",
-            *(f"note: {n}" for n in result.notes),
+            f"the two axes keep {drawn.explained_variance:.1%} of the spread",
+            f"mean cosine within a family {_number(drawn.within_family_cosine, 3)}, "
+            f"between families {_number(drawn.between_family_cosine, 3)} "
+            f"(ratio {_number(drawn.family_ratio, 1)})",
+            *(f"note: {n}" for n in drawn.notes),
         ]
         if args.png:
             lines.append(f"map written to {args.png}")

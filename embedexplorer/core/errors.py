@@ -47,3 +47,7 @@ class FamiliesError(EmbedExplorerError):
 
 class FileChangedError(EmbedExplorerError):
     """A memory-mapped model file changed on disk after it was opened: its rows can no longer be read."""
+
+
+class Interrupted(EmbedExplorerError):
+    """A long job stopped because a newer request of its kind, or closing the window, asked it to."""

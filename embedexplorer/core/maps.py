@@ -11,12 +11,12 @@ from pathlib import Path
 import numpy as np
 
 from ..resources import resource_path
+from .constants import MULTI_TOKEN_ACTIONS
 from .errors import FamiliesError
 from .files import FAMILIES_FILE_LIMIT, atomic_write_bytes, parse_json, read_regular
 from .tables import EmbeddingTable
 
 Families = dict[str, list[str]]
-MULTI_TOKEN_ACTIONS = ("average", "skip")
 # What one map shows at most: a legend of 1,000 families is already unreadable, and 20,000
 # words (the whole of a small vocabulary) map in seconds with memory that grows linearly.
 MAX_FAMILIES = 1_000
@@ -42,20 +42,6 @@ def _path_of(path: object, verb: str) -> Path:
     if not isinstance(path, (str, os.PathLike)):
         raise FamiliesError(f"The families file to {verb} must be a path, not {type(path).__name__} ({path!r:.60}).")
     return Path(path)
-
-
-def load_families_or_default(path: str | Path | None) -> tuple[Families, str]:
-    """The families in ``path``, or the chapter's families and why ``path`` was not used.
-
-    For a window that must always have a map: a broken custom file never leaves it
-    without families, and the message says what is wrong with the file.
-    """
-    if path:
-        try:
-            return load_families(path), ""
-        except FamiliesError as exc:
-            return load_families(), f"{exc} Using the chapter's families instead."
-    return load_families(), ""
 
 
 def _checked(families: object, source: str) -> Families:

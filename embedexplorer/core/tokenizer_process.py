@@ -44,7 +44,7 @@ CHILD_MEMORY_LIMIT = 3 * 1024**3
 # arrive as the first argument.
 _BOOTSTRAP = (
     "import sys, json; sys.path[:0] = json.loads(sys.argv[1]); "
-    "from embedexplorer.core.tokenizer_process import serve; sys.exit(serve(*sys.argv[2:]))"
+    "from embedexplorer.core.tokenizer_child import serve; sys.exit(serve(*sys.argv[2:]))"
 )
 
 
@@ -104,13 +104,14 @@ def _installed_under(module: str, folder: str) -> bool:
     return origin.startswith(folder)
 
 
-def _send(stream: IO[bytes], message: dict[str, Any]) -> None:
+# ----- the protocol, shared with the child (tokenizer_child.py) -----------------------------
+def send_message(stream: IO[bytes], message: dict[str, Any]) -> None:
     data = json.dumps(message, ensure_ascii=False).encode("utf-8")
     stream.write(_HEADER.pack(len(data)) + data)
     stream.flush()
 
 
-def _receive(stream: IO[bytes]) -> dict[str, Any] | None:
+def receive_message(stream: IO[bytes]) -> dict[str, Any] | None:
     """The next message, or None when the other side has closed the pipe."""
     header = stream.read(_HEADER.size)
     if len(header) < _HEADER.size:
@@ -123,7 +124,7 @@ def _receive(stream: IO[bytes]) -> dict[str, Any] | None:
     return message if isinstance(message, dict) else None
 
 
-def _error_message(exc: BaseException) -> dict[str, Any]:
+def error_message(exc: BaseException) -> dict[str, Any]:
     kind = type(exc).__name__ if isinstance(exc, EmbedExplorerError) else "EmbedExplorerError"
     text = str(exc) if isinstance(exc, EmbedExplorerError) else f"{type(exc).__name__}: {exc}"
     return {"error": text, "kind": kind}
@@ -134,62 +135,6 @@ def _raise_from(message: dict[str, Any]) -> None:
     if not (isinstance(kind, type) and issubclass(kind, EmbedExplorerError)):
         kind = EmbedExplorerError
     raise kind(str(message.get("error")))
-
-
-# ----- the child ---------------------------------------------------------------------------
-def serve(folder: str, max_rows: str | None = None) -> int:
-    """The child's whole life: load the tokenizer, describe it, then encode until stdin closes."""
-    _forget_working_folder()
-    _limit_memory()
-    # The protocol owns the real stdout; anything a library prints goes to stderr instead.
-    answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
-    sys.stdout = sys.stderr
-    try:
-        # First word: the child runs. A child that dies after this was killed by its tokenizer,
-        # not by this machine, and the parent must not retry the same tokenizer in its own process.
-        _send(answers, {"started": True})
-        _answer_requests(Path(folder), sys.stdin.buffer, answers, int(max_rows) if max_rows else None)
-    except (BrokenPipeError, ConnectionResetError):
-        pass  # the parent is gone; so is the reason to live
-    return 0
-
-
-def _forget_working_folder() -> None:
-    """Drop the working folder and relative entries from sys.path (the frozen app's child has no -I)."""
-    here = os.path.realpath(os.getcwd())
-    sys.path[:] = [p for p in sys.path if p and os.path.isabs(p) and os.path.realpath(p) != here]
-
-
-def _limit_memory() -> None:
-    try:
-        import resource
-
-        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-        if soft == resource.RLIM_INFINITY or soft > CHILD_MEMORY_LIMIT:
-            ceiling = CHILD_MEMORY_LIMIT if hard == resource.RLIM_INFINITY else min(hard, CHILD_MEMORY_LIMIT)
-            resource.setrlimit(resource.RLIMIT_AS, (ceiling, hard))
-    except (ImportError, ValueError, OSError):
-        pass  # Windows has no rlimits; macOS may refuse RLIMIT_AS: the time limits still hold
-
-
-def _answer_requests(folder: Path, requests: IO[bytes], answers: IO[bytes], max_rows: int | None = None) -> None:
-    from .vocabulary import describe_tokenizer, encode_with, load_tokenizer
-
-    try:
-        tokenizer = load_tokenizer(folder)
-        _send(answers, {"facts": describe_tokenizer(tokenizer, max_rows).as_dict()})
-    except (BrokenPipeError, ConnectionResetError):
-        raise
-    except Exception as exc:  # noqa: BLE001 - the parent turns it into the same error
-        _send(answers, _error_message(exc))
-        return
-    while (request := _receive(requests)) is not None:
-        try:
-            ids = encode_with(tokenizer, str(request["encode"]))
-        except Exception as exc:  # noqa: BLE001 - one bad text must not end the child
-            _send(answers, _error_message(exc))
-        else:
-            _send(answers, {"ids": ids})
 
 
 # ----- the parent --------------------------------------------------------------------------
@@ -272,7 +217,7 @@ class TokenizerProcess:
                     process = self._process
                 assert process is not None and process.stdin is not None
                 try:
-                    _send(process.stdin, {"encode": text})
+                    send_message(process.stdin, {"encode": text})
                 except (BrokenPipeError, OSError):
                     _stop(process)  # it died before it read the text: start a new one, once
                     continue
@@ -311,7 +256,7 @@ class TokenizerProcess:
         timer.daemon = True
         timer.start()
         try:
-            return _receive(process.stdout), fired.is_set()
+            return receive_message(process.stdout), fired.is_set()
         finally:
             timer.cancel()
 
@@ -345,7 +290,3 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
-
-
-if __name__ == "__main__":
-    sys.exit(serve(*sys.argv[1:]))

@@ -158,7 +158,7 @@ def load_tokenizer(folder: Path) -> Tokenizer:
 T = TypeVar("T")
 
 
-def rust_call(call: Callable[[], T], failure: str) -> T:
+def rust_call(call: Callable[[], T], failure: str, error: type[EmbedExplorerError] = EmbedExplorerError) -> T:
     """Run a call into the Rust tokenizers library; its errors and panics become one plain line.
 
     A panic inside the library reaches Python as ``PanicException``, which derives
@@ -168,7 +168,7 @@ def rust_call(call: Callable[[], T], failure: str) -> T:
     try:
         return call()
     except Exception as exc:  # noqa: BLE001 - the Rust side raises plain Exception
-        raise EmbedExplorerError(f"{failure}: {one_line(str(exc))}") from exc
+        raise error(f"{failure}: {one_line(str(exc))}") from exc
     except BaseException as exc:
         if type(exc).__name__ != "PanicException":
             raise
@@ -231,7 +231,9 @@ def _unknown_id(tokenizer: Tokenizer) -> int | None:
 def encode_with(tokenizer: Tokenizer, text: str) -> list[int]:
     """Ids of ``text``, which must already be clean (see ``clean_text``); no special tokens added."""
     encoding = rust_call(
-        lambda: tokenizer.encode(text, add_special_tokens=False), "The tokenizer cannot read this text"
+        lambda: tokenizer.encode(text, add_special_tokens=False),
+        "The tokenizer cannot read this text",
+        TokenizerFailedError,
     )
     return list(encoding.ids)
 

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+from ..core.constants import EXPORT_WIDTH_RANGE
+
+if TYPE_CHECKING:
+    from ..core.maps import FamilyMap
 
 # The widest map drawn, as the window's export dialog allows: 20,000 x 15,200 pixels take 1.2 GB.
-MAX_PNG_WIDTH = 20_000
+MAX_PNG_WIDTH = EXPORT_WIDTH_RANGE[1]
 
 
-def export_family_map_png(family_map: Any, model_name: str, path: str | Path, width: int = 1600) -> None:
+def export_family_map_png(family_map: FamilyMap, model_name: str, path: str | Path, width: int = 1600) -> None:
     """Render offscreen with the same canvas the window uses and write ``path``."""
     if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
