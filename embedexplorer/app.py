@@ -7,6 +7,7 @@ everything heavy load in the worker thread after it is visible.
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import shutil
@@ -135,6 +136,9 @@ def self_test(model: str | None = None, keep_png: str | None = None) -> int:
     report: dict[str, object] = {"ok": False}
     app = create_app()
     workdir = Path(tempfile.mkdtemp(prefix="embedexplorer-self-test-"))
+    # Qt writes the settings file once more when its objects go away, after this function
+    # returns: remove the folder again at exit, so a self-test leaves nothing behind.
+    atexit.register(shutil.rmtree, workdir, ignore_errors=True)
     window = create_window(str(workdir / "settings.ini"))
     from PySide6.QtCore import QEventLoop, QTimer
 
