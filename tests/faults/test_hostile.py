@@ -268,6 +268,19 @@ def test_a_slow_text_is_stopped_after_the_time_limit(tmp_path: Path, monkeypatch
         process.close()
 
 
+def test_a_panic_inside_the_tokenizer_library_is_one_line(tmp_path: Path) -> None:
+    import base64
+
+    # A normalizer whose compiled table is garbage makes the Rust library panic while loading.
+    charsmap = base64.b64encode(b"\x10\x00\x00\x00" + bytes(8)).decode()
+    folder = trap_folder(tmp_path, "panic", normalizer={"type": "Precompiled", "precompiled_charsmap": charsmap})
+    with pytest.raises(TokenizerFailedError, match="the tokenizer library failed inside"):
+        Vocabulary.from_folder(folder)  # PanicException derives from BaseException: it is caught all the same
+    result = run_cli("info", "--model", str(folder), env={"RUST_BACKTRACE": "1"})
+    assert_one_line_error(result, "the tokenizer library failed inside (Precompiled: ")
+    assert "panicked" not in result.stderr
+
+
 def test_ids_far_beyond_the_table_are_refused_before_a_list_of_them_is_built(tmp_path: Path) -> None:
     folder = write_table_folder(tmp_path / "far", 2, 8, word_level_tokenizer({"[UNK]": 0, "a": 700_000_000}))
     result = run_capped("info", "--model", str(folder))
