@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import io
-import os
-import sys
 from importlib import metadata
 from pathlib import Path
 
 import numpy as np
 
+from .cache import cache_dir
 from .files import atomic_write_bytes
 from .tables import EmbeddingTable
 from .word_sets import WordSet
@@ -22,16 +21,8 @@ _LIBRARIES = {"tsne": "openTSNE", "umap": "umap-learn"}
 
 
 def default_cache_dir() -> Path:
-    """Where maps are kept: $EMBEDEXPLORER_CACHE, else the platform's per-user cache folder."""
-    chosen = os.environ.get("EMBEDEXPLORER_CACHE")
-    if chosen:
-        return Path(chosen)
-    if sys.platform == "win32":
-        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
-        return base / "EmbedExplorer" / "Cache" / "maps"
-    if sys.platform == "darwin":
-        return Path.home() / "Library" / "Caches" / "EmbedExplorer" / "maps"
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "embedexplorer" / "maps"
+    """Where maps are kept: ``maps`` in the user's EmbedExplorer cache folder."""
+    return cache_dir() / "maps"
 
 
 def table_fingerprint(table: EmbeddingTable) -> str:

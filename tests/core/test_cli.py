@@ -117,10 +117,10 @@ def test_tsne_map_from_the_command_line_reads_the_cache(tmp_path, minilm_table) 
 
     words = r"^(mon|tues|wednes|thurs|fri|satur|sun)day$|^[a-c][a-z]{5}s$"
     # Computed here (the engine's t-SNE is tested in test_word_maps); the command line must find it.
-    computed = word_map(minilm_table, matching(minilm_table, words), None, "tsne", cache=MapCache(tmp_path))
+    computed = word_map(minilm_table, matching(minilm_table, words), None, "tsne", cache=MapCache(tmp_path / "maps"))
     result = run_cli(
         "map", "--words", words, "--projection", "tsne", "--model", "bundled", "--json",
-        env={"EMBEDEXPLORER_CACHE": str(tmp_path)},
+        env={"EMBEDEXPLORER_CACHE_DIR": str(tmp_path)},
     )
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout)
