@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -66,8 +67,6 @@ def svg_drawing(canvas: MapCanvas) -> str:
     Drawn from the map's numbers rather than by painting the scene, so that every marker
     is a vector shape and the grid is drawn once, at the axis ticks.
     """
-    from html import escape
-
     import numpy as np
     from PySide6.QtCore import QRectF
 
@@ -212,6 +211,17 @@ def svg_drawing(canvas: MapCanvas) -> str:
         out.append(f'<text x="12" y="{y}" fill="{foreground}" font-size="14">{escape(line)}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
+
+
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def escape(text: str) -> str:
+    """Text for an SVG element: markup escaped, and characters XML cannot hold (a token may
+    stand for any byte) shown as the replacement character."""
+    from html import escape as html_escape
+
+    return html_escape(_NOT_XML.sub("\ufffd", text), quote=True)
 
 
 def _star(cx: float, cy: float, radius: float, fill: str) -> str:
