@@ -58,7 +58,11 @@ class FamilyPanel(QGroupBox):
         self._grid.setVerticalSpacing(2)
         self.visibility: dict[str, QCheckBox] = {}
         self.highlight_buttons: dict[str, QPushButton] = {}
-        self.hint = SteadyLabel(3, "Tick to show, click a name to highlight.")
+        self.hint = SteadyLabel(
+            5,
+            "Tick to show, click a name to highlight. "
+            "\u2605 star: the selected token; \u25cb rings: its nearest rows.",
+        )
         self.hint.setObjectName("hint")
         self._grid.addWidget(self.hint, 0, 0, 1, 2)
         # As wide before the map arrives as after, so the map beside it keeps its size.
