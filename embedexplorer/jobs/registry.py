@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from .base import Kind
+from .map_jobs import WORD_MAP
 from .table_jobs import COSINE, LOAD, MAP, NEIGHBOURS, ROW, TOKENS
 
-KINDS: tuple[Kind[object, object], ...] = (LOAD, TOKENS, ROW, NEIGHBOURS, COSINE, MAP)  # type: ignore[assignment]
+KINDS: tuple[Kind[object, object], ...] = (LOAD, TOKENS, ROW, NEIGHBOURS, COSINE, MAP, WORD_MAP)  # type: ignore[assignment]
 
