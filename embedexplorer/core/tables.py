@@ -1,7 +1,9 @@
 """EmbeddingTable: one model's token rows, unit rows, tokens and position rows.
 
-Only the embedding tensors are read, memory-mapped straight from safetensors;
-the model itself is never built, so opening GPT-2 takes a fraction of a second.
+Only the embedding tensors are read, memory-mapped by the reader that claims the
+model (``readers/``); the model itself is never built, so opening GPT-2 takes a
+fraction of a second.  float32 tables get a float32 unit copy; half-precision and
+quantised ones are searched as stored (``stored_search``).
 """
 
 from __future__ import annotations
