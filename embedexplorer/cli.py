@@ -14,6 +14,7 @@ from typing import NoReturn
 from .core.errors import EmbedExplorerError
 
 COMMANDS = ("tokens", "neighbours", "cosine", "analogy", "info", "map")
+DOWNLOADS = ("table", "full")
 
 
 class _OneLineParser(argparse.ArgumentParser):
@@ -32,7 +33,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     common.add_argument("--json", action="store_true", help="print JSON instead of a table")
     common.add_argument(
-        "--download", action="store_true", help="download a Hub model that is not in the local cache"
+        "--download",
+        nargs="?",
+        const="table",
+        choices=DOWNLOADS,
+        default=None,
+        metavar="=full",
+        help="download a Hub model that is not here: its embedding table only (the other weights stay "
+        "on the Hub), or with --download=full every weight into the Hugging Face cache",
     )
 
     parser = _OneLineParser(
@@ -81,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(_bare_download_is_table(sys.argv[1:] if argv is None else argv))
     try:
         result = _run(args)
     except EmbedExplorerError as exc:
@@ -103,11 +111,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> tuple[dict[str, object], str]:
-    from .core.tables import open_table
+    from .core.sources import resolve_source
+    from .core.tables import load_table
 
     # Progress is for a person watching; piped stderr keeps to the one-line error.
     progress = _stderr_progress if args.download and sys.stderr.isatty() else None
-    table = open_table(args.model, allow_download=args.download, progress=progress)
+    source = resolve_source(
+        args.model, allow_download=bool(args.download), progress=progress, whole_model=args.download == "full"
+    )
+    _end_progress()
+    for note in source.notes:
+        print(f"embedexplorer: note: {note}", file=sys.stderr)
+    table = load_table(source, progress or (lambda done, total, message: None))
     header = f"model: {table.name}"
 
     if args.command == "tokens":
@@ -204,6 +219,13 @@ def _run(args: argparse.Namespace) -> tuple[dict[str, object], str]:
         return payload, "\n".join(lines)
 
     raise EmbedExplorerError(f"Unknown command {args.command!r}.")  # argparse prevents this
+
+
+def _bare_download_is_table(argv: Sequence[str]) -> list[str]:
+    """``--download`` alone means the table: it must never take the next word as its value."""
+    words = list(argv)
+    end = words.index("--") if "--" in words else len(words)
+    return [("--download=table" if w == "--download" and i < end else w) for i, w in enumerate(words)]
 
 
 def _positive_int(text: str) -> int:

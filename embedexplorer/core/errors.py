@@ -39,3 +39,7 @@ class QueryError(EmbedExplorerError):
 
 class FamiliesError(EmbedExplorerError):
     """A families file cannot be read or has the wrong shape."""
+
+
+class Interrupted(EmbedExplorerError):
+    """A long job (a download, a big map) was asked to stop before it finished."""

