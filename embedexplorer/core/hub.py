@@ -185,7 +185,8 @@ class _Remote:
                 skip = start
                 length = response.headers.get("Content-Length")
                 size = int(length) if length and length.isdigit() else None
-            yield self._blocks(response.iter_bytes(CHUNK_BYTES), skip, end - start), size
+            # Blocks as they arrive (not gathered into larger ones), so a cut keeps every byte that came.
+            yield self._blocks(response.iter_bytes(), skip, end - start), size
 
     def _blocks(self, stream: Iterator[bytes], skip: int, count: int) -> Iterator[bytes]:
         for block in stream:
