@@ -42,4 +42,4 @@ class FamiliesError(EmbedExplorerError):
 
 
 class Interrupted(EmbedExplorerError):
-    """A long job (a download, a big map) was asked to stop before it finished."""
+    """A long job stopped because a newer request of its kind, or closing the window, asked it to."""

@@ -30,6 +30,7 @@ from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
+from .constants import hub_offline
 from .errors import CorruptWeightsError, EmbedExplorerError, Interrupted, OfflineError, UnsafeCheckpointError
 from .files import atomic_write_bytes
 from .safetensors_io import (
@@ -524,7 +525,7 @@ def _refuse_without_safetensors(repo_id: str, names: set[str]) -> None:
 # ----- what every Hub download shares: limits, the offline setting, failure messages ------------
 def refuse_if_offline(repo_id: str) -> None:
     """Say at once that a download cannot start when HF_HUB_OFFLINE is set."""
-    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}:
+    if hub_offline():
         raise OfflineError(
             f"'{repo_id}' is not in the local Hugging Face cache and HF_HUB_OFFLINE is set. "
             "Open a local model folder instead, or unset HF_HUB_OFFLINE to download it."

