@@ -426,6 +426,8 @@ class _Download:
                     offset += piece.size
                     continue
                 with remote.span(piece.shard, piece.start + arrived - offset, piece.end) as (blocks, _):
+                    if remote.range_ignored:  # said where the user is watching, not only at the end
+                        message = f"Downloading the embedding table of {self.repo_id} (whole files: no ranges)"
                     for block in blocks:
                         out.write(block)
                         arrived += len(block)

@@ -277,7 +277,7 @@ class MainWindow(QMainWindow):
         repo_id, ok = QInputDialog.getText(
             self,
             "Download a model",
-            "Hugging Face id (only the tokenizer and safetensors are fetched):",
+            "Hugging Face id (only its embedding table, config and tokenizer are fetched):",
             text=self._pending_model if "/" in self._pending_model else "openai-community/gpt2",
         )
         if ok and repo_id.strip():
