@@ -21,6 +21,7 @@ import os
 import re
 import shutil
 import struct
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -296,6 +297,10 @@ class _Download:
         commit = str(info.sha)
         names = {sibling.rfilename for sibling in info.siblings or []}
         _refuse_without_safetensors(self.repo_id, names)
+        with _one_at_a_time(self.staging, self.repo_id):
+            return self._run(commit, names)
+
+    def _run(self, commit: str, names: set[str]) -> TableDownload:
         remote = _Remote(self.repo_id, commit, self.token)
         state = self._resume_state(commit)
 
@@ -482,6 +487,28 @@ class _Download:
         self.staging.rename(final)
         shutil.rmtree(old, ignore_errors=True)
         return final
+
+
+@contextmanager
+def _one_at_a_time(staging: Path, repo_id: str) -> Iterator[None]:
+    """Hold a lock beside ``staging``: two downloads of one model would write into one part file."""
+    staging.parent.mkdir(parents=True, exist_ok=True)
+    with open(staging.parent / f"{staging.name}.lock", "a+b") as handle:
+        try:
+            if sys.platform == "win32":
+                import msvcrt
+
+                msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)
+            else:
+                import fcntl
+
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            raise OfflineError(
+                f"Another download of '{repo_id}' is running (in another window or command); "
+                "wait for it to finish, then open the model."
+            ) from exc
+        yield  # closing the file releases the lock, also when the process dies
 
 
 def _arrived(part: Path, head: bytes, total: int) -> int:

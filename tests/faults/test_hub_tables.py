@@ -94,7 +94,7 @@ def test_table_only_download_fetches_the_table_and_opens_offline(tmp_path: Path,
     assert note["model_weights"] == full["model_weights"]
     assert set(note["tensors"]) == set(header_of(source)[1]) - {"__metadata__"}
     assert not (tmp_path / "hub").exists() or not any((tmp_path / "hub").glob("models--*"))  # HF cache untouched
-    assert not any((tmp_path / "embedexplorer" / "tables" / ".partial").iterdir())
+    assert not [p for p in (tmp_path / "embedexplorer" / "tables" / ".partial").iterdir() if p.is_dir()]
 
     # Opened later with the Hub unreachable: not one connection.
     with blackhole() as hole:
@@ -251,3 +251,17 @@ def test_should_stop_interrupts_and_keeps_what_arrived(tmp_path: Path, rotary_fo
     assert 0 < int(done) < int(total) == end - start
     assert "was stopped" in message
     assert not stored(tmp_path).exists()
+
+
+# ----- two downloads of one model at once -------------------------------------------------------------------
+def test_a_second_download_of_the_same_model_waits_its_turn(tmp_path: Path, rotary_folder: Path) -> None:
+    import fcntl
+
+    lock = tmp_path / "embedexplorer" / "tables" / ".partial" / (REPO.replace("/", "--") + ".lock")
+    lock.parent.mkdir(parents=True)
+    with fake_hub(REPO, rotary_folder) as hub, open(lock, "a+b") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)  # as a download in another process holds it
+        result = run_cli("info", "--model", REPO, "--download", env=online_env(hub.url, tmp_path))
+        fetched = dict(hub.sent)
+    assert_one_line_error(result, f"Another download of '{REPO}' is running")
+    assert fetched == {}
