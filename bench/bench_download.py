@@ -30,7 +30,7 @@ from pathlib import Path
 from bench.common import CACHE, QUERY, REPO, K, Row, alternating, emit, gpt2_folder, median, paired_ratio
 
 GPT2 = "openai-community/gpt2"
-ROUNDS = 5
+ROUNDS = 9
 SHARDED_FOLDER = CACHE / "gpt2-lmhead-4-shards"
 
 FIRST_NEIGHBOURS = """
