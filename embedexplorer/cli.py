@@ -30,7 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument(
         "--model",
         default=None,
-        help="model folder, Hugging Face id, or 'bundled' (default: GPT-2 if cached, else bundled MiniLM)",
+        help="model folder, Hugging Face id, or 'bundled' (default: GPT-2 if it is here, else bundled MiniLM)",
     )
     common.add_argument("--json", action="store_true", help="print JSON instead of a table")
     common.add_argument(
