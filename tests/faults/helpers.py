@@ -309,9 +309,10 @@ class _HubHandler(_FileSender):
 
     def _answer(self, body: bool) -> None:
         hub = self.server
-        hub.requests.append(f"{self.command} {self.path}")
         authorization = self.headers.get("Authorization")
-        hub.authorizations.append(authorization)
+        with hub._lock:  # the two lists stay in step when requests come in on several threads
+            hub.requests.append(f"{self.command} {self.path}")
+            hub.authorizations.append(authorization)
         if hub.token is not None and authorization != f"Bearer {hub.token}":
             return self._send_json({"error": "Access to this model is restricted."}, body, 401, "GatedRepo")
         path = self.path.split("?", 1)[0]
