@@ -247,7 +247,9 @@ def _stderr_progress(done: int, total: int, message: str) -> None:
     if total:
         _progress_open = done < total
         end = "" if _progress_open else "\n"
-        print(f"\r{message}: {done / total:.0%}\033[K", end=end, file=sys.stderr, flush=True)
+        # Downloads count bytes: say how many, not only the share.
+        amount = f" ({done / 1e6:,.1f} of {total / 1e6:,.1f} MB)" if total >= 1_000_000 else ""
+        print(f"\r{message}: {done / total:.0%}{amount}\033[K", end=end, file=sys.stderr, flush=True)
 
 
 def _end_progress() -> None:

@@ -422,6 +422,7 @@ class _Download:
         total: int,
         message: str,
     ) -> int:
+        step, reported = max(total // 200, 1), arrived
         with open(part, "r+b") as out:
             out.seek(len(head) + arrived)
             out.truncate()
@@ -436,7 +437,10 @@ class _Download:
                     for block in blocks:
                         out.write(block)
                         arrived += len(block)
-                        self.report(arrived, total, message)
+                        # Every half per cent: a 1 GB table is 16,000 blocks, not 16,000 status updates.
+                        if arrived - reported >= step or arrived == total:
+                            self.report(arrived, total, message)
+                            reported = arrived
                         self.check()
                 offset += piece.size
             out.flush()
