@@ -15,8 +15,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # "the default model" is the bundled one on every machine.
 os.environ["HF_HOME"] = tempfile.mkdtemp(prefix="ee-hf-home-")
 os.environ.pop("HF_HUB_CACHE", None)
-# The same for the app's own cache, where table-only downloads go.
-os.environ["EMBEDEXPLORER_CACHE_DIR"] = tempfile.mkdtemp(prefix="ee-app-cache-")
+# The app's own cache (row lengths, dequantised rows, table-only downloads): the user's stays untouched.
+os.environ["EMBEDEXPLORER_CACHE_DIR"] = tempfile.mkdtemp(prefix="ee-cache-")
 
 from .gpt2_fixture import build_gpt2_folder  # noqa: E402
 

@@ -34,6 +34,13 @@ from typing import Any
 from .constants import hub_offline
 from .errors import CorruptWeightsError, EmbedExplorerError, Interrupted, OfflineError, UnsafeCheckpointError
 from .files import atomic_write_bytes
+from .readers.safetensors import (
+    POSITION_TABLE_NAMES,
+    _find_tensor,
+    _find_token_table,
+    _read_config,
+    count_model_weights,
+)
 from .safetensors_io import (
     INDEX_FILE,
     MAX_HEADER_BYTES,
@@ -45,7 +52,6 @@ from .safetensors_io import (
     read_header,
 )
 from .table_store import NOTE_FILE, NOTE_FORMAT, partial_folder, table_folder
-from .tensor_roles import POSITION_TABLE_NAMES, count_model_weights, find_tensor, find_token_table, read_config
 
 STATE_FILE = "download-state.json"
 PART_FILE = SINGLE_FILE + ".part"
@@ -344,7 +350,7 @@ class _Download:
 
     def _plan(self, remote: _Remote, names: set[str]) -> dict[str, object]:
         """Every shard's header: where the tables lie, and every tensor of the model for its counts."""
-        config = read_config(self.staging)
+        config = _read_config(self.staging)
         shards = self._shards(remote, names)
         entries: dict[str, TensorEntry] = {}
         sizes: dict[str, int] = {}
@@ -358,8 +364,8 @@ class _Download:
                     "Nothing beyond the file headers was downloaded."
                 ) from exc
             entries.update(found)
-        token_entry = find_token_table(entries, config)
-        position_entry = find_tensor(entries, POSITION_TABLE_NAMES, width=token_entry.shape[1])
+        token_entry = _find_token_table(entries, config)
+        position_entry = _find_tensor(entries, POSITION_TABLE_NAMES, width=token_entry.shape[1])
         pieces = [
             _Piece(e.name, str(e.file), e.dtype, e.shape, e.start, e.end)
             for e in (token_entry, position_entry)

@@ -1,4 +1,5 @@
-"""Find a model on disk: a local folder, a Hub id in the HF cache or the table store, or the bundled MiniLM.
+"""Find a model on disk (a folder, a model file, an Ollama name, a Hub id in the HF cache or
+the table store, the bundled MiniLM) and the reader that opens it.
 
 Nothing here touches the network unless the caller passes ``allow_download=True``:
 learners often run offline, and a silent download would hang the window.
@@ -22,6 +23,8 @@ from .hub import (
     download_table,
     refuse_if_offline,
 )
+from .readers import READERS
+from .readers.base import Reader
 from .safetensors_io import weight_files
 from .table_store import partial_folder, stored_table_folder
 
@@ -33,14 +36,32 @@ GPT2_HUB_ID = "openai-community/gpt2"
 FOLDER_FILES = ("config.json", "model.safetensors.index.json", "tokenizer.json")
 
 
+OLLAMA_PREFIX = "ollama:"
+
+
 @dataclass(frozen=True)
 class ModelSource:
-    """A model folder on disk and how the user named it."""
+    """A model on disk (a folder, or one model file) and how the user named it."""
 
-    kind: str  # "bundled", "folder" or "hub"
+    kind: str  # "bundled", "folder", "file", "ollama" or "hub"
     name: str  # what every output shows as "model"
-    folder: Path
+    folder: Path  # the folder, or the folder that holds ``file``
+    file: Path | None = None
     notes: tuple[str, ...] = ()  # what the user should know about how it got here
+
+    @property
+    def location(self) -> Path:
+        """What a reader opens: the model file, or else the folder."""
+        return self.file if self.file is not None else self.folder
+
+
+def reader_for(path: Path) -> Reader:
+    """The first reader that claims ``path``; the caller never needs to know which one it is."""
+    for reader in READERS:
+        if reader.claims(path):
+            return reader
+    kinds = ", ".join(reader.name for reader in READERS)
+    raise ModelNotFoundError(f"{path} is not a model EmbedExplorer can read (it reads: {kinds}).")
 
 
 def bundled_model_dir() -> Path:
@@ -134,12 +155,14 @@ def resolve_source(
     progress: ProgressCallback | None = None,
     whole_model: bool = False,
 ) -> ModelSource:
-    """Turn what the user typed into a model folder.
+    """Turn what the user typed into a model folder or file.
 
-    ``None`` or ``""`` picks the default: GPT-2 small when it is here (in the HF cache,
-    or its table from a table-only download), otherwise the bundled MiniLM.
-    ``"bundled"`` always picks the bundled model. A Hub id that is not here is
-    downloaded only with ``allow_download``: its embedding tables alone, or every
+    A path names a folder or a model file (``.gguf``); ``ollama:NAME[:TAG]`` names a
+    model Ollama has pulled; anything else is a Hub id looked up in the HF cache, then
+    among table-only downloads. ``None`` or ``""`` picks the default: GPT-2 small when
+    it is here (in the HF cache, or its table from a table-only download), otherwise the
+    bundled MiniLM. ``"bundled"`` always picks the bundled model. A Hub id that is not
+    here is downloaded only with ``allow_download``: its embedding tables alone, or every
     weight into the HF cache with ``whole_model``.
     """
     if not spec:
@@ -162,7 +185,15 @@ def resolve_source(
         folder = path.resolve().parent
         return ModelSource("folder", str(folder), folder)
     if exists:
+        file = path.resolve()
+        if any(reader.claims(file) for reader in READERS):
+            return ModelSource("file", str(file), file.parent, file)
         raise ModelNotFoundError(f"{spec} is a file that is not a model; choose a model folder or file.")
+    if spec.startswith(OLLAMA_PREFIX):
+        from .discovery import ollama_model
+
+        blob = ollama_model(spec[len(OLLAMA_PREFIX) :])
+        return ModelSource("ollama", spec, blob.parent, blob)
     if _looks_like_path(spec):
         raise ModelNotFoundError(f"No such folder: {spec}")
     if not _valid_hub_id(spec):
@@ -194,7 +225,7 @@ def resolve_source(
     if whole_model:
         return ModelSource("hub", spec, download_hub_model(spec, progress))
     fetched = download_table(spec, progress)
-    return ModelSource("hub", spec, fetched.folder, fetched.notes)
+    return ModelSource("hub", spec, fetched.folder, notes=fetched.notes)
 
 
 def _valid_hub_id(spec: str) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .app_dirs import app_cache_dir
+from .cache import cache_dir
 from .safetensors_io import SINGLE_FILE, TensorEntry
 
 # The note beside the table: repository, revision and every tensor of the whole model.
@@ -20,7 +20,7 @@ NOTE_FORMAT = 1
 
 
 def tables_dir() -> Path:
-    return app_cache_dir() / "tables"
+    return cache_dir() / "tables"
 
 
 def table_folder(repo_id: str) -> Path:
