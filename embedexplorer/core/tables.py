@@ -254,11 +254,14 @@ class EmbeddingTable:
         first, second = self.query(a), self.query(b)
         return float(self.unit[first.id] @ self.unit[second.id])
 
-    def analogy(self, a: str | int, b: str | int, c: str | int, k: int = 8) -> NeighbourResult:
-        """Tokens nearest to a - b + c (3CosAdd); the three inputs are left out."""
+    def analogy(
+        self, a: str | int, b: str | int, c: str | int, k: int = 8, include_inputs: bool = False
+    ) -> NeighbourResult:
+        """Tokens nearest to a - b + c (3CosAdd); the three inputs are left out unless ``include_inputs``."""
         qa, qb, qc = self.query(a), self.query(b), self.query(c)
         vector = nb.analogy_vector(self.unit, qa.id, qb.id, qc.id)
-        ids, cosines = nb.top_k(self.unit, vector, k, exclude={qa.id, qb.id, qc.id}, screen=self.screen)
+        left_out = () if include_inputs else (qa.id, qb.id, qc.id)
+        ids, cosines = nb.top_k(self.unit, vector, k, exclude=left_out, screen=self.screen)
         notes = " ".join(q.note for q in (qa, qb, qc) if q.note)
         label = f"{qa.token} - {qb.token} + {qc.token}"
         query = Query(qa.id, label, qa.pieces + qb.pieces + qc.pieces, notes)
