@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from .errors import EmbedExplorerError, ModelNotFoundError, OfflineError
@@ -104,7 +104,7 @@ def load_lesson(path: str | Path) -> Lesson:
     lesson = lesson_from_dict(data, file.name)
     if lesson.families_file and not Path(lesson.families_file).is_absolute():
         beside = file.parent / lesson.families_file
-        lesson = Lesson(**{**_fields(lesson), "families_file": str(beside)})
+        lesson = replace(lesson, families_file=str(beside))
     return lesson
 
 
@@ -147,10 +147,6 @@ def check_model(spec: str) -> ModelCheck:
     except ModelNotFoundError as exc:
         return ModelCheck(False, False, f"This lesson uses {spec}, which cannot be opened here: {exc}")
     return ModelCheck(True, False, "")
-
-
-def _fields(lesson: Lesson) -> dict[str, object]:
-    return {name: getattr(lesson, name) for name in lesson.__dataclass_fields__}
 
 
 def _object(data: dict[str, object], key: str, source: str) -> dict[str, object]:
