@@ -33,7 +33,8 @@ def word_token(table: EmbeddingTable, text: str) -> Query:
         spaced = table.encode(" " + text.strip())
         if len(spaced) == 1:
             return table.query(spaced[0].id)
-    named = index.exact(text.strip())
+    # A typed leading space is the tokenizer's to read, not a completion's "_".
+    named = None if text.startswith(" ") else index.exact(text.strip())
     if named is not None:
         return table.query(named)
     answer = table.query(text)
