@@ -1,0 +1,179 @@
+"""The chapter's exercises as request kinds: guess first, completion, family distances, analogies, two texts.
+
+Each job unpacks its request and calls one engine function; the answers are the
+engine's own result types. The recipe of what enters layer 1 is read once per model
+and lives in ``Session.derived``, so it goes with the model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..core.analogies import AnalogyAnswer, solve_analogy
+from ..core.errors import QueryError
+from ..core.family_distances import FamilyDistances, family_distances
+from ..core.guess import GuessOutcome, Suggestion, guess_outcome, suggestions
+from ..core.layer_input import LayerInput, Recipe, layer_input, recipe_for
+from ..core.maps import FamilyMap
+from ..core.spelling import COMPLETIONS, TokenIndex
+from ..core.tables import EmbeddingTable
+from ..core.two_texts import TwoTokens, compare
+from .base import JobContext, Kind, Lane, Session
+from .table_jobs import MAP_KEY
+
+RECIPE_KEY = "layer_recipe"
+
+
+def recipe(session: Session, table: EmbeddingTable) -> Recipe:
+    """How the open model builds what enters layer 1, read from its files once."""
+    found = session.derived.get(RECIPE_KEY)
+    if not isinstance(found, Recipe):
+        found = recipe_for(table)
+        session.derived[RECIPE_KEY] = found
+    return found
+
+
+# ----- guess first ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class GuessRequest:
+    query: str | int  # the token whose neighbours are hidden
+    guess: str  # what the learner typed, or a completion such as "_Tuesday"
+
+
+def judge_guess(ctx: JobContext, request: GuessRequest) -> GuessOutcome:
+    return guess_outcome(ctx.session.table, request.query, request.guess)
+
+
+GUESS = Kind("guess", Lane.QUICK, judge_guess)
+
+
+@dataclass(frozen=True)
+class CompletionRequest:
+    prefix: str
+    limit: int = COMPLETIONS
+
+
+@dataclass(frozen=True)
+class Completions:
+    prefix: str
+    tokens: tuple[tuple[int, str], ...]  # (id, readable token)
+
+
+def complete_word(ctx: JobContext, request: CompletionRequest) -> Completions:
+    table = ctx.session.table
+    found = TokenIndex.for_table(table).complete(request.prefix, request.limit)
+    return Completions(request.prefix, tuple(found))
+
+
+COMPLETE = Kind("complete", Lane.QUICK, complete_word)
+
+
+@dataclass(frozen=True)
+class SuggestionsRequest:
+    count: int = 20
+
+
+@dataclass(frozen=True)
+class SuggestionsAnswer:
+    model: str
+    words: tuple[Suggestion, ...]
+
+
+def suggest_words(ctx: JobContext, request: SuggestionsRequest) -> SuggestionsAnswer:
+    table = ctx.session.table
+    return SuggestionsAnswer(table.name, tuple(suggestions(table, request.count)))
+
+
+SUGGEST = Kind("suggest", Lane.QUICK, suggest_words)
+
+
+# ----- which family sits furthest away ----------------------------------------------------------
+@dataclass(frozen=True)
+class DistancesRequest:
+    hidden: frozenset[str] = frozenset()
+
+
+def rank_family_distances(ctx: JobContext, request: DistancesRequest) -> FamilyDistances:
+    table = ctx.session.table
+    on_map = ctx.session.derived.get(MAP_KEY)
+    if not isinstance(on_map, FamilyMap):
+        raise QueryError("The family map is not drawn yet; wait for it, then ask again.")
+    return family_distances(table, on_map, request.hidden)
+
+
+FAMILY_DISTANCES = Kind("family_distances", Lane.QUICK, rank_family_distances)
+
+
+# ----- analogies --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class AnalogyRequest:
+    a: str
+    b: str
+    c: str
+    k: int = 8
+    include_inputs: bool = False
+    expect: str = ""
+
+
+def analogy(ctx: JobContext, request: AnalogyRequest) -> AnalogyAnswer:
+    return solve_analogy(
+        ctx.session.table,
+        request.a,
+        request.b,
+        request.c,
+        request.k,
+        include_inputs=request.include_inputs,
+        expect=request.expect or None,
+        words=True,
+    )
+
+
+ANALOGY = Kind("analogy", Lane.QUICK, analogy)
+
+
+# ----- two texts side by side -------------------------------------------------------------------
+@dataclass(frozen=True)
+class TwoTextsRequest:
+    first_text: str
+    first_place: int  # 0-based
+    second_text: str
+    second_place: int
+
+
+def compare_texts(ctx: JobContext, request: TwoTextsRequest) -> TwoTokens:
+    table = ctx.session.table
+    return compare(
+        table,
+        recipe(ctx.session, table),
+        request.first_text,
+        request.first_place,
+        request.second_text,
+        request.second_place,
+    )
+
+
+TWO_TEXTS = Kind("two_texts", Lane.QUICK, compare_texts)
+
+
+# ----- what enters layer 1 ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class LayerInputRequest:
+    token_id: int
+    place: int  # 0-based
+
+
+@dataclass(frozen=True)
+class LayerInputAnswer:
+    sums: LayerInput
+    recipe: str  # the model's recipe in one sentence
+    known: bool  # every step of this model type is computed
+
+
+def first_layer_input(ctx: JobContext, request: LayerInputRequest) -> LayerInputAnswer:
+    table = ctx.session.table
+    found = recipe(ctx.session, table)
+    sums = layer_input(table, found, request.token_id, request.place)
+    return LayerInputAnswer(sums, found.describe(table.positions is not None), found.known)
+
+
+LAYER_INPUT = Kind("layer_input", Lane.QUICK, first_layer_input)
