@@ -82,13 +82,18 @@ def pick(table: EmbeddingTable, text: str, place: int) -> Token:
 
 def find_word(table: EmbeddingTable, text: str, word: str) -> int | None:
     """The 0-based place of the first token of ``text`` that spells ``word`` (space and case ignored)."""
-    wanted = word.strip().casefold()
+    wanted = word_key(word)
     if not wanted:
         return None
     for place, token in enumerate(table.encode(text)):
-        if token.text.strip().casefold().removeprefix("##") == wanted:
+        if word_key(token.text) == wanted:
             return place
     return None
+
+
+def word_key(text: str) -> str:
+    """How two tokens are matched as one word: without spaces, WordPiece's "##" or case."""
+    return text.strip().removeprefix("##").casefold()
 
 
 def compare(

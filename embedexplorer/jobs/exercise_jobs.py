@@ -17,7 +17,8 @@ from ..core.layer_input import LayerInput, Recipe, layer_input, recipe_for
 from ..core.maps import FamilyMap
 from ..core.spelling import COMPLETIONS, TokenIndex
 from ..core.tables import EmbeddingTable
-from ..core.two_texts import TwoTokens, compare
+from ..core.texts import Token
+from ..core.two_texts import TwoTokens, compare, word_key
 from .base import JobContext, Kind, Lane, Session
 from .table_jobs import MAP_KEY
 
@@ -132,6 +133,45 @@ ANALOGY = Kind("analogy", Lane.QUICK, analogy)
 
 
 # ----- two texts side by side -------------------------------------------------------------------
+# Tokens each text box shows at most: the exercise is about a word in a short sentence.
+MAX_PAIR_TOKENS = 64
+
+
+@dataclass(frozen=True)
+class PairTokensRequest:
+    first_text: str
+    second_text: str
+
+
+@dataclass(frozen=True)
+class PairTokens:
+    """The tokens of both texts, and the places of a word they share (None when they share none)."""
+
+    first_text: str
+    second_text: str
+    first: tuple[Token, ...]
+    second: tuple[Token, ...]
+    first_place: int | None
+    second_place: int | None
+
+
+def split_pair(ctx: JobContext, request: PairTokensRequest) -> PairTokens:
+    table = ctx.session.table
+    first = tuple(table.encode(request.first_text)[:MAX_PAIR_TOKENS])
+    second = tuple(table.encode(request.second_text)[:MAX_PAIR_TOKENS])
+    place_a = place_b = None
+    keys = [word_key(t.text) for t in second]
+    for place, token in enumerate(first):
+        key = word_key(token.text)
+        if key and key in keys:
+            place_a, place_b = place, keys.index(key)
+            break
+    return PairTokens(request.first_text, request.second_text, first, second, place_a, place_b)
+
+
+PAIR_TOKENS = Kind("pair_tokens", Lane.QUICK, split_pair)
+
+
 @dataclass(frozen=True)
 class TwoTextsRequest:
     first_text: str
