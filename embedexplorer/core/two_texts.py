@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from .errors import QueryError
 from .layer_input import LayerInput, Recipe, layer_input
 from .neighbours import cosine
-from .tables import EmbeddingTable, Token
-from .texts import fixed
+from .tables import EmbeddingTable
+from .texts import Token, fixed
 
 
 @dataclass(frozen=True)

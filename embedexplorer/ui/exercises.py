@@ -157,7 +157,9 @@ class GuessBar(QWidget):
 
     def _on_guess(self) -> None:
         text = self.input.text()
-        self.completer.popup().hide()
+        popup = self.completer.popup()
+        if popup is not None:
+            popup.hide()
         if not text.strip():
             self.result.setText("Type a guess first, or press “Show without guessing”.")
             return

@@ -59,9 +59,9 @@ class TwoTextsPane(QWidget):
 
         grid = QGridLayout()
         for column, (title, box) in enumerate(zip(("&First text", "&Second text"), self.inputs, strict=True)):
-            label = QLabel(title)
-            label.setBuddy(box)
-            grid.addWidget(label, 0, column)
+            buddy = QLabel(title)
+            buddy.setBuddy(box)
+            grid.addWidget(buddy, 0, column)
             grid.addWidget(box, 1, column)
             grid.addWidget(self.chips[column], 2, column)
             grid.addWidget(self.sides[column], 3, column)

@@ -1,0 +1,13 @@
+"""Every request kind the worker answers, in one list: adding a kind means adding it here."""
+
+from __future__ import annotations
+
+from .base import Kind
+from .exercise_jobs import ANALOGY, COMPLETE, FAMILY_DISTANCES, GUESS, LAYER_INPUT, PAIR_TOKENS, SUGGEST, TWO_TEXTS
+from .table_jobs import COSINE, LOAD, MAP, NEIGHBOURS, ROW, TOKENS
+
+KINDS: tuple[Kind[object, object], ...] = (  # type: ignore[assignment]
+    LOAD, TOKENS, ROW, NEIGHBOURS, COSINE, MAP,
+    GUESS, COMPLETE, SUGGEST, FAMILY_DISTANCES, ANALOGY, PAIR_TOKENS, TWO_TEXTS, LAYER_INPUT,
+)  # fmt: skip
+
