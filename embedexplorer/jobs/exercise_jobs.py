@@ -1,8 +1,7 @@
 """The chapter's exercises as request kinds: guess first, completion, family distances, analogies, two texts.
 
 Each job unpacks its request and calls one engine function; the answers are the
-engine's own result types. The recipe of what enters layer 1 is read once per model
-and lives in ``Session.derived``, so it goes with the model.
+engine's own result types.
 """
 
 from __future__ import annotations
@@ -13,25 +12,12 @@ from ..core.analogies import AnalogyAnswer, solve_analogy
 from ..core.errors import QueryError
 from ..core.family_distances import FamilyDistances, family_distances
 from ..core.guess import GuessOutcome, Suggestion, guess_outcome, suggestions
-from ..core.layer_input import LayerInput, Recipe, layer_input, recipe_for
 from ..core.maps import FamilyMap
 from ..core.spelling import COMPLETIONS, TokenIndex
-from ..core.tables import EmbeddingTable
 from ..core.texts import Token
 from ..core.two_texts import TwoTokens, compare, word_key
-from .base import JobContext, Kind, Lane, Session
-from .table_jobs import MAP_KEY
-
-RECIPE_KEY = "layer_recipe"
-
-
-def recipe(session: Session, table: EmbeddingTable) -> Recipe:
-    """How the open model builds what enters layer 1, read from its files once."""
-    found = session.derived.get(RECIPE_KEY)
-    if not isinstance(found, Recipe):
-        found = recipe_for(table)
-        session.derived[RECIPE_KEY] = found
-    return found
+from .base import JobContext, Kind, Lane
+from .table_jobs import MAP_KEY, layer_recipe
 
 
 # ----- guess first ------------------------------------------------------------------------------
@@ -184,7 +170,7 @@ def compare_texts(ctx: JobContext, request: TwoTextsRequest) -> TwoTokens:
     table = ctx.session.table
     return compare(
         table,
-        recipe(ctx.session, table),
+        layer_recipe(ctx.session, table),
         request.first_text,
         request.first_place,
         request.second_text,
@@ -193,27 +179,3 @@ def compare_texts(ctx: JobContext, request: TwoTextsRequest) -> TwoTokens:
 
 
 TWO_TEXTS = Kind("two_texts", Lane.QUICK, compare_texts)
-
-
-# ----- what enters layer 1 ----------------------------------------------------------------------
-@dataclass(frozen=True)
-class LayerInputRequest:
-    token_id: int
-    place: int  # 0-based
-
-
-@dataclass(frozen=True)
-class LayerInputAnswer:
-    sums: LayerInput
-    recipe: str  # the model's recipe in one sentence
-    known: bool  # every step of this model type is computed
-
-
-def first_layer_input(ctx: JobContext, request: LayerInputRequest) -> LayerInputAnswer:
-    table = ctx.session.table
-    found = recipe(ctx.session, table)
-    sums = layer_input(table, found, request.token_id, request.place)
-    return LayerInputAnswer(sums, found.describe(table.positions is not None), found.known)
-
-
-LAYER_INPUT = Kind("layer_input", Lane.QUICK, first_layer_input)

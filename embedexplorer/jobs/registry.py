@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from .base import Kind
-from .exercise_jobs import ANALOGY, COMPLETE, FAMILY_DISTANCES, GUESS, LAYER_INPUT, PAIR_TOKENS, SUGGEST, TWO_TEXTS
+from .exercise_jobs import ANALOGY, COMPLETE, FAMILY_DISTANCES, GUESS, PAIR_TOKENS, SUGGEST, TWO_TEXTS
 from .table_jobs import COSINE, LOAD, MAP, NEIGHBOURS, ROW, TOKENS
 
 KINDS: tuple[Kind[object, object], ...] = (  # type: ignore[assignment]
     LOAD, TOKENS, ROW, NEIGHBOURS, COSINE, MAP,
-    GUESS, COMPLETE, SUGGEST, FAMILY_DISTANCES, ANALOGY, PAIR_TOKENS, TWO_TEXTS, LAYER_INPUT,
+    GUESS, COMPLETE, SUGGEST, FAMILY_DISTANCES, ANALOGY, PAIR_TOKENS, TWO_TEXTS,
 )  # fmt: skip
 

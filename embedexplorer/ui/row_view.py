@@ -1,4 +1,4 @@
-"""The numbers behind one token: its row, its position row, and their sum."""
+"""The numbers behind one token: its row, its position row, and what enters layer 1."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from html import escape
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFontDatabase, QGuiApplication
+from PySide6.QtGui import QFontDatabase, QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from ..jobs.table_jobs import RowAnswer
@@ -33,11 +33,13 @@ class RowView(QWidget):
         super().__init__(parent)
         self._result: RowAnswer | None = None
         self.title = SteadyLabel(1, "Select a token to see its row.")
+        self.title.setTextFormat(Qt.TextFormat.RichText)
         # The token row, its position row and their sum, one line each (the tooltip has them whole).
         self.numbers = SteadyLabel(3, wrap=False)
+        self.numbers.setTextFormat(Qt.TextFormat.RichText)  # "&nbsp;" is markup, also on a single line
         self.numbers.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.numbers.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.note = SteadyLabel(1)
+        self.note = SteadyLabel(2)
         self.note.setObjectName("hint")
 
         self.plot_widget = pg.PlotWidget()
@@ -81,18 +83,61 @@ class RowView(QWidget):
         self._result = result
         row = result.row
         length = float(np.linalg.norm(row))
+        # Escaped: a byte token such as <0x8D> would otherwise vanish as an unknown tag.
         self.title.setText(
-            f"<b>row {result.token.id:,}</b> &nbsp; {escape(result.token.token)} &nbsp; "
-            f"({len(row):,} numbers, length {length:.2f}, place {result.place + 1:,} in the text)"
+            f"<b>row {result.token.id:,}</b>&nbsp; {escape(result.token.token)}&nbsp; "
+            f"({len(row):,} numbers, length {length:.2f}; {escape(result.place_text())})"
         )
-        lines = [f"token row: &nbsp;&nbsp;{format_row(row)}"]
-        if result.position_row is not None and result.combined is not None:
-            lines.append(f"position row {result.place + 1:,}: {format_row(result.position_row)}")
-            lines.append(f"sum (enters layer 1): {format_row(result.combined)}")
-        self.numbers.setText("<br>".join(lines))
-        self.note.setText(result.note)
+        self._fill_numbers()
+        self.note.setText(escape(" ".join(part for part in (result.recipe, result.note) if part)))
+        self._curves["sum"].opts["name"] = self._sum_label(result)
         self.copy_button.setEnabled(True)
         self._redraw()
+
+    @staticmethod
+    def _sum_label(result: RowAnswer) -> str:
+        return "after LayerNorm: what enters layer 1" if result.normalised else "sum: what enters layer 1"
+
+    def row_lines(self) -> list[tuple[str, np.ndarray]]:
+        """The rows the text shows, each with its name: token row, position row, what enters layer 1."""
+        result = self._result
+        if result is None:
+            return []
+        lines = [("token row", result.row)]
+        if result.position_row is not None:
+            index = "" if result.position_index is None else f" {result.position_index:,}"
+            lines.append((f"position row{index}", result.position_row))
+        combined = result.combined
+        if combined is not None and (
+            result.position_row is not None or result.normalised or not np.array_equal(combined, result.row)
+        ):
+            lines.append(("LayerNorm, enters layer 1" if result.normalised else "sum, enters layer 1", combined))
+        return lines
+
+    def _fill_numbers(self) -> None:
+        """One line per row, with as many numbers as fit, so each line shows its end ("... 762 more]")."""
+        lines = self.row_lines()
+        if not lines:
+            self.numbers.clear()
+            return
+        width = max(len(name) for name, _ in lines) + 2
+        metrics = self.numbers.fontMetrics()
+        room = max(20, (self.numbers.contentsRect().width() - 4) // max(1, metrics.horizontalAdvance("0")))
+        shown = []
+        for name, row in lines:
+            count = SHOWN_NUMBERS
+            while count > 1 and width + len(format_row(row, count)) > room:
+                count -= 1
+            # Rich text folds runs of spaces: the padding that lines the rows up is made of &nbsp;.
+            padding = "&nbsp;" * (width - len(name) - 1)
+            shown.append(f"{escape(name)}:{padding}{escape(format_row(row, count))}")
+        self.numbers.setText("<br>".join(shown))
+        self.numbers.setToolTip("\n".join(f"{name}: {format_row(row)}" for name, row in lines))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        if self._result is not None:
+            self._fill_numbers()
 
     def clear(self) -> None:
         self._result = None
