@@ -165,6 +165,12 @@ class MapView(QWidget):
     def can_export(self) -> bool:
         return self.family_map is not None
 
+    def set_hidden_families(self, hidden: set[str]) -> None:
+        """Hide these families (a lesson's); the panel's boxes follow."""
+        if self.family_map is not None:
+            self.panel.set_families(self.family_map.families, set(hidden))
+        self._on_hidden_changed(set(hidden))
+
     def _on_hidden_changed(self, hidden: set[str]) -> None:
         self._hidden = set(hidden)
         self.settings.hidden_families = sorted(hidden)

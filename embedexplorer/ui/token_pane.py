@@ -46,6 +46,7 @@ class TokenPane(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self._wanted: int | None = None  # a chip to select when the next tokens arrive
         self.input = QLineEdit()
         self.input.setPlaceholderText('Type a word or a sentence, e.g. " Paris" or "The capital of France is"')
         self.input.setClearButtonEnabled(True)
@@ -95,6 +96,10 @@ class TokenPane(QWidget):
         self._debounce.stop()
         self.text_changed.emit(self.input.text())
 
+    def select_when_shown(self, index: int | None) -> None:
+        """Select the chip at ``index`` when the next tokens arrive (a lesson's token)."""
+        self._wanted = index
+
     def set_text(self, text: str) -> None:
         self.input.setText(text)
 
@@ -134,6 +139,9 @@ class TokenPane(QWidget):
             return
         count = f"{result.count:,} token{'s' if result.count != 1 else ''}"
         self.summary.setText(f"{count}. Each id picks one row of the embedding table. {result.note}".strip())
+        wanted, self._wanted = self._wanted, None
+        if wanted is not None and wanted < self.chip_list.count():
+            previous = wanted
         self.select(previous if previous is not None and previous < self.chip_list.count() else 0)
 
     def _fit_height(self) -> None:
