@@ -134,7 +134,6 @@ class MainWindow(QMainWindow):
         layout = QVBoxLayout(central)
         layout.setContentsMargins(8, 6, 8, 4)
         layout.addWidget(self.message_bar)
-        layout.addWidget(self.chapter_notice)
         layout.addWidget(self.token_pane)
         layout.addWidget(self.splitter, 1)
         self.setCentralWidget(central)
@@ -168,6 +167,8 @@ class MainWindow(QMainWindow):
         open_button = bar.addAction("Open")
         open_button.setToolTip("Open the model named in the box")
         open_button.triggered.connect(self._on_model_entered)
+        self._notice_action = bar.addWidget(self.chapter_notice)
+        self._notice_action.setVisible(False)
         exercises = self.addToolBar("Exercises")
         exercises.setObjectName("exercisesToolBar")
         exercises.setMovable(False)
@@ -402,7 +403,7 @@ class MainWindow(QMainWindow):
         if self._pending_model:
             self.settings.model = self._pending_model
         self.model_spec = self._pending_model or loaded.name
-        self.chapter_notice.show_for(loaded.name, facts.rows, facts.width)
+        self._notice_action.setVisible(self.chapter_notice.update_for(loaded.name, facts.rows, facts.width))
         self.exercises.model_loaded(self.model_spec)
         self._refresh_recent()
         self.model_box.setEditText(self._pending_model or loaded.name)
