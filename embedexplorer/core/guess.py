@@ -79,7 +79,7 @@ class GuessScore:
         if not self.guesses:
             return "No guesses yet."
         word = "guess" if self.guesses == 1 else "guesses"
-        return f"{self.guesses} {word}: {self.exact} exactly right, {self.close} in the top {self.k}"
+        return f"{self.guesses} {word}: {self.exact} #1, {self.close} in the top {self.k}"
 
 
 def guess_outcome(table: EmbeddingTable, query: str | int, guess: str) -> GuessOutcome:

@@ -85,6 +85,20 @@ class Recipe:
         """Position-table row of the token at 0-based ``place`` of the learner's text."""
         return self.position_offset + len(self.leading) + place
 
+    def short(self, has_positions: bool) -> str:
+        """The recipe in a few words, for a narrow pane: "layer 1 gets LayerNorm(token + position + type 0)"."""
+        parts = ["token" + (f" x {self.scale:.4g}" if self.scale != 1 else "")]
+        if has_positions:
+            parts.append("position")
+        if self.token_type is not None:
+            parts.append(f"type {self.token_type_id}")
+        text = " + ".join(parts)
+        if self.norm_weight is not None:
+            text = f"LayerNorm({text})"
+        first = f"; {' '.join(self.leading)} first" if self.leading and has_positions else ""
+        missing = "; some steps not computed" if self.left_out else ""
+        return f"Layer 1 gets {text}{first}{missing}."
+
     def describe(self, has_positions: bool) -> str:
         """The recipe in one sentence."""
         parts = ["token row" + (f" x {self.scale:.4g}" if self.scale != 1 else "")]
@@ -222,9 +236,6 @@ def layer_input(table: EmbeddingTable, recipe: Recipe, token_id: int, place: int
     elif recipe.norm_weight is not None and recipe.norm_bias is not None:
         enters = layer_norm(total, recipe.norm_weight, recipe.norm_bias, recipe.norm_eps)
         normalised = True
-    if recipe.leading and place == 0:
-        where = f", at position-table row {recipe.position_offset}" if position_index is not None else ""
-        notes.append(f"{' '.join(recipe.leading)} stands before it{where}.")
     if recipe.left_out:
         notes.append("Not computed here: " + "; ".join(recipe.left_out) + ".")
     return LayerInput(

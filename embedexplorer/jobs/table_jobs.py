@@ -118,6 +118,7 @@ class RowAnswer:
     type_row: np.ndarray | None = None
     normalised: bool = False
     recipe: str = ""
+    recipe_short: str = ""
 
     def place_text(self) -> str:
         """ "place 1, position-table row 0": the chapter's count and the table's own index."""
@@ -150,6 +151,7 @@ def token_row(ctx: JobContext, request: RowRequest) -> RowAnswer:
         type_row=sums.type_row,
         normalised=sums.normalised,
         recipe=recipe.describe(table.positions is not None),
+        recipe_short=recipe.short(table.positions is not None),
     )
 
 

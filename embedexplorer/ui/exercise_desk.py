@@ -30,7 +30,7 @@ from ..jobs.exercise_jobs import (
 from ..jobs.table_jobs import NeighboursAnswer
 from ..worker import Failure
 from .analogy_pane import AnalogyDialog
-from .exercises import GuessBar
+from .exercises import GuessBar, SuggestionStrip
 from .family_distances import FamilyDistancesDialog
 from .two_texts import TwoTextsDialog
 
@@ -47,6 +47,8 @@ class ExerciseDesk(QObject):
         self.client = window.client
         self.guess_bar = GuessBar(k=window.settings.k)
         self.guess_bar.hide()
+        self.suggestions = SuggestionStrip()
+        self.suggestions.hide()
         self.analogy = AnalogyDialog(window.settings.k, window)
         self.two_texts = TwoTextsDialog(window)
         self.family_distances = FamilyDistancesDialog(window)
@@ -83,7 +85,7 @@ class ExerciseDesk(QObject):
         channel(GUESS).ready.connect(self._on_guess_ready)
         channel(GUESS).failed.connect(lambda failure: self.guess_bar.show_message(failure.message))
         channel(COMPLETE).ready.connect(self.guess_bar.show_completions)
-        channel(SUGGEST).ready.connect(self.guess_bar.show_suggestions)
+        channel(SUGGEST).ready.connect(self.suggestions.show_suggestions)
         channel(FAMILY_DISTANCES).ready.connect(self.family_distances.show_distances)
         channel(FAMILY_DISTANCES).failed.connect(lambda failure: self.family_distances.show_message(failure.message))
         channel(ANALOGY).ready.connect(self.analogy.pane.show_answer)
@@ -96,7 +98,7 @@ class ExerciseDesk(QObject):
         self.guess_bar.guess_made.connect(self._on_guess_made)
         self.guess_bar.completions_wanted.connect(lambda prefix: self._submit(COMPLETE, CompletionRequest(prefix)))
         self.guess_bar.reveal_wanted.connect(lambda: self.reveal(None))
-        self.guess_bar.word_picked.connect(self.window.token_pane.set_text)
+        self.suggestions.word_picked.connect(self.window.token_pane.set_text)
         self.analogy.pane.requested.connect(lambda request: self._submit(ANALOGY, request))
         self.two_texts.pane.tokens_wanted.connect(lambda request: self._submit(PAIR_TOKENS, request))
         self.two_texts.pane.comparison_wanted.connect(lambda request: self._submit(TWO_TEXTS, request))
@@ -151,6 +153,7 @@ class ExerciseDesk(QObject):
     # ----- guess first ---------------------------------------------------------------------
     def set_guess_mode(self, on: bool) -> None:
         self.guess_bar.setVisible(on)
+        self.suggestions.setVisible(on)
         if on:
             if self._query is not None:
                 token_id, token = self._query

@@ -1,4 +1,4 @@
-"""Guess first: the chapter's "Before you look, guess the nearest one", with completion, suggestions and a score."""
+"""Guess first: the chapter's "Before you look, guess the nearest one", with completion, twenty words and a score."""
 
 from __future__ import annotations
 
@@ -26,6 +26,50 @@ from .token_pane import CHIP_STYLE
 
 TYPING_PAUSE_MS = 80
 TEXT_ROLE = Qt.ItemDataRole.UserRole + 1
+# Suggestions are slimmer chips than the token pane's: one line, no id.
+SUGGESTION_STYLE = CHIP_STYLE.replace("padding: 3px 8px; margin: 2px;", "padding: 0px 6px; margin: 1px;")
+
+
+class SuggestionStrip(QWidget):
+    """Twenty tokens to try, in the model's own spelling; one click looks one up."""
+
+    word_picked = Signal(str)  # the text to look up (" Paris" on GPT-2)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.list = QListWidget()
+        self.list.setFlow(QListView.Flow.LeftToRight)
+        self.list.setWrapping(False)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self.list.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.list.setStyleSheet(SUGGESTION_STYLE)
+        self.list.setFixedHeight(self.fontMetrics().height() + 18)
+        self.list.setAccessibleName("twenty words to try")
+        self.list.setToolTip("Twenty tokens to try, in the model's own spelling: click one to look it up")
+        self.list.itemClicked.connect(lambda item: self.word_picked.emit(item.data(TEXT_ROLE)))
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        label = QLabel("Try:")
+        label.setObjectName("hint")
+        layout.addWidget(label)
+        layout.addWidget(self.list, 1)
+
+    def show_suggestions(self, answer: SuggestionsAnswer) -> None:
+        self.list.clear()
+        for word in answer.words:
+            item = QListWidgetItem(word.token)
+            item.setData(TEXT_ROLE, word.text)
+            item.setToolTip(f"{word.token}: id {word.id:,}; click to look it up")
+            self.list.addItem(item)
+
+    def tokens(self) -> list[str]:
+        return [self.list.item(i).text() for i in range(self.list.count())]
+
+    def pick(self, index: int) -> None:
+        item = self.list.item(index)
+        if item is not None:
+            self.word_picked.emit(item.data(TEXT_ROLE))
 
 
 class GuessBar(QWidget):
@@ -39,22 +83,17 @@ class GuessBar(QWidget):
         A prefix to complete from the model's vocabulary.
     reveal_wanted():
         Show the neighbours without a guess.
-    word_picked(str):
-        One of the twenty suggestions, as text to look up (" Paris").
     """
 
     guess_made = Signal(str)
     completions_wanted = Signal(str)
     reveal_wanted = Signal()
-    word_picked = Signal(str)
 
     def __init__(self, k: int = 8, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.score = GuessScore(k=k)
         self._query = ""
         self._counted = False  # only the first guess about a token counts towards the score
-        self.prompt = QLabel("Select a token, then guess its nearest neighbour.")
-        self.prompt.setTextFormat(Qt.TextFormat.RichText)
         self.input = QLineEdit()
         self.input.setPlaceholderText("your guess, e.g. Tuesday")
         self.input.setAccessibleName("your guess of the nearest neighbour")
@@ -81,18 +120,6 @@ class GuessBar(QWidget):
         self.score_label = QLabel(self.score.summary())
         self.score_label.setObjectName("hint")
 
-        self.suggestions = QListWidget()
-        self.suggestions.setFlow(QListView.Flow.LeftToRight)
-        self.suggestions.setWrapping(False)
-        self.suggestions.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
-        self.suggestions.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.suggestions.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
-        self.suggestions.setStyleSheet(CHIP_STYLE)
-        self.suggestions.setFixedHeight(self.fontMetrics().height() + 30)
-        self.suggestions.setAccessibleName("twenty words to try")
-        self.suggestions.setToolTip("Twenty tokens to try, in the model's own spelling: click one to look it up")
-        self.suggestions.itemClicked.connect(lambda item: self.word_picked.emit(item.data(TEXT_ROLE)))
-
         line = QHBoxLayout()
         label = QLabel("&Guess:")
         label.setBuddy(self.input)
@@ -101,24 +128,19 @@ class GuessBar(QWidget):
         line.addWidget(self.guess_button)
         line.addWidget(self.skip_button)
         scores = QHBoxLayout()
-        scores.addWidget(self.result, 1)
+        scores.addWidget(self.result, 3)
         scores.addWidget(self.score_label)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 2, 4, 2)
         layout.setSpacing(2)
-        layout.addWidget(self.prompt)
         layout.addLayout(line)
         layout.addLayout(scores)
-        layout.addWidget(self.suggestions)
 
     # ----- what the window asks of the pane ------------------------------------------------
     def ask(self, token: str) -> None:
         """A new token to guess about: clear the last guess and prompt again."""
         self._query = token
-        self.prompt.setText(
-            f"Before you look, guess the nearest neighbour of <b>{escape(token)}</b>. "
-            "Its neighbours stay hidden until you guess."
-        )
+        self.input.setPlaceholderText(f"the nearest neighbour of {token}?" if token else "select a token first")
         self._counted = False
         self.input.clear()
         self.result.setText("")
@@ -140,16 +162,9 @@ class GuessBar(QWidget):
     def show_message(self, message: str) -> None:
         self.result.setText(escape(message))
 
-    def show_suggestions(self, answer: SuggestionsAnswer) -> None:
-        self.suggestions.clear()
-        for word in answer.words:
-            item = QListWidgetItem(word.token)
-            item.setData(TEXT_ROLE, word.text)
-            item.setToolTip(f"{word.token}: id {word.id:,}; click to look it up")
-            self.suggestions.addItem(item)
-
-    def suggested_tokens(self) -> list[str]:
-        return [self.suggestions.item(i).text() for i in range(self.suggestions.count())]
+    def query(self) -> str:
+        """The token the guess is about ("" before one is selected)."""
+        return self._query
 
     def set_k(self, k: int) -> None:
         self.score = GuessScore(self.score.guesses, self.score.exact, self.score.close, k)

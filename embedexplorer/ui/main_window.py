@@ -121,7 +121,7 @@ class MainWindow(QMainWindow):
         self.left.addWidget(neighbours)
         self.left.setStretchFactor(0, 2)
         self.left.setStretchFactor(1, 3)
-        self.left.setSizes([400, 380])
+        self.left.setSizes([250, 600])  # the row pane at its smallest, the neighbours the rest
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(self.left)
         self.splitter.addWidget(self.map_view)
@@ -132,9 +132,11 @@ class MainWindow(QMainWindow):
 
         central = QWidget()
         layout = QVBoxLayout(central)
-        layout.setContentsMargins(8, 6, 8, 4)
+        layout.setContentsMargins(6, 4, 6, 2)
+        layout.setSpacing(3)  # every pixel counts on a 640-pixel screen
         layout.addWidget(self.message_bar)
         layout.addWidget(self.token_pane)
+        layout.addWidget(self.exercises.suggestions)
         layout.addWidget(self.splitter, 1)
         self.setCentralWidget(central)
 

@@ -92,6 +92,11 @@ class NeighboursPane(QWidget):
         self.delegate = CosineBarDelegate(self.table)
         self.table.setItemDelegateForColumn(COSINE_COLUMN, self.delegate)
         self.table.setToolTip("Double-click a neighbour to look it up")
+        # Rows as tall as their text: eight of them fit a laptop screen beside the row pane.
+        rows = self.table.verticalHeader()
+        rows.setDefaultSectionSize(self.table.fontMetrics().height() + 8)
+        rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        self.table.setMinimumHeight(rows.defaultSectionSize() * 2 + 30)
         # Tab leaves the table for the next pane instead of walking its cells.
         self.table.setTabKeyNavigation(False)
         self.table.cellActivated.connect(self._on_activated)
@@ -110,7 +115,7 @@ class NeighboursPane(QWidget):
         self._compare_timer.setInterval(200)
         self._compare_timer.timeout.connect(self._on_compare)
         self.compare_input.textChanged.connect(lambda _t: self._compare_timer.start())
-        self.compare_result = SteadyLabel(2)
+        self.compare_result = SteadyLabel(1)
         self.hidden_note = QLabel()
         self.hidden_note.setWordWrap(True)
         self.hidden_note.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -125,7 +130,9 @@ class NeighboursPane(QWidget):
         compare_label = QLabel("Cosine &with:")
         compare_label.setBuddy(self.compare_input)
         compare.addWidget(compare_label)
-        compare.addWidget(self.compare_input, 1)
+        compare.addWidget(self.compare_input, 2)
+        # The answer beside the question: one line less under the list on a small screen.
+        compare.addWidget(self.compare_result, 3)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
@@ -133,7 +140,6 @@ class NeighboursPane(QWidget):
         layout.addWidget(self.hidden_note, 1)
         layout.addWidget(self.baseline_label)
         layout.addLayout(compare)
-        layout.addWidget(self.compare_result)
         self._texts: list[str] = []
 
     # ----- what the window asks of the pane ------------------------------------------------

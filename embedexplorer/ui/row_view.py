@@ -32,7 +32,7 @@ class RowView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._result: RowAnswer | None = None
-        self.title = SteadyLabel(1, "Select a token to see its row.")
+        self.title = SteadyLabel(1, "Select a token to see its row.", wrap=False)
         self.title.setTextFormat(Qt.TextFormat.RichText)
         # The token row, its position row and their sum, one line each (the tooltip has them whole).
         self.numbers = SteadyLabel(3, wrap=False)
@@ -43,7 +43,8 @@ class RowView(QWidget):
         self.note.setObjectName("hint")
 
         self.plot_widget = pg.PlotWidget()
-        self.plot_widget.setMinimumHeight(140)
+        # Small enough that the row, its plot and eight neighbours fit a 768-pixel laptop screen.
+        self.plot_widget.setMinimumHeight(40)
         self.plot_widget.setMenuEnabled(False)
         self.plot_widget.setLabel("bottom", "number in the row")
         self.plot_widget.setLabel("left", "value")
@@ -89,7 +90,8 @@ class RowView(QWidget):
             f"({len(row):,} numbers, length {length:.2f}; {escape(result.place_text())})"
         )
         self._fill_numbers()
-        self.note.setText(escape(" ".join(part for part in (result.recipe, result.note) if part)))
+        self.note.setText(escape(" ".join(part for part in (result.recipe_short or result.recipe, result.note) if part)))
+        self.note.setToolTip(" ".join(part for part in (result.recipe, result.note) if part))
         self._curves["sum"].opts["name"] = self._sum_label(result)
         self.copy_button.setEnabled(True)
         self._redraw()

@@ -64,7 +64,7 @@ class TokenPane(QWidget):
         self._debounce.timeout.connect(lambda: self.text_changed.emit(self.input.text()))
         self.input.textChanged.connect(lambda _text: self._debounce.start())
 
-        self.summary = SteadyLabel(2)
+        self.summary = SteadyLabel(1)  # one line: the tooltip has a long note whole
         self.summary.setObjectName("hint")
 
         self.chip_list = QListWidget()
@@ -75,7 +75,7 @@ class TokenPane(QWidget):
         self.chip_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.chip_list.setStyleSheet(CHIP_STYLE)
         self.chip_list.setTextElideMode(Qt.TextElideMode.ElideNone)
-        self.chip_list.setFixedHeight(54)
+        self.chip_list.setFixedHeight(48)
         self.chip_list.setAccessibleName("tokens of the text")
         self.chip_list.setToolTip("Each chip is one token and its id. Click one to see its row and neighbours.")
         self.chip_list.itemSelectionChanged.connect(self._on_selection_changed)
@@ -149,7 +149,7 @@ class TokenPane(QWidget):
         self.chip_list.doItemsLayout()
         count = self.chip_list.count()
         bottom = self.chip_list.visualItemRect(self.chip_list.item(count - 1)).bottom() if count else 0
-        self.chip_list.setFixedHeight(max(54, min(bottom + 12, 150)))
+        self.chip_list.setFixedHeight(max(48, min(bottom + 8, 150)))
 
     @property
     def chip_tokens(self) -> list[Token]:

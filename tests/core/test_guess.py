@@ -137,5 +137,5 @@ def test_score_counts_exact_and_close_guesses(minilm_table) -> None:
         ranks.append(brute_rank(minilm_table, query, minilm_table.query(guess).id)[0])
     exact, close = sum(r == 1 for r in ranks), sum(r <= 8 for r in ranks)
     assert (score.guesses, score.exact, score.close) == (3, exact, close)
-    assert score.summary() == f"3 guesses: {exact} exactly right, {close} in the top 8"
+    assert score.summary() == f"3 guesses: {exact} #1, {close} in the top 8"
     assert 0 < exact < close < 3  # the three guesses do fall in three different bands

@@ -37,7 +37,6 @@ def test_minilm_adds_token_type_puts_cls_first_and_normalises(minilm_table) -> N
         np.testing.assert_allclose(sums.enters, expected[place + 1], atol=2e-6)
     first = layer_input(minilm_table, recipe, minilm_table.query("the").id, 0)
     assert first.place_text() == "place 1, position-table row 1"
-    assert "[CLS] stands before it, at position-table row 0" in first.note
     assert first.steps == (f"token row {first.token_id:,}", "position row 1", "token-type row 0")
     description = recipe.describe(has_positions=True)
     assert "LayerNorm(token row + position row + token-type row 0)" in description
