@@ -90,7 +90,8 @@ class RowView(QWidget):
             f"({len(row):,} numbers, length {length:.2f}; {escape(result.place_text())})"
         )
         self._fill_numbers()
-        self.note.setText(escape(" ".join(part for part in (result.recipe_short or result.recipe, result.note) if part)))
+        short = result.recipe_short or result.recipe
+        self.note.setText(escape(" ".join(part for part in (short, result.note) if part)))
         self.note.setToolTip(" ".join(part for part in (result.recipe, result.note) if part))
         self._curves["sum"].opts["name"] = self._sum_label(result)
         self.copy_button.setEnabled(True)
