@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QListView,
     QListWidget,
     QListWidgetItem,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     QVBoxLayout,
     QWidget,
 )
@@ -36,6 +41,45 @@ QListWidget::item:selected { border: 1px solid palette(highlight); background: p
 
 def chip_label(token: Token) -> str:
     return f"{token.token}\n{token.id}"
+
+
+# Pixels between a chip's token and its id: "_" hangs below its line and would touch the id.
+CHIP_LINE_GAP = 4
+
+
+class ChipDelegate(QStyledItemDelegate):
+    """Draws a chip's two lines (token, id) a few pixels apart, so "_" never sits on the id."""
+
+    def paint(
+        self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> None:
+        text = str(index.data(Qt.ItemDataRole.DisplayRole) or "")
+        plain = QStyleOptionViewItem(option)
+        self.initStyleOption(plain, index)
+        plain.text = ""  # the frame and the background as the style sheet says, then our text
+        widget = option.widget  # type: ignore[attr-defined]
+        style = widget.style() if widget is not None else QApplication.style()
+        style.drawControl(QStyle.ControlElement.CE_ItemViewItem, plain, painter, widget)
+        lines = text.split("\n")
+        metrics = option.fontMetrics  # type: ignore[attr-defined]
+        height = metrics.height()
+        total = height * len(lines) + CHIP_LINE_GAP * (len(lines) - 1)
+        rect = option.rect  # type: ignore[attr-defined]
+        top = rect.top() + (rect.height() - total) // 2
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)  # type: ignore[attr-defined]
+        painter.save()
+        painter.setPen(option.palette.highlightedText().color() if selected else option.palette.text().color())  # type: ignore[attr-defined]
+        for number, line in enumerate(lines):
+            y = top + number * (height + CHIP_LINE_GAP)
+            painter.drawText(QRect(rect.left(), y, rect.width(), height), Qt.AlignmentFlag.AlignCenter, line)
+        painter.restore()
+
+    def sizeHint(  # noqa: N802 - Qt's name
+        self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> QSize:
+        size = super().sizeHint(option, index)
+        lines = str(index.data(Qt.ItemDataRole.DisplayRole) or "").count("\n")
+        return QSize(size.width(), size.height() + CHIP_LINE_GAP * lines)
 
 
 class TokenPane(QWidget):
@@ -74,6 +118,7 @@ class TokenPane(QWidget):
         self.chip_list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.chip_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.chip_list.setStyleSheet(CHIP_STYLE)
+        self.chip_list.setItemDelegate(ChipDelegate(self.chip_list))
         self.chip_list.setTextElideMode(Qt.TextElideMode.ElideNone)
         self.chip_list.setFixedHeight(48)
         self.chip_list.setAccessibleName("tokens of the text")

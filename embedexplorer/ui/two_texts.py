@@ -24,7 +24,7 @@ from ..core.two_texts import Side, TwoTokens
 from ..jobs.exercise_jobs import PairTokens, PairTokensRequest, TwoTextsRequest
 from .row_view import format_row
 from .steady_label import SteadyLabel
-from .token_pane import CHIP_STYLE, TOKEN_ROLE, chip_label
+from .token_pane import CHIP_STYLE, TOKEN_ROLE, ChipDelegate, chip_label
 
 TYPING_PAUSE_MS = 150
 DEFAULT_TEXTS = ("the river bank", "my bank account")
@@ -84,6 +84,7 @@ class TwoTextsPane(QWidget):
         chips.setResizeMode(QListView.ResizeMode.Adjust)
         chips.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         chips.setStyleSheet(CHIP_STYLE)
+        chips.setItemDelegate(ChipDelegate(chips))
         chips.setFixedHeight(64)
         chips.setAccessibleName(f"tokens of the {name} text")
         chips.itemSelectionChanged.connect(self.request_comparison)
