@@ -21,7 +21,16 @@ def format_row(row: np.ndarray, shown: int = SHOWN_NUMBERS) -> str:
     """The chapter's way to print a row: ``[-0.219, +0.042, ... 762 more]``."""
     head = ", ".join(f"{value:+.3f}" for value in row[:shown])
     rest = len(row) - shown
-    return f"[{head}, ... {rest:,} more]" if rest > 0 else f"[{head}]"
+    if rest <= 0:
+        return f"[{head}]"
+    return f"[{head}, ... {rest:,} more]" if head else f"[... {rest:,} more]"
+
+
+def _short_name(name: str) -> str:
+    """A row's name for a narrow pane: "position row 3" -> "pos 3", "..., enters layer 1" -> "layer 1"."""
+    if name.endswith("layer 1"):
+        return "layer 1"
+    return name.replace("position row", "pos").replace("token row", "token")
 
 
 class RowView(QWidget):
@@ -123,13 +132,16 @@ class RowView(QWidget):
         if not lines:
             self.numbers.clear()
             return
-        width = max(len(name) for name, _ in lines) + 2
         metrics = self.numbers.fontMetrics()
         room = max(20, (self.numbers.contentsRect().width() - 4) // max(1, metrics.horizontalAdvance("0")))
+        widest = max(len(format_row(row, 1)) for _, row in lines)
+        if max(len(name) for name, _ in lines) + 2 + widest > room:  # narrow: short names
+            lines = [(_short_name(name), row) for name, row in lines]
+        width = max(len(name) for name, _ in lines) + 2
         shown = []
         for name, row in lines:
             count = SHOWN_NUMBERS
-            while count > 1 and width + len(format_row(row, count)) > room:
+            while count > 0 and width + len(format_row(row, count)) > room:
                 count -= 1
             # Rich text folds runs of spaces: the padding that lines the rows up is made of &nbsp;.
             padding = "&nbsp;" * (width - len(name) - 1)

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 # How much larger everything reads on a projector.
 PRESENTATION_SCALE = 1.4
+SCALED_PROPERTY = "embedexplorerPresentation"
 LESSON_FILTER = "EmbedExplorer lessons (*.lesson.json *.json)"
 
 
@@ -37,6 +38,9 @@ class TeachingTools(QObject):
         self.presentation_action.setToolTip("Larger type for a projector (remembered)")
         app = QApplication.instance()
         self._base_font = QFont(app.font()) if isinstance(app, QApplication) else QFont()
+        if isinstance(app, QApplication) and app.property(SCALED_PROPERTY):
+            # Another window of this process already enlarged the application's font.
+            self._base_font.setPointSizeF(self._base_font.pointSizeF() / PRESENTATION_SCALE)
         self.presentation_action.toggled.connect(self.set_presentation)
         self.presentation_action.setChecked(window.settings.presentation)
 
@@ -49,6 +53,9 @@ class TeachingTools(QObject):
             font.setPointSizeF(size * (PRESENTATION_SCALE if on else 1.0))
         # Widgets without a font of their own follow the application's; the plots keep their pixel sizes.
         QApplication.setFont(font)
+        app = QApplication.instance()
+        if app is not None:
+            app.setProperty(SCALED_PROPERTY, on)
 
     # ----- lessons ---------------------------------------------------------------------------
     def current_lesson(self) -> Lesson:
