@@ -28,6 +28,8 @@ from .token_pane import CHIP_STYLE, TOKEN_ROLE, ChipDelegate, chip_label
 
 TYPING_PAUSE_MS = 150
 DEFAULT_TEXTS = ("the river bank", "my bank account")
+# Numbers of each row shown per side: two sides share the width, and each line must show its end.
+SIDE_NUMBERS = 3
 
 
 class TwoTextsPane(QWidget):
@@ -76,6 +78,7 @@ class TwoTextsPane(QWidget):
         hint.setWordWrap(True)
         hint.setObjectName("hint")
         layout.addWidget(hint)
+        layout.addStretch(1)
 
     def _chip_list(self, name: str) -> QListWidget:
         chips = QListWidget()
@@ -173,13 +176,13 @@ def _side_text(side: Side) -> str:
     sums = side.input
     lines = [
         f"<b>{escape(side.token.token)}</b> id {side.token.id:,}, {escape(sums.place_text())}",
-        f"token row:    {escape(format_row(sums.token_row))}",
+        f"token row:    {escape(format_row(sums.token_row, SIDE_NUMBERS))}",
     ]
     if sums.position_row is not None:
-        lines.append(f"position row: {escape(format_row(sums.position_row))}")
+        lines.append(f"position row: {escape(format_row(sums.position_row, SIDE_NUMBERS))}")
     if sums.enters is not None:
         label = "LayerNorm(sum)" if sums.normalised else "sum"
-        lines.append(f"{label}: {escape(format_row(sums.enters))}")
+        lines.append(f"{label}: {escape(format_row(sums.enters, SIDE_NUMBERS))}")
     if sums.note:
         lines.append(escape(sums.note))
     return "<br>".join(line.replace("  ", "&nbsp;&nbsp;") for line in lines)
