@@ -8,7 +8,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NoReturn
 
 from .core.constants import MULTI_TOKEN_ACTIONS
@@ -32,7 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument(
         "--model",
         default=None,
-        help="model folder, Hugging Face id, or 'bundled' (default: GPT-2 if cached, else bundled MiniLM)",
+        help="model folder, .gguf file, ollama:NAME[:TAG], Hugging Face id, or 'bundled' "
+        "(default: GPT-2 if cached, else bundled MiniLM)",
     )
     common.add_argument("--json", action="store_true", help="print JSON instead of a table")
     common.add_argument(
@@ -116,7 +118,7 @@ def _run(args: argparse.Namespace) -> tuple[dict[str, object], str]:
     from .core.tables import open_table
 
     # Progress is for a person watching; piped stderr keeps to the one-line error.
-    progress = _stderr_progress if args.download and sys.stderr.isatty() else None
+    progress = _after_a_second(_stderr_progress) if sys.stderr.isatty() else None
     table = open_table(args.model, allow_download=args.download, progress=progress)
     header = f"model: {table.name}"
 
@@ -187,6 +189,8 @@ def _run(args: argparse.Namespace) -> tuple[dict[str, object], str]:
             "position_note": facts.position_note,
             "baseline_cosine": facts.baseline_cosine,
             "vocabulary_size": facts.vocabulary_size,
+            "storage": facts.storage,
+            "memory_bytes": facts.memory_bytes,
             "neighbour_search": table.search_method(),
         }
         return payload, f"{facts.summary()}\nneighbour search: {payload['neighbour_search']}"
@@ -251,6 +255,8 @@ def _positive_int(text: str) -> int:
 
 
 _progress_open = False
+# An open that takes longer than this shows its progress on stderr (when stderr is a terminal).
+PROGRESS_AFTER_SECONDS = 1.0
 
 
 def _stderr_progress(done: int, total: int, message: str) -> None:
@@ -259,6 +265,17 @@ def _stderr_progress(done: int, total: int, message: str) -> None:
         _progress_open = done < total
         end = "" if _progress_open else "\n"
         print(f"\r{message}: {done / total:.0%}\033[K", end=end, file=sys.stderr, flush=True)
+
+
+def _after_a_second(report: Callable[[int, int, str], None]) -> Callable[[int, int, str], None]:
+    """``report``, silent for the first second: a quick open prints nothing, a slow one shows where it is."""
+    began = time.monotonic()
+
+    def maybe(done: int, total: int, message: str) -> None:
+        if _progress_open or time.monotonic() - began >= PROGRESS_AFTER_SECONDS:
+            report(done, total, message)
+
+    return maybe
 
 
 def _end_progress() -> None:

@@ -11,8 +11,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
-from .neighbours import analogy_vector
-from .ranks import Rank, rank_of
+from .ranks import Rank, table_rank, unit_row
 from .spelling import word_token
 from .tables import EmbeddingTable, Neighbour, Query
 from .texts import fixed
@@ -126,8 +125,9 @@ def solve_analogy(
         if not include_inputs and wanted.id in inputs:
             expected = ExpectedWord(wanted, None)
         else:
-            vector = analogy_vector(table.unit, qa.id, qb.id, qc.id)
+            # 3CosAdd on unit rows, as the table's own analogy search builds it.
+            vector = unit_row(table, qa.id) - unit_row(table, qb.id) + unit_row(table, qc.id)
             left_out = () if include_inputs else inputs
-            rank = rank_of(table.unit, vector, wanted.id, exclude=left_out, screen=table.screen)
+            rank = table_rank(table, vector, wanted.id, exclude=left_out)
             expected = ExpectedWord(wanted, rank)
     return AnalogyAnswer(qa, qb, qc, result.neighbours, include_inputs, expected)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .errors import QueryError
-from .ranks import Rank, rank_of
+from .ranks import Rank, table_rank, unit_row
 from .spelling import word_token
 from .tables import EmbeddingTable, Query
 from .texts import fixed
@@ -88,7 +88,7 @@ def guess_outcome(table: EmbeddingTable, query: str | int, guess: str) -> GuessO
     guessed = word_token(table, guess)
     if guessed.id == asked.id:
         raise QueryError(f"{guessed.token} is the word itself; guess one of its neighbours.")
-    rank = rank_of(table.unit, table.unit[asked.id], guessed.id, exclude=(asked.id,), screen=table.screen)
+    rank = table_rank(table, unit_row(table, asked.id), guessed.id, exclude=(asked.id,))
     return GuessOutcome(asked, guessed, rank)
 
 

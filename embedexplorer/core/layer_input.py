@@ -20,8 +20,9 @@ from pathlib import Path
 import numpy as np
 
 from .errors import EmbedExplorerError
+from .readers.safetensors import TOKEN_TABLE_NAMES
 from .safetensors_io import TensorEntry, map_tensor, read_all_headers, weight_files
-from .tables import TOKEN_TABLE_NAMES, EmbeddingTable
+from .tables import EmbeddingTable
 
 # Model types that add nothing but token row and position row (GPT-2's recipe).
 ADDED_TYPES = {"gpt2", "gpt_neo", "gpt_bigcode"}

@@ -103,7 +103,7 @@ def compare(
     token_a, token_b = pick(table, text_a, place_a), pick(table, text_b, place_b)
     first = Side(text_a, token_a, layer_input(table, recipe, token_a.id, place_a))
     second = Side(text_b, token_b, layer_input(table, recipe, token_b.id, place_b))
-    row_cosine = 1.0 if token_a.id == token_b.id else float(table.unit[token_a.id] @ table.unit[token_b.id])
+    row_cosine = 1.0 if token_a.id == token_b.id else table.cosine(token_a.id, token_b.id)
     enters_a, enters_b = first.input.enters, second.input.enters
     sum_cosine = None if enters_a is None or enters_b is None else cosine(enters_a, enters_b)
     return TwoTokens(first, second, row_cosine, sum_cosine)
