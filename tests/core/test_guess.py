@@ -139,3 +139,37 @@ def test_score_counts_exact_and_close_guesses(minilm_table) -> None:
     assert (score.guesses, score.exact, score.close) == (3, exact, close)
     assert score.summary() == f"3 guesses: {exact} #1, {close} in the top 8"
     assert 0 < exact < close < 3  # the three guesses do fall in three different bands
+
+
+def test_ranks_on_a_half_precision_table_follow_its_own_search(tmp_path) -> None:
+    """A bfloat16 table is searched as stored: guesses and analogies rank by the same passes."""
+    import torch
+
+    from embedexplorer import open_table
+    from embedexplorer.core.analogies import solve_analogy
+    from embedexplorer.core.stored_rows import StoredRows
+    from tests.core.test_half_precision import half_folder
+
+    folder, stored = half_folder(tmp_path / "model", torch.bfloat16)
+    table = open_table(str(folder))
+    try:
+        assert isinstance(table.rows, StoredRows)
+        query = table.query("monday").id
+        listed = table.neighbours(query, k=12).neighbours
+        for place, neighbour in enumerate(listed, start=1):
+            assert guess_outcome(table, "monday", neighbour.token).rank.rank == place
+        unit = stored / np.maximum(np.linalg.norm(stored, axis=1, keepdims=True), 1e-300)
+        scores = unit @ unit[query]
+        scores[query] = -np.inf
+        scores[~np.isfinite(scores)] = 0.0  # rows that point nowhere score 0, as the search says
+        ids = np.arange(len(scores))
+        order = ids[np.lexsort((ids, -scores))]
+        far = int(order[5000])
+        assert guess_outcome(table, "monday", table.tokens[far]).rank.rank == 5001
+        answer = solve_analogy(table, "king", "man", "woman", k=5, expect="queen")
+        assert answer.expected is not None and answer.expected.rank is not None
+        assert [n.id for n in answer.neighbours] == [
+            n.id for n in table.analogy("king", "man", "woman", k=5).neighbours
+        ]
+    finally:
+        table.close()
