@@ -12,13 +12,18 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NoReturn
 
-from .core.constants import MULTI_TOKEN_ACTIONS
+from .core.constants import EXPORT_WIDTH_RANGE, MULTI_TOKEN_ACTIONS
 from .core.errors import EmbedExplorerError
+from .core.terminal import finite_or_none, json_text_safe, one_line, terminal_safe
+
+if TYPE_CHECKING:
+    from .core.tables import EmbeddingTable
 
 if TYPE_CHECKING:
     from .core.tables import EmbeddingTable
 
 COMMANDS = ("tokens", "neighbours", "cosine", "analogy", "info", "map")
+MAX_PNG_WIDTH = EXPORT_WIDTH_RANGE[1]
 
 
 class _OneLineParser(argparse.ArgumentParser):
@@ -82,7 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
     family_map = commands.add_parser("map", parents=[common], help="2-D map of the word families")
     family_map.add_argument("--families", default=None, help="families JSON file (default: the chapter's)")
     family_map.add_argument("--png", default=None, help="also draw the map into this PNG file")
-    family_map.add_argument("--width", type=_positive_int, default=1600, help="PNG width in pixels")
+    family_map.add_argument(
+        "--width", type=_png_width, default=1600, help=f"PNG width in pixels (at most {MAX_PNG_WIDTH:,})"
+    )
     family_map.add_argument(
         "--multi-token",
         choices=MULTI_TOKEN_ACTIONS,
@@ -93,33 +100,114 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    _quiet_libraries()
     args = build_parser().parse_args(argv)
     try:
         result = _run(args)
     except EmbedExplorerError as exc:
-        _end_progress()
-        print(f"embedexplorer: {exc}", file=sys.stderr)
-        return 2
+        return _fail(str(exc))
     except KeyboardInterrupt:
-        print("embedexplorer: interrupted", file=sys.stderr)
+        _end_progress()
+        _say("interrupted")
         return 130
+    except MemoryError:
+        return _fail("ran out of memory; the model or the input is too large for this machine.")
+    except RecursionError:
+        return _fail("the input is nested too deeply to read.")
     except Exception as exc:  # noqa: BLE001 - a person gets one line, never a traceback
-        print(f"embedexplorer: unexpected error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 2
+        return _fail(f"unexpected error: {type(exc).__name__}: {exc}")
     payload, text = result
     if args.json:
-        print(json.dumps(payload, ensure_ascii=False, indent=2))
-    else:
-        print(text)
+        return _print(json_text_safe(json.dumps(finite_or_none(payload), ensure_ascii=False, indent=2)))
+    return _print(terminal_safe(text))
+
+
+def _quiet_libraries() -> None:
+    """Keep stderr to our one line: no library warnings, log records or advice."""
+    import logging
+    import os
+    import warnings
+
+    warnings.simplefilter("ignore")  # numpy's overflow warnings, deprecations of other libraries
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
+    # Without a handler, logging prints warnings through its last-resort handler.
+    logging.getLogger().addHandler(logging.NullHandler())
+    # File names that were not UTF-8 reach us as surrogates: print them escaped, not as a crash.
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+
+
+def _fail(message: str) -> int:
+    _end_progress()
+    _say(message)
+    return 2
+
+
+def _say(message: str) -> None:
+    try:
+        print(f"embedexplorer: {one_line(message)}", file=sys.stderr, flush=True)
+    except OSError:
+        pass  # stderr itself is gone: there is nobody to tell
+
+
+def _print(text: str) -> int:
+    """Write the answer; a reader that went away ends us quietly, a full disk in one line."""
+    try:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader stopped reading (``| head -1``): stop quietly, as coreutils do when
+        # SIGPIPE ends them, with the status a shell reports for that.
+        _discard_stdout()
+        return 141
+    except OSError as exc:
+        _discard_stdout()
+        return _fail(f"cannot write the output: {exc.strerror or exc}.")
     return 0
+
+
+def _discard_stdout() -> None:
+    """Point stdout at the null device, so the interpreter's last flush at exit cannot fail again."""
+    import os
+
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError):
+        pass
 
 
 def _run(args: argparse.Namespace) -> tuple[dict[str, object], str]:
     from .core.tables import open_table
 
+    if args.command == "map" and args.png:
+        _check_png_target(args.png)
     # Progress is for a person watching; piped stderr keeps to the one-line error.
     progress = _after_a_second(_stderr_progress) if sys.stderr.isatty() else None
-    table = open_table(args.model, allow_download=args.download, progress=progress)
+    # The tokenizer runs in a child process: a tokenizer file built to hang or to blow up
+    # memory is stopped there (time and memory limits) and named in one line.
+    table = open_table(args.model, allow_download=args.download, progress=progress, separate_tokenizer=True)
+    try:
+        return _answer(args, table)
+    finally:
+        table.close()
+
+
+def _check_png_target(path: str) -> None:
+    """Refuse a --png target that is not a regular file (or a link to one) before the work starts."""
+    from .core.files import write_target
+
+    try:
+        write_target(path)
+    except OSError as exc:
+        raise EmbedExplorerError(f"Cannot write the map to {path}: {exc.strerror or exc}.") from exc
+
+
+def _answer(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, object], str]:
     header = f"model: {table.name}"
 
     if args.command == "tokens":
@@ -212,8 +300,9 @@ def _run(args: argparse.Namespace) -> tuple[dict[str, object], str]:
         lines += [f"{p.family:<10} {p.token:<16} {p.x:8.3f} {p.y:8.3f}" for p in drawn.points]
         lines += [
             f"the two axes keep {drawn.explained_variance:.1%} of the spread",
-            f"mean cosine within a family {drawn.within_family_cosine:.3f}, "
-            f"between families {drawn.between_family_cosine:.3f} (ratio {drawn.family_ratio:.1f})",
+            f"mean cosine within a family {_number(drawn.within_family_cosine, 3)}, "
+            f"between families {_number(drawn.between_family_cosine, 3)} "
+            f"(ratio {_number(drawn.family_ratio, 1)})",
             "families from the furthest away, by mean cosine of whole rows to the other families:",
             *distances.lines(),
             *(f"note: {n}" for n in drawn.notes),
@@ -242,6 +331,18 @@ def _analogy(table: EmbeddingTable, args: argparse.Namespace) -> tuple[dict[str,
         lines.append(f"expected: {answer.expected_line()}")
     lines.append(NO_CLAIM)
     return payload, "\n".join(lines)
+
+
+def _number(value: float, digits: int) -> str:
+    """A statistic for the table output; one without pairs to average (NaN) is "n/a"."""
+    return f"{value:.{digits}f}" if value == value else "n/a"
+
+
+def _png_width(text: str) -> int:
+    value = _positive_int(text)
+    if value > MAX_PNG_WIDTH:
+        raise argparse.ArgumentTypeError(f"at most {MAX_PNG_WIDTH:,} pixels")
+    return value
 
 
 def _positive_int(text: str) -> int:

@@ -33,12 +33,20 @@ class TokenizerStartError(EmbedExplorerError):
     """A tokenizer process stopped before it said anything: it cannot run on this machine."""
 
 
+class TokenizerFailedError(EmbedExplorerError):
+    """The tokenizer failed inside, ran out of memory or took too long on a text; it was stopped."""
+
+
 class QueryError(EmbedExplorerError):
     """A request about the table cannot be answered (empty text, unknown id, ...)."""
 
 
 class FamiliesError(EmbedExplorerError):
     """A families file cannot be read or has the wrong shape."""
+
+
+class FileChangedError(EmbedExplorerError):
+    """A memory-mapped model file changed on disk after it was opened: its rows can no longer be read."""
 
 
 class Interrupted(EmbedExplorerError):

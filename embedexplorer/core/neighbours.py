@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 # Rows per block of unit_rows: a few MB, so each block is read from memory once and
 # scaled while it is still in cache.
 _BLOCK_ROWS = 4096
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 def unit_rows(rows: np.ndarray | StoredRows) -> np.ndarray:
@@ -38,11 +39,17 @@ def unit_rows(rows: np.ndarray | StoredRows) -> np.ndarray:
     for start in range(0, rows.shape[0], _BLOCK_ROWS):
         block = rows[start : start + _BLOCK_ROWS]
         # einsum gives the squared norms without a block-sized temporary.
-        norms = np.sqrt(np.einsum("ij,ij->i", block, block, dtype=np.float64)).astype(np.float32)
-        finite = np.isfinite(norms)
+        exact = np.sqrt(np.einsum("ij,ij->i", block, block, dtype=np.float64))
+        finite = np.isfinite(exact)
+        # A row of finite numbers near float32's limit (1e38) has a length float32 cannot
+        # hold: scale those few rows in float64 instead of losing them.
+        huge = finite & (exact > _FLOAT32_MAX)
+        norms = np.where(huge, 1.0, exact).astype(np.float32)
         norms[~finite | (norms == 0)] = 1.0
         scaled = unit[start : start + _BLOCK_ROWS]
         np.divide(block, norms[:, None], out=scaled)
+        if huge.any():
+            scaled[huge] = np.asarray(block[huge], dtype=np.float64) / exact[huge][:, None]
         if not finite.all():
             scaled[~finite] = 0.0
         release(block)

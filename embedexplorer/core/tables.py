@@ -6,16 +6,19 @@ the model itself is never built, so opening GPT-2 takes a fraction of a second.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cached_property, partial
 from pathlib import Path
+from typing import overload
 
 import numpy as np
 
 from . import neighbours as nb
 from .bf16_rows import Bf16Rows, ScreenChoice, kernel_instructions, screen_for
-from .errors import QueryError
+from .errors import ModelNotFoundError, QueryError
+from .files import FileState
 from .readers.base import OpenedModel
 from .sources import ModelSource, ProgressCallback, reader_for, resolve_source
 from .stored_rows import StoredRows, UnitRows
@@ -25,6 +28,45 @@ from .vocabulary import Vocabulary
 
 # How many looked-up words each table remembers.
 QUERY_MEMORY = 4096
+
+
+class ReadableTokens(Sequence[str]):
+    """Every row's token in readable form, made on first use and remembered."""
+
+    def __init__(self, vocabulary: Vocabulary, rows: int) -> None:
+        self._vocabulary, self._rows = vocabulary, rows
+        self._made: dict[int, str] = {}
+
+    def __len__(self) -> int:
+        return self._rows
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._rows))]
+        token_id = int(index)
+        if token_id < 0:
+            token_id += self._rows
+        if not 0 <= token_id < self._rows:
+            raise IndexError(f"token id {index} is outside the table")
+        made = self._made.get(token_id)
+        if made is None:
+            vocabulary = self._vocabulary
+            made = vocabulary.readable(token_id) if token_id < vocabulary.size else f"<row {token_id}>"
+            self._made[token_id] = made
+        return made
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (ReadableTokens, list)):
+            return len(self) == len(other) and list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,12 +150,23 @@ class EmbeddingTable:
     position_note: str = ""
     folder: Path | None = None
     config: dict[str, object] = field(default_factory=dict)
+    # The memory-mapped files, as they were when opened: see check_files().
+    mapped_files: tuple[FileState, ...] = ()
     # Words already looked up, as gensim keeps key_to_index: a repeated query skips the tokenizer.
     _queries: dict[str, Query] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def close(self) -> None:
         """Let go of what the table holds outside this process (a tokenizer process)."""
         self.vocabulary.close()
+
+    def check_files(self) -> None:
+        """Raise FileChangedError if a memory-mapped file changed since the table was opened.
+
+        Called before rows are read from the map: a file truncated by another program
+        would otherwise end the process (SIGBUS) on the next read past its new end.
+        """
+        for state in self.mapped_files:
+            state.check()
 
     # ----- derived tables, computed once -------------------------------------------------
     @property
@@ -182,18 +235,23 @@ class EmbeddingTable:
         return int(total + (screen32.bits.nbytes if isinstance(screen32, Bf16Rows) else 0))
 
     @cached_property
-    def tokens(self) -> list[str]:
-        """The readable form of every row's token ("<row N>" for rows the tokenizer never uses)."""
-        known = self.vocabulary.size
-        return [self.vocabulary.readable(i) if i < known else f"<row {i}>" for i in range(self.rows.shape[0])]
+    def tokens(self) -> ReadableTokens:
+        """The readable form of every row's token ("<row N>" for rows the tokenizer never uses).
+
+        Each is made when first asked for: a 152,000-token vocabulary took seconds to
+        make readable at once, and a query shows eight of them.
+        """
+        return ReadableTokens(self.vocabulary, int(self.rows.shape[0]))
 
     @cached_property
     def baseline_cosine(self) -> float:
         return nb.baseline_cosine(self.unit, min(self.vocabulary.size, self.rows.shape[0]))  # type: ignore[arg-type]
 
+
     # ----- text ------------------------------------------------------------------------
     def encode(self, text: str) -> list[Token]:
         """Tokens of ``text`` exactly as the model sees it (no special tokens added)."""
+        _check_text(text)
         return [self.token(i) for i in self.vocabulary.encode(text)]
 
     def tokenize(
@@ -205,6 +263,7 @@ class EmbeddingTable:
         the tokens returned are those with a position row (all, when ``only_fitting`` is
         False), at most ``max_shown`` (None: no limit). The note says what was left out.
         """
+        _check_text(text)
         return token_report(self, text, max_shown=max_shown, only_fitting=only_fitting)
 
     def token(self, token_id: int) -> Token:
@@ -213,10 +272,13 @@ class EmbeddingTable:
 
     def query(self, word: str | int) -> Query:
         """The token that answers for ``word``: an id as given, or the word's first token."""
+        if isinstance(word, bool):
+            raise QueryError(f"A word must be a str or a token id, not {word!r}.")
         if isinstance(word, (int, np.integer)):
             token_id = self._check_id(int(word))
             token = self.token(token_id)
             return Query(token.id, token.token, (token,))
+        _check_text(word)
         known = self._queries.get(word)
         if known is not None:
             return known
@@ -244,12 +306,15 @@ class EmbeddingTable:
 
     def row(self, token_id: int) -> np.ndarray:
         """A copy of one token's row (copies keep callers from writing into the mapped file)."""
-        return np.array(self.rows[self._check_id(token_id)], dtype=np.float32)
+        token_id = self._check_id(token_id)
+        self.check_files()
+        return np.array(self.rows[token_id], dtype=np.float32)
 
     def position_row(self, position: int) -> np.ndarray | None:
         """Row of the 0-based ``position``, or None when the model has no such row."""
         if self.positions is None or not 0 <= position < self.positions.shape[0]:
             return None
+        self.check_files()
         return np.array(self.positions[position], dtype=np.float32)
 
     def _check_id(self, token_id: int) -> int:
@@ -260,23 +325,33 @@ class EmbeddingTable:
     # ----- questions -------------------------------------------------------------------
     def neighbours(self, query: str | int, k: int = 8) -> NeighbourResult:
         """The k tokens whose rows point most nearly the same way, the query itself left out."""
+        k = _check_k(k)
         answer = self.query(query)
+        # Stored rows are read from the mapped file during the search, and callers go on to
+        # read the neighbours' raw rows (the window places them on its map).
+        self.check_files()
         ids, cosines = self._top_k(self._unit_row(answer.id), k, (answer.id,))
         return NeighbourResult(answer, self._neighbours(ids, cosines), answer.note)
 
     def neighbours_of_vector(
         self, vector: np.ndarray, k: int = 8, exclude: tuple[int, ...] = ()
     ) -> NeighbourResult:
-        vector = np.asarray(vector, dtype=np.float32)
+        k = _check_k(k)
+        try:
+            vector = np.asarray(vector, dtype=np.float32)
+        except (TypeError, ValueError) as exc:
+            raise QueryError(f"A vector to search with must be {self.width} numbers: {exc}") from exc
         if vector.shape != (self.width,):
             raise QueryError(f"A vector for this table needs {self.width} numbers, not {vector.shape}.")
         if not np.isfinite(vector).all():
             raise QueryError("A vector to search with must hold only finite numbers (no NaN or infinity).")
+        self.check_files()
         ids, cosines = self._top_k(vector, k, exclude)
         return NeighbourResult(None, self._neighbours(ids, cosines))
 
     def cosine(self, a: str | int, b: str | int) -> float:
         first, second = self.query(a), self.query(b)
+        self.check_files()
         if isinstance(self.rows, StoredRows):
             return float(self._unit_row(first.id) @ self._unit_row(second.id))
         return float(self._unit32[first.id] @ self._unit32[second.id])
@@ -285,7 +360,9 @@ class EmbeddingTable:
         self, a: str | int, b: str | int, c: str | int, k: int = 8, include_inputs: bool = False
     ) -> NeighbourResult:
         """Tokens nearest to a - b + c (3CosAdd); the three inputs are left out unless ``include_inputs``."""
+        k = _check_k(k)
         qa, qb, qc = self.query(a), self.query(b), self.query(c)
+        self.check_files()
         if isinstance(self.rows, StoredRows):
             vector = self._unit_row(qa.id) - self._unit_row(qb.id) + self._unit_row(qc.id)
         else:
@@ -358,7 +435,7 @@ class EmbeddingTable:
 
 
 def open_table(
-    spec: str | None = None,
+    spec: str | os.PathLike[str] | None = None,
     *,
     allow_download: bool = False,
     progress: ProgressCallback | None = None,
@@ -372,6 +449,13 @@ def open_table(
     >>> table = open_table("bundled")
     >>> [n.token for n in table.neighbours("monday", k=3).neighbours]  # doctest: +SKIP
     """
+    if isinstance(spec, os.PathLike):
+        spec = os.fspath(spec)
+    if spec is not None and not isinstance(spec, str):
+        raise ModelNotFoundError(
+            f"open_table takes a model folder, a Hugging Face id or 'bundled' as text, "
+            f"not {type(spec).__name__} ({spec!r:.60})."
+        )
     report = progress or (lambda done, total, message: None)
     report(0, 4, "Finding the model")
     source = resolve_source(spec, allow_download=allow_download, progress=progress)
@@ -392,6 +476,19 @@ def load_table(source: ModelSource, report: ProgressCallback, separate_tokenizer
     return table
 
 
+def _check_text(text: object) -> None:
+    """Questions take text (or a token id where the method says so): anything else is a QueryError."""
+    if not isinstance(text, str):
+        raise QueryError(f"A word or text must be a str, not {type(text).__name__} ({text!r:.60}).")
+
+
+def _check_k(k: object) -> int:
+    """A neighbour count must be a whole number of at least 1."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise QueryError(f"The number of neighbours must be a whole number of at least 1, not {k!r}.")
+    return int(k)
+
+
 def table_from(name: str, opened: OpenedModel) -> EmbeddingTable:
     """An EmbeddingTable for what a reader found."""
     return EmbeddingTable(
@@ -404,6 +501,7 @@ def table_from(name: str, opened: OpenedModel) -> EmbeddingTable:
         position_note=opened.position_note,
         folder=opened.folder,
         config=opened.config,
+        mapped_files=opened.mapped_files,
     )
 
 
