@@ -19,6 +19,9 @@ from .core.terminal import finite_or_none, json_text_safe, one_line, terminal_sa
 if TYPE_CHECKING:
     from .core.tables import EmbeddingTable
 
+if TYPE_CHECKING:
+    from .core.tables import EmbeddingTable
+
 COMMANDS = ("tokens", "neighbours", "cosine", "analogy", "info", "map")
 MAX_PNG_WIDTH = EXPORT_WIDTH_RANGE[1]
 
@@ -72,6 +75,12 @@ def build_parser() -> argparse.ArgumentParser:
     analogy.add_argument("b")
     analogy.add_argument("c")
     analogy.add_argument("-k", type=_positive_int, default=8)
+    analogy.add_argument(
+        "--include-inputs",
+        action="store_true",
+        help="let A, B and C themselves answer (default: left out, as most published results do)",
+    )
+    analogy.add_argument("--expect", default=None, help="a word you expect: print its rank and cosine")
 
     commands.add_parser("info", parents=[common], help="size of the table and its share of the model")
 
@@ -239,11 +248,11 @@ def _answer(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, 
         lines += [f"note: {report.note}"] if report.note else []
         return payload, "\n".join([header, f"{report.count} token(s)", *lines])
 
-    if args.command in ("neighbours", "analogy"):
-        if args.command == "neighbours":
-            result = table.neighbours(args.word, args.k)
-        else:
-            result = table.analogy(args.a, args.b, args.c, args.k)
+    if args.command == "analogy":
+        return _analogy(table, args)
+
+    if args.command == "neighbours":
+        result = table.neighbours(args.word, args.k)
         query = result.query
         payload = {
             "model": table.name,
@@ -291,10 +300,13 @@ def _answer(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, 
         return _word_map(args, table, header)
 
     if args.command == "map":
+        from .core.family_distances import family_distances
         from .core.maps import family_map, load_families
 
         drawn = family_map(table, load_families(args.families), args.multi_token)
+        distances = family_distances(table, drawn)
         payload = drawn.to_dict(table.name)
+        payload["family_distances"] = distances.to_list()
         if args.png:
             from .ui.map_export import export_family_map_png
 
@@ -307,6 +319,8 @@ def _answer(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, 
             f"mean cosine within a family {_number(drawn.within_family_cosine, 3)}, "
             f"between families {_number(drawn.between_family_cosine, 3)} "
             f"(ratio {_number(drawn.family_ratio, 1)})",
+            "families from the furthest away, by mean cosine of whole rows to the other families:",
+            *distances.lines(),
             *(f"note: {n}" for n in drawn.notes),
         ]
         if args.png:
@@ -351,6 +365,25 @@ def _word_map(args: argparse.Namespace, table: EmbeddingTable, header: str) -> t
     lines += [f"note: {terminal_safe(n)}" for n in drawn.notes]
     if args.png:
         lines.append(f"map written to {args.png}")
+    return payload, "\n".join(lines)
+
+
+def _analogy(table: EmbeddingTable, args: argparse.Namespace) -> tuple[dict[str, object], str]:
+    from .core.analogies import NO_CLAIM, solve_analogy
+
+    answer = solve_analogy(
+        table, args.a, args.b, args.c, args.k, include_inputs=args.include_inputs, expect=args.expect
+    )
+    payload = {"model": table.name, **answer.to_dict()}
+    lines = [f"model: {table.name}", f"query: {answer.label}"]
+    if answer.note:
+        lines.append(f"note: {answer.note}")
+    lines += [f"{n.token:<20} {n.id:>8}  {n.cosine:6.3f}" for n in answer.neighbours]
+    lines.append(f"(baseline for unrelated tokens here: {table.baseline_cosine:.3f})")
+    lines.append(answer.inputs_line())
+    if answer.expected is not None:
+        lines.append(f"expected: {answer.expected_line()}")
+    lines.append(NO_CLAIM)
     return payload, "\n".join(lines)
 
 

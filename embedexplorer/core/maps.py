@@ -15,6 +15,7 @@ from ..resources import resource_path
 from .constants import MULTI_TOKEN_ACTIONS
 from .errors import FamiliesError
 from .files import FAMILIES_FILE_LIMIT, atomic_write_bytes, parse_json, read_regular
+from .stored_rows import StoredRows
 from .tables import EmbeddingTable
 
 Families = dict[str, list[str]]
@@ -118,7 +119,7 @@ class Projection:
     axis_variance: tuple[float, float]  # share of the total spread on each axis
     explained_variance: float
 
-    def apply(self, rows: np.ndarray) -> np.ndarray:
+    def apply(self, rows: np.ndarray | StoredRows) -> np.ndarray:
         rows = np.atleast_2d(rows)
         return np.vstack(
             [
@@ -133,7 +134,7 @@ class Projection:
 _PCA_BLOCK_ROWS = 4096
 
 
-def pca_2d(rows: np.ndarray) -> Projection:
+def pca_2d(rows: np.ndarray | StoredRows) -> Projection:
     """The two directions in which ``rows`` differ most, with signs fixed for repeatable maps."""
     if rows.ndim != 2 or rows.shape[0] < 2:
         raise FamiliesError("A map needs at least two rows.")

@@ -356,8 +356,10 @@ class EmbeddingTable:
             return float(self._unit_row(first.id) @ self._unit_row(second.id))
         return float(self._unit32[first.id] @ self._unit32[second.id])
 
-    def analogy(self, a: str | int, b: str | int, c: str | int, k: int = 8) -> NeighbourResult:
-        """Tokens nearest to a - b + c (3CosAdd); the three inputs are left out."""
+    def analogy(
+        self, a: str | int, b: str | int, c: str | int, k: int = 8, include_inputs: bool = False
+    ) -> NeighbourResult:
+        """Tokens nearest to a - b + c (3CosAdd); the three inputs are left out unless ``include_inputs``."""
         k = _check_k(k)
         qa, qb, qc = self.query(a), self.query(b), self.query(c)
         self.check_files()
@@ -365,7 +367,7 @@ class EmbeddingTable:
             vector = self._unit_row(qa.id) - self._unit_row(qb.id) + self._unit_row(qc.id)
         else:
             vector = nb.analogy_vector(self._unit32, qa.id, qb.id, qc.id)
-        ids, cosines = self._top_k(vector, k, {qa.id, qb.id, qc.id})
+        ids, cosines = self._top_k(vector, k, () if include_inputs else (qa.id, qb.id, qc.id))
         notes = " ".join(q.note for q in (qa, qb, qc) if q.note)
         label = f"{qa.token} - {qb.token} + {qc.token}"
         query = Query(qa.id, label, qa.pieces + qb.pieces + qc.pieces, notes)

@@ -11,6 +11,7 @@ from .errors import FamiliesError
 from .map_cache import MapCache
 from .maps import Families, FamilyMap, family_cosines
 from .projections import KEEPS, SEED, Layout, Progress, ShouldStop, check_method, project
+from .stored_rows import StoredRows
 from .tables import EmbeddingTable
 from .word_sets import WordSet
 
@@ -170,7 +171,7 @@ def word_map(
     started = time.perf_counter()
     ids = np.asarray(words.ids, dtype=np.int64)
     if words.is_whole_table(table.rows.shape[0]):
-        matrix: np.ndarray = table.rows  # memory-mapped: PCA reads it block by block, no copy
+        matrix: np.ndarray | StoredRows = table.rows  # memory-mapped: PCA reads it block by block, no copy
     else:
         parts = [np.asarray(table.rows[np.sort(ids)], dtype=np.float32)[np.argsort(np.argsort(ids))]]
         parts += [np.asarray(table.rows[list(p)], dtype=np.float64).mean(axis=0)[None, :] for _, p in words.extras]
