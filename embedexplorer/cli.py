@@ -9,11 +9,14 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from .core.errors import EmbedExplorerError
 
-COMMANDS = ("tokens", "neighbours", "cosine", "analogy", "info", "map")
+if TYPE_CHECKING:
+    from .core.tables import EmbeddingTable
+
+COMMANDS = ("tokens", "neighbours", "cosine", "analogy", "info", "map", "layers")
 
 
 class _OneLineParser(argparse.ArgumentParser):
@@ -77,6 +80,21 @@ def build_parser() -> argparse.ArgumentParser:
         default="average",
         help="what to do with a word that is several tokens (default: average its rows)",
     )
+
+    layers = commands.add_parser(
+        "layers", parents=[common], help="one token of a text through every layer of the whole model"
+    )
+    layers.add_argument("text", help="the text the token stands in, taken literally")
+    layers.add_argument("--place", type=_positive_int, required=True, help="which token, counted from 1")
+    layers.add_argument("--compare", default=None, metavar="TEXT2", help="a second text to compare the token with")
+    layers.add_argument(
+        "--compare-place",
+        type=_positive_int,
+        default=None,
+        metavar="M",
+        help="the token of TEXT2 to compare with (default: the first with the same id)",
+    )
+    layers.add_argument("-k", type=_positive_int, default=5, help="nearest table rows per layer (default 5)")
     return parser
 
 
@@ -95,7 +113,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"embedexplorer: unexpected error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
     payload, text = result
-    if args.json:
+    if args.json and isinstance(payload, dict) and "layers" in payload and args.command == "layers":
+        print(json.dumps(payload["layers"], ensure_ascii=False, indent=2))
+    elif args.json:
         print(json.dumps(payload, ensure_ascii=False, indent=2))
     else:
         print(text)
@@ -181,6 +201,9 @@ def _run(args: argparse.Namespace) -> tuple[dict[str, object], str]:
         }
         return payload, f"{facts.summary()}\nneighbour search: {payload['neighbour_search']}"
 
+    if args.command == "layers":
+        return _layers(args, table)
+
     if args.command == "map":
         from .core.maps import family_map, load_families
 
@@ -204,6 +227,45 @@ def _run(args: argparse.Namespace) -> tuple[dict[str, object], str]:
         return payload, "\n".join(lines)
 
     raise EmbedExplorerError(f"Unknown command {args.command!r}.")  # argparse prevents this
+
+
+def _layers(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, object], str]:
+    """One token through every layer: one row per layer, the JSON a list of those rows."""
+    from .core.errors import QueryError
+    from .core.layers import find_place, load_layer_model, place_token, trace
+
+    if args.compare_place is not None and args.compare is None:
+        raise QueryError("--compare-place needs --compare TEXT2.")
+    model = load_layer_model(table.folder or table.name, name=table.name)
+    compare = None
+    if args.compare is not None:
+        place = args.compare_place
+        if place is None:
+            token = place_token(table, model, args.text, args.place)[0].token
+            place = find_place(table, args.compare, token.id)
+            if place is None:
+                raise QueryError(
+                    f"{token.token} is not a token of {args.compare!r}; say which token to compare with "
+                    "(--compare-place M)."
+                )
+        compare = (args.compare, place)
+    answer = trace(table, model, args.text, args.place, compare=compare, k=args.k)
+    token, other = answer.token, answer.compare
+    lines = [
+        f"model: {table.name}",
+        f"token {token.token.token} (id {token.token.id}) at place {token.place} of {token.text!r}",
+    ]
+    if other is not None:
+        shown = f"{other.token.token} (id {other.token.id})"
+        lines.append(f"compared with {shown} at place {other.place} of {other.text!r}")
+    lines += [f"note: {answer.head_note}", f"input: {answer.input.note}"]
+    lines.append(f"{'layer':<7}{'length':>9}{'cos row':>9}{'cos other':>11}  nearest rows")
+    for step in answer.steps:
+        name = "input" if step.layer == 0 else str(step.layer)
+        versus = "" if step.cosine_to_compare is None else f"{step.cosine_to_compare:.3f}"
+        nearest = ", ".join(f"{n.token} {n.cosine:.2f}" for n in step.nearest)
+        lines.append(f"{name:<7}{step.length:9.3f}{step.cosine_to_row:9.3f}{versus:>11}  {nearest}")
+    return {"layers": answer.as_rows()}, "\n".join(lines)
 
 
 def _positive_int(text: str) -> int:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -38,9 +38,6 @@ from .errors import (
 from .safetensors_io import FLOAT_DTYPES, PICKLE_PATTERNS, read_all_headers, weight_files
 from .sources import ProgressCallback
 from .tables import BUFFER_NAMES, EmbeddingTable, Neighbour, Token, _named
-
-if TYPE_CHECKING:
-    import torch
 
 StopCheck = Callable[[], bool]
 
@@ -223,7 +220,7 @@ class LayerModel:
             type_table = _module(self.model, ("embeddings.token_type_embeddings",))
             if type_table is not None:
                 parts.append(("token type row 0", type_table.weight[0].float().numpy().copy()))
-            total = np.sum([p for _, p in parts], axis=0, dtype=np.float32)
+            total = np.asarray(np.sum([p for _, p in parts], axis=0, dtype=np.float32))
             norm = _module(self.model, ("embeddings.LayerNorm", "embeddings.layer_norm"))
             normed = None if norm is None else norm(torch.from_numpy(total)[None]).float().numpy()[0]
         names = " + ".join(n.split(" row")[0] + " row" for n, _ in parts)
@@ -289,11 +286,13 @@ def load_layer_model(
     have = sum(e.numel for n, e in entries.items() if e.dtype in FLOAT_DTYPES and not _named(n, BUFFER_NAMES))
     model_bytes = expected * _BYTES.get(stored, 4)
     if have < _COMPLETE_SHARE * expected:
-        raise IncompleteModelError(_incomplete_message(folder, have, expected, model_bytes, stored), model_bytes, expected)
+        message = _incomplete_message(folder, have, expected, model_bytes, stored)
+        raise IncompleteModelError(message, model_bytes, expected)
     _check(should_stop)
 
     dtype = torch.float32 if stored == "F32" or expected <= _FLOAT32_UP_TO else torch.bfloat16
-    report(1, 4, f"Loading the whole model: {expected:,} weights ({_size(expected * (4 if dtype == torch.float32 else 2))})")
+    loaded_bytes = expected * (4 if dtype == torch.float32 else 2)
+    report(1, 4, f"Loading the whole model: {expected:,} weights ({_size(loaded_bytes)})")
     with _quiet_transformers():
         from transformers import AutoModel
 
