@@ -232,23 +232,25 @@ def _run(args: argparse.Namespace) -> tuple[dict[str, object], str]:
 def _layers(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, object], str]:
     """One token through every layer: one row per layer, the JSON a list of those rows."""
     from .core.errors import QueryError
-    from .core.layers import find_place, load_layer_model, place_token, trace
+    from .core.layers import check_place, find_place, load_layer_model, trace
 
     if args.compare_place is not None and args.compare is None:
         raise QueryError("--compare-place needs --compare TEXT2.")
-    model = load_layer_model(table.folder or table.name, name=table.name)
+    # Mistakes in the texts are told before the whole model loads.
+    chosen = check_place(table, args.text, args.place)[args.place - 1]
     compare = None
     if args.compare is not None:
         place = args.compare_place
         if place is None:
-            token = place_token(table, model, args.text, args.place)[0].token
-            place = find_place(table, args.compare, token.id)
+            place = find_place(table, args.compare, chosen.id)
             if place is None:
                 raise QueryError(
-                    f"{token.token} is not a token of {args.compare!r}; say which token to compare with "
+                    f"{chosen.token} is not a token of {args.compare!r}; say which token to compare with "
                     "(--compare-place M)."
                 )
+        check_place(table, args.compare, place)
         compare = (args.compare, place)
+    model = load_layer_model(table.folder or table.name, name=table.name)
     answer = trace(table, model, args.text, args.place, compare=compare, k=args.k)
     token, other = answer.token, answer.compare
     lines = [
