@@ -42,7 +42,7 @@ class FamiliesError(EmbedExplorerError):
 
 
 class Interrupted(EmbedExplorerError):
-    """A long job stopped because a newer request or closing the window asked it to."""
+    """A long job stopped because a newer request of its kind, or closing the window, asked it to."""
 
 
 class UnsupportedModelError(EmbedExplorerError):

@@ -37,7 +37,8 @@ from .errors import (
 )
 from .safetensors_io import FLOAT_DTYPES, PICKLE_PATTERNS, read_all_headers, weight_files
 from .sources import ProgressCallback
-from .tables import BUFFER_NAMES, EmbeddingTable, Neighbour, Token, _named
+from .tables import BUFFER_NAMES, EmbeddingTable, Neighbour, _named
+from .texts import Token
 
 StopCheck = Callable[[], bool]
 

@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 
 from ..resources import resource_path
+from .constants import MULTI_TOKEN_ACTIONS
 from .errors import FamiliesError
 from .files import atomic_write_bytes
 from .tables import EmbeddingTable
 
 Families = dict[str, list[str]]
-MULTI_TOKEN_ACTIONS = ("average", "skip")
 
 
 def default_families_path() -> Path:

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Signal
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainterPath
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPainterPath
+from PySide6.QtWidgets import QWidget
 
 from ..core.files import atomic_write_bytes
+from ..core.maps import FamilyMap, MapPoint
 from ..core.texts import fixed
 from . import theme
 
@@ -44,7 +47,7 @@ class WordLabels(pg.GraphicsObject):
         self._selected = ""
         self.setAcceptedMouseButtons(pg.QtCore.Qt.MouseButton.NoButton)
 
-    def set_labels(self, points: list[Any], colours: dict[str, QColor]) -> None:
+    def set_labels(self, points: list[MapPoint], colours: dict[str, QColor]) -> None:
         self.prepareGeometryChange()
         self._x = np.array([p.x for p in points], dtype=float)
         self._y = np.array([p.y for p in points], dtype=float)
@@ -87,7 +90,7 @@ class WordLabels(pg.GraphicsObject):
         self.prepareGeometryChange()
         super().viewTransformChanged()
 
-    def paint(self, painter: Any, *args: Any) -> None:
+    def paint(self, painter: QPainter, *args: object) -> None:
         if not self._texts:
             return
         to_scene = self.sceneTransform()
@@ -114,7 +117,7 @@ class MapCanvas(pg.GraphicsLayoutWidget):
 
     point_clicked = Signal(str)  # the word of a clicked point
 
-    def __init__(self, parent: Any = None) -> None:
+    def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.plot = self.addPlot(row=0, col=0)
         self.plot.setMenuEnabled(False)
@@ -136,7 +139,7 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         self.caption = pg.LabelItem(justify="left")
         self.addItem(self.caption, row=1, col=0, colspan=2)
         self._family_items: dict[str, pg.ScatterPlotItem] = {}
-        self._points: list[Any] = []
+        self._points: list[MapPoint] = []
         self.labels = WordLabels()
         self.labels.setZValue(4)
         self.plot.addItem(self.labels)
@@ -155,7 +158,7 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         self.apply_palette()
 
     # ----- content -----------------------------------------------------------------------
-    def set_map(self, family_map: Any, model_name: str, hidden: set[str] | None = None) -> None:
+    def set_map(self, family_map: FamilyMap, model_name: str, hidden: set[str] | None = None) -> None:
         """Draw a FamilyMap: one scatter item and one brush per family; ``hidden`` ones stay hidden."""
         if hidden is not None:
             self._hidden = set(hidden)
@@ -192,14 +195,14 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         self.plot.autoRange(padding=0.08)
 
     @staticmethod
-    def _tip_for(members: list[Any]) -> Any:
-        def tip(x: float, y: float, data: Any) -> str:
-            point = members[int(data)]
+    def _tip_for(members: list[MapPoint]) -> Callable[[float, float, object], str]:
+        def tip(x: float, y: float, data: object) -> str:
+            point = members[int(str(data))]
             return f"{point.token}  ({point.family})\nid {', '.join(map(str, point.ids))}"
 
         return tip
 
-    def _on_clicked(self, members: list[Any], spots: Any) -> None:
+    def _on_clicked(self, members: list[MapPoint], spots: Sequence[pg.SpotItem]) -> None:
         if len(spots):
             self.point_clicked.emit(members[int(spots[0].data())].word)
 
@@ -236,7 +239,7 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             item.setOpacity(0.3 if dim and family != self._highlight else 1.0)
         dimmed = {f for f in self._family_items if dim and f != self._highlight}
         self.labels.set_state(self._hidden, dimmed)
-        if dim:
+        if dim and self._highlight is not None:
             item = self._family_items[self._highlight]
             x, y = item.getData()
             colour = item.opts["brush"].color()
@@ -313,7 +316,7 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         data = QByteArray()
         buffer = QBuffer(data)
         buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-        if not image.save(buffer, "PNG"):
+        if not image.save(buffer, b"PNG"):
             raise OSError("The map image could not be encoded as PNG.")
         buffer.close()
         atomic_write_bytes(path, bytes(data.data()))
@@ -349,7 +352,7 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         atomic_write_bytes(path, bytes(data.data()))
 
 
-def _caption(family_map: Any, model_name: str) -> str:
+def _caption(family_map: FamilyMap, model_name: str) -> str:
     width = family_map.projection.axes.shape[1]
     between = family_map.between_family_cosine
     # A ratio to a mean that rounds to zero is noise (an untrained table's is about 0).
