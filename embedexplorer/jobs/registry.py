@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from .base import Kind
+from .layer_jobs import LAYERS
 from .table_jobs import COSINE, LOAD, MAP, NEIGHBOURS, ROW, TOKENS
 
-KINDS: tuple[Kind[object, object], ...] = (LOAD, TOKENS, ROW, NEIGHBOURS, COSINE, MAP)  # type: ignore[assignment]
+KINDS: tuple[Kind[object, object], ...] = (LOAD, TOKENS, ROW, NEIGHBOURS, COSINE, MAP, LAYERS)  # type: ignore[assignment]
 
 
 def kind_named(name: str) -> Kind[object, object]:
