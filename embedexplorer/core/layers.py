@@ -538,18 +538,20 @@ def trace(
     report = progress or (lambda done, total, message: None)
     placed, ids = place_token(table, model, text, place)
     other = None if compare is None else place_token(table, model, compare[0], compare[1])
-    report(0, model.layers + 2, "Running the text through the layers")
+    report(0, 2, "Running the text through the layers")
     vectors = model.hidden_states(ids, should_stop)[:, placed.position, :]
     other_vectors = None
     if other is not None:
         other_vectors = model.hidden_states(other[1], should_stop)[:, other[0].position, :]
     compared = model.for_table(vectors)
     row = table.row(placed.token.id)
+    _check(should_stop)
+    report(1, 2, "Comparing every layer with the table")
+    # One pass over the table for all the layers' vectors, not one pass each.
+    nearest_rows = table.neighbours_of_vectors(compared, k) if k else []
     steps = []
     for layer in range(vectors.shape[0]):
-        _check(should_stop)
-        report(layer + 1, model.layers + 2, f"Comparing layer {layer} with the table")
-        nearest = table.neighbours_of_vector(compared[layer], k).neighbours if k else ()
+        nearest = nearest_rows[layer].neighbours if k else ()
         steps.append(
             LayerStep(
                 layer=layer,
@@ -559,7 +561,7 @@ def trace(
                 nearest=nearest,
             )
         )
-    report(model.layers + 2, model.layers + 2, "Layers ready")
+    report(2, 2, "Layers ready")
     return LayersAnswer(
         model=model.name,
         token=placed,

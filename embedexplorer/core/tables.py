@@ -39,6 +39,8 @@ POSITION_TABLE_NAMES = (
 )
 # How many looked-up words each table remembers.
 QUERY_MEMORY = 4096
+# From this many vectors on, one matrix product over the table beats a pass per vector.
+_BATCH_FROM = 3
 # Saved buffers that are not learned weights and must not count towards the model size.
 BUFFER_NAMES = ("attn.bias", "attn.masked_bias", "position_ids", "inv_freq", "_float_tensor")
 TIED_HEAD_NAMES = ("lm_head.weight", "cls.predictions.decoder.weight")
@@ -241,6 +243,18 @@ class EmbeddingTable:
             raise QueryError("A vector to search with must hold only finite numbers (no NaN or infinity).")
         ids, cosines = nb.top_k(self.unit, vector, k, exclude=exclude, screen=self.screen)
         return NeighbourResult(None, self._neighbours(ids, cosines))
+
+    def neighbours_of_vectors(self, vectors: np.ndarray, k: int = 8) -> list[NeighbourResult]:
+        """``neighbours_of_vector`` for each row of ``vectors``, the table read once for all of them."""
+        vectors = np.asarray(vectors, dtype=np.float32)
+        if vectors.ndim != 2 or vectors.shape[1] != self.width:
+            raise QueryError(f"Vectors for this table need {self.width} numbers each, not {vectors.shape}.")
+        if not np.isfinite(vectors).all():
+            raise QueryError("A vector to search with must hold only finite numbers (no NaN or infinity).")
+        if vectors.shape[0] < _BATCH_FROM:
+            return [self.neighbours_of_vector(v, k) for v in vectors]
+        answers = nb.top_k_many(self.unit, vectors, k)
+        return [NeighbourResult(None, self._neighbours(ids, cosines)) for ids, cosines in answers]
 
     def cosine(self, a: str | int, b: str | int) -> float:
         first, second = self.query(a), self.query(b)
