@@ -49,7 +49,7 @@ def answer_rows(rounds: int = ROUNDS) -> list[Row]:
 
     def neighbours_only() -> object:
         vectors = model.for_table(model.hidden_states(model.model_input(TEXT)[0])[:, 2, :])
-        return [table.neighbours_of_vector(v, 8) for v in vectors]
+        return table.neighbours_of_vectors(vectors, 8)
 
     times = interleaved({"bare": bare, "answer": answer, "neighbours": neighbours_only}, rounds)
     ratio = paired_ratio(times, "answer", "bare")

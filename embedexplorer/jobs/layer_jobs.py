@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core.errors import IncompleteModelError
-from ..core.layers import DEFAULT_K, LayerModel, LayersAnswer, check_place, load_layer_model, trace
+from ..core.errors import IncompleteModelError, QueryError
+from ..core.layers import DEFAULT_K, LayerModel, LayersAnswer, check_place, find_place, load_layer_model, trace
 from ..core.sources import looks_like_hub_id
 from .base import JobContext, Kind, Lane
 
@@ -25,7 +25,7 @@ class LayersRequest:
     text: str
     place: int
     compare_text: str | None = None
-    compare_place: int | None = None
+    compare_place: int | None = None  # None: the first token of compare_text with the same id
     k: int = DEFAULT_K
 
 
@@ -51,9 +51,17 @@ class LayersReply:
 def run_layers(ctx: JobContext, request: LayersRequest) -> LayersReply:
     table = ctx.session.table
     # Mistakes in the texts are told at once, before any model is loaded.
-    check_place(table, request.text, request.place)
-    if request.compare_text is not None and request.compare_place is not None:
-        check_place(table, request.compare_text, request.compare_place)
+    chosen = check_place(table, request.text, request.place)[request.place - 1]
+    compare = None
+    if request.compare_text is not None:
+        place = request.compare_place or find_place(table, request.compare_text, chosen.id)
+        if place is None:
+            raise QueryError(
+                f"{chosen.token} is not a token of {request.compare_text!r}: choose the place of the token "
+                "to compare with."
+            )
+        check_place(table, request.compare_text, place)
+        compare = (request.compare_text, place)
     model = ctx.session.derived.get(MODEL_KEY)
     load_seconds = None
     if not isinstance(model, LayerModel):
@@ -69,9 +77,6 @@ def run_layers(ctx: JobContext, request: LayersRequest) -> LayersReply:
             return LayersReply(request, missing=ModelMissing(str(exc), exc.model_bytes, hub_id))
         ctx.session.derived[MODEL_KEY] = model
         load_seconds = time.perf_counter() - started
-    compare = None
-    if request.compare_text is not None and request.compare_place is not None:
-        compare = (request.compare_text, request.compare_place)
     answer = trace(
         table,
         model,
