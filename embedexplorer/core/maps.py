@@ -35,20 +35,6 @@ def load_families(path: str | Path | None = None) -> Families:
     return _checked(families, file.name)
 
 
-def load_families_or_default(path: str | Path | None) -> tuple[Families, str]:
-    """The families in ``path``, or the chapter's families and why ``path`` was not used.
-
-    For a window that must always have a map: a broken custom file never leaves it
-    without families, and the message says what is wrong with the file.
-    """
-    if path:
-        try:
-            return load_families(path), ""
-        except FamiliesError as exc:
-            return load_families(), f"{exc} Using the chapter's families instead."
-    return load_families(), ""
-
-
 def _checked(families: object, source: str) -> Families:
     """Families with the right shape, or a FamiliesError naming ``source``."""
     if not isinstance(families, dict):

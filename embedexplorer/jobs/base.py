@@ -48,10 +48,6 @@ class Session:
             raise QueryError("No model is open yet.")
         return table
 
-    @property
-    def has_table(self) -> bool:
-        return self._table is not None
-
     def replace_table(self, table: EmbeddingTable | None) -> None:
         """Make ``table`` the open one and close the one it replaces."""
         with self._lock:

@@ -8,9 +8,3 @@ from .table_jobs import COSINE, LOAD, MAP, NEIGHBOURS, ROW, TOKENS
 
 KINDS: tuple[Kind[object, object], ...] = (LOAD, TOKENS, ROW, NEIGHBOURS, COSINE, MAP, LAYERS)  # type: ignore[assignment]
 
-
-def kind_named(name: str) -> Kind[object, object]:
-    for kind in KINDS:
-        if kind.name == name:
-            return kind
-    raise KeyError(name)

@@ -316,7 +316,8 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         data = QByteArray()
         buffer = QBuffer(data)
         buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-        if not image.save(buffer, b"PNG"):
+        # The stubs say bytes, but PySide6 6.11 accepts only a str format here.
+        if not image.save(buffer, "PNG"):  # type: ignore[call-overload]
             raise OSError("The map image could not be encoded as PNG.")
         buffer.close()
         atomic_write_bytes(path, bytes(data.data()))

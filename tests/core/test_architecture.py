@@ -51,7 +51,7 @@ def test_engine_modules_never_import_each_other_in_a_circle() -> None:
 def test_every_request_kind_is_registered_once_and_plain() -> None:
     import embedexplorer.jobs as jobs_package
     from embedexplorer.jobs.base import Kind
-    from embedexplorer.jobs.registry import KINDS, kind_named
+    from embedexplorer.jobs.registry import KINDS
 
     names = [kind.name for kind in KINDS]
     assert len(names) == len(set(names))
@@ -64,4 +64,3 @@ def test_every_request_kind_is_registered_once_and_plain() -> None:
         module = importlib.import_module(f"embedexplorer.jobs.{info.name}")
         declared |= {value.name for value in vars(module).values() if isinstance(value, Kind)}
     assert declared == set(names)
-    assert all(kind_named(name).name == name for name in names)
