@@ -186,7 +186,7 @@ class LayerModel:
         _check(should_stop)
         import torch
 
-        with torch.inference_mode():
+        with torch.inference_mode(), self._stoppable(should_stop):
             output = self.model(torch.tensor([ids], dtype=torch.long), output_hidden_states=True)
             states = torch.stack([h[0] for h in output.hidden_states]).float().numpy().copy()
         _check(should_stop)
@@ -194,6 +194,20 @@ class LayerModel:
         if len(self._hidden) > _REMEMBERED_TEXTS:
             self._hidden.popitem(last=False)
         return states
+
+    @contextmanager
+    def _stoppable(self, should_stop: StopCheck | None) -> Iterator[None]:
+        """Check ``should_stop`` before every layer, so a long text's forward pass stops between layers."""
+        blocks = _module(self.model, ("h", "layers", "encoder.layer", "layer"))
+        if should_stop is None or blocks is None:
+            yield
+            return
+        handles = [block.register_forward_pre_hook(lambda _module, _args: _check(should_stop)) for block in blocks]
+        try:
+            yield
+        finally:
+            for handle in handles:
+                handle.remove()
 
     def for_table(self, vectors: np.ndarray) -> np.ndarray:
         """The vectors as the table is compared with them: through the final norm when the head is the table."""

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QProgressBar,
     QSplitter,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -28,6 +29,7 @@ from PySide6.QtWidgets import (
 from ..core.constants import BUNDLED, MULTI_TOKEN_ACTIONS, hub_offline
 from ..core.errors import OfflineError
 from ..core.maps import FamilyMap
+from ..jobs.layer_jobs import LAYERS, LayersReply, LayersRequest
 from ..jobs.table_jobs import (
     COSINE,
     LOAD,
@@ -46,6 +48,7 @@ from ..jobs.table_jobs import (
 )
 from ..settings import Settings
 from ..worker import Failure, WorkerClient
+from .layers_pane import LayersPane
 from .map_view import MapView
 from .message_bar import MessageBar
 from .neighbours_pane import NeighboursPane
@@ -79,6 +82,7 @@ class MainWindow(QMainWindow):
         self.row_view = RowView()
         self.neighbours_pane = NeighboursPane(k=settings.k)
         self.map_view = MapView(settings)
+        self.layers_pane = LayersPane()
 
         self.left = QSplitter(Qt.Orientation.Vertical)
         self.left.addWidget(self.row_view)
@@ -87,8 +91,12 @@ class MainWindow(QMainWindow):
         self.left.setStretchFactor(1, 3)
         self.left.setSizes([400, 380])
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        # The map and the layers share the right side: both want the room, one at a time.
+        self.right = QTabWidget()
+        self.right.addTab(self.map_view, "&Map")
+        self.right.addTab(self.layers_pane, "Through the &layers")
         self.splitter.addWidget(self.left)
-        self.splitter.addWidget(self.map_view)
+        self.splitter.addWidget(self.right)
         self.splitter.setStretchFactor(0, 2)
         self.splitter.setStretchFactor(1, 3)
         self.splitter.setSizes([520, 840])
@@ -213,6 +221,11 @@ class MainWindow(QMainWindow):
         channel(COSINE).failed.connect(lambda failure: self.neighbours_pane.show_compare_message(failure.message))
         channel(MAP).ready.connect(self._on_map_ready)
         channel(MAP).failed.connect(lambda failure: self.map_view.map_failed(failure.message))
+        channel(LAYERS).progress.connect(self._on_layers_progress)
+        channel(LAYERS).ready.connect(self._on_layers_ready)
+        channel(LAYERS).failed.connect(self._on_layers_failed)
+        self.layers_pane.layers_requested.connect(self._request_layers)
+        self.layers_pane.download_requested.connect(lambda hub_id: self.open_model(hub_id, allow_download=True))
 
         self.token_pane.text_changed.connect(self._on_text_changed)
         self.token_pane.token_selected.connect(self._on_token_selected)
@@ -311,6 +324,7 @@ class MainWindow(QMainWindow):
         self.model_box.setEditText(self._pending_model or loaded.name)
         self.row_view.clear()
         self.neighbours_pane.clear()
+        self.layers_pane.clear()
         self._request_map()
         self.token_pane.flush()
         self.statusBar().showMessage(f"Opened {loaded.name} in {loaded.seconds:.2f} s", 5000)
@@ -356,6 +370,7 @@ class MainWindow(QMainWindow):
 
     def _on_token_selected(self, token_id: int, place: int, token: str) -> None:
         self._selected = (token_id, place, token)
+        self.layers_pane.set_token(self.token_pane.text(), place + 1, token)
         self.client.submit(ROW, RowRequest(token_id, place))
         self.client.submit(NEIGHBOURS, NeighboursRequest(token_id, self.neighbours_pane.k()))
         other = self.neighbours_pane.compare_text()
@@ -378,6 +393,24 @@ class MainWindow(QMainWindow):
         query = answer.result.query
         if query is not None:
             self.map_view.show_selection(query.token, answer.map_query, answer.map_neighbours)
+
+    # ----- through the layers ------------------------------------------------------------
+    def _request_layers(self, request: LayersRequest) -> None:
+        if self.loaded:
+            self.client.submit(LAYERS, request)
+
+    def _on_layers_progress(self, share: float, message: str) -> None:
+        self._on_load_progress(share, message)
+
+    def _on_layers_ready(self, reply: LayersReply) -> None:
+        self.progress.hide()
+        self.layers_pane.show_reply(reply)
+        if reply.load_seconds is not None and reply.answer is not None:
+            self.statusBar().showMessage(f"Loaded the whole model in {reply.load_seconds:.1f} s", 5000)
+
+    def _on_layers_failed(self, failure: Failure) -> None:
+        self.progress.hide()
+        self.layers_pane.show_message(failure.message)
 
     def _show_failure(self, failure: Failure) -> None:
         self.message_bar.show_message(failure.message, "error")

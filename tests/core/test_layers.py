@@ -209,3 +209,19 @@ def test_a_newer_question_stops_the_run(gpt2_table, gpt2_model) -> None:
 def test_find_place(minilm_table) -> None:
     assert find_place(minilm_table, ACCOUNT, 2924) == 2
     assert find_place(minilm_table, "no such word here", 2924) is None
+
+
+def test_a_long_forward_pass_stops_between_layers(gpt2_table, gpt2_model) -> None:
+    checks: list[int] = []
+
+    def stop_before_layer_four() -> bool:
+        checks.append(1)
+        return len(checks) > 4  # one check before the pass, then one before each layer
+
+    with pytest.raises(Interrupted):
+        trace(gpt2_table, gpt2_model, " one more text that was never run" * 20, 2, should_stop=stop_before_layer_four)
+    assert len(checks) == 5  # it stopped before layer 4, not after all twelve
+    # and the model is left as it was: no hook stays behind
+    answer = trace(gpt2_table, gpt2_model, " one more text that was never run" * 20, 2, k=1)
+    assert len(answer.steps) == 13
+    assert all(not block._forward_pre_hooks for block in gpt2_model.model.h)
