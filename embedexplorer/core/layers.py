@@ -231,7 +231,9 @@ class LayerModel:
             parts.append(("token row", token_rows[token_id].float().numpy().copy()))
             position_table = _module(self.model, ("wpe", "embeddings.position_embeddings"))
             if position_table is not None and position < position_table.weight.shape[0]:
-                parts.append((f"position row {position}", position_table.weight[position].float().numpy().copy()))
+                # Rows counted from 1, as the chapter counts them (BERT's [CLS] takes row 1).
+                row = position_table.weight[position].float().numpy().copy()
+                parts.append((f"position row {position + 1}", row))
             type_table = _module(self.model, ("embeddings.token_type_embeddings",))
             if type_table is not None:
                 parts.append(("token type row 0", type_table.weight[0].float().numpy().copy()))

@@ -265,6 +265,9 @@ class LayersPane(QWidget):
         self.nearest.setRowCount(0)
         for curve in (self._row_curve, self._compare_curve, self._length_curve):
             curve.setData([], [])
+        self.cosine_legend.clear()
+        for plot in (self.cosine_plot, self.length_plot):
+            plot.getAxis("bottom").setTicks(None)
         self.heading.setText("Through the layers: select a token of a text")
 
     def _on_download(self) -> None:

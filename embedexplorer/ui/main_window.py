@@ -405,6 +405,9 @@ class MainWindow(QMainWindow):
     def _on_layers_ready(self, reply: LayersReply) -> None:
         self.progress.hide()
         self.layers_pane.show_reply(reply)
+        if reply.answer is not None:
+            shown = reply.answer.token
+            self.row_view.show_layer_input(shown.token.id, shown.place - 1, reply.answer.input)
         if reply.load_seconds is not None and reply.answer is not None:
             self.statusBar().showMessage(f"Loaded the whole model in {reply.load_seconds:.1f} s", 5000)
 

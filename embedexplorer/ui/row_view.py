@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
+from ..core.layers import LayerInput
 from ..jobs.table_jobs import RowAnswer
 from . import theme
 from .steady_label import SteadyLabel
@@ -92,6 +93,27 @@ class RowView(QWidget):
         self.numbers.setText("<br>".join(lines))
         self.note.setText(result.note)
         self.copy_button.setEnabled(True)
+        self._redraw()
+
+    def show_layer_input(self, token_id: int, place: int, given: LayerInput) -> None:
+        """What really enters layer 1 for the shown token (``place`` 0-based), from the model's own embedding step.
+
+        The table alone gives token row + position row; a model may add more (BERT: a
+        token type row, then LayerNorm; [CLS] first, so the position row is one further).
+        Once the whole model has run, the sum shown is exact for every model.
+        """
+        result = self._result
+        if result is None or result.token.id != token_id or result.place != place:
+            return  # an answer about a token no longer shown
+        parts = dict(given.parts)
+        others = [name for name in parts if name != "token row"]
+        position = next((parts[name] for name in others if name.startswith("position")), None)
+        self._result = RowAnswer(result.token, result.place, result.row, position, given.enters, result.note)
+        lines = [f"token row: &nbsp;&nbsp;{format_row(result.row)}"]
+        lines += [f"{escape(name)}: {format_row(parts[name])}" for name in others[:1]]
+        lines.append(f"enters layer 1: {format_row(given.enters)}")
+        self.numbers.setText("<br>".join(lines))
+        self.note.setText(f"Exact, from the model itself: {given.note}")
         self._redraw()
 
     def clear(self) -> None:

@@ -85,9 +85,10 @@ def test_two_banks_drift_apart_exactly_as_transformers_computes(minilm_table, mi
 def test_minilm_input_is_the_models_own_embedding_step(minilm_table, minilm_model, direct_bert) -> None:
     answer = trace(minilm_table, minilm_model, RIVER, 3, k=3)
     parts = dict(answer.input.parts)
-    assert set(parts) == {"token row", "position row 3", "token type row 0"}
+    # [CLS] takes position row 1, so "bank" at place 3 gets row 4 (index 3)
+    assert set(parts) == {"token row", "position row 4", "token type row 0"}
     np.testing.assert_array_equal(parts["token row"], minilm_table.row(2924))
-    np.testing.assert_array_equal(parts["position row 3"], minilm_table.position_row(3))
+    np.testing.assert_array_equal(parts["position row 4"], minilm_table.position_row(3))
     model, _ = direct_bert
     with torch.inference_mode():
         normed = model.embeddings.LayerNorm(torch.from_numpy(answer.input.total)).numpy()

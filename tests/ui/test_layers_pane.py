@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
@@ -98,6 +99,10 @@ def test_two_banks_in_the_window_while_quick_questions_keep_answering(qtbot, win
     expected = [s.cosine_to_compare for s in bank_reply.answer.steps]
     assert f"after layer 6: <b>{expected[-1]:.3f}</b>" in window.layers_pane.headline.text()
     assert not window.progress.isVisible()
+    # The row pane now shows what really enters layer 1: the model's own step, LayerNorm included.
+    np.testing.assert_allclose(window.row_view._result.combined, bank_reply.answer.input.enters, atol=1e-6)
+    assert "enters layer 1:" in window.row_view.numbers.text() and "position row 4:" in window.row_view.numbers.text()
+    assert "LayerNorm" in window.row_view.note.text()
     # A token the second text does not have: the pane says so, in words.
     with qtbot.waitSignal(channel(LAYERS).failed, timeout=ANSWER_TIMEOUT_MS):
         window.token_pane.select(1)
