@@ -29,6 +29,7 @@ BENCHMARKS = {
     "stall": "bench.bench_stall",
     "scatter": "bench.bench_scatter",
     "lanes": "bench.bench_lanes",
+    "layers": "bench.bench_layers",
 }
 
 
