@@ -37,7 +37,8 @@ def answer_rows(rounds: int = ROUNDS) -> list[Row]:
     _ = table.unit, table.screen, table.tokens  # paid once when the window opens a table
     model = load_layer_model(folder)
     assert len(table.encode(TEXT)) == 12, len(table.encode(TEXT))
-    ids = torch.tensor([model.model_input(TEXT)[0]])
+    text_ids = [t.id for t in table.encode(TEXT)]
+    ids = torch.tensor([model.model_input(text_ids)[0]])
 
     def bare() -> object:
         with torch.inference_mode():
@@ -48,7 +49,7 @@ def answer_rows(rounds: int = ROUNDS) -> list[Row]:
         return trace(table, model, TEXT, PLACE, k=8)
 
     def neighbours_only() -> object:
-        vectors = model.for_table(model.hidden_states(model.model_input(TEXT)[0])[:, 2, :])
+        vectors = model.for_table(model.hidden_states(model.model_input(text_ids)[0])[:, 2, :])
         return table.neighbours_of_vectors(vectors, 8)
 
     times = interleaved({"bare": bare, "answer": answer, "neighbours": neighbours_only}, rounds)

@@ -13,6 +13,7 @@ asking the quick questions never pays for them.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from collections import OrderedDict
@@ -32,7 +33,6 @@ from .errors import (
     PlaceError,
     QueryError,
     TextTooLongError,
-    TokenizerMismatchError,
     UnsupportedModelError,
 )
 from .safetensors_io import FLOAT_DTYPES, PICKLE_PATTERNS, read_all_headers, weight_files
@@ -152,7 +152,9 @@ class LayerModel:
     name: str
     folder: Path
     model: Any  # a transformers PreTrainedModel, in eval mode
-    tokenizer: Any  # a tokenizers.Tokenizer set to keep every token
+    # The special tokens the tokenizer puts around a text (BERT: [CLS] before, [SEP] after).
+    prefix: tuple[int, ...]
+    suffix: tuple[int, ...]
     layers: int
     max_positions: int | None
     head_is_table: bool
@@ -163,14 +165,14 @@ class LayerModel:
     _final_norm: Any = None
     _hidden: OrderedDict[tuple[int, ...], np.ndarray] = field(default_factory=OrderedDict, repr=False)
 
-    def model_input(self, text: str) -> tuple[list[int], list[int]]:
-        """The ids the model reads for ``text`` (special tokens included) and where each text token sits."""
-        from .vocabulary import clean_text
+    def model_input(self, text_ids: list[int]) -> tuple[list[int], list[int]]:
+        """The ids the model reads for a text's ids (special tokens around them) and where each text token sits.
 
-        encoding = self.tokenizer.encode(clean_text(text), add_special_tokens=True)
-        ids = [int(i) for i in encoding.ids]
-        mask = encoding.special_tokens_mask
-        return ids, [i for i, special in enumerate(mask) if not special]
+        The text's ids come from the table's own tokenizer (in the window, a child process),
+        so the model reads exactly the tokens the table shows.
+        """
+        start = len(self.prefix)
+        return [*self.prefix, *text_ids, *self.suffix], list(range(start, start + len(text_ids)))
 
     def hidden_states(self, ids: list[int], should_stop: StopCheck | None = None) -> np.ndarray:
         """Every position's vector for the input and after each layer: ``(layers + 1, len(ids), width)``.
@@ -335,10 +337,8 @@ def load_layer_model(
     # The last hidden state is the last block's own output, as for every other layer;
     # the final norm is applied where the table is compared, and said so.
     model.config.tie_last_hidden_states = False
-    report(2, 4, "Reading the tokenizer")
-    from .vocabulary import load_tokenizer
-
-    tokenizer = load_tokenizer(folder)
+    report(2, 4, "Reading the tokenizer's special tokens")
+    prefix, suffix = special_tokens(folder)
     final_norm, head_is_table, head_note = _head(model, config)
     weights = sum(p.numel() for p in model.parameters())
     memory = sum(p.numel() * p.element_size() for p in model.parameters())
@@ -348,7 +348,8 @@ def load_layer_model(
         name=name or str(folder),
         folder=folder,
         model=model,
-        tokenizer=tokenizer,
+        prefix=prefix,
+        suffix=suffix,
         layers=int(getattr(config, "num_hidden_layers", 0) or _count_layers(model)),
         max_positions=_max_positions(config),
         head_is_table=head_is_table,
@@ -358,6 +359,62 @@ def load_layer_model(
         dtype=str(dtype).removeprefix("torch."),
         _final_norm=final_norm if head_is_table else None,
     )
+
+
+def special_tokens(folder: Path) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The ids a tokenizer puts before and after a single text, read from tokenizer.json's post-processor.
+
+    Reading the JSON is enough: building the tokenizer itself would hold Python's lock for
+    tens of milliseconds in the window's process (see ``tokenizer_process``).
+    """
+    file = folder / "tokenizer.json"
+    if not file.is_file():
+        return _special_tokens_from_transformers(folder)
+    try:
+        processor = json.loads(file.read_text(encoding="utf-8")).get("post_processor")
+    except (OSError, ValueError, AttributeError) as exc:
+        raise EmbedExplorerError(f"Cannot read {file}: {exc}") from exc
+    return _template(processor)
+
+
+def _template(processor: object) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    if not isinstance(processor, dict):
+        return (), ()
+    kind = processor.get("type")
+    if kind == "Sequence":
+        prefix: tuple[int, ...] = ()
+        suffix: tuple[int, ...] = ()
+        for inner in processor.get("processors") or []:
+            inner_prefix, inner_suffix = _template(inner)
+            prefix, suffix = prefix + inner_prefix, suffix + inner_suffix
+        return prefix, suffix
+    if kind in ("BertProcessing", "RobertaProcessing"):
+        return (int(processor["cls"][1]),), (int(processor["sep"][1]),)
+    if kind == "TemplateProcessing":
+        specials = processor.get("special_tokens") or {}
+        before: list[int] = []
+        after: list[int] = []
+        seen_text = False
+        for piece in processor.get("single") or []:
+            if "Sequence" in piece:
+                seen_text = True
+            elif "SpecialToken" in piece:
+                ids = [int(i) for i in specials[piece["SpecialToken"]["id"]]["ids"]]
+                (after if seen_text else before).extend(ids)
+        return tuple(before), tuple(after)
+    return (), ()  # ByteLevel and the like add no tokens
+
+
+def _special_tokens_from_transformers(folder: Path) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Folders without tokenizer.json: ask the fast tokenizer transformers builds (never custom code)."""
+    from .vocabulary import load_tokenizer
+
+    tokenizer = load_tokenizer(folder)
+    marker = tokenizer.encode("a", add_special_tokens=True)
+    mask = list(marker.special_tokens_mask)
+    first = mask.index(0) if 0 in mask else len(mask)
+    last = len(mask) - mask[::-1].index(0) if 0 in mask else len(mask)
+    return tuple(marker.ids[:first]), tuple(marker.ids[last:])
 
 
 def model_size(folder: Path | str) -> tuple[int, int] | None:
@@ -520,7 +577,7 @@ def _max_positions_in(config: dict[str, object]) -> int | None:
 def place_token(table: EmbeddingTable, model: LayerModel, text: str, place: int) -> tuple[PlacedToken, list[int]]:
     """The token at ``place`` (from 1) of ``text`` and the ids the model reads for the text."""
     tokens = check_place(table, text, place)
-    ids, places = model.model_input(text)
+    ids, places = model.model_input([t.id for t in tokens])
     limit = model.max_positions
     if limit is not None and len(ids) > limit:
         extra = len(ids) - len(places)
@@ -529,8 +586,6 @@ def place_token(table: EmbeddingTable, model: LayerModel, text: str, place: int)
             f"The text is {len(tokens):,} tokens{with_specials}, but the model has positions for only "
             f"{limit:,}: there is no row for position {limit + 1:,}. Shorten the text."
         )
-    if [ids[i] for i in places] != [t.id for t in tokens]:
-        raise TokenizerMismatchError("The model's tokenizer reads this text differently from the table's tokenizer.")
     position = places[place - 1]
     return PlacedToken(text, place, tokens[place - 1], position, len(tokens)), ids
 

@@ -226,3 +226,20 @@ def test_a_long_forward_pass_stops_between_layers(gpt2_table, gpt2_model) -> Non
     answer = trace(gpt2_table, gpt2_model, " one more text that was never run" * 20, 2, k=1)
     assert len(answer.steps) == 13
     assert all(not block._forward_pre_hooks for block in gpt2_model.model.h)
+
+
+def test_special_tokens_come_from_the_tokenizers_own_template(gpt2_folder, tmp_path) -> None:
+    import json
+
+    from embedexplorer.core.layers import special_tokens
+
+    direct = Tokenizer.from_file(str(bundled_model_dir() / "tokenizer.json"))
+    direct.no_padding()
+    encoding = direct.encode("the river bank")
+    assert special_tokens(bundled_model_dir()) == ((encoding.ids[0],), (encoding.ids[-1],)) == ((101,), (102,))
+    assert special_tokens(gpt2_folder) == ((), ())
+    roberta = {"post_processor": {"type": "Sequence", "processors": [
+        {"type": "ByteLevel"}, {"type": "RobertaProcessing", "sep": ["</s>", 2], "cls": ["<s>", 0]}
+    ]}}
+    (tmp_path / "tokenizer.json").write_text(json.dumps(roberta))
+    assert special_tokens(tmp_path) == ((0,), (2,))
