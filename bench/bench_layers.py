@@ -228,8 +228,79 @@ def lane_rows(rounds: int = LANE_ROUNDS) -> list[Row]:
     ]
 
 
+STALL_CHILD = """
+import json, os, sys, time
+from PySide6.QtCore import QEventLoop, Qt, QTimer
+from embedexplorer.app import create_app, create_window
+from embedexplorer.jobs.layer_jobs import LAYERS, LayersRequest
+from embedexplorer.jobs.table_jobs import LOAD, MAP
+
+app = create_app()
+window = create_window(os.environ["EE_BENCH_SETTINGS"])
+window.show()
+channel = window.client.channel
+loop = QEventLoop()
+channel(MAP).ready.connect(loop.quit)
+window.open_model(os.environ["EE_BENCH_FOLDER"])
+loop.exec()
+ticks = []
+heartbeat = QTimer()
+heartbeat.setTimerType(Qt.TimerType.PreciseTimer)
+heartbeat.setInterval(10)
+heartbeat.timeout.connect(lambda: ticks.append(time.perf_counter()))
+heartbeat.start()
+answers = []
+def ready(reply):
+    answers.append(reply)
+    if len(answers) < 3:
+        text = f" The river bank number {len(answers)} was steep"
+        window.client.submit(LAYERS, LayersRequest(text, 3, " my bank", 2))
+    else:
+        loop.quit()
+channel(LAYERS).ready.connect(ready)
+channel(LAYERS).failed.connect(lambda failure: (print(failure.message, file=sys.stderr), loop.quit()))
+window.client.submit(LAYERS, LayersRequest(" The river bank was steep", 3, " my bank", 2))  # loads the model first
+loop.exec()
+heartbeat.stop()
+gaps = sorted(b - a for a, b in zip(ticks, ticks[1:]))
+print(json.dumps({"longest_ms": gaps[-1] * 1000, "p99_ms": gaps[int(0.99 * (len(gaps) - 1))] * 1000,
+                  "answers": len(answers), "seconds": ticks[-1] - ticks[0]}))
+window.close()
+"""
+
+
+def stall_rows(runs: int = 3) -> list[Row]:
+    import tempfile
+
+    from bench.bench_stall import noise_child
+    from bench.common import qt_env
+
+    longest, p99 = [], []
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory() as settings:
+            env = {**qt_env(), "EE_BENCH_FOLDER": str(gpt2_folder()), "EE_BENCH_SETTINGS": settings + "/s.ini"}
+            out = run_python(STALL_CHILD, env=env)
+        longest.append(float(out["longest_ms"]))  # type: ignore[arg-type]
+        p99.append(float(out["p99_ms"]))  # type: ignore[arg-type]
+    noise = noise_child(10)
+    figure = median(longest)
+    return [
+        Row(
+            what="longest GUI-thread stall while the whole model loads and answers 3 layers questions",
+            figure=figure,
+            unit="ms",
+            baseline=10.0,
+            baseline_what=f"10 ms heartbeat (bare app on this machine: {float(noise['longest_ms']):.0f} ms)",
+            ratio=figure / 10.0,
+            goal="<= 50 ms",
+            met=figure <= 50,
+            note=f"median of {runs} runs, worst {max(longest):.0f} ms, 99th percentile gap {median(p99):.0f} ms",
+        )
+    ]
+
+
 def run() -> list[Row]:
-    return answer_rows() + load_rows() + lane_rows()
+    return answer_rows() + load_rows() + lane_rows() + stall_rows()
 
 
 if __name__ == "__main__":
