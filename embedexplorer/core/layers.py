@@ -35,9 +35,10 @@ from .errors import (
     TextTooLongError,
     UnsupportedModelError,
 )
+from .readers.safetensors import BUFFER_NAMES, _named
 from .safetensors_io import FLOAT_DTYPES, PICKLE_PATTERNS, read_all_headers, weight_files
 from .sources import ProgressCallback
-from .tables import BUFFER_NAMES, EmbeddingTable, Neighbour, _named
+from .tables import EmbeddingTable, Neighbour
 from .texts import Token
 
 StopCheck = Callable[[], bool]
