@@ -17,10 +17,10 @@ _CLI_FLAGS = {"-h", "--help", "--version"}
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) == 2 and args[0] == CHILD_FLAG:
+    if len(args) in (2, 3) and args[0] == CHILD_FLAG:
         from .core.tokenizer_child import serve
 
-        return serve(args[1])
+        return serve(*args[1:])
     if args and (args[0] in COMMANDS or args[0] in _CLI_FLAGS):
         from .cli import main as cli_main
 

@@ -6,6 +6,7 @@ the model itself is never built, so opening GPT-2 takes a fraction of a second.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cached_property, partial
@@ -16,7 +17,8 @@ import numpy as np
 
 from . import neighbours as nb
 from .bf16_rows import Bf16Rows, ScreenChoice, kernel_instructions, screen_for
-from .errors import QueryError
+from .errors import ModelNotFoundError, QueryError
+from .files import FileState
 from .readers.base import OpenedModel
 from .sources import ModelSource, ProgressCallback, reader_for, resolve_source
 from .stored_rows import StoredRows, UnitRows
@@ -26,6 +28,8 @@ from .vocabulary import Vocabulary
 
 # How many looked-up words each table remembers.
 QUERY_MEMORY = 4096
+# From this many vectors on, one matrix product over the table beats a pass per vector.
+_BATCH_FROM = 3
 
 
 class ReadableTokens(Sequence[str]):
@@ -148,12 +152,23 @@ class EmbeddingTable:
     position_note: str = ""
     folder: Path | None = None
     config: dict[str, object] = field(default_factory=dict)
+    # The memory-mapped files, as they were when opened: see check_files().
+    mapped_files: tuple[FileState, ...] = ()
     # Words already looked up, as gensim keeps key_to_index: a repeated query skips the tokenizer.
     _queries: dict[str, Query] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def close(self) -> None:
         """Let go of what the table holds outside this process (a tokenizer process)."""
         self.vocabulary.close()
+
+    def check_files(self) -> None:
+        """Raise FileChangedError if a memory-mapped file changed since the table was opened.
+
+        Called before rows are read from the map: a file truncated by another program
+        would otherwise end the process (SIGBUS) on the next read past its new end.
+        """
+        for state in self.mapped_files:
+            state.check()
 
     # ----- derived tables, computed once -------------------------------------------------
     @property
@@ -238,6 +253,7 @@ class EmbeddingTable:
     # ----- text ------------------------------------------------------------------------
     def encode(self, text: str) -> list[Token]:
         """Tokens of ``text`` exactly as the model sees it (no special tokens added)."""
+        _check_text(text)
         return [self.token(i) for i in self.vocabulary.encode(text)]
 
     def tokenize(
@@ -249,6 +265,7 @@ class EmbeddingTable:
         the tokens returned are those with a position row (all, when ``only_fitting`` is
         False), at most ``max_shown`` (None: no limit). The note says what was left out.
         """
+        _check_text(text)
         return token_report(self, text, max_shown=max_shown, only_fitting=only_fitting)
 
     def token(self, token_id: int) -> Token:
@@ -257,10 +274,13 @@ class EmbeddingTable:
 
     def query(self, word: str | int) -> Query:
         """The token that answers for ``word``: an id as given, or the word's first token."""
+        if isinstance(word, bool):
+            raise QueryError(f"A word must be a str or a token id, not {word!r}.")
         if isinstance(word, (int, np.integer)):
             token_id = self._check_id(int(word))
             token = self.token(token_id)
             return Query(token.id, token.token, (token,))
+        _check_text(word)
         known = self._queries.get(word)
         if known is not None:
             return known
@@ -288,12 +308,15 @@ class EmbeddingTable:
 
     def row(self, token_id: int) -> np.ndarray:
         """A copy of one token's row (copies keep callers from writing into the mapped file)."""
-        return np.array(self.rows[self._check_id(token_id)], dtype=np.float32)
+        token_id = self._check_id(token_id)
+        self.check_files()
+        return np.array(self.rows[token_id], dtype=np.float32)
 
     def position_row(self, position: int) -> np.ndarray | None:
         """Row of the 0-based ``position``, or None when the model has no such row."""
         if self.positions is None or not 0 <= position < self.positions.shape[0]:
             return None
+        self.check_files()
         return np.array(self.positions[position], dtype=np.float32)
 
     def _check_id(self, token_id: int) -> int:
@@ -304,35 +327,64 @@ class EmbeddingTable:
     # ----- questions -------------------------------------------------------------------
     def neighbours(self, query: str | int, k: int = 8) -> NeighbourResult:
         """The k tokens whose rows point most nearly the same way, the query itself left out."""
+        k = _check_k(k)
         answer = self.query(query)
+        # Stored rows are read from the mapped file during the search, and callers go on to
+        # read the neighbours' raw rows (the window places them on its map).
+        self.check_files()
         ids, cosines = self._top_k(self._unit_row(answer.id), k, (answer.id,))
         return NeighbourResult(answer, self._neighbours(ids, cosines), answer.note)
 
     def neighbours_of_vector(
         self, vector: np.ndarray, k: int = 8, exclude: tuple[int, ...] = ()
     ) -> NeighbourResult:
-        vector = np.asarray(vector, dtype=np.float32)
+        k = _check_k(k)
+        try:
+            vector = np.asarray(vector, dtype=np.float32)
+        except (TypeError, ValueError) as exc:
+            raise QueryError(f"A vector to search with must be {self.width} numbers: {exc}") from exc
         if vector.shape != (self.width,):
             raise QueryError(f"A vector for this table needs {self.width} numbers, not {vector.shape}.")
         if not np.isfinite(vector).all():
             raise QueryError("A vector to search with must hold only finite numbers (no NaN or infinity).")
+        self.check_files()
         ids, cosines = self._top_k(vector, k, exclude)
         return NeighbourResult(None, self._neighbours(ids, cosines))
 
+    def neighbours_of_vectors(self, vectors: np.ndarray, k: int = 8) -> list[NeighbourResult]:
+        """``neighbours_of_vector`` for each row of ``vectors``, the table read once for all of them."""
+        k = _check_k(k)
+        vectors = np.asarray(vectors, dtype=np.float32)
+        if vectors.ndim != 2 or vectors.shape[1] != self.width:
+            raise QueryError(f"Vectors for this table need {self.width} numbers each, not {vectors.shape}.")
+        if not np.isfinite(vectors).all():
+            raise QueryError("A vector to search with must hold only finite numbers (no NaN or infinity).")
+        # Tables stored in half precision have no float32 copy to multiply: one pass each.
+        if vectors.shape[0] < _BATCH_FROM or isinstance(self.rows, StoredRows):
+            return [self.neighbours_of_vector(v, k) for v in vectors]
+        self.check_files()
+        answers = nb.top_k_many(self._unit32, vectors, k)
+        return [NeighbourResult(None, self._neighbours(ids, cosines)) for ids, cosines in answers]
+
     def cosine(self, a: str | int, b: str | int) -> float:
         first, second = self.query(a), self.query(b)
+        self.check_files()
         if isinstance(self.rows, StoredRows):
             return float(self._unit_row(first.id) @ self._unit_row(second.id))
         return float(self._unit32[first.id] @ self._unit32[second.id])
 
-    def analogy(self, a: str | int, b: str | int, c: str | int, k: int = 8) -> NeighbourResult:
-        """Tokens nearest to a - b + c (3CosAdd); the three inputs are left out."""
+    def analogy(
+        self, a: str | int, b: str | int, c: str | int, k: int = 8, include_inputs: bool = False
+    ) -> NeighbourResult:
+        """Tokens nearest to a - b + c (3CosAdd); the three inputs are left out unless ``include_inputs``."""
+        k = _check_k(k)
         qa, qb, qc = self.query(a), self.query(b), self.query(c)
+        self.check_files()
         if isinstance(self.rows, StoredRows):
             vector = self._unit_row(qa.id) - self._unit_row(qb.id) + self._unit_row(qc.id)
         else:
             vector = nb.analogy_vector(self._unit32, qa.id, qb.id, qc.id)
-        ids, cosines = self._top_k(vector, k, {qa.id, qb.id, qc.id})
+        ids, cosines = self._top_k(vector, k, () if include_inputs else (qa.id, qb.id, qc.id))
         notes = " ".join(q.note for q in (qa, qb, qc) if q.note)
         label = f"{qa.token} - {qb.token} + {qc.token}"
         query = Query(qa.id, label, qa.pieces + qb.pieces + qc.pieces, notes)
@@ -400,7 +452,7 @@ class EmbeddingTable:
 
 
 def open_table(
-    spec: str | None = None,
+    spec: str | os.PathLike[str] | None = None,
     *,
     allow_download: bool = False,
     progress: ProgressCallback | None = None,
@@ -417,6 +469,13 @@ def open_table(
     >>> table = open_table("bundled")
     >>> [n.token for n in table.neighbours("monday", k=3).neighbours]  # doctest: +SKIP
     """
+    if isinstance(spec, os.PathLike):
+        spec = os.fspath(spec)
+    if spec is not None and not isinstance(spec, str):
+        raise ModelNotFoundError(
+            f"open_table takes a model folder, a Hugging Face id or 'bundled' as text, "
+            f"not {type(spec).__name__} ({spec!r:.60})."
+        )
     report = progress or (lambda done, total, message: None)
     report(0, 4, "Finding the model")
     source = resolve_source(spec, allow_download=allow_download, progress=progress, whole_model=whole_model)
@@ -437,6 +496,19 @@ def load_table(source: ModelSource, report: ProgressCallback, separate_tokenizer
     return table
 
 
+def _check_text(text: object) -> None:
+    """Questions take text (or a token id where the method says so): anything else is a QueryError."""
+    if not isinstance(text, str):
+        raise QueryError(f"A word or text must be a str, not {type(text).__name__} ({text!r:.60}).")
+
+
+def _check_k(k: object) -> int:
+    """A neighbour count must be a whole number of at least 1."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise QueryError(f"The number of neighbours must be a whole number of at least 1, not {k!r}.")
+    return int(k)
+
+
 def table_from(name: str, opened: OpenedModel) -> EmbeddingTable:
     """An EmbeddingTable for what a reader found."""
     return EmbeddingTable(
@@ -449,6 +521,7 @@ def table_from(name: str, opened: OpenedModel) -> EmbeddingTable:
         position_note=opened.position_note,
         folder=opened.folder,
         config=opened.config,
+        mapped_files=opened.mapped_files,
     )
 
 

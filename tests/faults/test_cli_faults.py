@@ -20,7 +20,7 @@ FOLDER_CASES = [
     ("truncated", "model.safetensors is truncated: it ends at byte"),
     ("garbage", "model.safetensors has a broken header"),
     ("not-json-header", "model.safetensors has an unreadable header"),
-    ("gpt2-tokenizer-minilm-table", "The tokenizer has ids up to 50,256 but the table has only 30,522 rows"),
+    ("gpt2-tokenizer-minilm-table", "The tokenizer has 50,257 tokens but the table has only 30,522 rows"),
     ("minilm-tokenizer-gpt2-table", "config.json says the start-of-text token is id 50,256"),
 ]
 

@@ -86,7 +86,7 @@ def test_a_tokenizer_with_more_ids_than_rows(broken: dict[str, Path]) -> None:
     with pytest.raises(TokenizerMismatchError) as caught:
         open_table(str(broken["gpt2-tokenizer-minilm-table"]))
     assert str(caught.value) == (
-        "The tokenizer has ids up to 50,256 but the table has only 30,522 rows: they do not belong to the same model."
+        "The tokenizer has 50,257 tokens but the table has only 30,522 rows: they do not belong to the same model."
     )
 
 

@@ -9,11 +9,33 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from ..errors import TableNotFoundError
+
 if TYPE_CHECKING:
+    from ..files import FileState
     from ..stored_rows import StoredRows
     from ..vocabulary import Vocabulary
 
 ProgressCallback = Callable[[int, int, str], None]
+
+# The most rows a token table may have: 16 times the largest vocabulary in common use
+# (Gemma's 262,144), and few enough that a readable token for each fits in memory.
+MAX_TABLE_ROWS = 4_194_304
+
+
+def check_table_shape(rows: int, width: int, what: str) -> None:
+    """Refuse a token table whose shape no model has, before anything is built row by row.
+
+    Every row gets a readable token and a length, so a header that claims 10^9 rows of
+    width 0 (no bytes at all in the file) would otherwise take gigabytes.
+    """
+    if width < 1 or rows < 1:
+        raise TableNotFoundError(f"{what} has {rows:,} rows of {width:,} numbers: there is nothing to look at.")
+    if rows > MAX_TABLE_ROWS:
+        raise TableNotFoundError(
+            f"{what} claims {rows:,} rows; EmbedExplorer opens tables of at most {MAX_TABLE_ROWS:,} rows "
+            "(the largest vocabularies in use have about 260,000)."
+        )
 
 
 @dataclass
@@ -32,6 +54,8 @@ class OpenedModel:
     position_note: str = ""
     folder: Path | None = None
     config: dict[str, object] = field(default_factory=dict)
+    # The memory-mapped files as they were when opened, checked before rows are read.
+    mapped_files: tuple[FileState, ...] = ()
 
 
 class Reader(Protocol):

@@ -16,11 +16,12 @@ from gguf.constants import GGMLQuantizationType
 from gguf.quants import dequantize
 
 from ..errors import TableNotFoundError
+from ..files import FileState
 from ..gguf_file import GgufFile, GgufTensor, is_gguf, read_gguf
 from ..gguf_tokenizer import build_gguf_tokenizer
 from ..stored_rows import StoredRows
 from ..vocabulary import Vocabulary, encode_with
-from .base import OpenedModel, ProgressCallback
+from .base import OpenedModel, ProgressCallback, check_table_shape
 from .safetensors import check_vocabulary
 
 TOKEN_TABLE = "token_embd.weight"
@@ -47,6 +48,7 @@ class GgufReader:
         token_tensor = header.tensors.get(TOKEN_TABLE)
         if token_tensor is None or len(token_tensor.shape) != 2:
             raise TableNotFoundError(f"{path.name} has no token table ({TOKEN_TABLE}); it is not a language model.")
+        check_table_shape(token_tensor.shape[0], token_tensor.shape[1], f"The token table of {path.name}")
         report(2, 4, "Reading the tokenizer")
         tokenizer, facts = build_gguf_tokenizer(header.metadata, path.name)
         tokenizer.no_truncation()
@@ -68,6 +70,7 @@ class GgufReader:
             position_note=_position_note(header, positions),
             folder=path.parent,
             config={"gguf_architecture": header.metadata.get("general.architecture", "")},
+            mapped_files=(FileState(path),),
         )
 
 

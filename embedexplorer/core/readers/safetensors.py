@@ -6,17 +6,17 @@ GPT-2 takes a fraction of a second.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import CorruptWeightsError, EmbedExplorerError, TableNotFoundError, TokenizerMismatchError
+from ..files import CONFIG_FILE_LIMIT, FileState, read_json
 from ..safetensors_io import FLOAT_DTYPES, TensorEntry, map_tensor, read_all_headers, weight_files
 from ..stored_rows import HALF_KINDS, StoredRows
 from ..table_store import whole_model_entries
 from ..vocabulary import Vocabulary
-from .base import OpenedModel, ProgressCallback
+from .base import OpenedModel, ProgressCallback, check_table_shape
 
 # Suffixes of the token table's name in the common architectures, most specific first.
 TOKEN_TABLE_NAMES = (
@@ -57,14 +57,19 @@ class SafetensorsFolder:
         report(1, 4, "Reading the weights' index")
         entries = read_all_headers(weight_files(folder))
         token_entry = _find_token_table(entries, config)
+        where = f"The token table {token_entry.name!r} in {token_entry.file.name}"
+        check_table_shape(token_entry.shape[0], token_entry.shape[1], where)
         position_entry = _find_tensor(entries, POSITION_TABLE_NAMES, width=token_entry.shape[1])
         report(2, 4, "Reading the tokenizer")
         # A separate tokenizer process loads while the tables are mapped.
-        finish_vocabulary = Vocabulary.start(folder, separate_process=separate_tokenizer)
+        finish_vocabulary = Vocabulary.start(
+            folder, separate_process=separate_tokenizer, max_rows=token_entry.shape[0]
+        )
         report(3, 4, "Mapping the embedding table")
         rows = map_rows(token_entry)
         positions = None if position_entry is None else map_tensor(position_entry)
         vocabulary = finish_vocabulary()
+        mapped = tuple(FileState(e.file) for e in (token_entry, position_entry) if e is not None and e.numel)
         try:
             check_vocabulary(vocabulary, rows.shape[0])
             _check_special_ids(config, vocabulary)
@@ -81,6 +86,7 @@ class SafetensorsFolder:
             position_note=_position_note(position_entry, config),
             folder=folder,
             config=config,
+            mapped_files=mapped,
         )
 
 
@@ -146,12 +152,9 @@ def _named(name: str, suffixes: tuple[str, ...]) -> bool:
 
 def _read_config(folder: Path) -> dict[str, object]:
     config_file = folder / "config.json"
-    if not config_file.is_file():
+    if not config_file.exists():
         raise TableNotFoundError(f"{folder} has no config.json; it does not look like a model folder.")
-    try:
-        config = json.loads(config_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise EmbedExplorerError(f"{config_file} cannot be read: {exc}") from exc
+    config = read_json(config_file, "model config", CONFIG_FILE_LIMIT, EmbedExplorerError)
     if not isinstance(config, dict):
         raise EmbedExplorerError(f"{config_file} is not a JSON object.")
     # Encoder-decoder and multimodal configs keep the language model's settings inside.
@@ -199,7 +202,8 @@ def _position_note(entry: TensorEntry | None, config: dict[str, object]) -> str:
     if entry is not None:
         return f"learned position table with {entry.shape[0]:,} rows"
     kind = str(config.get("position_embedding_type", ""))
-    if "rope_theta" in config or "rope_scaling" in config or "rotary" in kind:
+    # transformers 5 writes "rope_parameters"; older configs "rope_theta" or "rope_scaling".
+    if any(key in config for key in ("rope_theta", "rope_scaling", "rope_parameters")) or "rotary" in kind:
         return "no position table: the model marks positions by rotating rows (rotary embeddings)"
     if "alibi" in kind or config.get("model_type") in {"bloom", "mpt"}:
         return "no position table: the model marks positions with attention biases (ALiBi)"
