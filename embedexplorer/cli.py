@@ -86,6 +86,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     family_map = commands.add_parser("map", parents=[common], help="2-D map of the word families")
     family_map.add_argument("--families", default=None, help="families JSON file (default: the chapter's)")
+    family_map.add_argument(
+        "--words",
+        default=None,
+        help="map other rows: 'all' (the whole vocabulary), a regular expression matched against each "
+        "token's text, or @FILE (one word a line); the families colour their words among them",
+    )
+    family_map.add_argument(
+        "--projection",
+        choices=("pca", "tsne", "umap"),
+        default="pca",
+        help="how the rows are flattened (default pca; tsne and umap need --words and are cached on disk)",
+    )
+    family_map.add_argument("--seed", type=int, default=42, help="seed of t-SNE and UMAP (default 42)")
     family_map.add_argument("--png", default=None, help="also draw the map into this PNG file")
     family_map.add_argument(
         "--width", type=_png_width, default=1600, help=f"PNG width in pixels (at most {MAX_PNG_WIDTH:,})"
@@ -283,6 +296,9 @@ def _answer(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, 
         }
         return payload, f"{facts.summary()}\nneighbour search: {payload['neighbour_search']}"
 
+    if args.command == "map" and (args.words is not None or args.projection != "pca"):
+        return _word_map(args, table, header)
+
     if args.command == "map":
         from .core.family_distances import family_distances
         from .core.maps import family_map, load_families
@@ -317,6 +333,44 @@ def _answer(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, 
         return payload, "\n".join(lines)
 
     raise EmbedExplorerError(f"Unknown command {args.command!r}.")  # argparse prevents this
+
+
+def _word_map(args: argparse.Namespace, table: EmbeddingTable, header: str) -> tuple[dict[str, object], str]:
+    """``map --words ... --projection ...``: any rows of the table, flattened by PCA, t-SNE or UMAP."""
+    from .core.map_cache import MapCache
+    from .core.maps import load_families
+    from .core.word_maps import word_map
+    from .core.word_sets import choose
+
+    words = choose(table, args.words or "all", args.multi_token)
+    progress = _stderr_progress if sys.stderr.isatty() else None
+    drawn = word_map(
+        table, words, load_families(args.families), args.projection, seed=args.seed, cache=MapCache(), progress=progress
+    )
+    _end_progress()
+    payload = drawn.to_dict()
+    if args.png:
+        from .ui.map_export import export_family_map_png
+
+        export_family_map_png(drawn, table.name, args.png, width=args.width)
+        payload["png"] = args.png
+    counts = ", ".join(f"{name} {count}" for name, count in drawn.family_counts().items() if count)
+    lines = [
+        header,
+        f"{drawn.description}, flattened by {drawn.layout.name}"
+        + (" (read from the cache)" if drawn.from_cache else f" in {drawn.seconds:.1f} s"),
+        f"the map keeps {drawn.layout.keeps}",
+        f"family words among them: {counts or 'none'}",
+    ]
+    shown = min(len(drawn), 20)
+    pairs = zip(drawn.labels[:shown], drawn.coords[:shown].tolist(), strict=True)
+    lines += [f"{terminal_safe(label):<20} {x:9.3f} {y:9.3f}" for label, (x, y) in pairs]
+    if len(drawn) > shown:
+        lines.append(f"... and {len(drawn) - shown:,} more points (--json lists them all)")
+    lines += [f"note: {terminal_safe(n)}" for n in drawn.notes]
+    if args.png:
+        lines.append(f"map written to {args.png}")
+    return payload, "\n".join(lines)
 
 
 def _analogy(table: EmbeddingTable, args: argparse.Namespace) -> tuple[dict[str, object], str]:

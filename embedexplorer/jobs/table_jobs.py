@@ -17,6 +17,7 @@ from ..core.layer_input import Recipe, layer_input, recipe_for
 from ..core.maps import Families, FamilyMap, family_map, load_families
 from ..core.tables import EmbeddingTable, NeighbourResult, TableFacts, open_table
 from ..core.texts import Token, TokenReport
+from ..core.word_maps import WordMap
 from .base import JobContext, Kind, Lane, Session
 
 # How many chips the token pane shows at most; the report's note says how many were left out.
@@ -172,7 +173,8 @@ class NeighboursAnswer:
     # What a person would type to look each neighbour up (WordPiece's "##" is not typed).
     typed: tuple[str, ...]
     map_query: tuple[float, float] | None = None
-    map_neighbours: tuple[tuple[float, float], ...] = field(default_factory=tuple)
+    # One place per neighbour, in order; None for a neighbour a t-SNE or UMAP map does not hold.
+    map_neighbours: tuple[tuple[float, float] | None, ...] = field(default_factory=tuple)
 
 
 def nearest_rows(ctx: JobContext, request: NeighboursRequest) -> NeighboursAnswer:
@@ -180,17 +182,17 @@ def nearest_rows(ctx: JobContext, request: NeighboursRequest) -> NeighboursAnswe
     result = table.neighbours(request.query, request.k)
     typed = tuple(typed_form(table, n.id) for n in result.neighbours)
     on_map = ctx.session.derived.get(MAP_KEY)
-    if not isinstance(on_map, FamilyMap) or result.query is None:
+    if result.query is None:
         return NeighboursAnswer(result, table.baseline_cosine, typed)
     ids = [result.query.id] + [n.id for n in result.neighbours]
-    coords = on_map.projection.apply(table.rows[ids])
-    return NeighboursAnswer(
-        result,
-        table.baseline_cosine,
-        typed,
-        (float(coords[0, 0]), float(coords[0, 1])),
-        tuple((float(x), float(y)) for x, y in coords[1:]),
-    )
+    if isinstance(on_map, FamilyMap):
+        coords = on_map.projection.apply(table.rows[ids])
+        places: list[tuple[float, float] | None] = [(float(x), float(y)) for x, y in coords]
+    elif isinstance(on_map, WordMap):
+        places = on_map.locate(table, ids)
+    else:
+        return NeighboursAnswer(result, table.baseline_cosine, typed)
+    return NeighboursAnswer(result, table.baseline_cosine, typed, places[0], tuple(places[1:]))
 
 
 def typed_form(table: EmbeddingTable, token_id: int) -> str:

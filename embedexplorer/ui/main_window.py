@@ -28,6 +28,8 @@ from PySide6.QtWidgets import (
 from ..core.constants import BUNDLED, MULTI_TOKEN_ACTIONS, hub_offline
 from ..core.errors import OfflineError
 from ..core.maps import FamilyMap
+from ..core.word_maps import WordMap
+from ..jobs.map_jobs import WORD_MAP, WordMapRequest
 from ..jobs.table_jobs import (
     COSINE,
     LOAD,
@@ -208,6 +210,20 @@ class MainWindow(QMainWindow):
         map_menu.addAction("&Load families file...").triggered.connect(self.map_view.choose_families_file)
         map_menu.addAction("Use the &chapter's families").triggered.connect(lambda: self.map_view.use_families(""))
         map_menu.addAction("&Save families as...").triggered.connect(self.map_view.save_families_dialog)
+        map_menu.addAction("&Edit families...").triggered.connect(self.map_view.edit_families)
+        map_menu.addSeparator()
+        map_menu.addAction("&Family words only").triggered.connect(self.map_view.show_family_map)
+        whole = map_menu.addAction("&Whole vocabulary")
+        whole.triggered.connect(lambda: self.map_view.request_word_map("all"))
+        map_menu.addAction("Words &matching...").triggered.connect(self.map_view.ask_words)
+        projection = map_menu.addMenu("&Projection")
+        self.projection_actions = {}
+        for method, label in (("pca", "&PCA (instant)"), ("tsne", "&t-SNE"), ("umap", "&UMAP")):
+            action = projection.addAction(label)
+            action.setCheckable(True)
+            action.setChecked(method == "pca")
+            action.triggered.connect(lambda _checked=False, m=method: self._on_projection_chosen(m))
+            self.projection_actions[method] = action
         map_menu.addSeparator()
         map_menu.addAction(self.exercises.distances_action)
         map_menu.addAction(self.exercises.furthest_action)
@@ -234,6 +250,16 @@ class MainWindow(QMainWindow):
         copy_row.triggered.connect(self.row_view.copy_row)
         copy_row.setShortcut(QKeySequence("Ctrl+Shift+C"))
         view_menu.addSeparator()
+        labels = view_menu.addAction("Word &labels on the map")
+        labels.setCheckable(True)
+        labels.setChecked(True)
+        labels.toggled.connect(self.map_view.set_labels_visible)
+        reset = view_menu.addAction("&Reset view")
+        reset.triggered.connect(self.map_view.reset_view)
+        reset.setShortcut(QKeySequence("Ctrl+0"))
+        find = view_menu.addAction("&Find on the map")
+        find.triggered.connect(self.map_view.focus_search)
+        find.setShortcut(QKeySequence("Ctrl+F"))
         view_menu.addAction(self.teaching.presentation_action)
 
         exercise_menu = self.menuBar().addMenu("E&xercises")
@@ -272,6 +298,11 @@ class MainWindow(QMainWindow):
         channel(COSINE).failed.connect(lambda failure: self.neighbours_pane.show_compare_message(failure.message))
         channel(MAP).ready.connect(self._on_map_ready)
         channel(MAP).failed.connect(lambda failure: self.map_view.map_failed(failure.message))
+        channel(WORD_MAP).ready.connect(self._on_map_ready)
+        channel(WORD_MAP).failed.connect(self._on_word_map_failed)
+        channel(WORD_MAP).progress.connect(self._on_load_progress)
+        self.map_view.word_map_requested.connect(self._on_word_map_requested)
+        self.map_view.word_map_cancelled.connect(self._on_word_map_cancelled)
 
         self.token_pane.text_changed.connect(self._on_text_changed)
         self.token_pane.token_selected.connect(self._on_token_selected)
@@ -497,7 +528,8 @@ class MainWindow(QMainWindow):
         """The selected token as a star on the map, its neighbours as rings."""
         query = answer.result.query
         if query is not None:
-            self.map_view.show_selection(query.token, answer.map_query, answer.map_neighbours)
+            names = tuple(n.token for n in answer.result.neighbours)
+            self.map_view.show_selection(query.token, answer.map_query, answer.map_neighbours, names)
 
     def _show_failure(self, failure: Failure) -> None:
         self.message_bar.show_message(failure.message, "error")
@@ -513,8 +545,35 @@ class MainWindow(QMainWindow):
             action.setChecked(name == mode)
         self._request_map()
 
-    def _on_map_ready(self, family_map: FamilyMap) -> None:
+    def _on_word_map_requested(self, request: WordMapRequest) -> None:
+        if not self.loaded:
+            self.map_view.map_failed("Open a model first.")
+            return
+        self.client.submit(WORD_MAP, request)
+        self._on_load_progress(-1.0, "Map: starting")
+
+    def _on_word_map_failed(self, failure: Failure) -> None:
+        self.progress.hide()
+        self.map_view.map_failed(failure.message)
+        self._check_projection(self.map_view.projection)
+
+    def _on_word_map_cancelled(self) -> None:
+        self.client.cancel(WORD_MAP)
+        self.progress.hide()
+        self._check_projection(self.map_view.projection)
+
+    def _on_projection_chosen(self, method: str) -> None:
+        self.map_view.set_projection(method)
+        self._check_projection(method if self.map_view.computing else self.map_view.projection)
+
+    def _check_projection(self, method: str) -> None:
+        for name, action in self.projection_actions.items():
+            action.setChecked(name == method)
+
+    def _on_map_ready(self, family_map: FamilyMap | WordMap) -> None:
+        self.progress.hide()
         self.map_view.show_map(family_map, self.model_name)
+        self._check_projection(self.map_view.projection)
         self.export_action.setEnabled(True)
         self.exercises.map_changed()
         self.teaching.apply_map_view()

@@ -92,3 +92,52 @@ def test_errors_are_one_line_exit_2(args: tuple[str, ...], message: str) -> None
     assert message in result.stderr
     assert "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_map_of_words_matching_a_regex_or_listed_in_a_file(tmp_path, minilm_table) -> None:
+    days = r"^(mon|tues|wednes|thurs|fri|satur|sun)day$"
+    out = run_json("map", "--words", days, "--model", "bundled")
+    assert out["projection"] == "pca" and len(out["points"]) == 7
+    assert out["families"]["days"] == 7  # MiniLM reads the chapter's ' Monday' as its one token 'monday'
+    listing = tmp_path / "words.txt"
+    listing.write_text("monday\ntuesday\nparis\nzxqvbnmw\n", encoding="utf-8")
+    listed = run_json("map", "--words", f"@{listing}", "--model", "bundled")
+    assert [p["token"] for p in listed["points"][:3]] == ["monday", "tuesday", "paris"]
+    assert listed["points"][3]["ids"] == [t.id for t in minilm_table.encode("zxqvbnmw")]
+    png = tmp_path / "days.png"
+    drawn = run_cli("map", "--words", days, "--model", "bundled", "--png", str(png))
+    assert drawn.returncode == 0 and "7 rows matching" in drawn.stdout
+    assert png_facts(png)[0] == 1600
+
+
+def test_tsne_map_from_the_command_line_reads_the_cache(tmp_path, minilm_table) -> None:
+    from embedexplorer.core.map_cache import MapCache
+    from embedexplorer.core.word_maps import word_map
+    from embedexplorer.core.word_sets import matching
+
+    words = r"^(mon|tues|wednes|thurs|fri|satur|sun)day$|^[a-c][a-z]{5}s$"
+    # Computed here (the engine's t-SNE is tested in test_word_maps); the command line must find it.
+    computed = word_map(minilm_table, matching(minilm_table, words), None, "tsne", cache=MapCache(tmp_path / "maps"))
+    result = run_cli(
+        "map", "--words", words, "--projection", "tsne", "--model", "bundled", "--json",
+        env={"EMBEDEXPLORER_CACHE_DIR": str(tmp_path)},
+    )
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["from_cache"] and out["projection"] == "tsne" and "neighbours by cosine" in out["keeps"]
+    assert [[p["x"], p["y"]] for p in out["points"]] == computed.coords.tolist()
+
+
+@pytest.mark.parametrize(
+    ("words", "projection", "said"),
+    [
+        (r"^zzqqxx$", "pca", "matches '^zzqqxx$'"),
+        ("(unclosed", "pca", "not a valid regular expression"),
+        ("@/nonexistent/words.txt", "pca", "Cannot read the word list"),
+        (r"^(mon|tues)day$", "tsne", "needs more than 91 rows"),
+    ],
+)
+def test_map_words_mistakes_are_one_line(words: str, projection: str, said: str) -> None:
+    result = run_cli("map", "--words", words, "--projection", projection, "--model", "bundled")
+    assert result.returncode == 2 and said in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
