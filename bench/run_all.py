@@ -31,6 +31,7 @@ BENCHMARKS = {
     "lanes": "bench.bench_lanes",
     # t-SNE of 10,000 rows, twice (ours and openTSNE bare): several minutes on a busy machine
     "projections": "bench.bench_projections",
+    "layers": "bench.bench_layers",
 }
 
 

@@ -28,6 +28,8 @@ from .vocabulary import Vocabulary
 
 # How many looked-up words each table remembers.
 QUERY_MEMORY = 4096
+# From this many vectors on, one matrix product over the table beats a pass per vector.
+_BATCH_FROM = 3
 
 
 class ReadableTokens(Sequence[str]):
@@ -348,6 +350,21 @@ class EmbeddingTable:
         self.check_files()
         ids, cosines = self._top_k(vector, k, exclude)
         return NeighbourResult(None, self._neighbours(ids, cosines))
+
+    def neighbours_of_vectors(self, vectors: np.ndarray, k: int = 8) -> list[NeighbourResult]:
+        """``neighbours_of_vector`` for each row of ``vectors``, the table read once for all of them."""
+        k = _check_k(k)
+        vectors = np.asarray(vectors, dtype=np.float32)
+        if vectors.ndim != 2 or vectors.shape[1] != self.width:
+            raise QueryError(f"Vectors for this table need {self.width} numbers each, not {vectors.shape}.")
+        if not np.isfinite(vectors).all():
+            raise QueryError("A vector to search with must hold only finite numbers (no NaN or infinity).")
+        # Tables stored in half precision have no float32 copy to multiply: one pass each.
+        if vectors.shape[0] < _BATCH_FROM or isinstance(self.rows, StoredRows):
+            return [self.neighbours_of_vector(v, k) for v in vectors]
+        self.check_files()
+        answers = nb.top_k_many(self._unit32, vectors, k)
+        return [NeighbourResult(None, self._neighbours(ids, cosines)) for ids, cosines in answers]
 
     def cosine(self, a: str | int, b: str | int) -> float:
         first, second = self.query(a), self.query(b)

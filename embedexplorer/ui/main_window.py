@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QProgressBar,
     QSplitter,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -29,6 +30,7 @@ from ..core.constants import BUNDLED, MULTI_TOKEN_ACTIONS, hub_offline
 from ..core.errors import OfflineError
 from ..core.maps import FamilyMap
 from ..core.word_maps import WordMap
+from ..jobs.layer_jobs import LAYERS, LayersReply, LayersRequest
 from ..jobs.map_jobs import WORD_MAP, WordMapRequest
 from ..jobs.table_jobs import (
     COSINE,
@@ -50,6 +52,7 @@ from ..settings import Settings
 from ..worker import Failure, WorkerClient
 from .chapter_notice import ChapterNotice
 from .exercise_desk import ExerciseDesk
+from .layers_pane import LayersPane
 from .map_view import MapView
 from .message_bar import MessageBar
 from .neighbours_pane import NeighboursPane
@@ -110,6 +113,7 @@ class MainWindow(QMainWindow):
         self.chapter_notice = ChapterNotice()
         self.exercises = ExerciseDesk(self)
         self.teaching = TeachingTools(self)
+        self.layers_pane = LayersPane()
 
         # The guess line sits right above the list it hides.
         neighbours = QWidget()
@@ -125,8 +129,12 @@ class MainWindow(QMainWindow):
         self.left.setStretchFactor(1, 3)
         self.left.setSizes([250, 600])  # the row pane at its smallest, the neighbours the rest
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        # The map and the layers share the right side: both want the room, one at a time.
+        self.right = QTabWidget()
+        self.right.addTab(self.map_view, "&Map")
+        self.right.addTab(self.layers_pane, "Through the &layers")
         self.splitter.addWidget(self.left)
-        self.splitter.addWidget(self.map_view)
+        self.splitter.addWidget(self.right)
         self.splitter.setStretchFactor(0, 2)
         self.splitter.setStretchFactor(1, 3)
         self.splitter.setSizes([520, 840])
@@ -303,6 +311,11 @@ class MainWindow(QMainWindow):
         channel(WORD_MAP).progress.connect(self._on_load_progress)
         self.map_view.word_map_requested.connect(self._on_word_map_requested)
         self.map_view.word_map_cancelled.connect(self._on_word_map_cancelled)
+        channel(LAYERS).progress.connect(self._on_layers_progress)
+        channel(LAYERS).ready.connect(self._on_layers_ready)
+        channel(LAYERS).failed.connect(self._on_layers_failed)
+        self.layers_pane.layers_requested.connect(self._request_layers)
+        self.layers_pane.download_requested.connect(lambda hub_id: self.open_model(hub_id, allow_download=True))
 
         self.token_pane.text_changed.connect(self._on_text_changed)
         self.token_pane.token_selected.connect(self._on_token_selected)
@@ -442,6 +455,7 @@ class MainWindow(QMainWindow):
         self.model_box.setEditText(self._pending_model or loaded.name)
         self.row_view.clear()
         self.neighbours_pane.clear()
+        self.layers_pane.clear()
         self._request_map()
         self.teaching.apply_texts()  # a lesson waiting for this model
         self.token_pane.flush()
@@ -501,6 +515,7 @@ class MainWindow(QMainWindow):
     def _on_token_selected(self, token_id: int, place: int, token: str) -> None:
         self._selected = (token_id, place, token)
         self.exercises.query_selected(token_id, token)
+        self.layers_pane.set_token(self.token_pane.text(), place + 1, token)
         self.client.submit(ROW, RowRequest(token_id, place))
         self.client.submit(NEIGHBOURS, NeighboursRequest(token_id, self.neighbours_pane.k()))
         other = self.neighbours_pane.compare_text()
@@ -530,6 +545,27 @@ class MainWindow(QMainWindow):
         if query is not None:
             names = tuple(n.token for n in answer.result.neighbours)
             self.map_view.show_selection(query.token, answer.map_query, answer.map_neighbours, names)
+
+    # ----- through the layers ------------------------------------------------------------
+    def _request_layers(self, request: LayersRequest) -> None:
+        if self.loaded:
+            self.client.submit(LAYERS, request)
+
+    def _on_layers_progress(self, share: float, message: str) -> None:
+        self._on_load_progress(share, message)
+
+    def _on_layers_ready(self, reply: LayersReply) -> None:
+        self.progress.hide()
+        self.layers_pane.show_reply(reply)
+        if reply.answer is not None:
+            shown = reply.answer.token
+            self.row_view.show_layer_input(shown.token.id, shown.place - 1, reply.answer.input)
+        if reply.load_seconds is not None and reply.answer is not None:
+            self.statusBar().showMessage(f"Loaded the whole model in {reply.load_seconds:.1f} s", 5000)
+
+    def _on_layers_failed(self, failure: Failure) -> None:
+        self.progress.hide()
+        self.layers_pane.show_message(failure.message)
 
     def _show_failure(self, failure: Failure) -> None:
         self.message_bar.show_message(failure.message, "error")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from html import escape
 
 import numpy as np
@@ -10,6 +11,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFontDatabase, QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
+from ..core.layers import LayerInput
 from ..jobs.table_jobs import RowAnswer
 from . import theme
 from .steady_label import SteadyLabel
@@ -153,6 +155,20 @@ class RowView(QWidget):
         super().resizeEvent(event)
         if self._result is not None:
             self._fill_numbers()
+
+    def show_layer_input(self, token_id: int, place: int, given: LayerInput) -> None:
+        """What the model's own embedding step fed layer 1 for the shown token (``place`` 0-based).
+
+        The row pane already computes it from the table's tensors; once the whole model
+        has run, its own numbers replace them and the note says so.
+        """
+        result = self._result
+        if result is None or result.token.id != token_id or result.place != place:
+            return  # an answer about a token no longer shown
+        self._result = replace(result, combined=given.enters)
+        self._fill_numbers()
+        self.note.setText(escape(f"Exact, from the model itself: {given.note}"))
+        self._redraw()
 
     def clear(self) -> None:
         self._result = None
