@@ -143,9 +143,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(f"unexpected error: {type(exc).__name__}: {exc}")
     payload, text = result
     if args.json:
-        # ``layers`` prints the list of its rows, one object per layer.
-        shown = payload.get("layers", payload) if args.command == "layers" else payload
-        return _print(json_text_safe(json.dumps(finite_or_none(shown), ensure_ascii=False, indent=2)))
+        # ``layers --json`` is a list with one object per layer; every other command one object.
+        data = payload["layers"] if args.command == "layers" else payload
+        return _print(json_text_safe(json.dumps(finite_or_none(data), ensure_ascii=False, indent=2)))
     return _print(terminal_safe(text))
 
 
@@ -312,6 +312,7 @@ def _answer(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, 
 
     if args.command == "layers":
         return _layers(args, table)
+
     if args.command == "map" and (args.words is not None or args.projection != "pca"):
         return _word_map(args, table, header)
 
@@ -350,46 +351,6 @@ def _answer(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, 
 
     raise EmbedExplorerError(f"Unknown command {args.command!r}.")  # argparse prevents this
 
-
-def _layers(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, object], str]:
-    """One token through every layer: one row per layer, the JSON a list of those rows."""
-    from .core.errors import QueryError
-    from .core.layers import check_place, find_place, load_layer_model, trace
-
-    if args.compare_place is not None and args.compare is None:
-        raise QueryError("--compare-place needs --compare TEXT2.")
-    # Mistakes in the texts are told before the whole model loads.
-    chosen = check_place(table, args.text, args.place)[args.place - 1]
-    compare = None
-    if args.compare is not None:
-        place = args.compare_place
-        if place is None:
-            place = find_place(table, args.compare, chosen.id)
-            if place is None:
-                raise QueryError(
-                    f"{chosen.token} is not a token of {args.compare!r}; say which token to compare with "
-                    "(--compare-place M)."
-                )
-        check_place(table, args.compare, place)
-        compare = (args.compare, place)
-    model = load_layer_model(table.folder or table.name, name=table.name)
-    answer = trace(table, model, args.text, args.place, compare=compare, k=args.k)
-    token, other = answer.token, answer.compare
-    lines = [
-        f"model: {table.name}",
-        f"token {token.token.token} (id {token.token.id}) at place {token.place} of {token.text!r}",
-    ]
-    if other is not None:
-        shown = f"{other.token.token} (id {other.token.id})"
-        lines.append(f"compared with {shown} at place {other.place} of {other.text!r}")
-    lines += [f"note: {answer.head_note}", f"input: {answer.input.note}"]
-    lines.append(f"{'layer':<7}{'length':>9}{'cos row':>9}{'cos other':>11}  nearest rows")
-    for step in answer.steps:
-        name = "input" if step.layer == 0 else str(step.layer)
-        versus = "" if step.cosine_to_compare is None else f"{step.cosine_to_compare:.3f}"
-        nearest = ", ".join(f"{n.token} {n.cosine:.2f}" for n in step.nearest)
-        lines.append(f"{name:<7}{step.length:9.3f}{step.cosine_to_row:9.3f}{versus:>11}  {nearest}")
-    return {"layers": answer.as_rows()}, "\n".join(lines)
 
 def _word_map(args: argparse.Namespace, table: EmbeddingTable, header: str) -> tuple[dict[str, object], str]:
     """``map --words ... --projection ...``: any rows of the table, flattened by PCA, t-SNE or UMAP."""
@@ -458,6 +419,47 @@ def _png_width(text: str) -> int:
     if value > MAX_PNG_WIDTH:
         raise argparse.ArgumentTypeError(f"at most {MAX_PNG_WIDTH:,} pixels")
     return value
+
+
+def _layers(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, object], str]:
+    """One token through every layer: one row per layer, the JSON a list of those rows."""
+    from .core.errors import QueryError
+    from .core.layers import check_place, find_place, load_layer_model, trace
+
+    if args.compare_place is not None and args.compare is None:
+        raise QueryError("--compare-place needs --compare TEXT2.")
+    # Mistakes in the texts are told before the whole model loads.
+    chosen = check_place(table, args.text, args.place)[args.place - 1]
+    compare = None
+    if args.compare is not None:
+        place = args.compare_place
+        if place is None:
+            place = find_place(table, args.compare, chosen.id)
+            if place is None:
+                raise QueryError(
+                    f"{chosen.token} is not a token of {args.compare!r}; say which token to compare with "
+                    "(--compare-place M)."
+                )
+        check_place(table, args.compare, place)
+        compare = (args.compare, place)
+    model = load_layer_model(table.folder or table.name, name=table.name)
+    answer = trace(table, model, args.text, args.place, compare=compare, k=args.k)
+    token, other = answer.token, answer.compare
+    lines = [
+        f"model: {table.name}",
+        f"token {token.token.token} (id {token.token.id}) at place {token.place} of {token.text!r}",
+    ]
+    if other is not None:
+        shown = f"{other.token.token} (id {other.token.id})"
+        lines.append(f"compared with {shown} at place {other.place} of {other.text!r}")
+    lines += [f"note: {answer.head_note}", f"input: {answer.input.note}"]
+    lines.append(f"{'layer':<7}{'length':>9}{'cos row':>9}{'cos other':>11}  nearest rows")
+    for step in answer.steps:
+        name = "input" if step.layer == 0 else str(step.layer)
+        versus = "" if step.cosine_to_compare is None else f"{step.cosine_to_compare:.3f}"
+        nearest = ", ".join(f"{n.token} {n.cosine:.2f}" for n in step.nearest)
+        lines.append(f"{name:<7}{step.length:9.3f}{step.cosine_to_row:9.3f}{versus:>11}  {nearest}")
+    return {"layers": answer.as_rows()}, "\n".join(lines)
 
 
 def _positive_int(text: str) -> int:

@@ -157,17 +157,20 @@ class RowView(QWidget):
             self._fill_numbers()
 
     def show_layer_input(self, token_id: int, place: int, given: LayerInput) -> None:
-        """What the model's own embedding step fed layer 1 for the shown token (``place`` 0-based).
+        """What really enters layer 1 for the shown token (``place`` 0-based), from the model's own embedding step.
 
-        The row pane already computes it from the table's tensors; once the whole model
-        has run, its own numbers replace them and the note says so.
+        The table alone gives token row + position row; a model may add more (BERT: a
+        token type row, then LayerNorm; [CLS] first, so the position row is one further).
+        Once the whole model has run, the sum shown is exact for every model.
         """
         result = self._result
         if result is None or result.token.id != token_id or result.place != place:
             return  # an answer about a token no longer shown
-        self._result = replace(result, combined=given.enters)
+        parts = dict(given.parts)
+        position = next((row for name, row in parts.items() if name.startswith("position")), result.position_row)
+        self._result = replace(result, position_row=position, combined=given.enters)
         self._fill_numbers()
-        self.note.setText(escape(f"Exact, from the model itself: {given.note}"))
+        self.note.setText(f"Exact, from the model itself: {given.note}")
         self._redraw()
 
     def clear(self) -> None:
