@@ -336,9 +336,15 @@ def _answer(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, 
         from .core.maps import family_map, load_families
 
         drawn = family_map(table, load_families(args.families), args.multi_token)
-        distances = family_distances(table, drawn)
+        # Ranking families needs two of them; a single family still gets its map.
+        distances = family_distances(table, drawn) if len(drawn.families) >= 2 else None
         payload = drawn.to_dict(table.name)
-        payload["family_distances"] = distances.to_list()
+        payload["family_distances"] = None if distances is None else distances.to_list()
+        ranking = ["families from the furthest away, by mean cosine of whole rows to the other families:"]
+        if distances is None:
+            ranking = ["no ranking of families (family_distances is null): it needs at least two families"]
+        else:
+            ranking += distances.lines()
         if args.png:
             from .ui.map_export import export_family_map_png
 
@@ -351,8 +357,7 @@ def _answer(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, 
             f"mean cosine within a family {_number(drawn.within_family_cosine, 3)}, "
             f"between families {_number(drawn.between_family_cosine, 3)} "
             f"(ratio {_number(drawn.family_ratio, 1)})",
-            "families from the furthest away, by mean cosine of whole rows to the other families:",
-            *distances.lines(),
+            *ranking,
             *(f"note: {n}" for n in drawn.notes),
         ]
         if args.png:

@@ -109,8 +109,7 @@ class ExerciseDesk(QObject):
 
     # ----- what the window tells the desk ---------------------------------------------------
     def model_loaded(self, spec: str) -> None:
-        self.guess_bar.score = type(self.guess_bar.score)(k=self.window.neighbours_pane.k())
-        self.guess_bar.score_label.setText(self.guess_bar.score.summary())
+        self.guess_bar.reset_score(self.window.neighbours_pane.k())  # a new model, a new round
         self.analogy.pane.model = spec
         self.client.submit(SUGGEST, SuggestionsRequest())
         if self.analogy.isVisible():

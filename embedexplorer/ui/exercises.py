@@ -166,6 +166,10 @@ class GuessBar(QWidget):
         """The token the guess is about ("" before one is selected)."""
         return self._query
 
+    def reset_score(self, k: int) -> None:
+        self.score = GuessScore(k=k)
+        self.score_label.setText(self.score.summary())
+
     def set_k(self, k: int) -> None:
         self.score = GuessScore(self.score.guesses, self.score.exact, self.score.close, k)
         self.score_label.setText(self.score.summary())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ from embedexplorer.core.errors import FamiliesError, QueryError
 from embedexplorer.core.family_distances import family_distances, rank_families
 from embedexplorer.core.maps import family_map, load_families
 from tests.core.test_cli import run_json
+from tests.core.test_sources import run_cli
 
 
 def loop_means(vectors: dict[str, list[np.ndarray]]) -> dict[str, tuple[float, float]]:
@@ -87,3 +89,12 @@ def test_map_json_includes_the_ranking(minilm_table) -> None:
     assert [row["family"] for row in out["family_distances"]] == [e.family for e in direct.ranking]
     assert out["family_distances"][0]["mean_cosine_to_others"] == pytest.approx(direct.furthest.to_others)
     assert set(out["family_distances"][0]) == {"family", "words", "mean_cosine_to_others", "mean_cosine_within"}
+
+
+def test_one_family_has_a_map_but_no_ranking(tmp_path) -> None:
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps({"families": {"days": ["monday", "tuesday", "friday"]}}), encoding="utf-8")
+    out = run_json("map", "--model", "bundled", "--families", str(path))
+    assert len(out["points"]) == 3 and out["family_distances"] is None
+    text = run_cli("map", "--model", "bundled", "--families", str(path))
+    assert text.returncode == 0 and "no ranking of families" in text.stdout
