@@ -149,7 +149,7 @@ def nearest_rows(ctx: JobContext, request: NeighboursRequest) -> NeighboursAnswe
     if not isinstance(on_map, FamilyMap) or result.query is None:
         return NeighboursAnswer(result, table.baseline_cosine, typed)
     ids = [result.query.id] + [n.id for n in result.neighbours]
-    coords = on_map.projection.apply(table.rows[ids])
+    coords = on_map.projection.apply(table.rows_at(ids))
     return NeighboursAnswer(
         result,
         table.baseline_cosine,
