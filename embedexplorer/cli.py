@@ -19,7 +19,7 @@ from .core.terminal import finite_or_none, json_text_safe, one_line, terminal_sa
 if TYPE_CHECKING:
     from .core.tables import EmbeddingTable
 
-COMMANDS = ("tokens", "neighbours", "cosine", "analogy", "info", "map")
+COMMANDS = ("tokens", "neighbours", "cosine", "analogy", "info", "map", "layers")
 MAX_PNG_WIDTH = EXPORT_WIDTH_RANGE[1]
 
 
@@ -72,11 +72,30 @@ def build_parser() -> argparse.ArgumentParser:
     analogy.add_argument("b")
     analogy.add_argument("c")
     analogy.add_argument("-k", type=_positive_int, default=8)
+    analogy.add_argument(
+        "--include-inputs",
+        action="store_true",
+        help="let A, B and C themselves answer (default: left out, as most published results do)",
+    )
+    analogy.add_argument("--expect", default=None, help="a word you expect: print its rank and cosine")
 
     commands.add_parser("info", parents=[common], help="size of the table and its share of the model")
 
     family_map = commands.add_parser("map", parents=[common], help="2-D map of the word families")
     family_map.add_argument("--families", default=None, help="families JSON file (default: the chapter's)")
+    family_map.add_argument(
+        "--words",
+        default=None,
+        help="map other rows: 'all' (the whole vocabulary), a regular expression matched against each "
+        "token's text, or @FILE (one word a line); the families colour their words among them",
+    )
+    family_map.add_argument(
+        "--projection",
+        choices=("pca", "tsne", "umap"),
+        default="pca",
+        help="how the rows are flattened (default pca; tsne and umap need --words and are cached on disk)",
+    )
+    family_map.add_argument("--seed", type=int, default=42, help="seed of t-SNE and UMAP (default 42)")
     family_map.add_argument("--png", default=None, help="also draw the map into this PNG file")
     family_map.add_argument(
         "--width", type=_png_width, default=1600, help=f"PNG width in pixels (at most {MAX_PNG_WIDTH:,})"
@@ -87,6 +106,21 @@ def build_parser() -> argparse.ArgumentParser:
         default="average",
         help="what to do with a word that is several tokens (default: average its rows)",
     )
+
+    layers = commands.add_parser(
+        "layers", parents=[common], help="one token of a text through every layer of the whole model"
+    )
+    layers.add_argument("text", help="the text the token stands in, taken literally")
+    layers.add_argument("--place", type=_positive_int, required=True, help="which token, counted from 1")
+    layers.add_argument("--compare", default=None, metavar="TEXT2", help="a second text to compare the token with")
+    layers.add_argument(
+        "--compare-place",
+        type=_positive_int,
+        default=None,
+        metavar="M",
+        help="the token of TEXT2 to compare with (default: the first with the same id)",
+    )
+    layers.add_argument("-k", type=_positive_int, default=5, help="nearest table rows per layer (default 5)")
     return parser
 
 
@@ -109,7 +143,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(f"unexpected error: {type(exc).__name__}: {exc}")
     payload, text = result
     if args.json:
-        return _print(json_text_safe(json.dumps(finite_or_none(payload), ensure_ascii=False, indent=2)))
+        # ``layers --json`` is a list with one object per layer; every other command one object.
+        data = payload["layers"] if args.command == "layers" else payload
+        return _print(json_text_safe(json.dumps(finite_or_none(data), ensure_ascii=False, indent=2)))
     return _print(terminal_safe(text))
 
 
@@ -226,11 +262,11 @@ def _answer(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, 
         lines += [f"note: {report.note}"] if report.note else []
         return payload, "\n".join([header, f"{report.count} token(s)", *lines])
 
-    if args.command in ("neighbours", "analogy"):
-        if args.command == "neighbours":
-            result = table.neighbours(args.word, args.k)
-        else:
-            result = table.analogy(args.a, args.b, args.c, args.k)
+    if args.command == "analogy":
+        return _analogy(table, args)
+
+    if args.command == "neighbours":
+        result = table.neighbours(args.word, args.k)
         query = result.query
         payload = {
             "model": table.name,
@@ -274,11 +310,20 @@ def _answer(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, 
         }
         return payload, f"{facts.summary()}\nneighbour search: {payload['neighbour_search']}"
 
+    if args.command == "layers":
+        return _layers(args, table)
+
+    if args.command == "map" and (args.words is not None or args.projection != "pca"):
+        return _word_map(args, table, header)
+
     if args.command == "map":
+        from .core.family_distances import family_distances
         from .core.maps import family_map, load_families
 
         drawn = family_map(table, load_families(args.families), args.multi_token)
+        distances = family_distances(table, drawn)
         payload = drawn.to_dict(table.name)
+        payload["family_distances"] = distances.to_list()
         if args.png:
             from .ui.map_export import export_family_map_png
 
@@ -291,6 +336,8 @@ def _answer(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, 
             f"mean cosine within a family {_number(drawn.within_family_cosine, 3)}, "
             f"between families {_number(drawn.between_family_cosine, 3)} "
             f"(ratio {_number(drawn.family_ratio, 1)})",
+            "families from the furthest away, by mean cosine of whole rows to the other families:",
+            *distances.lines(),
             *(f"note: {n}" for n in drawn.notes),
         ]
         if args.png:
@@ -298,6 +345,63 @@ def _answer(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, 
         return payload, "\n".join(lines)
 
     raise EmbedExplorerError(f"Unknown command {args.command!r}.")  # argparse prevents this
+
+
+def _word_map(args: argparse.Namespace, table: EmbeddingTable, header: str) -> tuple[dict[str, object], str]:
+    """``map --words ... --projection ...``: any rows of the table, flattened by PCA, t-SNE or UMAP."""
+    from .core.map_cache import MapCache
+    from .core.maps import load_families
+    from .core.word_maps import word_map
+    from .core.word_sets import choose
+
+    words = choose(table, args.words or "all", args.multi_token)
+    progress = _stderr_progress if sys.stderr.isatty() else None
+    drawn = word_map(
+        table, words, load_families(args.families), args.projection, seed=args.seed, cache=MapCache(), progress=progress
+    )
+    _end_progress()
+    payload = drawn.to_dict()
+    if args.png:
+        from .ui.map_export import export_family_map_png
+
+        export_family_map_png(drawn, table.name, args.png, width=args.width)
+        payload["png"] = args.png
+    counts = ", ".join(f"{name} {count}" for name, count in drawn.family_counts().items() if count)
+    lines = [
+        header,
+        f"{drawn.description}, flattened by {drawn.layout.name}"
+        + (" (read from the cache)" if drawn.from_cache else f" in {drawn.seconds:.1f} s"),
+        f"the map keeps {drawn.layout.keeps}",
+        f"family words among them: {counts or 'none'}",
+    ]
+    shown = min(len(drawn), 20)
+    pairs = zip(drawn.labels[:shown], drawn.coords[:shown].tolist(), strict=True)
+    lines += [f"{terminal_safe(label):<20} {x:9.3f} {y:9.3f}" for label, (x, y) in pairs]
+    if len(drawn) > shown:
+        lines.append(f"... and {len(drawn) - shown:,} more points (--json lists them all)")
+    lines += [f"note: {terminal_safe(n)}" for n in drawn.notes]
+    if args.png:
+        lines.append(f"map written to {args.png}")
+    return payload, "\n".join(lines)
+
+
+def _analogy(table: EmbeddingTable, args: argparse.Namespace) -> tuple[dict[str, object], str]:
+    from .core.analogies import NO_CLAIM, solve_analogy
+
+    answer = solve_analogy(
+        table, args.a, args.b, args.c, args.k, include_inputs=args.include_inputs, expect=args.expect
+    )
+    payload = {"model": table.name, **answer.to_dict()}
+    lines = [f"model: {table.name}", f"query: {answer.label}"]
+    if answer.note:
+        lines.append(f"note: {answer.note}")
+    lines += [f"{n.token:<20} {n.id:>8}  {n.cosine:6.3f}" for n in answer.neighbours]
+    lines.append(f"(baseline for unrelated tokens here: {table.baseline_cosine:.3f})")
+    lines.append(answer.inputs_line())
+    if answer.expected is not None:
+        lines.append(f"expected: {answer.expected_line()}")
+    lines.append(NO_CLAIM)
+    return payload, "\n".join(lines)
 
 
 def _number(value: float, digits: int) -> str:
@@ -310,6 +414,47 @@ def _png_width(text: str) -> int:
     if value > MAX_PNG_WIDTH:
         raise argparse.ArgumentTypeError(f"at most {MAX_PNG_WIDTH:,} pixels")
     return value
+
+
+def _layers(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, object], str]:
+    """One token through every layer: one row per layer, the JSON a list of those rows."""
+    from .core.errors import QueryError
+    from .core.layers import check_place, find_place, load_layer_model, trace
+
+    if args.compare_place is not None and args.compare is None:
+        raise QueryError("--compare-place needs --compare TEXT2.")
+    # Mistakes in the texts are told before the whole model loads.
+    chosen = check_place(table, args.text, args.place)[args.place - 1]
+    compare = None
+    if args.compare is not None:
+        place = args.compare_place
+        if place is None:
+            place = find_place(table, args.compare, chosen.id)
+            if place is None:
+                raise QueryError(
+                    f"{chosen.token} is not a token of {args.compare!r}; say which token to compare with "
+                    "(--compare-place M)."
+                )
+        check_place(table, args.compare, place)
+        compare = (args.compare, place)
+    model = load_layer_model(table.folder or table.name, name=table.name)
+    answer = trace(table, model, args.text, args.place, compare=compare, k=args.k)
+    token, other = answer.token, answer.compare
+    lines = [
+        f"model: {table.name}",
+        f"token {token.token.token} (id {token.token.id}) at place {token.place} of {token.text!r}",
+    ]
+    if other is not None:
+        shown = f"{other.token.token} (id {other.token.id})"
+        lines.append(f"compared with {shown} at place {other.place} of {other.text!r}")
+    lines += [f"note: {answer.head_note}", f"input: {answer.input.note}"]
+    lines.append(f"{'layer':<7}{'length':>9}{'cos row':>9}{'cos other':>11}  nearest rows")
+    for step in answer.steps:
+        name = "input" if step.layer == 0 else str(step.layer)
+        versus = "" if step.cosine_to_compare is None else f"{step.cosine_to_compare:.3f}"
+        nearest = ", ".join(f"{n.token} {n.cosine:.2f}" for n in step.nearest)
+        lines.append(f"{name:<7}{step.length:9.3f}{step.cosine_to_row:9.3f}{versus:>11}  {nearest}")
+    return {"layers": answer.as_rows()}, "\n".join(lines)
 
 
 def _positive_int(text: str) -> int:

@@ -9,8 +9,9 @@ What the frozen app needs, and why:
   works without torch (tokenizers, configs and file utilities only);
 - ``huggingface_hub`` finds models in the HF cache and downloads on request;
 - the window is PySide6 (Core, Gui, Widgets, Svg) plus pyqtgraph.
-Nothing under ``embedexplorer/`` imports torch, scikit-learn or scipy, so they stay out:
-torch alone is about 750 MiB.
+- t-SNE maps use openTSNE, which needs scikit-learn, scipy and joblib (about 170 MiB);
+  it is imported lazily, so its modules are named here.
+Nothing under ``embedexplorer/`` imports torch, so it stays out: torch alone is about 750 MiB.
 """
 
 from __future__ import annotations
@@ -66,6 +67,8 @@ def hiddenimports() -> list[str]:
     names = collect_submodules("embedexplorer")
     # pyqtgraph imports QtOpenGL(Widgets) with importlib at import time; the window's icon is an SVG
     names += ["PySide6.QtOpenGL", "PySide6.QtOpenGLWidgets", "PySide6.QtSvg"]
+    # t-SNE (core/projections.py) imports openTSNE only when a t-SNE map is asked for.
+    names += collect_submodules("openTSNE", filter=lambda n: ".tests" not in n) + ["joblib"]
     # transformers imports its tokenizer and config classes lazily, by model type, so the
     # analysis cannot see them. Take every tokenizer and config module (small pure Python),
     # never the modelling code (which needs torch).
@@ -106,7 +109,7 @@ def transformers_excludes() -> list[str]:
 # imports in transformers, huggingface_hub or pyqtgraph.
 EXCLUDES = [
     "torch", "torchvision", "torchaudio", "torchgen", "functorch", "triton",
-    "sklearn", "scipy", "sentence_transformers", "pandas", "matplotlib", "PIL",
+    "sentence_transformers", "pandas", "matplotlib", "PIL",
     "IPython", "jupyter_client", "ipykernel", "notebook", "tkinter", "_tkinter",
     "tensorflow", "keras", "jax", "flax", "onnx", "onnxruntime", "cv2", "av", "timm",
     "accelerate", "datasets", "pyarrow", "sympy", "networkx", "numba", "llvmlite",
@@ -153,7 +156,7 @@ _PRUNE_PARTS = (
     # a system CUDA runtime that a ctypes probe drags in; the app never uses a GPU
     "libcudart",
     # metadata of packages left out, which transformers would otherwise believe present
-    "torch-", "scipy-", "scikit_learn-", "sentence_transformers-",
+    "torch-", "sentence_transformers-",
     # only if torch is ever put back in: its tests and helper binaries
     "torch/test/",
     "torch/bin/",

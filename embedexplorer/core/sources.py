@@ -282,6 +282,11 @@ def resolve_source(
     return ModelSource("hub", spec, download_hub_model(spec, progress))
 
 
+def looks_like_hub_id(name: str) -> bool:
+    """True when a model's name is a Hub id (owner/name) rather than a folder or the bundled model."""
+    return bool(name) and not _looks_like_path(name) and "/" in name and _valid_hub_id(name)
+
+
 def _valid_hub_id(spec: str) -> bool:
     try:
         from huggingface_hub.utils import HFValidationError, validate_repo_id

@@ -102,7 +102,11 @@ class StoredRows:
 
 
 class UnitRows:
-    """A stored table's rows scaled to length 1, computed for the rows asked for (float64)."""
+    """A stored table's rows scaled to length 1 in float32, computed for the rows asked for.
+
+    Exact work (a query's own row, cosines) uses the screen's float64 ``unit_rows``; this
+    view serves what float32 is enough for (the baseline's mean of random pairs, maps).
+    """
 
     ndim = 2
 
@@ -116,4 +120,6 @@ class UnitRows:
     def __getitem__(self, index: Any) -> np.ndarray:
         if isinstance(index, slice):
             index = np.arange(self.shape[0])[index]
-        return self.screen.unit_rows(self.rows, index)  # type: ignore[no-any-return]
+        picked = self.rows[index]
+        scale = self.screen.scale[index]
+        return picked * (scale[:, None] if picked.ndim == 2 else scale)  # type: ignore[no-any-return]

@@ -7,10 +7,11 @@ the model itself is never built, so opening GPT-2 takes a fraction of a second.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cached_property, partial
 from pathlib import Path
+from typing import overload
 
 import numpy as np
 
@@ -27,6 +28,47 @@ from .vocabulary import Vocabulary
 
 # How many looked-up words each table remembers.
 QUERY_MEMORY = 4096
+# From this many vectors on, one matrix product over the table beats a pass per vector.
+_BATCH_FROM = 3
+
+
+class ReadableTokens(Sequence[str]):
+    """Every row's token in readable form, made on first use and remembered."""
+
+    def __init__(self, vocabulary: Vocabulary, rows: int) -> None:
+        self._vocabulary, self._rows = vocabulary, rows
+        self._made: dict[int, str] = {}
+
+    def __len__(self) -> int:
+        return self._rows
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._rows))]
+        token_id = int(index)
+        if token_id < 0:
+            token_id += self._rows
+        if not 0 <= token_id < self._rows:
+            raise IndexError(f"token id {index} is outside the table")
+        made = self._made.get(token_id)
+        if made is None:
+            vocabulary = self._vocabulary
+            made = vocabulary.readable(token_id) if token_id < vocabulary.size else f"<row {token_id}>"
+            self._made[token_id] = made
+        return made
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (ReadableTokens, list)):
+            return len(self) == len(other) and list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,14 +237,18 @@ class EmbeddingTable:
         return int(total + (screen32.bits.nbytes if isinstance(screen32, Bf16Rows) else 0))
 
     @cached_property
-    def tokens(self) -> list[str]:
-        """The readable form of every row's token ("<row N>" for rows the tokenizer never uses)."""
-        known = self.vocabulary.size
-        return [self.vocabulary.readable(i) if i < known else f"<row {i}>" for i in range(self.rows.shape[0])]
+    def tokens(self) -> ReadableTokens:
+        """The readable form of every row's token ("<row N>" for rows the tokenizer never uses).
+
+        Each is made when first asked for: a 152,000-token vocabulary took seconds to
+        make readable at once, and a query shows eight of them.
+        """
+        return ReadableTokens(self.vocabulary, int(self.rows.shape[0]))
 
     @cached_property
     def baseline_cosine(self) -> float:
         return nb.baseline_cosine(self.unit, min(self.vocabulary.size, self.rows.shape[0]))  # type: ignore[arg-type]
+
 
     # ----- text ------------------------------------------------------------------------
     def encode(self, text: str) -> list[Token]:
@@ -310,6 +356,21 @@ class EmbeddingTable:
         ids, cosines = self._top_k(vector, k, exclude)
         return NeighbourResult(None, self._neighbours(ids, cosines))
 
+    def neighbours_of_vectors(self, vectors: np.ndarray, k: int = 8) -> list[NeighbourResult]:
+        """``neighbours_of_vector`` for each row of ``vectors``, the table read once for all of them."""
+        k = _check_k(k)
+        vectors = np.asarray(vectors, dtype=np.float32)
+        if vectors.ndim != 2 or vectors.shape[1] != self.width:
+            raise QueryError(f"Vectors for this table need {self.width} numbers each, not {vectors.shape}.")
+        if not np.isfinite(vectors).all():
+            raise QueryError("A vector to search with must hold only finite numbers (no NaN or infinity).")
+        # Tables stored in half precision have no float32 copy to multiply: one pass each.
+        if vectors.shape[0] < _BATCH_FROM or isinstance(self.rows, StoredRows):
+            return [self.neighbours_of_vector(v, k) for v in vectors]
+        self.check_files()
+        answers = nb.top_k_many(self._unit32, vectors, k)
+        return [NeighbourResult(None, self._neighbours(ids, cosines)) for ids, cosines in answers]
+
     def cosine(self, a: str | int, b: str | int) -> float:
         first, second = self.query(a), self.query(b)
         self.check_files()
@@ -317,8 +378,10 @@ class EmbeddingTable:
             return float(self._unit_row(first.id) @ self._unit_row(second.id))
         return float(self._unit32[first.id] @ self._unit32[second.id])
 
-    def analogy(self, a: str | int, b: str | int, c: str | int, k: int = 8) -> NeighbourResult:
-        """Tokens nearest to a - b + c (3CosAdd); the three inputs are left out."""
+    def analogy(
+        self, a: str | int, b: str | int, c: str | int, k: int = 8, include_inputs: bool = False
+    ) -> NeighbourResult:
+        """Tokens nearest to a - b + c (3CosAdd); the three inputs are left out unless ``include_inputs``."""
         k = _check_k(k)
         qa, qb, qc = self.query(a), self.query(b), self.query(c)
         self.check_files()
@@ -326,7 +389,7 @@ class EmbeddingTable:
             vector = self._unit_row(qa.id) - self._unit_row(qb.id) + self._unit_row(qc.id)
         else:
             vector = nb.analogy_vector(self._unit32, qa.id, qb.id, qc.id)
-        ids, cosines = self._top_k(vector, k, {qa.id, qb.id, qc.id})
+        ids, cosines = self._top_k(vector, k, () if include_inputs else (qa.id, qb.id, qc.id))
         notes = " ".join(q.note for q in (qa, qb, qc) if q.note)
         label = f"{qa.token} - {qb.token} + {qc.token}"
         query = Query(qa.id, label, qa.pieces + qb.pieces + qc.pieces, notes)

@@ -200,7 +200,8 @@ def _position_note(entry: TensorEntry | None, config: dict[str, object]) -> str:
     if entry is not None:
         return f"learned position table with {entry.shape[0]:,} rows"
     kind = str(config.get("position_embedding_type", ""))
-    if "rope_theta" in config or "rope_scaling" in config or "rotary" in kind:
+    # transformers 5 writes "rope_parameters"; older configs "rope_theta" or "rope_scaling".
+    if any(key in config for key in ("rope_theta", "rope_scaling", "rope_parameters")) or "rotary" in kind:
         return "no position table: the model marks positions by rotating rows (rotary embeddings)"
     if "alibi" in kind or config.get("model_type") in {"bloom", "mpt"}:
         return "no position table: the model marks positions with attention biases (ALiBi)"
