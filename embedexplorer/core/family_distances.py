@@ -127,5 +127,5 @@ def family_distances(
     points = [p for p in family_map.points if p.family not in hidden]
     if not points:
         raise FamiliesError("Every family is hidden; show at least two to compare them.")
-    rows = np.vstack([np.asarray(table.rows[list(p.ids)], dtype=np.float64).mean(axis=0) for p in points])
+    rows = np.vstack([np.asarray(table.rows_at(list(p.ids)), dtype=np.float64).mean(axis=0) for p in points])
     return rank_families(rows, [p.family for p in points])

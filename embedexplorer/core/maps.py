@@ -266,7 +266,7 @@ def family_map(table: EmbeddingTable, families: Families, multi_token: str = "av
     if multi_token not in MULTI_TOKEN_ACTIONS:
         raise FamiliesError(f"multi_token must be one of {MULTI_TOKEN_ACTIONS}, not {multi_token!r}.")
     families = _checked(families, "The families to map")
-    table.check_files()  # the words' rows are read from the mapped table below
+    table.check_files()  # before the tokenizer's work; each word's rows are checked again when read
     words, labels, tokens, ids_list, rows, notes = [], [], [], [], [], []
     for family, members in families.items():
         for word in members:
@@ -283,7 +283,7 @@ def family_map(table: EmbeddingTable, families: Families, multi_token: str = "av
                 notes.append(
                     f"{word!r} ({family}) is {len(pieces)} tokens ({shown}); their rows were averaged."
                 )
-            row = np.asarray(table.rows[list(ids)], dtype=np.float64).mean(axis=0)
+            row = np.asarray(table.rows_at(list(ids)), dtype=np.float64).mean(axis=0)
             if not np.isfinite(row).all():
                 notes.append(f"{word!r} ({family}) has a row holding NaN or infinity and was skipped.")
                 continue

@@ -312,6 +312,11 @@ class EmbeddingTable:
         self.check_files()
         return np.array(self.rows[token_id], dtype=np.float32)
 
+    def rows_at(self, ids: list[int]) -> np.ndarray:
+        """Copies of several rows, read from the file right after checking it has not changed."""
+        self.check_files()
+        return np.array(self.rows[ids], dtype=np.float32)
+
     def position_row(self, position: int) -> np.ndarray | None:
         """Row of the 0-based ``position``, or None when the model has no such row."""
         if self.positions is None or not 0 <= position < self.positions.shape[0]:

@@ -188,7 +188,7 @@ def nearest_rows(ctx: JobContext, request: NeighboursRequest) -> NeighboursAnswe
         return NeighboursAnswer(result, table.baseline_cosine, typed)
     ids = [result.query.id] + [n.id for n in result.neighbours]
     if isinstance(on_map, FamilyMap):
-        coords = on_map.projection.apply(table.rows[ids])
+        coords = on_map.projection.apply(table.rows_at(ids))
         places: list[tuple[float, float] | None] = [(float(x), float(y)) for x, y in coords]
     elif isinstance(on_map, WordMap):
         places = on_map.locate(table, ids)
