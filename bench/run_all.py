@@ -33,6 +33,8 @@ BENCHMARKS = {
     "large": "bench.bench_large",
     # t-SNE of 10,000 rows, twice (ours and openTSNE bare): several minutes on a busy machine
     "projections": "bench.bench_projections",
+    "layers": "bench.bench_layers",
+    "download": "bench.bench_download",
 }
 
 

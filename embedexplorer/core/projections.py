@@ -18,6 +18,7 @@ import numpy as np
 
 from .errors import Interrupted, QueryError
 from .maps import Projection, pca_2d
+from .stored_rows import StoredRows
 
 METHODS = ("pca", "tsne", "umap")
 METHOD_NAMES = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP"}
@@ -77,7 +78,7 @@ def check_method(method: str) -> None:
 
 
 def project(
-    rows: np.ndarray,
+    rows: np.ndarray | StoredRows,
     method: str = "pca",
     *,
     seed: int = SEED,

@@ -11,6 +11,7 @@ from .errors import FamiliesError
 from .map_cache import MapCache
 from .maps import Families, FamilyMap, family_cosines
 from .projections import KEEPS, SEED, Layout, Progress, ShouldStop, check_method, project
+from .stored_rows import StoredRows
 from .tables import EmbeddingTable
 from .word_sets import WordSet
 
@@ -76,7 +77,7 @@ class WordMap:
     def locate(self, table: EmbeddingTable, ids: list[int]) -> list[tuple[float, float] | None]:
         """Where rows ``ids`` sit: PCA places any row; t-SNE and UMAP only the rows on the map."""
         if self.layout.pca is not None:
-            coords = self.layout.pca.apply(table.rows[ids])
+            coords = self.layout.pca.apply(table.rows_at(ids))
             return [(float(x), float(y)) for x, y in coords]
         found = []
         for token_id in ids:
@@ -169,10 +170,9 @@ def word_map(
     check_method(method)
     started = time.perf_counter()
     ids = np.asarray(words.ids, dtype=np.int64)
+    table.check_files()  # the rows are read from the mapped file below
     if words.is_whole_table(table.rows.shape[0]):
-        # Memory-mapped: PCA reads it block by block, no copy.  Stored (half-precision,
-        # quantised) rows read like an array too: slices and index lists give float32 rows.
-        matrix: np.ndarray = table.rows  # type: ignore[assignment]
+        matrix: np.ndarray | StoredRows = table.rows  # memory-mapped: PCA reads it block by block, no copy
     else:
         parts = [np.asarray(table.rows[np.sort(ids)], dtype=np.float32)[np.argsort(np.argsort(ids))]]
         parts += [np.asarray(table.rows[list(p)], dtype=np.float64).mean(axis=0)[None, :] for _, p in words.extras]
