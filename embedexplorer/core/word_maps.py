@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -170,7 +171,8 @@ def word_map(
     started = time.perf_counter()
     ids = np.asarray(words.ids, dtype=np.int64)
     if words.is_whole_table(table.rows.shape[0]):
-        matrix: np.ndarray = table.rows  # memory-mapped: PCA reads it block by block, no copy
+        # Memory-mapped (or stored rows that decode on reading): PCA reads it block by block, no copy.
+        matrix = cast(np.ndarray, table.rows)
     else:
         parts = [np.asarray(table.rows[np.sort(ids)], dtype=np.float32)[np.argsort(np.argsort(ids))]]
         parts += [np.asarray(table.rows[list(p)], dtype=np.float64).mean(axis=0)[None, :] for _, p in words.extras]

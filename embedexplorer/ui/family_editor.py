@@ -179,7 +179,8 @@ class FamilyEditor(QDialog):
             item = self.tree.topLevelItem(i)
             if item is None:
                 continue
-            words = [item.child(j).text(0) for j in range(item.childCount())]
+            children = (item.child(j) for j in range(item.childCount()))
+            words = [child.text(0) for child in children if child is not None]
             result[item.text(0)] = [w for w in words if w.strip()]
         return result
 
