@@ -161,6 +161,7 @@ def word_map(
     cache: MapCache | None = None,
     progress: Progress | None = None,
     should_stop: ShouldStop | None = None,
+    separate_process: bool = False,
 ) -> WordMap:
     """Map the rows of ``words``; the family words among them get their family's colour.
 
@@ -215,7 +216,9 @@ def word_map(
             layout = Layout(stored, method, None, KEEPS[method])
             from_cache = True
     if layout is None:
-        layout = project(matrix, method, seed=seed, progress=progress, should_stop=should_stop)
+        layout = project(
+            matrix, method, seed=seed, progress=progress, should_stop=should_stop, separate_process=separate_process
+        )
         if key and cache is not None:
             cache.store(key, layout.coords)
     return WordMap(
