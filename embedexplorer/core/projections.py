@@ -57,11 +57,11 @@ class Layout:
 
 def available(method: str) -> bool:
     """True when the library for ``method`` is installed here."""
-    if method == "umap":
-        return importlib.util.find_spec("umap") is not None
-    if method == "tsne":
-        return importlib.util.find_spec("openTSNE") is not None
-    return method == "pca"
+    if method == "pca":
+        return True
+    # A real module, not a namespace left behind by an uninstall (an empty folder of that name).
+    spec = importlib.util.find_spec({"umap": "umap", "tsne": "openTSNE"}.get(method, method))
+    return spec is not None and spec.origin is not None
 
 
 def check_method(method: str) -> None:
