@@ -9,6 +9,7 @@ packaged app leaves out for their size.
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import time
 from collections.abc import Callable
@@ -248,6 +249,9 @@ def _tsne_child(data: np.ndarray, seed: int, threads: int, messages: object, sto
 
     def report(done: int, total: int, message: str) -> None:
         messages.put(("progress", done, total, message))  # type: ignore[attr-defined]
+
+    if hasattr(os, "nice"):  # a background job: the window's process goes first for the cores
+        os.nice(10)
 
     try:
         coords = _tsne(data, seed, report, stop_event.is_set, threads)  # type: ignore[attr-defined]
