@@ -208,6 +208,7 @@ def _tsne_in_child(data: np.ndarray, seed: int, report: Progress, stop: ShouldSt
     import multiprocessing
     import queue
 
+    report(0, 0, "t-SNE: starting its process")  # the child needs a few seconds before its first word
     context = multiprocessing.get_context("spawn")
     messages = context.Queue()
     stop_event = context.Event()
