@@ -19,8 +19,9 @@ from .core.terminal import finite_or_none, json_text_safe, one_line, terminal_sa
 if TYPE_CHECKING:
     from .core.tables import EmbeddingTable
 
-COMMANDS = ("tokens", "neighbours", "cosine", "analogy", "info", "map")
+COMMANDS = ("tokens", "neighbours", "cosine", "analogy", "info", "map", "layers")
 MAX_PNG_WIDTH = EXPORT_WIDTH_RANGE[1]
+DOWNLOADS = ("table", "full")
 
 
 class _OneLineParser(argparse.ArgumentParser):
@@ -36,11 +37,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--model",
         default=None,
         help="model folder, .gguf file, ollama:NAME[:TAG], Hugging Face id, or 'bundled' "
-        "(default: GPT-2 if cached, else bundled MiniLM)",
+        "(default: GPT-2 if it is here, else bundled MiniLM)",
     )
     common.add_argument("--json", action="store_true", help="print JSON instead of a table")
     common.add_argument(
-        "--download", action="store_true", help="download a Hub model that is not in the local cache"
+        "--download",
+        nargs="?",
+        const="table",
+        choices=DOWNLOADS,
+        default=None,
+        metavar="=full",
+        help="download a Hub model that is not here: its embedding table only (the other weights stay "
+        "on the Hub), or with --download=full every weight into the Hugging Face cache",
     )
 
     parser = _OneLineParser(
@@ -72,6 +80,12 @@ def build_parser() -> argparse.ArgumentParser:
     analogy.add_argument("b")
     analogy.add_argument("c")
     analogy.add_argument("-k", type=_positive_int, default=8)
+    analogy.add_argument(
+        "--include-inputs",
+        action="store_true",
+        help="let A, B and C themselves answer (default: left out, as most published results do)",
+    )
+    analogy.add_argument("--expect", default=None, help="a word you expect: print its rank and cosine")
 
     commands.add_parser("info", parents=[common], help="size of the table and its share of the model")
 
@@ -100,12 +114,27 @@ def build_parser() -> argparse.ArgumentParser:
         default="average",
         help="what to do with a word that is several tokens (default: average its rows)",
     )
+
+    layers = commands.add_parser(
+        "layers", parents=[common], help="one token of a text through every layer of the whole model"
+    )
+    layers.add_argument("text", help="the text the token stands in, taken literally")
+    layers.add_argument("--place", type=_positive_int, required=True, help="which token, counted from 1")
+    layers.add_argument("--compare", default=None, metavar="TEXT2", help="a second text to compare the token with")
+    layers.add_argument(
+        "--compare-place",
+        type=_positive_int,
+        default=None,
+        metavar="M",
+        help="the token of TEXT2 to compare with (default: the first with the same id)",
+    )
+    layers.add_argument("-k", type=_positive_int, default=5, help="nearest table rows per layer (default 5)")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     _quiet_libraries()
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(_bare_download_is_table(sys.argv[1:] if argv is None else argv))
     try:
         result = _run(args)
     except EmbedExplorerError as exc:
@@ -122,7 +151,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(f"unexpected error: {type(exc).__name__}: {exc}")
     payload, text = result
     if args.json:
-        return _print(json_text_safe(json.dumps(finite_or_none(payload), ensure_ascii=False, indent=2)))
+        # ``layers --json`` is a list with one object per layer; every other command one object.
+        data = payload["layers"] if args.command == "layers" else payload
+        return _print(json_text_safe(json.dumps(finite_or_none(data), ensure_ascii=False, indent=2)))
     return _print(terminal_safe(text))
 
 
@@ -186,15 +217,22 @@ def _discard_stdout() -> None:
 
 
 def _run(args: argparse.Namespace) -> tuple[dict[str, object], str]:
-    from .core.tables import open_table
+    from .core.sources import resolve_source
+    from .core.tables import load_table
 
     if args.command == "map" and args.png:
         _check_png_target(args.png)
     # Progress is for a person watching; piped stderr keeps to the one-line error.
     progress = _after_a_second(_stderr_progress) if sys.stderr.isatty() else None
+    source = resolve_source(
+        args.model, allow_download=bool(args.download), progress=progress, whole_model=args.download == "full"
+    )
+    _end_progress()
+    for note in source.notes:
+        print(f"embedexplorer: note: {note}", file=sys.stderr)
     # The tokenizer runs in a child process: a tokenizer file built to hang or to blow up
     # memory is stopped there (time and memory limits) and named in one line.
-    table = open_table(args.model, allow_download=args.download, progress=progress, separate_tokenizer=True)
+    table = load_table(source, progress or (lambda done, total, message: None), separate_tokenizer=True)
     try:
         return _answer(args, table)
     finally:
@@ -239,11 +277,11 @@ def _answer(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, 
         lines += [f"note: {report.note}"] if report.note else []
         return payload, "\n".join([header, f"{report.count} token(s)", *lines])
 
-    if args.command in ("neighbours", "analogy"):
-        if args.command == "neighbours":
-            result = table.neighbours(args.word, args.k)
-        else:
-            result = table.analogy(args.a, args.b, args.c, args.k)
+    if args.command == "analogy":
+        return _analogy(table, args)
+
+    if args.command == "neighbours":
+        result = table.neighbours(args.word, args.k)
         query = result.query
         payload = {
             "model": table.name,
@@ -287,14 +325,26 @@ def _answer(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, 
         }
         return payload, f"{facts.summary()}\nneighbour search: {payload['neighbour_search']}"
 
+    if args.command == "layers":
+        return _layers(args, table)
+
     if args.command == "map" and (args.words is not None or args.projection != "pca"):
         return _word_map(args, table, header)
 
     if args.command == "map":
+        from .core.family_distances import family_distances
         from .core.maps import family_map, load_families
 
         drawn = family_map(table, load_families(args.families), args.multi_token)
+        # Ranking families needs two of them; a single family still gets its map.
+        distances = family_distances(table, drawn) if len(drawn.families) >= 2 else None
         payload = drawn.to_dict(table.name)
+        payload["family_distances"] = None if distances is None else distances.to_list()
+        ranking = ["families from the furthest away, by mean cosine of whole rows to the other families:"]
+        if distances is None:
+            ranking = ["no ranking of families (family_distances is null): it needs at least two families"]
+        else:
+            ranking += distances.lines()
         if args.png:
             from .ui.map_export import export_family_map_png
 
@@ -307,6 +357,7 @@ def _answer(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, 
             f"mean cosine within a family {_number(drawn.within_family_cosine, 3)}, "
             f"between families {_number(drawn.between_family_cosine, 3)} "
             f"(ratio {_number(drawn.family_ratio, 1)})",
+            *ranking,
             *(f"note: {n}" for n in drawn.notes),
         ]
         if args.png:
@@ -314,6 +365,13 @@ def _answer(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, 
         return payload, "\n".join(lines)
 
     raise EmbedExplorerError(f"Unknown command {args.command!r}.")  # argparse prevents this
+
+
+def _bare_download_is_table(argv: Sequence[str]) -> list[str]:
+    """``--download`` alone means the table: it must never take the next word as its value."""
+    words = list(argv)
+    end = words.index("--") if "--" in words else len(words)
+    return [("--download=table" if w == "--download" and i < end else w) for i, w in enumerate(words)]
 
 
 def _word_map(args: argparse.Namespace, table: EmbeddingTable, header: str) -> tuple[dict[str, object], str]:
@@ -354,6 +412,25 @@ def _word_map(args: argparse.Namespace, table: EmbeddingTable, header: str) -> t
     return payload, "\n".join(lines)
 
 
+def _analogy(table: EmbeddingTable, args: argparse.Namespace) -> tuple[dict[str, object], str]:
+    from .core.analogies import NO_CLAIM, solve_analogy
+
+    answer = solve_analogy(
+        table, args.a, args.b, args.c, args.k, include_inputs=args.include_inputs, expect=args.expect
+    )
+    payload = {"model": table.name, **answer.to_dict()}
+    lines = [f"model: {table.name}", f"query: {answer.label}"]
+    if answer.note:
+        lines.append(f"note: {answer.note}")
+    lines += [f"{n.token:<20} {n.id:>8}  {n.cosine:6.3f}" for n in answer.neighbours]
+    lines.append(f"(baseline for unrelated tokens here: {table.baseline_cosine:.3f})")
+    lines.append(answer.inputs_line())
+    if answer.expected is not None:
+        lines.append(f"expected: {answer.expected_line()}")
+    lines.append(NO_CLAIM)
+    return payload, "\n".join(lines)
+
+
 def _number(value: float, digits: int) -> str:
     """A statistic for the table output; one without pairs to average (NaN) is "n/a"."""
     return f"{value:.{digits}f}" if value == value else "n/a"
@@ -364,6 +441,47 @@ def _png_width(text: str) -> int:
     if value > MAX_PNG_WIDTH:
         raise argparse.ArgumentTypeError(f"at most {MAX_PNG_WIDTH:,} pixels")
     return value
+
+
+def _layers(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, object], str]:
+    """One token through every layer: one row per layer, the JSON a list of those rows."""
+    from .core.errors import QueryError
+    from .core.layers import check_place, find_place, load_layer_model, trace
+
+    if args.compare_place is not None and args.compare is None:
+        raise QueryError("--compare-place needs --compare TEXT2.")
+    # Mistakes in the texts are told before the whole model loads.
+    chosen = check_place(table, args.text, args.place)[args.place - 1]
+    compare = None
+    if args.compare is not None:
+        place = args.compare_place
+        if place is None:
+            place = find_place(table, args.compare, chosen.id)
+            if place is None:
+                raise QueryError(
+                    f"{chosen.token} is not a token of {args.compare!r}; say which token to compare with "
+                    "(--compare-place M)."
+                )
+        check_place(table, args.compare, place)
+        compare = (args.compare, place)
+    model = load_layer_model(table.folder or table.name, name=table.name)
+    answer = trace(table, model, args.text, args.place, compare=compare, k=args.k)
+    token, other = answer.token, answer.compare
+    lines = [
+        f"model: {table.name}",
+        f"token {token.token.token} (id {token.token.id}) at place {token.place} of {token.text!r}",
+    ]
+    if other is not None:
+        shown = f"{other.token.token} (id {other.token.id})"
+        lines.append(f"compared with {shown} at place {other.place} of {other.text!r}")
+    lines += [f"note: {answer.head_note}", f"input: {answer.input.note}"]
+    lines.append(f"{'layer':<7}{'length':>9}{'cos row':>9}{'cos other':>11}  nearest rows")
+    for step in answer.steps:
+        name = "input" if step.layer == 0 else str(step.layer)
+        versus = "" if step.cosine_to_compare is None else f"{step.cosine_to_compare:.3f}"
+        nearest = ", ".join(f"{n.token} {n.cosine:.2f}" for n in step.nearest)
+        lines.append(f"{name:<7}{step.length:9.3f}{step.cosine_to_row:9.3f}{versus:>11}  {nearest}")
+    return {"layers": answer.as_rows()}, "\n".join(lines)
 
 
 def _positive_int(text: str) -> int:
@@ -386,7 +504,9 @@ def _stderr_progress(done: int, total: int, message: str) -> None:
     if total:
         _progress_open = done < total
         end = "" if _progress_open else "\n"
-        print(f"\r{message}: {done / total:.0%}\033[K", end=end, file=sys.stderr, flush=True)
+        # Downloads count bytes: say how many, not only the share.
+        amount = f" ({done / 1e6:,.1f} of {total / 1e6:,.1f} MB)" if total >= 1_000_000 else ""
+        print(f"\r{message}: {done / total:.0%}{amount}\033[K", end=end, file=sys.stderr, flush=True)
 
 
 def _after_a_second(report: Callable[[int, int, str], None]) -> Callable[[int, int, str], None]:

@@ -51,3 +51,27 @@ class FileChangedError(EmbedExplorerError):
 
 class Interrupted(EmbedExplorerError):
     """A long job stopped because a newer request of its kind, or closing the window, asked it to."""
+
+
+class UnsupportedModelError(EmbedExplorerError):
+    """transformers has no class of its own for this architecture (and we never run a model's code)."""
+
+
+class IncompleteModelError(ModelNotFoundError):
+    """The folder has the embedding table but not every weight the whole model needs.
+
+    ``model_bytes`` is the size of the whole model's weights when known, for a Download offer.
+    """
+
+    def __init__(self, message: str, model_bytes: int | None = None, model_weights: int | None = None) -> None:
+        super().__init__(message)
+        self.model_bytes = model_bytes
+        self.model_weights = model_weights
+
+
+class TextTooLongError(QueryError):
+    """A text has more tokens than the model has positions for."""
+
+
+class PlaceError(QueryError):
+    """A token place outside the text (places count from 1, as the chapter does)."""

@@ -132,6 +132,10 @@ class _Parser:
             return np.frombuffer(self.data, dtype=dtype, count=count, offset=start).copy()
         if kind == GGUFValueType.STRING:
             return self.strings(count)
+        if kind == GGUFValueType.ARRAY:
+            # llama.cpp never nests arrays; a file that does is damaged or hostile (and
+            # each level costs a frame of Python's stack).
+            raise self.fail("an array of arrays")
         return [self.value(kind) for _ in range(count)]
 
     def strings(self, count: int) -> list[str]:

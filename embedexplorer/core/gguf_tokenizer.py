@@ -10,6 +10,7 @@ merges are ranked by that score does the same, so ids match the model's tokenize
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -45,8 +46,12 @@ _NFC = {"qwen2"}
 KNOWN_MODELS = ("gpt2", "llama")
 
 
-def build_gguf_tokenizer(metadata: dict[str, object], file_name: str) -> tuple[Tokenizer, TokenizerFacts]:
-    """The tokenizer described by a GGUF file's ``tokenizer.ggml.*`` keys, and its facts."""
+def gguf_tokenizer_facts(metadata: dict[str, object], file_name: str) -> TokenizerFacts:
+    """What the engine needs of a GGUF file's tokenizer, read from its metadata without building it.
+
+    Raises ``TokenizerMismatchError`` for a tokenizer that cannot be rebuilt, so a bad
+    file is refused at once, before any tokenizer is built here or in a child process.
+    """
     kind = str(metadata.get("tokenizer.ggml.model", ""))
     tokens = metadata.get("tokenizer.ggml.tokens")
     if not kind or not isinstance(tokens, list) or not tokens:
@@ -56,21 +61,45 @@ def build_gguf_tokenizer(metadata: dict[str, object], file_name: str) -> tuple[T
             f"{file_name} uses a tokenizer of type {kind!r}, which EmbedExplorer cannot rebuild "
             f"(it reads {' and '.join(repr(k) for k in KNOWN_MODELS)})."
         )
-    types = _int_array(metadata.get("tokenizer.ggml.token_type"), len(tokens), NORMAL)
     if kind == "gpt2":
-        tokenizer = _byte_level_bpe(metadata, tokens, file_name)
-    else:
-        tokenizer = _sentencepiece_bpe(metadata, tokens, types)
-    _add_special_tokens(tokenizer, tokens, types)
+        pre = str(metadata.get("tokenizer.ggml.pre", "default"))
+        if pre not in BYTE_LEVEL_SPLITS:
+            raise TokenizerMismatchError(
+                f"{file_name} splits text with llama.cpp's {pre!r} pre-tokenizer, which EmbedExplorer does not "
+                f"know yet (it knows {', '.join(sorted(BYTE_LEVEL_SPLITS))}); its token ids would be wrong."
+            )
+        if not isinstance(metadata.get("tokenizer.ggml.merges"), list):
+            raise TokenizerMismatchError(f"{file_name} has a byte-level tokenizer without merges.")
     unknown = metadata.get("tokenizer.ggml.unknown_token_id")
-    facts = TokenizerFacts(
+    return TokenizerFacts(
         raw_tokens=list(tokens),
         size=len(tokens),
         byte_level=kind == "gpt2",
         sentencepiece=kind == "llama",
         unknown_id=int(unknown) if kind == "llama" and isinstance(unknown, (int, np.integer)) else None,
     )
+
+
+def build_gguf_tokenizer(metadata: dict[str, object], file_name: str) -> tuple[Tokenizer, TokenizerFacts]:
+    """The tokenizer described by a GGUF file's ``tokenizer.ggml.*`` keys, and its facts."""
+    facts = gguf_tokenizer_facts(metadata, file_name)
+    tokens = facts.raw_tokens
+    types = _int_array(metadata.get("tokenizer.ggml.token_type"), len(tokens), NORMAL)
+    if facts.byte_level:
+        tokenizer = _byte_level_bpe(metadata, tokens, file_name)
+    else:
+        tokenizer = _sentencepiece_bpe(metadata, tokens, types)
+    _add_special_tokens(tokenizer, tokens, types)
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
     return tokenizer, facts
+
+
+def load_gguf_tokenizer(path: Path) -> Tokenizer:
+    """The tokenizer of a GGUF file, read from its header (what a tokenizer process runs)."""
+    from .gguf_file import read_gguf
+
+    return build_gguf_tokenizer(read_gguf(path).metadata, path.name)[0]
 
 
 def _int_array(value: object, count: int, default: int) -> np.ndarray:
@@ -83,14 +112,8 @@ def _byte_level_bpe(metadata: dict[str, object], tokens: list[str], file_name: s
     from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers
 
     pre = str(metadata.get("tokenizer.ggml.pre", "default"))
-    if pre not in BYTE_LEVEL_SPLITS:
-        raise TokenizerMismatchError(
-            f"{file_name} splits text with llama.cpp's {pre!r} pre-tokenizer, which EmbedExplorer does not "
-            f"know yet (it knows {', '.join(sorted(BYTE_LEVEL_SPLITS))}); its token ids would be wrong."
-        )
     merges = metadata.get("tokenizer.ggml.merges")
-    if not isinstance(merges, list):
-        raise TokenizerMismatchError(f"{file_name} has a byte-level tokenizer without merges.")
+    assert isinstance(merges, list)  # gguf_tokenizer_facts checked it
     vocab = _first_ids(tokens)
     pairs = [tuple(merge.split(" ", 1)) for merge in merges]
     try:
@@ -115,7 +138,7 @@ def _byte_level_bpe(metadata: dict[str, object], tokens: list[str], file_name: s
 
 
 def _sentencepiece_bpe(metadata: dict[str, object], tokens: list[str], types: np.ndarray) -> Tokenizer:
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from tokenizers import Tokenizer, decoders, models, normalizers
 
     count = len(tokens)
     scores = metadata.get("tokenizer.ggml.scores")
@@ -146,12 +169,14 @@ def _sentencepiece_bpe(metadata: dict[str, object], tokens: list[str], types: np
         byte_fallback=bool((types == BYTE).any()),
     )
     tokenizer = Tokenizer(model)
-    prefix = metadata.get("tokenizer.ggml.add_space_prefix", True)
-    tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(
-        replacement="\u2581", prepend_scheme="first" if prefix else "never", split=False
-    )
+    # llama.cpp puts one space before the text whatever it starts with, and turns every
+    # space into "▁"; the Llama models' tokenizer.json do the same with these two steps.
+    steps: list[normalizers.Normalizer] = [normalizers.Replace(" ", "▁")]
+    if metadata.get("tokenizer.ggml.add_space_prefix", True):
+        steps.insert(0, normalizers.Prepend("▁"))
+    tokenizer.normalizer = normalizers.Sequence(steps)
     tokenizer.decoder = decoders.Sequence(
-        [decoders.Metaspace(replacement="\u2581", prepend_scheme="first", split=False), decoders.ByteFallback()]
+        [decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(), decoders.Strip(" ", 1, 0)]
     )
     return tokenizer
 

@@ -15,6 +15,7 @@ from ..resources import resource_path
 from .constants import MULTI_TOKEN_ACTIONS
 from .errors import FamiliesError
 from .files import FAMILIES_FILE_LIMIT, atomic_write_bytes, parse_json, read_regular
+from .stored_rows import StoredRows
 from .tables import EmbeddingTable
 
 Families = dict[str, list[str]]
@@ -118,7 +119,7 @@ class Projection:
     axis_variance: tuple[float, float]  # share of the total spread on each axis
     explained_variance: float
 
-    def apply(self, rows: np.ndarray) -> np.ndarray:
+    def apply(self, rows: np.ndarray | StoredRows) -> np.ndarray:
         rows = np.atleast_2d(rows)
         return np.vstack(
             [
@@ -133,7 +134,7 @@ class Projection:
 _PCA_BLOCK_ROWS = 4096
 
 
-def pca_2d(rows: np.ndarray) -> Projection:
+def pca_2d(rows: np.ndarray | StoredRows) -> Projection:
     """The two directions in which ``rows`` differ most, with signs fixed for repeatable maps."""
     if rows.ndim != 2 or rows.shape[0] < 2:
         raise FamiliesError("A map needs at least two rows.")
@@ -265,7 +266,7 @@ def family_map(table: EmbeddingTable, families: Families, multi_token: str = "av
     if multi_token not in MULTI_TOKEN_ACTIONS:
         raise FamiliesError(f"multi_token must be one of {MULTI_TOKEN_ACTIONS}, not {multi_token!r}.")
     families = _checked(families, "The families to map")
-    table.check_files()  # the words' rows are read from the mapped table below
+    table.check_files()  # before the tokenizer's work; each word's rows are checked again when read
     words, labels, tokens, ids_list, rows, notes = [], [], [], [], [], []
     for family, members in families.items():
         for word in members:
@@ -282,7 +283,7 @@ def family_map(table: EmbeddingTable, families: Families, multi_token: str = "av
                 notes.append(
                     f"{word!r} ({family}) is {len(pieces)} tokens ({shown}); their rows were averaged."
                 )
-            row = np.asarray(table.rows[list(ids)], dtype=np.float64).mean(axis=0)
+            row = np.asarray(table.rows_at(list(ids)), dtype=np.float64).mean(axis=0)
             if not np.isfinite(row).all():
                 notes.append(f"{word!r} ({family}) has a row holding NaN or infinity and was skipped.")
                 continue

@@ -19,6 +19,7 @@ import numpy as np
 
 from .errors import Interrupted, QueryError
 from .maps import Projection, pca_2d
+from .stored_rows import StoredRows
 
 METHODS = ("pca", "tsne", "umap")
 METHOD_NAMES = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP"}
@@ -78,7 +79,7 @@ def check_method(method: str) -> None:
 
 
 def project(
-    rows: np.ndarray,
+    rows: np.ndarray | StoredRows,
     method: str = "pca",
     *,
     seed: int = SEED,
@@ -312,9 +313,10 @@ def _stepped_annoy_class() -> type:
                 indices[i] = found[1:]
                 distances[i] = far[1:]
 
-            from joblib import Parallel, delayed
+            # Threads, not joblib: Annoy releases the GIL in its searches, and nothing here is pickled.
+            from concurrent.futures import ThreadPoolExecutor
 
-            with Parallel(n_jobs=self.n_jobs, require="sharedmem") as parallel:
+            with ThreadPoolExecutor(max_workers=max(1, self.n_jobs)) as pool:
                 for start in range(0, count, _KNN_BLOCK):
                     self._check()
                     block = range(start, min(start + _KNN_BLOCK, count))
@@ -322,7 +324,7 @@ def _stepped_annoy_class() -> type:
                         for i in block:
                             neighbours_of(i)
                     else:
-                        parallel(delayed(neighbours_of)(i) for i in block)
+                        list(pool.map(neighbours_of, block))
                     self._progress(count + 2 * block.stop, total, "t-SNE: finding each row's neighbours")
             return indices, distances
 

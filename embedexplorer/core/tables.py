@@ -1,7 +1,9 @@
 """EmbeddingTable: one model's token rows, unit rows, tokens and position rows.
 
-Only the embedding tensors are read, memory-mapped straight from safetensors;
-the model itself is never built, so opening GPT-2 takes a fraction of a second.
+Only the embedding tensors are read, memory-mapped by the reader that claims the
+model (``readers/``); the model itself is never built, so opening GPT-2 takes a
+fraction of a second.  float32 tables get a float32 unit copy; half-precision and
+quantised ones are searched as stored (``stored_search``).
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from .vocabulary import Vocabulary
 
 # How many looked-up words each table remembers.
 QUERY_MEMORY = 4096
+# From this many vectors on, one matrix product over the table beats a pass per vector.
+_BATCH_FROM = 3
 
 
 class ReadableTokens(Sequence[str]):
@@ -310,6 +314,11 @@ class EmbeddingTable:
         self.check_files()
         return np.array(self.rows[token_id], dtype=np.float32)
 
+    def rows_at(self, ids: list[int]) -> np.ndarray:
+        """Copies of several rows, read from the file right after checking it has not changed."""
+        self.check_files()
+        return np.array(self.rows[ids], dtype=np.float32)
+
     def position_row(self, position: int) -> np.ndarray | None:
         """Row of the 0-based ``position``, or None when the model has no such row."""
         if self.positions is None or not 0 <= position < self.positions.shape[0]:
@@ -349,6 +358,21 @@ class EmbeddingTable:
         ids, cosines = self._top_k(vector, k, exclude)
         return NeighbourResult(None, self._neighbours(ids, cosines))
 
+    def neighbours_of_vectors(self, vectors: np.ndarray, k: int = 8) -> list[NeighbourResult]:
+        """``neighbours_of_vector`` for each row of ``vectors``, the table read once for all of them."""
+        k = _check_k(k)
+        vectors = np.asarray(vectors, dtype=np.float32)
+        if vectors.ndim != 2 or vectors.shape[1] != self.width:
+            raise QueryError(f"Vectors for this table need {self.width} numbers each, not {vectors.shape}.")
+        if not np.isfinite(vectors).all():
+            raise QueryError("A vector to search with must hold only finite numbers (no NaN or infinity).")
+        # Tables stored in half precision have no float32 copy to multiply: one pass each.
+        if vectors.shape[0] < _BATCH_FROM or isinstance(self.rows, StoredRows):
+            return [self.neighbours_of_vector(v, k) for v in vectors]
+        self.check_files()
+        answers = nb.top_k_many(self._unit32, vectors, k)
+        return [NeighbourResult(None, self._neighbours(ids, cosines)) for ids, cosines in answers]
+
     def cosine(self, a: str | int, b: str | int) -> float:
         first, second = self.query(a), self.query(b)
         self.check_files()
@@ -356,8 +380,10 @@ class EmbeddingTable:
             return float(self._unit_row(first.id) @ self._unit_row(second.id))
         return float(self._unit32[first.id] @ self._unit32[second.id])
 
-    def analogy(self, a: str | int, b: str | int, c: str | int, k: int = 8) -> NeighbourResult:
-        """Tokens nearest to a - b + c (3CosAdd); the three inputs are left out."""
+    def analogy(
+        self, a: str | int, b: str | int, c: str | int, k: int = 8, include_inputs: bool = False
+    ) -> NeighbourResult:
+        """Tokens nearest to a - b + c (3CosAdd); the three inputs are left out unless ``include_inputs``."""
         k = _check_k(k)
         qa, qb, qc = self.query(a), self.query(b), self.query(c)
         self.check_files()
@@ -365,7 +391,7 @@ class EmbeddingTable:
             vector = self._unit_row(qa.id) - self._unit_row(qb.id) + self._unit_row(qc.id)
         else:
             vector = nb.analogy_vector(self._unit32, qa.id, qb.id, qc.id)
-        ids, cosines = self._top_k(vector, k, {qa.id, qb.id, qc.id})
+        ids, cosines = self._top_k(vector, k, () if include_inputs else (qa.id, qb.id, qc.id))
         notes = " ".join(q.note for q in (qa, qb, qc) if q.note)
         label = f"{qa.token} - {qb.token} + {qc.token}"
         query = Query(qa.id, label, qa.pieces + qb.pieces + qc.pieces, notes)
@@ -438,9 +464,12 @@ def open_table(
     allow_download: bool = False,
     progress: ProgressCallback | None = None,
     separate_tokenizer: bool = False,
+    whole_model: bool = False,
 ) -> EmbeddingTable:
     """Open a model's embedding table: a folder, a cached Hub id, "bundled" or the default.
 
+    ``allow_download`` fetches a Hub model that is not here: its embedding tables
+    alone, or every weight into the HF cache with ``whole_model``.
     ``separate_tokenizer`` runs the tokenizer in a child process, for callers (the
     window) whose other threads must never wait on the tokenizer's hold of the GIL.
 
@@ -456,7 +485,7 @@ def open_table(
         )
     report = progress or (lambda done, total, message: None)
     report(0, 4, "Finding the model")
-    source = resolve_source(spec, allow_download=allow_download, progress=progress)
+    source = resolve_source(spec, allow_download=allow_download, progress=progress, whole_model=whole_model)
     return load_table(source, report, separate_tokenizer)
 
 

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import IO
 
+from .gguf_tokenizer import load_gguf_tokenizer
 from .tokenizer_process import CHILD_MEMORY_LIMIT, error_message, receive_message, send_message
 from .vocabulary import describe_tokenizer, encode_with, load_tokenizer
 
@@ -52,7 +53,8 @@ def _limit_memory() -> None:
 
 def _answer_requests(folder: Path, requests: IO[bytes], answers: IO[bytes], max_rows: int | None = None) -> None:
     try:
-        tokenizer = load_tokenizer(folder)
+        # A model file (GGUF) carries its tokenizer in its header; a folder has tokenizer.json.
+        tokenizer = load_gguf_tokenizer(folder) if folder.is_file() else load_tokenizer(folder)
         send_message(answers, {"facts": describe_tokenizer(tokenizer, max_rows).as_dict()})
     except (BrokenPipeError, ConnectionResetError):
         raise

@@ -77,7 +77,7 @@ class WordMap:
     def locate(self, table: EmbeddingTable, ids: list[int]) -> list[tuple[float, float] | None]:
         """Where rows ``ids`` sit: PCA places any row; t-SNE and UMAP only the rows on the map."""
         if self.layout.pca is not None:
-            coords = self.layout.pca.apply(table.rows[ids])
+            coords = self.layout.pca.apply(table.rows_at(ids))
             return [(float(x), float(y)) for x, y in coords]
         found = []
         for token_id in ids:
@@ -171,6 +171,7 @@ def word_map(
     check_method(method)
     started = time.perf_counter()
     ids = np.asarray(words.ids, dtype=np.int64)
+    table.check_files()  # the rows are read from the mapped file below
     if words.is_whole_table(table.rows.shape[0]):
         # Memory-mapped (or stored rows that decode on reading): PCA reads it block by block, no copy.
         matrix = cast(np.ndarray, table.rows)

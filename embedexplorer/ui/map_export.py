@@ -159,15 +159,13 @@ def svg_drawing(canvas: MapCanvas) -> str:
                 for a, b in zip(px(coords[members, 0]).tolist(), py(coords[members, 1]).tolist(), strict=True)
             ]
             out.append("</g>")
-        token, at, rings = canvas.selection
+        token, star_at, rings = canvas.selection
         accent = theme.accent().name()
-        for a, b in rings:
-            out.append(
-                f'<circle cx="{px(np.array([a]))[0]:.2f}" cy="{py(np.array([b]))[0]:.2f}" r="7.5" fill="none" '
-                f'stroke="{accent}" stroke-width="2"/>'
-            )
-        if at is not None:
-            sx, sy = float(px(np.array([at[0]]))[0]), float(py(np.array([at[1]]))[0])
+        for ring_x, ring_y in rings:
+            cx, cy = float(px(np.array([ring_x]))[0]), float(py(np.array([ring_y]))[0])
+            out.append(f'<circle cx="{cx:.2f}" cy="{cy:.2f}" r="7.5" fill="none" stroke="{accent}" stroke-width="2"/>')
+        if star_at is not None:
+            sx, sy = float(px(np.array([star_at[0]]))[0]), float(py(np.array([star_at[1]]))[0])
             out.append(_star(sx, sy, 11, accent))
             out.append(
                 f'<text x="{sx + 10:.2f}" y="{sy - 8:.2f}" fill="{accent}" font-size="14">{escape(token)}</text>'

@@ -352,6 +352,11 @@ class MapView(QWidget):
     def reset_view(self) -> None:
         self.canvas.reset_view()
 
+    def focus_search(self) -> None:
+        """Put the cursor in the map's search box, its text selected."""
+        self.search_box.setFocus()
+        self.search_box.selectAll()
+
     def show_selection(
         self,
         token: str,
@@ -368,6 +373,12 @@ class MapView(QWidget):
     @property
     def can_export(self) -> bool:
         return self.family_map is not None
+
+    def set_hidden_families(self, hidden: set[str]) -> None:
+        """Hide these families (a lesson's); the panel's boxes follow."""
+        if self.family_map is not None:
+            self.panel.set_families(list(self.family_map.families), set(hidden))
+        self._on_hidden_changed(set(hidden))
 
     def _on_hidden_changed(self, hidden: set[str]) -> None:
         self._hidden = set(hidden)

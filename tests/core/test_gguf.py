@@ -76,6 +76,14 @@ def test_gpt2_tokenizer_from_gguf_gives_the_chapters_ids(tmp_path: Path, gpt2_fo
     for text in [" Paris", "naïve café 東京\n\n  x<|endoftext|>y", "it's 12345 don't", "\t tabs  and   spaces "]:
         assert [t.id for t in table.encode(text)] == reference.encode(text, add_special_tokens=False).ids
     assert table.tokens[6342] == "_Paris"
+    # The window's way: the tokenizer is built and run in a child process, from the same file.
+    separate = open_table(str(path), separate_tokenizer=True)
+    try:
+        for text in ["The capital of France is", "naïve café 東京\n\n  x<|endoftext|>y"]:
+            assert [t.id for t in separate.encode(text)] == [t.id for t in table.encode(text)]
+        assert separate.vocabulary.facts == table.vocabulary.facts
+    finally:
+        separate.close()
     facts = table.facts()
     assert facts.position_rows == 1024
     assert facts.model_weights == len(tokens) * 32 + 1024 * 32

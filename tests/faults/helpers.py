@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -134,50 +135,109 @@ def blackhole() -> Iterator[Blackhole]:
 
 
 COMMIT = "a" * 40
+STREAM_BLOCK = 1 << 20
 
 
 class FakeHub(ThreadingHTTPServer):
-    """Enough of the Hub's HTTP API for ``snapshot_download``: repo info, tree, resolve.
+    """Enough of the Hub's HTTP API for ``snapshot_download`` and table-only downloads.
 
-    ``cut`` names a file whose download stops after half of its bytes, the connection
-    closed as a dropped network would: every attempt, resumed ones included.
+    Repo info, tree and resolve, as the Hub answers them: small files straight from
+    the Hub, safetensors files by a redirect to a second loopback host (another port)
+    standing in for the Hub's storage, which accepts only the signed address the Hub
+    gave. Both answer ``Range: bytes=a-b`` with 206 and Content-Range. Files are read
+    from disk block by block, so a GPT-2-sized checkpoint costs no memory.
+
+    ``cut`` names a file whose download stops at byte ``cut_at`` (default: half the
+    file), the connection closed as a dropped network would: every attempt, resumed
+    ones included. ``ignore_range`` makes both hosts send whole files. ``token`` makes
+    the repository gated: without ``Authorization: Bearer <token>`` the Hub answers 401.
+    ``sent`` counts the body bytes each file put on the wire, on both hosts together.
     """
 
     daemon_threads = True
 
-    def __init__(self, repo_id: str, folder: Path, cut: str | None = None) -> None:
+    def __init__(
+        self,
+        repo_id: str,
+        folder: Path,
+        cut: str | None = None,
+        *,
+        cut_at: int | None = None,
+        ignore_range: bool = False,
+        token: str | None = None,
+    ) -> None:
         super().__init__((LOOPBACK, 0), _HubHandler)
         self.repo_id = repo_id
-        self.files = {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+        self.paths = {p.name: p for p in sorted(folder.iterdir()) if p.is_file()}
         self.cut = cut
+        self.cut_at = cut_at
+        self.ignore_range = ignore_range
+        self.token = token
         self.requests: list[str] = []
+        self.authorizations: list[str | None] = []
+        self.sent: dict[str, int] = {}
+        self.ranges: list[tuple[str, int, int]] = []  # (file, first byte, last byte + 1) served
+        self._lock = threading.Lock()
+        self._digests: dict[str, str] = {}
         self.url = f"http://{LOOPBACK}:{self.server_address[1]}"
+        self.storage = _Storage(self)
+
+    def size(self, name: str) -> int:
+        return self.paths[name].stat().st_size
+
+    def sha256(self, name: str) -> str:
+        with self._lock:
+            if name not in self._digests:
+                digest = hashlib.sha256()
+                with open(self.paths[name], "rb") as handle:
+                    while block := handle.read(STREAM_BLOCK):
+                        digest.update(block)
+                self._digests[name] = digest.hexdigest()
+            return self._digests[name]
+
+    def etag(self, name: str) -> str:
+        return self.sha256(name) if _is_lfs(name) else hashlib.sha1(self.paths[name].read_bytes()).hexdigest()
+
+    def signature(self, name: str) -> str:
+        return hashlib.sha256(f"{name}|storage-secret".encode()).hexdigest()[:16]
+
+    def count(self, name: str, sent: int, first: int) -> None:
+        with self._lock:
+            self.sent[name] = self.sent.get(name, 0) + sent
+            self.ranges.append((name, first, first + sent))
+
+    def bytes_sent(self) -> int:
+        return sum(self.sent.values())
 
     def tree(self) -> list[dict[str, object]]:
         entries = []
-        for name, data in self.files.items():
-            entry: dict[str, object] = {
-                "type": "file",
-                "path": name,
-                "size": len(data),
-                "oid": hashlib.sha1(data).hexdigest(),
-            }
-            if name.endswith(".safetensors"):
-                entry["lfs"] = {"oid": _sha256(data), "size": len(data), "pointerSize": 134}
+        for name in self.paths:
+            entry: dict[str, object] = {"type": "file", "path": name, "size": self.size(name), "oid": self.etag(name)}
+            if _is_lfs(name):
+                entry["lfs"] = {"oid": self.sha256(name), "size": self.size(name), "pointerSize": 134}
             entries.append(entry)
         return entries
+
+
+def _is_lfs(name: str) -> bool:
+    return name.endswith(".safetensors")
 
 
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-class _HubHandler(BaseHTTPRequestHandler):
-    server: FakeHub
+class _FileSender(BaseHTTPRequestHandler):
+    """What both hosts share: ranged answers from a file on disk, counted, maybe cut."""
+
+    server: ThreadingHTTPServer
     protocol_version = "HTTP/1.1"
 
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base's name
         pass
+
+    def hub(self) -> FakeHub:
+        raise NotImplementedError
 
     def do_HEAD(self) -> None:  # noqa: N802 - the base's name
         self._answer(body=False)
@@ -186,68 +246,148 @@ class _HubHandler(BaseHTTPRequestHandler):
         self._answer(body=True)
 
     def _answer(self, body: bool) -> None:
+        raise NotImplementedError
+
+    def _send_json(self, payload: object, body: bool, status: int = 200, error_code: str = "") -> None:
+        data = json.dumps(payload).encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        if error_code:
+            self.send_header("X-Error-Code", error_code)
+        self.end_headers()
+        if body:
+            self.wfile.write(data)
+
+    def _send_file(self, name: str, body: bool) -> None:
+        hub = self.hub()
+        size = hub.size(name)
+        first, last = 0, size - 1
+        ranged = self.headers.get("Range", "")
+        partial = ranged.startswith("bytes=") and not hub.ignore_range
+        if partial:
+            low, _, high = ranged[len("bytes=") :].partition("-")
+            first = int(low or 0)
+            last = min(int(high), size - 1) if high else size - 1
+        self.send_response(206 if partial else 200)
+        self.send_header("ETag", f'"{hub.etag(name)}"')
+        self.send_header("X-Repo-Commit", COMMIT)
+        self.send_header("Accept-Ranges", "none" if hub.ignore_range else "bytes")
+        self.send_header("Content-Length", str(last + 1 - first))
+        if partial:
+            self.send_header("Content-Range", f"bytes {first}-{last}/{size}")
+        self.end_headers()
+        if not body:
+            return
+        stop = last + 1
+        cut = name == hub.cut
+        if cut:
+            stop = min(stop, size // 2 if hub.cut_at is None else hub.cut_at)
+        position = first
+        try:
+            with open(hub.paths[name], "rb") as handle:
+                handle.seek(first)
+                while position < stop:
+                    block = handle.read(min(STREAM_BLOCK, stop - position))
+                    self.wfile.write(block)
+                    hub.count(name, len(block), position)
+                    position += len(block)
+        except (BrokenPipeError, ConnectionResetError):  # the client had what it wanted
+            self.close_connection = True
+            return
+        if cut:
+            self.wfile.flush()
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+
+
+class _HubHandler(_FileSender):
+    server: FakeHub
+
+    def hub(self) -> FakeHub:
+        return self.server
+
+    def _answer(self, body: bool) -> None:
         hub = self.server
-        hub.requests.append(f"{self.command} {self.path}")
+        authorization = self.headers.get("Authorization")
+        with hub._lock:  # the two lists stay in step when requests come in on several threads
+            hub.requests.append(f"{self.command} {self.path}")
+            hub.authorizations.append(authorization)
+        if hub.token is not None and authorization != f"Bearer {hub.token}":
+            return self._send_json({"error": "Access to this model is restricted."}, body, 401, "GatedRepo")
         path = self.path.split("?", 1)[0]
         repo = hub.repo_id
         if path.startswith(f"/api/models/{repo}/revision/"):
-            info = {"id": repo, "sha": COMMIT, "siblings": [{"rfilename": n} for n in hub.files]}
+            info = {"id": repo, "sha": COMMIT, "siblings": [{"rfilename": n} for n in hub.paths]}
             return self._send_json(info, body)
         if path.startswith(f"/api/models/{repo}/tree/"):
             return self._send_json(hub.tree(), body)
         prefix = f"/{repo}/resolve/"
         if path.startswith(prefix):
             name = path[len(prefix) :].split("/", 1)[-1]
-            if name in hub.files:
-                return self._send_file(name, hub.files[name], body)
-        self._send_json({"error": "Repository Not Found"}, body, status=404)
+            if name in hub.paths and _is_lfs(name):
+                return self._redirect(name, body)
+            if name in hub.paths:
+                return self._send_file(name, body)
+            return self._send_json({"error": "Entry not found"}, body, 404, "EntryNotFound")
+        self._send_json({"error": "Repository Not Found"}, body, 404, "RepoNotFound")
 
-    def _send_json(self, payload: object, body: bool, status: int = 200) -> None:
-        data = json.dumps(payload).encode("utf-8")
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        if status == 404:
-            self.send_header("X-Error-Code", "RepoNotFound")
-        self.end_headers()
-        if body:
-            self.wfile.write(data)
-
-    def _send_file(self, name: str, data: bytes, body: bool) -> None:
-        start = 0
-        ranged = self.headers.get("Range", "")
-        if ranged.startswith("bytes=") and body:
-            start = int(ranged[len("bytes=") :].split("-", 1)[0] or 0)
-        self.send_response(206 if start else 200)
-        etag = _sha256(data) if name.endswith(".safetensors") else hashlib.sha1(data).hexdigest()
-        self.send_header("ETag", f'"{etag}"')
+    def _redirect(self, name: str, body: bool) -> None:
+        """As the Hub does for large files: 302 to signed storage, with the file's size and hash."""
+        hub = self.server
+        self.send_response(302)
+        self.send_header("Location", f"{hub.storage.url}/blob/{name}?sig={hub.signature(name)}")
         self.send_header("X-Repo-Commit", COMMIT)
-        self.send_header("Content-Length", str(len(data) - start))
-        if start:
-            self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
+        self.send_header("X-Linked-Etag", f'"{hub.sha256(name)}"')
+        self.send_header("X-Linked-Size", str(hub.size(name)))
+        self.send_header("ETag", f'"{hub.sha256(name)}"')
+        self.send_header("Content-Length", "0")
         self.end_headers()
-        if not body:
-            return
-        if name == self.server.cut:
-            half = len(data) // 2
-            self.wfile.write(data[start:half] if start < half else b"")
-            self.wfile.flush()
-            self.close_connection = True
-            self.connection.shutdown(socket.SHUT_RDWR)
-            return
-        self.wfile.write(data[start:])
+
+
+class _Storage(ThreadingHTTPServer):
+    """The second loopback host: serves a file only at the signed address the Hub redirected to."""
+
+    daemon_threads = True
+
+    def __init__(self, hub: FakeHub) -> None:
+        super().__init__((LOOPBACK, 0), _StorageHandler)
+        self.hub = hub
+        self.requests: list[str] = []
+        self.authorizations: list[str | None] = []
+        self.url = f"http://{LOOPBACK}:{self.server_address[1]}"
+
+
+class _StorageHandler(_FileSender):
+    server: _Storage
+
+    def hub(self) -> FakeHub:
+        return self.server.hub
+
+    def _answer(self, body: bool) -> None:
+        storage = self.server
+        storage.requests.append(f"{self.command} {self.path}")
+        storage.authorizations.append(self.headers.get("Authorization"))
+        path, _, query = self.path.partition("?")
+        name = path.removeprefix("/blob/")
+        if name not in storage.hub.paths or query != f"sig={storage.hub.signature(name)}":
+            return self._send_json({"error": "AccessDenied"}, body, 403)
+        self._send_file(name, body)
 
 
 @contextmanager
-def fake_hub(repo_id: str, folder: Path, cut: str | None = None) -> Iterator[FakeHub]:
-    hub = FakeHub(repo_id, folder, cut)
-    thread = threading.Thread(target=hub.serve_forever, daemon=True)
-    thread.start()
+def fake_hub(repo_id: str, folder: Path, cut: str | None = None, **options: Any) -> Iterator[FakeHub]:
+    """A Hub look-alike serving ``folder`` as ``repo_id`` (options: see ``FakeHub``)."""
+    hub = FakeHub(repo_id, folder, cut, **options)
+    threads = [threading.Thread(target=server.serve_forever, daemon=True) for server in (hub, hub.storage)]
+    for thread in threads:
+        thread.start()
     try:
         yield hub
     finally:
-        hub.shutdown()
-        hub.server_close()
+        for server in (hub, hub.storage):
+            server.shutdown()
+            server.server_close()
 
 
 # ----- hostile files ---------------------------------------------------------------------------

@@ -43,7 +43,23 @@ def header_cut(path: Path) -> Path:
     return path
 
 
+def nested_arrays(path: Path) -> Path:
+    """A header whose one key holds an array of arrays, nested deeper than any real file."""
+    key = b"x"
+    header = b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + struct.pack("<Q", len(key)) + key
+    header += struct.pack("<I", 9) + struct.pack("<IQ", 9, 1) * 5000
+    path.write_bytes(header)
+    return path
+
+
+def _written(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
+
+
 CASES = {
+    "nested arrays": (nested_arrays, "is not a readable GGUF file (an array of arrays)"),
+    "unknown version": (lambda p: _written(p, b"GGUF" + b"\xff" * 20), "versions 2 and 3 are read"),
     "truncated": (truncated, "truncated.gguf is truncated: it ends at byte"),
     "header cut": (header_cut, "header cut.gguf is not a readable GGUF file"),
     "no token table": (

@@ -8,21 +8,28 @@ tokenizer comes from the file's metadata (``gguf_tokenizer``).
 
 from __future__ import annotations
 
+import logging
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from gguf.constants import GGMLQuantizationType
 from gguf.quants import dequantize
 
-from ..errors import TableNotFoundError
+from ..errors import TableNotFoundError, TokenizerStartError
 from ..files import FileState
 from ..gguf_file import GgufFile, GgufTensor, is_gguf, read_gguf
-from ..gguf_tokenizer import build_gguf_tokenizer
+from ..gguf_tokenizer import build_gguf_tokenizer, gguf_tokenizer_facts, load_gguf_tokenizer
 from ..stored_rows import StoredRows
 from ..vocabulary import Vocabulary, encode_with
 from .base import OpenedModel, ProgressCallback, check_table_shape
 from .safetensors import check_vocabulary
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
+
+log = logging.getLogger(__name__)
 
 TOKEN_TABLE = "token_embd.weight"
 POSITION_TABLE = "position_embd.weight"
@@ -50,16 +57,22 @@ class GgufReader:
             raise TableNotFoundError(f"{path.name} has no token table ({TOKEN_TABLE}); it is not a language model.")
         check_table_shape(token_tensor.shape[0], token_tensor.shape[1], f"The token table of {path.name}")
         report(2, 4, "Reading the tokenizer")
-        tokenizer, facts = build_gguf_tokenizer(header.metadata, path.name)
-        tokenizer.no_truncation()
-        tokenizer.no_padding()
-        vocabulary = Vocabulary(facts, partial(encode_with, tokenizer))
+        vocabulary = _vocabulary(path, header.metadata, separate_tokenizer)
         report(3, 4, "Mapping the embedding table")
-        rows = map_gguf_rows(header, token_tensor)
-        check_vocabulary(vocabulary, rows.shape[0])
+        try:
+            rows = map_gguf_rows(header, token_tensor)
+            check_vocabulary(vocabulary, rows.shape[0])
+        except BaseException:
+            vocabulary.close()
+            raise
         position_tensor = header.tensors.get(POSITION_TABLE)
         positions = None
-        if position_tensor is not None and position_tensor.shape[-1] == token_tensor.shape[-1]:
+        if (
+            position_tensor is not None
+            and len(position_tensor.shape) == 2
+            and position_tensor.shape[0] > 0
+            and position_tensor.shape[-1] == token_tensor.shape[-1]
+        ):
             positions = np.asarray(map_gguf_rows(header, position_tensor)[:], dtype=np.float32)
         return OpenedModel(
             rows=rows,
@@ -75,6 +88,45 @@ class GgufReader:
 
 
 READER = GgufReader()
+
+
+def _vocabulary(path: Path, metadata: dict[str, object], separate_tokenizer: bool) -> Vocabulary:
+    """The file's tokenizer: built here, or in a child process that builds it while the table is prepared.
+
+    Its facts (tokens, kind) come from the metadata either way, so a tokenizer that
+    cannot be rebuilt is refused here, at once.
+    """
+    if not separate_tokenizer:
+        tokenizer, facts = build_gguf_tokenizer(metadata, path.name)
+        return Vocabulary(facts, partial(encode_with, tokenizer))
+    facts = gguf_tokenizer_facts(metadata, path.name)
+    child = _ChildTokenizer(path)
+    return Vocabulary(facts, child.encode, child.close)
+
+
+class _ChildTokenizer:
+    """Encodes through a tokenizer process started now; in this process if no child can run here."""
+
+    def __init__(self, path: Path) -> None:
+        from ..tokenizer_process import TokenizerProcess
+
+        self.path = path
+        self.process = TokenizerProcess(path)
+        self.local: Tokenizer | None = None
+
+    def encode(self, text: str) -> list[int]:
+        if self.local is None:
+            try:
+                self.process.facts()  # waits, the first time, for the child to finish building
+                return self.process.encode(text)
+            except TokenizerStartError as exc:
+                log.warning("%s Building the tokenizer in this process instead.", exc)
+                self.process.close()
+                self.local = load_gguf_tokenizer(self.path)
+        return encode_with(self.local, text)
+
+    def close(self) -> None:
+        self.process.close()
 
 
 def map_gguf_rows(header: GgufFile, tensor: GgufTensor) -> np.ndarray | StoredRows:

@@ -14,6 +14,7 @@ from ..errors import CorruptWeightsError, EmbedExplorerError, TableNotFoundError
 from ..files import CONFIG_FILE_LIMIT, FileState, read_json
 from ..safetensors_io import FLOAT_DTYPES, TensorEntry, map_tensor, read_all_headers, weight_files
 from ..stored_rows import HALF_KINDS, StoredRows
+from ..table_store import whole_model_entries
 from ..vocabulary import Vocabulary
 from .base import OpenedModel, ProgressCallback, check_table_shape
 
@@ -78,7 +79,8 @@ class SafetensorsFolder:
         return OpenedModel(
             rows=rows,
             vocabulary=vocabulary,
-            model_weights=count_model_weights(entries, config, token_entry),
+            # A table-only download counts the whole model from the note of every header it read.
+            model_weights=count_model_weights(whole_model_entries(folder) or entries, config, token_entry),
             storage=token_entry.dtype,
             positions=positions,
             position_note=_position_note(position_entry, config),
@@ -200,7 +202,8 @@ def _position_note(entry: TensorEntry | None, config: dict[str, object]) -> str:
     if entry is not None:
         return f"learned position table with {entry.shape[0]:,} rows"
     kind = str(config.get("position_embedding_type", ""))
-    if "rope_theta" in config or "rope_scaling" in config or "rotary" in kind:
+    # transformers 5 writes "rope_parameters"; older configs "rope_theta" or "rope_scaling".
+    if any(key in config for key in ("rope_theta", "rope_scaling", "rope_parameters")) or "rotary" in kind:
         return "no position table: the model marks positions by rotating rows (rotary embeddings)"
     if "alibi" in kind or config.get("model_type") in {"bloom", "mpt"}:
         return "no position table: the model marks positions with attention biases (ALiBi)"
