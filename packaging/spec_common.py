@@ -113,6 +113,7 @@ EXCLUDES = [
     "IPython", "jupyter_client", "ipykernel", "notebook", "tkinter", "_tkinter",
     "tensorflow", "keras", "jax", "flax", "onnx", "onnxruntime", "cv2", "av", "timm",
     "accelerate", "datasets", "pyarrow", "sympy", "networkx", "numba", "llvmlite",
+    "umap", "pynndescent",  # UMAP maps are for installs with the optional umap-learn, not the app
     "pytest", "_pytest", "hypothesis", "pytestqt", "ruff", "importlinter", "grimp",
     "PyQt5", "PyQt6", "PySide2",
     # Qt modules that neither pyqtgraph nor the window needs (pyqtgraph tolerates their absence;

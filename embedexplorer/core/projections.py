@@ -9,6 +9,7 @@ packaged app leaves out for their size.
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import time
 from collections.abc import Callable
@@ -58,11 +59,11 @@ class Layout:
 
 def available(method: str) -> bool:
     """True when the library for ``method`` is installed here."""
-    if method == "umap":
-        return importlib.util.find_spec("umap") is not None
-    if method == "tsne":
-        return importlib.util.find_spec("openTSNE") is not None
-    return method == "pca"
+    if method == "pca":
+        return True
+    # A real module, not a namespace left behind by an uninstall (an empty folder of that name).
+    spec = importlib.util.find_spec({"umap": "umap", "tsne": "openTSNE"}.get(method, method))
+    return spec is not None and spec.origin is not None
 
 
 def check_method(method: str) -> None:
@@ -85,11 +86,14 @@ def project(
     progress: Progress | None = None,
     should_stop: ShouldStop | None = None,
     threads: int = 2,
+    separate_process: bool = False,
 ) -> Layout:
     """Place every row of ``rows`` on a 2-D map with ``method``; the same seed gives the same map.
 
     ``should_stop`` is asked between blocks; when it says yes, ``Interrupted`` is raised
-    and nothing is returned.
+    and nothing is returned. ``separate_process`` runs t-SNE in a child process: openTSNE's
+    compiled loops hold Python's lock for up to hundreds of milliseconds, which would freeze
+    a window whose worker thread runs them.
     """
     check_method(method)
     if rows.ndim != 2 or rows.shape[0] < 2:
@@ -111,7 +115,9 @@ def project(
             "Use PCA for small maps."
         )
     data = np.ascontiguousarray(rows, dtype=np.float32)
-    if method == "tsne":
+    if method == "tsne" and separate_process:
+        coords = _tsne_in_child(data, seed, report, stop, threads)
+    elif method == "tsne":
         coords = _tsne(data, seed, report, stop, threads)
     else:
         coords = _umap(data, seed, report, stop)
@@ -196,6 +202,67 @@ def _tsne(data: np.ndarray, seed: int, report: Progress, stop: ShouldStop, threa
         raise Interrupted("The t-SNE map was stopped.")
     report(scale, scale, "t-SNE: done")
     return np.asarray(embedding)
+
+
+def _tsne_in_child(data: np.ndarray, seed: int, report: Progress, stop: ShouldStop, threads: int) -> np.ndarray:
+    """``_tsne`` in a child process; its progress comes back on a queue, a stop goes out as an event."""
+    import multiprocessing
+    import queue
+
+    report(0, 0, "t-SNE: starting its process")  # the child needs a few seconds before its first word
+    context = multiprocessing.get_context("spawn")
+    messages = context.Queue()
+    stop_event = context.Event()
+    child = context.Process(
+        target=_tsne_child, args=(data, seed, threads, messages, stop_event), name="embedexplorer-tsne", daemon=True
+    )
+    child.start()
+    try:
+        while True:
+            if stop():
+                stop_event.set()
+            try:
+                kind, *rest = messages.get(timeout=0.1)
+            except queue.Empty:
+                if not child.is_alive():
+                    raise QueryError(
+                        f"The t-SNE process ended without an answer (exit code {child.exitcode})."
+                    ) from None
+                continue
+            if kind == "progress":
+                report(*rest)
+            elif kind == "done":
+                return np.asarray(rest[0])
+            elif kind == "stopped":
+                raise Interrupted("The t-SNE map was stopped.")
+            else:
+                raise QueryError(f"The t-SNE map could not be computed: {rest[0]}")
+    finally:
+        stop_event.set()
+        child.join(timeout=5)
+        if child.is_alive():
+            child.terminate()
+            child.join(timeout=5)
+        messages.close()
+
+
+def _tsne_child(data: np.ndarray, seed: int, threads: int, messages: object, stop_event: object) -> None:
+    """The child's side: the same ``_tsne``, reporting on ``messages`` and stopping on ``stop_event``."""
+
+    def report(done: int, total: int, message: str) -> None:
+        messages.put(("progress", done, total, message))  # type: ignore[attr-defined]
+
+    if hasattr(os, "nice"):  # a background job: the window's process goes first for the cores
+        os.nice(10)
+
+    try:
+        coords = _tsne(data, seed, report, stop_event.is_set, threads)  # type: ignore[attr-defined]
+    except Interrupted:
+        messages.put(("stopped",))  # type: ignore[attr-defined]
+    except Exception as exc:  # noqa: BLE001 - the parent turns it into one message
+        messages.put(("error", f"{type(exc).__name__}: {exc}"))  # type: ignore[attr-defined]
+    else:
+        messages.put(("done", coords))  # type: ignore[attr-defined]
 
 
 _STEPPED_ANNOY: type | None = None

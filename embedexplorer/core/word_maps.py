@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -11,7 +12,6 @@ from .errors import FamiliesError
 from .map_cache import MapCache
 from .maps import Families, FamilyMap, family_cosines
 from .projections import KEEPS, SEED, Layout, Progress, ShouldStop, check_method, project
-from .stored_rows import StoredRows
 from .tables import EmbeddingTable
 from .word_sets import WordSet
 
@@ -161,6 +161,7 @@ def word_map(
     cache: MapCache | None = None,
     progress: Progress | None = None,
     should_stop: ShouldStop | None = None,
+    separate_process: bool = False,
 ) -> WordMap:
     """Map the rows of ``words``; the family words among them get their family's colour.
 
@@ -172,7 +173,8 @@ def word_map(
     ids = np.asarray(words.ids, dtype=np.int64)
     table.check_files()  # the rows are read from the mapped file below
     if words.is_whole_table(table.rows.shape[0]):
-        matrix: np.ndarray | StoredRows = table.rows  # memory-mapped: PCA reads it block by block, no copy
+        # Memory-mapped (or stored rows that decode on reading): PCA reads it block by block, no copy.
+        matrix = cast(np.ndarray, table.rows)
     else:
         parts = [np.asarray(table.rows[np.sort(ids)], dtype=np.float32)[np.argsort(np.argsort(ids))]]
         parts += [np.asarray(table.rows[list(p)], dtype=np.float64).mean(axis=0)[None, :] for _, p in words.extras]
@@ -215,7 +217,9 @@ def word_map(
             layout = Layout(stored, method, None, KEEPS[method])
             from_cache = True
     if layout is None:
-        layout = project(matrix, method, seed=seed, progress=progress, should_stop=should_stop)
+        layout = project(
+            matrix, method, seed=seed, progress=progress, should_stop=should_stop, separate_process=separate_process
+        )
         if key and cache is not None:
             cache.store(key, layout.coords)
     return WordMap(

@@ -51,6 +51,7 @@ def draw_word_map(ctx: JobContext, request: WordMapRequest) -> WordMap:
         cache=MapCache(request.cache_dir),
         progress=ctx.progress,
         should_stop=ctx.stopped,
+        separate_process=True,  # the window's threads never wait on openTSNE's hold of the lock
     )
     ctx.session.derived[MAP_KEY] = answer  # neighbours of a selected token place themselves on it
     return answer

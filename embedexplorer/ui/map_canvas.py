@@ -58,6 +58,9 @@ class WordLabels(pg.GraphicsObject):
         self._selected = ""
         self._on = True
         self.placed: list[tuple[int, QRectF]] = []  # label index and its rectangle, scene pixels
+        self._version = 0  # changes whenever what the labels say or which are wanted changes
+        self._layout_key: tuple[float, float, float, float, int] | None = None
+        self._offsets: list[tuple[int, float, float, float, float]] = []
         self.setAcceptedMouseButtons(pg.QtCore.Qt.MouseButton.NoButton)
 
     def set_labels(
@@ -75,19 +78,23 @@ class WordLabels(pg.GraphicsObject):
         self._texts, self._groups, self._colours = list(texts), list(groups), list(colours)
         self._widths = [self._metrics.horizontalAdvance(text) for text in self._texts]
         self._obstacles = np.asarray(obstacles, dtype=float).reshape(-1, 2)
+        self._version += 1
         self.update()
 
     def set_state(self, hidden: set[str], dimmed: set[str]) -> None:
         self._hidden, self._dimmed = set(hidden), set(dimmed)
+        self._version += 1
         self.update()
 
     def set_selected(self, token: str) -> None:
         """Leave out the selected token's own label: the selection marker names it already."""
         self._selected = token
+        self._version += 1
         self.update()
 
     def set_on(self, on: bool) -> None:
         self._on = on
+        self._version += 1
         self.setVisible(on)
 
     def _wanted(self, i: int) -> bool:
@@ -123,10 +130,22 @@ class WordLabels(pg.GraphicsObject):
         sy = to_scene.m12() * self._x + to_scene.m22() * self._y + to_scene.m32()
         ox = to_scene.m11() * self._obstacles[:, 0] + to_scene.m21() * self._obstacles[:, 1] + to_scene.m31()
         oy = to_scene.m12() * self._obstacles[:, 0] + to_scene.m22() * self._obstacles[:, 1] + to_scene.m32()
-        wanted = [self._wanted(i) for i in range(len(self._texts))]
-        placed = place_labels(
-            sx, sy, self._widths, self._metrics.height(), wanted, ox, oy, view.sceneBoundingRect()
-        )
+        # Placed once per zoom (and per change of labels): a pan only moves them all together,
+        # so their places around the dots, and the fact that none overlap, stay as they are.
+        key = (to_scene.m11(), to_scene.m12(), to_scene.m21(), to_scene.m22(), self._version)
+        if key != self._layout_key:
+            wanted = [self._wanted(i) for i in range(len(self._texts))]
+            found = place_labels(sx, sy, self._widths, self._metrics.height(), wanted, ox, oy, None)
+            self._offsets = [
+                (i, rect.left() - sx[i], rect.top() - sy[i], rect.width(), rect.height()) for i, rect in found
+            ]
+            self._layout_key = key
+        bounds = view.sceneBoundingRect()
+        placed = []
+        for i, dx, dy, w, h in self._offsets:
+            rect = QRectF(sx[i] + dx, sy[i] + dy, w, h)
+            if bounds.contains(rect):
+                placed.append((i, rect))
         self.placed = placed
         return placed
 
@@ -169,23 +188,23 @@ def place_labels(
     wanted: Sequence[bool],
     ox: np.ndarray,
     oy: np.ndarray,
-    bounds: QRectF,
+    bounds: QRectF | None,
 ) -> list[tuple[int, QRectF]]:
     """Place labels in pixels around their dots (sx, sy), in order, clear of each other and of the dots (ox, oy).
 
     Each label tries eight places (right, left, above, below, then the corners) and takes
     the first that stays inside ``bounds`` and touches nothing placed; one with no room is
-    left out. Returns (label index, rectangle) of each placed label.
+    left out (``bounds`` None: no edge). Returns (label index, rectangle) of each placed label.
     """
     grid = _Grid(32.0)
     radius = SMALL_FAMILY_SIZE / 2
     for px, py in zip(ox.tolist(), oy.tolist(), strict=True):
-        if bounds.contains(px, py):
+        if bounds is None or bounds.contains(px, py):
             grid.add(QRectF(px - radius, py - radius, 2 * radius, 2 * radius))
     placed: list[tuple[int, QRectF]] = []
     gap = radius + LABEL_GAP_PX - 2
     for i in range(len(widths)):
-        if not wanted[i] or not bounds.contains(sx[i], sy[i]):
+        if not wanted[i] or (bounds is not None and not bounds.contains(sx[i], sy[i])):
             continue
         w = widths[i]
         for dx, dy in (
@@ -194,7 +213,7 @@ def place_labels(
             (gap * 0.7, gap * 0.7), (-gap * 0.7 - w, gap * 0.7),
         ):
             rect = QRectF(sx[i] + dx, sy[i] + dy, w, height)
-            if bounds.contains(rect) and not grid.hits(rect):
+            if (bounds is None or bounds.contains(rect)) and not grid.hits(rect):
                 grid.add(rect)
                 placed.append((i, rect))
                 break
@@ -454,7 +473,15 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             )
         else:
             self._highlight_item.setData(x=[], y=[])
+        self._hide_empty_overlays()
         self._update_caption()
+
+    def _hide_empty_overlays(self) -> None:
+        """An empty scatter still costs a paint on every frame: hide the overlays with nothing to show."""
+        for item in (
+            self._highlight_item, self._match_item, self._current_item, self._query_item, self._neighbour_item
+        ):
+            item.setVisible(len(item.data) > 0)
 
     def _visible_mask(self) -> np.ndarray:
         """Which points are shown: those of hidden families are not."""
@@ -515,6 +542,7 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         self._query_label.setVisible(True)
         self.labels.set_selected(token)
         self._set_labels()
+        self._hide_empty_overlays()
 
     @property
     def selection(self) -> tuple[str, tuple[float, float] | None, list[tuple[float, float]]]:
@@ -553,6 +581,7 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         self._query_label.setVisible(False)
         self.labels.set_selected("")
         self._set_labels()
+        self._hide_empty_overlays()
         if self._isolated:
             self.isolate(False)
 
@@ -581,6 +610,7 @@ class MapCanvas(pg.GraphicsLayoutWidget):
                 brush=pg.mkBrush(None), pen=pg.mkPen(theme.plot_foreground(), width=2),
             )
             self._current_item.setData(x=[], y=[])
+        self._hide_empty_overlays()
         self.matches_changed.emit(int(matches.size), -1)
         return int(matches.size)
 
@@ -602,6 +632,7 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         self._current_item.setData(
             x=[x], y=[y], brush=pg.mkBrush(None), pen=pg.mkPen(theme.plot_foreground(), width=3)
         )
+        self._hide_empty_overlays()
         self.matches_changed.emit(int(self._matches.size), self._current)
         return self.map.labels[index]
 

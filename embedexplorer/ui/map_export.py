@@ -107,16 +107,16 @@ def svg_drawing(canvas: MapCanvas) -> str:
         spacing, values = levels[0]
         for value, text in zip(values, axis.tickStrings(values, 1, spacing), strict=True):
             if axis_name == "bottom":
-                at = float(px(np.array([value]))[0])
-                grid.append(f'<line x1="{at:.2f}" y1="{_PLOT_TOP}" x2="{at:.2f}" y2="{_PLOT_TOP + plot_h}"/>')
+                tick = float(px(np.array([value]))[0])
+                grid.append(f'<line x1="{tick:.2f}" y1="{_PLOT_TOP}" x2="{tick:.2f}" y2="{_PLOT_TOP + plot_h}"/>')
                 numbers.append(
-                    f'<text x="{at:.2f}" y="{_PLOT_TOP + plot_h + 18}" text-anchor="middle">{escape(text)}</text>'
+                    f'<text x="{tick:.2f}" y="{_PLOT_TOP + plot_h + 18}" text-anchor="middle">{escape(text)}</text>'
                 )
             else:
-                at = float(py(np.array([value]))[0])
-                grid.append(f'<line x1="{_PLOT_LEFT}" y1="{at:.2f}" x2="{_PLOT_LEFT + plot_w}" y2="{at:.2f}"/>')
+                tick = float(py(np.array([value]))[0])
+                grid.append(f'<line x1="{_PLOT_LEFT}" y1="{tick:.2f}" x2="{_PLOT_LEFT + plot_w}" y2="{tick:.2f}"/>')
                 numbers.append(
-                    f'<text x="{_PLOT_LEFT - 6}" y="{at + 5:.2f}" text-anchor="end">{escape(text)}</text>'
+                    f'<text x="{_PLOT_LEFT - 6}" y="{tick + 5:.2f}" text-anchor="end">{escape(text)}</text>'
                 )
     out += grid + ["</g>"] + numbers + ["</g>"]
     out.append(

@@ -169,3 +169,16 @@ def test_locate_places_rows_on_pca_and_finds_them_on_tsne(minilm_table, small_ts
     assert pca_map.locate(minilm_table, [inside])[0] == pytest.approx(tuple(pca_map.coords[0]))
     assert pca_map.locate(minilm_table, [outside])[0] is not None
     assert tsne_map.locate(minilm_table, [inside, outside]) == [tuple(tsne_map.coords[0]), None]
+
+
+def test_tsne_in_a_child_process_gives_the_same_map_and_stops_when_asked(minilm_table, small_tsne) -> None:
+    chosen, _cache, in_process, _ticks = small_tsne
+    rows = np.asarray(minilm_table.rows[chosen.ids], dtype=np.float32)
+    messages: list[str] = []
+    child = project(rows, "tsne", seed=7, separate_process=True, progress=lambda _d, _t, m: messages.append(m))
+    assert np.array_equal(child.coords, in_process.coords) and "t-SNE: done" in messages
+    with pytest.raises(Interrupted):
+        project(
+            rows, "tsne", seed=7, separate_process=True,
+            progress=lambda _d, _t, m: messages.append(m), should_stop=lambda: "arranging" in messages[-1],
+        )

@@ -84,15 +84,17 @@ def test_word_labels_never_overlap_follow_hiding_and_reach_exported_pictures(qtb
     open_model(qtbot, window, "bundled")
     canvas, panel = window.map_view.canvas, window.map_view.panel
     words = list(canvas.map.labels)
-    assert sorted(canvas.labels.wanted) == sorted(words) and len(words) == 63
+    # Every family word wants a label (so does each ring, if the window starts with a token selected).
+    assert set(words) <= set(canvas.labels.wanted) and len(words) == 63
     shown = canvas.labels.shown
-    assert set(shown) <= set(words) and len(shown) >= 20  # the rest are named by hover tips
+    assert set(shown) <= set(canvas.labels.wanted) and len(shown) >= 20  # the rest are named by hover tips
     rects = [rect for _i, rect in canvas.labels.placed]
     assert not any(a.intersects(b) for n, a in enumerate(rects) for b in rects[n + 1 :])
     with_days = tmp_path / "with-days.svg"
     assert window.map_view.export_to(str(with_days))
     drawing = with_days.read_text(encoding="utf-8")
-    assert all(f">{word}<" in drawing for word in canvas.labels.shown)
+    # The drawing places its labels by the same rule, for its own size: most of them fit there too.
+    assert sum(f">{word}<" in drawing for word in canvas.labels.wanted) >= 20
     panel.visibility["days"].click()
     days = {w for w in words if w in {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}}
     assert len(canvas.labels.wanted) == 56 and not days & set(canvas.labels.shown)
