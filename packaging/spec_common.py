@@ -5,12 +5,13 @@ shadow the PyPI ``packaging`` module that PyInstaller itself imports).
 
 What the frozen app needs, and why:
 - the engine reads safetensors with numpy and tokenizers with ``tokenizers``;
-- ``transformers`` is only the fallback for model folders without tokenizer.json, and it
-  works without torch (tokenizers, configs and file utilities only);
+- the layers (one token through every layer) run the model forward with torch and the
+  modelling classes of transformers, for the architectures in ``MODEL_FAMILIES``;
 - ``huggingface_hub`` finds models in the HF cache and downloads on request;
 - the window is PySide6 (Core, Gui, Widgets, Svg) plus pyqtgraph.
-Nothing under ``embedexplorer/`` imports torch, scikit-learn or scipy, so they stay out:
-torch alone is about 750 MiB.
+torch comes in trimmed: its compiled Python only (no sources), no headers, tests, helper
+binaries or test libraries, and build-linux.sh strips its libraries (about 750 MiB installed,
+under 400 MiB here). scikit-learn and scipy stay out.
 """
 
 from __future__ import annotations
@@ -82,6 +83,14 @@ def hiddenimports() -> list[str]:
 _TORCH_ONLY = ("modeling_", "modular_", "feature_extraction_", "image_processing_", "processing_",
                "video_processing_", "convert_")
 
+# Architectures whose modelling code the layers can run in the frozen app: the bundled
+# MiniLM (bert), GPT-2, and the common decoder families people keep on disk. Others still
+# open as tables; their layers need the source install.
+MODEL_FAMILIES = frozenset({
+    "bert", "gpt2", "llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "phi", "phi3",
+    "gpt_neox", "roberta", "xlm_roberta", "distilbert", "mpnet",
+})
+
 
 def transformers_excludes() -> list[str]:
     """Module names of transformers' per-model torch code, found on disk without importing.
@@ -89,7 +98,8 @@ def transformers_excludes() -> list[str]:
     transformers' ``__init__`` names every class under ``TYPE_CHECKING``, so the analysis would
     otherwise collect all 560 models' modelling code (and, because transformers builds its
     lazy import table by reading its own .py files at start-up, their sources too).  Without
-    those files the table simply lacks the torch classes, which cannot load here anyway.
+    those files the table simply lacks those classes.  The ``modeling_`` modules of
+    ``MODEL_FAMILIES`` stay: the layers run them.
     """
     spec = importlib.util.find_spec("transformers")
     if spec is None or not spec.submodule_search_locations:
@@ -99,17 +109,25 @@ def transformers_excludes() -> list[str]:
         f"transformers.models.{path.parent.name}.{path.stem}"
         for path in models.glob("*/*.py")
         if path.stem.startswith(_TORCH_ONLY) and path.parent.name != "auto"
+        and not (path.parent.name in MODEL_FAMILIES and path.stem == f"modeling_{path.parent.name}")
     )
+
+
+# torch as compiled modules only: its hook asks for the sources too, which nothing here reads
+# (no TorchScript, no torch.compile). transformers keeps its sources: it reads them at start-up.
+MODULE_COLLECTION_MODE = {"torch": "pyz"}
 
 
 # Python packages the app never imports at runtime. Several come in through optional
 # imports in transformers, huggingface_hub or pyqtgraph.
 EXCLUDES = [
-    "torch", "torchvision", "torchaudio", "torchgen", "functorch", "triton",
+    "torchvision", "torchaudio", "triton",
+    # parts of torch that neither its import nor a forward pass touches
+    "torch.onnx", "torch.utils.tensorboard", "torch.utils.benchmark", "torch.testing._internal.distributed",
     "sklearn", "scipy", "sentence_transformers", "pandas", "matplotlib", "PIL",
     "IPython", "jupyter_client", "ipykernel", "notebook", "tkinter", "_tkinter",
     "tensorflow", "keras", "jax", "flax", "onnx", "onnxruntime", "cv2", "av", "timm",
-    "accelerate", "datasets", "pyarrow", "sympy", "networkx", "numba", "llvmlite",
+    "accelerate", "datasets", "pyarrow", "networkx", "numba", "llvmlite",
     "pytest", "_pytest", "hypothesis", "pytestqt", "ruff", "importlinter", "grimp",
     "PyQt5", "PyQt6", "PySide2",
     # Qt modules that neither pyqtgraph nor the window needs (pyqtgraph tolerates their absence;
@@ -153,10 +171,19 @@ _PRUNE_PARTS = (
     # a system CUDA runtime that a ctypes probe drags in; the app never uses a GPU
     "libcudart",
     # metadata of packages left out, which transformers would otherwise believe present
-    "torch-", "scipy-", "scikit_learn-", "sentence_transformers-",
-    # only if torch is ever put back in: its tests and helper binaries
+    "scipy-", "scikit_learn-", "sentence_transformers-",
+    # torch: C++ tests, helper binaries, headers, CMake files, and the libraries only its tests load
     "torch/test/",
     "torch/bin/",
+    "torch/include/",
+    "torch/share/",
+    "torch/lib/libtorchbind_test",
+    "torch/lib/libjitbackend_test",
+    "torch/lib/libbackend_with_compiler",
+    "torch/lib/libaoti_custom_ops",
+    "torch/_inductor/",  # data files only (C++ and Triton templates); the compiled modules stay
+    "torch/utils/benchmark/",
+    "torch/testing/_internal/",  # data files of the test helpers
 )
 
 

@@ -12,7 +12,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainterPath
 
 from ..core.files import atomic_write_bytes
 from ..core.texts import fixed
-from . import theme
+from . import fonts, theme
 
 # Beyond this many points the labels hide the dots; hover tips name them instead.
 MAX_LABELLED_POINTS = 500
@@ -31,8 +31,7 @@ class WordLabels(pg.GraphicsObject):
 
     def __init__(self) -> None:
         super().__init__()
-        self.font = QFont()
-        self.font.setPointSize(8)
+        self.font: QFont = fonts.map_font(8)
         self._x = np.empty(0)
         self._y = np.empty(0)
         self._texts: list[str] = []
@@ -48,7 +47,7 @@ class WordLabels(pg.GraphicsObject):
         self.prepareGeometryChange()
         self._x = np.array([p.x for p in points], dtype=float)
         self._y = np.array([p.y for p in points], dtype=float)
-        self._texts = [p.token for p in points]
+        self._texts = [fonts.for_map(p.token, self.font) for p in points]
         self._families = [p.family for p in points]
         self._colours = [colours[p.family] for p in points]
         metrics = QFontMetricsF(self.font)
@@ -142,6 +141,8 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         self.plot.addItem(self.labels)
         self._hidden: set[str] = set()
         self._highlight: str | None = None
+        # set by render_image: where its texts lie in the last exported picture, in pixels
+        self.export_text_areas: dict[str, QRectF] = {}
         self._highlight_item = pg.ScatterPlotItem(pxMode=True)
         self._highlight_item.setZValue(5)
         self._query_item = pg.ScatterPlotItem(pxMode=True, symbol="star", size=22)
@@ -152,7 +153,17 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         self._query_label.setZValue(11)
         for item in (self._highlight_item, self._neighbour_item, self._query_item, self._query_label):
             self.plot.addItem(item)
+        self._use_map_font()
         self.apply_palette()
+
+    def _use_map_font(self) -> None:
+        """Every text of the map in the bundled family, so pictures match on every machine."""
+        for axis in ("bottom", "left"):
+            item = self.plot.getAxis(axis)
+            item.setStyle(tickFont=fonts.map_font(8))
+            item.label.setFont(fonts.map_font(9))
+        self.caption.item.setFont(fonts.map_font(9))
+        self._query_label.textItem.setFont(fonts.map_font(10))
 
     # ----- content -----------------------------------------------------------------------
     def set_map(self, family_map: Any, model_name: str, hidden: set[str] | None = None) -> None:
@@ -178,7 +189,7 @@ class MapCanvas(pg.GraphicsLayoutWidget):
                 hoverable=True,
                 hoverSize=15,
                 tip=self._tip_for(members),
-                name=family,
+                name=fonts.for_map(family, self.labels.font),
             )
             item.sigClicked.connect(lambda _item, spots, m=members: self._on_clicked(m, spots))
             self.plot.addItem(item)
@@ -186,7 +197,7 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             label_colours[family] = colour.darker(120) if not theme.is_dark() else colour
         labelled = self._points if len(self._points) <= MAX_LABELLED_POINTS else []
         self.labels.set_labels(labelled, label_colours)
-        self.caption.setText(_caption(family_map, model_name), size="9pt")
+        self.caption.setText(_caption(family_map, fonts.for_map(model_name, self.labels.font)), size="9pt")
         self.clear_selection()
         self._restyle()
         self.plot.autoRange(padding=0.08)
@@ -195,7 +206,8 @@ class MapCanvas(pg.GraphicsLayoutWidget):
     def _tip_for(members: list[Any]) -> Any:
         def tip(x: float, y: float, data: Any) -> str:
             point = members[int(data)]
-            return f"{point.token}  ({point.family})\nid {', '.join(map(str, point.ids))}"
+            name = f"{fonts.for_window(point.token)}  ({fonts.for_window(point.family)})"
+            return f"{name}\nid {', '.join(map(str, point.ids))}"
 
         return tip
 
@@ -256,10 +268,10 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         xs = [p[0] for p in neighbours]
         ys = [p[1] for p in neighbours]
         self._neighbour_item.setData(x=xs, y=ys, brush=pg.mkBrush(None), pen=pg.mkPen(colour, width=2))
-        self._query_label.setText(token, color=colour)
+        self._query_label.setText(fonts.for_map(token, self.labels.font), color=colour)
         self._query_label.setPos(at[0], at[1])
         self._query_label.setVisible(True)
-        self.labels.set_selected(token)
+        self.labels.set_selected(fonts.for_map(token, self.labels.font))
 
     def clear_selection(self) -> None:
         self._query_item.setData(x=[], y=[])
@@ -284,7 +296,9 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         if visible:
             for family, item in self._family_items.items():
                 if family not in self._hidden:
-                    self.legend.addItem(item, family)
+                    self.legend.addItem(item, item.name())
+            for _sample, label in self.legend.items:
+                label.item.setFont(fonts.map_font(10))
         self._legend_column.setVisible(visible)
         self._legend_column.setMaximumWidth(140 if visible else 0)
         self.ci.layout.activate()
@@ -299,11 +313,37 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             exporter = ImageExporter(self.ci)
             exporter.parameters()["width"] = int(width)
             image = exporter.export(toBytes=True)
+            if image is not None and not image.isNull():
+                self.export_text_areas = self._text_areas_in(image)
         finally:
             self.show_legend(on_screen)
         if image is None or image.isNull():
             raise OSError("The map could not be drawn into an image.")
         return image
+
+    def _text_areas_in(self, image: QImage) -> dict[str, QRectF]:
+        """Where the caption, the legend's names and the axis titles lie in an exported image.
+
+        The exporter scales the layout's scene rectangle onto the image, so the same scaling
+        maps each text item; the self-test checks that these areas are not blank.
+        """
+        source = self.ci.sceneBoundingRect()
+        sx, sy = image.width() / source.width(), image.height() / source.height()
+
+        def mapped(rect: QRectF) -> QRectF:
+            x, y = (rect.x() - source.x()) * sx, (rect.y() - source.y()) * sy
+            return QRectF(x, y, rect.width() * sx, rect.height() * sy)
+
+        areas = {"caption": mapped(self.caption.item.sceneBoundingRect())}
+        names = [label.item.sceneBoundingRect() for _sample, label in self.legend.items]
+        if names:
+            legend = names[0]
+            for rect in names[1:]:
+                legend = legend.united(rect)
+            areas["legend names"] = mapped(legend)
+        for axis in ("bottom", "left"):
+            areas[f"{axis} axis title"] = mapped(self.plot.getAxis(axis).label.sceneBoundingRect())
+        return areas
 
     def export_png(self, path: str | Path, width: int = 1600) -> None:
         """Write a PNG atomically: a failed write (full disk, no permission) leaves no file."""

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from . import fonts
 from .steady_label import SteadyLabel
 
 TYPING_PAUSE_MS = 120  # wait for a pause in typing before asking the worker
@@ -35,7 +36,8 @@ QListWidget::item:selected { border: 1px solid palette(highlight); background: p
 
 
 def chip_label(token: dict[str, Any]) -> str:
-    return f"{token['token']}\n{token['id']}"
+    """The token as the window can draw it (``U+XXXX`` where no font has a glyph), then its id."""
+    return f"{fonts.for_window(str(token['token']))}\n{token['id']}"
 
 
 class TokenPane(QWidget):
@@ -107,7 +109,8 @@ class TokenPane(QWidget):
             item = QListWidgetItem(chip_label(token))
             item.setData(TOKEN_ROLE, token)
             item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
-            item.setToolTip(f"token {token['token']}, id {token['id']}, place {index + 1} in the text")
+            readable = fonts.for_window(str(token["token"]))
+            item.setToolTip(f"token {readable}, id {token['id']}, place {index + 1} in the text")
             self.chip_list.addItem(item)
         self.chip_list.blockSignals(False)
         self._fit_height()
