@@ -46,6 +46,11 @@ rm -rf dist/EmbedExplorer
 step "stripping shared libraries that still load afterwards"
 "$PY" packaging/strip_bundle.py dist/EmbedExplorer
 
+# One folder beside the binary with every part's licence texts (README.txt lists them).
+ln -sfn _internal/licences dist/EmbedExplorer/licences
+[ -f dist/EmbedExplorer/licences/index.json ] || { echo "build-linux.sh: no licences folder in the bundle" >&2; exit 1; }
+[ -f dist/EmbedExplorer/_internal/resources/fonts/DejaVuSans.ttf ] || { echo "build-linux.sh: the font is not in the bundle" >&2; exit 1; }
+
 step "checking the frozen app offline, with an empty Hugging Face cache"
 EMPTY_HF="$(mktemp -d)"
 trap 'rm -rf "$EMPTY_HF"' EXIT
