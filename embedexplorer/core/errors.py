@@ -39,3 +39,7 @@ class QueryError(EmbedExplorerError):
 
 class FamiliesError(EmbedExplorerError):
     """A families file cannot be read or has the wrong shape."""
+
+
+class Interrupted(EmbedExplorerError):
+    """A long job stopped because a newer request of its kind, or closing the window, asked it to."""

@@ -56,12 +56,12 @@ def run() -> dict[str, object]:
 
 
 def main() -> int:
+    report: dict[str, object]
     try:
-        report: dict[str, object] = run()
+        report = run()
+        last, first = float(str(report["cosine_last"])), float(str(report["cosine_input"]))
         # MiniLM has six layers; the context pulls the two "bank"s apart by the last one.
-        report["ok"] = bool(
-            report["layers"] == 6 and report["same_id"] and report["cosine_last"] < report["cosine_input"]
-        )
+        report["ok"] = bool(report["layers"] == 6 and report["same_id"] and last < first)
     except Exception as exc:  # noqa: BLE001 - the check reports what failed, as JSON
         report = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
     print(json.dumps(report), flush=True)

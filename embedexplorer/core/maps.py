@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 
 from ..resources import resource_path
+from .constants import MULTI_TOKEN_ACTIONS
 from .errors import FamiliesError
 from .files import atomic_write_bytes
 from .tables import EmbeddingTable
 
 Families = dict[str, list[str]]
-MULTI_TOKEN_ACTIONS = ("average", "skip")
 
 
 def default_families_path() -> Path:
@@ -33,20 +33,6 @@ def load_families(path: str | Path | None = None) -> Families:
         raise FamiliesError(f"The families file {file.name} is not valid JSON: {exc}") from exc
     families = data.get("families", data) if isinstance(data, dict) else None
     return _checked(families, file.name)
-
-
-def load_families_or_default(path: str | Path | None) -> tuple[Families, str]:
-    """The families in ``path``, or the chapter's families and why ``path`` was not used.
-
-    For a window that must always have a map: a broken custom file never leaves it
-    without families, and the message says what is wrong with the file.
-    """
-    if path:
-        try:
-            return load_families(path), ""
-        except FamiliesError as exc:
-            return load_families(), f"{exc} Using the chapter's families instead."
-    return load_families(), ""
 
 
 def _checked(families: object, source: str) -> Families:

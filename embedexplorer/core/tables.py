@@ -18,7 +18,7 @@ from .bf16_rows import Bf16Rows, kernel_instructions, screen_for
 from .errors import EmbedExplorerError, QueryError, TableNotFoundError, TokenizerMismatchError
 from .safetensors_io import FLOAT_DTYPES, TensorEntry, map_tensor, read_all_headers, weight_files
 from .sources import ModelSource, ProgressCallback, resolve_source
-from .texts import MAX_SHOWN_TOKENS, TokenReport, fixed, token_report
+from .texts import MAX_SHOWN_TOKENS, Token, TokenReport, fixed, token_report
 from .vocabulary import Vocabulary
 
 # Suffixes of the token table's name in the common architectures, most specific first.
@@ -42,15 +42,6 @@ QUERY_MEMORY = 4096
 # Saved buffers that are not learned weights and must not count towards the model size.
 BUFFER_NAMES = ("attn.bias", "attn.masked_bias", "position_ids", "inv_freq", "_float_tensor")
 TIED_HEAD_NAMES = ("lm_head.weight", "cls.predictions.decoder.weight")
-
-
-@dataclass(frozen=True)
-class Token:
-    """One token of a text: its id, readable form and the characters it stands for."""
-
-    id: int
-    token: str
-    text: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +161,7 @@ class EmbeddingTable:
     # ----- text ------------------------------------------------------------------------
     def encode(self, text: str) -> list[Token]:
         """Tokens of ``text`` exactly as the model sees it (no special tokens added)."""
-        return [self._token(i) for i in self.vocabulary.encode(text)]
+        return [self.token(i) for i in self.vocabulary.encode(text)]
 
     def tokenize(
         self, text: str, *, only_fitting: bool = True, max_shown: int | None = MAX_SHOWN_TOKENS
@@ -183,14 +174,15 @@ class EmbeddingTable:
         """
         return token_report(self, text, max_shown=max_shown, only_fitting=only_fitting)
 
-    def _token(self, token_id: int) -> Token:
+    def token(self, token_id: int) -> Token:
+        """Token ``token_id`` with its readable form and the characters it stands for."""
         return Token(int(token_id), self.tokens[token_id], self.vocabulary.text_of(token_id))
 
     def query(self, word: str | int) -> Query:
         """The token that answers for ``word``: an id as given, or the word's first token."""
         if isinstance(word, (int, np.integer)):
             token_id = self._check_id(int(word))
-            token = self._token(token_id)
+            token = self.token(token_id)
             return Query(token.id, token.token, (token,))
         known = self._queries.get(word)
         if known is not None:
@@ -273,6 +265,11 @@ class EmbeddingTable:
     @property
     def width(self) -> int:
         return int(self.rows.shape[1])
+
+    @property
+    def position_count(self) -> int | None:
+        """Rows in the learned position table, or None when the model has none."""
+        return None if self.positions is None else int(self.positions.shape[0])
 
     def facts(self) -> TableFacts:
         rows, width = (int(n) for n in self.rows.shape)

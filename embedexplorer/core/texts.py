@@ -10,17 +10,35 @@ readable only the tokens to show: those that have a position row, at most
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from .vocabulary import make_visible
-
-if TYPE_CHECKING:
-    from .tables import EmbeddingTable, Token
+from .vocabulary import Vocabulary, make_visible
 
 # Characters read from one text: a 200,000-character paste tokenizes in about 0.2 s.
 MAX_TEXT_CHARS = 200_000
 # Tokens made readable and returned for display; GPT-2's whole context (1,024) fits.
 MAX_SHOWN_TOKENS = 2_048
+
+
+@dataclass(frozen=True)
+class Token:
+    """One token of a text: its id, readable form and the characters it stands for."""
+
+    id: int
+    token: str
+    text: str
+
+
+class TokenSource(Protocol):
+    """What a report needs of a table: its tokenizer, its position rows, readable tokens."""
+
+    @property
+    def vocabulary(self) -> Vocabulary: ...
+
+    @property
+    def position_count(self) -> int | None: ...
+
+    def token(self, token_id: int) -> Token: ...
 
 
 @dataclass(frozen=True)
@@ -68,7 +86,7 @@ def fixed(value: float, digits: int) -> str:
 
 
 def token_report(
-    table: EmbeddingTable,
+    table: TokenSource,
     text: str,
     *,
     max_chars: int = MAX_TEXT_CHARS,
@@ -83,14 +101,14 @@ def token_report(
     read = text[:max_chars]
     ids = table.vocabulary.encode(read)
     count = len(ids)
-    rows = None if table.positions is None else int(table.positions.shape[0])
+    rows = table.position_count
     fits = count if rows is None else min(count, rows)
     shown = fits if only_fitting else count
     if max_shown is not None:
         shown = min(shown, max_shown)
     unknown_id = table.vocabulary.unknown_id
     unknown = 0 if unknown_id is None else sum(1 for i in ids if i == unknown_id)
-    tokens = tuple(table._token(i) for i in ids[:shown])
+    tokens = tuple(table.token(i) for i in ids[:shown])
 
     notes: list[str] = []
     if len(read) < len(text):
@@ -98,7 +116,7 @@ def token_report(
     if count == 0:
         notes.append(_no_token_note(text))
     if unknown:
-        unk = table.tokens[unknown_id] if unknown_id is not None else "[UNK]"
+        unk = table.token(unknown_id).token if unknown_id is not None else "[UNK]"
         notes.append(
             f"{unknown:,} of the {count:,} tokens are {unk}: the vocabulary has no token "
             "for those characters, so they all share one row."

@@ -43,13 +43,14 @@ def child_command(folder: Path) -> tuple[list[str], dict[str, str]]:
     return [sys.executable, "-m", "embedexplorer", CHILD_FLAG, str(folder)], env
 
 
-def _send(stream: IO[bytes], message: dict[str, Any]) -> None:
+# ----- the protocol, shared with the child (tokenizer_child.py) -----------------------------
+def send_message(stream: IO[bytes], message: dict[str, Any]) -> None:
     data = json.dumps(message, ensure_ascii=False).encode("utf-8")
     stream.write(_HEADER.pack(len(data)) + data)
     stream.flush()
 
 
-def _receive(stream: IO[bytes]) -> dict[str, Any] | None:
+def receive_message(stream: IO[bytes]) -> dict[str, Any] | None:
     """The next message, or None when the other side has closed the pipe."""
     header = stream.read(_HEADER.size)
     if len(header) < _HEADER.size:
@@ -62,7 +63,7 @@ def _receive(stream: IO[bytes]) -> dict[str, Any] | None:
     return message if isinstance(message, dict) else None
 
 
-def _error_message(exc: BaseException) -> dict[str, Any]:
+def error_message(exc: BaseException) -> dict[str, Any]:
     kind = type(exc).__name__ if isinstance(exc, EmbedExplorerError) else "EmbedExplorerError"
     text = str(exc) if isinstance(exc, EmbedExplorerError) else f"{type(exc).__name__}: {exc}"
     return {"error": text, "kind": kind}
@@ -73,39 +74,6 @@ def _raise_from(message: dict[str, Any]) -> None:
     if not (isinstance(kind, type) and issubclass(kind, EmbedExplorerError)):
         kind = EmbedExplorerError
     raise kind(str(message.get("error")))
-
-
-# ----- the child ---------------------------------------------------------------------------
-def serve(folder: str) -> int:
-    """The child's whole life: load the tokenizer, describe it, then encode until stdin closes."""
-    # The protocol owns the real stdout; anything a library prints goes to stderr instead.
-    answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
-    sys.stdout = sys.stderr
-    try:
-        _answer_requests(Path(folder), sys.stdin.buffer, answers)
-    except (BrokenPipeError, ConnectionResetError):
-        pass  # the parent is gone; so is the reason to live
-    return 0
-
-
-def _answer_requests(folder: Path, requests: IO[bytes], answers: IO[bytes]) -> None:
-    from .vocabulary import describe_tokenizer, encode_with, load_tokenizer
-
-    try:
-        tokenizer = load_tokenizer(folder)
-        _send(answers, {"facts": describe_tokenizer(tokenizer).as_dict()})
-    except (BrokenPipeError, ConnectionResetError):
-        raise
-    except Exception as exc:  # noqa: BLE001 - the parent turns it into the same error
-        _send(answers, _error_message(exc))
-        return
-    while (request := _receive(requests)) is not None:
-        try:
-            ids = encode_with(tokenizer, str(request["encode"]))
-        except Exception as exc:  # noqa: BLE001 - one bad text must not end the child
-            _send(answers, _error_message(exc))
-        else:
-            _send(answers, {"ids": ids})
 
 
 # ----- the parent --------------------------------------------------------------------------
@@ -174,7 +142,7 @@ class TokenizerProcess:
                     process = self._process
                 assert process is not None and process.stdin is not None
                 try:
-                    _send(process.stdin, {"encode": text})
+                    send_message(process.stdin, {"encode": text})
                     message = self._answer()
                 except (BrokenPipeError, OSError):
                     message = None
@@ -192,7 +160,7 @@ class TokenizerProcess:
         timer = threading.Timer(_ANSWER_TIMEOUT_S, process.kill)
         timer.start()
         try:
-            return _receive(process.stdout)
+            return receive_message(process.stdout)
         finally:
             timer.cancel()
 
@@ -219,7 +187,3 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
-
-
-if __name__ == "__main__":
-    sys.exit(serve(sys.argv[1]))

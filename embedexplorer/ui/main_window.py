@@ -1,14 +1,17 @@
-"""The main window: wiring only. Panes show results; the worker computes them."""
+"""The main window: menus, the model bar and the status bar; it composes panes and sends requests.
+
+The window never computes and never reaches into a pane's widgets: a pane offers
+small methods (``k()``, ``show_neighbours(answer)``) and signals, and the worker's
+answers reach the panes through ``client.channel(KIND)``.
+"""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
-from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import QSize, Qt, QUrl
-from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence
+from PySide6.QtGui import QCloseEvent, QDesktopServices, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -22,15 +25,36 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..core.constants import BUNDLED, MULTI_TOKEN_ACTIONS, hub_offline
+from ..core.errors import OfflineError
+from ..core.maps import FamilyMap
+from ..jobs.table_jobs import (
+    COSINE,
+    LOAD,
+    MAP,
+    NEIGHBOURS,
+    ROW,
+    TOKENS,
+    CosineRequest,
+    LoadedModel,
+    LoadRequest,
+    MapRequest,
+    NeighboursAnswer,
+    NeighboursRequest,
+    RowRequest,
+    TokensRequest,
+)
 from ..settings import Settings
-from ..worker import WorkerClient
+from ..worker import Failure, WorkerClient
 from .map_view import MapView
 from .message_bar import MessageBar
 from .neighbours_pane import NeighboursPane
 from .row_view import RowView
 from .token_pane import TokenPane
 
-BUNDLED_LABEL = "bundled"
+# Files a reader may open directly, for the file dialog (folders are opened with their own dialog).
+MODEL_FILE_FILTER = "Model files (*.safetensors *.gguf config.json);;All files (*)"
+MULTI_TOKEN_LABELS = {"average": "&Average their rows", "skip": "&Leave them off the map"}
 
 
 class MainWindow(QMainWindow):
@@ -43,12 +67,9 @@ class MainWindow(QMainWindow):
         self.model_name = ""
         self.loaded = False
         self._pending_model = ""
-        self._selected: tuple[int, int, str] | None = None
-        self.families_file = settings.families_file  # "" means the chapter's families
-        self._requested_families = self.families_file
-        self.family_map: Any = None
+        self._selected: tuple[int, int, str] | None = None  # id, place, readable token
         self.worker_stuck = False
-        self.facts: dict[str, Any] = {}
+        self.loaded_model: LoadedModel | None = None
         self.setWindowTitle("EmbedExplorer")
         self.setAcceptDrops(True)
         self.resize(1360, 860)
@@ -57,7 +78,7 @@ class MainWindow(QMainWindow):
         self.token_pane = TokenPane()
         self.row_view = RowView()
         self.neighbours_pane = NeighboursPane(k=settings.k)
-        self.map_view = MapView(hidden=set(settings.hidden_families))
+        self.map_view = MapView(settings)
 
         self.left = QSplitter(Qt.Orientation.Vertical)
         self.left.addWidget(self.row_view)
@@ -98,43 +119,53 @@ class MainWindow(QMainWindow):
         self.model_box.setMinimumContentsLength(34)
         self.model_box.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
         self.model_box.setToolTip(
-            "A model folder, a Hugging Face id such as openai-community/gpt2, or 'bundled'. Press Enter to open."
+            "A model folder or file, a Hugging Face id such as openai-community/gpt2, or 'bundled'. "
+            "Press Enter to open."
         )
-        self.model_box.lineEdit().setPlaceholderText("folder, Hugging Face id, or bundled")
-        self.model_box.lineEdit().returnPressed.connect(self._on_model_entered)
-        self.model_box.activated.connect(lambda _i: self._on_model_entered())
+        line = self.model_box.lineEdit()
+        if line is not None:
+            line.setPlaceholderText("folder, model file, Hugging Face id, or bundled")
+            line.returnPressed.connect(self._on_model_entered)
+        self.model_box.activated.connect(lambda _index: self._on_model_entered())
         bar.addWidget(self.model_box)
-        open_button = QAction("Open", self)
+        open_button = bar.addAction("Open")
         open_button.setToolTip("Open the model named in the box")
         open_button.triggered.connect(self._on_model_entered)
-        bar.addAction(open_button)
-        self._refresh_recent()
 
     def _build_menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
-        self.open_folder_action = file_menu.addAction("&Open model folder...", self.choose_model_folder)
-        self.open_folder_action.setShortcut(QKeySequence.StandardKey.Open)
-        file_menu.addAction("Open &Hugging Face model...", self.choose_hub_model)
-        file_menu.addAction("Use the &bundled model (all-MiniLM-L6-v2)", lambda: self.open_model(BUNDLED_LABEL))
+        open_folder = file_menu.addAction("&Open model folder...")
+        open_folder.triggered.connect(self.choose_model_folder)
+        open_folder.setShortcut(QKeySequence.StandardKey.Open)
+        open_file = file_menu.addAction("Open model &file (.safetensors, .gguf)...")
+        open_file.triggered.connect(self.choose_model_file)
+        open_file.setShortcut(QKeySequence("Ctrl+Shift+O"))
+        file_menu.addAction("Open &Hugging Face model...").triggered.connect(self.choose_hub_model)
+        file_menu.addAction("Use the &bundled model (all-MiniLM-L6-v2)").triggered.connect(
+            lambda: self.open_model(BUNDLED)
+        )
         self.recent_menu = file_menu.addMenu("&Recent models")
-        self.download_action = file_menu.addAction("&Download model...", self.choose_download)
+        file_menu.addAction("&Download model...").triggered.connect(self.choose_download)
         file_menu.addSeparator()
-        self.export_action = file_menu.addAction("&Export map...", self.export_map_dialog)
+        self.export_action = file_menu.addAction("&Export map...")
+        self.export_action.triggered.connect(self.map_view.export_dialog)
         self.export_action.setShortcut(QKeySequence("Ctrl+E"))
         self.export_action.setEnabled(False)
         file_menu.addSeparator()
-        quit_action = file_menu.addAction("&Quit", self.close)
+        quit_action = file_menu.addAction("&Quit")
+        quit_action.triggered.connect(self.close)
         quit_action.setShortcut(QKeySequence("Ctrl+Q"))
 
         map_menu = self.menuBar().addMenu("&Map")
-        map_menu.addAction("&Load families file...", self.choose_families_file)
-        map_menu.addAction("Use the &chapter's families", lambda: self.use_families(""))
-        map_menu.addAction("&Save families as...", self.save_families_dialog)
+        map_menu.addAction("&Load families file...").triggered.connect(self.map_view.choose_families_file)
+        map_menu.addAction("Use the &chapter's families").triggered.connect(lambda: self.map_view.use_families(""))
+        map_menu.addAction("&Save families as...").triggered.connect(self.map_view.save_families_dialog)
         map_menu.addSeparator()
         multi = map_menu.addMenu("Words of several &tokens")
         self.multi_token_actions = {}
-        for mode, label in (("average", "&Average their rows"), ("skip", "&Leave them off the map")):
-            action = multi.addAction(label, lambda m=mode: self.set_multi_token(m))
+        for mode in MULTI_TOKEN_ACTIONS:
+            action = multi.addAction(MULTI_TOKEN_LABELS[mode])
+            action.triggered.connect(lambda _checked=False, m=mode: self.set_multi_token(m))
             action.setCheckable(True)
             action.setChecked(self.settings.multi_token == mode)
             self.multi_token_actions[mode] = action
@@ -142,16 +173,20 @@ class MainWindow(QMainWindow):
         map_menu.addAction(self.export_action)
 
         view_menu = self.menuBar().addMenu("&View")
-        focus = view_menu.addAction("Focus the &text", self.focus_input)
+        focus = view_menu.addAction("Focus the &text")
+        focus.triggered.connect(self.token_pane.focus)
         focus.setShortcut(QKeySequence("Ctrl+L"))
-        compare = view_menu.addAction("&Compare with another word", self.neighbours_pane.compare_input.setFocus)
+        compare = view_menu.addAction("&Compare with another word")
+        compare.triggered.connect(self.neighbours_pane.focus_compare)
         compare.setShortcut(QKeySequence("Ctrl+K"))
-        copy_row = view_menu.addAction("Copy the selected &row", self.row_view.copy_row)
+        copy_row = view_menu.addAction("Copy the selected &row")
+        copy_row.triggered.connect(self.row_view.copy_row)
         copy_row.setShortcut(QKeySequence("Ctrl+Shift+C"))
 
         help_menu = self.menuBar().addMenu("&Help")
-        help_menu.addAction("How to &read the panes", self.show_reading_help)
-        help_menu.addAction("&About EmbedExplorer", self.show_about)
+        help_menu.addAction("How to &read the panes").triggered.connect(self.show_reading_help)
+        help_menu.addAction("Show the &log").triggered.connect(self.show_log)
+        help_menu.addAction("&About EmbedExplorer").triggered.connect(self.show_about)
         self._refresh_recent()
 
     def _build_status_bar(self) -> None:
@@ -164,22 +199,30 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.progress)
 
     def _connect(self) -> None:
-        client = self.client
-        client.load_progress.connect(self._on_load_progress)
-        client.table_loaded.connect(self._on_table_loaded)
-        client.tokens_ready.connect(self.token_pane.show_tokens)
-        client.row_ready.connect(self.row_view.show_row)
-        client.neighbours_ready.connect(self._on_neighbours_ready)
-        client.cosine_ready.connect(self.neighbours_pane.show_cosine)
-        client.map_ready.connect(self._on_map_ready)
-        client.failed.connect(self._on_failed)
+        channel = self.client.channel
+        channel(LOAD).progress.connect(self._on_load_progress)
+        channel(LOAD).ready.connect(self._on_table_loaded)
+        channel(LOAD).failed.connect(self._on_load_failed)
+        channel(TOKENS).ready.connect(self.token_pane.show_tokens)
+        channel(TOKENS).failed.connect(lambda failure: self.token_pane.show_message(failure.message))
+        channel(ROW).ready.connect(self.row_view.show_row)
+        channel(ROW).failed.connect(self._show_failure)
+        channel(NEIGHBOURS).ready.connect(self._on_neighbours_ready)
+        channel(NEIGHBOURS).failed.connect(self._show_failure)
+        channel(COSINE).ready.connect(self.neighbours_pane.show_cosine)
+        channel(COSINE).failed.connect(lambda failure: self.neighbours_pane.show_compare_message(failure.message))
+        channel(MAP).ready.connect(self._on_map_ready)
+        channel(MAP).failed.connect(lambda failure: self.map_view.map_failed(failure.message))
+
         self.token_pane.text_changed.connect(self._on_text_changed)
         self.token_pane.token_selected.connect(self._on_token_selected)
         self.neighbours_pane.k_changed.connect(self._on_k_changed)
         self.neighbours_pane.neighbour_activated.connect(self.token_pane.set_text)
         self.neighbours_pane.compare_requested.connect(self._on_compare_requested)
-        self.map_view.hidden_changed.connect(self._on_hidden_changed)
         self.map_view.word_clicked.connect(self.token_pane.set_text)
+        self.map_view.families_requested.connect(lambda _path: self._request_map())
+        self.map_view.message.connect(self.message_bar.show_message)
+        self.map_view.status.connect(lambda text: self.statusBar().showMessage(text, 6000))
         self.row_view.copied.connect(lambda text: self.statusBar().showMessage(text, 4000))
         hints = QGuiApplication.styleHints()
         if hasattr(hints, "colorSchemeChanged"):
@@ -193,9 +236,7 @@ class MainWindow(QMainWindow):
             state = self.settings.geometry(key)
             if state is not None:
                 splitter.restoreState(state)
-        self.token_pane.input.blockSignals(True)
-        self.token_pane.set_text(self.settings.text)
-        self.token_pane.input.blockSignals(False)
+        self.token_pane.set_text_quietly(self.settings.text)
 
     # ----- models ------------------------------------------------------------------------
     def open_model(self, spec: str, allow_download: bool = False) -> None:
@@ -207,7 +248,7 @@ class MainWindow(QMainWindow):
         self.progress.show()
         self.facts_label.setText(f"Opening {spec or 'the default model'}...")
         self.message_bar.hide()
-        self.client.load_model(spec, allow_download)
+        self.client.submit(LOAD, LoadRequest(spec, allow_download))
 
     def _on_model_entered(self) -> None:
         self.open_model(self.model_box.currentText())
@@ -216,6 +257,11 @@ class MainWindow(QMainWindow):
         folder = QFileDialog.getExistingDirectory(self, "Open a model folder (config.json + safetensors)")
         if folder:
             self.open_model(folder)
+
+    def choose_model_file(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open a model file", str(Path.home()), MODEL_FILE_FILTER)
+        if path:
+            self.open_model(path)
 
     def choose_hub_model(self) -> None:
         repo_id, ok = QInputDialog.getText(
@@ -237,24 +283,27 @@ class MainWindow(QMainWindow):
         if ok and repo_id.strip():
             self.open_model(repo_id, allow_download=True)
 
-    def _on_load_progress(self, done: int, total: int, message: str) -> None:
-        self.progress.setRange(0, total)
-        self.progress.setValue(done)
+    def _on_load_progress(self, share: float, message: str) -> None:
+        if share < 0:
+            self.progress.setRange(0, 0)
+        else:
+            self.progress.setRange(0, 1000)
+            self.progress.setValue(int(share * 1000))
         self.progress.setFormat(f"{message} %p%")
         self.progress.show()
 
-    def _on_table_loaded(self, loaded: Any) -> None:
+    def _on_table_loaded(self, loaded: LoadedModel) -> None:
         self.loaded = True
+        self.loaded_model = loaded
         self.model_name = loaded.name
-        self.facts = loaded.facts
         self.progress.hide()
         facts = loaded.facts
-        positions = f"{facts['position_rows']:,} position rows" if facts["position_rows"] else "no position table"
+        positions = f"{facts.position_rows:,} position rows" if facts.position_rows else "no position table"
         self.facts_label.setText(
-            f"{loaded.name}: {facts['rows']:,} rows x {facts['width']:,} = {facts['table_weights']:,} weights, "
-            f"{facts['share']:.1%} of the model ({facts['model_weights']:,}); {positions}"
+            f"{loaded.name}: {facts.rows:,} rows x {facts.width:,} = {facts.table_weights:,} weights, "
+            f"{facts.share:.1%} of the model ({facts.model_weights:,}); {positions}"
         )
-        self.facts_label.setToolTip(loaded.summary)
+        self.facts_label.setToolTip(facts.summary())
         self.setWindowTitle(f"EmbedExplorer — {loaded.name}")
         if self._pending_model:
             self.settings.model = self._pending_model
@@ -266,20 +315,32 @@ class MainWindow(QMainWindow):
         self.token_pane.flush()
         self.statusBar().showMessage(f"Opened {loaded.name} in {loaded.seconds:.2f} s", 5000)
 
+    def _on_load_failed(self, failure: Failure) -> None:
+        self.progress.hide()
+        self.facts_label.setText(
+            f"Still using {self.model_name}." if self.loaded else "No model open: open a folder or the bundled model."
+        )
+        action = None
+        if failure.is_a(OfflineError) and not hub_offline():
+            spec = self._pending_model
+            action = ("Download", lambda: self.open_model(spec, allow_download=True))
+        elif not self.loaded:
+            action = ("Open the bundled model", lambda: self.open_model(BUNDLED))
+        self.message_bar.show_message(f"Could not open the model. {failure.message}", "error", action)
+
     def _refresh_recent(self) -> None:
         recent = self.settings.recent_models
-        if hasattr(self, "recent_menu"):
-            self.recent_menu.clear()
-            for spec in recent:
-                self.recent_menu.addAction(spec, lambda s=spec: self.open_model(s))
-            if recent:
-                self.recent_menu.addSeparator()
-                self.recent_menu.addAction("Clear the list", self._clear_recent)
-            self.recent_menu.setEnabled(bool(recent))
+        self.recent_menu.clear()
+        for spec in recent:
+            self.recent_menu.addAction(spec).triggered.connect(lambda _checked=False, s=spec: self.open_model(s))
+        if recent:
+            self.recent_menu.addSeparator()
+            self.recent_menu.addAction("Clear the list").triggered.connect(self._clear_recent)
+        self.recent_menu.setEnabled(bool(recent))
         current = self.model_box.currentText()
         self.model_box.blockSignals(True)
         self.model_box.clear()
-        self.model_box.addItems(list(dict.fromkeys([*recent, BUNDLED_LABEL])))
+        self.model_box.addItems(list(dict.fromkeys([*recent, BUNDLED])))
         self.model_box.setEditText(current)
         self.model_box.blockSignals(False)
 
@@ -288,184 +349,55 @@ class MainWindow(QMainWindow):
         self._refresh_recent()
 
     # ----- tokens, rows, neighbours -------------------------------------------------------
-    def focus_input(self) -> None:
-        self.token_pane.input.setFocus()
-        self.token_pane.input.selectAll()
-
     def _on_text_changed(self, text: str) -> None:
         self.settings.text = text
         if self.loaded:
-            self.client.tokenize(text)
+            self.client.submit(TOKENS, TokensRequest(text))
 
     def _on_token_selected(self, token_id: int, place: int, token: str) -> None:
         self._selected = (token_id, place, token)
-        self.client.inspect(token_id, place)
-        self.client.find_neighbours(token_id, self.neighbours_pane.k_box.value())
-        other = self.neighbours_pane.compare_input.text()
+        self.client.submit(ROW, RowRequest(token_id, place))
+        self.client.submit(NEIGHBOURS, NeighboursRequest(token_id, self.neighbours_pane.k()))
+        other = self.neighbours_pane.compare_text()
         if other.strip():
-            self.client.compare(token_id, other)
+            self.client.submit(COSINE, CosineRequest(token_id, other))
 
     def _on_k_changed(self, k: int) -> None:
         self.settings.k = k
         if self._selected:
-            self.client.find_neighbours(self._selected[0], k)
+            self.client.submit(NEIGHBOURS, NeighboursRequest(self._selected[0], k))
 
     def _on_compare_requested(self, other: str) -> None:
         if self._selected:
-            self.client.compare(self._selected[0], other)
+            self.client.submit(COSINE, CosineRequest(self._selected[0], other))
         else:
-            self.neighbours_pane.compare_result.setText("Select a token first.")
+            self.neighbours_pane.show_compare_message("Select a token first.")
 
-    def _on_neighbours_ready(self, result: Any) -> None:
-        self.neighbours_pane.show_neighbours(result, [n["text"] for n in result.neighbours])
-        self.map_view.show_selection(result.query["token"], result.map_query, result.map_neighbours)
+    def _on_neighbours_ready(self, answer: NeighboursAnswer) -> None:
+        self.neighbours_pane.show_neighbours(answer)
+        query = answer.result.query
+        if query is not None:
+            self.map_view.show_selection(query.token, answer.map_query, answer.map_neighbours)
 
-    # ----- families -----------------------------------------------------------------------
+    def _show_failure(self, failure: Failure) -> None:
+        self.message_bar.show_message(failure.message, "error")
+
+    # ----- the map ---------------------------------------------------------------------------
     def _request_map(self) -> None:
-        self.client.build_map(self._requested_families or None, self.settings.multi_token)
-
-    def use_families(self, path: str) -> None:
-        """Draw the map with another families file; the current one stays if that fails."""
-        self._requested_families = path
         if self.loaded:
-            self._request_map()
-
-    def choose_families_file(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(
-            self, "Load a families file", self.families_file or str(Path.home()), "Families (*.json)"
-        )
-        if path:
-            self.use_families(path)
+            self.client.submit(MAP, MapRequest(self.map_view.requested_families or None, self.settings.multi_token))
 
     def set_multi_token(self, mode: str) -> None:
         self.settings.multi_token = mode
         for name, action in self.multi_token_actions.items():
             action.setChecked(name == mode)
-        if self.loaded:
-            self._request_map()
+        self._request_map()
 
-    def save_families_dialog(self) -> None:
-        if self.family_map is None:
-            return
-        path, _ = QFileDialog.getSaveFileName(
-            self,
-            "Save the families",
-            str(Path(self.settings.export_dir or Path.home()) / "families.json"),
-            "Families (*.json)",
-        )
-        if path:
-            self.save_families(path)
-
-    def save_families(self, path: str) -> bool:
-        """Write the families on the map as a JSON file (atomically: never half a file)."""
-        from ..core.errors import EmbedExplorerError
-        from ..core.maps import save_families
-
-        families: dict[str, list[str]] = {}
-        for point in self.family_map.points:
-            families.setdefault(point.family, []).append(point.word)
-        try:
-            save_families(families, path)
-        except EmbedExplorerError as exc:  # says what failed and that the old file is unchanged
-            self.message_bar.show_message(str(exc), "error")
-            return False
-        self.statusBar().showMessage(f"Families saved to {path}", 6000)
-        return True
-
-    def _on_map_ready(self, family_map: Any) -> None:
-        self.family_map = family_map
-        self.families_file = self._requested_families
-        self.settings.families_file = self.families_file
+    def _on_map_ready(self, family_map: FamilyMap) -> None:
         self.map_view.show_map(family_map, self.model_name)
         self.export_action.setEnabled(True)
         if self._selected:  # place the selection on the new map
-            self.client.find_neighbours(self._selected[0], self.neighbours_pane.k_box.value())
-
-    def _on_hidden_changed(self, hidden: set[str]) -> None:
-        self.settings.hidden_families = sorted(hidden)
-
-    def _on_failed(self, kind: str, message: str, error_type: str) -> None:
-        if kind == "load":
-            self.progress.hide()
-            self.facts_label.setText(
-                f"Still using {self.model_name}."
-                if self.loaded
-                else "No model open: open a folder or the bundled model."
-            )
-            action = None
-            if error_type == "OfflineError" and not _hub_offline():
-                spec = self._pending_model
-                action = ("Download", lambda: self.open_model(spec, allow_download=True))
-            elif not self.loaded:
-                action = ("Open the bundled model", lambda: self.open_model(BUNDLED_LABEL))
-            self.message_bar.show_message(f"Could not open the model. {message}", "error", action)
-        elif kind == "tokens":
-            self.token_pane.show_message(message)
-        elif kind == "cosine":
-            self.neighbours_pane.compare_result.setText(message)
-        elif kind == "map":
-            kept = "The map keeps the families it had." if self.family_map is not None else ""
-            self._requested_families = self.families_file
-            self.message_bar.show_message(f"The families could not be used. {message} {kept}".strip(), "error")
-        else:
-            self.message_bar.show_message(message, "error")
-
-    # ----- export ------------------------------------------------------------------------
-    def export_map_dialog(self) -> None:
-        if not self.export_action.isEnabled():
-            return
-        start = Path(self.settings.export_dir or Path.home()) / "embedding-map.png"
-        path, chosen = QFileDialog.getSaveFileName(
-            self,
-            "Export the map",
-            str(start),
-            "PNG image (*.png);;SVG drawing (*.svg)",
-            options=QFileDialog.Option.DontConfirmOverwrite,  # we ask below, after the suffix is known
-        )
-        if not path:
-            return
-        if "svg" in chosen.lower() and not path.lower().endswith(".svg"):
-            path += ".svg"
-        elif not path.lower().endswith((".png", ".svg")):
-            path += ".png"
-        if Path(path).exists() and not self.confirm_overwrite(path):
-            return
-        width = self.settings.export_width
-        if path.lower().endswith(".png"):
-            width, ok = QInputDialog.getInt(self, "Export the map", "Width in pixels:", width, 200, 20000, 100)
-            if not ok:
-                return
-            self.settings.export_width = width
-        self.export_map(path, width)
-
-    def confirm_overwrite(self, path: str) -> bool:
-        answer = QMessageBox.question(
-            self,
-            "Replace the file?",
-            f"{Path(path).name} already exists in {Path(path).parent}. Replace it?",
-            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-            QMessageBox.StandardButton.No,
-        )
-        return answer == QMessageBox.StandardButton.Yes
-
-    def export_map(self, path: str, width: int | None = None) -> bool:
-        """Write the map; says what happened in the status bar or the message bar."""
-        target = Path(path)
-        try:
-            if target.suffix.lower() == ".svg":
-                self.map_view.canvas.export_svg(target)
-            else:
-                self.map_view.canvas.export_png(target, width or self.settings.export_width)
-        except OSError as exc:
-            reason = exc.strerror or str(exc)
-            self.message_bar.show_message(
-                f"The map was not exported to {target}: {reason}. Nothing was overwritten; choose another folder.",
-                "error",
-            )
-            return False
-        self.settings.export_dir = str(target.parent)
-        self.statusBar().showMessage(f"Map exported to {target}", 6000)
-        return True
+            self.client.submit(NEIGHBOURS, NeighboursRequest(self._selected[0], self.neighbours_pane.k()))
 
     # ----- help --------------------------------------------------------------------------
     def show_reading_help(self) -> None:
@@ -482,14 +414,26 @@ class MainWindow(QMainWindow):
             "most. The caption says how much of the spread survives the flattening.</p>",
         )
 
+    def show_log(self) -> None:
+        """Open the log of unexpected errors in the desktop's text viewer (or say where it is)."""
+        from ..errorlog import log_path
+
+        path = log_path()
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.touch()
+        if not QDesktopServices.openUrl(QUrl.fromLocalFile(str(path))):
+            QMessageBox.information(self, "The log", f"The log of unexpected errors is at\n{path}")
+
     def show_about(self) -> None:
-        from .. import __version__
+        from .. import __version__, licences
 
         QMessageBox.about(
             self,
             "About EmbedExplorer",
             f"<b>EmbedExplorer {__version__}</b><p>Look inside a language model's token embedding table."
-            "</p><p>Weights are read only from safetensors files, and nothing is downloaded unless you ask.</p>",
+            "</p><p>Weights are read only from safetensors files, and nothing is downloaded unless you ask.</p>"
+            + licences.about_html(licences.components(), licences.licence_dir()),
         )
 
     # ----- window events ------------------------------------------------------------------
@@ -499,13 +443,13 @@ class MainWindow(QMainWindow):
         self.row_view.apply_palette()
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt override
-        if _dropped_folder(event.mimeData().urls()) is not None:
+        if _dropped_model(event.mimeData().urls()) is not None:
             event.acceptProposedAction()
 
     def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 - Qt override
-        folder = _dropped_folder(event.mimeData().urls())
-        if folder is not None:
-            self.open_model(str(folder))
+        dropped = _dropped_model(event.mimeData().urls())
+        if dropped is not None:
+            self.open_model(str(dropped))
             event.acceptProposedAction()
 
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
@@ -515,10 +459,10 @@ class MainWindow(QMainWindow):
         self.settings.set_geometry("window/geometry", self.saveGeometry())
         self.settings.set_geometry("window/splitter", self.splitter.saveState())
         self.settings.set_geometry("window/left", self.left.saveState())
-        self.settings.text = self.token_pane.input.text()
+        self.settings.text = self.token_pane.text()
         self.settings.sync()
 
-    def closeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
         self.save_settings()
         # A download cannot be interrupted: if the worker does not stop in time, app.main
         # ends the process once the window has gone, instead of waiting for the network.
@@ -526,14 +470,9 @@ class MainWindow(QMainWindow):
         super().closeEvent(event)
 
 
-def _hub_offline() -> bool:
-    """True when the user told huggingface_hub to stay offline: then we never offer a download."""
-    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
-
-
-def _dropped_folder(urls: list[QUrl]) -> Path | None:
+def _dropped_model(urls: list[QUrl]) -> Path | None:
+    """The first local folder or file among dropped items: a reader decides whether it can open it."""
     for url in urls:
         if url.isLocalFile():
-            path = Path(url.toLocalFile())
-            return path if path.is_dir() else path.parent
+            return Path(url.toLocalFile())
     return None

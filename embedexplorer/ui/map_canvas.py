@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Signal
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainterPath
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPainterPath
+from PySide6.QtWidgets import QWidget
 
 from ..core.files import atomic_write_bytes
+from ..core.maps import FamilyMap, MapPoint
 from ..core.texts import fixed
 from . import fonts, theme
 
@@ -43,7 +46,7 @@ class WordLabels(pg.GraphicsObject):
         self._selected = ""
         self.setAcceptedMouseButtons(pg.QtCore.Qt.MouseButton.NoButton)
 
-    def set_labels(self, points: list[Any], colours: dict[str, QColor]) -> None:
+    def set_labels(self, points: list[MapPoint], colours: dict[str, QColor]) -> None:
         self.prepareGeometryChange()
         self._x = np.array([p.x for p in points], dtype=float)
         self._y = np.array([p.y for p in points], dtype=float)
@@ -86,7 +89,7 @@ class WordLabels(pg.GraphicsObject):
         self.prepareGeometryChange()
         super().viewTransformChanged()
 
-    def paint(self, painter: Any, *args: Any) -> None:
+    def paint(self, painter: QPainter, *args: object) -> None:
         if not self._texts:
             return
         to_scene = self.sceneTransform()
@@ -113,7 +116,7 @@ class MapCanvas(pg.GraphicsLayoutWidget):
 
     point_clicked = Signal(str)  # the word of a clicked point
 
-    def __init__(self, parent: Any = None) -> None:
+    def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.plot = self.addPlot(row=0, col=0)
         self.plot.setMenuEnabled(False)
@@ -135,7 +138,7 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         self.caption = pg.LabelItem(justify="left")
         self.addItem(self.caption, row=1, col=0, colspan=2)
         self._family_items: dict[str, pg.ScatterPlotItem] = {}
-        self._points: list[Any] = []
+        self._points: list[MapPoint] = []
         self.labels = WordLabels()
         self.labels.setZValue(4)
         self.plot.addItem(self.labels)
@@ -166,7 +169,7 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         self._query_label.textItem.setFont(fonts.map_font(10))
 
     # ----- content -----------------------------------------------------------------------
-    def set_map(self, family_map: Any, model_name: str, hidden: set[str] | None = None) -> None:
+    def set_map(self, family_map: FamilyMap, model_name: str, hidden: set[str] | None = None) -> None:
         """Draw a FamilyMap: one scatter item and one brush per family; ``hidden`` ones stay hidden."""
         if hidden is not None:
             self._hidden = set(hidden)
@@ -203,15 +206,15 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         self.plot.autoRange(padding=0.08)
 
     @staticmethod
-    def _tip_for(members: list[Any]) -> Any:
-        def tip(x: float, y: float, data: Any) -> str:
-            point = members[int(data)]
+    def _tip_for(members: list[MapPoint]) -> Callable[[float, float, object], str]:
+        def tip(x: float, y: float, data: object) -> str:
+            point = members[int(str(data))]
             name = f"{fonts.for_window(point.token)}  ({fonts.for_window(point.family)})"
             return f"{name}\nid {', '.join(map(str, point.ids))}"
 
         return tip
 
-    def _on_clicked(self, members: list[Any], spots: Any) -> None:
+    def _on_clicked(self, members: list[MapPoint], spots: Sequence[pg.SpotItem]) -> None:
         if len(spots):
             self.point_clicked.emit(members[int(spots[0].data())].word)
 
@@ -248,7 +251,7 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             item.setOpacity(0.3 if dim and family != self._highlight else 1.0)
         dimmed = {f for f in self._family_items if dim and f != self._highlight}
         self.labels.set_state(self._hidden, dimmed)
-        if dim:
+        if dim and self._highlight is not None:
             item = self._family_items[self._highlight]
             x, y = item.getData()
             colour = item.opts["brush"].color()
@@ -353,7 +356,8 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         data = QByteArray()
         buffer = QBuffer(data)
         buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-        if not image.save(buffer, "PNG"):
+        # The stubs say bytes, but PySide6 6.11 accepts only a str format here.
+        if not image.save(buffer, "PNG"):  # type: ignore[call-overload]
             raise OSError("The map image could not be encoded as PNG.")
         buffer.close()
         atomic_write_bytes(path, bytes(data.data()))
@@ -389,7 +393,7 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         atomic_write_bytes(path, bytes(data.data()))
 
 
-def _caption(family_map: Any, model_name: str) -> str:
+def _caption(family_map: FamilyMap, model_name: str) -> str:
     width = family_map.projection.axes.shape[1]
     between = family_map.between_family_cosine
     # A ratio to a mean that rounds to zero is noise (an untrained table's is about 0).

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..core.maps import FamilyMap
 
 
-def export_family_map_png(family_map: Any, model_name: str, path: str | Path, width: int = 1600) -> None:
+def export_family_map_png(family_map: FamilyMap, model_name: str, path: str | Path, width: int = 1600) -> None:
     """Render offscreen with the same canvas the window uses and write ``path``."""
     if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")

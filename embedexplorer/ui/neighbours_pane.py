@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from html import escape
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QPainter, QPen
@@ -21,7 +21,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..core.constants import K_RANGE
 from ..core.texts import fixed
+from ..jobs.table_jobs import CosineAnswer, NeighboursAnswer
 from . import theme
 from .steady_label import SteadyLabel
 
@@ -32,7 +34,7 @@ COSINE_ROLE = Qt.ItemDataRole.UserRole + 1
 class CosineBarDelegate(QStyledItemDelegate):
     """Draws a cosine as a bar from 0 to 1, with a tick where unrelated tokens sit."""
 
-    def __init__(self, parent: Any = None) -> None:
+    def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.baseline = 0.0
 
@@ -66,7 +68,7 @@ class NeighboursPane(QWidget):
         super().__init__(parent)
         self.heading = SteadyLabel(1, "Nearest neighbours by cosine")
         self.k_box = QSpinBox()
-        self.k_box.setRange(1, 200)
+        self.k_box.setRange(*K_RANGE)
         self.k_box.setValue(k)
         self.k_box.setPrefix("k = ")
         self.k_box.setToolTip("How many neighbours to list")
@@ -125,38 +127,53 @@ class NeighboursPane(QWidget):
         layout.addWidget(self.compare_result)
         self._texts: list[str] = []
 
-    def show_neighbours(self, result: Any, texts: list[str] | None = None) -> None:
-        query = result.query
-        self.heading.setText(f"Nearest to <b>{query['token']}</b> (id {query['id']:,})")
-        self.delegate.baseline = result.baseline
+    # ----- what the window asks of the pane ------------------------------------------------
+    def k(self) -> int:
+        return self.k_box.value()
+
+    def compare_text(self) -> str:
+        return self.compare_input.text()
+
+    def focus_compare(self) -> None:
+        self.compare_input.setFocus()
+
+    def show_neighbours(self, answer: NeighboursAnswer) -> None:
+        result, baseline = answer.result, answer.baseline
+        if result.query is not None:
+            self.heading.setText(f"Nearest to <b>{escape(result.query.token)}</b> (id {result.query.id:,})")
+        self.delegate.baseline = baseline
         self.table.setRowCount(len(result.neighbours))
-        self._texts = texts or [n["token"] for n in result.neighbours]
+        self._texts = list(answer.typed) or [n.token for n in result.neighbours]
         for row, neighbour in enumerate(result.neighbours):
-            token = QTableWidgetItem(neighbour["token"])
-            identifier = QTableWidgetItem(f"{neighbour['id']}")
+            token = QTableWidgetItem(neighbour.token)
+            identifier = QTableWidgetItem(f"{neighbour.id}")
             identifier.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-            cosine = QTableWidgetItem(f"{neighbour['cosine']:.3f}")
-            cosine.setData(COSINE_ROLE, float(neighbour["cosine"]))
-            cosine.setToolTip(
-                f"cosine {neighbour['cosine']:.4f}; unrelated tokens here average {fixed(result.baseline, 3)}"
-            )
+            cosine = QTableWidgetItem(f"{neighbour.cosine:.3f}")
+            cosine.setData(COSINE_ROLE, float(neighbour.cosine))
+            cosine.setToolTip(f"cosine {neighbour.cosine:.4f}; unrelated tokens here average {fixed(baseline, 3)}")
             for column, item in enumerate((token, identifier, cosine)):
                 self.table.setItem(row, column, item)
-        note = f"<br>{result.note}" if result.note else ""
+        if not result.neighbours:
+            self.heading.setText("No neighbours to show.")
+        note = f"<br>{escape(result.note)}" if result.note else ""
         self.baseline_label.setText(
-            f"The tick marks {fixed(result.baseline, 3)}, the mean cosine of random unrelated tokens in this "
+            f"The tick marks {fixed(baseline, 3)}, the mean cosine of random unrelated tokens in this "
             f"model: judge every value against it.{note}"
         )
 
     def neighbour_tokens(self) -> list[str]:
-        return [self.table.item(r, 0).text() for r in range(self.table.rowCount())]
+        items = (self.table.item(r, 0) for r in range(self.table.rowCount()))
+        return [item.text() for item in items if item is not None]
 
-    def show_cosine(self, result: Any) -> None:
-        note = f" {result.note}" if result.note else ""
+    def show_cosine(self, result: CosineAnswer) -> None:
+        note = f" {escape(result.note)}" if result.note else ""
         self.compare_result.setText(
-            f"cosine({result.a}, {result.b}) = <b>{result.cosine:.3f}</b> "
+            f"cosine({escape(result.a)}, {escape(result.b)}) = <b>{result.cosine:.3f}</b> "
             f"(unrelated tokens: {fixed(result.baseline, 3)}).{note}"
         )
+
+    def show_compare_message(self, message: str) -> None:
+        self.compare_result.setText(escape(message))
 
     def clear(self) -> None:
         self.table.setRowCount(0)

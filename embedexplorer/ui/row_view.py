@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from html import escape
 
 import numpy as np
 import pyqtgraph as pg
@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
+from ..jobs.table_jobs import RowAnswer
 from . import theme
 from .steady_label import SteadyLabel
 
@@ -24,13 +25,13 @@ def format_row(row: np.ndarray, shown: int = SHOWN_NUMBERS) -> str:
 
 
 class RowView(QWidget):
-    """Shows a RowResult; the plot draws every value, the text the first few as in the book."""
+    """Shows a RowAnswer; the plot draws every value, the text the first few as in the book."""
 
     copied = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._result: Any = None
+        self._result: RowAnswer | None = None
         self.title = SteadyLabel(1, "Select a token to see its row.")
         # The token row, its position row and their sum, one line each (the tooltip has them whole).
         self.numbers = SteadyLabel(3, wrap=False)
@@ -76,16 +77,16 @@ class RowView(QWidget):
         layout.addWidget(self.note)
         self.apply_palette()
 
-    def show_row(self, result: Any) -> None:
+    def show_row(self, result: RowAnswer) -> None:
         self._result = result
         row = result.row
         length = float(np.linalg.norm(row))
         self.title.setText(
-            f"<b>row {result.id:,}</b> &nbsp; {result.token} &nbsp; "
+            f"<b>row {result.token.id:,}</b> &nbsp; {escape(result.token.token)} &nbsp; "
             f"({len(row):,} numbers, length {length:.2f}, place {result.place + 1:,} in the text)"
         )
         lines = [f"token row: &nbsp;&nbsp;{format_row(row)}"]
-        if result.position_row is not None:
+        if result.position_row is not None and result.combined is not None:
             lines.append(f"position row {result.place + 1:,}: {format_row(result.position_row)}")
             lines.append(f"sum (enters layer 1): {format_row(result.combined)}")
         self.numbers.setText("<br>".join(lines))
@@ -107,10 +108,11 @@ class RowView(QWidget):
         if result is None:
             return
         x = np.arange(len(result.row))
-        with_position = self.show_position.isChecked() and result.position_row is not None
+        position, combined = result.position_row, result.combined
+        with_position = self.show_position.isChecked() and position is not None and combined is not None
         self._curves["token"].setData(x, result.row)
-        self._curves["position"].setData(x if with_position else [], result.position_row if with_position else [])
-        self._curves["sum"].setData(x if with_position else [], result.combined if with_position else [])
+        self._curves["position"].setData(x if with_position else [], position if with_position else [])
+        self._curves["sum"].setData(x if with_position else [], combined if with_position else [])
         for name, curve in self._curves.items():
             self.legend.removeItem(curve)
             if name == "token" or with_position:
@@ -121,7 +123,7 @@ class RowView(QWidget):
             return
         text = ", ".join(f"{value:.6g}" for value in self._result.row)
         QGuiApplication.clipboard().setText(text)
-        self.copied.emit(f"Copied the {len(self._result.row):,} numbers of row {self._result.id:,}.")
+        self.copied.emit(f"Copied the {len(self._result.row):,} numbers of row {self._result.token.id:,}.")
 
     def apply_palette(self) -> None:
         self.plot_widget.setBackground(theme.plot_background())

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -17,6 +15,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..core.texts import Token
+from ..jobs.table_jobs import TokensAnswer
 from . import fonts
 from .steady_label import SteadyLabel
 
@@ -35,9 +35,9 @@ QListWidget::item:selected { border: 1px solid palette(highlight); background: p
 """
 
 
-def chip_label(token: dict[str, Any]) -> str:
+def chip_label(token: Token) -> str:
     """The token as the window can draw it (``U+XXXX`` where no font has a glyph), then its id."""
-    return f"{fonts.for_window(str(token['token']))}\n{token['id']}"
+    return f"{fonts.for_window(token.token)}\n{token.id}"
 
 
 class TokenPane(QWidget):
@@ -100,8 +100,23 @@ class TokenPane(QWidget):
     def set_text(self, text: str) -> None:
         self.input.setText(text)
 
-    def show_tokens(self, result: Any) -> None:
-        """Replace the chips with a TokensResult and keep the selected place when it still exists."""
+    def set_text_quietly(self, text: str) -> None:
+        """Show ``text`` without asking for its tokens (restoring a saved session)."""
+        self.input.blockSignals(True)
+        self.input.setText(text)
+        self.input.blockSignals(False)
+
+    def text(self) -> str:
+        return self.input.text()
+
+    def focus(self) -> None:
+        """Put the cursor in the text field with its text selected, ready to be typed over."""
+        self.input.setFocus()
+        self.input.selectAll()
+
+    def show_tokens(self, answer: TokensAnswer) -> None:
+        """Replace the chips with a text's tokens and keep the selected place when it still exists."""
+        result = answer.report
         previous = self.selected_index()
         self.chip_list.blockSignals(True)
         self.chip_list.clear()
@@ -109,8 +124,7 @@ class TokenPane(QWidget):
             item = QListWidgetItem(chip_label(token))
             item.setData(TOKEN_ROLE, token)
             item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
-            readable = fonts.for_window(str(token["token"]))
-            item.setToolTip(f"token {readable}, id {token['id']}, place {index + 1} in the text")
+            item.setToolTip(f"token {fonts.for_window(token.token)}, id {token.id}, place {index + 1} in the text")
             self.chip_list.addItem(item)
         self.chip_list.blockSignals(False)
         self._fit_height()
@@ -120,7 +134,7 @@ class TokenPane(QWidget):
                 f"No tokens.{note} The chips show each token and its id; click one to see its row and neighbours."
             )
             return
-        count = f"{result.total:,} token{'s' if result.total != 1 else ''}"
+        count = f"{result.count:,} token{'s' if result.count != 1 else ''}"
         self.summary.setText(f"{count}. Each id picks one row of the embedding table. {result.note}".strip())
         self.select(previous if previous is not None and previous < self.chip_list.count() else 0)
 
@@ -132,7 +146,7 @@ class TokenPane(QWidget):
         self.chip_list.setFixedHeight(max(54, min(bottom + 12, 150)))
 
     @property
-    def chip_tokens(self) -> list[dict[str, Any]]:
+    def chip_tokens(self) -> list[Token]:
         return [self.chip_list.item(i).data(TOKEN_ROLE) for i in range(self.chip_list.count())]
 
     @property
@@ -154,7 +168,7 @@ class TokenPane(QWidget):
         index = self.selected_index()
         if index is not None:
             token = self.chip_list.item(index).data(TOKEN_ROLE)
-            self.token_selected.emit(int(token["id"]), index, str(token["token"]))
+            self.token_selected.emit(token.id, index, token.token)
 
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
         return QSize(800, 150)

@@ -61,7 +61,8 @@ def test_the_debian_copyright_file_names_every_part(tmp_path, capsys) -> None:
 
     folder = _writer().write(tmp_path / "licences", [("torch", "", "PYMODULE")], [], [], root=ROOT,
                              model_dir=bundled_model_dir())
-    spec = importlib.util.spec_from_file_location("debian_copyright", ROOT / "packaging" / "linux" / "debian_copyright.py")
+    script = ROOT / "packaging" / "linux" / "debian_copyright.py"
+    spec = importlib.util.spec_from_file_location("debian_copyright", script)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)  # type: ignore[union-attr]
     assert module.main(str(folder), "/opt/embedexplorer/_internal/licences") == 0

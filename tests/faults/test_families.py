@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from embedexplorer.core.errors import FamiliesError
-from embedexplorer.core.maps import load_families, load_families_or_default, save_families
+from embedexplorer.core.maps import load_families, save_families
 
 from .helpers import assert_one_line_error, run_cli
 
@@ -31,16 +31,12 @@ REPLACEMENT = {"colours": [" red", " green", " blue"] * 2000}  # large enough to
         ('{"families": {}}', "custom.json has no families"),
     ],
 )
-def test_malformed_file_gives_a_message_and_the_defaults_stay(tmp_path: Path, content: str, words: str) -> None:
+def test_malformed_file_gives_a_message_and_stays_as_it_was(tmp_path: Path, content: str, words: str) -> None:
     bad = tmp_path / "custom.json"
     bad.write_text(content, encoding="utf-8")
     with pytest.raises(FamiliesError) as caught:
         load_families(bad)
     assert words in str(caught.value)
-    families, message = load_families_or_default(bad)
-    assert families == load_families()  # the chapter's 8 families, 63 words
-    assert len(families) == 8 and sum(len(w) for w in families.values()) == 63
-    assert message == f"{caught.value} Using the chapter's families instead."
     assert bad.read_text(encoding="utf-8") == content  # never "repaired" behind the user's back
 
 
@@ -54,8 +50,9 @@ def test_undecodable_bytes_and_a_byte_order_mark(tmp_path: Path) -> None:
     assert load_families(bom) == ORIGINAL
 
 
-def test_no_custom_file_means_the_defaults_and_no_message() -> None:
-    assert load_families_or_default(None) == (load_families(), "")
+def test_no_custom_file_means_the_chapters_families() -> None:
+    families = load_families(None)
+    assert len(families) == 8 and sum(len(w) for w in families.values()) == 63
 
 
 def test_a_failed_write_leaves_the_original_intact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,8 +1,11 @@
-"""A real window, a real worker thread, real tables; settings kept under tmp_path."""
+"""A real window, a real worker (two lanes), real tables; settings kept under tmp_path."""
 
 from __future__ import annotations
 
 import pytest
+from PySide6.QtWidgets import QApplication
+
+from embedexplorer.jobs.table_jobs import LOAD, MAP, NEIGHBOURS, TOKENS, NeighboursAnswer
 
 LOAD_TIMEOUT_MS = 60_000
 ANSWER_TIMEOUT_MS = 20_000
@@ -19,25 +22,39 @@ def window(qtbot, tmp_path):  # type: ignore[no-untyped-def]
     win.close()
 
 
+def settle() -> None:
+    """Let Qt run what is already posted (layouts, repaints), without waiting for anything new."""
+    for _ in range(3):
+        QApplication.sendPostedEvents()
+        QApplication.processEvents()
+
+
 def open_model(qtbot, window, spec: str) -> None:  # type: ignore[no-untyped-def]
     """Open a model and wait until its map is drawn (the map is requested right after loading)."""
-    with qtbot.waitSignals([window.client.table_loaded, window.client.map_ready], timeout=LOAD_TIMEOUT_MS):
+    channel = window.client.channel
+    with qtbot.waitSignals([channel(LOAD).ready, channel(MAP).ready], timeout=LOAD_TIMEOUT_MS):
         window.open_model(spec)
 
 
-def type_text(qtbot, window, text: str) -> object:  # type: ignore[no-untyped-def]
+def type_text(qtbot, window, text: str) -> NeighboursAnswer:  # type: ignore[no-untyped-def]
     """Type into the text field; return the neighbours of the token the pane then selects."""
-    answers: list[object] = []
-    window.client.neighbours_ready.connect(answers.append)
+    answers: list[NeighboursAnswer] = []
+    neighbours = window.client.channel(NEIGHBOURS).ready
+    neighbours.connect(answers.append)
     try:
         window.token_pane.input.clear()
         with qtbot.waitSignal(
-            window.client.tokens_ready, timeout=ANSWER_TIMEOUT_MS, check_params_cb=lambda r: r.text == text
+            window.client.channel(TOKENS).ready, timeout=ANSWER_TIMEOUT_MS, check_params_cb=lambda r: r.text == text
         ):
             qtbot.keyClicks(window.token_pane.input, text)
-        selected = window.token_pane.chip_tokens[window.token_pane.selected_index()]["id"]
+        selected = window.token_pane.chip_tokens[window.token_pane.selected_index()].id
         # The answer may arrive in the same event pass as the tokens: record, then look.
-        qtbot.waitUntil(lambda: any(a.query["id"] == selected for a in answers), timeout=ANSWER_TIMEOUT_MS)
+        qtbot.waitUntil(lambda: any(query_id(a) == selected for a in answers), timeout=ANSWER_TIMEOUT_MS)
     finally:
-        window.client.neighbours_ready.disconnect(answers.append)
-    return next(a for a in reversed(answers) if a.query["id"] == selected)
+        neighbours.disconnect(answers.append)
+    return next(a for a in reversed(answers) if query_id(a) == selected)
+
+
+def query_id(answer: NeighboursAnswer) -> int | None:
+    query = answer.result.query
+    return None if query is None else query.id

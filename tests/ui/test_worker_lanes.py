@@ -1,0 +1,101 @@
+"""The worker's two lanes: quick questions never wait behind long jobs, and long jobs stop on request."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+
+import pytest
+
+from embedexplorer.jobs.base import JobContext, Kind, Lane
+from embedexplorer.jobs.table_jobs import LOAD, NEIGHBOURS, LoadRequest, NeighboursRequest
+from embedexplorer.worker import WorkerClient
+
+TIMEOUT_MS = 60_000
+
+
+@dataclass(frozen=True)
+class Spin:
+    """A long job that works in small steps until it is stopped or its time is up."""
+
+    seconds: float
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class Spun:
+    label: str
+    stopped_after: float
+
+
+STOPS: list[tuple[str, float]] = []
+RUNNING = threading.Event()
+
+
+def spin(ctx: JobContext, request: Spin) -> Spun:
+    RUNNING.set()
+    started = time.perf_counter()
+    try:
+        while time.perf_counter() - started < request.seconds:
+            ctx.check()
+            sum(range(2_000))  # real work between checks, as a block of rows would be
+    except BaseException:
+        STOPS.append((request.label, time.perf_counter()))
+        raise
+    return Spun(request.label, time.perf_counter() - started)
+
+
+SPIN = Kind("test-spin", Lane.LONG, spin)
+
+
+@pytest.fixture
+def client(qtbot):  # type: ignore[no-untyped-def]
+    worker = WorkerClient()
+    with qtbot.waitSignal(worker.channel(LOAD).ready, timeout=TIMEOUT_MS):
+        worker.submit(LOAD, LoadRequest("bundled"))
+    yield worker
+    worker.shutdown()
+
+
+def test_a_neighbour_query_answers_while_a_long_job_runs(qtbot, client) -> None:
+    done: list[Spun] = []
+    client.channel(SPIN).ready.connect(done.append)
+    client.submit(SPIN, Spin(5.0, "long"))
+    with qtbot.waitSignal(client.channel(NEIGHBOURS).ready, timeout=TIMEOUT_MS) as blocker:
+        client.submit(NEIGHBOURS, NeighboursRequest("monday", 6))
+    tokens = {n.token for n in blocker.args[0].result.neighbours}
+    assert {"tuesday", "friday"} <= tokens
+    assert done == []  # the long job is still running: the quick lane did not wait for it
+    client.cancel(SPIN)
+
+
+def test_a_newer_request_stops_the_running_one_quickly(qtbot, client) -> None:
+    STOPS.clear()
+    RUNNING.clear()
+    answers: list[Spun] = []
+    client.channel(SPIN).ready.connect(answers.append)
+    client.submit(SPIN, Spin(30.0, "first"))
+    assert RUNNING.wait(30)  # the first job is under way on the long lane
+    asked = time.perf_counter()
+    with qtbot.waitSignal(client.channel(SPIN).ready, timeout=TIMEOUT_MS):
+        client.submit(SPIN, Spin(0.05, "second"))
+    assert [a.label for a in answers] == ["second"]
+    assert STOPS and STOPS[0][0] == "first"
+    assert STOPS[0][1] - asked < 0.1
+
+
+def test_shutdown_stops_a_long_job_within_the_timeout(qtbot) -> None:
+    worker = WorkerClient()
+    started = threading.Event()
+
+    def wait_then_spin(ctx: JobContext, request: Spin) -> Spun:
+        started.set()
+        return spin(ctx, request)
+
+    client_kind = Kind("test-spin-shutdown", Lane.LONG, wait_then_spin)
+    worker.submit(client_kind, Spin(60.0, "closing"))
+    assert started.wait(30)
+    began = time.perf_counter()
+    assert worker.shutdown(timeout_ms=3000)
+    assert time.perf_counter() - began < 1.0
