@@ -3,7 +3,8 @@
 # cache, a clean environment.
 #   1. --self-test under QT_QPA_PLATFORM=offscreen
 #   2. --self-test on a real X server (xvfb-run, platform xcb)
-#   3. if the archive is there: install.sh into a scratch home, validate the installed .desktop
+#   3. --self-test-forward: torch runs MiniLM forward with transformers' BertModel
+#   4. if the archive is there: install.sh into a scratch home, validate the installed .desktop
 #      entry, check that Exec starts, then uninstall and check that nothing is left.
 # Each run sits inside `timeout`. Fails unless every step passes and each self-test wrote a PNG.
 # Usage: bash packaging/smoke-linux.sh [path/to/EmbedExplorer]
@@ -67,6 +68,15 @@ if find "$(dirname "$BIN")" -name '_scan*.so' | grep -q .; then
   fi
 else
   echo "FAIL scan: no _scan extension in $(dirname "$BIN")" >&2
+  failures=$((failures + 1))
+fi
+
+# The layers run the model forward: torch and BERT's classes over the bundled MiniLM, offline.
+forward="$("${clean_env[@]}" timeout "$TIMEOUT_S" "$BIN" --self-test-forward 2>"$SCRATCH/forward.err" | grep '^{' | tail -1)"
+if printf '%s' "$forward" | grep -q '"ok": true'; then
+  echo "PASS forward: $forward"
+else
+  echo "FAIL forward: ${forward:-no report}: $(tail -c 1000 "$SCRATCH/forward.err")" >&2
   failures=$((failures + 1))
 fi
 

@@ -167,6 +167,20 @@ EXCLUDES = [
     "OpenGL",
 ]
 
+
+
+def _projections_need_scipy() -> bool:
+    """openTSNE (the maps' t-SNE) needs scikit-learn and scipy; without it they stay out.
+
+    transformers and torch import both optionally, which would otherwise add about 150 MiB
+    for nothing; so they are excluded unless the app's own code uses openTSNE.
+    """
+    return any("openTSNE" in path.read_text(encoding="utf-8") for path in (ROOT / "embedexplorer").rglob("*.py"))
+
+
+if _projections_need_scipy():
+    EXCLUDES = [name for name in EXCLUDES if name not in {"sklearn", "scipy"}]
+
 # Parts of the collected tree that cost space and do nothing here (matched on the path
 # inside the bundle, with forward slashes).
 _PRUNE_PARTS = (
@@ -212,6 +226,9 @@ _PRUNE_PARTS = (
     "torch/utils/benchmark/",
     "torch/testing/_internal/",  # data files of the test helpers
 )
+
+if _projections_need_scipy():
+    _PRUNE_PARTS = tuple(part for part in _PRUNE_PARTS if part not in {"scipy-", "scikit_learn-"})
 
 
 def prune(toc):  # type: ignore[no-untyped-def]
