@@ -9,9 +9,9 @@ What the frozen app needs, and why:
   modelling classes of transformers, for the architectures in ``MODEL_FAMILIES``;
 - ``huggingface_hub`` finds models in the HF cache and downloads on request;
 - the window is PySide6 (Core, Gui, Widgets, Svg) plus pyqtgraph.
-torch comes in trimmed: its compiled Python only (no sources), no headers, tests, helper
-binaries or test libraries, and build-linux.sh strips its libraries (about 750 MiB installed,
-under 400 MiB here). scikit-learn and scipy stay out.
+torch comes in trimmed: no headers, C++ tests, helper binaries or test libraries, and
+build-linux.sh strips its libraries (about 750 MiB installed, about 400 MiB here).
+scikit-learn and scipy stay out until the maps use openTSNE.
 """
 
 from __future__ import annotations
@@ -140,9 +140,10 @@ def transformers_excludes() -> list[str]:
     )
 
 
-# torch as compiled modules only: its hook asks for the sources too, which nothing here reads
-# (no TorchScript, no torch.compile). transformers keeps its sources: it reads them at start-up.
-MODULE_COLLECTION_MODE = {"torch": "pyz"}
+# torch and transformers keep their .py sources beside the compiled modules (their hooks' choice):
+# torch reads its own sources while it imports (inspect.getsource: "could not get source code"
+# without them, about 50 MiB), and transformers builds its lazy import table from its files.
+MODULE_COLLECTION_MODE: dict[str, str] = {}
 
 
 # Python packages the app never imports at runtime. Several come in through optional
@@ -215,7 +216,9 @@ _PRUNE_PARTS = (
     "scipy-", "scikit_learn-", "sentence_transformers-",
     # torch: C++ tests, helper binaries, headers, CMake files, and the libraries only its tests load
     "torch/test/",
-    "torch/bin/",
+    # torch/bin: only torch_shm_manager stays (torch looks for it while it imports)
+    "torch/bin/FileStoreTest", "torch/bin/HashStoreTest", "torch/bin/TCPStoreTest", "torch/bin/protoc",
+    "torch/bin/test_", "torch/bin/script_module",
     "torch/include/",
     "torch/share/",
     "torch/lib/libtorchbind_test",

@@ -144,8 +144,9 @@ def write(target: Path, pure: list[tuple], binaries: list[tuple], datas: list[tu
                 note = "" if texts else f"{dist.metadata['Name']} declares: {licence}"
                 folder.add(dist.metadata["Name"], dist.version, licence, texts, note)
 
-    folder.add("EmbedExplorer", _project_version(root), "MIT", [root / "LICENSE"] if (root / "LICENSE").is_file() else [],
-               "" if (root / "LICENSE").is_file() else "EmbedExplorer is released under the MIT licence.")
+    own = [root / "LICENSE"] if (root / "LICENSE").is_file() else []
+    folder.add("EmbedExplorer", _project_version(root), "MIT", own,
+               "" if own else "EmbedExplorer is released under the MIT licence (pyproject.toml).")
     stdlib = Path(sys.base_prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}"
     folder.add("Python", sys.version.split()[0], "PSF-2.0", [stdlib / "LICENSE.txt"])
 
