@@ -149,8 +149,8 @@ self_test deb-xcb DISPLAY=":$DISPLAY_NUM" QT_QPA_PLATFORM=xcb
 step "a screenshot of the window inside the root, on the X server"
 # A text with characters no font here has (CJK) beside ones the bundled font has: chips show U+ escapes.
 # (Set through a settings file: Xvfb's keyboard map has no keys for them.)
-printf '[General]\ntext=Paris \346\227\245\346\234\254 caf\303\251\n' >"$ROOT/tmp/screenshot.ini"
-chmod 644 "$ROOT/tmp/screenshot.ini"
+printf '[General]\nversion=1\ntext=Paris \346\227\245\346\234\254 caf\303\251\n' >"$ROOT/tmp/screenshot.ini"
+chown "$LEARNER" "$ROOT/tmp/screenshot.ini"
 as_learner DISPLAY=":$DISPLAY_NUM" QT_QPA_PLATFORM=xcb timeout 120 embedexplorer --settings /tmp/screenshot.ini \
   >"$OUT/window.log" 2>&1 &
 app_pid=$!
@@ -162,7 +162,7 @@ for _ in $(seq 120); do
 done
 if [ -n "$window_id" ]; then
   DISPLAY=":$DISPLAY_NUM" xdotool windowmove "$window_id" 0 0 windowsize "$window_id" 1280 900 2>/dev/null
-  sleep 15  # the bundled model loads and the map draws (a picture for people, not a check)
+  sleep 30  # the bundled model loads and the map draws (a picture for people, not a check)
   DISPLAY=":$DISPLAY_NUM" import -window root "$OUT/window.png" && echo "window: $OUT/window.png"
 else
   echo "FAIL window: no EmbedExplorer window appeared: $(tail -c 800 "$OUT/window.log")" >&2

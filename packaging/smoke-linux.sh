@@ -117,7 +117,7 @@ if [ -f "$ARCHIVE" ]; then
       timeout "$TIMEOUT_S" "$exec_line" --self-test
     HOME="$home" XDG_DATA_HOME= bash "$home/.local/share/embedexplorer/uninstall.sh" >"$SCRATCH/uninstall.out" 2>&1
     # update-desktop-database and gtk-update-icon-cache leave shared caches; those are not ours.
-    left="$(find "$home/.local" -type f ! -name mimeinfo.cache ! -name icon-theme.cache 2>/dev/null | awk 'NR <= 5')"
+    left="$(find "$home/.local" -type f ! -name mimeinfo.cache ! -name icon-theme.cache ! -path '*/EmbedExplorer/logs/*' 2>/dev/null | awk 'NR <= 5')"
     if [ -z "$left" ]; then
       echo "PASS install.sh and uninstall.sh (nothing left behind)"
     else

@@ -151,7 +151,8 @@ MODULE_COLLECTION_MODE: dict[str, str] = {}
 EXCLUDES = [
     "torchvision", "torchaudio", "triton",
     # parts of torch that neither its import nor a forward pass touches
-    "torch.onnx", "torch.utils.tensorboard", "torch.utils.benchmark", "torch.testing._internal.distributed",
+    # (not torch.testing._internal: transformers' modelling code imports part of it)
+    "torch.onnx", "torch.utils.tensorboard", "torch.utils.benchmark",
     "sklearn", "scipy", "sentence_transformers", "pandas", "matplotlib", "PIL",
     "IPython", "jupyter_client", "ipykernel", "notebook", "tkinter", "_tkinter",
     "tensorflow", "keras", "jax", "flax", "onnx", "onnxruntime", "cv2", "av", "timm",
@@ -225,9 +226,7 @@ _PRUNE_PARTS = (
     "torch/lib/libjitbackend_test",
     "torch/lib/libbackend_with_compiler",
     "torch/lib/libaoti_custom_ops",
-    "torch/_inductor/",  # data files only (C++ and Triton templates); the compiled modules stay
     "torch/utils/benchmark/",
-    "torch/testing/_internal/",  # data files of the test helpers
 )
 
 if _projections_need_scipy():
