@@ -149,6 +149,17 @@ def run(rounds: int = ROUNDS, chapter_rounds: int = CHAPTER_ROUNDS) -> list[Row]
             note,
         ),
         Row(
+            "same query, first pass forced to float32 (EMBEDEXPLORER_SCAN=off)",
+            median(times["api_float32"]) * 1e3,
+            "ms",
+            median(times[floor_name]) * 1e3,
+            f"memory floor: {floor_label}",
+            paired_ratio(times, "api_float32", floor_name),
+            "<= 1.2x",
+            paired_ratio(times, "api_float32", floor_name) <= 1.2,
+            f"the path a CPU on which the bfloat16 scan loses takes; chosen here: {kind}",
+        ),
+        Row(
             "same query vs gensim-style search",
             api_ms,
             "ms",

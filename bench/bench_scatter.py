@@ -57,25 +57,22 @@ def child(folder: str, size: str, scatter: str) -> dict[str, object]:
 
     from embedexplorer import open_table
     from embedexplorer.app import create_app
-    from embedexplorer.core.maps import FamilyMap, MapPoint, family_cosines, family_map, load_families, pca_2d
+    from embedexplorer.core.maps import FamilyMap, family_map, load_families
+    from embedexplorer.core.word_maps import WordMap
 
     app = create_app()
     table = open_table(folder)
     _ = table.unit, table.tokens  # the window has these before it draws any map
 
-    def compute() -> FamilyMap:
+    def compute() -> FamilyMap | WordMap:
         if size == "families":
             return family_map(table, load_families())
+        # Any rows of the table, as Map > Whole vocabulary draws them: the families coloured, the rest grey.
+        from embedexplorer.core.word_maps import word_map
+        from embedexplorer.core.word_sets import WordSet
+
         n = int(size)
-        rows = np.asarray(table.rows[:n])
-        projection = pca_2d(rows)
-        coords = projection.apply(rows)
-        tokens = table.tokens
-        points = tuple(
-            MapPoint(tokens[i], tokens[i], "tokens", float(x), float(y), (i,)) for i, (x, y) in enumerate(coords)
-        )
-        within, between = family_cosines(rows[:2], ["tokens", "tokens"])
-        return FamilyMap(points, projection, within, between, ())
+        return word_map(table, WordSet(np.arange(n), (), f"the first {n:,} rows"), load_families())
 
     start = time.perf_counter()
     the_map = compute()
@@ -83,8 +80,13 @@ def child(folder: str, size: str, scatter: str) -> dict[str, object]:
     start = time.perf_counter()
     the_map = compute()  # again, warm: the first call also pays one-off library set-up
     compute_s = time.perf_counter() - start
-    xs = np.array([p.x for p in the_map.points])
-    ys = np.array([p.y for p in the_map.points])
+    if isinstance(the_map, FamilyMap):
+        xs = np.array([p.x for p in the_map.points])
+        ys = np.array([p.y for p in the_map.points])
+        tokens_shown = [p.token for p in the_map.points]
+    else:
+        xs, ys = the_map.coords[:, 0], the_map.coords[:, 1]
+        tokens_shown = list(the_map.labels)
 
     hovered: list[int] = []
     start = time.perf_counter()
@@ -96,14 +98,14 @@ def child(folder: str, size: str, scatter: str) -> dict[str, object]:
         widget.show()
         widget.set_map(the_map, table.name)
         plot = widget.plot
-        for item in widget._family_items.values():
+        scatters = list(widget._family_items.values()) + ([widget._rest_item] if widget._rest_item else [])
+        for item in scatters:
             item.sigHovered.connect(lambda _item, spots, _ev: hovered.append(len(spots)))
     else:
         widget = pg.PlotWidget()
         widget.resize(840, 700)
         widget.show()
         plot = widget.getPlotItem()
-        tokens_shown = [p.token for p in the_map.points]
         item = pg.ScatterPlotItem(
             x=xs,
             y=ys,

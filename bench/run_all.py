@@ -29,6 +29,9 @@ BENCHMARKS = {
     "stall": "bench.bench_stall",
     "scatter": "bench.bench_scatter",
     "lanes": "bench.bench_lanes",
+    # t-SNE of 10,000 rows, twice (ours and openTSNE bare): several minutes on a busy machine
+    "projections": "bench.bench_projections",
+    "layers": "bench.bench_layers",
 }
 
 

@@ -19,10 +19,10 @@ FORWARD_CHECK_FLAG = "--self-test-forward"
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) == 2 and args[0] == CHILD_FLAG:
+    if len(args) in (2, 3) and args[0] == CHILD_FLAG:
         from .core.tokenizer_child import serve
 
-        return serve(args[1])
+        return serve(*args[1:])
     if args == [FORWARD_CHECK_FLAG]:
         from .core.forward_check import main as forward_check
 

@@ -7,8 +7,10 @@ everything heavy load in the worker thread after it is visible.
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -37,6 +39,11 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
         "--self-test",
         action="store_true",
         help="open the window, load the default model, run one query, export the map, print JSON, exit",
+    )
+    parser.add_argument(
+        "--self-test-png",
+        default=None,
+        help="where --self-test keeps the map it exports (default: a temporary file, removed at the end)",
     )
     return parser.parse_args(list(argv))
 
@@ -105,7 +112,7 @@ def route_unexpected_errors(window: MainWindow) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parse(sys.argv[1:] if argv is None else argv)
     if args.self_test:
-        return self_test(args.model)
+        return self_test(args.model, args.self_test_png)
     _headless_if_needed()
     app = create_app()
     window = create_window(args.settings)
@@ -122,13 +129,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     return status
 
 
-def self_test(model: str | None = None) -> int:
-    """Drive the real window once and report what happened as one line of JSON."""
+def self_test(model: str | None = None, keep_png: str | None = None) -> int:
+    """Drive the real window once and report what happened as one line of JSON.
+
+    Its settings and map go to a temporary folder that is removed at the end; the map
+    is checked here (a PNG of the asked width) and kept only at ``keep_png``.
+    """
     _headless_if_needed()
     started = time.perf_counter()
     report: dict[str, object] = {"ok": False}
     app = create_app()
     workdir = Path(tempfile.mkdtemp(prefix="embedexplorer-self-test-"))
+    # Qt writes the settings file once more when its objects go away, after this function
+    # returns: remove the folder again at exit, so a self-test leaves nothing behind.
+    atexit.register(shutil.rmtree, workdir, ignore_errors=True)
     window = create_window(str(workdir / "settings.ini"))
     from PySide6.QtCore import QEventLoop, QTimer
 
@@ -174,11 +188,18 @@ def self_test(model: str | None = None) -> int:
         query = answer.result.query
         report["query"] = query.token if query is not None else ""
         report["neighbours"] = [n.token for n in answer.result.neighbours[:5]]
-        png = workdir / "map.png"
+        png = Path(keep_png) if keep_png else workdir / "map.png"
         if not window.map_view.export_to(str(png), 1200):
             raise RuntimeError(window.message_bar.text())
-        report["png"] = str(png)
+        from PySide6.QtGui import QImage
+
+        image = QImage(str(png))
+        if png.read_bytes()[:8] != b"\x89PNG\r\n\x1a\n" or image.isNull() or image.width() != 1200:
+            raise RuntimeError(f"the exported map is not a 1200-pixel PNG ({png.stat().st_size:,} bytes)")
+        if keep_png:
+            report["png"] = str(png)
         report["png_bytes"] = png.stat().st_size
+        report["png_width"] = image.width()
         from .ui.text_check import check_map_text
 
         # A picture of empty boxes is still a PNG: check that its text really renders.
@@ -193,5 +214,6 @@ def self_test(model: str | None = None) -> int:
         report["seconds"] = round(time.perf_counter() - started, 2)
         window.close()
         app.processEvents()
+        shutil.rmtree(workdir, ignore_errors=True)  # settings and the map: a self-test leaves nothing
     print(json.dumps(report, ensure_ascii=False), flush=True)
     return 0 if report["ok"] else 1

@@ -8,13 +8,19 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
-from typing import NoReturn
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, NoReturn
 
-from .core.constants import MULTI_TOKEN_ACTIONS
+from .core.constants import EXPORT_WIDTH_RANGE, MULTI_TOKEN_ACTIONS
 from .core.errors import EmbedExplorerError
+from .core.terminal import finite_or_none, json_text_safe, one_line, terminal_safe
 
-COMMANDS = ("tokens", "neighbours", "cosine", "analogy", "info", "map")
+if TYPE_CHECKING:
+    from .core.tables import EmbeddingTable
+
+COMMANDS = ("tokens", "neighbours", "cosine", "analogy", "info", "map", "layers")
+MAX_PNG_WIDTH = EXPORT_WIDTH_RANGE[1]
 
 
 class _OneLineParser(argparse.ArgumentParser):
@@ -29,7 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument(
         "--model",
         default=None,
-        help="model folder, Hugging Face id, or 'bundled' (default: GPT-2 if cached, else bundled MiniLM)",
+        help="model folder, .gguf file, ollama:NAME[:TAG], Hugging Face id, or 'bundled' "
+        "(default: GPT-2 if cached, else bundled MiniLM)",
     )
     common.add_argument("--json", action="store_true", help="print JSON instead of a table")
     common.add_argument(
@@ -65,50 +72,169 @@ def build_parser() -> argparse.ArgumentParser:
     analogy.add_argument("b")
     analogy.add_argument("c")
     analogy.add_argument("-k", type=_positive_int, default=8)
+    analogy.add_argument(
+        "--include-inputs",
+        action="store_true",
+        help="let A, B and C themselves answer (default: left out, as most published results do)",
+    )
+    analogy.add_argument("--expect", default=None, help="a word you expect: print its rank and cosine")
 
     commands.add_parser("info", parents=[common], help="size of the table and its share of the model")
 
     family_map = commands.add_parser("map", parents=[common], help="2-D map of the word families")
     family_map.add_argument("--families", default=None, help="families JSON file (default: the chapter's)")
+    family_map.add_argument(
+        "--words",
+        default=None,
+        help="map other rows: 'all' (the whole vocabulary), a regular expression matched against each "
+        "token's text, or @FILE (one word a line); the families colour their words among them",
+    )
+    family_map.add_argument(
+        "--projection",
+        choices=("pca", "tsne", "umap"),
+        default="pca",
+        help="how the rows are flattened (default pca; tsne and umap need --words and are cached on disk)",
+    )
+    family_map.add_argument("--seed", type=int, default=42, help="seed of t-SNE and UMAP (default 42)")
     family_map.add_argument("--png", default=None, help="also draw the map into this PNG file")
-    family_map.add_argument("--width", type=_positive_int, default=1600, help="PNG width in pixels")
+    family_map.add_argument(
+        "--width", type=_png_width, default=1600, help=f"PNG width in pixels (at most {MAX_PNG_WIDTH:,})"
+    )
     family_map.add_argument(
         "--multi-token",
         choices=MULTI_TOKEN_ACTIONS,
         default="average",
         help="what to do with a word that is several tokens (default: average its rows)",
     )
+
+    layers = commands.add_parser(
+        "layers", parents=[common], help="one token of a text through every layer of the whole model"
+    )
+    layers.add_argument("text", help="the text the token stands in, taken literally")
+    layers.add_argument("--place", type=_positive_int, required=True, help="which token, counted from 1")
+    layers.add_argument("--compare", default=None, metavar="TEXT2", help="a second text to compare the token with")
+    layers.add_argument(
+        "--compare-place",
+        type=_positive_int,
+        default=None,
+        metavar="M",
+        help="the token of TEXT2 to compare with (default: the first with the same id)",
+    )
+    layers.add_argument("-k", type=_positive_int, default=5, help="nearest table rows per layer (default 5)")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    _quiet_libraries()
     args = build_parser().parse_args(argv)
     try:
         result = _run(args)
     except EmbedExplorerError as exc:
-        _end_progress()
-        print(f"embedexplorer: {exc}", file=sys.stderr)
-        return 2
+        return _fail(str(exc))
     except KeyboardInterrupt:
-        print("embedexplorer: interrupted", file=sys.stderr)
+        _end_progress()
+        _say("interrupted")
         return 130
+    except MemoryError:
+        return _fail("ran out of memory; the model or the input is too large for this machine.")
+    except RecursionError:
+        return _fail("the input is nested too deeply to read.")
     except Exception as exc:  # noqa: BLE001 - a person gets one line, never a traceback
-        print(f"embedexplorer: unexpected error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 2
+        return _fail(f"unexpected error: {type(exc).__name__}: {exc}")
     payload, text = result
     if args.json:
-        print(json.dumps(payload, ensure_ascii=False, indent=2))
-    else:
-        print(text)
+        # ``layers --json`` is a list with one object per layer; every other command one object.
+        data = payload["layers"] if args.command == "layers" else payload
+        return _print(json_text_safe(json.dumps(finite_or_none(data), ensure_ascii=False, indent=2)))
+    return _print(terminal_safe(text))
+
+
+def _quiet_libraries() -> None:
+    """Keep stderr to our one line: no library warnings, log records or advice."""
+    import logging
+    import os
+    import warnings
+
+    warnings.simplefilter("ignore")  # numpy's overflow warnings, deprecations of other libraries
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
+    # Without a handler, logging prints warnings through its last-resort handler.
+    logging.getLogger().addHandler(logging.NullHandler())
+    # File names that were not UTF-8 reach us as surrogates: print them escaped, not as a crash.
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+
+
+def _fail(message: str) -> int:
+    _end_progress()
+    _say(message)
+    return 2
+
+
+def _say(message: str) -> None:
+    try:
+        print(f"embedexplorer: {one_line(message)}", file=sys.stderr, flush=True)
+    except OSError:
+        pass  # stderr itself is gone: there is nobody to tell
+
+
+def _print(text: str) -> int:
+    """Write the answer; a reader that went away ends us quietly, a full disk in one line."""
+    try:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader stopped reading (``| head -1``): stop quietly, as coreutils do when
+        # SIGPIPE ends them, with the status a shell reports for that.
+        _discard_stdout()
+        return 141
+    except OSError as exc:
+        _discard_stdout()
+        return _fail(f"cannot write the output: {exc.strerror or exc}.")
     return 0
+
+
+def _discard_stdout() -> None:
+    """Point stdout at the null device, so the interpreter's last flush at exit cannot fail again."""
+    import os
+
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError):
+        pass
 
 
 def _run(args: argparse.Namespace) -> tuple[dict[str, object], str]:
     from .core.tables import open_table
 
+    if args.command == "map" and args.png:
+        _check_png_target(args.png)
     # Progress is for a person watching; piped stderr keeps to the one-line error.
-    progress = _stderr_progress if args.download and sys.stderr.isatty() else None
-    table = open_table(args.model, allow_download=args.download, progress=progress)
+    progress = _after_a_second(_stderr_progress) if sys.stderr.isatty() else None
+    # The tokenizer runs in a child process: a tokenizer file built to hang or to blow up
+    # memory is stopped there (time and memory limits) and named in one line.
+    table = open_table(args.model, allow_download=args.download, progress=progress, separate_tokenizer=True)
+    try:
+        return _answer(args, table)
+    finally:
+        table.close()
+
+
+def _check_png_target(path: str) -> None:
+    """Refuse a --png target that is not a regular file (or a link to one) before the work starts."""
+    from .core.files import write_target
+
+    try:
+        write_target(path)
+    except OSError as exc:
+        raise EmbedExplorerError(f"Cannot write the map to {path}: {exc.strerror or exc}.") from exc
+
+
+def _answer(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, object], str]:
     header = f"model: {table.name}"
 
     if args.command == "tokens":
@@ -136,11 +262,11 @@ def _run(args: argparse.Namespace) -> tuple[dict[str, object], str]:
         lines += [f"note: {report.note}"] if report.note else []
         return payload, "\n".join([header, f"{report.count} token(s)", *lines])
 
-    if args.command in ("neighbours", "analogy"):
-        if args.command == "neighbours":
-            result = table.neighbours(args.word, args.k)
-        else:
-            result = table.analogy(args.a, args.b, args.c, args.k)
+    if args.command == "analogy":
+        return _analogy(table, args)
+
+    if args.command == "neighbours":
+        result = table.neighbours(args.word, args.k)
         query = result.query
         payload = {
             "model": table.name,
@@ -178,15 +304,26 @@ def _run(args: argparse.Namespace) -> tuple[dict[str, object], str]:
             "position_note": facts.position_note,
             "baseline_cosine": facts.baseline_cosine,
             "vocabulary_size": facts.vocabulary_size,
+            "storage": facts.storage,
+            "memory_bytes": facts.memory_bytes,
             "neighbour_search": table.search_method(),
         }
         return payload, f"{facts.summary()}\nneighbour search: {payload['neighbour_search']}"
 
+    if args.command == "layers":
+        return _layers(args, table)
+
+    if args.command == "map" and (args.words is not None or args.projection != "pca"):
+        return _word_map(args, table, header)
+
     if args.command == "map":
+        from .core.family_distances import family_distances
         from .core.maps import family_map, load_families
 
         drawn = family_map(table, load_families(args.families), args.multi_token)
+        distances = family_distances(table, drawn)
         payload = drawn.to_dict(table.name)
+        payload["family_distances"] = distances.to_list()
         if args.png:
             from .ui.map_export import export_family_map_png
 
@@ -196,8 +333,11 @@ def _run(args: argparse.Namespace) -> tuple[dict[str, object], str]:
         lines += [f"{p.family:<10} {p.token:<16} {p.x:8.3f} {p.y:8.3f}" for p in drawn.points]
         lines += [
             f"the two axes keep {drawn.explained_variance:.1%} of the spread",
-            f"mean cosine within a family {drawn.within_family_cosine:.3f}, "
-            f"between families {drawn.between_family_cosine:.3f} (ratio {drawn.family_ratio:.1f})",
+            f"mean cosine within a family {_number(drawn.within_family_cosine, 3)}, "
+            f"between families {_number(drawn.between_family_cosine, 3)} "
+            f"(ratio {_number(drawn.family_ratio, 1)})",
+            "families from the furthest away, by mean cosine of whole rows to the other families:",
+            *distances.lines(),
             *(f"note: {n}" for n in drawn.notes),
         ]
         if args.png:
@@ -205,6 +345,116 @@ def _run(args: argparse.Namespace) -> tuple[dict[str, object], str]:
         return payload, "\n".join(lines)
 
     raise EmbedExplorerError(f"Unknown command {args.command!r}.")  # argparse prevents this
+
+
+def _word_map(args: argparse.Namespace, table: EmbeddingTable, header: str) -> tuple[dict[str, object], str]:
+    """``map --words ... --projection ...``: any rows of the table, flattened by PCA, t-SNE or UMAP."""
+    from .core.map_cache import MapCache
+    from .core.maps import load_families
+    from .core.word_maps import word_map
+    from .core.word_sets import choose
+
+    words = choose(table, args.words or "all", args.multi_token)
+    progress = _stderr_progress if sys.stderr.isatty() else None
+    drawn = word_map(
+        table, words, load_families(args.families), args.projection, seed=args.seed, cache=MapCache(), progress=progress
+    )
+    _end_progress()
+    payload = drawn.to_dict()
+    if args.png:
+        from .ui.map_export import export_family_map_png
+
+        export_family_map_png(drawn, table.name, args.png, width=args.width)
+        payload["png"] = args.png
+    counts = ", ".join(f"{name} {count}" for name, count in drawn.family_counts().items() if count)
+    lines = [
+        header,
+        f"{drawn.description}, flattened by {drawn.layout.name}"
+        + (" (read from the cache)" if drawn.from_cache else f" in {drawn.seconds:.1f} s"),
+        f"the map keeps {drawn.layout.keeps}",
+        f"family words among them: {counts or 'none'}",
+    ]
+    shown = min(len(drawn), 20)
+    pairs = zip(drawn.labels[:shown], drawn.coords[:shown].tolist(), strict=True)
+    lines += [f"{terminal_safe(label):<20} {x:9.3f} {y:9.3f}" for label, (x, y) in pairs]
+    if len(drawn) > shown:
+        lines.append(f"... and {len(drawn) - shown:,} more points (--json lists them all)")
+    lines += [f"note: {terminal_safe(n)}" for n in drawn.notes]
+    if args.png:
+        lines.append(f"map written to {args.png}")
+    return payload, "\n".join(lines)
+
+
+def _analogy(table: EmbeddingTable, args: argparse.Namespace) -> tuple[dict[str, object], str]:
+    from .core.analogies import NO_CLAIM, solve_analogy
+
+    answer = solve_analogy(
+        table, args.a, args.b, args.c, args.k, include_inputs=args.include_inputs, expect=args.expect
+    )
+    payload = {"model": table.name, **answer.to_dict()}
+    lines = [f"model: {table.name}", f"query: {answer.label}"]
+    if answer.note:
+        lines.append(f"note: {answer.note}")
+    lines += [f"{n.token:<20} {n.id:>8}  {n.cosine:6.3f}" for n in answer.neighbours]
+    lines.append(f"(baseline for unrelated tokens here: {table.baseline_cosine:.3f})")
+    lines.append(answer.inputs_line())
+    if answer.expected is not None:
+        lines.append(f"expected: {answer.expected_line()}")
+    lines.append(NO_CLAIM)
+    return payload, "\n".join(lines)
+
+
+def _number(value: float, digits: int) -> str:
+    """A statistic for the table output; one without pairs to average (NaN) is "n/a"."""
+    return f"{value:.{digits}f}" if value == value else "n/a"
+
+
+def _png_width(text: str) -> int:
+    value = _positive_int(text)
+    if value > MAX_PNG_WIDTH:
+        raise argparse.ArgumentTypeError(f"at most {MAX_PNG_WIDTH:,} pixels")
+    return value
+
+
+def _layers(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, object], str]:
+    """One token through every layer: one row per layer, the JSON a list of those rows."""
+    from .core.errors import QueryError
+    from .core.layers import check_place, find_place, load_layer_model, trace
+
+    if args.compare_place is not None and args.compare is None:
+        raise QueryError("--compare-place needs --compare TEXT2.")
+    # Mistakes in the texts are told before the whole model loads.
+    chosen = check_place(table, args.text, args.place)[args.place - 1]
+    compare = None
+    if args.compare is not None:
+        place = args.compare_place
+        if place is None:
+            place = find_place(table, args.compare, chosen.id)
+            if place is None:
+                raise QueryError(
+                    f"{chosen.token} is not a token of {args.compare!r}; say which token to compare with "
+                    "(--compare-place M)."
+                )
+        check_place(table, args.compare, place)
+        compare = (args.compare, place)
+    model = load_layer_model(table.folder or table.name, name=table.name)
+    answer = trace(table, model, args.text, args.place, compare=compare, k=args.k)
+    token, other = answer.token, answer.compare
+    lines = [
+        f"model: {table.name}",
+        f"token {token.token.token} (id {token.token.id}) at place {token.place} of {token.text!r}",
+    ]
+    if other is not None:
+        shown = f"{other.token.token} (id {other.token.id})"
+        lines.append(f"compared with {shown} at place {other.place} of {other.text!r}")
+    lines += [f"note: {answer.head_note}", f"input: {answer.input.note}"]
+    lines.append(f"{'layer':<7}{'length':>9}{'cos row':>9}{'cos other':>11}  nearest rows")
+    for step in answer.steps:
+        name = "input" if step.layer == 0 else str(step.layer)
+        versus = "" if step.cosine_to_compare is None else f"{step.cosine_to_compare:.3f}"
+        nearest = ", ".join(f"{n.token} {n.cosine:.2f}" for n in step.nearest)
+        lines.append(f"{name:<7}{step.length:9.3f}{step.cosine_to_row:9.3f}{versus:>11}  {nearest}")
+    return {"layers": answer.as_rows()}, "\n".join(lines)
 
 
 def _positive_int(text: str) -> int:
@@ -218,6 +468,8 @@ def _positive_int(text: str) -> int:
 
 
 _progress_open = False
+# An open that takes longer than this shows its progress on stderr (when stderr is a terminal).
+PROGRESS_AFTER_SECONDS = 1.0
 
 
 def _stderr_progress(done: int, total: int, message: str) -> None:
@@ -226,6 +478,17 @@ def _stderr_progress(done: int, total: int, message: str) -> None:
         _progress_open = done < total
         end = "" if _progress_open else "\n"
         print(f"\r{message}: {done / total:.0%}\033[K", end=end, file=sys.stderr, flush=True)
+
+
+def _after_a_second(report: Callable[[int, int, str], None]) -> Callable[[int, int, str], None]:
+    """``report``, silent for the first second: a quick open prints nothing, a slow one shows where it is."""
+    began = time.monotonic()
+
+    def maybe(done: int, total: int, message: str) -> None:
+        if _progress_open or time.monotonic() - began >= PROGRESS_AFTER_SECONDS:
+            report(done, total, message)
+
+    return maybe
 
 
 def _end_progress() -> None:

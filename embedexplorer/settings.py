@@ -21,6 +21,7 @@ DEFAULTS: dict[str, Any] = {
     "export_dir": "",
     "families_file": "",  # empty: the chapter's families
     "multi_token": "average",
+    "presentation": False,  # larger type for a projector
 }
 
 
@@ -121,6 +122,15 @@ class Settings:
     @multi_token.setter
     def multi_token(self, value: str) -> None:
         self._store.setValue("multi_token", value)
+
+    @property
+    def presentation(self) -> bool:
+        value = self._get("presentation")
+        return value is True or str(value).lower() == "true"
+
+    @presentation.setter
+    def presentation(self, value: bool) -> None:
+        self._store.setValue("presentation", bool(value))
 
     def geometry(self, key: str) -> QByteArray | None:
         value = self._store.value(key)

@@ -9,9 +9,10 @@ What the frozen app needs, and why:
   modelling classes of transformers, for the architectures in ``MODEL_FAMILIES``;
 - ``huggingface_hub`` finds models in the HF cache and downloads on request;
 - the window is PySide6 (Core, Gui, Widgets, Svg) plus pyqtgraph.
+- t-SNE maps use openTSNE, which needs scikit-learn, scipy and joblib (about 170 MiB);
+  it is imported lazily, so its modules are named here.
 torch comes in trimmed: no headers, C++ tests, helper binaries or test libraries, and
 build-linux.sh strips its libraries (about 750 MiB installed, about 400 MiB here).
-scikit-learn and scipy stay out until the maps use openTSNE.
 """
 
 from __future__ import annotations
@@ -94,6 +95,8 @@ def hiddenimports() -> list[str]:
     names = collect_submodules("embedexplorer")
     # pyqtgraph imports QtOpenGL(Widgets) with importlib at import time; the window's icon is an SVG
     names += ["PySide6.QtOpenGL", "PySide6.QtOpenGLWidgets", "PySide6.QtSvg"]
+    # t-SNE (core/projections.py) imports openTSNE only when a t-SNE map is asked for.
+    names += collect_submodules("openTSNE", filter=lambda n: ".tests" not in n) + ["joblib"]
     # transformers imports its tokenizer and config classes lazily, by model type, so the
     # analysis cannot see them. Take every tokenizer and config module (small pure Python),
     # never the modelling code (which needs torch).
@@ -153,7 +156,7 @@ EXCLUDES = [
     # parts of torch that neither its import nor a forward pass touches
     # (not torch.testing._internal: transformers' modelling code imports part of it)
     "torch.onnx", "torch.utils.tensorboard", "torch.utils.benchmark",
-    "sklearn", "scipy", "sentence_transformers", "pandas", "matplotlib", "PIL",
+    "sentence_transformers", "pandas", "matplotlib", "PIL",
     "IPython", "jupyter_client", "ipykernel", "notebook", "tkinter", "_tkinter",
     "tensorflow", "keras", "jax", "flax", "onnx", "onnxruntime", "cv2", "av", "timm",
     "accelerate", "datasets", "pyarrow", "networkx", "numba", "llvmlite",
@@ -170,18 +173,6 @@ EXCLUDES = [
 ]
 
 
-
-def _projections_need_scipy() -> bool:
-    """openTSNE (the maps' t-SNE) needs scikit-learn and scipy; without it they stay out.
-
-    transformers and torch import both optionally, which would otherwise add about 150 MiB
-    for nothing; so they are excluded unless the app's own code uses openTSNE.
-    """
-    return any("openTSNE" in path.read_text(encoding="utf-8") for path in (ROOT / "embedexplorer").rglob("*.py"))
-
-
-if _projections_need_scipy():
-    EXCLUDES = [name for name in EXCLUDES if name not in {"sklearn", "scipy"}]
 
 # Parts of the collected tree that cost space and do nothing here (matched on the path
 # inside the bundle, with forward slashes).
@@ -214,7 +205,7 @@ _PRUNE_PARTS = (
     # a system CUDA runtime that a ctypes probe drags in; the app never uses a GPU
     "libcudart",
     # metadata of packages left out, which transformers would otherwise believe present
-    "scipy-", "scikit_learn-", "sentence_transformers-",
+    "sentence_transformers-",
     # torch: C++ tests, helper binaries, headers, CMake files, and the libraries only its tests load
     "torch/test/",
     # torch/bin: only torch_shm_manager stays (torch looks for it while it imports)
@@ -228,9 +219,6 @@ _PRUNE_PARTS = (
     "torch/lib/libaoti_custom_ops",
     "torch/utils/benchmark/",
 )
-
-if _projections_need_scipy():
-    _PRUNE_PARTS = tuple(part for part in _PRUNE_PARTS if part not in {"scipy-", "scikit_learn-"})
 
 
 def prune(toc):  # type: ignore[no-untyped-def]

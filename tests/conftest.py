@@ -15,6 +15,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # "the default model" is the bundled one on every machine.
 os.environ["HF_HOME"] = tempfile.mkdtemp(prefix="ee-hf-home-")
 os.environ.pop("HF_HUB_CACHE", None)
+# Row lengths, dequantised rows and finished t-SNE maps are cached; tests keep theirs out of the user's cache.
+os.environ["EMBEDEXPLORER_CACHE_DIR"] = tempfile.mkdtemp(prefix="ee-cache-")
 
 from .gpt2_fixture import build_gpt2_folder  # noqa: E402
 

@@ -15,8 +15,11 @@ Where it is missing, or measures slower than numpy's float32 pass on this machin
 from __future__ import annotations
 
 import os
+import statistics
 import threading
 import time
+from collections import deque
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -83,12 +86,25 @@ class Bf16Rows:
         return 1.01 * query_length * (BF16_ROUNDING + accumulation_error(width) * (1 + BF16_ROUNDING))
 
 
-def screen_for(unit: np.ndarray) -> Bf16Rows | None:
-    """bfloat16 rows for ``unit`` when their scan beats numpy's float32 pass here, else None.
+# Interleaved timings of each pass at open; the medians are compared.
+TIMING_ROUNDS = 9
+# The scan must beat the float32 pass by this much at open: a near tie is not worth the memory.
+MUST_WIN_BY = 0.9
+# While in use, every RECHECK_EVERY-th query also times the float32 pass.
+RECHECK_EVERY = 32
+# Timings of each pass remembered for the re-check.
+RECHECK_SAMPLES = 7
 
-    The plain (unvectorised) build or a CPU short of memory bandwidth can make the
-    scan slower than BLAS, so the two are timed in turns on the real table, five
-    times each, and the best times compared.  ``EMBEDEXPLORER_SCAN=off`` skips it.
+
+def screen_for(unit: np.ndarray) -> Bf16Rows | None:
+    """bfloat16 rows for ``unit`` when their scan clearly beats numpy's float32 pass here, else None.
+
+    The plain (unvectorised) build or a CPU short of memory bandwidth can make the scan
+    slower than BLAS (it was on an Intel Xeon where the best of five timings chose it),
+    so the two are timed in turns on the real table, nine times each, the order
+    alternating, and the medians compared: one noisy moment moves a median little.
+    The scan must be at least 10 % faster.  ``EMBEDEXPLORER_SCAN=off`` skips it.
+    ``ScreenChoice`` keeps checking while queries run.
     """
     if _scan is None or unit.ndim != 2 or unit.shape[0] == 0 or unit.shape[1] == 0:
         return None
@@ -96,13 +112,63 @@ def screen_for(unit: np.ndarray) -> Bf16Rows | None:
         return None
     screen = Bf16Rows(unit)
     query = np.array(unit[0], dtype=np.float32)
-    best = {"scan": float("inf"), "float32": float("inf")}
-    for _ in range(5):
-        for name, run in (("scan", screen.scores), ("float32", unit.__matmul__)):
+    times: dict[str, list[float]] = {"scan": [], "float32": []}
+    passes: list[tuple[str, Callable[[np.ndarray], object]]] = [("scan", screen.scores), ("float32", unit.__matmul__)]
+    for round_number in range(TIMING_ROUNDS):
+        for name, run in passes if round_number % 2 == 0 else passes[::-1]:
             began = time.perf_counter()
             run(query)
-            best[name] = min(best[name], time.perf_counter() - began)
-    return screen if best["scan"] < best["float32"] else None
+            times[name].append(time.perf_counter() - began)
+    return screen if statistics.median(times["scan"]) < MUST_WIN_BY * statistics.median(times["float32"]) else None
+
+
+class ScreenChoice:
+    """The first pass chosen at open, checked again while queries run.
+
+    Every query's scan is timed; every ``RECHECK_EVERY``-th query also times the float32
+    pass on the same query.  Once the median of the last scans is slower than the median
+    of the last float32 passes (another program took the memory bandwidth, the CPU
+    clocks differently), queries read the float32 rows from then on.
+    """
+
+    def __init__(self, screen: Bf16Rows | None, unit: np.ndarray) -> None:
+        self.screen, self.unit = screen, unit
+        self.queries = 0
+        self.scan_times: deque[float] = deque(maxlen=RECHECK_SAMPLES)
+        self.float32_times: deque[float] = deque(maxlen=RECHECK_SAMPLES)
+
+    def current(self) -> _TimedScreen | None:
+        """The screen for the next query (timed), or None when the float32 pass is the faster."""
+        return None if self.screen is None else _TimedScreen(self)
+
+    def record(self, query: np.ndarray, scan_seconds: float) -> None:
+        self.queries += 1
+        self.scan_times.append(scan_seconds)
+        if self.queries % RECHECK_EVERY:
+            return
+        began = time.perf_counter()
+        self.unit @ query
+        self.float32_times.append(time.perf_counter() - began)
+        if len(self.float32_times) >= 3 and statistics.median(self.scan_times) > statistics.median(
+            self.float32_times
+        ):
+            self.screen = None  # the float32 pass wins here now: stop scanning
+
+
+class _TimedScreen:
+    def __init__(self, choice: ScreenChoice) -> None:
+        self.choice = choice
+        assert choice.screen is not None
+        self.screen = choice.screen
+
+    def scores(self, query: np.ndarray) -> np.ndarray:
+        began = time.perf_counter()
+        scores = self.screen.scores(query)
+        self.choice.record(query, time.perf_counter() - began)
+        return scores
+
+    def error_bound(self, query_length: float) -> float:
+        return self.screen.error_bound(query_length)
 
 
 def _threads() -> ThreadPoolExecutor:

@@ -1,25 +1,235 @@
-"""Write files so that a crash or a full disk never leaves half a file behind."""
+"""Read and write files defensively: only regular files, bounded reads, atomic writes.
+
+Every file the engine reads is named by someone else (a model folder, a families file),
+so a read must never wait on a FIFO, never stream a device such as ``/dev/zero``, and
+never take more memory than its kind of file can sensibly need.  Every file it writes
+replaces the old one atomically, follows a symbolic link to the regular file it names,
+and gets the permissions the user's umask asks for.
+"""
 
 from __future__ import annotations
 
+import json
 import os
+import stat
 import tempfile
+import threading
 from pathlib import Path
+from typing import BinaryIO
+
+from .errors import EmbedExplorerError, FileChangedError
+
+MiB = 1024 * 1024
+
+# How large each kind of file may be. Real files are far smaller: the chapter's families
+# file is 2 KB, the largest tokenizer.json in common use (Gemma 3, 262,144 tokens) is 33 MB,
+# a shard index of a 400-billion-weight model is under 1 MB, a config a few KB.
+FAMILIES_FILE_LIMIT = 4 * MiB
+TOKENIZER_FILE_LIMIT = 64 * MiB
+CONFIG_FILE_LIMIT = 4 * MiB
+SHARD_INDEX_LIMIT = 32 * MiB
+
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def kind_of(mode: int) -> str:
+    """What a file that is not regular is, in words ("a FIFO (named pipe)", "a folder", ...)."""
+    for test, name in _KINDS:
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def size_text(size: int) -> str:
+    """A byte count for people: "64 MiB", "3.2 KiB", "17 bytes"."""
+    for unit, scale in (("GiB", 1024**3), ("MiB", MiB), ("KiB", 1024)):
+        if size >= scale:
+            value = size / scale
+            return f"{value:.0f} {unit}" if value == int(value) or value >= 100 else f"{value:.1f} {unit}"
+    return f"{size} bytes"
+
+
+def open_regular(path: str | Path, what: str, error: type[EmbedExplorerError]) -> tuple[BinaryIO, int]:
+    """Open ``path`` for reading when it is a regular file (or a link to one); give it and its size.
+
+    Anything else (a FIFO, a device, a folder) raises ``error`` naming ``what`` the
+    file was meant to be, without waiting: the file is opened non-blocking, so a FIFO
+    with no writer cannot hold the caller, and its kind is checked on the open handle.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        descriptor = os.open(path, flags)
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise error(f"Cannot read the {what} {path}: {reason}.") from exc
+    try:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):
+            raise error(f"The {what} {path} is {kind_of(info.st_mode)}, not a regular file, so it was not read.")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(descriptor, True)
+        return os.fdopen(descriptor, "rb"), int(info.st_size)
+    except BaseException:
+        os.close(descriptor)
+        raise
+
+
+def read_regular(path: str | Path, what: str, limit: int, error: type[EmbedExplorerError]) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes; anything else raises ``error``."""
+    handle, size = open_regular(path, what, error)
+    with handle:
+        if size > limit:
+            raise error(_too_large(path, what, size, limit))
+        try:
+            data = handle.read(limit + 1)
+        except OSError as exc:
+            raise error(f"Cannot read the {what} {path}: {exc.strerror or exc}.") from exc
+    if len(data) > limit:  # it grew while we read it
+        raise error(_too_large(path, what, len(data), limit))
+    return data
+
+
+def check_regular(path: str | Path, what: str, limit: int, error: type[EmbedExplorerError]) -> None:
+    """Refuse ``path`` unless it is a regular file of at most ``limit`` bytes (for files a library reads)."""
+    handle, size = open_regular(path, what, error)
+    handle.close()
+    if size > limit:
+        raise error(_too_large(path, what, size, limit))
+
+
+def _too_large(path: str | Path, what: str, size: int, limit: int) -> str:
+    return (
+        f"The {what} {path} is {size_text(size)}, more than a {what} can sensibly be "
+        f"({size_text(limit)}), so it was not read."
+    )
+
+
+def parse_json(data: bytes, what: str, error: type[EmbedExplorerError], encoding: str = "utf-8") -> object:
+    """JSON from bytes; text that is not UTF-8, not JSON or nested too deeply raises ``error``."""
+    try:
+        return json.loads(data.decode(encoding))
+    except UnicodeDecodeError as exc:
+        raise error(f"The {what} is not valid JSON: it is not UTF-8 text ({exc.reason} at byte {exc.start}).") from exc
+    except json.JSONDecodeError as exc:
+        raise error(f"The {what} is not valid JSON: {exc}") from exc
+    except RecursionError as exc:
+        raise error(f"The {what} is not valid JSON here: it is nested too deeply to read.") from exc
+
+
+def read_json(path: str | Path, what: str, limit: int, error: type[EmbedExplorerError]) -> object:
+    """A bounded regular file, parsed as JSON; every failure is ``error`` naming the file."""
+    return parse_json(read_regular(path, what, limit, error), f"{what} {path}", error)
+
+
+# ----- writing ---------------------------------------------------------------------------
+class NotRegularFileError(OSError):
+    """The path to write names something that is not a regular file (a FIFO, a device, a folder)."""
+
+
+def write_target(path: str | Path) -> Path:
+    """Where writing ``path`` lands: the path itself, or the file a symbolic link names.
+
+    Writing through a link keeps the link; a FIFO, a device or a folder (named directly
+    or through links) raises NotRegularFileError, whose ``strerror`` says what it is.
+    """
+    target = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
+    try:
+        info = os.stat(target)
+    except FileNotFoundError:
+        return target
+    except OSError:
+        return target  # the write itself will say what is wrong (permission, name too long, ...)
+    if not stat.S_ISREG(info.st_mode):
+        kind = kind_of(info.st_mode)
+        raise NotRegularFileError(0, f"it is {kind}, not a regular file; choose a file name", str(path))
+    return target
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     """Write ``data`` to a temporary file beside ``path``, then rename it into place.
 
-    Raises OSError (no space, no permission, ...) with the target untouched.
+    A symbolic link is written through (the link stays, its regular file is replaced);
+    anything else that is not a regular file is refused.  The new file keeps the old
+    one's permissions, or gets those the umask gives a new file.  Raises OSError (no
+    space, no permission, not a regular file, ...) with the target untouched.
     """
-    target = Path(path)
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    target = write_target(path)
+    mode = _mode_for(target)
+    # The temporary name stays short: a target whose name is already near the 255-byte
+    # limit must still get a temporary beside it.
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name[:40]}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as out:
             out.write(data)
             out.flush()
+            if hasattr(os, "fchmod"):
+                os.fchmod(out.fileno(), mode)
             os.fsync(out.fileno())
         os.replace(temporary, target)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _mode_for(target: Path) -> int:
+    try:
+        return stat.S_IMODE(os.stat(target).st_mode)
+    except OSError:
+        return 0o666 & ~current_umask()
+
+
+_umask_lock = threading.Lock()
+
+
+def current_umask() -> int:
+    """The process's umask, read without changing it where the system allows."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    with _umask_lock:  # elsewhere the only way to read it is to set it and set it back
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return mask
+
+
+# ----- files that must not change under us -----------------------------------------------
+class FileState:
+    """A file's size and modification time when it was opened, to notice when it changes.
+
+    Reading a memory-mapped page past the end of a file that another program truncated
+    kills the process with SIGBUS; checking the size first turns that into a message.
+    """
+
+    __slots__ = ("path", "size", "mtime_ns")
+
+    def __init__(self, path: str | Path) -> None:
+        info = os.stat(path)
+        self.path = Path(path)
+        self.size = int(info.st_size)
+        self.mtime_ns = int(info.st_mtime_ns)
+
+    def check(self) -> None:
+        """Raise FileChangedError when the file is gone, shorter, longer or rewritten."""
+        try:
+            info = os.stat(self.path)
+        except OSError as exc:
+            raise FileChangedError(
+                f"{self.path.name} is gone from {self.path.parent} since the model was opened "
+                f"({exc.strerror or exc}); open the model again."
+            ) from exc
+        if info.st_size != self.size or info.st_mtime_ns != self.mtime_ns:
+            now = f"now {size_text(int(info.st_size))}, was {size_text(self.size)}"
+            raise FileChangedError(
+                f"{self.path.name} changed on disk since the model was opened ({now}); "
+                "its rows were not read. Open the model again."
+            )

@@ -3,18 +3,27 @@
 from __future__ import annotations
 
 import json
+import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from ..resources import resource_path
 from .constants import MULTI_TOKEN_ACTIONS
 from .errors import FamiliesError
-from .files import atomic_write_bytes
+from .files import FAMILIES_FILE_LIMIT, atomic_write_bytes, parse_json, read_regular
+from .stored_rows import StoredRows
 from .tables import EmbeddingTable
 
 Families = dict[str, list[str]]
+# What one map shows at most: a legend of 1,000 families is already unreadable, and 20,000
+# words (the whole of a small vocabulary) map in seconds with memory that grows linearly.
+MAX_FAMILIES = 1_000
+MAX_FAMILY_WORDS = 20_000
+MAX_WORD_CHARS = 1_000
 
 
 def default_families_path() -> Path:
@@ -23,16 +32,18 @@ def default_families_path() -> Path:
 
 def load_families(path: str | Path | None = None) -> Families:
     """Read a families file: {"families": {name: [word, ...]}} (a bare mapping works too)."""
-    file = Path(path) if path else default_families_path()
-    try:
-        # utf-8-sig: files saved by Windows editors often start with a byte-order mark.
-        data = json.loads(file.read_text(encoding="utf-8-sig"))
-    except OSError as exc:
-        raise FamiliesError(f"Cannot read the families file {file}: {exc.strerror or exc}") from exc
-    except ValueError as exc:
-        raise FamiliesError(f"The families file {file.name} is not valid JSON: {exc}") from exc
+    file = _path_of(path, "read") if path else default_families_path()
+    raw = read_regular(file, "families file", FAMILIES_FILE_LIMIT, FamiliesError)
+    # utf-8-sig: files saved by Windows editors often start with a byte-order mark.
+    data = parse_json(raw, f"families file {file.name}", FamiliesError, encoding="utf-8-sig")
     families = data.get("families", data) if isinstance(data, dict) else None
     return _checked(families, file.name)
+
+
+def _path_of(path: object, verb: str) -> Path:
+    if not isinstance(path, (str, os.PathLike)):
+        raise FamiliesError(f"The families file to {verb} must be a path, not {type(path).__name__} ({path!r:.60}).")
+    return Path(path)
 
 
 def _checked(families: object, source: str) -> Families:
@@ -40,8 +51,11 @@ def _checked(families: object, source: str) -> Families:
     if not isinstance(families, dict):
         raise FamiliesError(f"{source} must hold an object of family names and word lists.")
     clean: Families = {}
+    words_seen = 0
     for name, words in families.items():
-        if str(name).startswith("_"):
+        if not isinstance(name, str):
+            raise FamiliesError(f"{source}: family names must be text, not {type(name).__name__}.")
+        if name.startswith("_"):
             continue
         if (
             not isinstance(words, list)
@@ -49,10 +63,34 @@ def _checked(families: object, source: str) -> Families:
             or not all(isinstance(w, str) and w.strip() for w in words)
         ):
             raise FamiliesError(f"Family {name!r} in {source} must be a list of non-empty words.")
-        clean[str(name)] = list(words)
+        for text in (name, *words):
+            _check_text(text, name, source)
+        clean[name] = list(words)
+        words_seen += len(words)
+        if len(clean) > MAX_FAMILIES or words_seen > MAX_FAMILY_WORDS:
+            raise FamiliesError(
+                f"{source} has more than {MAX_FAMILIES:,} families or {MAX_FAMILY_WORDS:,} words; a map "
+                f"shows at most that many (split the families into several files)."
+            )
     if not clean:
         raise FamiliesError(f"{source} has no families.")
     return clean
+
+
+def _check_text(text: str, family: str, source: str) -> None:
+    """Refuse text that is not text: lone surrogates (half a UTF-16 pair) and overlong words."""
+    if len(text) > MAX_WORD_CHARS:
+        raise FamiliesError(
+            f"Family {family[:40]!r} in {source} has a name or word of {len(text):,} characters; "
+            f"at most {MAX_WORD_CHARS:,} are allowed."
+        )
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise FamiliesError(
+            f"Family {family[:40]!r} in {source} has a lone surrogate (U+{ord(text[exc.start]):04X}) in "
+            f"{text[:40]!r}: half of a character, which is not text."
+        ) from None
 
 
 def save_families(families: Families, path: str | Path) -> None:
@@ -61,7 +99,7 @@ def save_families(families: Families, path: str | Path) -> None:
     Families that could not be read back are refused before anything is written, and a
     failed write (no space, no permission) is a FamiliesError with the old file untouched.
     """
-    target = Path(path)
+    target = _path_of(path, "save")
     clean = _checked(families, "The families to save")
     payload = json.dumps({"families": clean}, indent=2, ensure_ascii=False) + "\n"
     try:
@@ -81,7 +119,7 @@ class Projection:
     axis_variance: tuple[float, float]  # share of the total spread on each axis
     explained_variance: float
 
-    def apply(self, rows: np.ndarray) -> np.ndarray:
+    def apply(self, rows: np.ndarray | StoredRows) -> np.ndarray:
         rows = np.atleast_2d(rows)
         return np.vstack(
             [
@@ -96,7 +134,7 @@ class Projection:
 _PCA_BLOCK_ROWS = 4096
 
 
-def pca_2d(rows: np.ndarray) -> Projection:
+def pca_2d(rows: np.ndarray | StoredRows) -> Projection:
     """The two directions in which ``rows`` differ most, with signs fixed for repeatable maps."""
     if rows.ndim != 2 or rows.shape[0] < 2:
         raise FamiliesError("A map needs at least two rows.")
@@ -120,7 +158,10 @@ def pca_2d(rows: np.ndarray) -> Projection:
             block = np.asarray(rows[start : start + _PCA_BLOCK_ROWS], dtype=np.float64) - mean
             scatter += block.T @ block
         total = float(np.trace(scatter))
-        values, vectors = np.linalg.eigh(scatter)
+        # One BLAS thread: LAPACK's eigh makes many small calls, and two threads spin-waiting
+        # on each other took 40 s instead of 3 s for 768 x 768 on a busy 2-core machine.
+        with threadpool_limits(1, user_api="blas"):
+            values, vectors = np.linalg.eigh(scatter)
         variances, axes = values[::-1][:2], vectors[:, ::-1][:, :2].T
     axes = axes.copy()
     if axes.shape[0] < 2:  # one-dimensional data: the second axis carries nothing
@@ -134,18 +175,30 @@ def pca_2d(rows: np.ndarray) -> Projection:
 
 
 def family_cosines(rows: np.ndarray, labels: list[str]) -> tuple[float, float]:
-    """Mean cosine of pairs in the same family and of pairs in different families."""
+    """Mean cosine of pairs in the same family and of pairs in different families (NaN: no such pair).
+
+    The sum of u_i . u_j over the pairs of a set is (|sum u|^2 - sum |u_i|^2) / 2, so the
+    means come from one sum per family: memory grows with the words, not their square
+    (30,000 words would otherwise need a 7 GB matrix of cosines).
+    """
     unit = np.asarray(rows, dtype=np.float64)
     norms = np.linalg.norm(unit, axis=1, keepdims=True)
     unit = unit / np.where(norms == 0, 1, norms)
-    cosines = unit @ unit.T
-    names = np.asarray(labels)
-    same = names[:, None] == names[None, :]
-    upper = np.triu(np.ones_like(same, dtype=bool), k=1)
-    within, between = cosines[same & upper], cosines[~same & upper]
+    squares = np.einsum("ij,ij->i", unit, unit)
+    names, index = np.unique(np.asarray(labels, dtype=object).astype(str), return_inverse=True)
+    family_sums = np.zeros((len(names), unit.shape[1]))
+    np.add.at(family_sums, index, unit)
+    family_sizes = np.bincount(index, minlength=len(names)).astype(np.float64)
+    family_squares = np.bincount(index, weights=squares, minlength=len(names))
+    within_sum = float(((np.einsum("ij,ij->i", family_sums, family_sums) - family_squares) / 2).sum())
+    within_pairs = float((family_sizes * (family_sizes - 1) / 2).sum())
+    total = unit.sum(axis=0)
+    all_sum = float((total @ total - squares.sum()) / 2)
+    count = unit.shape[0]
+    between_pairs = count * (count - 1) / 2 - within_pairs
     return (
-        float(within.mean()) if within.size else float("nan"),
-        float(between.mean()) if between.size else float("nan"),
+        within_sum / within_pairs if within_pairs else float("nan"),
+        (all_sum - within_sum) / between_pairs if between_pairs else float("nan"),
     )
 
 
@@ -192,11 +245,16 @@ class FamilyMap:
             ],
             "explained_variance": self.explained_variance,
             "axis_variance": list(self.projection.axis_variance),
-            "within_family_cosine": self.within_family_cosine,
-            "between_family_cosine": self.between_family_cosine,
-            "family_ratio": self.family_ratio,
+            # JSON has no NaN: a statistic without pairs to average is null, and a note says why.
+            "within_family_cosine": _finite_or_none(self.within_family_cosine),
+            "between_family_cosine": _finite_or_none(self.between_family_cosine),
+            "family_ratio": _finite_or_none(self.family_ratio),
             "notes": list(self.notes),
         }
+
+
+def _finite_or_none(value: float) -> float | None:
+    return value if math.isfinite(value) else None
 
 
 def family_map(table: EmbeddingTable, families: Families, multi_token: str = "average") -> FamilyMap:
@@ -207,6 +265,8 @@ def family_map(table: EmbeddingTable, families: Families, multi_token: str = "av
     """
     if multi_token not in MULTI_TOKEN_ACTIONS:
         raise FamiliesError(f"multi_token must be one of {MULTI_TOKEN_ACTIONS}, not {multi_token!r}.")
+    families = _checked(families, "The families to map")
+    table.check_files()  # the words' rows are read from the mapped table below
     words, labels, tokens, ids_list, rows, notes = [], [], [], [], [], []
     for family, members in families.items():
         for word in members:
@@ -223,17 +283,27 @@ def family_map(table: EmbeddingTable, families: Families, multi_token: str = "av
                 notes.append(
                     f"{word!r} ({family}) is {len(pieces)} tokens ({shown}); their rows were averaged."
                 )
+            row = np.asarray(table.rows[list(ids)], dtype=np.float64).mean(axis=0)
+            if not np.isfinite(row).all():
+                notes.append(f"{word!r} ({family}) has a row holding NaN or infinity and was skipped.")
+                continue
             words.append(word)
             labels.append(family)
             tokens.append(shown)
             ids_list.append(ids)
-            rows.append(np.asarray(table.rows[list(ids)], dtype=np.float64).mean(axis=0))
+            rows.append(row)
     if len(rows) < 2:
         raise FamiliesError("Fewer than two family words could be placed on the map.")
     matrix = np.vstack(rows)
     projection = pca_2d(matrix)
     coords = projection.apply(matrix)
     within, between = family_cosines(matrix, labels)
+    if math.isnan(within):
+        notes.append("No family has two words on the map, so there is no within-family cosine (null).")
+    if math.isnan(between):
+        notes.append(
+            "Every word on the map is in one family, so there is no between-family cosine and no ratio (null)."
+        )
     points = tuple(
         MapPoint(w, t, f, float(x), float(y), i)
         for w, t, f, i, (x, y) in zip(words, tokens, labels, ids_list, coords, strict=False)

@@ -9,19 +9,24 @@ then scored exactly, so the answer does not change.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Protocol
+from collections.abc import Callable, Iterable
+from functools import partial
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from .plain_pages import empty_on_plain_pages
 
+if TYPE_CHECKING:
+    from .stored_rows import StoredRows
+
 # Rows per block of unit_rows: a few MB, so each block is read from memory once and
 # scaled while it is still in cache.
 _BLOCK_ROWS = 4096
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
-def unit_rows(rows: np.ndarray) -> np.ndarray:
+def unit_rows(rows: np.ndarray | StoredRows) -> np.ndarray:
     """Every row scaled to length 1, as a new float32 array.
 
     All-zero rows stay zero, and so do rows holding NaN or infinity: they point
@@ -34,18 +39,24 @@ def unit_rows(rows: np.ndarray) -> np.ndarray:
     for start in range(0, rows.shape[0], _BLOCK_ROWS):
         block = rows[start : start + _BLOCK_ROWS]
         # einsum gives the squared norms without a block-sized temporary.
-        norms = np.sqrt(np.einsum("ij,ij->i", block, block, dtype=np.float64)).astype(np.float32)
-        finite = np.isfinite(norms)
+        exact = np.sqrt(np.einsum("ij,ij->i", block, block, dtype=np.float64))
+        finite = np.isfinite(exact)
+        # A row of finite numbers near float32's limit (1e38) has a length float32 cannot
+        # hold: scale those few rows in float64 instead of losing them.
+        huge = finite & (exact > _FLOAT32_MAX)
+        norms = np.where(huge, 1.0, exact).astype(np.float32)
         norms[~finite | (norms == 0)] = 1.0
         scaled = unit[start : start + _BLOCK_ROWS]
         np.divide(block, norms[:, None], out=scaled)
+        if huge.any():
+            scaled[huge] = np.asarray(block[huge], dtype=np.float64) / exact[huge][:, None]
         if not finite.all():
             scaled[~finite] = 0.0
         release(block)
     return unit
 
 
-def _page_releaser(rows: np.ndarray):  # type: ignore[no-untyped-def]
+def _page_releaser(rows: np.ndarray | StoredRows):  # type: ignore[no-untyped-def]
     """A function that drops a block's pages from this process when ``rows`` is a read-only file map."""
     import mmap
 
@@ -120,25 +131,77 @@ def top_k(
     best of those are the answer: with or without a screen it is the same.
     """
     query = np.asarray(query, dtype=np.float32)
-    length = float(np.linalg.norm(query.astype(np.float64)))
+    if screen is not None:
+        return search(unit.shape[0], query, k, exclude, screen.scores, screen.error_bound, partial(exact_scores, unit))
+    return search(
+        unit.shape[0],
+        query,
+        k,
+        exclude,
+        unit.__matmul__,
+        partial(float32_error_bound, unit.shape[1]),
+        partial(exact_scores, unit),
+    )
+
+
+def search(
+    count: int,
+    query: np.ndarray,
+    k: int,
+    exclude: Iterable[int],
+    first_pass: Callable[[np.ndarray], np.ndarray],
+    error_bound: Callable[[float], float],
+    exact: Callable[[np.ndarray, np.ndarray], np.ndarray],
+) -> tuple[np.ndarray, np.ndarray]:
+    """The k best of ``count`` rows for ``query``: one rounded first pass, exact scores for the rows it cannot rule out.
+
+    ``first_pass(query32)`` scores every row within ``error_bound(|query|)`` of what
+    ``exact(ids, query)`` gives in float64 (a cosine times the query's length).
+    ``query`` may be float64; the first pass gets it as float32.
+    """
+    length = float(np.linalg.norm(np.asarray(query, dtype=np.float64)))
     excluded = sorted({int(i) for i in exclude})
-    k = max(0, min(int(k), unit.shape[0] - len(excluded)))
+    k = max(0, min(int(k), count - len(excluded)))
     if k == 0:
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
     if length == 0:  # every cosine is 0: the first rows, in id order
-        kept = np.setdiff1d(np.arange(min(unit.shape[0], k + len(excluded))), excluded)[:k]
+        kept = np.setdiff1d(np.arange(min(count, k + len(excluded))), excluded)[:k]
         return kept.astype(np.int64), np.zeros(k, dtype=np.float32)
-    if screen is not None:
-        scores, margin = screen.scores(query), screen.error_bound(length)
-    else:
-        scores, margin = unit @ query, float32_error_bound(unit.shape[1], length)
+    scores = first_pass(np.asarray(query, dtype=np.float32))
+    margin = error_bound(length)
     for row in excluded:  # one or three ids: plain item writes beat an index array
         scores[row] = -np.inf
     candidates = _candidates(scores, k, margin)
-    exact = exact_scores(unit, candidates, query)
+    exact_values = exact(candidates, query)
     # Sort by cosine, ties by id, so results are the same on every run.
-    order = np.lexsort((candidates, -exact))[:k]
-    return candidates[order].astype(np.int64, copy=False), (exact[order] / length).astype(np.float32)
+    order = np.lexsort((candidates, -exact_values))[:k]
+    return candidates[order].astype(np.int64, copy=False), (exact_values[order] / length).astype(np.float32)
+
+
+def top_k_many(unit: np.ndarray, queries: np.ndarray, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``top_k`` for several queries at once, with the same answers: one pass over the table for all of them.
+
+    A pass per query reads the whole table each time; one matrix product reads it once
+    for every query (a token's vector after each layer: 13 queries for GPT-2 small).
+    Each query's column then goes through the same selection and exact rescoring as
+    ``top_k``, with the float32 product's own error bound.
+    """
+    queries = np.ascontiguousarray(queries, dtype=np.float32)
+    k = max(0, min(int(k), unit.shape[0]))
+    if queries.shape[0] == 0:
+        return []
+    scores = np.asarray(unit @ queries.T)  # (rows, queries), one read of the table
+    answers = []
+    for j, query in enumerate(queries):
+        length = float(np.linalg.norm(query.astype(np.float64)))
+        if k == 0 or length == 0:  # top_k answers these without reading the table
+            answers.append(top_k(unit, query, k))
+            continue
+        candidates = _candidates(np.ascontiguousarray(scores[:, j]), k, float32_error_bound(unit.shape[1], length))
+        exact = exact_scores(unit, candidates, query)
+        order = np.lexsort((candidates, -exact))[:k]
+        answers.append((candidates[order].astype(np.int64, copy=False), (exact[order] / length).astype(np.float32)))
+    return answers
 
 
 def exact_scores(unit: np.ndarray, ids: np.ndarray, query: np.ndarray) -> np.ndarray:

@@ -12,11 +12,12 @@ import json
 import math
 import struct
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 
 import numpy as np
 
 from .errors import CorruptWeightsError, UnsafeCheckpointError
+from .files import SHARD_INDEX_LIMIT, open_regular, read_json
 
 SINGLE_FILE = "model.safetensors"
 INDEX_FILE = "model.safetensors.index.json"
@@ -65,9 +66,9 @@ class TensorEntry:
 
 def read_header(file: Path) -> dict[str, TensorEntry]:
     """Parse one safetensors header and check every byte range lies inside the file."""
+    handle, size = open_regular(file, "weights file", CorruptWeightsError)
     try:
-        size = file.stat().st_size
-        with open(file, "rb") as handle:
+        with handle:
             prefix = handle.read(8)
             if len(prefix) < 8:
                 raise CorruptWeightsError(f"{file.name} is too short to be a safetensors file.")
@@ -83,6 +84,8 @@ def read_header(file: Path) -> dict[str, TensorEntry]:
         header = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise CorruptWeightsError(f"{file.name} has an unreadable header: {exc}") from exc
+    except RecursionError as exc:
+        raise CorruptWeightsError(f"{file.name} has an unreadable header: it is nested too deeply.") from exc
     if not isinstance(header, dict):
         raise CorruptWeightsError(f"{file.name} has an unreadable header.")
     header.pop("__metadata__", None)
@@ -96,8 +99,14 @@ def read_header(file: Path) -> dict[str, TensorEntry]:
             begin, end = (int(n) for n in info["data_offsets"])
         except (KeyError, TypeError, ValueError) as exc:
             raise CorruptWeightsError(f"{file.name}: entry {name!r} is malformed.") from exc
+        if any(n < 0 for n in shape):
+            raise CorruptWeightsError(f"{file.name}: entry {name!r} has a negative size in its shape.")
         entry = TensorEntry(name, file, dtype, shape, data_start + begin, data_start + end)
         expected = entry.numel * _ITEM_BYTES.get(dtype, 0)
+        if begin < 0:
+            raise CorruptWeightsError(
+                f"{file.name}: entry {name!r} starts at a negative offset ({begin:,}), inside the header."
+            )
         if end < begin or (dtype in _ITEM_BYTES and end - begin != expected):
             raise CorruptWeightsError(f"{file.name}: entry {name!r} has inconsistent offsets.")
         if entry.end > size:
@@ -112,16 +121,8 @@ def read_header(file: Path) -> dict[str, TensorEntry]:
 def weight_files(folder: Path) -> list[Path]:
     """The safetensors files of a model folder, single or sharded; refuse pickles."""
     index = folder / INDEX_FILE
-    if index.is_file():
-        try:
-            weight_map = json.loads(index.read_text(encoding="utf-8"))["weight_map"]
-            shards = sorted({str(v) for v in weight_map.values()})
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise CorruptWeightsError(f"{index.name} is not a valid shard index: {exc}") from exc
-        missing = [s for s in shards if not (folder / s).is_file()]
-        if missing:
-            raise CorruptWeightsError(f"Shard(s) missing from {folder}: {', '.join(missing)}")
-        return [folder / s for s in shards]
+    if index.exists():
+        return _shards_of(folder, read_json(index, "shard index", SHARD_INDEX_LIMIT, CorruptWeightsError))
     single = folder / SINGLE_FILE
     if single.is_file():
         return [single]
@@ -138,6 +139,37 @@ def weight_files(folder: Path) -> list[Path]:
             "safetensors (model.save_pretrained(folder) with safe_serialization) and open it again."
         )
     raise CorruptWeightsError(f"{folder} has no weights: no *.safetensors file was found.")
+
+
+def _shards_of(folder: Path, index: object) -> list[Path]:
+    """The shard files a parsed index names: each real file once, none outside ``folder``."""
+    weight_map = index.get("weight_map") if isinstance(index, dict) else None
+    if not isinstance(weight_map, dict) or not all(isinstance(v, str) for v in weight_map.values()):
+        raise CorruptWeightsError(f"{INDEX_FILE} is not a valid shard index: it needs a weight_map of file names.")
+    files: list[Path] = []
+    seen: set[tuple[int, int]] = set()
+    missing: list[str] = []
+    for name in sorted(set(weight_map.values())):
+        # Shards sit in the model folder: a name that climbs out of it (or is absolute)
+        # could make the app read any file on the machine.
+        parts = PurePosixPath(name.replace("\\", "/")).parts
+        if not parts or PurePosixPath(name).is_absolute() or PureWindowsPath(name).anchor or ".." in parts:
+            raise CorruptWeightsError(
+                f"{INDEX_FILE} names a shard outside the model folder ({name!r}); it was refused."
+            )
+        path = folder.joinpath(*parts)
+        try:
+            info = path.stat()
+        except (OSError, ValueError):  # ValueError: a NUL byte, which no file name holds
+            missing.append(name)
+            continue
+        # The same file under many spellings ("a", "./a", "b/../a" is refused above) is read once.
+        if (info.st_dev, info.st_ino) not in seen:
+            seen.add((info.st_dev, info.st_ino))
+            files.append(path)
+    if missing:
+        raise CorruptWeightsError(f"Shard(s) missing from {folder}: {', '.join(missing[:5])}")
+    return files
 
 
 def read_all_headers(files: list[Path]) -> dict[str, TensorEntry]:

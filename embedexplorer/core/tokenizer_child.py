@@ -11,26 +11,49 @@ import sys
 from pathlib import Path
 from typing import IO
 
-from .tokenizer_process import error_message, receive_message, send_message
+from .tokenizer_process import CHILD_MEMORY_LIMIT, error_message, receive_message, send_message
 from .vocabulary import describe_tokenizer, encode_with, load_tokenizer
 
 
-def serve(folder: str) -> int:
+def serve(folder: str, max_rows: str | None = None) -> int:
     """The child's whole life: load the tokenizer, describe it, then encode until stdin closes."""
+    _forget_working_folder()
+    _limit_memory()
     # The protocol owns the real stdout; anything a library prints goes to stderr instead.
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     sys.stdout = sys.stderr
     try:
-        _answer_requests(Path(folder), sys.stdin.buffer, answers)
+        # First word: the child runs. A child that dies after this was killed by its tokenizer,
+        # not by this machine, and the parent must not retry the same tokenizer in its own process.
+        send_message(answers, {"started": True})
+        _answer_requests(Path(folder), sys.stdin.buffer, answers, int(max_rows) if max_rows else None)
     except (BrokenPipeError, ConnectionResetError):
         pass  # the parent is gone; so is the reason to live
     return 0
 
 
-def _answer_requests(folder: Path, requests: IO[bytes], answers: IO[bytes]) -> None:
+def _forget_working_folder() -> None:
+    """Drop the working folder and relative entries from sys.path (the frozen app's child has no -I)."""
+    here = os.path.realpath(os.getcwd())
+    sys.path[:] = [p for p in sys.path if p and os.path.isabs(p) and os.path.realpath(p) != here]
+
+
+def _limit_memory() -> None:
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        if soft == resource.RLIM_INFINITY or soft > CHILD_MEMORY_LIMIT:
+            ceiling = CHILD_MEMORY_LIMIT if hard == resource.RLIM_INFINITY else min(hard, CHILD_MEMORY_LIMIT)
+            resource.setrlimit(resource.RLIMIT_AS, (ceiling, hard))
+    except (ImportError, ValueError, OSError):
+        pass  # Windows has no rlimits; macOS may refuse RLIMIT_AS: the time limits still hold
+
+
+def _answer_requests(folder: Path, requests: IO[bytes], answers: IO[bytes], max_rows: int | None = None) -> None:
     try:
         tokenizer = load_tokenizer(folder)
-        send_message(answers, {"facts": describe_tokenizer(tokenizer).as_dict()})
+        send_message(answers, {"facts": describe_tokenizer(tokenizer, max_rows).as_dict()})
     except (BrokenPipeError, ConnectionResetError):
         raise
     except Exception as exc:  # noqa: BLE001 - the parent turns it into the same error
@@ -46,4 +69,4 @@ def _answer_requests(folder: Path, requests: IO[bytes], answers: IO[bytes]) -> N
 
 
 if __name__ == "__main__":
-    sys.exit(serve(sys.argv[1]))
+    sys.exit(serve(*sys.argv[1:]))

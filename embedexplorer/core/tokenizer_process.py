@@ -23,24 +23,85 @@ from pathlib import Path
 from typing import IO, Any
 
 from . import errors
-from .errors import EmbedExplorerError, TokenizerStartError
+from .errors import EmbedExplorerError, TokenizerFailedError, TokenizerStartError
 
 # The flag the app's entry point reads to run this module's child side (frozen apps have no -m).
 CHILD_FLAG = "--tokenizer-process"
 _HEADER = struct.Struct("<I")
-# A child that sends nothing for this long is taken to be dead.
-_ANSWER_TIMEOUT_S = 120.0
+# A child that has not described its tokenizer after this long is stopped: a tokenizer file
+# is at most files.TOKENIZER_FILE_LIMIT bytes, which loads in a few seconds.
+LOAD_TIMEOUT_S = 60.0
+# One text is at most MAX_TEXT_CHARS characters, which any sane tokenizer reads in well under
+# a second; one that takes longer is stuck (a catastrophic pattern) and is stopped.
+ENCODE_TIMEOUT_S = 20.0
+# The child's address space: far above what a real tokenizer needs (GPT-2's takes 150 MB, a
+# 64 MB tokenizer file about 1 GB), low enough that a tokenizer built to blow up memory fails
+# inside the child, not the machine.
+CHILD_MEMORY_LIMIT = 3 * 1024**3
+
+# Run by ``python -I -c``: isolated mode puts neither the working folder nor the user's
+# site-packages on sys.path and ignores PYTHON* variables; the paths the child does need
+# arrive as the first argument.
+_BOOTSTRAP = (
+    "import sys, json; sys.path[:0] = json.loads(sys.argv[1]); "
+    "from embedexplorer.core.tokenizer_child import serve; sys.exit(serve(*sys.argv[2:]))"
+)
 
 
-def child_command(folder: Path) -> tuple[list[str], dict[str, str]]:
-    """How to start the child: the frozen app runs itself, a Python install runs the package."""
-    env = {**os.environ, "TOKENIZERS_PARALLELISM": "false"}
+def child_command(folder: Path, max_rows: int | None = None) -> tuple[list[str], dict[str, str]]:
+    """How to start the child: the frozen app runs itself, a Python install runs the package.
+
+    Either way nothing is imported from the working folder: a person who starts the
+    app from their Downloads folder must not run a ``json.py`` that lies there.
+    """
+    env = {**os.environ, "TOKENIZERS_PARALLELISM": "false", "RUST_BACKTRACE": "0"}
+    limit = [] if max_rows is None else [str(max_rows)]
     if getattr(sys, "frozen", False):
-        return [sys.executable, CHILD_FLAG, str(folder)], env
+        # A frozen app's sys.path is its own bundle only; serve() drops the working folder too.
+        return [sys.executable, CHILD_FLAG, str(folder), *limit], env
+    return [sys.executable, "-I", "-c", _BOOTSTRAP, json.dumps(child_sys_path()), str(folder), *limit], env
+
+
+def child_sys_path() -> list[str]:
+    """This process's import path as the child needs it: no working folder, no relative entries,
+    and the user's site-packages only when the tokenizer's libraries are installed there."""
+    here = os.path.realpath(os.getcwd())
     # The child must import this very package, even when it runs from a checkout that is not installed.
     package_parent = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent, env.get("PYTHONPATH")) if p)
-    return [sys.executable, "-m", "embedexplorer", CHILD_FLAG, str(folder)], env
+    user_site = _user_site()
+    keep_user_site = user_site is not None and any(
+        _installed_under(name, user_site) for name in ("tokenizers", "numpy", "embedexplorer")
+    )
+    paths = [package_parent]
+    for entry in sys.path:
+        if not entry or not os.path.isabs(entry) or entry in paths:
+            continue
+        if os.path.realpath(entry) == here and entry != package_parent:
+            continue
+        if user_site is not None and not keep_user_site and entry.startswith(user_site):
+            continue
+        paths.append(entry)
+    return paths
+
+
+def _user_site() -> str | None:
+    import site
+
+    try:
+        return site.getusersitepackages() or None
+    except (AttributeError, OSError):
+        return None
+
+
+def _installed_under(module: str, folder: str) -> bool:
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return False
+    origin = getattr(spec, "origin", None) or ""
+    return origin.startswith(folder)
 
 
 # ----- the protocol, shared with the child (tokenizer_child.py) -----------------------------
@@ -81,11 +142,13 @@ class TokenizerProcess:
     """The parent's handle on one child: ``facts()`` waits for the description, ``encode`` asks.
 
     Starting returns at once, so the caller can map the weights while the child
-    loads.  A child that dies is started again on the next request.
+    loads.  A child that dies between requests is started again on the next one; a
+    child that dies or hangs on a text is stopped, and that text gets a plain error.
     """
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, max_rows: int | None = None) -> None:
         self.folder = folder
+        self.max_rows = max_rows
         self._lock = threading.Lock()
         self._facts: dict[str, Any] | None = None
         self._process: subprocess.Popen[bytes] | None = None
@@ -93,7 +156,7 @@ class TokenizerProcess:
         self._start()
 
     def _start(self) -> None:
-        command, env = child_command(self.folder)
+        command, env = child_command(self.folder, self.max_rows)
         # The child's complaints go to a file, read only when it fails to start.
         if self._stderr is not None:
             self._stderr.close()
@@ -112,10 +175,21 @@ class TokenizerProcess:
             return self._facts
 
     def _read_facts(self) -> dict[str, Any]:
-        message = self._answer()
-        if message is None:
+        started = self._answer(LOAD_TIMEOUT_S)
+        if started is None or not started.get("started"):
             raise TokenizerStartError(
                 f"The tokenizer of {self.folder} could not be started (its process stopped){self._last_words()}."
+            )
+        message, timed_out = self._answer_timed(LOAD_TIMEOUT_S)
+        if message is None:
+            self._kill()
+            if timed_out:
+                raise TokenizerFailedError(
+                    f"The tokenizer of {self.folder} took more than {LOAD_TIMEOUT_S:g} s to load and was stopped."
+                )
+            raise TokenizerFailedError(
+                f"The tokenizer of {self.folder} stopped while loading{self._last_words()}; "
+                "its tokenizer file may be broken or far too large."
             )
         if "error" in message:
             _raise_from(message)
@@ -130,7 +204,8 @@ class TokenizerProcess:
             lines = self._stderr.read()[-2000:].decode("utf-8", "replace").strip().splitlines()
         except (OSError, ValueError):
             return ""
-        return f": {lines[-1]}" if lines else ""
+        lines = [line for line in lines if line.strip() and not line.startswith("note: run with")]
+        return f": {lines[-1].strip()[:300]}" if lines else ""
 
     def encode(self, text: str) -> list[int]:
         with self._lock:
@@ -143,26 +218,54 @@ class TokenizerProcess:
                 assert process is not None and process.stdin is not None
                 try:
                     send_message(process.stdin, {"encode": text})
-                    message = self._answer()
                 except (BrokenPipeError, OSError):
-                    message = None
+                    _stop(process)  # it died before it read the text: start a new one, once
+                    continue
+                message, timed_out = self._answer_timed(ENCODE_TIMEOUT_S)
                 if message is not None:
                     if "error" in message:
                         _raise_from(message)
                     return [int(i) for i in message["ids"]]
-                _stop(process)  # it died mid-answer: start a new one, once
+                # The text itself stopped the tokenizer: asking again would do the same.
+                self._kill()
+                if timed_out:
+                    raise TokenizerFailedError(
+                        f"The tokenizer took more than {ENCODE_TIMEOUT_S:g} s on this text of {len(text):,} "
+                        "characters and was stopped; this model's tokenizer is not usable on it."
+                    )
+                raise TokenizerFailedError(
+                    f"The tokenizer stopped while reading this text of {len(text):,} characters{self._last_words()}."
+                )
             raise EmbedExplorerError("The tokenizer process stopped twice; open the model again.")
 
-    def _answer(self) -> dict[str, Any] | None:
+    def _answer(self, timeout: float) -> dict[str, Any] | None:
+        return self._answer_timed(timeout)[0]
+
+    def _answer_timed(self, timeout: float) -> tuple[dict[str, Any] | None, bool]:
+        """The child's next message, or None and whether it was stopped for taking too long."""
         process = self._process
         if process is None or process.stdout is None:
-            return None
-        timer = threading.Timer(_ANSWER_TIMEOUT_S, process.kill)
+            return None, False
+        fired = threading.Event()
+
+        def stop() -> None:
+            fired.set()
+            process.kill()
+
+        timer = threading.Timer(timeout, stop)
+        timer.daemon = True
         timer.start()
         try:
-            return receive_message(process.stdout)
+            return receive_message(process.stdout), fired.is_set()
         finally:
             timer.cancel()
+
+    def _kill(self) -> None:
+        process = self._process
+        if process is not None:
+            if process.poll() is None:
+                process.kill()
+            _stop(process)
 
     def close(self) -> None:
         with self._lock:

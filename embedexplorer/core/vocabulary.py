@@ -14,14 +14,25 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from functools import cached_property, lru_cache, partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from .errors import EmbedExplorerError, ModelNotFoundError, TokenizerStartError
+from .errors import (
+    EmbedExplorerError,
+    ModelNotFoundError,
+    QueryError,
+    TokenizerFailedError,
+    TokenizerMismatchError,
+    TokenizerStartError,
+)
+from .files import TOKENIZER_FILE_LIMIT, check_regular, read_regular
 
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
+
+# Characters of one text the tokenizer reads: a 200,000-character paste tokenizes in about 0.2 s.
+MAX_TEXT_CHARS = 200_000
 
 _VISIBLE_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
 
@@ -112,16 +123,30 @@ class TokenizerFacts:
         )
 
 
+# Files a tokenizer may be built from when there is no tokenizer.json (transformers reads them).
+TOKENIZER_SOURCE_FILES = (
+    "tokenizer.model",
+    "spiece.model",
+    "sentencepiece.bpe.model",
+    "vocab.txt",
+    "vocab.json",
+    "merges.txt",
+)
+TOKENIZER_SIDE_FILES = ("tokenizer_config.json", "special_tokens_map.json", "added_tokens.json")
+
+
 def load_tokenizer(folder: Path) -> Tokenizer:
     """The folder's fast tokenizer, set to keep every token (no padding, no truncation)."""
     tokenizer_file = folder / "tokenizer.json"
-    if tokenizer_file.is_file():
+    if tokenizer_file.exists():
         from tokenizers import Tokenizer
 
+        data = read_regular(tokenizer_file, "tokenizer file", TOKENIZER_FILE_LIMIT, EmbedExplorerError)
         try:
-            tokenizer = Tokenizer.from_file(str(tokenizer_file))
-        except Exception as exc:  # noqa: BLE001 - the Rust side raises plain Exception
-            raise EmbedExplorerError(f"Cannot read {tokenizer_file}: {exc}") from exc
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise EmbedExplorerError(f"Cannot read {tokenizer_file}: it is not UTF-8 text.") from exc
+        tokenizer = rust_call(lambda: Tokenizer.from_str(text), f"Cannot read {tokenizer_file}")
     else:
         tokenizer = _backend_from_transformers(folder)
     # Saved tokenizers may pad or cut every text to a fixed length; we want all tokens.
@@ -130,10 +155,55 @@ def load_tokenizer(folder: Path) -> Tokenizer:
     return tokenizer
 
 
-def describe_tokenizer(tokenizer: Tokenizer) -> TokenizerFacts:
-    """Everything the engine asks of a tokenizer except encoding, in a form that travels as JSON."""
+T = TypeVar("T")
+
+
+def rust_call(call: Callable[[], T], failure: str, error: type[EmbedExplorerError] = EmbedExplorerError) -> T:
+    """Run a call into the Rust tokenizers library; its errors and panics become one plain line.
+
+    A panic inside the library reaches Python as ``PanicException``, which derives
+    from BaseException, not Exception, so a plain ``except Exception`` would let it
+    through as a traceback.
+    """
+    try:
+        return call()
+    except Exception as exc:  # noqa: BLE001 - the Rust side raises plain Exception
+        raise error(f"{failure}: {one_line(str(exc))}") from exc
+    except BaseException as exc:
+        if type(exc).__name__ != "PanicException":
+            raise
+        raise TokenizerFailedError(f"{failure}: the tokenizer library failed inside ({one_line(str(exc))}).") from None
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    """The first line of ``text``, at most ``limit`` characters."""
+    lines = text.strip().splitlines()
+    first = lines[0] if lines else ""
+    return first if len(first) <= limit else first[: limit - 1] + "…"
+
+
+def describe_tokenizer(tokenizer: Tokenizer, max_rows: int | None = None) -> TokenizerFacts:
+    """Everything the engine asks of a tokenizer except encoding, in a form that travels as JSON.
+
+    With ``max_rows`` (the table's rows), a tokenizer whose ids reach past the table is
+    refused before a list as long as its largest id is built.
+    """
+    size = int(tokenizer.get_vocab_size(with_added_tokens=True))
+    if max_rows is not None and size > max_rows:
+        # More tokens than rows: some id is past the table. Counting is cheap; listing
+        # a vocabulary of millions of tokens as Python strings is not.
+        raise TokenizerMismatchError(
+            f"The tokenizer has {size:,} tokens but the table has only "
+            f"{max_rows:,} rows: they do not belong to the same model."
+        )
     vocab = tokenizer.get_vocab(with_added_tokens=True)
-    raw_tokens = [""] * (max(vocab.values()) + 1 if vocab else 0)
+    top = max(vocab.values()) if vocab else -1
+    if max_rows is not None and top >= max_rows:
+        raise TokenizerMismatchError(
+            f"The tokenizer has ids up to {top:,} but the table has only "
+            f"{max_rows:,} rows: they do not belong to the same model."
+        )
+    raw_tokens = [""] * (top + 1)
     for token, token_id in vocab.items():
         raw_tokens[token_id] = token
     # The decoder's own state is a few bytes; serialising the whole tokenizer would take far longer.
@@ -141,7 +211,7 @@ def describe_tokenizer(tokenizer: Tokenizer) -> TokenizerFacts:
     decoder_text = decoder.__getstate__().decode("utf-8", "replace") if decoder is not None else ""
     return TokenizerFacts(
         raw_tokens=raw_tokens,
-        size=int(tokenizer.get_vocab_size(with_added_tokens=True)),
+        size=size,
         byte_level='"ByteLevel"' in decoder_text,
         sentencepiece='"Metaspace"' in decoder_text,
         unknown_id=_unknown_id(tokenizer),
@@ -160,7 +230,12 @@ def _unknown_id(tokenizer: Tokenizer) -> int | None:
 
 def encode_with(tokenizer: Tokenizer, text: str) -> list[int]:
     """Ids of ``text``, which must already be clean (see ``clean_text``); no special tokens added."""
-    return list(tokenizer.encode(text, add_special_tokens=False).ids)
+    encoding = rust_call(
+        lambda: tokenizer.encode(text, add_special_tokens=False),
+        "The tokenizer cannot read this text",
+        TokenizerFailedError,
+    )
+    return list(encoding.ids)
 
 
 class Vocabulary:
@@ -181,24 +256,26 @@ class Vocabulary:
         self.sentencepiece = facts.sentencepiece
 
     @classmethod
-    def from_folder(cls, folder: Path) -> Vocabulary:
-        """The folder's tokenizer, built in this process."""
+    def from_folder(cls, folder: Path, max_rows: int | None = None) -> Vocabulary:
+        """The folder's tokenizer, built in this process (``max_rows``: see ``describe_tokenizer``)."""
         tokenizer = load_tokenizer(folder)
-        return cls(describe_tokenizer(tokenizer), partial(encode_with, tokenizer))
+        return cls(describe_tokenizer(tokenizer, max_rows), partial(encode_with, tokenizer))
 
     @classmethod
-    def start(cls, folder: Path, separate_process: bool = False) -> Callable[[], Vocabulary]:
+    def start(
+        cls, folder: Path, separate_process: bool = False, max_rows: int | None = None
+    ) -> Callable[[], Vocabulary]:
         """Begin reading the folder's tokenizer; the returned function gives the Vocabulary.
 
         In this process the tokenizer is read at once (so its errors come first); in a
         separate process it loads while the caller goes on, and the function waits for it.
         """
         if not separate_process:
-            vocabulary = cls.from_folder(folder)
+            vocabulary = cls.from_folder(folder, max_rows)
             return lambda: vocabulary
         from .tokenizer_process import TokenizerProcess
 
-        process = TokenizerProcess(folder)
+        process = TokenizerProcess(folder, max_rows)
 
         def finish() -> Vocabulary:
             try:
@@ -207,7 +284,7 @@ class Vocabulary:
                 # A child that cannot run here at all (not a bad model): keep working, in-process.
                 process.close()
                 log.warning("%s Reading the tokenizer in this process instead.", exc)
-                return cls.from_folder(folder)
+                return cls.from_folder(folder, max_rows)
             except BaseException:
                 process.close()
                 raise
@@ -229,6 +306,12 @@ class Vocabulary:
         return self.facts.unknown_id
 
     def encode(self, text: str) -> list[int]:
+        """Ids of ``text``; a text longer than ``MAX_TEXT_CHARS`` is a QueryError (read a part of it)."""
+        if len(text) > MAX_TEXT_CHARS:
+            raise QueryError(
+                f"The text is {len(text):,} characters; at most {MAX_TEXT_CHARS:,} are read at once. "
+                "Use tokenize(), which reads the first part and says so, or split the text."
+            )
         return self._encode(clean_text(text))
 
     def raw_token(self, token_id: int) -> str:
@@ -263,12 +346,22 @@ class Vocabulary:
 
 def _backend_from_transformers(folder: Path) -> Tokenizer:
     """Folders without tokenizer.json: let transformers build the fast tokenizer."""
+    sources = [folder / name for name in TOKENIZER_SOURCE_FILES if (folder / name).exists()]
+    if not sources:
+        raise ModelNotFoundError(
+            f"{folder} has no tokenizer that can be read: the tokenizer is missing (no tokenizer.json, "
+            "vocab.txt, vocab.json, merges.txt or tokenizer.model). Copy the model's tokenizer files "
+            "beside its weights."
+        )
+    # transformers reads these itself: make sure none is a FIFO, a device or absurdly large.
+    for file in sources + [folder / name for name in TOKENIZER_SIDE_FILES if (folder / name).exists()]:
+        check_regular(file, "tokenizer file", TOKENIZER_FILE_LIMIT, ModelNotFoundError)
     try:
         from transformers import AutoTokenizer
 
         wrapper = AutoTokenizer.from_pretrained(str(folder), trust_remote_code=False, local_files_only=True)
     except Exception as exc:  # noqa: BLE001 - transformers raises many types here
-        raise ModelNotFoundError(f"{folder} has no tokenizer that can be read: {exc}") from exc
+        raise ModelNotFoundError(f"{folder} has no tokenizer that can be read: {one_line(str(exc))}") from exc
     backend = getattr(wrapper, "backend_tokenizer", None)
     if backend is None:
         raise ModelNotFoundError(f"{folder} has only a slow tokenizer, which is not supported.")

@@ -13,15 +13,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..core.layer_input import Recipe, layer_input, recipe_for
 from ..core.maps import Families, FamilyMap, family_map, load_families
 from ..core.tables import EmbeddingTable, NeighbourResult, TableFacts, open_table
 from ..core.texts import Token, TokenReport
-from .base import JobContext, Kind, Lane
+from ..core.word_maps import WordMap
+from .base import JobContext, Kind, Lane, Session
 
 # How many chips the token pane shows at most; the report's note says how many were left out.
 MAX_CHIPS = 512
 # Where the family map lives in ``Session.derived``: neighbours place themselves on it.
 MAP_KEY = "family_map"
+# Where the recipe of what enters layer 1 lives in ``Session.derived``.
+RECIPE_KEY = "layer_recipe"
 
 
 # ----- open a model -----------------------------------------------------------------------------
@@ -97,28 +101,59 @@ class RowRequest:
 
 @dataclass(frozen=True)
 class RowAnswer:
+    """A token's row and, computed from the model's own tensors, what enters its first layer.
+
+    ``combined`` is what enters layer 1 (for BERT-style models after the token-type row
+    and the LayerNorm), None when it cannot be computed; ``position_index`` is the
+    position table's own row for ``place`` ([CLS] first moves it by one); ``recipe`` says
+    in one sentence how the model builds the sum and what is left out.
+    """
+
     token: Token
     place: int
     row: np.ndarray
     position_row: np.ndarray | None = None
     combined: np.ndarray | None = None
     note: str = ""
+    position_index: int | None = None
+    type_row: np.ndarray | None = None
+    normalised: bool = False
+    recipe: str = ""
+    recipe_short: str = ""
+
+    def place_text(self) -> str:
+        """ "place 1, position-table row 0": the chapter's count and the table's own index."""
+        if self.position_index is None:
+            return f"place {self.place + 1:,}"
+        return f"place {self.place + 1:,}, position-table row {self.position_index:,}"
+
+
+def layer_recipe(session: Session, table: EmbeddingTable) -> Recipe:
+    """How the open model builds what enters layer 1, read from its files once."""
+    found = session.derived.get(RECIPE_KEY)
+    if not isinstance(found, Recipe):
+        found = recipe_for(table)
+        session.derived[RECIPE_KEY] = found
+    return found
 
 
 def token_row(ctx: JobContext, request: RowRequest) -> RowAnswer:
     table = ctx.session.table
-    row = table.row(request.token_id)
-    position_row = table.position_row(request.place)
-    note = ""
-    if table.positions is None:
-        note = table.position_note
-    elif position_row is None:
-        note = (
-            f"There is no position row for place {request.place + 1:,}: the table has "
-            f"{table.positions.shape[0]:,} rows."
-        )
-    combined = None if position_row is None else row + position_row
-    return RowAnswer(table.token(request.token_id), request.place, row, position_row, combined, note)
+    recipe = layer_recipe(ctx.session, table)
+    sums = layer_input(table, recipe, request.token_id, request.place)
+    return RowAnswer(
+        token=table.token(request.token_id),
+        place=request.place,
+        row=sums.token_row,
+        position_row=sums.position_row,
+        combined=sums.enters,
+        note=sums.note,
+        position_index=sums.position_index,
+        type_row=sums.type_row,
+        normalised=sums.normalised,
+        recipe=recipe.describe(table.positions is not None),
+        recipe_short=recipe.short(table.positions is not None),
+    )
 
 
 ROW = Kind("row", Lane.QUICK, token_row)
@@ -138,7 +173,8 @@ class NeighboursAnswer:
     # What a person would type to look each neighbour up (WordPiece's "##" is not typed).
     typed: tuple[str, ...]
     map_query: tuple[float, float] | None = None
-    map_neighbours: tuple[tuple[float, float], ...] = field(default_factory=tuple)
+    # One place per neighbour, in order; None for a neighbour a t-SNE or UMAP map does not hold.
+    map_neighbours: tuple[tuple[float, float] | None, ...] = field(default_factory=tuple)
 
 
 def nearest_rows(ctx: JobContext, request: NeighboursRequest) -> NeighboursAnswer:
@@ -146,17 +182,17 @@ def nearest_rows(ctx: JobContext, request: NeighboursRequest) -> NeighboursAnswe
     result = table.neighbours(request.query, request.k)
     typed = tuple(typed_form(table, n.id) for n in result.neighbours)
     on_map = ctx.session.derived.get(MAP_KEY)
-    if not isinstance(on_map, FamilyMap) or result.query is None:
+    if result.query is None:
         return NeighboursAnswer(result, table.baseline_cosine, typed)
     ids = [result.query.id] + [n.id for n in result.neighbours]
-    coords = on_map.projection.apply(table.rows[ids])
-    return NeighboursAnswer(
-        result,
-        table.baseline_cosine,
-        typed,
-        (float(coords[0, 0]), float(coords[0, 1])),
-        tuple((float(x), float(y)) for x, y in coords[1:]),
-    )
+    if isinstance(on_map, FamilyMap):
+        coords = on_map.projection.apply(table.rows[ids])
+        places: list[tuple[float, float] | None] = [(float(x), float(y)) for x, y in coords]
+    elif isinstance(on_map, WordMap):
+        places = on_map.locate(table, ids)
+    else:
+        return NeighboursAnswer(result, table.baseline_cosine, typed)
+    return NeighboursAnswer(result, table.baseline_cosine, typed, places[0], tuple(places[1:]))
 
 
 def typed_form(table: EmbeddingTable, token_id: int) -> str:

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QProgressBar,
     QSplitter,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -28,6 +29,9 @@ from PySide6.QtWidgets import (
 from ..core.constants import BUNDLED, MULTI_TOKEN_ACTIONS, hub_offline
 from ..core.errors import OfflineError
 from ..core.maps import FamilyMap
+from ..core.word_maps import WordMap
+from ..jobs.layer_jobs import LAYERS, LayersReply, LayersRequest
+from ..jobs.map_jobs import WORD_MAP, WordMapRequest
 from ..jobs.table_jobs import (
     COSINE,
     LOAD,
@@ -46,14 +50,40 @@ from ..jobs.table_jobs import (
 )
 from ..settings import Settings
 from ..worker import Failure, WorkerClient
+from .chapter_notice import ChapterNotice
+from .exercise_desk import ExerciseDesk
+from .layers_pane import LayersPane
 from .map_view import MapView
 from .message_bar import MessageBar
 from .neighbours_pane import NeighboursPane
 from .row_view import RowView
+from .teaching import TeachingTools
 from .token_pane import TokenPane
 
 # Files a reader may open directly, for the file dialog (folders are opened with their own dialog).
 MODEL_FILE_FILTER = "Model files (*.safetensors *.gguf config.json);;All files (*)"
+READING_HELP = (
+    "<p><b>Tokens.</b> The text is split into tokens; each chip shows a token and its id, a house number "
+    "in the vocabulary. <b>_</b> stands for a space: GPT-2's <i>_Paris</i> is \" Paris\" with the space "
+    "in front, a different token from <i>Paris</i> at the start of a text. <b>##</b> (BERT, MiniLM) marks "
+    "a piece that continues the word before it: <i>embed ##ding ##s</i>.</p>"
+    "<p><b>Row.</b> The id picks one row of the embedding table: a list of numbers the model learned. "
+    "No single number has a meaning; the direction of the whole row does. Places in the text count "
+    "from 1; the position table counts its rows from 0, and BERT-style models put [CLS] first, so "
+    "place 1 there is position-table row 1. The last line is what enters layer 1, as this model "
+    "computes it.</p>"
+    "<p><b>Neighbours.</b> The <b>k</b> rows (set k above the list) whose direction is nearest, by "
+    "cosine: 1 is the same direction. The <b>baseline tick</b> in each bar marks what unrelated "
+    "tokens reach in this model; read every value against it.</p>"
+    "<p><b>Map.</b> The rows of the family words flattened onto the two directions in which they "
+    "differ most; the caption says how much of the spread survives. The <b>star</b> is the selected "
+    "token, the <b>rings</b> are its nearest neighbours (their names are in the hover tips). "
+    "<b>Zoom</b> with the mouse wheel or by dragging with the right button; <b>reset</b> with the "
+    "small \"A\" button that appears in the map's lower-left corner once you zoom. Click a dot to "
+    "look it up.</p>"
+    "<p><b>Exercises.</b> Guess first (Ctrl+G) hides the neighbours until you guess; the furthest "
+    "family, analogies and two texts open beside the window.</p>"
+)
 MULTI_TOKEN_LABELS = {"average": "&Average their rows", "skip": "&Leave them off the map"}
 
 
@@ -70,6 +100,7 @@ class MainWindow(QMainWindow):
         self._selected: tuple[int, int, str] | None = None  # id, place, readable token
         self.worker_stuck = False
         self.loaded_model: LoadedModel | None = None
+        self.model_spec = ""  # what was typed for the model in use, kept when another fails to open
         self.setWindowTitle("EmbedExplorer")
         self.setAcceptDrops(True)
         self.resize(1360, 860)
@@ -79,16 +110,31 @@ class MainWindow(QMainWindow):
         self.row_view = RowView()
         self.neighbours_pane = NeighboursPane(k=settings.k)
         self.map_view = MapView(settings)
+        self.chapter_notice = ChapterNotice()
+        self.exercises = ExerciseDesk(self)
+        self.teaching = TeachingTools(self)
+        self.layers_pane = LayersPane()
 
+        # The guess line sits right above the list it hides.
+        neighbours = QWidget()
+        neighbours_layout = QVBoxLayout(neighbours)
+        neighbours_layout.setContentsMargins(0, 0, 0, 0)
+        neighbours_layout.setSpacing(0)
+        neighbours_layout.addWidget(self.exercises.guess_bar)
+        neighbours_layout.addWidget(self.neighbours_pane, 1)
         self.left = QSplitter(Qt.Orientation.Vertical)
         self.left.addWidget(self.row_view)
-        self.left.addWidget(self.neighbours_pane)
+        self.left.addWidget(neighbours)
         self.left.setStretchFactor(0, 2)
         self.left.setStretchFactor(1, 3)
-        self.left.setSizes([400, 380])
+        self.left.setSizes([250, 600])  # the row pane at its smallest, the neighbours the rest
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        # The map and the layers share the right side: both want the room, one at a time.
+        self.right = QTabWidget()
+        self.right.addTab(self.map_view, "&Map")
+        self.right.addTab(self.layers_pane, "Through the &layers")
         self.splitter.addWidget(self.left)
-        self.splitter.addWidget(self.map_view)
+        self.splitter.addWidget(self.right)
         self.splitter.setStretchFactor(0, 2)
         self.splitter.setStretchFactor(1, 3)
         self.splitter.setSizes([520, 840])
@@ -96,9 +142,11 @@ class MainWindow(QMainWindow):
 
         central = QWidget()
         layout = QVBoxLayout(central)
-        layout.setContentsMargins(8, 6, 8, 4)
+        layout.setContentsMargins(6, 4, 6, 2)
+        layout.setSpacing(3)  # every pixel counts on a 640-pixel screen
         layout.addWidget(self.message_bar)
         layout.addWidget(self.token_pane)
+        layout.addWidget(self.exercises.suggestions)
         layout.addWidget(self.splitter, 1)
         self.setCentralWidget(central)
 
@@ -131,6 +179,13 @@ class MainWindow(QMainWindow):
         open_button = bar.addAction("Open")
         open_button.setToolTip("Open the model named in the box")
         open_button.triggered.connect(self._on_model_entered)
+        self._notice_action = bar.addWidget(self.chapter_notice)
+        self._notice_action.setVisible(False)
+        exercises = self.addToolBar("Exercises")
+        exercises.setObjectName("exercisesToolBar")
+        exercises.setMovable(False)
+        for action in self.exercises.actions():
+            exercises.addAction(action)
 
     def _build_menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
@@ -147,6 +202,9 @@ class MainWindow(QMainWindow):
         self.recent_menu = file_menu.addMenu("&Recent models")
         file_menu.addAction("&Download model...").triggered.connect(self.choose_download)
         file_menu.addSeparator()
+        file_menu.addAction(self.teaching.open_action)
+        file_menu.addAction(self.teaching.save_action)
+        file_menu.addSeparator()
         self.export_action = file_menu.addAction("&Export map...")
         self.export_action.triggered.connect(self.map_view.export_dialog)
         self.export_action.setShortcut(QKeySequence("Ctrl+E"))
@@ -160,6 +218,23 @@ class MainWindow(QMainWindow):
         map_menu.addAction("&Load families file...").triggered.connect(self.map_view.choose_families_file)
         map_menu.addAction("Use the &chapter's families").triggered.connect(lambda: self.map_view.use_families(""))
         map_menu.addAction("&Save families as...").triggered.connect(self.map_view.save_families_dialog)
+        map_menu.addAction("&Edit families...").triggered.connect(self.map_view.edit_families)
+        map_menu.addSeparator()
+        map_menu.addAction("&Family words only").triggered.connect(self.map_view.show_family_map)
+        whole = map_menu.addAction("&Whole vocabulary")
+        whole.triggered.connect(lambda: self.map_view.request_word_map("all"))
+        map_menu.addAction("Words &matching...").triggered.connect(self.map_view.ask_words)
+        projection = map_menu.addMenu("&Projection")
+        self.projection_actions = {}
+        for method, label in (("pca", "&PCA (instant)"), ("tsne", "&t-SNE"), ("umap", "&UMAP")):
+            action = projection.addAction(label)
+            action.setCheckable(True)
+            action.setChecked(method == "pca")
+            action.triggered.connect(lambda _checked=False, m=method: self._on_projection_chosen(m))
+            self.projection_actions[method] = action
+        map_menu.addSeparator()
+        map_menu.addAction(self.exercises.distances_action)
+        map_menu.addAction(self.exercises.furthest_action)
         map_menu.addSeparator()
         multi = map_menu.addMenu("Words of several &tokens")
         self.multi_token_actions = {}
@@ -182,6 +257,22 @@ class MainWindow(QMainWindow):
         copy_row = view_menu.addAction("Copy the selected &row")
         copy_row.triggered.connect(self.row_view.copy_row)
         copy_row.setShortcut(QKeySequence("Ctrl+Shift+C"))
+        view_menu.addSeparator()
+        labels = view_menu.addAction("Word &labels on the map")
+        labels.setCheckable(True)
+        labels.setChecked(True)
+        labels.toggled.connect(self.map_view.set_labels_visible)
+        reset = view_menu.addAction("&Reset view")
+        reset.triggered.connect(self.map_view.reset_view)
+        reset.setShortcut(QKeySequence("Ctrl+0"))
+        find = view_menu.addAction("&Find on the map")
+        find.triggered.connect(self.map_view.focus_search)
+        find.setShortcut(QKeySequence("Ctrl+F"))
+        view_menu.addAction(self.teaching.presentation_action)
+
+        exercise_menu = self.menuBar().addMenu("E&xercises")
+        for action in self.exercises.actions():
+            exercise_menu.addAction(action)
 
         help_menu = self.menuBar().addMenu("&Help")
         help_menu.addAction("How to &read the panes").triggered.connect(self.show_reading_help)
@@ -192,8 +283,10 @@ class MainWindow(QMainWindow):
     def _build_status_bar(self) -> None:
         self.facts_label = QLabel("No model open yet.")
         self.progress = QProgressBar()
-        self.progress.setMaximumWidth(220)
+        # The bar shows the share; what is being done goes beside it, where any length fits.
+        self.progress.setMaximumWidth(160)
         self.progress.setTextVisible(True)
+        self.progress.setFormat("%p%")
         self.progress.hide()
         self.statusBar().addWidget(self.facts_label, 1)
         self.statusBar().addPermanentWidget(self.progress)
@@ -213,6 +306,16 @@ class MainWindow(QMainWindow):
         channel(COSINE).failed.connect(lambda failure: self.neighbours_pane.show_compare_message(failure.message))
         channel(MAP).ready.connect(self._on_map_ready)
         channel(MAP).failed.connect(lambda failure: self.map_view.map_failed(failure.message))
+        channel(WORD_MAP).ready.connect(self._on_map_ready)
+        channel(WORD_MAP).failed.connect(self._on_word_map_failed)
+        channel(WORD_MAP).progress.connect(self._on_load_progress)
+        self.map_view.word_map_requested.connect(self._on_word_map_requested)
+        self.map_view.word_map_cancelled.connect(self._on_word_map_cancelled)
+        channel(LAYERS).progress.connect(self._on_layers_progress)
+        channel(LAYERS).ready.connect(self._on_layers_ready)
+        channel(LAYERS).failed.connect(self._on_layers_failed)
+        self.layers_pane.layers_requested.connect(self._request_layers)
+        self.layers_pane.download_requested.connect(lambda hub_id: self.open_model(hub_id, allow_download=True))
 
         self.token_pane.text_changed.connect(self._on_text_changed)
         self.token_pane.token_selected.connect(self._on_token_selected)
@@ -221,6 +324,8 @@ class MainWindow(QMainWindow):
         self.neighbours_pane.compare_requested.connect(self._on_compare_requested)
         self.map_view.word_clicked.connect(self.token_pane.set_text)
         self.map_view.families_requested.connect(lambda _path: self._request_map())
+        self.map_view.hidden_changed.connect(lambda _hidden: self.exercises.map_changed())
+        self.chapter_notice.download_wanted.connect(lambda spec: self.open_model(spec, allow_download=True))
         self.map_view.message.connect(self.message_bar.show_message)
         self.map_view.status.connect(lambda text: self.statusBar().showMessage(text, 6000))
         self.row_view.copied.connect(lambda text: self.statusBar().showMessage(text, 4000))
@@ -232,11 +337,47 @@ class MainWindow(QMainWindow):
         geometry = self.settings.geometry("window/geometry")
         if geometry is not None:
             self.restoreGeometry(geometry)
+        self.fit_to_screen()
         for key, splitter in (("window/splitter", self.splitter), ("window/left", self.left)):
             state = self.settings.geometry(key)
             if state is not None:
                 splitter.restoreState(state)
         self.token_pane.set_text_quietly(self.settings.text)
+        self._set_tab_order()
+
+    def fit_to_screen(self) -> None:
+        """Never larger than the screen's free area (a laptop's 1366x768 or 1024x640), and on it."""
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        if screen is None:
+            return
+        free = screen.availableGeometry()
+        # The frame (title bar, borders) is not part of the window's own size.
+        frame_w = max(0, self.frameGeometry().width() - self.geometry().width())
+        frame_h = max(0, self.frameGeometry().height() - self.geometry().height())
+        width = min(self.width(), free.width() - frame_w)
+        height = min(self.height(), free.height() - frame_h)
+        if (width, height) != (self.width(), self.height()):
+            self.resize(width, height)
+        x = min(max(self.x(), free.left()), free.right() - width - frame_w + 1)
+        y = min(max(self.y(), free.top()), free.bottom() - height - frame_h + 1)
+        if (x, y) != (self.x(), self.y()):
+            self.move(x, y)
+
+    def _set_tab_order(self) -> None:
+        """Tab walks the panes in reading order: text, chips, guess, neighbours, compare, k, map."""
+        chain: list[QWidget] = [
+            self.token_pane.input,
+            self.token_pane.chip_list,
+            self.exercises.guess_bar.input,
+            self.neighbours_pane.table,
+            self.neighbours_pane.compare_input,
+            self.neighbours_pane.k_box,
+            self.row_view.show_position,
+            self.row_view.copy_button,
+            self.map_view.canvas,
+        ]
+        for first, second in zip(chain, chain[1:], strict=False):
+            QWidget.setTabOrder(first, second)
 
     # ----- models ------------------------------------------------------------------------
     def open_model(self, spec: str, allow_download: bool = False) -> None:
@@ -289,8 +430,8 @@ class MainWindow(QMainWindow):
         else:
             self.progress.setRange(0, 1000)
             self.progress.setValue(int(share * 1000))
-        self.progress.setFormat(f"{message} %p%")
         self.progress.show()
+        self.facts_label.setText(f"Opening {self._pending_model or 'the default model'}: {message}")
 
     def _on_table_loaded(self, loaded: LoadedModel) -> None:
         self.loaded = True
@@ -307,16 +448,23 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"EmbedExplorer — {loaded.name}")
         if self._pending_model:
             self.settings.model = self._pending_model
+        self.model_spec = self._pending_model or loaded.name
+        self._notice_action.setVisible(self.chapter_notice.update_for(loaded.name, facts.rows, facts.width))
+        self.exercises.model_loaded(self.model_spec)
         self._refresh_recent()
         self.model_box.setEditText(self._pending_model or loaded.name)
         self.row_view.clear()
         self.neighbours_pane.clear()
+        self.layers_pane.clear()
         self._request_map()
+        self.teaching.apply_texts()  # a lesson waiting for this model
         self.token_pane.flush()
         self.statusBar().showMessage(f"Opened {loaded.name} in {loaded.seconds:.2f} s", 5000)
 
     def _on_load_failed(self, failure: Failure) -> None:
         self.progress.hide()
+        if self.loaded:  # the box names the model still in use, not the one that failed
+            self.model_box.setEditText(self.model_spec)
         self.facts_label.setText(
             f"Still using {self.model_name}." if self.loaded else "No model open: open a folder or the bundled model."
         )
@@ -351,11 +499,23 @@ class MainWindow(QMainWindow):
     # ----- tokens, rows, neighbours -------------------------------------------------------
     def _on_text_changed(self, text: str) -> None:
         self.settings.text = text
+        if not text.strip():
+            # No text, no token: nothing of the last one may stay on screen (row, list, cosine, star).
+            self._selected = None
+            self.row_view.clear()
+            self.neighbours_pane.clear()
+            self.map_view.clear_selection()
+            self.exercises.query_cleared()
+            self.client.cancel(ROW)
+            self.client.cancel(NEIGHBOURS)
+            self.client.cancel(COSINE)
         if self.loaded:
             self.client.submit(TOKENS, TokensRequest(text))
 
     def _on_token_selected(self, token_id: int, place: int, token: str) -> None:
         self._selected = (token_id, place, token)
+        self.exercises.query_selected(token_id, token)
+        self.layers_pane.set_token(self.token_pane.text(), place + 1, token)
         self.client.submit(ROW, RowRequest(token_id, place))
         self.client.submit(NEIGHBOURS, NeighboursRequest(token_id, self.neighbours_pane.k()))
         other = self.neighbours_pane.compare_text()
@@ -364,6 +524,7 @@ class MainWindow(QMainWindow):
 
     def _on_k_changed(self, k: int) -> None:
         self.settings.k = k
+        self.exercises.k_changed(k)
         if self._selected:
             self.client.submit(NEIGHBOURS, NeighboursRequest(self._selected[0], k))
 
@@ -375,9 +536,36 @@ class MainWindow(QMainWindow):
 
     def _on_neighbours_ready(self, answer: NeighboursAnswer) -> None:
         self.neighbours_pane.show_neighbours(answer)
+        if not self.exercises.hides_neighbours(answer):
+            self.show_on_map(answer)
+
+    def show_on_map(self, answer: NeighboursAnswer) -> None:
+        """The selected token as a star on the map, its neighbours as rings."""
         query = answer.result.query
         if query is not None:
-            self.map_view.show_selection(query.token, answer.map_query, answer.map_neighbours)
+            names = tuple(n.token for n in answer.result.neighbours)
+            self.map_view.show_selection(query.token, answer.map_query, answer.map_neighbours, names)
+
+    # ----- through the layers ------------------------------------------------------------
+    def _request_layers(self, request: LayersRequest) -> None:
+        if self.loaded:
+            self.client.submit(LAYERS, request)
+
+    def _on_layers_progress(self, share: float, message: str) -> None:
+        self._on_load_progress(share, message)
+
+    def _on_layers_ready(self, reply: LayersReply) -> None:
+        self.progress.hide()
+        self.layers_pane.show_reply(reply)
+        if reply.answer is not None:
+            shown = reply.answer.token
+            self.row_view.show_layer_input(shown.token.id, shown.place - 1, reply.answer.input)
+        if reply.load_seconds is not None and reply.answer is not None:
+            self.statusBar().showMessage(f"Loaded the whole model in {reply.load_seconds:.1f} s", 5000)
+
+    def _on_layers_failed(self, failure: Failure) -> None:
+        self.progress.hide()
+        self.layers_pane.show_message(failure.message)
 
     def _show_failure(self, failure: Failure) -> None:
         self.message_bar.show_message(failure.message, "error")
@@ -393,26 +581,54 @@ class MainWindow(QMainWindow):
             action.setChecked(name == mode)
         self._request_map()
 
-    def _on_map_ready(self, family_map: FamilyMap) -> None:
+    def _on_word_map_requested(self, request: WordMapRequest) -> None:
+        if not self.loaded:
+            self.map_view.map_failed("Open a model first.")
+            return
+        self.client.submit(WORD_MAP, request)
+        self._on_load_progress(-1.0, "Map: starting")
+
+    def _on_word_map_failed(self, failure: Failure) -> None:
+        self.progress.hide()
+        self.map_view.map_failed(failure.message)
+        self._check_projection(self.map_view.projection)
+
+    def _on_word_map_cancelled(self) -> None:
+        self.client.cancel(WORD_MAP)
+        self.progress.hide()
+        self._check_projection(self.map_view.projection)
+
+    def _on_projection_chosen(self, method: str) -> None:
+        self.map_view.set_projection(method)
+        self._check_projection(method if self.map_view.computing else self.map_view.projection)
+
+    def _check_projection(self, method: str) -> None:
+        for name, action in self.projection_actions.items():
+            action.setChecked(name == method)
+
+    def _on_map_ready(self, family_map: FamilyMap | WordMap) -> None:
+        self.progress.hide()
         self.map_view.show_map(family_map, self.model_name)
+        self._check_projection(self.map_view.projection)
         self.export_action.setEnabled(True)
+        self.exercises.map_changed()
+        self.teaching.apply_map_view()
         if self._selected:  # place the selection on the new map
             self.client.submit(NEIGHBOURS, NeighboursRequest(self._selected[0], self.neighbours_pane.k()))
 
+    def map_view_range(self) -> tuple[tuple[float, float], tuple[float, float]] | None:
+        """The map's visible x and y ranges, for a lesson (None before a map is drawn)."""
+        if not self.map_view.can_export:
+            return None
+        (x0, x1), (y0, y1) = self.map_view.canvas.plot.viewRange()
+        return (float(x0), float(x1)), (float(y0), float(y1))
+
+    def set_map_view_range(self, x: tuple[float, float], y: tuple[float, float]) -> None:
+        self.map_view.canvas.plot.setRange(xRange=x, yRange=y, padding=0)
+
     # ----- help --------------------------------------------------------------------------
     def show_reading_help(self) -> None:
-        QMessageBox.information(
-            self,
-            "How to read the panes",
-            "<p><b>Tokens.</b> The text is split into tokens; each has an id, a house number in the "
-            "vocabulary. For GPT-2, _ stands for the space in front of a word.</p>"
-            "<p><b>Row.</b> The id picks one row of the embedding table: a list of numbers the model "
-            "learned. No single number has a meaning; the direction of the whole row does.</p>"
-            "<p><b>Neighbours.</b> Rows pointing the same way have a cosine near 1. The tick marks what "
-            "unrelated tokens reach in this model; read values against it.</p>"
-            "<p><b>Map.</b> The rows of 63 words flattened onto the two directions in which they differ "
-            "most. The caption says how much of the spread survives the flattening.</p>",
-        )
+        QMessageBox.information(self, "How to read the panes", READING_HELP)
 
     def show_log(self) -> None:
         """Open the log of unexpected errors in the desktop's text viewer (or say where it is)."""

@@ -1,10 +1,14 @@
-"""The family map drawn with pyqtgraph: the same picture on screen and in exported files."""
+"""The map drawn with pyqtgraph: the same picture on screen and in exported files.
+
+One scatter item per family plus one grey item for every other row (a big map holds up
+to the whole vocabulary), a label layer that never lets two labels overlap, the selected
+token's star and its neighbours' rings, search matches, and PNG and SVG export.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
@@ -13,48 +17,64 @@ from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPaint
 from PySide6.QtWidgets import QWidget
 
 from ..core.files import atomic_write_bytes
-from ..core.maps import FamilyMap, MapPoint
+from ..core.maps import FamilyMap
 from ..core.texts import fixed
+from ..core.word_maps import NO_FAMILY, WordMap, from_family_map
 from . import fonts, theme
 
-# Beyond this many points the labels hide the dots; hover tips name them instead.
+# Beyond this many points only family words (and rings) get labels; hover tips name the rest.
 MAX_LABELLED_POINTS = 500
-# How far above its point a label's baseline sits, in pixels (the dots are 11 px wide).
-LABEL_LIFT_PX = 8.0
+# Gap between a dot and its label, in pixels.
+LABEL_GAP_PX = 4.0
+# A big map's grey dots and its family dots, in pixels.
+REST_SIZE, BIG_FAMILY_SIZE, SMALL_FAMILY_SIZE = 4, 9, 11
+LEGEND_TEXT = "11pt"
 
 
 class WordLabels(pg.GraphicsObject):
-    """Every word label of the map in one item, drawn in one pass.
+    """The map's labels in one item, placed around their dots so that no two overlap.
 
-    One ``TextItem`` per word costs a transform update per item on every pan and
-    made the first showing of the map stall the window; here the labels are one
-    paint call that places each text above its point, sized in scene pixels
-    (so an exported picture scales them with everything else).
+    Each label tries eight places around its dot (right, left, above, below, then the
+    corners) and takes the first one that touches no placed label and no dot; a label
+    with no room is left out (its dot's hover tip still names it). Labels are placed
+    again whenever the view changes, in scene pixels, so an exported picture holds the
+    same labels as the screen.
     """
 
     def __init__(self) -> None:
         super().__init__()
         self.font: QFont = fonts.map_font(8)
+        self._metrics = QFontMetricsF(self.font)
         self._x = np.empty(0)
         self._y = np.empty(0)
         self._texts: list[str] = []
-        self._families: list[str] = []
+        self._groups: list[str] = []  # the family (or "ring") a label belongs to
         self._colours: list[QColor] = []
         self._widths: list[float] = []
+        self._obstacles = np.empty((0, 2))  # dots, in data units, that labels keep clear of
         self._hidden: set[str] = set()
         self._dimmed: set[str] = set()
         self._selected = ""
+        self._on = True
+        self.placed: list[tuple[int, QRectF]] = []  # label index and its rectangle, scene pixels
         self.setAcceptedMouseButtons(pg.QtCore.Qt.MouseButton.NoButton)
 
-    def set_labels(self, points: list[MapPoint], colours: dict[str, QColor]) -> None:
+    def set_labels(
+        self,
+        x: np.ndarray,
+        y: np.ndarray,
+        texts: Sequence[str],
+        groups: Sequence[str],
+        colours: Sequence[QColor],
+        obstacles: np.ndarray,
+    ) -> None:
+        """Labels in priority order (the first ones are placed first); ``obstacles`` are (n, 2) dots."""
         self.prepareGeometryChange()
-        self._x = np.array([p.x for p in points], dtype=float)
-        self._y = np.array([p.y for p in points], dtype=float)
-        self._texts = [fonts.for_map(p.token, self.font) for p in points]
-        self._families = [p.family for p in points]
-        self._colours = [colours[p.family] for p in points]
-        metrics = QFontMetricsF(self.font)
-        self._widths = [metrics.horizontalAdvance(text) for text in self._texts]
+        self._x, self._y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+        self._texts = [fonts.for_map(text, self.font) for text in texts]
+        self._groups, self._colours = list(groups), list(colours)
+        self._widths = [self._metrics.horizontalAdvance(text) for text in self._texts]
+        self._obstacles = np.asarray(obstacles, dtype=float).reshape(-1, 2)
         self.update()
 
     def set_state(self, hidden: set[str], dimmed: set[str]) -> None:
@@ -63,17 +83,54 @@ class WordLabels(pg.GraphicsObject):
 
     def set_selected(self, token: str) -> None:
         """Leave out the selected token's own label: the selection marker names it already."""
-        self._selected = token
+        self._selected = fonts.for_map(token, self.font)
         self.update()
+
+    def set_on(self, on: bool) -> None:
+        self._on = on
+        self.setVisible(on)
+
+    def _wanted(self, i: int) -> bool:
+        return self._groups[i] not in self._hidden and self._texts[i] != self._selected
 
     @property
     def shown(self) -> list[str]:
-        """The labels drawn now (not those of hidden families, nor the selected word's)."""
-        return [
-            t for t, f in zip(self._texts, self._families, strict=True) if f not in self._hidden and t != self._selected
-        ]
+        """The labels that fit now (placed for the current view)."""
+        return [self._texts[i] for i, _ in self.layout()] if self._on else []
 
-    def dataBounds(self, ax: int, frac: float = 1.0, orthoRange: Any = None) -> tuple[float | None, float | None]:  # noqa: N802 - pyqtgraph's name
+    @property
+    def wanted(self) -> list[str]:
+        """Every label that would be drawn if there were room."""
+        return [t for i, t in enumerate(self._texts) if self._wanted(i)] if self._on else []
+
+    def entries(self) -> tuple[np.ndarray, np.ndarray, list[str], list[QColor], list[float], list[bool], np.ndarray]:
+        """x, y (data units), texts, colours, widths (pixels), which are wanted, obstacle dots (data units)."""
+        wanted = [self._wanted(i) and self._on for i in range(len(self._texts))]
+        return self._x, self._y, self._texts, self._colours, self._widths, wanted, self._obstacles
+
+    @property
+    def metrics(self) -> QFontMetricsF:
+        return self._metrics
+
+    def layout(self) -> list[tuple[int, QRectF]]:
+        """Place the labels for the current view: (index, scene rectangle) of each that fits."""
+        view = self.getViewBox()
+        if view is None or not self._texts:
+            self.placed = []
+            return self.placed
+        to_scene = self.sceneTransform()
+        sx = to_scene.m11() * self._x + to_scene.m21() * self._y + to_scene.m31()
+        sy = to_scene.m12() * self._x + to_scene.m22() * self._y + to_scene.m32()
+        ox = to_scene.m11() * self._obstacles[:, 0] + to_scene.m21() * self._obstacles[:, 1] + to_scene.m31()
+        oy = to_scene.m12() * self._obstacles[:, 0] + to_scene.m22() * self._obstacles[:, 1] + to_scene.m32()
+        wanted = [self._wanted(i) for i in range(len(self._texts))]
+        placed = place_labels(
+            sx, sy, self._widths, self._metrics.height(), wanted, ox, oy, view.sceneBoundingRect()
+        )
+        self.placed = placed
+        return placed
+
+    def dataBounds(self, ax: int, frac: float = 1.0, orthoRange: object = None) -> tuple[float | None, float | None]:  # noqa: N802 - pyqtgraph's name
         values = self._x if ax == 0 else self._y
         return (float(values.min()), float(values.max())) if values.size else (None, None)
 
@@ -90,31 +147,97 @@ class WordLabels(pg.GraphicsObject):
         super().viewTransformChanged()
 
     def paint(self, painter: QPainter, *args: object) -> None:
-        if not self._texts:
+        if not self._texts or not self._on:
             return
+        placed = self.layout()
         to_scene = self.sceneTransform()
-        scene_x = to_scene.m11() * self._x + to_scene.m21() * self._y + to_scene.m31()
-        scene_y = to_scene.m12() * self._x + to_scene.m22() * self._y + to_scene.m32()
         # Draw in scene units: the painter maps them to the screen, or to the exported picture.
         painter.setTransform(to_scene.inverted()[0] * painter.transform())
         painter.setFont(self.font)
-        for i, text in enumerate(self._texts):
-            family = self._families[i]
-            if family in self._hidden or text == self._selected:
-                continue
-            painter.setOpacity(0.3 if family in self._dimmed else 1.0)
+        ascent = self._metrics.ascent()
+        for i, rect in placed:
+            painter.setOpacity(0.3 if self._groups[i] in self._dimmed else 1.0)
             painter.setPen(self._colours[i])
-            painter.drawText(QPointF(scene_x[i] - self._widths[i] / 2, scene_y[i] - LABEL_LIFT_PX), text)
+            painter.drawText(QPointF(rect.left(), rect.top() + ascent), self._texts[i])
+
+
+def place_labels(
+    sx: np.ndarray,
+    sy: np.ndarray,
+    widths: Sequence[float],
+    height: float,
+    wanted: Sequence[bool],
+    ox: np.ndarray,
+    oy: np.ndarray,
+    bounds: QRectF,
+) -> list[tuple[int, QRectF]]:
+    """Place labels in pixels around their dots (sx, sy), in order, clear of each other and of the dots (ox, oy).
+
+    Each label tries eight places (right, left, above, below, then the corners) and takes
+    the first that stays inside ``bounds`` and touches nothing placed; one with no room is
+    left out. Returns (label index, rectangle) of each placed label.
+    """
+    grid = _Grid(32.0)
+    radius = SMALL_FAMILY_SIZE / 2
+    for px, py in zip(ox.tolist(), oy.tolist(), strict=True):
+        if bounds.contains(px, py):
+            grid.add(QRectF(px - radius, py - radius, 2 * radius, 2 * radius))
+    placed: list[tuple[int, QRectF]] = []
+    gap = radius + LABEL_GAP_PX - 2
+    for i in range(len(widths)):
+        if not wanted[i] or not bounds.contains(sx[i], sy[i]):
+            continue
+        w = widths[i]
+        for dx, dy in (
+            (gap, -height / 2), (-gap - w, -height / 2), (-w / 2, -gap - height), (-w / 2, gap),
+            (gap * 0.7, -gap * 0.7 - height), (-gap * 0.7 - w, -gap * 0.7 - height),
+            (gap * 0.7, gap * 0.7), (-gap * 0.7 - w, gap * 0.7),
+        ):
+            rect = QRectF(sx[i] + dx, sy[i] + dy, w, height)
+            if bounds.contains(rect) and not grid.hits(rect):
+                grid.add(rect)
+                placed.append((i, rect))
+                break
+    return placed
+
+
+class _Grid:
+    """Rectangles bucketed by cell, so testing a new label against hundreds stays quick."""
+
+    def __init__(self, cell: float) -> None:
+        self.cell = cell
+        self.cells: dict[tuple[int, int], list[QRectF]] = {}
+
+    def _keys(self, rect: QRectF) -> list[tuple[int, int]]:
+        c = self.cell
+        return [
+            (gx, gy)
+            for gx in range(int(rect.left() // c), int(rect.right() // c) + 1)
+            for gy in range(int(rect.top() // c), int(rect.bottom() // c) + 1)
+        ]
+
+    def add(self, rect: QRectF) -> None:
+        for key in self._keys(rect):
+            self.cells.setdefault(key, []).append(rect)
+
+    def hits(self, rect: QRectF) -> bool:
+        return any(rect.intersects(other) for key in self._keys(rect) for other in self.cells.get(key, ()))
+
+
+def _legend_sample(symbol: str, size: int, brush: object, pen: object) -> pg.ScatterPlotItem:
+    """A marker for the legend only (never added to the plot)."""
+    return pg.ScatterPlotItem(symbol=symbol, size=size, brush=brush, pen=pen)
 
 
 class MapCanvas(pg.GraphicsLayoutWidget):
-    """Scatter of the family words, a legend, a caption, and the selected token's place.
+    """Scatter of a map's points, a legend, a caption, the selected token's place and search matches.
 
-    Families can be hidden or highlighted; the highlight is drawn as a second item on top
-    rather than by restyling every point, and the others are dimmed by item opacity.
+    Families can be hidden or highlighted; the highlight and the matches are drawn as
+    items on top rather than by restyling every point.
     """
 
-    point_clicked = Signal(str)  # the word of a clicked point
+    point_clicked = Signal(str)  # what a clicked point stands for, ready to look up
+    matches_changed = Signal(int, int)  # how many points match the search, which one is current (-1: none)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -126,36 +249,52 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         for axis in ("bottom", "left"):
             self.plot.getAxis(axis).enableAutoSIPrefix(False)
         # The legend sits beside the plot, not on it, so it never hides a point.
-        self.legend = pg.LegendItem(labelTextSize="10pt")
+        self.legend = pg.LegendItem(labelTextSize=LEGEND_TEXT)
         side = self.addLayout(row=0, col=1)
         side.addItem(self.legend, row=0, col=0)
         side.addLabel("", row=1, col=0)
         side.layout.setRowStretchFactor(1, 10)
-        side.setMaximumWidth(140)
+        side.setMaximumWidth(200)
         self.ci.layout.setColumnStretchFactor(0, 10)
         self._legend_column = side
         self.show_legend(False)  # on screen the family panel is the legend; pictures get this one
         self.caption = pg.LabelItem(justify="left")
         self.addItem(self.caption, row=1, col=0, colspan=2)
+        self.map: WordMap | None = None
+        self._folded: list[str] | None = None
+        self.model_name = ""
         self._family_items: dict[str, pg.ScatterPlotItem] = {}
-        self._points: list[MapPoint] = []
+        self._rest_item: pg.ScatterPlotItem | None = None
         self.labels = WordLabels()
         self.labels.setZValue(4)
         self.plot.addItem(self.labels)
         self._hidden: set[str] = set()
         self._highlight: str | None = None
-        # set by render_image: where its texts lie in the last exported picture, in pixels
-        self.export_text_areas: dict[str, QRectF] = {}
+        self._isolated = False
         self._highlight_item = pg.ScatterPlotItem(pxMode=True)
         self._highlight_item.setZValue(5)
-        self._query_item = pg.ScatterPlotItem(pxMode=True, symbol="star", size=22)
+        self._match_item = pg.ScatterPlotItem(pxMode=True, symbol="o", size=13)
+        self._match_item.setZValue(6)
+        self._current_item = pg.ScatterPlotItem(pxMode=True, symbol="o", size=22)
+        self._current_item.setZValue(7)
+        self._query_item = pg.ScatterPlotItem(pxMode=True, symbol="star", size=22, hoverable=True)
         self._query_item.setZValue(10)
-        self._neighbour_item = pg.ScatterPlotItem(pxMode=True, symbol="o", size=15)
+        self._neighbour_item = pg.ScatterPlotItem(pxMode=True, symbol="o", size=15, hoverable=True)
         self._neighbour_item.setZValue(9)
         self._query_label = pg.TextItem(anchor=(0, 1))
         self._query_label.setZValue(11)
-        for item in (self._highlight_item, self._neighbour_item, self._query_item, self._query_label):
+        for item in (
+            self._highlight_item, self._match_item, self._current_item,
+            self._neighbour_item, self._query_item, self._query_label,
+        ):
             self.plot.addItem(item)
+        self._selection: tuple[str, tuple[float, float] | None, list[tuple[float, float] | None], list[str]] = (
+            "", None, [], []
+        )
+        self._matches = np.empty(0, dtype=np.int64)
+        self._current = -1
+        # set by render_image: where its texts lie in the last exported picture, in pixels
+        self.export_text_areas: dict[str, QRectF] = {}
         self._use_map_font()
         self.apply_palette()
 
@@ -169,54 +308,113 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         self._query_label.textItem.setFont(fonts.map_font(10))
 
     # ----- content -----------------------------------------------------------------------
-    def set_map(self, family_map: FamilyMap, model_name: str, hidden: set[str] | None = None) -> None:
-        """Draw a FamilyMap: one scatter item and one brush per family; ``hidden`` ones stay hidden."""
+    def set_map(self, the_map: FamilyMap | WordMap, model_name: str, hidden: set[str] | None = None) -> None:
+        """Draw a map: one scatter item and one brush per family, grey for the rest."""
         if hidden is not None:
             self._hidden = set(hidden)
-        for item in self._family_items.values():
+        shown = the_map if isinstance(the_map, WordMap) else from_family_map(the_map, model_name)
+        self.map, self.model_name = shown, model_name
+        self._folded = None
+        for item in list(self._family_items.values()) + ([self._rest_item] if self._rest_item else []):
             self.plot.removeItem(item)
         self._family_items.clear()
-        self._points = list(family_map.points)
-        label_colours: dict[str, QColor] = {}
-        for index, family in enumerate(family_map.families):
-            members = [p for p in self._points if p.family == family]
+        self._rest_item = None
+        self._isolated = False
+        big = len(shown) > MAX_LABELLED_POINTS
+        size = BIG_FAMILY_SIZE if big else SMALL_FAMILY_SIZE
+        rest = np.flatnonzero(shown.family_of == NO_FAMILY)
+        if rest.size:
+            grey = _rest_colour(big)
+            self._rest_item = self._scatter(rest, pg.mkBrush(grey), None, REST_SIZE if big else 7, "other rows")
+            self._rest_item.setZValue(1)
+        for index, family in enumerate(shown.families):
+            members = np.flatnonzero(shown.family_of == index)
             colour = theme.family_colour(index)
-            item = pg.ScatterPlotItem(
-                x=np.array([p.x for p in members]),
-                y=np.array([p.y for p in members]),
-                data=np.arange(len(members)),
-                brush=pg.mkBrush(colour),
-                pen=pg.mkPen(colour.darker(150), width=1),
-                size=11,
-                pxMode=True,
-                hoverable=True,
-                hoverSize=15,
-                tip=self._tip_for(members),
-                name=fonts.for_map(family, self.labels.font),
-            )
-            item.sigClicked.connect(lambda _item, spots, m=members: self._on_clicked(m, spots))
-            self.plot.addItem(item)
+            item = self._scatter(members, pg.mkBrush(colour), pg.mkPen(colour.darker(150), width=1), size, family)
+            item.setZValue(2)
             self._family_items[family] = item
-            label_colours[family] = colour.darker(120) if not theme.is_dark() else colour
-        labelled = self._points if len(self._points) <= MAX_LABELLED_POINTS else []
-        self.labels.set_labels(labelled, label_colours)
-        self.caption.setText(_caption(family_map, fonts.for_map(model_name, self.labels.font)), size="9pt")
+        self._set_labels()
+        self.plot.setLabel("bottom", f"direction 1 of the {shown.layout.name} map")
+        self.plot.setLabel("left", f"direction 2 of the {shown.layout.name} map")
+        self._matches = np.empty(0, dtype=np.int64)
+        self._current = -1
+        self._match_item.setData(x=[], y=[])
+        self._current_item.setData(x=[], y=[])
         self.clear_selection()
         self._restyle()
-        self.plot.autoRange(padding=0.08)
+        self.reset_view()
 
-    @staticmethod
-    def _tip_for(members: list[MapPoint]) -> Callable[[float, float, object], str]:
-        def tip(x: float, y: float, data: object) -> str:
-            point = members[int(str(data))]
-            name = f"{fonts.for_window(point.token)}  ({fonts.for_window(point.family)})"
-            return f"{name}\nid {', '.join(map(str, point.ids))}"
+    def _scatter(self, members: np.ndarray, brush: object, pen: object, size: int, name: str) -> pg.ScatterPlotItem:
+        assert self.map is not None
+        coords = self.map.coords
+        item = pg.ScatterPlotItem(
+            x=coords[members, 0],
+            y=coords[members, 1],
+            data=members,
+            brush=brush,
+            pen=pen,
+            size=size,
+            pxMode=True,
+            hoverable=True,
+            hoverSize=size + 4,
+            tip=self._tip,
+            name=name,
+        )
+        item.sigClicked.connect(self._on_clicked)
+        self.plot.addItem(item)
+        return item
 
-        return tip
+    def _set_labels(self) -> None:
+        shown = self.map
+        if shown is None:
+            return
+        big = len(shown) > MAX_LABELLED_POINTS
+        order = np.flatnonzero(shown.family_of != NO_FAMILY) if big else np.arange(len(shown))
+        order = order[:MAX_LABELLED_POINTS]
+        colours = [self._label_colour(int(f)) for f in shown.family_of[order]]
+        groups = [shown.families[f] if f >= 0 else "" for f in shown.family_of[order].tolist()]
+        texts = [shown.labels[i] for i in order.tolist()]
+        x, y = shown.coords[order, 0], shown.coords[order, 1]
+        # Rings first: every neighbour gets its name before the family words fill the room.
+        token, at, places, names = self._selection
+        ring_x = [p[0] for p, n in zip(places, names, strict=False) if p is not None]
+        ring_y = [p[1] for p, n in zip(places, names, strict=False) if p is not None]
+        ring_names = [n for p, n in zip(places, names, strict=False) if p is not None]
+        keep = [i for i, n in enumerate(ring_names) if not self._ring_hidden(n)]
+        ring_x, ring_y, ring_names = [ring_x[i] for i in keep], [ring_y[i] for i in keep], [ring_names[i] for i in keep]
+        accent = theme.accent()
+        already = set(ring_names)
+        rest = [i for i, t in enumerate(texts) if t not in already]
+        obstacles = shown.coords[order] if not big else np.column_stack([x, y])
+        extra = np.array([[a, b] for a, b in zip(ring_x, ring_y, strict=True)] + ([list(at)] if at else []))
+        self.labels.set_labels(
+            np.concatenate([np.asarray(ring_x, dtype=float), x[rest]]),
+            np.concatenate([np.asarray(ring_y, dtype=float), y[rest]]),
+            ring_names + [texts[i] for i in rest],
+            ["ring"] * len(ring_names) + [groups[i] for i in rest],
+            [accent] * len(ring_names) + [colours[i] for i in rest],
+            np.vstack([obstacles, extra.reshape(-1, 2)]),
+        )
+        del token
 
-    def _on_clicked(self, members: list[MapPoint], spots: Sequence[pg.SpotItem]) -> None:
-        if len(spots):
-            self.point_clicked.emit(members[int(spots[0].data())].word)
+    def _label_colour(self, family: int) -> QColor:
+        if family < 0:
+            return theme.plot_foreground()
+        colour = theme.family_colour(family)
+        return colour if theme.is_dark() else colour.darker(120)
+
+    def _tip(self, x: float, y: float, data: object) -> str:
+        shown = self.map
+        if shown is None:
+            return ""
+        i = int(str(data))
+        family = shown.family_of[i]
+        where = shown.families[family] if family >= 0 else "no family"
+        return f"{shown.labels[i]}  ({where})\nid {', '.join(map(str, shown.pieces[i]))}"
+
+    def _on_clicked(self, _item: object, spots: Sequence[object]) -> None:
+        if len(spots) and self.map is not None:
+            self.point_clicked.emit(self.map.texts[int(str(spots[0].data()))])  # type: ignore[attr-defined]
 
     @property
     def families(self) -> list[str]:
@@ -230,6 +428,12 @@ class MapCanvas(pg.GraphicsLayoutWidget):
     def set_hidden(self, hidden: set[str]) -> None:
         self._hidden = set(hidden)
         self._restyle()
+        if self._selection[1] is not None:
+            self._draw_selection()  # rings on a hidden family's words go with it
+        else:
+            self._set_labels()
+        self._update_caption()
+        self.set_search_matches(self._matches)
 
     def set_highlight(self, family: str | None) -> None:
         self._highlight = family
@@ -245,13 +449,15 @@ class MapCanvas(pg.GraphicsLayoutWidget):
 
     def _restyle(self) -> None:
         dim = self._highlight is not None and self._highlight not in self._hidden
+        faint = 0.12 if self._isolated else (0.3 if dim else 1.0)
         for family, item in self._family_items.items():
-            visible = family not in self._hidden
-            item.setVisible(visible)
-            item.setOpacity(0.3 if dim and family != self._highlight else 1.0)
-        dimmed = {f for f in self._family_items if dim and f != self._highlight}
-        self.labels.set_state(self._hidden, dimmed)
-        if dim and self._highlight is not None:
+            item.setVisible(family not in self._hidden)
+            item.setOpacity(1.0 if family == self._highlight and not self._isolated else faint)
+        if self._rest_item is not None:
+            self._rest_item.setOpacity(faint)
+        dimmed = {f for f in self._family_items if (dim or self._isolated) and f != self._highlight}
+        self.labels.set_state(self._hidden, dimmed | ({""} if self._isolated else set()))
+        if dim and self._highlight is not None and not self._isolated:
             item = self._family_items[self._highlight]
             x, y = item.getData()
             colour = item.opts["brush"].color()
@@ -260,27 +466,185 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             )
         else:
             self._highlight_item.setData(x=[], y=[])
+        self._update_caption()
+
+    def _visible_mask(self) -> np.ndarray:
+        """Which points are shown: those of hidden families are not."""
+        assert self.map is not None
+        hidden = [i for i, f in enumerate(self.map.families) if f in self._hidden]
+        return ~np.isin(self.map.family_of, hidden)
+
+    def _update_caption(self) -> None:
+        if self.map is not None:
+            name = fonts.for_map(self.model_name, self.labels.font)
+            self.caption.setText(_caption(self.map, name, self._hidden), size="9pt")
 
     # ----- the selected token -------------------------------------------------------------
-    def set_selection(self, token: str, at: tuple[float, float] | None, neighbours: list[tuple[float, float]]) -> None:
+    def set_selection(
+        self,
+        token: str,
+        at: tuple[float, float] | None,
+        neighbours: Sequence[tuple[float, float] | None],
+        names: Sequence[str] = (),
+    ) -> None:
+        """The selected token as a star and its neighbours as rings (``names`` say which they are)."""
         if at is None:
             self.clear_selection()
             return
+        names = list(names) or [f"neighbour {i + 1}" for i in range(len(neighbours))]
+        self._selection = (token, at, list(neighbours), names)
+        self._draw_selection()
+
+    def _ring_hidden(self, name: str) -> bool:
+        """A ring on a word of a hidden family is left out with its family."""
+        if self.map is None or not self._hidden:
+            return False
+        hidden = {i for i, f in enumerate(self.map.families) if f in self._hidden}
+        return any(
+            self.map.labels[i] == name and int(self.map.family_of[i]) in hidden
+            for i in np.flatnonzero(self.map.family_of != NO_FAMILY).tolist()
+        )
+
+    def _draw_selection(self) -> None:
+        token, at, places, names = self._selection
+        if at is None:
+            return
         colour = theme.accent()
-        self._query_item.setData(x=[at[0]], y=[at[1]], brush=pg.mkBrush(colour), pen=pg.mkPen("k", width=1))
-        xs = [p[0] for p in neighbours]
-        ys = [p[1] for p in neighbours]
-        self._neighbour_item.setData(x=xs, y=ys, brush=pg.mkBrush(None), pen=pg.mkPen(colour, width=2))
+        self._query_item.setData(
+            x=[at[0]], y=[at[1]], brush=pg.mkBrush(colour), pen=pg.mkPen("k", width=1), data=[token],
+            tip=lambda x, y, data: f"{data}  (the selected token)",
+        )
+        rings = [(p, n) for p, n in zip(places, names, strict=False) if p is not None and not self._ring_hidden(n)]
+        self._neighbour_item.setData(
+            x=[p[0] for p, _ in rings],
+            y=[p[1] for p, _ in rings],
+            data=[n for _, n in rings],
+            brush=pg.mkBrush(None),
+            pen=pg.mkPen(colour, width=2),
+            tip=lambda x, y, data: f"{data}  (a nearest row of {token})",
+        )
         self._query_label.setText(fonts.for_map(token, self.labels.font), color=colour)
         self._query_label.setPos(at[0], at[1])
         self._query_label.setVisible(True)
-        self.labels.set_selected(fonts.for_map(token, self.labels.font))
+        self.labels.set_selected(token)
+        self._set_labels()
+
+    @property
+    def selection(self) -> tuple[str, tuple[float, float] | None, list[tuple[float, float]]]:
+        """The selected token, its place, and the rings drawn now (those of hidden families left out)."""
+        xs, ys = self._neighbour_item.getData()
+        return self._selection[0], self._selection[1], [(float(x), float(y)) for x, y in zip(xs, ys, strict=True)]
+
+    @property
+    def hidden(self) -> set[str]:
+        return set(self._hidden)
+
+    def legend_entries(self) -> list[tuple[str, QColor | None, QColor | None, int, str]]:
+        """What the exported legend lists: (symbol, fill, outline, size in px, text)."""
+        entries: list[tuple[str, QColor | None, QColor | None, int, str]] = []
+        for family, item in self._family_items.items():
+            if family not in self._hidden:
+                colour = item.opts["brush"].color()
+                entries.append(("o", colour, colour.darker(150), 10, family))
+        if self._rest_item is not None:
+            entries.append(("o", _rest_colour(False), None, 6, "other rows"))
+        if self._selection[1] is not None:
+            accent = theme.accent()
+            entries.append(("star", accent, QColor("black"), 16, f"{self._selection[0]}: the selected token"))
+            entries.append(("ring", None, accent, 12, "rings: its nearest rows"))
+        return entries
+
+    @property
+    def ring_names(self) -> list[str]:
+        """The names of the rings drawn now (each is also its ring's hover tip)."""
+        return [str(d) for d in self._neighbour_item.data["data"]]
 
     def clear_selection(self) -> None:
+        self._selection = ("", None, [], [])
         self._query_item.setData(x=[], y=[])
         self._neighbour_item.setData(x=[], y=[])
         self._query_label.setVisible(False)
         self.labels.set_selected("")
+        self._set_labels()
+        if self._isolated:
+            self.isolate(False)
+
+    # ----- finding things -------------------------------------------------------------------
+    def search(self, text: str) -> int:
+        """Mark the points whose text contains ``text`` (any case); returns how many are shown."""
+        if self.map is None or not text.strip():
+            return self.set_search_matches(np.empty(0, dtype=np.int64))
+        needle = text.strip().casefold()
+        if self._folded is None:  # once per map: 50,257 casefolds would cost each keystroke 30 ms
+            self._folded = [t.casefold() for t in self.map.texts]
+        found = [i for i, t in enumerate(self._folded) if needle in t]
+        return self.set_search_matches(np.asarray(found, dtype=np.int64))
+
+    def set_search_matches(self, matches: np.ndarray) -> int:
+        if self.map is not None and matches.size:
+            matches = matches[self._visible_mask()[matches]]
+        self._matches, self._current = matches, -1
+        if self.map is None or not matches.size:
+            self._match_item.setData(x=[], y=[])
+            self._current_item.setData(x=[], y=[])
+        else:
+            # Not the accent of the star and rings: a search and a selection can be on screen together.
+            self._match_item.setData(
+                x=self.map.coords[matches, 0], y=self.map.coords[matches, 1],
+                brush=pg.mkBrush(None), pen=pg.mkPen(theme.plot_foreground(), width=2),
+            )
+            self._current_item.setData(x=[], y=[])
+        self.matches_changed.emit(int(matches.size), -1)
+        return int(matches.size)
+
+    @property
+    def matches(self) -> list[str]:
+        return [] if self.map is None else [self.map.labels[i] for i in self._matches.tolist()]
+
+    def next_match(self) -> str:
+        """Centre the view on the next match (keeping the zoom) and ring it; its label, or ""."""
+        if self.map is None or not self._matches.size:
+            return ""
+        self._current = (self._current + 1) % self._matches.size
+        index = int(self._matches[self._current])
+        x, y = self.map.coords[index]
+        (x0, x1), (y0, y1) = self.plot.getViewBox().viewRange()
+        self.plot.getViewBox().setRange(
+            xRange=(x - (x1 - x0) / 2, x + (x1 - x0) / 2), yRange=(y - (y1 - y0) / 2, y + (y1 - y0) / 2), padding=0
+        )
+        self._current_item.setData(
+            x=[x], y=[y], brush=pg.mkBrush(None), pen=pg.mkPen(theme.plot_foreground(), width=3)
+        )
+        self.matches_changed.emit(int(self._matches.size), self._current)
+        return self.map.labels[index]
+
+    def isolate(self, on: bool) -> bool:
+        """Show the selected token and its rings alone (others faint), zoomed to them; False if none."""
+        token, at, places, _names = self._selection
+        if on and at is None:
+            return False
+        self._isolated = on
+        self._restyle()
+        if on and at is not None:
+            points = np.array([at] + [p for p in places if p is not None], dtype=float)
+            (x0, y0), (x1, y1) = points.min(axis=0), points.max(axis=0)
+            pad_x, pad_y = max((x1 - x0) * 0.15, 1e-3), max((y1 - y0) * 0.15, 1e-3)
+            self.plot.getViewBox().setRange(xRange=(x0 - pad_x, x1 + pad_x), yRange=(y0 - pad_y, y1 + pad_y), padding=0)
+        else:
+            self.reset_view()
+        del token
+        return True
+
+    @property
+    def isolated(self) -> bool:
+        return self._isolated
+
+    def reset_view(self) -> None:
+        """Show the whole map again."""
+        self.plot.autoRange(padding=0.08)
+
+    def set_labels_visible(self, on: bool) -> None:
+        self.labels.set_on(on)
 
     # ----- looks and export ---------------------------------------------------------------
     def apply_palette(self) -> None:
@@ -297,13 +661,18 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         # Filled only when shown: on screen it stays hidden, and rebuilding it costs paint time.
         self.legend.clear()
         if visible:
-            for family, item in self._family_items.items():
-                if family not in self._hidden:
-                    self.legend.addItem(item, item.name())
+            for symbol, fill, outline, size, text in self.legend_entries():
+                brush = pg.mkBrush(fill) if fill is not None else pg.mkBrush(None)
+                width = 2 if symbol == "ring" else 1
+                pen = pg.mkPen(outline, width=width) if outline is not None else None
+                self.legend.addItem(
+                    _legend_sample("o" if symbol == "ring" else symbol, size, brush, pen),
+                    fonts.for_map(text, self.labels.font),
+                )
             for _sample, label in self.legend.items:
                 label.item.setFont(fonts.map_font(10))
         self._legend_column.setVisible(visible)
-        self._legend_column.setMaximumWidth(140 if visible else 0)
+        self._legend_column.setMaximumWidth(220 if visible else 0)
         self.ci.layout.activate()
 
     def render_image(self, width: int) -> QImage:
@@ -363,48 +732,41 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         atomic_write_bytes(path, bytes(data.data()))
 
     def export_svg(self, path: str | Path) -> None:
-        """Write an SVG drawing of the whole map, atomically.
+        """Write an SVG drawing of the map, atomically: every marker a shape, one grid, the same labels."""
+        from .map_export import svg_drawing
 
-        Qt's own SVG generator paints the scene; pyqtgraph's SVGExporter cannot parse
-        the path data that Qt 6.12 writes.
-        """
-        from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QRectF
-        from PySide6.QtGui import QPainter
-        from PySide6.QtSvg import QSvgGenerator
-
-        on_screen = self._legend_column.isVisible()
-        self.show_legend(True)
-        source = self.ci.sceneBoundingRect()
-        data = QByteArray()
-        buffer = QBuffer(data)
-        buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-        generator = QSvgGenerator()
-        generator.setOutputDevice(buffer)
-        generator.setSize(source.size().toSize())
-        generator.setViewBox(QRectF(0, 0, source.width(), source.height()))
-        generator.setTitle("EmbedExplorer family map")
-        painter = QPainter(generator)
-        try:
-            self.scene().render(painter, QRectF(0, 0, source.width(), source.height()), source)
-        finally:
-            painter.end()
-            self.show_legend(on_screen)
-        buffer.close()
-        atomic_write_bytes(path, bytes(data.data()))
+        atomic_write_bytes(path, svg_drawing(self).encode("utf-8"))
 
 
-def _caption(family_map: FamilyMap, model_name: str) -> str:
-    width = family_map.projection.axes.shape[1]
-    between = family_map.between_family_cosine
-    # A ratio to a mean that rounds to zero is noise (an untrained table's is about 0).
-    ratio = f"ratio {family_map.family_ratio:.1f}" if abs(between) >= 0.005 else "no ratio: that is about 0"
-    lines = [
-        f"<b>{model_name}</b>: {len(family_map.points)} words in {len(family_map.families)} families",
-        "The map shows the two directions in which they differ most; "
-        f"it keeps {family_map.explained_variance:.1%} of the spread.",
-        f"On all {width} numbers: mean cosine within a family {fixed(family_map.within_family_cosine, 2)}, "
-        f"between families {fixed(between, 2)} ({ratio}).",
-    ]
-    if family_map.notes:
-        lines.append(f"{len(family_map.notes)} word(s) were not single tokens: see the notes below the map.")
+def _rest_colour(big: bool) -> QColor:
+    """Grey for the rows in no family: light, so that thousands of them stay a background."""
+    grey = QColor("#9a9a9a") if not theme.is_dark() else QColor("#8a8a8a")
+    grey.setAlpha(55 if big else 170)
+    return grey
+
+
+def _caption(shown: WordMap, model_name: str, hidden: set[str]) -> str:
+    counts = shown.family_counts()
+    visible = {name: n for name, n in counts.items() if name not in hidden and n}
+    rest = int((shown.family_of == NO_FAMILY).sum())
+    between = shown.between_family_cosine
+    if rest:
+        first = (
+            f"<b>{model_name}</b>: {shown.description}, {rest + sum(visible.values()):,} shown; "
+            f"{sum(visible.values())} family words in {len(visible)} families"
+        )
+    else:
+        first = f"<b>{model_name}</b>: {sum(visible.values())} words in {len(visible)} families"
+    lines = [first, f"{shown.layout.name} map: it keeps {shown.layout.keeps}."]
+    if not np.isnan(between):
+        # A ratio to a mean that rounds to zero is noise (an untrained table's is about 0).
+        ratio = f"ratio {shown.family_ratio:.1f}" if abs(between) >= 0.005 else "no ratio: that is about 0"
+        lines.append(
+            f"On all {shown.width} numbers: mean cosine within a family {fixed(shown.within_family_cosine, 2)}, "
+            f"between families {fixed(between, 2)} ({ratio})."
+        )
+    multi = [n for n in shown.notes if "tokens" in n]
+    if multi:
+        lines.append(f"{len(multi)} word(s) were not single tokens: see the notes below the map.")
     return "<br>".join(lines)
+

@@ -92,6 +92,13 @@ class NeighboursPane(QWidget):
         self.delegate = CosineBarDelegate(self.table)
         self.table.setItemDelegateForColumn(COSINE_COLUMN, self.delegate)
         self.table.setToolTip("Double-click a neighbour to look it up")
+        # Rows as tall as their text: eight of them fit a laptop screen beside the row pane.
+        rows = self.table.verticalHeader()
+        rows.setDefaultSectionSize(self.table.fontMetrics().height() + 8)
+        rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        self.table.setMinimumHeight(rows.defaultSectionSize() * 2 + 30)
+        # Tab leaves the table for the next pane instead of walking its cells.
+        self.table.setTabKeyNavigation(False)
         self.table.cellActivated.connect(self._on_activated)
         self.table.cellDoubleClicked.connect(self._on_activated)
 
@@ -108,7 +115,13 @@ class NeighboursPane(QWidget):
         self._compare_timer.setInterval(200)
         self._compare_timer.timeout.connect(self._on_compare)
         self.compare_input.textChanged.connect(lambda _t: self._compare_timer.start())
-        self.compare_result = SteadyLabel(2)
+        self.compare_result = SteadyLabel(1)
+        self.hidden_note = QLabel()
+        self.hidden_note.setWordWrap(True)
+        self.hidden_note.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.hidden_note.hide()
+        self._hidden = False
+        self._marked: int | None = None
 
         top = QHBoxLayout()
         top.addWidget(self.heading, 1)
@@ -117,19 +130,24 @@ class NeighboursPane(QWidget):
         compare_label = QLabel("Cosine &with:")
         compare_label.setBuddy(self.compare_input)
         compare.addWidget(compare_label)
-        compare.addWidget(self.compare_input, 1)
+        compare.addWidget(self.compare_input, 2)
+        # The answer beside the question: one line less under the list on a small screen.
+        compare.addWidget(self.compare_result, 3)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
         layout.addWidget(self.table, 1)
+        layout.addWidget(self.hidden_note, 1)
         layout.addWidget(self.baseline_label)
         layout.addLayout(compare)
-        layout.addWidget(self.compare_result)
         self._texts: list[str] = []
 
     # ----- what the window asks of the pane ------------------------------------------------
     def k(self) -> int:
         return self.k_box.value()
+
+    def set_k(self, k: int) -> None:
+        self.k_box.setValue(k)
 
     def compare_text(self) -> str:
         return self.compare_input.text()
@@ -137,8 +155,41 @@ class NeighboursPane(QWidget):
     def focus_compare(self) -> None:
         self.compare_input.setFocus()
 
+    def set_hidden(self, hidden: bool, message: str = "") -> None:
+        """Guess first: keep the list out of sight (answers still arrive and wait) until revealed."""
+        self._hidden = hidden
+        self.table.setVisible(not hidden)
+        self.hidden_note.setVisible(hidden)
+        self.hidden_note.setText(message or "The neighbours are hidden until you guess.")
+
+    def is_hidden(self) -> bool:
+        return self._hidden
+
+    def mark(self, token_id: int | None) -> None:
+        """Set the row of ``token_id`` (a guess) in bold and bring it into view; None unmarks."""
+        self._marked = token_id
+        for row in range(self.table.rowCount()):
+            identifier = self.table.item(row, 1)
+            marked = identifier is not None and token_id is not None and identifier.text() == f"{token_id}"
+            for column in range(self.table.columnCount()):
+                item = self.table.item(row, column)
+                if item is not None:
+                    font = item.font()
+                    font.setBold(marked)
+                    item.setFont(font)
+            if marked and identifier is not None:
+                self.table.scrollToItem(identifier)
+
+    def visible_rows(self) -> int:
+        """How many neighbour rows fit in the table's viewport as it is laid out now."""
+        height = self.table.verticalHeader().defaultSectionSize()
+        return self.table.viewport().height() // max(1, height) if self.table.isVisible() else 0
+
     def show_neighbours(self, answer: NeighboursAnswer) -> None:
         result, baseline = answer.result, answer.baseline
+        # A new query starts at the top with nothing selected (the old selection meant another list).
+        self.table.clearSelection()
+        self.table.scrollToTop()
         if result.query is not None:
             self.heading.setText(f"Nearest to <b>{escape(result.query.token)}</b> (id {result.query.id:,})")
         self.delegate.baseline = baseline
@@ -155,6 +206,7 @@ class NeighboursPane(QWidget):
                 self.table.setItem(row, column, item)
         if not result.neighbours:
             self.heading.setText("No neighbours to show.")
+        self.mark(self._marked)
         note = f"<br>{escape(result.note)}" if result.note else ""
         self.baseline_label.setText(
             f"The tick marks {fixed(baseline, 3)}, the mean cosine of random unrelated tokens in this "
@@ -176,8 +228,11 @@ class NeighboursPane(QWidget):
         self.compare_result.setText(escape(message))
 
     def clear(self) -> None:
+        """No query: no rows, no heading, no cosine."""
         self.table.setRowCount(0)
         self.heading.setText("Nearest neighbours by cosine")
+        self.compare_result.clear()
+        self._marked = None
 
     def _on_activated(self, row: int, _column: int) -> None:
         if 0 <= row < len(self._texts):

@@ -1,15 +1,17 @@
-"""The numbers behind one token: its row, its position row, and their sum."""
+"""The numbers behind one token: its row, its position row, and what enters layer 1."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from html import escape
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFontDatabase, QGuiApplication
+from PySide6.QtGui import QFontDatabase, QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
+from ..core.layers import LayerInput
 from ..jobs.table_jobs import RowAnswer
 from . import theme
 from .steady_label import SteadyLabel
@@ -21,7 +23,16 @@ def format_row(row: np.ndarray, shown: int = SHOWN_NUMBERS) -> str:
     """The chapter's way to print a row: ``[-0.219, +0.042, ... 762 more]``."""
     head = ", ".join(f"{value:+.3f}" for value in row[:shown])
     rest = len(row) - shown
-    return f"[{head}, ... {rest:,} more]" if rest > 0 else f"[{head}]"
+    if rest <= 0:
+        return f"[{head}]"
+    return f"[{head}, ... {rest:,} more]" if head else f"[... {rest:,} more]"
+
+
+def _short_name(name: str) -> str:
+    """A row's name for a narrow pane: "position row 3" -> "pos 3", "..., enters layer 1" -> "layer 1"."""
+    if name.endswith("layer 1"):
+        return "layer 1"
+    return name.replace("position row", "pos").replace("token row", "token")
 
 
 class RowView(QWidget):
@@ -32,16 +43,19 @@ class RowView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._result: RowAnswer | None = None
-        self.title = SteadyLabel(1, "Select a token to see its row.")
+        self.title = SteadyLabel(1, "Select a token to see its row.", wrap=False)
+        self.title.setTextFormat(Qt.TextFormat.RichText)
         # The token row, its position row and their sum, one line each (the tooltip has them whole).
         self.numbers = SteadyLabel(3, wrap=False)
+        self.numbers.setTextFormat(Qt.TextFormat.RichText)  # "&nbsp;" is markup, also on a single line
         self.numbers.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.numbers.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.note = SteadyLabel(1)
+        self.note = SteadyLabel(2)
         self.note.setObjectName("hint")
 
         self.plot_widget = pg.PlotWidget()
-        self.plot_widget.setMinimumHeight(140)
+        # Small enough that the row, its plot and eight neighbours fit a 768-pixel laptop screen.
+        self.plot_widget.setMinimumHeight(40)
         self.plot_widget.setMenuEnabled(False)
         self.plot_widget.setLabel("bottom", "number in the row")
         self.plot_widget.setLabel("left", "value")
@@ -81,17 +95,82 @@ class RowView(QWidget):
         self._result = result
         row = result.row
         length = float(np.linalg.norm(row))
+        # Escaped: a byte token such as <0x8D> would otherwise vanish as an unknown tag.
         self.title.setText(
-            f"<b>row {result.token.id:,}</b> &nbsp; {escape(result.token.token)} &nbsp; "
-            f"({len(row):,} numbers, length {length:.2f}, place {result.place + 1:,} in the text)"
+            f"<b>row {result.token.id:,}</b>&nbsp; {escape(result.token.token)}&nbsp; "
+            f"({len(row):,} numbers, length {length:.2f}; {escape(result.place_text())})"
         )
-        lines = [f"token row: &nbsp;&nbsp;{format_row(row)}"]
-        if result.position_row is not None and result.combined is not None:
-            lines.append(f"position row {result.place + 1:,}: {format_row(result.position_row)}")
-            lines.append(f"sum (enters layer 1): {format_row(result.combined)}")
-        self.numbers.setText("<br>".join(lines))
-        self.note.setText(result.note)
+        self._fill_numbers()
+        short = result.recipe_short or result.recipe
+        self.note.setText(escape(" ".join(part for part in (short, result.note) if part)))
+        self.note.setToolTip(" ".join(part for part in (result.recipe, result.note) if part))
+        self._curves["sum"].opts["name"] = self._sum_label(result)
         self.copy_button.setEnabled(True)
+        self._redraw()
+
+    @staticmethod
+    def _sum_label(result: RowAnswer) -> str:
+        return "after LayerNorm: what enters layer 1" if result.normalised else "sum: what enters layer 1"
+
+    def row_lines(self) -> list[tuple[str, np.ndarray]]:
+        """The rows the text shows, each with its name: token row, position row, what enters layer 1."""
+        result = self._result
+        if result is None:
+            return []
+        lines = [("token row", result.row)]
+        if result.position_row is not None:
+            index = "" if result.position_index is None else f" {result.position_index:,}"
+            lines.append((f"position row{index}", result.position_row))
+        combined = result.combined
+        if combined is not None and (
+            result.position_row is not None or result.normalised or not np.array_equal(combined, result.row)
+        ):
+            lines.append(("LayerNorm, enters layer 1" if result.normalised else "sum, enters layer 1", combined))
+        return lines
+
+    def _fill_numbers(self) -> None:
+        """One line per row, with as many numbers as fit, so each line shows its end ("... 762 more]")."""
+        lines = self.row_lines()
+        if not lines:
+            self.numbers.clear()
+            return
+        metrics = self.numbers.fontMetrics()
+        room = max(20, (self.numbers.contentsRect().width() - 4) // max(1, metrics.horizontalAdvance("0")))
+        widest = max(len(format_row(row, 1)) for _, row in lines)
+        if max(len(name) for name, _ in lines) + 2 + widest > room:  # narrow: short names
+            lines = [(_short_name(name), row) for name, row in lines]
+        width = max(len(name) for name, _ in lines) + 2
+        shown = []
+        for name, row in lines:
+            count = SHOWN_NUMBERS
+            while count > 0 and width + len(format_row(row, count)) > room:
+                count -= 1
+            # Rich text folds runs of spaces: the padding that lines the rows up is made of &nbsp;.
+            padding = "&nbsp;" * (width - len(name) - 1)
+            shown.append(f"{escape(name)}:{padding}{escape(format_row(row, count))}")
+        self.numbers.setText("<br>".join(shown))
+        self.numbers.setToolTip("\n".join(f"{name}: {format_row(row)}" for name, row in lines))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        if self._result is not None:
+            self._fill_numbers()
+
+    def show_layer_input(self, token_id: int, place: int, given: LayerInput) -> None:
+        """What really enters layer 1 for the shown token (``place`` 0-based), from the model's own embedding step.
+
+        The table alone gives token row + position row; a model may add more (BERT: a
+        token type row, then LayerNorm; [CLS] first, so the position row is one further).
+        Once the whole model has run, the sum shown is exact for every model.
+        """
+        result = self._result
+        if result is None or result.token.id != token_id or result.place != place:
+            return  # an answer about a token no longer shown
+        parts = dict(given.parts)
+        position = next((row for name, row in parts.items() if name.startswith("position")), result.position_row)
+        self._result = replace(result, position_row=position, combined=given.enters)
+        self._fill_numbers()
+        self.note.setText(f"Exact, from the model itself: {given.note}")
         self._redraw()
 
     def clear(self) -> None:

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QListView,
     QListWidget,
     QListWidgetItem,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     QVBoxLayout,
     QWidget,
 )
@@ -40,6 +45,45 @@ def chip_label(token: Token) -> str:
     return f"{fonts.for_window(token.token)}\n{token.id}"
 
 
+# Pixels between a chip's token and its id: "_" hangs below its line and would touch the id.
+CHIP_LINE_GAP = 4
+
+
+class ChipDelegate(QStyledItemDelegate):
+    """Draws a chip's two lines (token, id) a few pixels apart, so "_" never sits on the id."""
+
+    def paint(
+        self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> None:
+        text = str(index.data(Qt.ItemDataRole.DisplayRole) or "")
+        plain = QStyleOptionViewItem(option)
+        self.initStyleOption(plain, index)
+        plain.text = ""  # the frame and the background as the style sheet says, then our text
+        widget = option.widget  # type: ignore[attr-defined]
+        style = widget.style() if widget is not None else QApplication.style()
+        style.drawControl(QStyle.ControlElement.CE_ItemViewItem, plain, painter, widget)
+        lines = text.split("\n")
+        metrics = option.fontMetrics  # type: ignore[attr-defined]
+        height = metrics.height()
+        total = height * len(lines) + CHIP_LINE_GAP * (len(lines) - 1)
+        rect = option.rect  # type: ignore[attr-defined]
+        top = rect.top() + (rect.height() - total) // 2
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)  # type: ignore[attr-defined]
+        painter.save()
+        painter.setPen(option.palette.highlightedText().color() if selected else option.palette.text().color())  # type: ignore[attr-defined]
+        for number, line in enumerate(lines):
+            y = top + number * (height + CHIP_LINE_GAP)
+            painter.drawText(QRect(rect.left(), y, rect.width(), height), Qt.AlignmentFlag.AlignCenter, line)
+        painter.restore()
+
+    def sizeHint(  # noqa: N802 - Qt's name
+        self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> QSize:
+        size = super().sizeHint(option, index)
+        lines = str(index.data(Qt.ItemDataRole.DisplayRole) or "").count("\n")
+        return QSize(size.width(), size.height() + CHIP_LINE_GAP * lines)
+
+
 class TokenPane(QWidget):
     """A line edit (debounced) and a row of chips; clicking a chip selects that token."""
 
@@ -48,6 +92,7 @@ class TokenPane(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self._wanted: int | None = None  # a chip to select when the next tokens arrive
         self.input = QLineEdit()
         self.input.setPlaceholderText('Type a word or a sentence, e.g. " Paris" or "The capital of France is"')
         self.input.setClearButtonEnabled(True)
@@ -65,7 +110,7 @@ class TokenPane(QWidget):
         self._debounce.timeout.connect(lambda: self.text_changed.emit(self.input.text()))
         self.input.textChanged.connect(lambda _text: self._debounce.start())
 
-        self.summary = SteadyLabel(2)
+        self.summary = SteadyLabel(1)  # one line: the tooltip has a long note whole
         self.summary.setObjectName("hint")
 
         self.chip_list = QListWidget()
@@ -75,8 +120,9 @@ class TokenPane(QWidget):
         self.chip_list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.chip_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.chip_list.setStyleSheet(CHIP_STYLE)
+        self.chip_list.setItemDelegate(ChipDelegate(self.chip_list))
         self.chip_list.setTextElideMode(Qt.TextElideMode.ElideNone)
-        self.chip_list.setFixedHeight(54)
+        self.chip_list.setFixedHeight(48)
         self.chip_list.setAccessibleName("tokens of the text")
         self.chip_list.setToolTip("Each chip is one token and its id. Click one to see its row and neighbours.")
         self.chip_list.itemSelectionChanged.connect(self._on_selection_changed)
@@ -96,6 +142,10 @@ class TokenPane(QWidget):
         """Send the text now instead of after the typing pause (used when a model opens)."""
         self._debounce.stop()
         self.text_changed.emit(self.input.text())
+
+    def select_when_shown(self, index: int | None) -> None:
+        """Select the chip at ``index`` when the next tokens arrive (a lesson's token)."""
+        self._wanted = index
 
     def set_text(self, text: str) -> None:
         self.input.setText(text)
@@ -136,6 +186,9 @@ class TokenPane(QWidget):
             return
         count = f"{result.count:,} token{'s' if result.count != 1 else ''}"
         self.summary.setText(f"{count}. Each id picks one row of the embedding table. {result.note}".strip())
+        wanted, self._wanted = self._wanted, None
+        if wanted is not None and wanted < self.chip_list.count():
+            previous = wanted
         self.select(previous if previous is not None and previous < self.chip_list.count() else 0)
 
     def _fit_height(self) -> None:
@@ -143,7 +196,7 @@ class TokenPane(QWidget):
         self.chip_list.doItemsLayout()
         count = self.chip_list.count()
         bottom = self.chip_list.visualItemRect(self.chip_list.item(count - 1)).bottom() if count else 0
-        self.chip_list.setFixedHeight(max(54, min(bottom + 12, 150)))
+        self.chip_list.setFixedHeight(max(48, min(bottom + 8, 150)))
 
     @property
     def chip_tokens(self) -> list[Token]:

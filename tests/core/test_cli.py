@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -10,7 +11,7 @@ from tests.core.test_sources import run_cli
 from tests.images import png_facts
 
 
-def run_json(*args: str) -> dict:
+def run_json(*args: str) -> Any:
     result = run_cli(*args, "--json")
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
@@ -92,3 +93,79 @@ def test_errors_are_one_line_exit_2(args: tuple[str, ...], message: str) -> None
     assert message in result.stderr
     assert "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_map_of_words_matching_a_regex_or_listed_in_a_file(tmp_path, minilm_table) -> None:
+    days = r"^(mon|tues|wednes|thurs|fri|satur|sun)day$"
+    out = run_json("map", "--words", days, "--model", "bundled")
+    assert out["projection"] == "pca" and len(out["points"]) == 7
+    assert out["families"]["days"] == 7  # MiniLM reads the chapter's ' Monday' as its one token 'monday'
+    listing = tmp_path / "words.txt"
+    listing.write_text("monday\ntuesday\nparis\nzxqvbnmw\n", encoding="utf-8")
+    listed = run_json("map", "--words", f"@{listing}", "--model", "bundled")
+    assert [p["token"] for p in listed["points"][:3]] == ["monday", "tuesday", "paris"]
+    assert listed["points"][3]["ids"] == [t.id for t in minilm_table.encode("zxqvbnmw")]
+    png = tmp_path / "days.png"
+    drawn = run_cli("map", "--words", days, "--model", "bundled", "--png", str(png))
+    assert drawn.returncode == 0 and "7 rows matching" in drawn.stdout
+    assert png_facts(png)[0] == 1600
+
+
+def test_tsne_map_from_the_command_line_reads_the_cache(tmp_path, minilm_table) -> None:
+    from embedexplorer.core.map_cache import MapCache
+    from embedexplorer.core.word_maps import word_map
+    from embedexplorer.core.word_sets import matching
+
+    words = r"^(mon|tues|wednes|thurs|fri|satur|sun)day$|^[a-c][a-z]{5}s$"
+    # Computed here (the engine's t-SNE is tested in test_word_maps); the command line must find it.
+    computed = word_map(minilm_table, matching(minilm_table, words), None, "tsne", cache=MapCache(tmp_path / "maps"))
+    result = run_cli(
+        "map", "--words", words, "--projection", "tsne", "--model", "bundled", "--json",
+        env={"EMBEDEXPLORER_CACHE_DIR": str(tmp_path)},
+    )
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["from_cache"] and out["projection"] == "tsne" and "neighbours by cosine" in out["keeps"]
+    assert [[p["x"], p["y"]] for p in out["points"]] == computed.coords.tolist()
+
+
+@pytest.mark.parametrize(
+    ("words", "projection", "said"),
+    [
+        (r"^zzqqxx$", "pca", "matches '^zzqqxx$'"),
+        ("(unclosed", "pca", "not a valid regular expression"),
+        ("@/nonexistent/words.txt", "pca", "Cannot read the word list"),
+        (r"^(mon|tues)day$", "tsne", "needs more than 91 rows"),
+    ],
+)
+def test_map_words_mistakes_are_one_line(words: str, projection: str, said: str) -> None:
+    result = run_cli("map", "--words", words, "--projection", projection, "--model", "bundled")
+    assert result.returncode == 2 and said in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+
+
+def test_layers_json_is_one_object_per_layer(minilm_table) -> None:
+    texts = ("the river bank", "--place", "3", "--compare", "my bank account")
+    result = run_cli("layers", *texts, "-k", "3", "--json", "--model", "bundled")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""  # no progress bars or load reports from transformers
+    rows = json.loads(result.stdout)
+    assert [r["layer"] for r in rows] == list(range(7))
+    assert all(set(r) == {"layer", "length", "cosine_to_row", "cosine_to_compare", "nearest"} for r in rows)
+    assert all(len(r["nearest"]) == 3 and set(r["nearest"][0]) == {"token", "id", "cosine"} for r in rows)
+    assert rows[0]["nearest"][0] == {"token": "bank", "id": 2924, "cosine": rows[0]["nearest"][0]["cosine"]}
+    # The second "bank" was found in the second text by its id; the two drift apart.
+    assert rows[-1]["cosine_to_compare"] < rows[0]["cosine_to_compare"] < 1.0
+    alone = run_json("layers", "the river bank", "--place", "3", "--model", "bundled")
+    assert all(r["cosine_to_compare"] is None for r in alone)
+    assert [r["length"] for r in alone] == pytest.approx([r["length"] for r in rows], rel=1e-6)
+
+
+def test_layers_readable_output_has_a_row_per_layer(gpt2_folder) -> None:
+    result = run_cli("layers", "The capital of France is", "--place", "4", "-k", "2", "--model", str(gpt2_folder))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[1] == "token _France (id 4881) at place 4 of 'The capital of France is'"
+    assert "next-token guess" in result.stdout
+    table = lines[lines.index(next(line for line in lines if line.startswith("layer"))) + 1 :]
+    assert [line.split()[0] for line in table] == ["input", *map(str, range(1, 13))]

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from embedexplorer import open_table
+from embedexplorer.core.errors import QueryError
 from tests.gpt2_fixture import build_gpt2_folder
 
 
@@ -95,3 +96,18 @@ def test_analogy_leaves_inputs_out(gpt2_table) -> None:
     ids = {gpt2_table.query(w).id for w in (" king", " man", " woman")}
     assert ids.isdisjoint(n.id for n in result.neighbours)
     assert len(result.neighbours) == 20
+
+
+def test_many_vectors_at_once_answer_as_one_at_a_time(gpt2_table) -> None:
+    rng = np.random.default_rng(3)
+    vectors = rng.standard_normal((6, 768)).astype(np.float32)
+    vectors[1] = gpt2_table.row(6342) * 40.0  # a row itself, far from length 1
+    vectors[4] = 0.0  # no direction at all
+    together = gpt2_table.neighbours_of_vectors(vectors, k=9)
+    alone = [gpt2_table.neighbours_of_vector(v, k=9) for v in vectors]
+    assert [[n.id for n in r.neighbours] for r in together] == [[n.id for n in r.neighbours] for r in alone]
+    for a, b in zip(together, alone, strict=True):
+        np.testing.assert_allclose([n.cosine for n in a.neighbours], [n.cosine for n in b.neighbours], atol=1e-6)
+    assert together[1].neighbours[0].id == 6342
+    with pytest.raises(QueryError):
+        gpt2_table.neighbours_of_vectors(vectors[:, :10])

@@ -135,7 +135,7 @@ def _alive(pid: int) -> bool:
 def test_a_child_that_cannot_start_says_why(monkeypatch) -> None:
     from embedexplorer.core import tokenizer_process
 
-    def broken_command(folder: Path) -> tuple[list[str], dict[str, str]]:
+    def broken_command(folder: Path, *_: object) -> tuple[list[str], dict[str, str]]:
         return [sys.executable, "-c", "raise SystemExit('no tokenizer here: ' + 'missing module')"], dict(os.environ)
 
     monkeypatch.setattr(tokenizer_process, "child_command", broken_command)
@@ -148,7 +148,7 @@ def test_a_child_that_cannot_start_says_why(monkeypatch) -> None:
 def test_a_vocabulary_whose_child_cannot_start_reads_the_tokenizer_here(monkeypatch, caplog) -> None:
     from embedexplorer.core import tokenizer_process
 
-    def dies_at_once(folder: Path) -> tuple[list[str], dict[str, str]]:
+    def dies_at_once(folder: Path, *_: object) -> tuple[list[str], dict[str, str]]:
         return [sys.executable, "-c", "raise SystemExit(3)"], dict(os.environ)
 
     monkeypatch.setattr(tokenizer_process, "child_command", dies_at_once)

@@ -248,3 +248,44 @@ def fake_hub(repo_id: str, folder: Path, cut: str | None = None) -> Iterator[Fak
     finally:
         hub.shutdown()
         hub.server_close()
+
+
+# ----- hostile files ---------------------------------------------------------------------------
+def write_table_folder(folder: Path, rows: int, width: int, tokenizer: dict[str, object] | None = None) -> Path:
+    """A model folder with a random ``rows`` x ``width`` float32 table and a word-level tokenizer.
+
+    The tokenizer's vocabulary is "t0", "t1", ... one token per row, unless ``tokenizer`` is given.
+    """
+    from safetensors.numpy import save_file
+
+    folder.mkdir(parents=True, exist_ok=True)
+    table = np.random.default_rng(rows).standard_normal((rows, width), dtype=np.float32)
+    save_file({"model.embed_tokens.weight": table}, str(folder / "model.safetensors"))
+    (folder / "config.json").write_text(json.dumps({"model_type": "llama", "vocab_size": rows}), encoding="utf-8")
+    spec = tokenizer if tokenizer is not None else word_level_tokenizer({f"t{i}": i for i in range(rows)})
+    (folder / "tokenizer.json").write_text(json.dumps(spec), encoding="utf-8")
+    return folder
+
+
+def word_level_tokenizer(
+    vocab: dict[str, int], normalizer: object = None, pre_tokenizer: object = None
+) -> dict[str, object]:
+    """A tokenizer.json that splits on spaces (unless ``pre_tokenizer``) and looks words up in ``vocab``."""
+    unknown = next(iter(vocab))
+    return {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": [],
+        "normalizer": normalizer,
+        "pre_tokenizer": pre_tokenizer or {"type": "WhitespaceSplit"},
+        "post_processor": None,
+        "decoder": None,
+        "model": {"type": "WordLevel", "vocab": vocab, "unk_token": unknown},
+    }
+
+
+def safetensors_bytes(header: dict[str, object], data: bytes) -> bytes:
+    """A safetensors file from a header given as a mapping (which may lie) and its data bytes."""
+    raw = json.dumps(header).encode("utf-8")
+    return len(raw).to_bytes(8, "little") + raw + data

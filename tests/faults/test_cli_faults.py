@@ -20,7 +20,7 @@ FOLDER_CASES = [
     ("truncated", "model.safetensors is truncated: it ends at byte"),
     ("garbage", "model.safetensors has a broken header"),
     ("not-json-header", "model.safetensors has an unreadable header"),
-    ("gpt2-tokenizer-minilm-table", "The tokenizer has ids up to 50,256 but the table has only 30,522 rows"),
+    ("gpt2-tokenizer-minilm-table", "The tokenizer has 50,257 tokens but the table has only 30,522 rows"),
     ("minilm-tokenizer-gpt2-table", "config.json says the start-of-text token is id 50,256"),
 ]
 
@@ -71,9 +71,14 @@ def test_models_that_do_not_exist(args: tuple[str, ...], line: str) -> None:
     assert assert_one_line_error(run_cli("info", *args)) == line
 
 
-def test_model_path_that_is_a_file(rotary_folder: Path) -> None:
-    result = run_cli("info", "--model", str(rotary_folder / "config.json"))
-    assert_one_line_error(result, "is a file; choose the model folder that contains it.")
+def test_model_path_that_is_a_file(rotary_folder: Path, tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a model", encoding="utf-8")
+    result = run_cli("info", "--model", str(notes))
+    assert_one_line_error(result, "is a file that is not a model; choose a model folder or file.")
+    # A file of a model folder (as a file dialog or a drop gives it) stands for the folder.
+    opened = run_cli("info", "--model", str(rotary_folder / "config.json"))
+    assert opened.returncode == 0, opened.stderr
 
 
 def test_bytes_that_are_not_utf8_on_the_command_line(gpt2_folder: Path) -> None:

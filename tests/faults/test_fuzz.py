@@ -8,13 +8,16 @@ gets an answer. A token id outside the table is a QueryError too. Nothing else e
 
 from __future__ import annotations
 
+import json
 import math
+import os
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from embedexplorer.core.errors import EmbedExplorerError, QueryError
+from embedexplorer.core.errors import CorruptWeightsError, EmbedExplorerError, FamiliesError, QueryError
 
 TRICKY = [
     "",
@@ -110,3 +113,137 @@ def _has_tokens(table, text: str | int) -> bool:  # type: ignore[no-untyped-def]
     if isinstance(text, int):
         return 0 <= text < table.rows.shape[0]
     return bool(table.vocabulary.encode(text))
+
+
+# ----- hostile files (issue 17): only the engine's own error may escape ------------------------
+FILE_SETTINGS = settings(max_examples=300, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+
+json_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=False),
+    st.text(alphabet=st.one_of(st.characters(categories=["Cs", "Cc"]), st.characters()), max_size=12),
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=6), inner, max_size=4)),
+    max_leaves=20,
+)
+dtypes = st.sampled_from(["F32", "F16", "BF16", "F64", "I8", "BOOL", "F8_E4M3", "Q4", "", "f32"])
+sizes = st.one_of(st.integers(min_value=-3, max_value=40), st.sampled_from([0, 10**9, 2**63, -(2**40)]))
+tensor_infos = st.one_of(
+    st.fixed_dictionaries(
+        {"dtype": dtypes, "shape": st.lists(sizes, max_size=3), "data_offsets": st.lists(sizes, min_size=2, max_size=2)}
+    ),
+    json_values,
+)
+headers = st.dictionaries(
+    st.sampled_from(["model.embed_tokens.weight", "wte.weight", "__metadata__", "x"]), tensor_infos, max_size=3
+)
+
+
+@FILE_SETTINGS
+@given(header=headers, data_size=st.integers(min_value=0, max_value=300), deep=st.integers(min_value=0, max_value=3))
+def test_random_safetensors_headers_give_ranges_inside_the_file_or_corrupt_weights(
+    tmp_path_factory: pytest.TempPathFactory, header: dict[str, object], data_size: int, deep: int
+) -> None:
+    from embedexplorer.core.safetensors_io import read_header
+
+    raw = json.dumps(header).encode("utf-8", "surrogatepass")
+    if deep:
+        raw = b"[" * 10**deep * 50 + b"]" * 10**deep * 50  # nesting no JSON reader should follow
+    file = tmp_path_factory.getbasetemp() / "fuzz.safetensors"
+    file.write_bytes(len(raw).to_bytes(8, "little") + raw + bytes(data_size))
+    try:
+        entries = read_header(file)
+    except CorruptWeightsError as exc:
+        assert str(exc) and "\n" not in str(exc)
+        return
+    size = file.stat().st_size
+    for entry in entries.values():
+        assert 8 + len(raw) <= entry.start <= entry.end <= size, entry
+
+
+shard_names = st.one_of(
+    st.sampled_from(
+        ["shard.safetensors", "./shard.safetensors", ".//shard.safetensors", "alias.safetensors", "missing.safetensors"]
+    ),
+    st.sampled_from(["../shard.safetensors", "/etc/hostname", "a/../../x", "C:\\x", "\\\\server\\x", "..", "", "."]),
+    st.text(alphabet=st.sampled_from(list("./\\ab.\x00\x1b")), max_size=10),
+    json_scalars,
+)
+
+
+@FILE_SETTINGS
+@given(names=st.lists(shard_names, max_size=6), wrap=st.booleans())
+def test_random_shard_indexes_name_only_files_inside_the_folder(
+    tmp_path_factory: pytest.TempPathFactory, names: list[object], wrap: bool
+) -> None:
+    from embedexplorer.core.safetensors_io import INDEX_FILE, weight_files
+
+    folder = tmp_path_factory.getbasetemp() / "fuzz-model"
+    if not folder.exists():
+        folder.mkdir()
+        (folder / "shard.safetensors").write_bytes(b"\0" * 8)
+        (folder / "alias.safetensors").symlink_to("shard.safetensors")
+    index: object = {"weight_map": {f"w{i}": name for i, name in enumerate(names)}} if wrap else names
+    (folder / INDEX_FILE).write_text(json.dumps(index), encoding="utf-8", errors="surrogatepass")
+    try:
+        files = weight_files(folder)
+    except CorruptWeightsError as exc:
+        assert str(exc) and "\n" not in str(exc)
+        return
+    real = [os.path.realpath(f) for f in files]
+    assert len(real) == len(set(real))  # each real file once
+    assert all(Path(f).resolve().parent == folder.resolve() for f in files)
+
+
+@FILE_SETTINGS
+@given(content=json_values, wrap=st.booleans())
+def test_random_families_files_load_or_raise_families_error(
+    tmp_path_factory: pytest.TempPathFactory, content: object, wrap: bool
+) -> None:
+    from embedexplorer.core.maps import load_families, save_families
+
+    file = tmp_path_factory.getbasetemp() / "fuzz-families.json"
+    data = {"families": content} if wrap else content
+    file.write_bytes(json.dumps(data).encode("utf-8"))  # lone surrogates travel as \\ud800 escapes
+    try:
+        families = load_families(file)
+    except FamiliesError as exc:
+        assert str(exc) and "\n" not in str(exc)
+    else:
+        for name, words in families.items():
+            (name + "".join(words)).encode("utf-8")  # all of it is text
+            assert words and all(w.strip() for w in words)
+        save_families(families, file)
+        assert load_families(file) == families
+    try:
+        save_families(content, file)  # type: ignore[arg-type]
+    except FamiliesError as exc:
+        assert str(exc) and "\n" not in str(exc)
+
+
+api_arguments = st.one_of(json_values, st.binary(max_size=8), st.floats(), st.just(object()), st.tuples(st.integers()))
+
+
+@pytest.mark.parametrize("model", ["minilm_table"])
+def test_random_arguments_to_the_api_raise_only_query_errors(model: str, request: pytest.FixtureRequest) -> None:
+    table = request.getfixturevalue(model)
+
+    @FILE_SETTINGS
+    @given(word=api_arguments, other=api_arguments, k=api_arguments)
+    def run(word: object, other: object, k: object) -> None:
+        for ask in (
+            lambda: table.neighbours(word, k=k),
+            lambda: table.cosine(word, other),
+            lambda: table.tokenize(word),
+            lambda: table.analogy(word, other, "paris", k=k),
+        ):
+            try:
+                ask()
+            except QueryError as exc:
+                assert str(exc) and "\n" not in str(exc)
+
+    run()

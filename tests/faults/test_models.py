@@ -33,9 +33,13 @@ def test_a_spec_no_file_system_accepts() -> None:
         open_table("bad\0name")
 
 
-def test_a_file_instead_of_a_folder(rotary_folder: Path) -> None:
-    with pytest.raises(ModelNotFoundError, match="is a file; choose the model folder"):
-        open_table(str(rotary_folder / "model.safetensors"))
+def test_a_file_instead_of_a_folder(rotary_folder: Path, tmp_path: Path) -> None:
+    # A model folder's own file stands for its folder; any other file no reader claims is refused.
+    assert open_table(str(rotary_folder / "model.safetensors")).name == str(rotary_folder.resolve())
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a model", encoding="utf-8")
+    with pytest.raises(ModelNotFoundError, match="is a file that is not a model; choose a model folder or file"):
+        open_table(str(notes))
 
 
 def test_an_empty_folder(broken: dict[str, Path]) -> None:
@@ -82,7 +86,7 @@ def test_a_tokenizer_with_more_ids_than_rows(broken: dict[str, Path]) -> None:
     with pytest.raises(TokenizerMismatchError) as caught:
         open_table(str(broken["gpt2-tokenizer-minilm-table"]))
     assert str(caught.value) == (
-        "The tokenizer has ids up to 50,256 but the table has only 30,522 rows: they do not belong to the same model."
+        "The tokenizer has 50,257 tokens but the table has only 30,522 rows: they do not belong to the same model."
     )
 
 

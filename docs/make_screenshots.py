@@ -1,0 +1,100 @@
+"""Screenshots of the window doing the chapter's exercises, on the bundled model.
+
+Run under a virtual screen of the size to show (no window manager needed):
+
+    Xvfb :93 -screen 0 1366x768x24 &
+    DISPLAY=:93 python docs/make_screenshots.py /tmp/shots 1366x768
+
+The main window is taken from the whole screen with ImageMagick's ``import -window root``
+(what a learner sees, window frame and all); the exercise dialogs are grabbed on their own.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from PySide6.QtCore import QEventLoop, QTimer
+from PySide6.QtWidgets import QApplication
+
+
+def wait(ms: int) -> None:
+    loop = QEventLoop()
+    QTimer.singleShot(ms, loop.quit)
+    loop.exec()
+
+
+def wait_for(condition, timeout_ms: int = 60_000) -> None:  # type: ignore[no-untyped-def]
+    waited = 0
+    while not condition():
+        wait(50)
+        waited += 50
+        if waited > timeout_ms:
+            raise TimeoutError("the window did not get there in time")
+
+
+def main(folder: str, size: str) -> None:
+    from embedexplorer.app import create_window
+
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    app = QApplication.instance() or QApplication(sys.argv)
+    width, height = (int(n) for n in size.split("x"))
+    window = create_window(str(Path(tempfile.mkdtemp()) / "settings.ini"))
+    window.setGeometry(0, 0, width, height)
+    window.fit_to_screen()
+    window.show()
+    window.open_model("bundled")
+    wait_for(lambda: window.loaded and window.map_view.can_export)
+    window.token_pane.set_text("monday")
+    wait_for(lambda: window.neighbours_pane.neighbour_tokens()[:1] == ["tuesday"])
+    wait(300)
+    shot(out / f"window-{size}.png")
+
+    window.exercises.guess_action.setChecked(True)
+    window.token_pane.set_text("paris")
+    wait_for(lambda: window.exercises.suggestions.tokens() != [])
+    wait_for(lambda: window.exercises.guess_bar.query() == "paris")
+    wait(300)
+    shot(out / f"guess-hidden-{size}.png")
+    window.exercises.guess_bar.input.setText("france")
+    window.exercises.guess_bar._on_guess()
+    wait_for(lambda: "france" in window.exercises.guess_bar.result.text())
+    wait(300)
+    shot(out / f"guess-revealed-{size}.png")
+    window.exercises.guess_action.setChecked(False)
+
+    desk = window.exercises
+    desk.show_analogies()
+    desk.analogy.pane.expected.setText("queen")
+    desk.analogy.pane.submit()
+    wait_for(lambda: desk.analogy.pane.tokens() != [])
+    wait(200)
+    desk.analogy.grab().save(str(out / f"analogy-{size}.png"))
+    desk.analogy.hide()
+
+    desk.show_two_texts()
+    wait_for(lambda: "Same token id" in desk.two_texts.pane.verdict.text())
+    wait(200)
+    desk.two_texts.grab().save(str(out / f"two-texts-{size}.png"))
+    desk.two_texts.hide()
+
+    desk.ask_furthest_family()
+    wait_for(lambda: desk.family_distances._distances is not None)
+    desk.family_distances.guess("days")
+    wait(200)
+    desk.family_distances.grab().save(str(out / f"furthest-family-{size}.png"))
+    desk.family_distances.hide()
+    window.close()
+    app.quit()
+
+
+def shot(path: Path) -> None:
+    QApplication.processEvents()
+    subprocess.run(["import", "-window", "root", str(path)], check=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])

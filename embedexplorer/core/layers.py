@@ -1,0 +1,654 @@
+"""The model run forward: one token of a text through every layer, compared with the table.
+
+The table alone is the token before it has seen its sentence. Here the whole model is
+loaded on demand, from the same folder as the table, with transformers' own class for
+the architecture (never a model's own code, never a pickle), and a text is run through
+it once. For one token of that text we report, for the input and after each layer, the
+vector's length, its cosine to the token's own table row, its cosine to a second token's
+vector (the chapter's two "bank"s) and the table rows nearest to it.
+
+torch and transformers are imported only when a model is loaded: opening a table and
+asking the quick questions never pays for them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import neighbours as nb
+from .errors import (
+    EmbedExplorerError,
+    IncompleteModelError,
+    Interrupted,
+    PlaceError,
+    QueryError,
+    TextTooLongError,
+    UnsupportedModelError,
+)
+from .readers.safetensors import BUFFER_NAMES, _named
+from .safetensors_io import FLOAT_DTYPES, PICKLE_PATTERNS, read_all_headers, weight_files
+from .sources import ProgressCallback
+from .tables import EmbeddingTable, Neighbour
+from .texts import Token
+
+StopCheck = Callable[[], bool]
+
+DEFAULT_K = 8
+# Texts whose layers are remembered, so picking another token of the same text runs nothing.
+_REMEMBERED_TEXTS = 8
+# A checkpoint holding less than this share of the model's weights lacks some of them.
+# (1 % of slack: a checkpoint may leave out a pooler the layers never use.)
+_COMPLETE_SHARE = 0.99
+# Above this many weights a bfloat16 or float16 checkpoint stays in bfloat16: float32 would double its memory.
+_FLOAT32_UP_TO = 1 << 30
+# Names the final norm goes by in the base models transformers builds.
+_FINAL_NORMS = ("ln_f", "norm", "final_layernorm", "final_layer_norm")
+_BYTES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "F8_E4M3": 1, "F8_E5M2": 1}
+
+log = logging.getLogger(__name__)
+
+
+def default_threads() -> int:
+    """Threads torch may use: every core but one, so the window always keeps one."""
+    return max(1, (os.cpu_count() or 1) - 1)
+
+
+# ----- answers ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LayerStep:
+    """One token after one layer (layer 0 is what enters layer 1).
+
+    Attributes
+    ----------
+    layer:
+        0 for the input, then 1 .. n.
+    length:
+        Length of the token's vector after this layer (the numbers the next layer receives).
+    cosine_to_row:
+        Cosine of the vector compared with the table (see ``LayersAnswer.head_note``) and the token's own row.
+    cosine_to_compare:
+        Cosine between this token's vector and the compared token's vector after the same layer, or None.
+    nearest:
+        The table rows nearest to the vector compared with the table, best first.
+    """
+
+    layer: int
+    length: float
+    cosine_to_row: float
+    cosine_to_compare: float | None
+    nearest: tuple[Neighbour, ...]
+
+
+@dataclass(frozen=True)
+class PlacedToken:
+    """A token at a place of a text: places count from 1, as the chapter counts them."""
+
+    text: str
+    place: int
+    token: Token
+    position: int  # the model's input position (BERT's [CLS] takes position 0)
+    count: int  # tokens in the text, special tokens not counted
+
+
+@dataclass(frozen=True)
+class LayerInput:
+    """What really enters layer 1 for one token, from the model's own embedding step.
+
+    ``parts`` are the rows the model adds (token, position, token type), ``total`` their
+    sum, and ``enters`` what the first layer receives: the same as ``total`` for GPT-2,
+    the sum after LayerNorm for BERT, the token row scaled or alone for others.
+    """
+
+    parts: tuple[tuple[str, np.ndarray], ...]
+    total: np.ndarray
+    enters: np.ndarray
+    note: str
+
+
+@dataclass(frozen=True)
+class LayersAnswer:
+    """One token of a text through every layer of the model, and how it compares with the table."""
+
+    model: str
+    token: PlacedToken
+    compare: PlacedToken | None
+    steps: tuple[LayerStep, ...]
+    input: LayerInput
+    head_note: str
+    layers: int
+    k: int
+
+    def as_rows(self) -> list[dict[str, object]]:
+        """The per-layer rows as plain data (the CLI's JSON)."""
+        return [
+            {
+                "layer": s.layer,
+                "length": s.length,
+                "cosine_to_row": s.cosine_to_row,
+                "cosine_to_compare": s.cosine_to_compare,
+                "nearest": [{"token": n.token, "id": n.id, "cosine": n.cosine} for n in s.nearest],
+            }
+            for s in self.steps
+        ]
+
+
+# ----- the loaded model ------------------------------------------------------------------------
+@dataclass
+class LayerModel:
+    """A whole model loaded with transformers' own classes, ready to run texts forward.
+
+    Build it with ``load_layer_model``; ``trace`` answers questions with it.
+    """
+
+    name: str
+    folder: Path
+    model: Any  # a transformers PreTrainedModel, in eval mode
+    # The special tokens the tokenizer puts around a text (BERT: [CLS] before, [SEP] after).
+    prefix: tuple[int, ...]
+    suffix: tuple[int, ...]
+    layers: int
+    max_positions: int | None
+    head_is_table: bool
+    head_note: str
+    weights: int
+    memory_bytes: int
+    dtype: str
+    _final_norm: Any = None
+    _hidden: OrderedDict[tuple[int, ...], np.ndarray] = field(default_factory=OrderedDict, repr=False)
+
+    def model_input(self, text_ids: list[int]) -> tuple[list[int], list[int]]:
+        """The ids the model reads for a text's ids (special tokens around them) and where each text token sits.
+
+        The text's ids come from the table's own tokenizer (in the window, a child process),
+        so the model reads exactly the tokens the table shows.
+        """
+        start = len(self.prefix)
+        return [*self.prefix, *text_ids, *self.suffix], list(range(start, start + len(text_ids)))
+
+    def hidden_states(self, ids: list[int], should_stop: StopCheck | None = None) -> np.ndarray:
+        """Every position's vector for the input and after each layer: ``(layers + 1, len(ids), width)``.
+
+        The vectors are the residual stream itself: after the last layer it is the
+        output of the last block, before any final norm.
+        """
+        key = tuple(ids)
+        known = self._hidden.get(key)
+        if known is not None:
+            self._hidden.move_to_end(key)
+            return known
+        _check(should_stop)
+        import torch
+
+        with torch.inference_mode(), self._stoppable(should_stop):
+            output = self.model(torch.tensor([ids], dtype=torch.long), output_hidden_states=True)
+            states = torch.stack([h[0] for h in output.hidden_states]).float().numpy().copy()
+        _check(should_stop)
+        self._hidden[key] = states
+        if len(self._hidden) > _REMEMBERED_TEXTS:
+            self._hidden.popitem(last=False)
+        return states
+
+    @contextmanager
+    def _stoppable(self, should_stop: StopCheck | None) -> Iterator[None]:
+        """Check ``should_stop`` before every layer, so a long text's forward pass stops between layers."""
+        blocks = _module(self.model, ("h", "layers", "encoder.layer", "layer"))
+        if should_stop is None or blocks is None:
+            yield
+            return
+        handles = [block.register_forward_pre_hook(lambda _module, _args: _check(should_stop)) for block in blocks]
+        try:
+            yield
+        finally:
+            for handle in handles:
+                handle.remove()
+
+    def for_table(self, vectors: np.ndarray) -> np.ndarray:
+        """The vectors as the table is compared with them: through the final norm when the head is the table."""
+        if self._final_norm is None:
+            return vectors
+        import torch
+
+        with torch.inference_mode():
+            weight = next(self._final_norm.parameters(), None)
+            dtype = weight.dtype if weight is not None else torch.float32
+            normed = self._final_norm(torch.from_numpy(np.ascontiguousarray(vectors)).to(dtype))
+            return normed.float().numpy().copy()
+
+    def input_parts(self, token_id: int, position: int, enters: np.ndarray) -> LayerInput:
+        """The rows the model's embedding step adds for one token, their sum, and what enters layer 1."""
+        import torch
+
+        parts: list[tuple[str, np.ndarray]] = []
+        with torch.inference_mode():
+            token_rows = self.model.get_input_embeddings().weight
+            parts.append(("token row", token_rows[token_id].float().numpy().copy()))
+            position_table = _module(self.model, ("wpe", "embeddings.position_embeddings"))
+            if position_table is not None and position < position_table.weight.shape[0]:
+                # Rows counted from 1, as the chapter counts them (BERT's [CLS] takes row 1).
+                row = position_table.weight[position].float().numpy().copy()
+                parts.append((f"position row {position + 1}", row))
+            type_table = _module(self.model, ("embeddings.token_type_embeddings",))
+            if type_table is not None:
+                parts.append(("token type row 0", type_table.weight[0].float().numpy().copy()))
+            total = np.asarray(np.sum([p for _, p in parts], axis=0, dtype=np.float32))
+            norm = _module(self.model, ("embeddings.LayerNorm", "embeddings.layer_norm"))
+            normed = None if norm is None else norm(torch.from_numpy(total)[None]).float().numpy()[0]
+        names = " + ".join(n.split(" row")[0] + " row" for n, _ in parts)
+        scale = max(1.0, float(np.abs(enters).max()))
+        if np.allclose(total, enters, rtol=0, atol=1e-5 * scale):
+            note = f"{names}: this sum enters layer 1."
+        elif normed is not None and np.allclose(normed, enters, rtol=0, atol=1e-4 * scale):
+            note = f"{names}, then LayerNorm: that is what enters layer 1."
+        else:
+            note = (
+                f"{names}, then the model's own embedding step changes the sum (it scales or normalises "
+                "it, or marks positions inside the layers): what enters layer 1 is shown as computed by the model."
+            )
+        return LayerInput(tuple(parts), total, np.array(enters, dtype=np.float32), note)
+
+
+def _module(model: Any, paths: tuple[str, ...]) -> Any:
+    """The first submodule found at one of the dotted ``paths``, or None."""
+    for path in paths:
+        found = model
+        for part in path.split("."):
+            found = getattr(found, part, None)
+            if found is None:
+                break
+        if found is not None:
+            return found
+    return None
+
+
+def _check(should_stop: StopCheck | None) -> None:
+    if should_stop is not None and should_stop():
+        raise Interrupted("Stopped: a newer question replaced this one.")
+
+
+# ----- loading ---------------------------------------------------------------------------------
+def load_layer_model(
+    folder: Path | str,
+    *,
+    name: str | None = None,
+    progress: ProgressCallback | None = None,
+    should_stop: StopCheck | None = None,
+    threads: int | None = None,
+) -> LayerModel:
+    """Load the whole model in ``folder`` with transformers' own class for its architecture.
+
+    Weights come from safetensors only (a folder with only pickled weights is refused),
+    no code from the folder runs, and a folder that holds the embedding table but not
+    the rest of the model raises ``IncompleteModelError`` with the whole model's size.
+    """
+    report = progress or (lambda done, total, message: None)
+    folder = Path(folder)
+    report(0, 4, "Reading the model's design")
+    files = weight_files(folder)  # refuses pickle-only folders, reports missing shards
+    _check(should_stop)
+    import torch
+
+    torch.set_num_threads(threads or default_threads())
+    config = _config(folder)
+    expected, shell = _expected_weights(config)
+    entries = read_all_headers(files)
+    dtypes = {e.dtype for e in entries.values() if e.dtype in FLOAT_DTYPES}
+    stored = "F32" if not dtypes or "F32" in dtypes else sorted(dtypes)[0]
+    have = sum(e.numel for n, e in entries.items() if e.dtype in FLOAT_DTYPES and not _named(n, BUFFER_NAMES))
+    model_bytes = expected * _BYTES.get(stored, 4)
+    if have < _COMPLETE_SHARE * expected:
+        message = _incomplete_message(folder, have, expected, model_bytes, stored)
+        raise IncompleteModelError(message, model_bytes, expected)
+    _check(should_stop)
+
+    dtype = torch.float32 if stored == "F32" or expected <= _FLOAT32_UP_TO else torch.bfloat16
+    loaded_bytes = expected * (4 if dtype == torch.float32 else 2)
+    report(1, 4, f"Loading the whole model: {expected:,} weights ({_size(loaded_bytes)})")
+    with _quiet_transformers():
+        from transformers import AutoModel
+
+        try:
+            model, info = AutoModel.from_pretrained(
+                str(folder),
+                config=config,
+                use_safetensors=True,
+                local_files_only=True,
+                trust_remote_code=False,
+                dtype=dtype,
+                output_loading_info=True,
+            )
+        except (OSError, ValueError, RuntimeError, KeyError) as exc:
+            raise UnsupportedModelError(f"transformers cannot load the model in {folder}: {_first_line(exc)}") from exc
+    missing = sorted(k for k in info.get("missing_keys", ()) if not k.startswith("pooler."))
+    if missing:
+        raise IncompleteModelError(
+            _incomplete_message(folder, have, expected, model_bytes, stored, missing), model_bytes, expected
+        )
+    _check(should_stop)
+    model.eval()
+    # The last hidden state is the last block's own output, as for every other layer;
+    # the final norm is applied where the table is compared, and said so.
+    model.config.tie_last_hidden_states = False
+    report(2, 4, "Reading the tokenizer's special tokens")
+    prefix, suffix = special_tokens(folder)
+    final_norm, head_is_table, head_note = _head(model, config)
+    weights = sum(p.numel() for p in model.parameters())
+    memory = sum(p.numel() * p.element_size() for p in model.parameters())
+    del shell
+    report(4, 4, "Model ready")
+    return LayerModel(
+        name=name or str(folder),
+        folder=folder,
+        model=model,
+        prefix=prefix,
+        suffix=suffix,
+        layers=int(getattr(config, "num_hidden_layers", 0) or _count_layers(model)),
+        max_positions=_max_positions(config),
+        head_is_table=head_is_table,
+        head_note=head_note,
+        weights=int(weights),
+        memory_bytes=int(memory),
+        dtype=str(dtype).removeprefix("torch."),
+        _final_norm=final_norm if head_is_table else None,
+    )
+
+
+def special_tokens(folder: Path) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The ids a tokenizer puts before and after a single text, read from tokenizer.json's post-processor.
+
+    Reading the JSON is enough: building the tokenizer itself would hold Python's lock for
+    tens of milliseconds in the window's process (see ``tokenizer_process``).
+    """
+    file = folder / "tokenizer.json"
+    if not file.is_file():
+        return _special_tokens_from_transformers(folder)
+    try:
+        processor = json.loads(file.read_text(encoding="utf-8")).get("post_processor")
+    except (OSError, ValueError, AttributeError) as exc:
+        raise EmbedExplorerError(f"Cannot read {file}: {exc}") from exc
+    return _template(processor)
+
+
+def _template(processor: object) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    if not isinstance(processor, dict):
+        return (), ()
+    kind = processor.get("type")
+    if kind == "Sequence":
+        prefix: tuple[int, ...] = ()
+        suffix: tuple[int, ...] = ()
+        for inner in processor.get("processors") or []:
+            inner_prefix, inner_suffix = _template(inner)
+            prefix, suffix = prefix + inner_prefix, suffix + inner_suffix
+        return prefix, suffix
+    if kind in ("BertProcessing", "RobertaProcessing"):
+        return (int(processor["cls"][1]),), (int(processor["sep"][1]),)
+    if kind == "TemplateProcessing":
+        specials = processor.get("special_tokens") or {}
+        before: list[int] = []
+        after: list[int] = []
+        seen_text = False
+        for piece in processor.get("single") or []:
+            if "Sequence" in piece:
+                seen_text = True
+            elif "SpecialToken" in piece:
+                ids = [int(i) for i in specials[piece["SpecialToken"]["id"]]["ids"]]
+                (after if seen_text else before).extend(ids)
+        return tuple(before), tuple(after)
+    return (), ()  # ByteLevel and the like add no tokens
+
+
+def _special_tokens_from_transformers(folder: Path) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Folders without tokenizer.json: ask the fast tokenizer transformers builds (never custom code)."""
+    from .vocabulary import load_tokenizer
+
+    tokenizer = load_tokenizer(folder)
+    marker = tokenizer.encode("a", add_special_tokens=True)
+    mask = list(marker.special_tokens_mask)
+    first = mask.index(0) if 0 in mask else len(mask)
+    last = len(mask) - mask[::-1].index(0) if 0 in mask else len(mask)
+    return tuple(marker.ids[:first]), tuple(marker.ids[last:])
+
+
+def model_size(folder: Path | str) -> tuple[int, int] | None:
+    """The whole model's weights and bytes, from its config alone; None when it cannot be told."""
+    try:
+        config = _config(Path(folder))
+        expected, _ = _expected_weights(config)
+    except EmbedExplorerError:
+        return None
+    return expected, expected * 4
+
+
+def _config(folder: Path) -> Any:
+    with _quiet_transformers():
+        from transformers import AutoConfig
+        from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+        try:
+            config = AutoConfig.from_pretrained(str(folder), local_files_only=True, trust_remote_code=False)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise UnsupportedModelError(
+                f"transformers cannot read the model design in {folder}: {_first_line(exc)}. Only architectures "
+                "transformers supports itself are run (GPT-2, BERT, Llama, Qwen2, ...); a model's own code never runs."
+            ) from exc
+    if config.model_type not in CONFIG_MAPPING:
+        raise UnsupportedModelError(f"transformers has no class of its own for '{config.model_type}'.")
+    return config
+
+
+def _expected_weights(config: Any) -> tuple[int, Any]:
+    """How many learned weights the base model has, counted on a model built without memory."""
+    import torch
+
+    with _quiet_transformers(), torch.device("meta"):
+        from transformers import AutoModel
+
+        try:
+            shell = AutoModel.from_config(config, trust_remote_code=False)
+        except (ValueError, KeyError, TypeError, RuntimeError) as exc:
+            raise UnsupportedModelError(
+                f"transformers has no model class of its own for '{config.model_type}': {_first_line(exc)}"
+            ) from exc
+    return int(sum(p.numel() for p in shell.parameters())), shell
+
+
+def _incomplete_message(
+    folder: Path, have: int, expected: int, model_bytes: int, dtype: str, missing: list[str] | None = None
+) -> str:
+    pickles = sorted({f.name for pattern in PICKLE_PATTERNS for f in folder.glob(pattern)})
+    what = (
+        f"{len(missing)} of the model's weights are missing ({missing[0]}, ...)"
+        if missing
+        else f"it holds {have:,} of the {expected:,} weights the whole model needs"
+    )
+    text = (
+        f"{folder} has the embedding table but not the whole model: {what}. Running a text through the "
+        f"layers needs the whole model, {_size(model_bytes)} as {dtype}: download it (File > Download model, "
+        "or the CLI's --download) or open a folder that has all its weights."
+    )
+    if pickles:
+        text += f" The rest is only in pickled files ({pickles[0]}), which EmbedExplorer refuses to load."
+    return text
+
+
+def _head(model: Any, config: Any) -> tuple[Any, bool, str]:
+    final_norm = next((getattr(model, n) for n in _FINAL_NORMS if getattr(model, n, None) is not None), None)
+    tied = bool(getattr(config, "tie_word_embeddings", False))
+    if final_norm is not None and tied and not getattr(config, "is_encoder_decoder", False):
+        name = next(n for n in _FINAL_NORMS if getattr(model, n, None) is final_norm)
+        return final_norm, True, (
+            "This model's output head is the embedding table itself. After each layer the vector goes "
+            f"through the final norm ({name}) and is compared with every row: the nearest rows are the "
+            "model's next-token guess had it stopped after that layer."
+        )
+    if final_norm is not None:
+        return final_norm, False, (
+            "This model's output head is a separate table, not the embedding table: the nearest rows show "
+            "which tokens' input rows point the same way as the vector, not the model's guess."
+        )
+    return None, False, (
+        "This model has no output head tied to the embedding table: the nearest rows show which tokens' "
+        "rows point the same way as the vector after each layer, not a guess of the model."
+    )
+
+
+def _max_positions(config: Any) -> int | None:
+    for key in ("n_positions", "max_position_embeddings"):
+        value = getattr(config, key, None)
+        if isinstance(value, int) and value > 0:
+            return value
+    return None
+
+
+def _count_layers(model: Any) -> int:
+    found = _module(model, ("h", "layers", "encoder.layer", "layer"))
+    return len(found) if found is not None and hasattr(found, "__len__") else 0
+
+
+@contextmanager
+def _quiet_transformers() -> Iterator[None]:
+    """No progress bars or load reports on stderr: progress and errors are ours to tell."""
+    from transformers.utils import logging as hf_logging
+
+    bars = hf_logging.is_progress_bar_enabled()
+    level = hf_logging.get_verbosity()
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(level)
+        if bars:
+            hf_logging.enable_progress_bar()
+
+
+def _size(n_bytes: int) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n_bytes >= scale:
+            return f"{n_bytes / scale:,.1f} {unit}"
+    return f"{n_bytes} bytes"
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0][:300] if lines else type(exc).__name__
+
+
+# ----- questions -------------------------------------------------------------------------------
+def check_place(table: EmbeddingTable, text: str, place: int) -> list[Token]:
+    """The text's tokens, once ``place`` is known to be one of them and the text not too long.
+
+    Needs only the table, so a mistake is reported before the whole model is loaded;
+    ``place_token`` checks again with the model's special tokens counted.
+    """
+    tokens = table.encode(text)
+    if not tokens:
+        shown = "an empty text" if not text.strip() else repr(text)
+        raise QueryError(f"There is no token in {shown}; type a word.")
+    limit = _max_positions_in(table.config)
+    if limit is not None and len(tokens) > limit:
+        raise TextTooLongError(
+            f"The text is {len(tokens):,} tokens, but the model has positions for only {limit:,}: "
+            f"there is no row for position {limit + 1:,}. Shorten the text."
+        )
+    if not 1 <= place <= len(tokens):
+        raise PlaceError(
+            f"Place {place} is outside the text: {text!r} has {len(tokens)} token(s), places 1 to {len(tokens)}."
+        )
+    return tokens
+
+
+def _max_positions_in(config: dict[str, object]) -> int | None:
+    for key in ("n_positions", "max_position_embeddings"):
+        value = config.get(key)
+        if isinstance(value, int) and value > 0:
+            return value
+    return None
+
+
+def place_token(table: EmbeddingTable, model: LayerModel, text: str, place: int) -> tuple[PlacedToken, list[int]]:
+    """The token at ``place`` (from 1) of ``text`` and the ids the model reads for the text."""
+    tokens = check_place(table, text, place)
+    ids, places = model.model_input([t.id for t in tokens])
+    limit = model.max_positions
+    if limit is not None and len(ids) > limit:
+        extra = len(ids) - len(places)
+        with_specials = f" ({len(ids):,} with the model's {extra} special token(s))" if extra else ""
+        raise TextTooLongError(
+            f"The text is {len(tokens):,} tokens{with_specials}, but the model has positions for only "
+            f"{limit:,}: there is no row for position {limit + 1:,}. Shorten the text."
+        )
+    position = places[place - 1]
+    return PlacedToken(text, place, tokens[place - 1], position, len(tokens)), ids
+
+
+def trace(
+    table: EmbeddingTable,
+    model: LayerModel,
+    text: str,
+    place: int,
+    *,
+    compare: tuple[str, int] | None = None,
+    k: int = DEFAULT_K,
+    should_stop: StopCheck | None = None,
+    progress: ProgressCallback | None = None,
+) -> LayersAnswer:
+    """The token at ``place`` of ``text`` through every layer: lengths, cosines and nearest rows.
+
+    ``compare`` is a second text and place: its token's vector is compared with this one
+    after every layer (the chapter's "bank" in two sentences).
+    """
+    report = progress or (lambda done, total, message: None)
+    placed, ids = place_token(table, model, text, place)
+    other = None if compare is None else place_token(table, model, compare[0], compare[1])
+    report(0, 2, "Running the text through the layers")
+    vectors = model.hidden_states(ids, should_stop)[:, placed.position, :]
+    other_vectors = None
+    if other is not None:
+        other_vectors = model.hidden_states(other[1], should_stop)[:, other[0].position, :]
+    compared = model.for_table(vectors)
+    row = table.row(placed.token.id)
+    _check(should_stop)
+    report(1, 2, "Comparing every layer with the table")
+    # One pass over the table for all the layers' vectors, not one pass each.
+    nearest_rows = table.neighbours_of_vectors(compared, k) if k else []
+    steps = []
+    for layer in range(vectors.shape[0]):
+        nearest = nearest_rows[layer].neighbours if k else ()
+        steps.append(
+            LayerStep(
+                layer=layer,
+                length=float(np.linalg.norm(vectors[layer].astype(np.float64))),
+                cosine_to_row=nb.cosine(compared[layer], row),
+                cosine_to_compare=None if other_vectors is None else nb.cosine(vectors[layer], other_vectors[layer]),
+                nearest=nearest,
+            )
+        )
+    report(2, 2, "Layers ready")
+    return LayersAnswer(
+        model=model.name,
+        token=placed,
+        compare=None if other is None else other[0],
+        steps=tuple(steps),
+        input=model.input_parts(placed.token.id, placed.position, vectors[0]),
+        head_note=model.head_note,
+        layers=model.layers,
+        k=k,
+    )
+
+
+def find_place(table: EmbeddingTable, text: str, token_id: int) -> int | None:
+    """The first place (from 1) of ``token_id`` in ``text``, or None."""
+    for place, token in enumerate(table.encode(text), start=1):
+        if token.id == token_id:
+            return place
+    return None

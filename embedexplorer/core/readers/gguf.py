@@ -1,0 +1,119 @@
+"""GGUF files (llama.cpp, Ollama, LM Studio): the token table in any type the gguf package reads.
+
+The table ``token_embd.weight`` stays mapped as the file stores it; quantised rows
+are dequantised block by block by the gguf package (llama.cpp's own Python code)
+whenever rows are read, so no float32 copy of the whole table is ever made.  The
+tokenizer comes from the file's metadata (``gguf_tokenizer``).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+from gguf.constants import GGMLQuantizationType
+from gguf.quants import dequantize
+
+from ..errors import TableNotFoundError
+from ..files import FileState
+from ..gguf_file import GgufFile, GgufTensor, is_gguf, read_gguf
+from ..gguf_tokenizer import build_gguf_tokenizer
+from ..stored_rows import StoredRows
+from ..vocabulary import Vocabulary, encode_with
+from .base import OpenedModel, ProgressCallback, check_table_shape
+from .safetensors import check_vocabulary
+
+TOKEN_TABLE = "token_embd.weight"
+POSITION_TABLE = "position_embd.weight"
+# Tensor types whose rows come out as float32 unchanged or by a cast: no dequantising.
+_FLOAT32 = GGMLQuantizationType.F32
+_HALF = {GGMLQuantizationType.BF16: "BF16", GGMLQuantizationType.F16: "F16"}
+
+
+class GgufReader:
+    """A single .gguf file (an Ollama blob is one, without the name)."""
+
+    name = "GGUF file"
+
+    def claims(self, path: Path) -> bool:
+        try:
+            return path.is_file() and is_gguf(path)
+        except OSError:
+            return False
+
+    def open(self, path: Path, report: ProgressCallback, separate_tokenizer: bool = False) -> OpenedModel:
+        report(1, 4, "Reading the GGUF header")
+        header = read_gguf(path)
+        token_tensor = header.tensors.get(TOKEN_TABLE)
+        if token_tensor is None or len(token_tensor.shape) != 2:
+            raise TableNotFoundError(f"{path.name} has no token table ({TOKEN_TABLE}); it is not a language model.")
+        check_table_shape(token_tensor.shape[0], token_tensor.shape[1], f"The token table of {path.name}")
+        report(2, 4, "Reading the tokenizer")
+        tokenizer, facts = build_gguf_tokenizer(header.metadata, path.name)
+        tokenizer.no_truncation()
+        tokenizer.no_padding()
+        vocabulary = Vocabulary(facts, partial(encode_with, tokenizer))
+        report(3, 4, "Mapping the embedding table")
+        rows = map_gguf_rows(header, token_tensor)
+        check_vocabulary(vocabulary, rows.shape[0])
+        position_tensor = header.tensors.get(POSITION_TABLE)
+        positions = None
+        if position_tensor is not None and position_tensor.shape[-1] == token_tensor.shape[-1]:
+            positions = np.asarray(map_gguf_rows(header, position_tensor)[:], dtype=np.float32)
+        return OpenedModel(
+            rows=rows,
+            vocabulary=vocabulary,
+            model_weights=sum(t.numel for t in header.tensors.values()),
+            storage=token_tensor.type.name,
+            positions=positions,
+            position_note=_position_note(header, positions),
+            folder=path.parent,
+            config={"gguf_architecture": header.metadata.get("general.architecture", "")},
+            mapped_files=(FileState(path),),
+        )
+
+
+READER = GgufReader()
+
+
+def map_gguf_rows(header: GgufFile, tensor: GgufTensor) -> np.ndarray | StoredRows:
+    """A 2-D tensor of the file: float32 mapped as is, anything else as StoredRows."""
+    count, width = tensor.shape
+    if tensor.type == _FLOAT32:
+        return np.memmap(header.path, dtype="<f4", mode="r", offset=tensor.start, shape=(count, width))
+    if tensor.type in _HALF:
+        bits = np.memmap(header.path, dtype="<u2", mode="r", offset=tensor.start, shape=(count, width))
+        return StoredRows.half(bits, _HALF[tensor.type])
+    raw = np.memmap(header.path, dtype=np.uint8, mode="r", offset=tensor.start, shape=(count, tensor.nbytes // count))
+    check_dequantizable(tensor, header.path.name)
+    return StoredRows(raw, tensor.type.name, width, partial(_dequantize_rows, qtype=tensor.type))
+
+
+def check_dequantizable(tensor: GgufTensor, file_name: str) -> None:
+    """Refuse, in one sentence, a storage type the installed gguf package cannot dequantise."""
+    from gguf.constants import GGML_QUANT_SIZES
+
+    block, block_bytes = GGML_QUANT_SIZES[tensor.type]
+    try:
+        dequantize(np.zeros((1, block_bytes), dtype=np.uint8), tensor.type)
+    except NotImplementedError:
+        raise TableNotFoundError(
+            f"{file_name} stores its token table as {tensor.type.name}, which the installed gguf package "
+            "cannot dequantise."
+        ) from None
+
+
+def _dequantize_rows(raw: np.ndarray, qtype: GGMLQuantizationType) -> np.ndarray:
+    return np.asarray(dequantize(np.ascontiguousarray(raw), qtype), dtype=np.float32)
+
+
+def _position_note(header: GgufFile, positions: np.ndarray | None) -> str:
+    if positions is not None:
+        return f"learned position table with {positions.shape[0]:,} rows"
+    architecture = str(header.metadata.get("general.architecture", ""))
+    if f"{architecture}.rope.dimension_count" in header.metadata or any(
+        key.startswith(f"{architecture}.rope.") for key in header.metadata
+    ):
+        return "no position table: the model marks positions by rotating rows (rotary embeddings)"
+    return "no position table in the weights: the model marks positions another way"

@@ -1,0 +1,56 @@
+"""Text bound for a terminal: control characters from file data are shown escaped, never sent raw.
+
+A shard name, a family name or a token in a tokenizer's error message comes from a
+file someone else wrote; printed raw, an escape sequence in it could retitle the
+terminal, hide text or fake a prompt.  Everything the command line prints passes here.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+# C0 controls but tab and newline, DEL and C1 controls, bidirectional overrides and
+# isolates (they reorder what the terminal shows), line and paragraph separators, and
+# lone surrogates (a file name that was not UTF-8).
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+# In JSON text only C1 controls, bidi controls and separators can still be raw: json.dumps
+# escapes C0 controls itself, and a lone surrogate is written as its \\u escape.
+_UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    code = ord(char)
+    if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8, as Python's file names carry it
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with every control character spelled out (``\\x1b``); tabs and newlines stay."""
+    return _UNSAFE.sub(_escape, text)
+
+
+def one_line(text: str) -> str:
+    """``text`` as one safe line: newlines and tabs spelled out too."""
+    return terminal_safe(text).replace("\r", "\\r").replace("\n", "\\n").replace("\t", "\\t")
+
+
+def json_text_safe(text: str) -> str:
+    """JSON text (from ``json.dumps(..., ensure_ascii=False)``) with the raw controls it may hold escaped.
+
+    They can only stand inside strings, where ``\\uXXXX`` means the same character.
+    """
+    return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def finite_or_none(value: object) -> object:
+    """``value`` with every NaN or infinite float replaced by None, so it is valid JSON."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: finite_or_none(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite_or_none(item) for item in value]
+    return value

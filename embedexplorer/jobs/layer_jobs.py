@@ -1,0 +1,93 @@
+"""One token through every layer: load the whole model once (long lane), then run texts through it.
+
+The loaded model lives in ``Session.derived`` beside the table it belongs to, so it is
+dropped with the table. A folder that has the table but not the whole model is not an
+error here but an answer: the pane says how big the model is and offers a download.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..core.errors import IncompleteModelError, QueryError
+from ..core.layers import DEFAULT_K, LayerModel, LayersAnswer, check_place, find_place, load_layer_model, trace
+from ..core.sources import looks_like_hub_id
+from .base import JobContext, Kind, Lane
+
+# Where the loaded model lives in ``Session.derived``.
+MODEL_KEY = "layer_model"
+
+
+@dataclass(frozen=True)
+class LayersRequest:
+    """A token at ``place`` (from 1) of ``text``, and optionally a second token to compare it with."""
+
+    text: str
+    place: int
+    compare_text: str | None = None
+    compare_place: int | None = None  # None: the first token of compare_text with the same id
+    k: int = DEFAULT_K
+
+
+@dataclass(frozen=True)
+class ModelMissing:
+    """The table is on disk but the whole model is not: what to tell the user and what to offer."""
+
+    message: str
+    model_bytes: int | None
+    download_id: str | None  # a Hub id the whole model can be downloaded from, when the table came from one
+
+
+@dataclass(frozen=True)
+class LayersReply:
+    """Either the answer or why the model cannot run yet (``missing``)."""
+
+    request: LayersRequest
+    answer: LayersAnswer | None = None
+    missing: ModelMissing | None = None
+    load_seconds: float | None = None  # set when this request had to load the model first
+
+
+def run_layers(ctx: JobContext, request: LayersRequest) -> LayersReply:
+    table = ctx.session.table
+    # Mistakes in the texts are told at once, before any model is loaded.
+    chosen = check_place(table, request.text, request.place)[request.place - 1]
+    compare = None
+    if request.compare_text is not None:
+        place = request.compare_place or find_place(table, request.compare_text, chosen.id)
+        if place is None:
+            raise QueryError(
+                f"{chosen.token} is not a token of {request.compare_text!r}: choose the place of the token "
+                "to compare with."
+            )
+        check_place(table, request.compare_text, place)
+        compare = (request.compare_text, place)
+    model = ctx.session.derived.get(MODEL_KEY)
+    load_seconds = None
+    if not isinstance(model, LayerModel):
+        import time
+
+        started = time.perf_counter()
+        try:
+            model = load_layer_model(
+                table.folder or table.name, name=table.name, progress=ctx.progress, should_stop=ctx.stopped
+            )
+        except IncompleteModelError as exc:
+            hub_id = table.name if looks_like_hub_id(table.name) else None
+            return LayersReply(request, missing=ModelMissing(str(exc), exc.model_bytes, hub_id))
+        ctx.session.derived[MODEL_KEY] = model
+        load_seconds = time.perf_counter() - started
+    answer = trace(
+        table,
+        model,
+        request.text,
+        request.place,
+        compare=compare,
+        k=request.k,
+        should_stop=ctx.stopped,
+        progress=ctx.progress,
+    )
+    return LayersReply(request, answer=answer, load_seconds=load_seconds)
+
+
+LAYERS = Kind("layers", Lane.LONG, run_layers)

@@ -1,0 +1,59 @@
+"""Big maps in the long lane: any set of rows, by PCA, t-SNE or UMAP, with progress and a disk cache."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..core.map_cache import MapCache
+from ..core.maps import Families, load_families
+from ..core.projections import SEED
+from ..core.word_maps import WordMap, word_map
+from ..core.word_sets import WordSet, from_list, matching, whole_vocabulary
+from .base import JobContext, Kind, Lane
+from .table_jobs import MAP_KEY
+
+WORDS_KINDS = ("all", "regex", "list")
+
+
+@dataclass(frozen=True)
+class WordMapRequest:
+    """``words``: "all", "regex" (``text`` is the pattern) or "list" (``text`` has one word a line)."""
+
+    words: str = "all"
+    text: str = ""
+    families: str | Families | None = None  # a file, the families themselves, or None for the chapter's
+    method: str = "pca"
+    multi_token: str = "average"
+    seed: int = SEED
+    cache_dir: str | None = None  # None: the per-user cache folder
+
+
+def chosen_words(ctx: JobContext, request: WordMapRequest) -> WordSet:
+    table = ctx.session.table
+    if request.words == "all":
+        return whole_vocabulary(table)
+    if request.words == "regex":
+        return matching(table, request.text)
+    return from_list(table, request.text, request.multi_token, source="the pasted list")
+
+
+def draw_word_map(ctx: JobContext, request: WordMapRequest) -> WordMap:
+    table = ctx.session.table
+    words = chosen_words(ctx, request)
+    families = request.families if isinstance(request.families, dict) else load_families(request.families)
+    ctx.check()
+    answer = word_map(
+        table,
+        words,
+        families,
+        request.method,
+        seed=request.seed,
+        cache=MapCache(request.cache_dir),
+        progress=ctx.progress,
+        should_stop=ctx.stopped,
+    )
+    ctx.session.derived[MAP_KEY] = answer  # neighbours of a selected token place themselves on it
+    return answer
+
+
+WORD_MAP = Kind("word_map", Lane.LONG, draw_word_map)

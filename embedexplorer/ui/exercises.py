@@ -1,0 +1,181 @@
+"""Guess first: the chapter's "Before you look, guess the nearest one", with completion, twenty words and a score."""
+
+from __future__ import annotations
+
+from html import escape
+
+from PySide6.QtCore import QStringListModel, Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCompleter,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListView,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ..core.guess import GuessOutcome, GuessScore
+from ..jobs.exercise_jobs import Completions, SuggestionsAnswer
+from .steady_label import SteadyLabel
+from .token_pane import CHIP_STYLE
+
+TYPING_PAUSE_MS = 80
+TEXT_ROLE = Qt.ItemDataRole.UserRole + 1
+# Suggestions are slimmer chips than the token pane's: one line, no id.
+SUGGESTION_STYLE = CHIP_STYLE.replace("padding: 3px 8px; margin: 2px;", "padding: 0px 6px; margin: 1px;")
+
+
+class SuggestionStrip(QWidget):
+    """Twenty tokens to try, in the model's own spelling; one click looks one up."""
+
+    word_picked = Signal(str)  # the text to look up (" Paris" on GPT-2)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.list = QListWidget()
+        self.list.setFlow(QListView.Flow.LeftToRight)
+        self.list.setWrapping(False)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self.list.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.list.setStyleSheet(SUGGESTION_STYLE)
+        self.list.setFixedHeight(self.fontMetrics().height() + 18)
+        self.list.setAccessibleName("twenty words to try")
+        self.list.setToolTip("Twenty tokens to try, in the model's own spelling: click one to look it up")
+        self.list.itemClicked.connect(lambda item: self.word_picked.emit(item.data(TEXT_ROLE)))
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        label = QLabel("Try:")
+        label.setObjectName("hint")
+        layout.addWidget(label)
+        layout.addWidget(self.list, 1)
+
+    def show_suggestions(self, answer: SuggestionsAnswer) -> None:
+        self.list.clear()
+        for word in answer.words:
+            item = QListWidgetItem(word.token)
+            item.setData(TEXT_ROLE, word.text)
+            item.setToolTip(f"{word.token}: id {word.id:,}; click to look it up")
+            self.list.addItem(item)
+
+    def tokens(self) -> list[str]:
+        return [self.list.item(i).text() for i in range(self.list.count())]
+
+    def pick(self, index: int) -> None:
+        item = self.list.item(index)
+        if item is not None:
+            self.word_picked.emit(item.data(TEXT_ROLE))
+
+
+class GuessBar(QWidget):
+    """The guess line above the hidden neighbours: type a guess (with completion), reveal, keep score.
+
+    Signals
+    -------
+    guess_made(str):
+        The learner's guess as typed or completed ("_Tuesday").
+    completions_wanted(str):
+        A prefix to complete from the model's vocabulary.
+    reveal_wanted():
+        Show the neighbours without a guess.
+    """
+
+    guess_made = Signal(str)
+    completions_wanted = Signal(str)
+    reveal_wanted = Signal()
+
+    def __init__(self, k: int = 8, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.score = GuessScore(k=k)
+        self._query = ""
+        self._counted = False  # only the first guess about a token counts towards the score
+        self.input = QLineEdit()
+        self.input.setPlaceholderText("your guess, e.g. Tuesday")
+        self.input.setAccessibleName("your guess of the nearest neighbour")
+        self.input.setClearButtonEnabled(True)
+        self._completions = QStringListModel(self)
+        self.completer = QCompleter(self._completions, self)
+        # The engine already matched the prefix (case and GPT-2's space mark ignored): show all it found.
+        self.completer.setCompletionMode(QCompleter.CompletionMode.UnfilteredPopupCompletion)
+        self.completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        self.input.setCompleter(self.completer)
+        self._typing = QTimer(self)
+        self._typing.setSingleShot(True)
+        self._typing.setInterval(TYPING_PAUSE_MS)
+        self._typing.timeout.connect(lambda: self.completions_wanted.emit(self.input.text()))
+        self.input.textEdited.connect(lambda _t: self._typing.start())
+        self.input.returnPressed.connect(self._on_guess)
+        self.guess_button = QPushButton("&Reveal")
+        self.guess_button.setToolTip("Check your guess and show the neighbours")
+        self.guess_button.clicked.connect(self._on_guess)
+        self.skip_button = QPushButton("Show without guessing")
+        self.skip_button.clicked.connect(self.reveal_wanted.emit)
+        self.result = SteadyLabel(1)
+        self.result.setAccessibleName("how good the guess was")
+        self.score_label = QLabel(self.score.summary())
+        self.score_label.setObjectName("hint")
+
+        line = QHBoxLayout()
+        label = QLabel("&Guess:")
+        label.setBuddy(self.input)
+        line.addWidget(label)
+        line.addWidget(self.input, 1)
+        line.addWidget(self.guess_button)
+        line.addWidget(self.skip_button)
+        scores = QHBoxLayout()
+        scores.addWidget(self.result, 3)
+        scores.addWidget(self.score_label)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 2, 4, 2)
+        layout.setSpacing(2)
+        layout.addLayout(line)
+        layout.addLayout(scores)
+
+    # ----- what the window asks of the pane ------------------------------------------------
+    def ask(self, token: str) -> None:
+        """A new token to guess about: clear the last guess and prompt again."""
+        self._query = token
+        self.input.setPlaceholderText(f"the nearest neighbour of {token}?" if token else "select a token first")
+        self._counted = False
+        self.input.clear()
+        self.result.setText("")
+
+    def show_completions(self, answer: Completions) -> None:
+        if answer.prefix != self.input.text():
+            return  # typed on since: a newer prefix is on its way
+        self._completions.setStringList([token for _, token in answer.tokens])
+        if answer.tokens and self.input.hasFocus():
+            self.completer.complete()
+
+    def show_outcome(self, outcome: GuessOutcome) -> None:
+        if not self._counted:
+            self._counted = True
+            self.score = self.score.add(outcome)
+            self.score_label.setText(self.score.summary())
+        self.result.setText(f"<b>{escape(outcome.message())}</b>")
+
+    def show_message(self, message: str) -> None:
+        self.result.setText(escape(message))
+
+    def query(self) -> str:
+        """The token the guess is about ("" before one is selected)."""
+        return self._query
+
+    def set_k(self, k: int) -> None:
+        self.score = GuessScore(self.score.guesses, self.score.exact, self.score.close, k)
+        self.score_label.setText(self.score.summary())
+
+    def _on_guess(self) -> None:
+        text = self.input.text()
+        popup = self.completer.popup()
+        if popup is not None:
+            popup.hide()
+        if not text.strip():
+            self.result.setText("Type a guess first, or press “Show without guessing”.")
+            return
+        self.guess_made.emit(text)

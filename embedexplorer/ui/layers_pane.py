@@ -1,0 +1,307 @@
+"""The selected token through every layer: lines across the layers, nearest rows per layer, two tokens compared."""
+
+from __future__ import annotations
+
+from html import escape
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ..core.layers import LayersAnswer
+from ..jobs.layer_jobs import LayersReply, LayersRequest, ModelMissing
+from . import theme
+from .steady_label import SteadyLabel
+
+# The table's own cosine of a token's row with itself: where both texts start.
+TABLE_COSINE = 1.0
+
+
+def _escape(text: str) -> str:
+    """Text for a rich-text label: markup characters escaped, quotes left as they are."""
+    return escape(text, quote=False)
+
+
+def _size(n_bytes: int) -> str:
+    return f"{n_bytes / 1e9:,.1f} GB" if n_bytes >= 1e9 else f"{n_bytes / 1e6:,.0f} MB"
+
+
+class LayersPane(QWidget):
+    """One token of a text after each layer of the whole model.
+
+    The window tells the pane which token is selected (``set_token``) and, from the
+    "two texts" view or the pane's own field, which token to compare it with
+    (``set_compare``); the pane asks for an answer with ``layers_requested`` and
+    shows it with ``show_reply``. It never loads or computes anything itself.
+    """
+
+    layers_requested = Signal(object)  # LayersRequest
+    download_requested = Signal(str)  # a Hub id whose whole model should be downloaded
+
+    def __init__(self, k: int = 5, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._text: str | None = None
+        self._place: int | None = None
+        self._token = ""
+        self._download_id: str | None = None
+        self._ran_once = False
+
+        self.heading = SteadyLabel(1, "Through the layers: select a token of a text")
+        self.run_button = QPushButton("&Run through the layers")
+        self.run_button.setToolTip("Load the whole model (once) and run the text through it")
+        self.run_button.setEnabled(False)
+        self.run_button.clicked.connect(self.request_layers)
+
+        self.compare_input = QLineEdit()
+        self.compare_input.setPlaceholderText("a second text, e.g.  my bank account")
+        self.compare_input.setClearButtonEnabled(True)
+        self.compare_input.setAccessibleName("second text")
+        self.compare_input.returnPressed.connect(self.request_layers)
+        self.compare_place = QSpinBox()
+        self.compare_place.setRange(0, 4096)
+        self.compare_place.setSpecialValueText("same token")
+        self.compare_place.setPrefix("place ")
+        self.compare_place.setToolTip("Which token of the second text (same token: the first with the same id)")
+        self.compare_place.setAccessibleName("place in the second text")
+
+        self.headline = SteadyLabel(2)
+        self.headline.setAccessibleName("cosine of the two tokens")
+        self.note = SteadyLabel(3)
+        self.note.setObjectName("hint")
+        for label in (self.heading, self.headline, self.note):
+            label.setTextFormat(Qt.TextFormat.RichText)
+
+        self.missing = QWidget()
+        self.missing_label = QLabel()
+        self.missing_label.setWordWrap(True)
+        self.download_button = QPushButton("&Download the whole model")
+        self.download_button.clicked.connect(self._on_download)
+        missing_layout = QHBoxLayout(self.missing)
+        missing_layout.setContentsMargins(0, 0, 0, 0)
+        missing_layout.addWidget(self.missing_label, 1)
+        missing_layout.addWidget(self.download_button)
+        self.missing.hide()
+
+        pg.setConfigOptions(antialias=True)
+        self.cosine_plot = pg.PlotWidget(background=theme.plot_background())
+        self.cosine_plot.setAccessibleName("cosines across the layers")
+        self.cosine_plot.setYRange(-0.1, 1.08, padding=0)
+        self.cosine_plot.showGrid(x=True, y=True, alpha=0.2)
+        self.cosine_plot.setLabel("left", "cosine")
+        self.cosine_legend = self.cosine_plot.addLegend(offset=(-10, -10), labelTextSize="9pt")
+        self.cosine_plot.setMouseEnabled(x=False, y=False)
+        self.length_plot = pg.PlotWidget(background=theme.plot_background())
+        self.length_plot.setAccessibleName("lengths across the layers")
+        self.length_plot.showGrid(x=True, y=True, alpha=0.2)
+        self.length_plot.setLabel("left", "length")
+        self.length_plot.setMouseEnabled(x=False, y=False)
+        self.length_plot.setXLink(self.cosine_plot)
+        foreground = theme.plot_foreground()
+        self._table_line = pg.InfiniteLine(
+            pos=TABLE_COSINE,
+            angle=0,
+            pen=pg.mkPen(foreground, width=1, style=Qt.PenStyle.DashLine),
+            label="table rows: 1.000",
+            labelOpts={"position": 0.97, "color": foreground, "anchors": [(1, 0), (1, 0)]},
+        )
+        self._compare_curve = pg.PlotDataItem(
+            pen=pg.mkPen(theme.accent(), width=3), symbol="o", symbolSize=7, symbolBrush=theme.accent()
+        )
+        colour = theme.family_colour(0)
+        self._row_curve = pg.PlotDataItem(pen=pg.mkPen(colour, width=2), symbol="s", symbolSize=5, symbolBrush=colour)
+        grey = theme.family_colour(7)
+        self._length_curve = pg.PlotDataItem(pen=pg.mkPen(grey, width=2), symbol="t", symbolSize=6, symbolBrush=grey)
+        self.cosine_plot.addItem(self._table_line)
+        self.cosine_plot.addItem(self._compare_curve)
+        self.cosine_plot.addItem(self._row_curve)
+        self.length_plot.addItem(self._length_curve)
+
+        self.nearest = QTableWidget(0, 3)
+        self.nearest.setHorizontalHeaderLabels(["layer", "cos row", "nearest table rows (cosine)"])
+        self.nearest.verticalHeader().setVisible(False)
+        self.nearest.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.nearest.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.nearest.setAlternatingRowColors(True)
+        self.nearest.setAccessibleName("nearest table rows per layer")
+        header = self.nearest.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+
+        top = QHBoxLayout()
+        top.addWidget(self.heading, 1)
+        top.addWidget(self.run_button)
+        compare = QHBoxLayout()
+        compare_label = QLabel("Compare &with:")
+        compare_label.setBuddy(self.compare_input)
+        compare.addWidget(compare_label)
+        compare.addWidget(self.compare_input, 1)
+        compare.addWidget(self.compare_place)
+        plots = QSplitter(Qt.Orientation.Vertical)
+        plots.addWidget(self.cosine_plot)
+        plots.addWidget(self.length_plot)
+        plots.addWidget(self.nearest)
+        plots.setSizes([260, 130, 220])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(top)
+        layout.addLayout(compare)
+        layout.addWidget(self.missing)
+        layout.addWidget(self.headline)
+        layout.addWidget(plots, 1)
+        layout.addWidget(self.note)
+
+    # ----- what the window asks of the pane ------------------------------------------------
+    def set_token(self, text: str, place: int, token: str = "") -> None:
+        """The selected token: ``place`` counts from 1 in ``text``. Runs at once once the model is loaded."""
+        self._text, self._place, self._token = text, place, token
+        shown = _escape(token) if token else f"token {place}"
+        self.heading.setText(f"Through the layers: <b>{shown}</b> at place {place} of “{_escape(text)}”")
+        self.run_button.setEnabled(True)
+        if self._ran_once:
+            self.request_layers()
+
+    def set_compare(self, text: str | None, place: int | None = None) -> None:
+        """The token to compare with: a second text and its place (None: the same token, found by its id)."""
+        self.compare_input.setText(text or "")
+        self.compare_place.setValue(place or 0)
+        if self._ran_once and self._text is not None:
+            self.request_layers()
+
+    def request(self) -> LayersRequest | None:
+        """The request for what the pane shows now, or None when no token is selected."""
+        if self._text is None or self._place is None:
+            return None
+        second = self.compare_input.text()
+        place = self.compare_place.value() or None
+        return LayersRequest(self._text, self._place, second if second.strip() else None, place)
+
+    def request_layers(self) -> None:
+        request = self.request()
+        if request is not None:
+            self.layers_requested.emit(request)
+
+    def show_reply(self, reply: LayersReply) -> None:
+        if reply.missing is not None:
+            self.show_missing(reply.missing)
+        elif reply.answer is not None:
+            self.show_answer(reply.answer)
+
+    def show_answer(self, answer: LayersAnswer) -> None:
+        self._ran_once = True
+        self.missing.hide()
+        steps = answer.steps
+        xs = [s.layer for s in steps]
+        ticks = [(x, "input" if x == 0 else str(x)) for x in xs]
+        for plot in (self.cosine_plot, self.length_plot):
+            plot.getAxis("bottom").setTicks([ticks])
+        self.length_plot.setLabel("bottom", "after layer")
+        token = answer.token.token.token
+        self.cosine_legend.clear()
+        self._row_curve.setData(xs, [s.cosine_to_row for s in steps])
+        self.cosine_legend.addItem(self._row_curve, f"{token} vs its own table row")
+        self._length_curve.setData(xs, [s.length for s in steps])
+        other = answer.compare
+        if other is None:
+            self._compare_curve.setData([], [])
+            self.headline.setText(
+                f"<b>{_escape(token)}</b> after {answer.layers} layers: cosine to its own table row "
+                f"<b>{steps[-1].cosine_to_row:.3f}</b>, length {steps[-1].length:.2f}. "
+                "Give a second text to compare two tokens."
+            )
+        else:
+            values = [s.cosine_to_compare or 0.0 for s in steps]
+            self._compare_curve.setData(xs, values)
+            self.cosine_legend.addItem(self._compare_curve, "the two tokens")
+            same_row = other.token.id == answer.token.token.id
+            start = f"table rows: <b>{TABLE_COSINE:.3f}</b>" if same_row else "table rows differ"
+            self.headline.setText(
+                f"<b>{_escape(token)}</b> in “{_escape(answer.token.text)}” vs <b>{_escape(other.token.token)}</b> in "
+                f"“{_escape(other.text)}”: {start} → input {values[0]:.3f} → after layer {answer.layers}: "
+                f"<b>{values[-1]:.3f}</b>"
+            )
+        self.nearest.setRowCount(len(steps))
+        for row, step in enumerate(steps):
+            items = (
+                QTableWidgetItem("input" if step.layer == 0 else str(step.layer)),
+                QTableWidgetItem(f"{step.cosine_to_row:.3f}"),
+                QTableWidgetItem(", ".join(f"{n.token} {n.cosine:.2f}" for n in step.nearest)),
+            )
+            for column, item in enumerate(items):
+                self.nearest.setItem(row, column, item)
+        self.note.setText(f"{_escape(answer.head_note)} Input: {_escape(answer.input.note)}")
+
+    def show_missing(self, missing: ModelMissing) -> None:
+        """Only the table is on disk: say how big the whole model is, and offer to download it."""
+        self._download_id = missing.download_id
+        size = f" The whole model is {_size(missing.model_bytes)}." if missing.model_bytes else ""
+        self.missing_label.setText(_escape(missing.message) + size)
+        self.download_button.setVisible(missing.download_id is not None)
+        self.missing.show()
+
+    def show_message(self, message: str) -> None:
+        self.headline.setText(_escape(message))
+
+    def clear(self) -> None:
+        self._ran_once = False
+        self._text = self._place = None
+        self.run_button.setEnabled(False)
+        self.missing.hide()
+        self.headline.clear()
+        self.note.clear()
+        self.nearest.setRowCount(0)
+        for curve in (self._row_curve, self._compare_curve, self._length_curve):
+            curve.setData([], [])
+        self.cosine_legend.clear()
+        for plot in (self.cosine_plot, self.length_plot):
+            plot.getAxis("bottom").setTicks(None)
+        self.heading.setText("Through the layers: select a token of a text")
+
+    def _on_download(self) -> None:
+        if self._download_id:
+            self.download_requested.emit(self._download_id)
+
+
+if __name__ == "__main__":  # a preview with a real worker: python -m embedexplorer.ui.layers_pane [MODEL]
+    import sys
+
+    from PySide6.QtWidgets import QApplication, QStatusBar
+
+    from ..jobs.layer_jobs import LAYERS
+    from ..jobs.table_jobs import LOAD, LoadRequest
+    from ..worker import WorkerClient
+
+    app = QApplication(sys.argv)
+    client = WorkerClient()
+    window = QWidget()
+    pane = LayersPane()
+    status = QStatusBar()
+    box = QVBoxLayout(window)
+    box.addWidget(pane, 1)
+    box.addWidget(status)
+    window.resize(900, 900)
+    pane.layers_requested.connect(lambda request: client.submit(LAYERS, request))
+    client.channel(LAYERS).ready.connect(pane.show_reply)
+    client.channel(LAYERS).failed.connect(lambda failure: pane.show_message(failure.message))
+    client.channel(LOAD).progress.connect(lambda share, message: status.showMessage(message))
+    client.channel(LAYERS).progress.connect(lambda share, message: status.showMessage(message))
+    client.channel(LOAD).ready.connect(lambda loaded: window.setWindowTitle(f"Layers: {loaded.name}"))
+    client.submit(LOAD, LoadRequest(sys.argv[1] if len(sys.argv) > 1 else "bundled"))
+    pane.set_token("the river bank", 3, "bank")
+    pane.set_compare("my bank account", 2)
+    app.aboutToQuit.connect(client.shutdown)
+    window.show()
+    sys.exit(app.exec())

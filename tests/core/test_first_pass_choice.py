@@ -1,0 +1,64 @@
+"""The float32 table's first pass: chosen by medians at open, and dropped when the float32 pass wins in use."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from embedexplorer.core import bf16_rows
+from embedexplorer.core import neighbours as nb
+
+
+@pytest.mark.skipif(bf16_rows._scan is None, reason="the C scan is not built")
+def test_a_scan_that_loses_in_use_is_dropped(minilm_table) -> None:  # type: ignore[no-untyped-def]
+    unit = minilm_table.unit
+    screen = bf16_rows.Bf16Rows(unit)
+    choice = bf16_rows.ScreenChoice(screen, unit)
+    plain_ids = [nb.top_k(unit, unit[i], 5, exclude=(i,))[0].tolist() for i in range(3)]
+
+    class Slowed(bf16_rows.Bf16Rows):
+        """The same rows, but each scan waits as a scan on a starved memory bus would."""
+
+        def scores(self, query: np.ndarray) -> np.ndarray:
+            time.sleep(0.02)
+            return super().scores(query)
+
+    slowed = Slowed.__new__(Slowed)
+    slowed.__dict__.update(screen.__dict__)
+    choice.screen = slowed
+    used = 0
+    for query_number in range(bf16_rows.RECHECK_EVERY * 4):
+        current = choice.current()
+        if current is None:
+            break
+        used += 1
+        row = query_number % 3
+        ids, _ = nb.top_k(unit, unit[row], 5, exclude=(row,), screen=current)
+        assert ids.tolist() == plain_ids[row]  # the answer never depends on the pass
+    # Three float32 timings are needed before the medians are compared.
+    assert used == 3 * bf16_rows.RECHECK_EVERY
+    assert choice.current() is None
+
+
+@pytest.mark.skipif(bf16_rows._scan is None, reason="the C scan is not built")
+def test_a_scan_that_keeps_winning_stays(minilm_table) -> None:  # type: ignore[no-untyped-def]
+    unit = minilm_table.unit
+
+    choice = bf16_rows.ScreenChoice(bf16_rows.Bf16Rows(unit), unit)
+    # A float32 pass that always takes longer than the scan: the choice holds.
+    choice.unit = _SlowMatmul(unit)  # type: ignore[assignment]
+    for row in range(bf16_rows.RECHECK_EVERY * 4):
+        current = choice.current()
+        assert current is not None
+        current.scores(unit[row])
+
+
+class _SlowMatmul:
+    def __init__(self, unit: np.ndarray) -> None:
+        self.unit = unit
+
+    def __matmul__(self, query: np.ndarray) -> np.ndarray:
+        time.sleep(0.05)
+        return self.unit @ query

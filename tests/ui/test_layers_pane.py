@@ -1,0 +1,168 @@
+"""The Layers pane alone and in the window: two "bank"s through MiniLM, a missing model, closing mid-run."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+
+from embedexplorer import open_table
+from embedexplorer.jobs.base import JobContext, Session
+from embedexplorer.jobs.layer_jobs import LAYERS, LayersReply, LayersRequest, ModelMissing, run_layers
+from embedexplorer.jobs.table_jobs import NEIGHBOURS, ROW, NeighboursRequest
+from embedexplorer.ui.layers_pane import LayersPane
+from tests.ui.conftest import ANSWER_TIMEOUT_MS, LOAD_TIMEOUT_MS, open_model, type_text
+
+RIVER, ACCOUNT = "the river bank", "my bank account"
+
+
+@pytest.fixture(scope="module")
+def bank_reply() -> LayersReply:
+    """The engine's own answer for the two "bank"s, computed without any widget."""
+    session = Session()
+    session.replace_table(open_table("bundled"))
+    return run_layers(JobContext(session), LayersRequest(RIVER, 3, ACCOUNT, None, k=4))
+
+
+def test_the_pane_draws_every_layer_and_the_two_banks(qtbot, bank_reply: LayersReply) -> None:
+    pane = LayersPane()
+    qtbot.addWidget(pane)
+    answer = bank_reply.answer
+    assert answer is not None and answer.compare is not None and answer.compare.place == 2  # found by its id
+    pane.show_reply(bank_reply)
+    compare = [s.cosine_to_compare for s in answer.steps]
+    xs, ys = pane._compare_curve.getData()
+    assert list(xs) == list(range(7)) and list(ys) == pytest.approx(compare)
+    assert list(pane._row_curve.getData()[1]) == pytest.approx([s.cosine_to_row for s in answer.steps])
+    assert list(pane._length_curve.getData()[1]) == pytest.approx([s.length for s in answer.steps])
+    headline = pane.headline.text()
+    assert "table rows: <b>1.000</b>" in headline
+    assert f"after layer 6: <b>{compare[-1]:.3f}</b>" in headline and f"input {compare[0]:.3f}" in headline
+    assert pane.nearest.rowCount() == 7
+    assert pane.nearest.item(0, 0).text() == "input" and pane.nearest.item(6, 0).text() == "6"
+    first = answer.steps[6].nearest[0]
+    assert pane.nearest.item(6, 2).text().startswith(f"{first.token} {first.cosine:.2f}")
+    assert "not a guess of the model" in pane.note.text() and "LayerNorm" in pane.note.text()
+    assert pane._table_line.value() == 1.0
+
+
+def test_the_pane_asks_for_what_it_shows(qtbot) -> None:
+    pane = LayersPane()
+    qtbot.addWidget(pane)
+    assert pane.request() is None and not pane.run_button.isEnabled()
+    pane.set_token(RIVER, 3, "bank")
+    pane.set_compare(ACCOUNT, 2)
+    with qtbot.waitSignal(pane.layers_requested, timeout=1000) as sent:
+        qtbot.mouseClick(pane.run_button, Qt.MouseButton.LeftButton)
+    assert sent.args == [LayersRequest(RIVER, 3, ACCOUNT, 2)]
+    pane.set_compare(None)
+    assert pane.request() == LayersRequest(RIVER, 3)
+
+
+def test_a_missing_model_says_its_size_and_offers_a_download(qtbot) -> None:
+    pane = LayersPane()
+    qtbot.addWidget(pane)
+    pane.show()
+    missing = ModelMissing("The folder has the embedding table but not the whole model.", 497_759_232, "owner/model")
+    pane.show_reply(LayersReply(LayersRequest(RIVER, 3), missing=missing))
+    assert pane.missing.isVisible() and pane.download_button.isVisible()
+    assert "The whole model is 498 MB." in pane.missing_label.text()
+    with qtbot.waitSignal(pane.download_requested, timeout=1000) as asked:
+        qtbot.mouseClick(pane.download_button, Qt.MouseButton.LeftButton)
+    assert asked.args == ["owner/model"]
+    pane.show_reply(LayersReply(LayersRequest(RIVER, 3), missing=ModelMissing("Only the table.", None, None)))
+    assert not pane.download_button.isVisible()  # a local folder: nowhere to download from
+
+
+def test_two_banks_in_the_window_while_quick_questions_keep_answering(qtbot, window, bank_reply) -> None:
+    open_model(qtbot, window, "bundled")
+    type_text(qtbot, window, RIVER)
+    channel = window.client.channel
+    with qtbot.waitSignal(channel(ROW).ready, timeout=ANSWER_TIMEOUT_MS):
+        window.token_pane.select(2)
+    window.right.setCurrentWidget(window.layers_pane)
+    window.layers_pane.set_compare(ACCOUNT)
+    order: list[str] = []
+    channel(NEIGHBOURS).ready.connect(lambda _answer: order.append("neighbours"))
+    with qtbot.waitSignal(channel(LAYERS).ready, timeout=LOAD_TIMEOUT_MS):
+        qtbot.mouseClick(window.layers_pane.run_button, Qt.MouseButton.LeftButton)
+        order.append("layers asked")
+        # The whole model loads in the long lane; a neighbour question is answered meanwhile.
+        window.client.submit(NEIGHBOURS, NeighboursRequest("river", 5))
+        qtbot.waitUntil(lambda: "neighbours" in order, timeout=ANSWER_TIMEOUT_MS)
+        order.append("neighbours before layers")
+    expected = [s.cosine_to_compare for s in bank_reply.answer.steps]
+    assert f"after layer 6: <b>{expected[-1]:.3f}</b>" in window.layers_pane.headline.text()
+    assert not window.progress.isVisible()
+    # The row pane now shows what really enters layer 1: the model's own step, LayerNorm included.
+    np.testing.assert_allclose(window.row_view._result.combined, bank_reply.answer.input.enters, atol=1e-6)
+    assert "enters layer 1:" in window.row_view.numbers.text() and "position row 4:" in window.row_view.numbers.text()
+    assert "LayerNorm" in window.row_view.note.text()
+    # A token the second text does not have: the pane says so, in words.
+    with qtbot.waitSignal(channel(LAYERS).failed, timeout=ANSWER_TIMEOUT_MS):
+        window.token_pane.select(1)
+    assert "river is not a token of 'my bank account'" in window.layers_pane.headline.text()
+    # Once the model is loaded, a change runs at once: here, clearing the second text.
+
+    def about_river(reply: LayersReply) -> bool:
+        return reply.answer is not None and reply.answer.token.token.token == "river"
+
+    with qtbot.waitSignal(channel(LAYERS).ready, timeout=ANSWER_TIMEOUT_MS, check_params_cb=about_river) as second:
+        window.layers_pane.set_compare(None)
+    assert second.args[0].load_seconds is None and second.args[0].answer.compare is None
+
+
+CLOSE_DURING_FORWARD = """
+import sys, time
+from embedexplorer.app import create_app, create_window
+from embedexplorer.jobs.layer_jobs import LAYERS, LayersRequest
+from embedexplorer.jobs.table_jobs import LOAD
+app = create_app()
+window = create_window(sys.argv[2])
+window.show()
+channel = window.client.channel
+first = []
+def loaded(_answer):
+    window.client.submit(LAYERS, LayersRequest("warm", 1))
+def layers_ready(reply):
+    if not first:
+        first.append(reply)
+        # a long text: its forward pass takes seconds, so the window closes in the middle of it
+        window.client.submit(LAYERS, LayersRequest(" the river bank was steep" * 150, 3))
+def progress(share, message):
+    if first and message.startswith("Running the text"):
+        print("closing during the forward pass", flush=True)
+        window.started_close = time.perf_counter()
+        window.close()
+channel(LOAD).ready.connect(loaded)
+channel(LAYERS).ready.connect(layers_ready)
+channel(LAYERS).failed.connect(lambda failure: print("failed:", failure.message, flush=True))
+channel(LAYERS).progress.connect(progress)
+window.open_model(sys.argv[1])
+app.exec()
+print(f"closed in {time.perf_counter() - window.started_close:.2f} s, stuck {window.worker_stuck}", flush=True)
+"""
+
+
+def test_closing_the_window_during_a_forward_pass(gpt2_folder, tmp_path) -> None:
+    started = time.perf_counter()
+    result = subprocess.run(
+        [sys.executable, "-c", CLOSE_DURING_FORWARD, str(gpt2_folder), str(tmp_path / "s.ini")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
+    )
+    assert result.returncode == 0, result.stderr
+    assert "closing during the forward pass" in result.stdout, result.stdout + result.stderr
+    assert "stuck False" in result.stdout, result.stdout
+    closing = float(result.stdout.split("closed in ")[1].split(" s")[0])
+    assert closing < 3.0, result.stdout  # the pass stopped between layers, within the window's wait
+    assert "QThread: Destroyed while thread is still running" not in result.stderr
+    assert "Traceback" not in result.stderr
+    assert time.perf_counter() - started < 300

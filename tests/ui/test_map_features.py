@@ -1,0 +1,152 @@
+"""The map beyond the 63 words, in the real window: edited families, bigger maps, search, rings, export."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+from PySide6.QtCore import QPoint, Qt
+
+from embedexplorer.core.maps import load_families
+from embedexplorer.core.word_maps import WordMap
+from embedexplorer.jobs.map_jobs import WORD_MAP
+from embedexplorer.jobs.table_jobs import MAP
+from embedexplorer.ui.family_editor import FamilyEditor
+from tests.ui.conftest import ANSWER_TIMEOUT_MS, LOAD_TIMEOUT_MS, open_model, settle, type_text
+
+DAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+
+
+def whole_vocabulary(qtbot, window) -> WordMap:  # type: ignore[no-untyped-def]
+    with qtbot.waitSignal(window.client.channel(WORD_MAP).ready, timeout=LOAD_TIMEOUT_MS) as ready:
+        window.map_view.request_word_map("all")
+    return ready.args[0]
+
+
+def test_families_edited_in_the_dialog_round_trip_through_the_saved_file(qtbot, window, tmp_path) -> None:
+    open_model(qtbot, window, "bundled")
+    editor = FamilyEditor(window.map_view.current_families())
+    qtbot.addWidget(editor)
+    days = editor.tree.topLevelItem(editor.families_in_order().index("days"))
+    editor.tree.setCurrentItem(days)
+    editor.add_word("holiday")  # a word added to a family
+    editor.rename("days", "weekdays")  # a family renamed
+    editor.tree.setCurrentItem(editor.tree.topLevelItem(editor.families_in_order().index("jobs")))
+    editor.remove_selected()  # a family removed
+    editor.add_family("colours", ["red", "green", "blue"])  # a new family
+    editor.tree.setCurrentItem(editor.tree.topLevelItem(0))
+    editor.move_selected(1)  # countries and cities swap colours
+    assert editor.problem() == ""
+    edited = editor.families()
+    assert list(edited)[:2] == ["cities", "countries"] and "jobs" not in edited
+    assert edited["weekdays"][-1] == "holiday" and edited["colours"] == ["red", "green", "blue"]
+
+    saved = tmp_path / "mine.json"
+    with qtbot.waitSignal(window.client.channel(MAP).ready, timeout=ANSWER_TIMEOUT_MS) as drawn:
+        assert window.map_view.apply_edited_families(edited, saved)
+    assert load_families(saved) == edited  # the format that loads today, in the same order
+    assert drawn.args[0].families == list(edited)
+    assert window.map_view.canvas.families == list(edited)
+    assert window.settings.families_file == str(saved)  # remembered for the next start
+    # A family left empty or two with one name cannot be saved.
+    editor.add_family("weekdays")
+    assert "same name" in editor.problem() or "no words" in editor.problem()
+
+
+def test_whole_vocabulary_search_counts_and_centres_on_each_match(qtbot, window, minilm_table) -> None:
+    open_model(qtbot, window, "bundled")
+    drawn = whole_vocabulary(qtbot, window)
+    view, canvas = window.map_view, window.map_view.canvas
+    assert len(drawn) == 30_522 and canvas.map is drawn
+    assert sum(drawn.family_counts().values()) == 63  # the chapter's words, coloured among the grey rows
+    qtbot.keyClicks(view.search_box, "tuesday")
+    expected = [i for i, t in enumerate(drawn.texts) if "tuesday" in t.casefold()]
+    assert len(canvas.matches) == len(expected) >= 1 and view.search_count.text() == f"{len(expected):,} found"
+    qtbot.keyClick(view.search_box, Qt.Key.Key_Return)
+    (x0, x1), (y0, y1) = canvas.plot.getViewBox().viewRange()
+    assert np.allclose(((x0 + x1) / 2, (y0 + y1) / 2), drawn.coords[expected[0]], atol=1e-6 * (x1 - x0) + 1e-9)
+    assert view.search_count.text().startswith("1 of ")
+    view.search_box.clear()
+    assert canvas.matches == [] and view.search_count.text() == ""
+
+
+def test_a_regex_that_matches_nothing_or_is_invalid_is_one_clear_message(qtbot, window) -> None:
+    open_model(qtbot, window, "bundled")
+    before = window.map_view.canvas.map
+    for pattern, words in ((r"^zzqqxx$", "matches"), ("(unclosed", "not a valid regular expression")):
+        with qtbot.waitSignal(window.client.channel(WORD_MAP).failed, timeout=ANSWER_TIMEOUT_MS):
+            window.map_view.request_word_map("regex", pattern)
+        assert words in window.message_bar.text() and "The map on screen stays" in window.message_bar.text()
+        assert window.map_view.canvas.map is before
+
+
+def test_cancelling_a_tsne_map_leaves_the_previous_map(qtbot, window) -> None:
+    open_model(qtbot, window, "bundled")
+    before = window.map_view.canvas.map
+    messages: list[str] = []
+    window.client.channel(WORD_MAP).progress.connect(lambda _share, message: messages.append(message))
+    window.map_view.set_projection("tsne")
+    assert window.map_view.computing and window.map_view.stop_button.isVisibleTo(window.map_view)
+    qtbot.waitUntil(lambda: len(messages) > 0, timeout=LOAD_TIMEOUT_MS)  # under way, with progress
+    qtbot.mouseClick(window.map_view.stop_button, Qt.MouseButton.LeftButton)
+    assert not window.map_view.computing and not window.progress.isVisibleTo(window)
+    # The long lane runs one job at a time: a family map arriving proves the t-SNE job has stopped.
+    with qtbot.waitSignal(window.client.channel(MAP).ready, timeout=LOAD_TIMEOUT_MS):
+        window.map_view.show_family_map()
+    assert window.map_view.canvas.map.method == "pca" and len(window.map_view.canvas.map) == len(before)
+    assert window.map_view.projection == "pca" and window.projection_actions["pca"].isChecked()
+
+
+def test_rings_are_named_hidden_families_leave_nothing_and_the_caption_counts_what_is_shown(qtbot, window) -> None:
+    open_model(qtbot, window, "bundled")
+    answer = type_text(qtbot, window, "monday")
+    canvas, panel = window.map_view.canvas, window.map_view.panel
+    names = [n.token for n in answer.result.neighbours]
+    assert canvas.ring_names == names  # each ring's hover tip names it
+    labelled = set(canvas.labels.shown)
+    assert all(name in labelled or name in canvas.ring_names for name in names)
+    assert "63 words in 8 families" in canvas.caption.text
+    panel.visibility["days"].click()
+    assert not set(DAYS) & set(canvas.ring_names)  # the rings on hidden days are gone too
+    assert set(canvas.ring_names) == {n for n in names if n not in DAYS}
+    assert "56 words in 7 families" in canvas.caption.text
+    # Show the k nearest: the star and its rings alone, zoomed to them; Reset view shows everything.
+    qtbot.mouseClick(window.map_view.isolate_button, Qt.MouseButton.LeftButton)
+    assert canvas.isolated
+    window.map_view.reset_view()
+    qtbot.mouseClick(window.map_view.isolate_button, Qt.MouseButton.LeftButton)
+    assert not canvas.isolated
+
+
+def test_clicking_a_dot_looks_its_word_up(qtbot, window) -> None:
+    open_model(qtbot, window, "bundled")
+    canvas = window.map_view.canvas
+    settle()
+    index = canvas.map.labels.index("tokyo")
+    view = canvas.plot.getViewBox()
+    at = canvas.mapFromScene(view.mapViewToScene(pg_point(*canvas.map.coords[index])))
+    with qtbot.waitSignal(window.map_view.word_clicked, timeout=ANSWER_TIMEOUT_MS) as clicked:
+        qtbot.mouseClick(canvas.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(at.x(), at.y()))
+    assert clicked.args == [" Tokyo"]  # the word as the families file spells it
+    qtbot.waitUntil(lambda: window.token_pane.input.text() == " Tokyo", timeout=ANSWER_TIMEOUT_MS)
+
+
+def pg_point(x: float, y: float):  # type: ignore[no-untyped-def]
+    import pyqtgraph as pg
+
+    return pg.Point(float(x), float(y))
+
+
+def test_svg_export_draws_markers_as_shapes_and_the_legend_explains_star_and_rings(qtbot, window, tmp_path) -> None:
+    open_model(qtbot, window, "bundled")
+    type_text(qtbot, window, "monday")
+    target = tmp_path / "map.svg"
+    assert window.map_view.export_to(str(target))
+    drawing = target.read_text(encoding="utf-8")
+    assert "<image" not in drawing  # no marker squeezed into a bitmap
+    assert len(re.findall(r"<circle", drawing)) >= 63 + len(window.map_view.canvas.ring_names)
+    assert len(re.findall(r"<polygon", drawing)) == 2  # the star, on the map and in the legend
+    # One grid: each major tick of each axis is one line, none drawn twice.
+    lines = re.findall(r"<line [^>]*/>", drawing)
+    assert len(lines) == len(set(lines)) >= 4
+    assert "the selected token" in drawing and "rings: its nearest rows" in drawing
