@@ -3,7 +3,8 @@
 # cache, a clean environment.
 #   1. --self-test under QT_QPA_PLATFORM=offscreen
 #   2. --self-test on a real X server (xvfb-run, platform xcb)
-#   3. --self-test-forward: torch runs MiniLM forward with transformers' BertModel
+#   3. --self-test-forward (torch runs MiniLM forward with transformers' BertModel) and a layers
+#      query: "bank" in "the river bank" against "my bank account", through all six layers
 #   4. if the archive is there: install.sh into a scratch home, validate the installed .desktop
 #      entry, check that Exec starts, then uninstall and check that nothing is left.
 # Each run sits inside `timeout`. Fails unless every step passes and each self-test wrote a PNG.
@@ -77,6 +78,25 @@ if printf '%s' "$forward" | grep -q '"ok": true'; then
   echo "PASS forward: $forward"
 else
   echo "FAIL forward: ${forward:-no report}: $(tail -c 1000 "$SCRATCH/forward.err")" >&2
+  failures=$((failures + 1))
+fi
+
+# The layers command on the bundled MiniLM, offline: "bank" in two sentences, input and six layers.
+"${clean_env[@]}" timeout "$TIMEOUT_S" "$BIN" layers "the river bank" --place 3 --compare "my bank account" \
+  --model bundled -k 3 --json >"$SCRATCH/layers.json" 2>"$SCRATCH/layers.err"
+layers_rc=$?
+if summary="$(python3 - "$SCRATCH/layers.json" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))
+assert [r["layer"] for r in rows] == list(range(7)), [r["layer"] for r in rows]
+first, last = rows[0]["cosine_to_compare"], rows[-1]["cosine_to_compare"]
+assert rows[0]["nearest"][0]["token"] == "bank" and last < first, (first, last)
+print(f"7 rows; cosine of the two banks {first:.3f} at the input, {last:.3f} after layer 6")
+PY
+)" && [ "$layers_rc" -eq 0 ]; then
+  echo "PASS layers: $summary"
+else
+  echo "FAIL layers: exit $layers_rc: $(tail -c 1000 "$SCRATCH/layers.err") $(head -c 400 "$SCRATCH/layers.json")" >&2
   failures=$((failures + 1))
 fi
 
