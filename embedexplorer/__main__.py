@@ -13,6 +13,8 @@ from .cli import COMMANDS
 from .core.tokenizer_process import CHILD_FLAG
 
 _CLI_FLAGS = {"-h", "--help", "--version"}
+# Not in --help: the packaging checks use it to prove torch runs forward in the frozen app.
+FORWARD_CHECK_FLAG = "--self-test-forward"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -21,6 +23,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .core.tokenizer_child import serve
 
         return serve(*args[1:])
+    if args == [FORWARD_CHECK_FLAG]:
+        from .core.forward_check import main as forward_check
+
+        return forward_check()
     if args and (args[0] in COMMANDS or args[0] in _CLI_FLAGS):
         from .cli import main as cli_main
 

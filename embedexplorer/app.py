@@ -70,6 +70,10 @@ def create_app(argv: Sequence[str] = ()) -> QApplication:
     app.setOrganizationName("EmbedExplorer")
     app.setDesktopFileName(APP_ID)
     from .resources import resource_path
+    from .ui import fonts
+
+    # The map's font, and the window's too where the system has none that draws text.
+    fonts.use_for_window_if_needed(app)
 
     icon = resource_path("icons", "embedexplorer.svg")
     if icon.is_file():
@@ -196,6 +200,13 @@ def self_test(model: str | None = None, keep_png: str | None = None) -> int:
             report["png"] = str(png)
         report["png_bytes"] = png.stat().st_size
         report["png_width"] = image.width()
+        from .ui.text_check import check_map_text
+
+        # A picture of empty boxes is still a PNG: check that its text really renders.
+        problems = check_map_text(window.map_view.canvas, png)
+        if problems:
+            raise RuntimeError("the map's text does not render: " + "; ".join(problems))
+        report["text"] = "renders"
         report["ok"] = True
     except Exception as exc:  # noqa: BLE001 - the report must say what failed, not crash
         report["error"] = f"{type(exc).__name__}: {exc}"

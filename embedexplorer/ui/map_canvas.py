@@ -20,7 +20,7 @@ from ..core.files import atomic_write_bytes
 from ..core.maps import FamilyMap
 from ..core.texts import fixed
 from ..core.word_maps import NO_FAMILY, WordMap, from_family_map
-from . import theme
+from . import fonts, theme
 
 # Beyond this many points only family words (and rings) get labels; hover tips name the rest.
 MAX_LABELLED_POINTS = 500
@@ -43,8 +43,7 @@ class WordLabels(pg.GraphicsObject):
 
     def __init__(self) -> None:
         super().__init__()
-        self.font = QFont()
-        self.font.setPointSize(8)
+        self.font: QFont = fonts.map_font(8)
         self._metrics = QFontMetricsF(self.font)
         self._x = np.empty(0)
         self._y = np.empty(0)
@@ -75,7 +74,8 @@ class WordLabels(pg.GraphicsObject):
         """Labels in priority order (the first ones are placed first); ``obstacles`` are (n, 2) dots."""
         self.prepareGeometryChange()
         self._x, self._y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-        self._texts, self._groups, self._colours = list(texts), list(groups), list(colours)
+        self._texts = [fonts.for_map(text, self.font) for text in texts]
+        self._groups, self._colours = list(groups), list(colours)
         self._widths = [self._metrics.horizontalAdvance(text) for text in self._texts]
         self._obstacles = np.asarray(obstacles, dtype=float).reshape(-1, 2)
         self._version += 1
@@ -88,7 +88,7 @@ class WordLabels(pg.GraphicsObject):
 
     def set_selected(self, token: str) -> None:
         """Leave out the selected token's own label: the selection marker names it already."""
-        self._selected = token
+        self._selected = fonts.for_map(token, self.font)
         self._version += 1
         self.update()
 
@@ -312,7 +312,19 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         )
         self._matches = np.empty(0, dtype=np.int64)
         self._current = -1
+        # set by render_image: where its texts lie in the last exported picture, in pixels
+        self.export_text_areas: dict[str, QRectF] = {}
+        self._use_map_font()
         self.apply_palette()
+
+    def _use_map_font(self) -> None:
+        """Every text of the map in the bundled family, so pictures match on every machine."""
+        for axis in ("bottom", "left"):
+            item = self.plot.getAxis(axis)
+            item.setStyle(tickFont=fonts.map_font(8))
+            item.label.setFont(fonts.map_font(9))
+        self.caption.item.setFont(fonts.map_font(9))
+        self._query_label.textItem.setFont(fonts.map_font(10))
 
     # ----- content -----------------------------------------------------------------------
     def set_map(self, the_map: FamilyMap | WordMap, model_name: str, hidden: set[str] | None = None) -> None:
@@ -491,7 +503,8 @@ class MapCanvas(pg.GraphicsLayoutWidget):
 
     def _update_caption(self) -> None:
         if self.map is not None:
-            self.caption.setText(_caption(self.map, self.model_name, self._hidden), size="9pt")
+            name = fonts.for_map(self.model_name, self.labels.font)
+            self.caption.setText(_caption(self.map, name, self._hidden), size="9pt")
 
     # ----- the selected token -------------------------------------------------------------
     def set_selection(
@@ -537,7 +550,7 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             pen=pg.mkPen(colour, width=2),
             tip=lambda x, y, data: f"{data}  (a nearest row of {token})",
         )
-        self._query_label.setText(token, color=colour)
+        self._query_label.setText(fonts.for_map(token, self.labels.font), color=colour)
         self._query_label.setPos(at[0], at[1])
         self._query_label.setVisible(True)
         self.labels.set_selected(token)
@@ -683,7 +696,12 @@ class MapCanvas(pg.GraphicsLayoutWidget):
                 brush = pg.mkBrush(fill) if fill is not None else pg.mkBrush(None)
                 width = 2 if symbol == "ring" else 1
                 pen = pg.mkPen(outline, width=width) if outline is not None else None
-                self.legend.addItem(_legend_sample("o" if symbol == "ring" else symbol, size, brush, pen), text)
+                self.legend.addItem(
+                    _legend_sample("o" if symbol == "ring" else symbol, size, brush, pen),
+                    fonts.for_map(text, self.labels.font),
+                )
+            for _sample, label in self.legend.items:
+                label.item.setFont(fonts.map_font(10))
         self._legend_column.setVisible(visible)
         self._legend_column.setMaximumWidth(220 if visible else 0)
         self.ci.layout.activate()
@@ -698,11 +716,37 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             exporter = ImageExporter(self.ci)
             exporter.parameters()["width"] = int(width)
             image = exporter.export(toBytes=True)
+            if image is not None and not image.isNull():
+                self.export_text_areas = self._text_areas_in(image)
         finally:
             self.show_legend(on_screen)
         if image is None or image.isNull():
             raise OSError("The map could not be drawn into an image.")
         return image
+
+    def _text_areas_in(self, image: QImage) -> dict[str, QRectF]:
+        """Where the caption, the legend's names and the axis titles lie in an exported image.
+
+        The exporter scales the layout's scene rectangle onto the image, so the same scaling
+        maps each text item; the self-test checks that these areas are not blank.
+        """
+        source = self.ci.sceneBoundingRect()
+        sx, sy = image.width() / source.width(), image.height() / source.height()
+
+        def mapped(rect: QRectF) -> QRectF:
+            x, y = (rect.x() - source.x()) * sx, (rect.y() - source.y()) * sy
+            return QRectF(x, y, rect.width() * sx, rect.height() * sy)
+
+        areas = {"caption": mapped(self.caption.item.sceneBoundingRect())}
+        names = [label.item.sceneBoundingRect() for _sample, label in self.legend.items]
+        if names:
+            legend = names[0]
+            for rect in names[1:]:
+                legend = legend.united(rect)
+            areas["legend names"] = mapped(legend)
+        for axis in ("bottom", "left"):
+            areas[f"{axis} axis title"] = mapped(self.plot.getAxis(axis).label.sceneBoundingRect())
+        return areas
 
     def export_png(self, path: str | Path, width: int = 1600) -> None:
         """Write a PNG atomically: a failed write (full disk, no permission) leaves no file."""

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from ..core.texts import Token
 from ..jobs.table_jobs import TokensAnswer
+from . import fonts
 from .steady_label import SteadyLabel
 
 TYPING_PAUSE_MS = 120  # wait for a pause in typing before asking the worker
@@ -40,7 +41,8 @@ QListWidget::item:selected { border: 1px solid palette(highlight); background: p
 
 
 def chip_label(token: Token) -> str:
-    return f"{token.token}\n{token.id}"
+    """The token as the window can draw it (``U+XXXX`` where no font has a glyph), then its id."""
+    return f"{fonts.for_window(token.token)}\n{token.id}"
 
 
 # Pixels between a chip's token and its id: "_" hangs below its line and would touch the id.
@@ -172,7 +174,7 @@ class TokenPane(QWidget):
             item = QListWidgetItem(chip_label(token))
             item.setData(TOKEN_ROLE, token)
             item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
-            item.setToolTip(f"token {token.token}, id {token.id}, place {index + 1} in the text")
+            item.setToolTip(f"token {fonts.for_window(token.token)}, id {token.id}, place {index + 1} in the text")
             self.chip_list.addItem(item)
         self.chip_list.blockSignals(False)
         self._fit_height()

@@ -21,6 +21,13 @@ done
 mkdir -p "$ROOT_DIR/usr/share/icons/hicolor/scalable/apps"
 cp "$RES/icons/embedexplorer.svg" "$ROOT_DIR/usr/share/icons/hicolor/scalable/apps/embedexplorer.svg"
 
+# Debian's machine-readable copyright file: one paragraph per part, pointing at its texts.
+DOC="$ROOT_DIR/usr/share/doc/embedexplorer"
+mkdir -p "$DOC"
+python3 packaging/linux/debian_copyright.py dist/EmbedExplorer/_internal/licences /opt/embedexplorer/_internal/licences \
+  > "$DOC/copyright"
+ln -s /opt/embedexplorer/_internal/licences "$DOC/licences"
+
 # PyInstaller bundles every library except glibc and the GL/X driver stack, so only those are
 # needed from the system; glibc must be at least the newest symbol version the bundle uses.
 GLIBC="$(find dist/EmbedExplorer -type f \( -name '*.so*' -o -name EmbedExplorer \) -exec objdump -T {} + 2>/dev/null \
@@ -35,11 +42,14 @@ Priority: optional
 Architecture: amd64
 Installed-Size: $INSTALLED_KB
 Depends: libc6 (>= $GLIBC), libgl1, libegl1, libxcb1
+Recommends: fontconfig, fonts-dejavu-core
 Maintainer: EmbedExplorer developers <embedexplorer@localhost>
 Description: look inside a language model's token embedding table
  Type a word and see its tokens and ids, the row of numbers behind each token,
  its nearest neighbours by cosine, and a map of words from eight families.
  The all-MiniLM-L6-v2 embedding table is included, so it works offline.
+ It carries its own font (DejaVu Sans) for the map and its pictures; the system's
+ fonts (Recommends) serve the rest of the window where they exist.
 EOF
 # Menus refresh themselves through dpkg triggers on /usr/share/applications and the icon theme.
 find "$ROOT_DIR" -type d -exec chmod 755 {} +

@@ -39,8 +39,9 @@ uninstall() {
     rm -f "$BIN_HOME/embedexplorer"
   fi
   refresh_menus
-  say "EmbedExplorer removed. Your settings (~/.config/EmbedExplorer) and any downloaded models"
-  say "(~/.cache/huggingface) were left in place; delete them by hand if you want them gone."
+  say "EmbedExplorer removed. Your settings (~/.config/EmbedExplorer), its error log"
+  say "(~/.local/share/EmbedExplorer/logs) and any downloaded models (~/.cache/huggingface) were"
+  say "left in place; delete them by hand if you want them gone."
 }
 
 install() {

