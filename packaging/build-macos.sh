@@ -30,7 +30,7 @@ trap 'rm -rf "$EMPTY_HF"' EXIT
 HF_HOME="$EMPTY_HF" HF_HUB_OFFLINE=1 "$APP/Contents/MacOS/EmbedExplorer" info --model bundled >/dev/null
 # The self-test drives the real window; offscreen needs no logged-in screen (e.g. on CI).
 OUT="$(HF_HOME="$EMPTY_HF" HF_HUB_OFFLINE=1 QT_QPA_PLATFORM=offscreen \
-  with_timeout 180 "$APP/Contents/MacOS/EmbedExplorer" --self-test | tail -1)"
+  with_timeout 180 "$APP/Contents/MacOS/EmbedExplorer" --self-test --self-test-png "$EMPTY_HF/map.png" | tail -1)"
 echo "$OUT"
 PNG="$(printf '%s' "$OUT" | sed -n 's/.*"png": *"\([^"]*\)".*/\1/p')"
 [ -s "$PNG" ] || { echo "build-macos.sh: self-test wrote no PNG" >&2; exit 1; }

@@ -26,7 +26,8 @@ if ($LASTEXITCODE -ne 0) { throw "PyInstaller failed" }
 $emptyHf = Join-Path ([System.IO.Path]::GetTempPath()) ("embedexplorer-hf-" + [guid]::NewGuid())
 New-Item -ItemType Directory $emptyHf | Out-Null
 $env:HF_HOME = $emptyHf; $env:HF_HUB_OFFLINE = "1"; $env:QT_QPA_PLATFORM = "offscreen"
-$job = Start-Job { param($exe) & $exe --self-test } -ArgumentList (Resolve-Path dist\EmbedExplorer\embedexplorer-cli.exe)
+$png = Join-Path $env:TEMP "embedexplorer-map.png"
+$job = Start-Job { param($exe, $png) & $exe --self-test --self-test-png $png } -ArgumentList (Resolve-Path dist\EmbedExplorer\embedexplorer-cli.exe), $png
 if (-not (Wait-Job $job -Timeout 180)) { Stop-Job $job; throw "self-test timed out" }
 $out = (Receive-Job $job | Select-Object -Last 1)
 Write-Output $out

@@ -114,7 +114,9 @@ in_root install -d -m 700 -o learner -g learner /tmp/learner-runtime
 self_test() {  # self_test NAME ENV... : run --self-test as the learner, keep its PNG
   local name="$1"; shift
   local started=$SECONDS out
-  out="$(as_learner "$@" timeout "$TIMEOUT_S" embedexplorer --self-test 2>"$OUT/$name.log")"
+  # --self-test removes its own files; --self-test-png keeps the map where we can look at it.
+  out="$(as_learner "$@" timeout "$TIMEOUT_S" embedexplorer --self-test \
+    --self-test-png "/home/learner/map-$name.png" 2>"$OUT/$name.log")"
   local rc=$?
   local json png
   json="$(printf '%s\n' "$out" | grep '^{' | tail -1)"

@@ -53,8 +53,9 @@ self_test() {  # self_test NAME COMMAND...
   fi
 }
 
+# --self-test removes its own files; --self-test-png keeps the map for is_png to look at.
 self_test offscreen "${clean_env[@]}" QT_QPA_PLATFORM=offscreen \
-  timeout "$TIMEOUT_S" "$BIN" --self-test
+  timeout "$TIMEOUT_S" "$BIN" --self-test --self-test-png "$SCRATCH/offscreen.png"
 
 # The bfloat16 scan of neighbour queries is a C extension: it must be in the bundle, and
 # the frozen command line must answer with it or (if it measured slower) without it.
@@ -102,7 +103,7 @@ fi
 
 if command -v xvfb-run >/dev/null 2>&1; then
   self_test xvfb "${clean_env[@]}" QT_QPA_PLATFORM=xcb \
-    timeout "$TIMEOUT_S" xvfb-run -a -s "-screen 0 1280x1024x24" "$BIN" --self-test
+    timeout "$TIMEOUT_S" xvfb-run -a -s "-screen 0 1280x1024x24" "$BIN" --self-test --self-test-png "$SCRATCH/xvfb.png"
 else
   echo "FAIL xvfb: xvfb-run is not installed (apt-get install xvfb xauth)" >&2
   failures=$((failures + 1))
@@ -134,7 +135,7 @@ if [ -f "$ARCHIVE" ]; then
     [ -f "$icon_line" ] || { echo "FAIL Icon file missing: $icon_line" >&2; failures=$((failures + 1)); }
     # What a double-click runs: the Exec line, as the desktop would, offline and headless.
     self_test installed "${clean_env[@]}" QT_QPA_PLATFORM=offscreen \
-      timeout "$TIMEOUT_S" "$exec_line" --self-test
+      timeout "$TIMEOUT_S" "$exec_line" --self-test --self-test-png "$SCRATCH/installed.png"
     HOME="$home" XDG_DATA_HOME= bash "$home/.local/share/embedexplorer/uninstall.sh" >"$SCRATCH/uninstall.out" 2>&1
     # update-desktop-database and gtk-update-icon-cache leave shared caches; those are not ours.
     left="$(find "$home/.local" -type f ! -name mimeinfo.cache ! -name icon-theme.cache ! -path '*/EmbedExplorer/logs/*' 2>/dev/null | awk 'NR <= 5')"
