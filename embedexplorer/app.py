@@ -112,7 +112,12 @@ def route_unexpected_errors(window: MainWindow) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parse(sys.argv[1:] if argv is None else argv)
     if args.self_test:
-        return self_test(args.model, args.self_test_png)
+        status = self_test(args.model, args.self_test_png)
+        # End here: Qt writes its settings file once more while Python finalises its objects,
+        # which would put the self-test's removed folder back.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
     _headless_if_needed()
     app = create_app()
     window = create_window(args.settings)
