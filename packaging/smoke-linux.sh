@@ -82,6 +82,24 @@ else
   failures=$((failures + 1))
 fi
 
+# No code from the working folder: modules named like the ones the tokenizer child imports,
+# planted where a person might start the app (their Downloads folder), must never run.
+mkdir -p "$SCRATCH/Downloads"
+for module in json struct tempfile tokenizers; do
+  echo "open('$SCRATCH/planted-ran', 'w').write('$module')" >"$SCRATCH/Downloads/$module.py"
+done
+(cd "$SCRATCH/Downloads" && "${clean_env[@]}" timeout "$TIMEOUT_S" "$BIN" tokens paris --model bundled \
+  >"$SCRATCH/planted.out" 2>&1)
+if [ -e "$SCRATCH/planted-ran" ]; then
+  echo "FAIL planted module ran from the working folder: $(cat "$SCRATCH/planted-ran")" >&2
+  failures=$((failures + 1))
+elif ! grep -q "paris" "$SCRATCH/planted.out"; then
+  echo "FAIL tokens from the Downloads folder: $(tail -c 500 "$SCRATCH/planted.out")" >&2
+  failures=$((failures + 1))
+else
+  echo "PASS no code from the working folder (json, struct, tempfile, tokenizers planted)"
+fi
+
 # The layers command on the bundled MiniLM, offline: "bank" in two sentences, input and six layers.
 "${clean_env[@]}" timeout "$TIMEOUT_S" "$BIN" layers "the river bank" --place 3 --compare "my bank account" \
   --model bundled -k 3 --json >"$SCRATCH/layers.json" 2>"$SCRATCH/layers.err"
