@@ -33,7 +33,9 @@ def run() -> dict[str, object]:
     tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
     torch.set_num_threads(1)
     transformers_logging.disable_progress_bar()  # stdout carries one JSON line; stderr stays quiet
-    model = BertModel.from_pretrained(str(folder), use_safetensors=True, local_files_only=True)
+    model = BertModel.from_pretrained(
+        str(folder), use_safetensors=True, local_files_only=True, trust_remote_code=False
+    )
     model.eval()
     vectors = []
     ids_of_word = []
