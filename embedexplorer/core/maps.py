@@ -121,17 +121,27 @@ class Projection:
 
     def apply(self, rows: np.ndarray | StoredRows) -> np.ndarray:
         rows = np.atleast_2d(rows)
-        return np.vstack(
-            [
-                (np.asarray(rows[i : i + _PCA_BLOCK_ROWS], dtype=np.float64) - self.mean) @ self.axes.T
-                for i in range(0, rows.shape[0], _PCA_BLOCK_ROWS)
-            ]
-        )
+        if rows.shape[0] <= _PCA_BLOCK_ROWS:
+            return (np.asarray(rows, dtype=np.float64) - self.mean) @ self.axes.T
+        # Many rows: (row - mean) . axis = row . axis - mean . axis, so the rows are read once,
+        # in their own float32, with no centred copy; the offset is taken in float64.
+        work = _working_type(rows)
+        axes = self.axes.T.astype(work)
+        offset = self.mean @ self.axes.T
+        out = np.empty((rows.shape[0], 2), dtype=np.float64)
+        for i in range(0, rows.shape[0], _PCA_BLOCK_ROWS):
+            out[i : i + _PCA_BLOCK_ROWS] = np.asarray(rows[i : i + _PCA_BLOCK_ROWS], dtype=work) @ axes
+        return out - offset
 
 
 # Rows per block when a map covers many rows: 4,096 x 768 float64 is 25 MB, where a
 # float64 copy of all 50,257 GPT-2 rows would be 300 MB.
 _PCA_BLOCK_ROWS = 4096
+
+
+def _working_type(rows: np.ndarray | StoredRows) -> type[np.floating]:
+    """float64 rows are worked on as they are; every other kind (float32, half, stored) in float32."""
+    return np.float64 if rows.dtype == np.float64 else np.float32
 
 
 def pca_2d(rows: np.ndarray | StoredRows) -> Projection:
@@ -148,14 +158,17 @@ def pca_2d(rows: np.ndarray | StoredRows) -> Projection:
         variances, axes = singular[:2] ** 2, vt[:2]
     else:
         # Many rows: the width x width scatter matrix is far smaller than the rows, and it
-        # adds up block by block.
+        # adds up block by block. A float32 table's blocks multiply in float32 (half the time
+        # of float64) and add up in float64, so the error stays that of 4,096 terms.
+        work = _working_type(rows)
         mean = np.zeros(width)
         for start in range(0, count, _PCA_BLOCK_ROWS):
-            mean += np.asarray(rows[start : start + _PCA_BLOCK_ROWS], dtype=np.float64).sum(axis=0)
+            mean += np.asarray(rows[start : start + _PCA_BLOCK_ROWS], dtype=work).sum(axis=0, dtype=np.float64)
         mean /= count
+        centre = mean.astype(work)
         scatter = np.zeros((width, width))
         for start in range(0, count, _PCA_BLOCK_ROWS):
-            block = np.asarray(rows[start : start + _PCA_BLOCK_ROWS], dtype=np.float64) - mean
+            block = np.asarray(rows[start : start + _PCA_BLOCK_ROWS], dtype=work) - centre
             scatter += block.T @ block
         total = float(np.trace(scatter))
         # One BLAS thread: LAPACK's eigh makes many small calls, and two threads spin-waiting

@@ -81,8 +81,23 @@ def escape(char: str) -> str:
 
 def _draws(font: QFont, char: str) -> bool:
     """Whether ``font`` (without fallback) has a glyph for ``char``."""
-    raw = QRawFont.fromFont(font)
-    return raw.isValid() and raw.supportsCharacter(ord(char))
+    return _font_draws(font.key(), char, font)
+
+
+# Keyed by the font's description: the answer for one font and character never changes, and
+# a QRawFont built per character made each new selection's labels cost milliseconds.
+_drawn: dict[tuple[str, str], bool] = {}
+
+
+def _font_draws(key: str, char: str, font: QFont) -> bool:
+    found = _drawn.get((key, char))
+    if found is None:
+        raw = QRawFont.fromFont(font)
+        found = raw.isValid() and raw.supportsCharacter(ord(char))
+        if len(_drawn) > 100_000:  # a whole vocabulary's characters stay far below this
+            _drawn.clear()
+        _drawn[(key, char)] = found
+    return found
 
 
 @lru_cache(maxsize=4096)
@@ -135,4 +150,5 @@ def for_window(text: str) -> str:
 
 def for_map(text: str, font: QFont) -> str:
     """``text`` with every character the map's font cannot draw as ``U+XXXX``."""
-    return _readable(text, lambda char: _draws(font, char))
+    key = font.key()
+    return _readable(text, lambda char: _font_draws(key, char, font))

@@ -45,6 +45,8 @@ class WordLabels(pg.GraphicsObject):
         super().__init__()
         self.font: QFont = fonts.map_font(8)
         self._metrics = QFontMetricsF(self.font)
+        self._drawable_texts: dict[str, str] = {}
+        self._text_widths: dict[str, float] = {}
         self._x = np.empty(0)
         self._y = np.empty(0)
         self._texts: list[str] = []
@@ -74,12 +76,25 @@ class WordLabels(pg.GraphicsObject):
         """Labels in priority order (the first ones are placed first); ``obstacles`` are (n, 2) dots."""
         self.prepareGeometryChange()
         self._x, self._y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-        self._texts = [fonts.for_map(text, self.font) for text in texts]
+        self._texts = [self._drawable(text) for text in texts]
         self._groups, self._colours = list(groups), list(colours)
-        self._widths = [self._metrics.horizontalAdvance(text) for text in self._texts]
+        self._widths = [self._width(text) for text in self._texts]
         self._obstacles = np.asarray(obstacles, dtype=float).reshape(-1, 2)
         self._version += 1
         self.update()
+
+    def _drawable(self, text: str) -> str:
+        # Each new selection sets the same family words again: remember them, not re-check them.
+        found = self._drawable_texts.get(text)
+        if found is None:
+            found = self._drawable_texts[text] = fonts.for_map(text, self.font)
+        return found
+
+    def _width(self, text: str) -> float:
+        found = self._text_widths.get(text)
+        if found is None:
+            found = self._text_widths[text] = self._metrics.horizontalAdvance(text)
+        return found
 
     def set_state(self, hidden: set[str], dimmed: set[str]) -> None:
         self._hidden, self._dimmed = set(hidden), set(dimmed)
@@ -196,51 +211,69 @@ def place_labels(
     the first that stays inside ``bounds`` and touches nothing placed; one with no room is
     left out (``bounds`` None: no edge). Returns (label index, rectangle) of each placed label.
     """
+    # Plain floats, not QRectF: this runs in the GUI thread for every new selection, and a
+    # call into Qt per test would cost several times the test itself.
+    edge = None if bounds is None else (bounds.left(), bounds.top(), bounds.right(), bounds.bottom())
     grid = _Grid(32.0)
     radius = SMALL_FAMILY_SIZE / 2
     for px, py in zip(ox.tolist(), oy.tolist(), strict=True):
-        if bounds is None or bounds.contains(px, py):
-            grid.add(QRectF(px - radius, py - radius, 2 * radius, 2 * radius))
+        if edge is None or (edge[0] <= px <= edge[2] and edge[1] <= py <= edge[3]):
+            grid.add((px - radius, py - radius, px + radius, py + radius))
     placed: list[tuple[int, QRectF]] = []
     gap = radius + LABEL_GAP_PX - 2
+    corner = gap * 0.7
+    xs, ys = sx.tolist(), sy.tolist()
     for i in range(len(widths)):
-        if not wanted[i] or (bounds is not None and not bounds.contains(sx[i], sy[i])):
+        x, y = xs[i], ys[i]
+        if not wanted[i] or (edge is not None and not (edge[0] <= x <= edge[2] and edge[1] <= y <= edge[3])):
             continue
         w = widths[i]
         for dx, dy in (
             (gap, -height / 2), (-gap - w, -height / 2), (-w / 2, -gap - height), (-w / 2, gap),
-            (gap * 0.7, -gap * 0.7 - height), (-gap * 0.7 - w, -gap * 0.7 - height),
-            (gap * 0.7, gap * 0.7), (-gap * 0.7 - w, gap * 0.7),
+            (corner, -corner - height), (-corner - w, -corner - height),
+            (corner, corner), (-corner - w, corner),
         ):
-            rect = QRectF(sx[i] + dx, sy[i] + dy, w, height)
-            if (bounds is None or bounds.contains(rect)) and not grid.hits(rect):
+            rect = (x + dx, y + dy, x + dx + w, y + dy + height)
+            inside = edge is None or (
+                edge[0] <= rect[0] and edge[1] <= rect[1] and rect[2] <= edge[2] and rect[3] <= edge[3]
+            )
+            if inside and not grid.hits(rect):
                 grid.add(rect)
-                placed.append((i, rect))
+                placed.append((i, QRectF(rect[0], rect[1], w, height)))
                 break
     return placed
 
 
+_Box = tuple[float, float, float, float]  # left, top, right, bottom
+
+
 class _Grid:
-    """Rectangles bucketed by cell, so testing a new label against hundreds stays quick."""
+    """Boxes bucketed by cell, so testing a new label against hundreds stays quick."""
 
     def __init__(self, cell: float) -> None:
         self.cell = cell
-        self.cells: dict[tuple[int, int], list[QRectF]] = {}
+        self.cells: dict[tuple[int, int], list[_Box]] = {}
 
-    def _keys(self, rect: QRectF) -> list[tuple[int, int]]:
+    def _keys(self, box: _Box) -> list[tuple[int, int]]:
         c = self.cell
         return [
             (gx, gy)
-            for gx in range(int(rect.left() // c), int(rect.right() // c) + 1)
-            for gy in range(int(rect.top() // c), int(rect.bottom() // c) + 1)
+            for gx in range(int(box[0] // c), int(box[2] // c) + 1)
+            for gy in range(int(box[1] // c), int(box[3] // c) + 1)
         ]
 
-    def add(self, rect: QRectF) -> None:
-        for key in self._keys(rect):
-            self.cells.setdefault(key, []).append(rect)
+    def add(self, box: _Box) -> None:
+        for key in self._keys(box):
+            self.cells.setdefault(key, []).append(box)
 
-    def hits(self, rect: QRectF) -> bool:
-        return any(rect.intersects(other) for key in self._keys(rect) for other in self.cells.get(key, ()))
+    def hits(self, box: _Box) -> bool:
+        left, top, right, bottom = box
+        # Touching edges do not count, as with QRectF.intersects.
+        return any(
+            left < other[2] and other[0] < right and top < other[3] and other[1] < bottom
+            for key in self._keys(box)
+            for other in self.cells.get(key, ())
+        )
 
 
 def _legend_sample(symbol: str, size: int, brush: object, pen: object) -> pg.ScatterPlotItem:

@@ -173,7 +173,8 @@ class NeighboursPane(QWidget):
             marked = identifier is not None and token_id is not None and identifier.text() == f"{token_id}"
             for column in range(self.table.columnCount()):
                 item = self.table.item(row, column)
-                if item is not None:
+                # Only rows whose state changes: a font set on every cell cost each answer milliseconds.
+                if item is not None and item.font().bold() != marked:
                     font = item.font()
                     font.setBold(marked)
                     item.setFont(font)
@@ -196,14 +197,12 @@ class NeighboursPane(QWidget):
         self.table.setRowCount(len(result.neighbours))
         self._texts = list(answer.typed) or [n.token for n in result.neighbours]
         for row, neighbour in enumerate(result.neighbours):
-            token = QTableWidgetItem(neighbour.token)
-            identifier = QTableWidgetItem(f"{neighbour.id}")
-            identifier.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-            cosine = QTableWidgetItem(f"{neighbour.cosine:.3f}")
+            token, identifier, cosine = (self._cell(row, column) for column in range(3))
+            token.setText(neighbour.token)
+            identifier.setText(f"{neighbour.id}")
+            cosine.setText(f"{neighbour.cosine:.3f}")
             cosine.setData(COSINE_ROLE, float(neighbour.cosine))
             cosine.setToolTip(f"cosine {neighbour.cosine:.4f}; unrelated tokens here average {fixed(baseline, 3)}")
-            for column, item in enumerate((token, identifier, cosine)):
-                self.table.setItem(row, column, item)
         if not result.neighbours:
             self.heading.setText("No neighbours to show.")
         self.mark(self._marked)
@@ -212,6 +211,16 @@ class NeighboursPane(QWidget):
             f"The tick marks {fixed(baseline, 3)}, the mean cosine of random unrelated tokens in this "
             f"model: judge every value against it.{note}"
         )
+
+    def _cell(self, row: int, column: int) -> QTableWidgetItem:
+        """The item at (row, column), made once and then reused: each answer only sets texts."""
+        item = self.table.item(row, column)
+        if item is None:
+            item = QTableWidgetItem()
+            if column == 1:
+                item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            self.table.setItem(row, column, item)
+        return item
 
     def neighbour_tokens(self) -> list[str]:
         items = (self.table.item(r, 0) for r in range(self.table.rowCount()))
