@@ -17,11 +17,11 @@ import json
 import logging
 import os
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -42,6 +42,8 @@ from .tables import EmbeddingTable, Neighbour
 from .texts import Token
 
 StopCheck = Callable[[], bool]
+# Called with a layer's number (0 for the input) and every position's vector after it, as soon as it is computed.
+LayerCallback = Callable[[int, Any], None]
 
 DEFAULT_K = 8
 # Texts whose layers are remembered, so picking another token of the same text runs nothing.
@@ -142,6 +144,47 @@ class LayersAnswer:
         ]
 
 
+class LayerRun(NamedTuple):
+    """One text to run forward: the ids the model reads, the position to follow, and the token
+    whose input parts are wanted (None for a compared text, which needs only its vectors)."""
+
+    ids: tuple[int, ...]
+    position: int
+    token_id: int | None
+
+
+@dataclass(frozen=True)
+class LayerBatch:
+    """Some layers of one run, as they become known: the vector at the run's position after each
+    layer, the same vectors as the table is compared with them, and (once) what enters layer 1."""
+
+    layers: tuple[int, ...]
+    vectors: np.ndarray  # (len(layers), width), float32
+    compared: np.ndarray  # (len(layers), width), float32
+    input: LayerInput | None = None
+
+
+class LayerRunner(Protocol):
+    """What ``trace`` needs of a model: ``LayerModel`` in this process, or one in a child process."""
+
+    name: str
+    layers: int
+    max_positions: int | None
+    head_note: str
+
+    def model_input(self, text_ids: list[int]) -> tuple[list[int], list[int]]: ...
+
+    def layer_runs(self, runs: Sequence[LayerRun], should_stop: StopCheck | None) -> Iterator[tuple[int, LayerBatch]]:
+        """Batches of layers, each tagged with its run's index, in the order the runs were given."""
+        ...
+
+
+def model_input(prefix: Sequence[int], suffix: Sequence[int], text_ids: list[int]) -> tuple[list[int], list[int]]:
+    """The ids the model reads for a text's ids (special tokens around them) and where each text token sits."""
+    start = len(prefix)
+    return [*prefix, *text_ids, *suffix], list(range(start, start + len(text_ids)))
+
+
 # ----- the loaded model ------------------------------------------------------------------------
 @dataclass
 class LayerModel:
@@ -172,14 +215,26 @@ class LayerModel:
         The text's ids come from the table's own tokenizer (in the window, a child process),
         so the model reads exactly the tokens the table shows.
         """
-        start = len(self.prefix)
-        return [*self.prefix, *text_ids, *self.suffix], list(range(start, start + len(text_ids)))
+        return model_input(self.prefix, self.suffix, text_ids)
 
-    def hidden_states(self, ids: list[int], should_stop: StopCheck | None = None) -> np.ndarray:
+    def remembers(self, ids: Sequence[int]) -> bool:
+        """Whether this text's layers are known already (asking for them runs nothing)."""
+        return tuple(ids) in self._hidden
+
+    def forget(self) -> None:
+        """Drop the remembered texts, so the next question runs the model forward."""
+        self._hidden.clear()
+
+    def hidden_states(
+        self, ids: list[int], should_stop: StopCheck | None = None, on_layer: LayerCallback | None = None
+    ) -> np.ndarray:
         """Every position's vector for the input and after each layer: ``(layers + 1, len(ids), width)``.
 
         The vectors are the residual stream itself: after the last layer it is the
-        output of the last block, before any final norm.
+        output of the last block, before any final norm. ``on_layer`` sees each layer's
+        tensor (positions x width) the moment the block has computed it, so a caller can
+        work on layer i while the model computes layer i + 1; it is not called for a
+        remembered text.
         """
         key = tuple(ids)
         known = self._hidden.get(key)
@@ -189,7 +244,7 @@ class LayerModel:
         _check(should_stop)
         import torch
 
-        with torch.inference_mode(), self._stoppable(should_stop):
+        with torch.inference_mode(), self._stoppable(should_stop, on_layer):
             output = self.model(torch.tensor([ids], dtype=torch.long), output_hidden_states=True)
             states = torch.stack([h[0] for h in output.hidden_states]).float().numpy().copy()
         _check(should_stop)
@@ -199,18 +254,48 @@ class LayerModel:
         return states
 
     @contextmanager
-    def _stoppable(self, should_stop: StopCheck | None) -> Iterator[None]:
-        """Check ``should_stop`` before every layer, so a long text's forward pass stops between layers."""
+    def _stoppable(self, should_stop: StopCheck | None, on_layer: LayerCallback | None = None) -> Iterator[None]:
+        """Check ``should_stop`` before every layer, so a long text's forward pass stops between layers,
+        and hand each layer's vectors to ``on_layer`` as soon as they exist.
+
+        What enters block i is transformers' ``hidden_states[i]`` (the same tensor); the last
+        block's own output is the last entry (``tie_last_hidden_states`` is off, see the load).
+        """
         blocks = _module(self.model, ("h", "layers", "encoder.layer", "layer"))
-        if should_stop is None or blocks is None:
+        if (should_stop is None and on_layer is None) or blocks is None:
             yield
             return
-        handles = [block.register_forward_pre_hook(lambda _module, _args: _check(should_stop)) for block in blocks]
+        blocks = list(blocks)
+
+        def before(index: int) -> Callable[[Any, tuple[Any, ...], dict[str, Any]], None]:
+            def hook(_module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+                _check(should_stop)
+                if on_layer is not None:
+                    hidden = args[0] if args else kwargs["hidden_states"]
+                    on_layer(index, hidden[0])
+
+            return hook
+
+        def after(_module: Any, _args: tuple[Any, ...], output: Any) -> None:
+            if on_layer is not None:
+                hidden = output[0] if isinstance(output, tuple) else output
+                on_layer(len(blocks), hidden[0])
+
+        handles = [block.register_forward_pre_hook(before(i), with_kwargs=True) for i, block in enumerate(blocks)]
+        handles.append(blocks[-1].register_forward_hook(after))
         try:
             yield
         finally:
             for handle in handles:
                 handle.remove()
+
+    def layer_runs(self, runs: Sequence[LayerRun], should_stop: StopCheck | None) -> Iterator[tuple[int, LayerBatch]]:
+        """Each run whole, in this process: one batch of every layer per run."""
+        for index, run in enumerate(runs):
+            vectors = self.hidden_states(list(run.ids), should_stop)[:, run.position, :]
+            compared = self.for_table(vectors)
+            parts = None if run.token_id is None else self.input_parts(run.token_id, run.position, vectors[0])
+            yield index, LayerBatch(tuple(range(vectors.shape[0])), vectors, compared, parts)
 
     def for_table(self, vectors: np.ndarray) -> np.ndarray:
         """The vectors as the table is compared with them: through the final norm when the head is the table."""
@@ -575,7 +660,7 @@ def _max_positions_in(config: dict[str, object]) -> int | None:
     return None
 
 
-def place_token(table: EmbeddingTable, model: LayerModel, text: str, place: int) -> tuple[PlacedToken, list[int]]:
+def place_token(table: EmbeddingTable, model: LayerRunner, text: str, place: int) -> tuple[PlacedToken, list[int]]:
     """The token at ``place`` (from 1) of ``text`` and the ids the model reads for the text."""
     tokens = check_place(table, text, place)
     ids, places = model.model_input([t.id for t in tokens])
@@ -593,7 +678,7 @@ def place_token(table: EmbeddingTable, model: LayerModel, text: str, place: int)
 
 def trace(
     table: EmbeddingTable,
-    model: LayerModel,
+    model: LayerRunner,
     text: str,
     place: int,
     *,
@@ -605,32 +690,48 @@ def trace(
     """The token at ``place`` of ``text`` through every layer: lengths, cosines and nearest rows.
 
     ``compare`` is a second text and place: its token's vector is compared with this one
-    after every layer (the chapter's "bank" in two sentences).
+    after every layer (the chapter's "bank" in two sentences). Layers are compared with
+    the table as they arrive: a model in a child process sends each layer as soon as it
+    is computed, so the table is searched for layer i while the model computes layer i + 1.
     """
     report = progress or (lambda done, total, message: None)
     placed, ids = place_token(table, model, text, place)
     other = None if compare is None else place_token(table, model, compare[0], compare[1])
-    report(0, 2, "Running the text through the layers")
-    vectors = model.hidden_states(ids, should_stop)[:, placed.position, :]
-    other_vectors = None
+    runs = [LayerRun(tuple(ids), placed.position, placed.token.id)]
     if other is not None:
-        other_vectors = model.hidden_states(other[1], should_stop)[:, other[0].position, :]
-    compared = model.for_table(vectors)
+        runs.append(LayerRun(tuple(other[1]), other[0].position, None))
+    report(0, 2, "Running the text through the layers")
+    found: list[dict[int, tuple[np.ndarray, np.ndarray]]] = [{} for _ in runs]
+    nearest: dict[int, tuple[Neighbour, ...]] = {}
+    layer_input: LayerInput | None = None
+    for index, batch in model.layer_runs(runs, should_stop):
+        for layer, vector, compared in zip(batch.layers, batch.vectors, batch.compared, strict=True):
+            found[index][layer] = (vector, compared)
+        if index != 0:
+            continue
+        layer_input = batch.input or layer_input
+        if k and batch.layers:
+            _check(should_stop)
+            if not nearest:
+                report(1, 2, "Comparing every layer with the table")
+            # All the layers that arrived together in one pass over the table, not one pass each.
+            for layer, result in zip(batch.layers, table.neighbours_of_vectors(batch.compared, k), strict=True):
+                nearest[layer] = result.neighbours
+    vectors, compared_all = _stacked(found[0])
+    other_vectors = None if other is None else _stacked(found[1])[0]
+    if layer_input is None or (k and len(nearest) != vectors.shape[0]):
+        raise EmbedExplorerError("The model's answer was incomplete; ask again.")
     row = table.row(placed.token.id)
     _check(should_stop)
-    report(1, 2, "Comparing every layer with the table")
-    # One pass over the table for all the layers' vectors, not one pass each.
-    nearest_rows = table.neighbours_of_vectors(compared, k) if k else []
     steps = []
     for layer in range(vectors.shape[0]):
-        nearest = nearest_rows[layer].neighbours if k else ()
         steps.append(
             LayerStep(
                 layer=layer,
                 length=float(np.linalg.norm(vectors[layer].astype(np.float64))),
-                cosine_to_row=nb.cosine(compared[layer], row),
+                cosine_to_row=nb.cosine(compared_all[layer], row),
                 cosine_to_compare=None if other_vectors is None else nb.cosine(vectors[layer], other_vectors[layer]),
-                nearest=nearest,
+                nearest=nearest.get(layer, ()),
             )
         )
     report(2, 2, "Layers ready")
@@ -639,10 +740,20 @@ def trace(
         token=placed,
         compare=None if other is None else other[0],
         steps=tuple(steps),
-        input=model.input_parts(placed.token.id, placed.position, vectors[0]),
+        input=layer_input,
         head_note=model.head_note,
         layers=model.layers,
         k=k,
+    )
+
+
+def _stacked(layers: dict[int, tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """The vectors and compared vectors of layers 0 .. n in order; every layer must be there."""
+    if sorted(layers) != list(range(len(layers))) or not layers:
+        raise EmbedExplorerError("The model's answer was incomplete; ask again.")
+    return (
+        np.stack([layers[i][0] for i in range(len(layers))]),
+        np.stack([layers[i][1] for i in range(len(layers))]),
     )
 
 
