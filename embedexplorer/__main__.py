@@ -1,7 +1,7 @@
 """``embedexplorer``: a subcommand runs the command line, no subcommand opens the window.
 
-The window's tokenizer process is this same entry point with a flag, so the
-frozen app (which has no ``python -m``) can start it too.
+The window's tokenizer process and its model process are this same entry point with a
+flag, so the frozen app (which has no ``python -m``) can start them too.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import sys
 from collections.abc import Sequence
 
 from .cli import COMMANDS
+from .core.layer_process import CHILD_FLAG as LAYER_CHILD_FLAG
 from .core.tokenizer_process import CHILD_FLAG
 
 _CLI_FLAGS = {"-h", "--help", "--version"}
@@ -23,6 +24,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .core.tokenizer_child import serve
 
         return serve(*args[1:])
+    if len(args) == 2 and args[0] == LAYER_CHILD_FLAG:
+        from .core.layer_child import serve as serve_layers
+
+        return serve_layers(args[1])
     if args == [FORWARD_CHECK_FLAG]:
         from .core.forward_check import main as forward_check
 

@@ -37,7 +37,7 @@ class Session:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._table: EmbeddingTable | None = None
-        # Things computed from the open table (the family map, a loaded torch model, ...),
+        # Things computed from the open table (the family map, the model's process, ...),
         # keyed by whoever stores them; emptied when the table changes.
         self.derived: dict[str, object] = {}
 
@@ -52,9 +52,14 @@ class Session:
         """Make ``table`` the open one and close the one it replaces."""
         with self._lock:
             old, self._table = self._table, table
-            self.derived = {}
+            old_derived, self.derived = self.derived, {}
         if old is not None and old is not table:
             old.close()
+        # What holds more than memory (the model's child process) ends with its table.
+        for value in old_derived.values():
+            close = getattr(value, "close", None)
+            if callable(close):
+                close()
 
 
 @dataclass

@@ -1,20 +1,25 @@
 """One token through every layer: load the whole model once (long lane), then run texts through it.
 
-The loaded model lives in ``Session.derived`` beside the table it belongs to, so it is
-dropped with the table. A folder that has the table but not the whole model is not an
-error here but an answer: the pane says how big the model is and offers a download.
+The model runs in a child process (``core.layer_process``): the worker's process never
+imports torch or transformers, so the window never waits for them. The child's handle
+lives in ``Session.derived`` beside the table it belongs to, so it ends with the table;
+``LAYERS_WARM`` starts it early (when the Layers pane is first shown), so that torch is
+imported before the first question. A folder that has the table but not the whole model
+is not an error here but an answer: the pane says how big the model is and offers a download.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from ..core.errors import IncompleteModelError, QueryError
-from ..core.layers import DEFAULT_K, LayerModel, LayersAnswer, check_place, find_place, load_layer_model, trace
+from ..core.layer_process import LayerProcess
+from ..core.layers import DEFAULT_K, LayersAnswer, check_place, find_place, trace
 from ..core.sources import looks_like_hub_id
-from .base import JobContext, Kind, Lane
+from .base import JobContext, Kind, Lane, Session
 
-# Where the loaded model lives in ``Session.derived``.
+# Where the model's process lives in ``Session.derived``.
 MODEL_KEY = "layer_model"
 
 
@@ -62,20 +67,19 @@ def run_layers(ctx: JobContext, request: LayersRequest) -> LayersReply:
             )
         check_place(table, request.compare_text, place)
         compare = (request.compare_text, place)
-    model = ctx.session.derived.get(MODEL_KEY)
+    ctx.check()
+    process = model_process(ctx.session)
     load_seconds = None
-    if not isinstance(model, LayerModel):
-        import time
-
-        started = time.perf_counter()
-        try:
-            model = load_layer_model(
-                table.folder or table.name, name=table.name, progress=ctx.progress, should_stop=ctx.stopped
-            )
-        except IncompleteModelError as exc:
-            hub_id = table.name if looks_like_hub_id(table.name) else None
-            return LayersReply(request, missing=ModelMissing(str(exc), exc.model_bytes, hub_id))
-        ctx.session.derived[MODEL_KEY] = model
+    started = time.perf_counter()
+    was_loaded = process.model is not None
+    try:
+        model = process.load(
+            str(table.folder or table.name), name=table.name, progress=ctx.progress, should_stop=ctx.stopped
+        )
+    except IncompleteModelError as exc:
+        hub_id = table.name if looks_like_hub_id(table.name) else None
+        return LayersReply(request, missing=ModelMissing(str(exc), exc.model_bytes, hub_id))
+    if not was_loaded:
         load_seconds = time.perf_counter() - started
     answer = trace(
         table,
@@ -91,3 +95,39 @@ def run_layers(ctx: JobContext, request: LayersRequest) -> LayersReply:
 
 
 LAYERS = Kind("layers", Lane.LONG, run_layers)
+
+
+def model_process(session: Session) -> LayerProcess:
+    """The open table's model process, started now if it is not running yet."""
+    found = session.derived.get(MODEL_KEY)
+    if isinstance(found, LayerProcess):
+        return found
+    started = LayerProcess()
+    # Both lanes may get here at once: the first process stored wins, the other ends at once.
+    kept = session.derived.setdefault(MODEL_KEY, started)
+    if kept is not started:
+        started.close()
+    assert isinstance(kept, LayerProcess)
+    return kept
+
+
+@dataclass(frozen=True)
+class WarmRequest:
+    """Start the model's process ahead of need (it imports torch; the model loads on the first question)."""
+
+
+@dataclass(frozen=True)
+class Warmed:
+    started: bool  # False when it was running already
+
+
+def run_warm(ctx: JobContext, request: WarmRequest) -> Warmed:
+    ctx.session.table  # noqa: B018 - no table, no model to run: says so as every kind does
+    running = isinstance(ctx.session.derived.get(MODEL_KEY), LayerProcess)
+    if not running:
+        model_process(ctx.session)
+    return Warmed(not running)
+
+
+# Quick: starting a process takes milliseconds, and it must not wait behind a map in the long lane.
+LAYERS_WARM = Kind("layers_warm", Lane.QUICK, run_warm)
