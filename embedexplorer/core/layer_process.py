@@ -140,11 +140,16 @@ def _int_or_none(value: object) -> int | None:
     return int(value) if isinstance(value, int) else None
 
 
-def _read_frames(stream: IO[bytes], inbox: queue.Queue[tuple[dict[str, Any], list[np.ndarray]] | None]) -> None:
+def _read_frames(
+    stream: IO[bytes], inbox: queue.Queue[tuple[dict[str, Any], list[np.ndarray]] | None], warm: threading.Event
+) -> None:
     """The parent's reader thread: every frame into ``inbox``, then None when the child is gone."""
     try:
         while (frame := receive_frame(stream)) is not None:
-            inbox.put(frame)
+            if "warm" in frame[0]:
+                warm.set()  # torch is imported: a load now costs only the load
+            elif "started" not in frame[0]:
+                inbox.put(frame)
     except (OSError, ValueError):
         pass  # a closed pipe or a garbled frame: the child is no longer usable either way
     finally:
@@ -215,6 +220,7 @@ class LayerProcess:
         self._stderr: IO[bytes] | None = None
         self._inbox: queue.Queue[tuple[dict[str, Any], list[np.ndarray]] | None] = queue.Queue()
         self._loading: tuple[int, str] | None = None  # the load request the child is working on
+        self.warm = threading.Event()  # set once the child has imported torch and transformers
         self._start()
 
     # ----- the process ------------------------------------------------------------------
@@ -224,6 +230,7 @@ class LayerProcess:
             self._stderr.close()
         self._stderr = tempfile.TemporaryFile()  # read only to say why the child stopped
         self._inbox = queue.Queue()
+        self.warm = threading.Event()
         self._process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, env=env
         )
@@ -231,7 +238,7 @@ class LayerProcess:
         self._loading = None
         assert self._process.stdout is not None
         reader = threading.Thread(
-            target=_read_frames, args=(self._process.stdout, self._inbox), name="layer-process-reader", daemon=True
+            target=_read_frames, args=(self._process.stdout, self._inbox, self.warm), name="layer-process-reader", daemon=True
         )
         reader.start()
         # The child ends with this handle even if nobody calls close().

@@ -30,7 +30,7 @@ from ..core.constants import BUNDLED, MULTI_TOKEN_ACTIONS, hub_offline
 from ..core.errors import OfflineError
 from ..core.maps import FamilyMap
 from ..core.word_maps import WordMap
-from ..jobs.layer_jobs import LAYERS, LayersReply, LayersRequest
+from ..jobs.layer_jobs import LAYERS, LAYERS_WARM, LayersReply, LayersRequest, WarmRequest
 from ..jobs.map_jobs import WORD_MAP, WordMapRequest
 from ..jobs.table_jobs import (
     COSINE,
@@ -96,6 +96,7 @@ class MainWindow(QMainWindow):
         self.settings = settings
         self.model_name = ""
         self.loaded = False
+        self._layers_seen = False  # the Layers pane was shown: its model's process starts with each model
         self._pending_model = ""
         self._selected: tuple[int, int, str] | None = None  # id, place, readable token
         self.worker_stuck = False
@@ -315,6 +316,7 @@ class MainWindow(QMainWindow):
         channel(LAYERS).ready.connect(self._on_layers_ready)
         channel(LAYERS).failed.connect(self._on_layers_failed)
         self.layers_pane.layers_requested.connect(self._request_layers)
+        self.right.currentChanged.connect(lambda _index: self._warm_layers())
         # The layers need every weight: the whole model into the HF cache, not the table alone.
         self.layers_pane.download_requested.connect(
             lambda hub_id: self.open_model(hub_id, allow_download=True, whole_model=True)
@@ -459,6 +461,7 @@ class MainWindow(QMainWindow):
         self.row_view.clear()
         self.neighbours_pane.clear()
         self.layers_pane.clear()
+        self._warm_layers()
         self._request_map()
         self.teaching.apply_texts()  # a lesson waiting for this model
         self.token_pane.flush()
@@ -553,6 +556,14 @@ class MainWindow(QMainWindow):
     def _request_layers(self, request: LayersRequest) -> None:
         if self.loaded:
             self.client.submit(LAYERS, request)
+
+    def _warm_layers(self) -> None:
+        """Once the Layers pane has been shown, keep the model's process started for the open model,
+        so torch is imported before the first question (its memory is stated in docs/benchmarks.md)."""
+        if self.right.currentWidget() is self.layers_pane:
+            self._layers_seen = True
+        if self.loaded and self._layers_seen:
+            self.client.submit(LAYERS_WARM, WarmRequest())
 
     def _on_layers_progress(self, share: float, message: str) -> None:
         self._on_load_progress(share, message)
