@@ -1,0 +1,155 @@
+"""The model in a child process: the same answers as in one process, layer by layer, stoppable, and gone on close."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from embedexplorer.core.errors import Interrupted
+from embedexplorer.core.layer_process import LayerProcess
+from embedexplorer.core.layers import LayerModel, LayerRun, load_layer_model, trace
+from embedexplorer.jobs.base import JobContext, Session
+from embedexplorer.jobs.layer_jobs import LAYERS_WARM, LayersRequest, WarmRequest, model_process, run_layers
+
+RIVER, ACCOUNT = " the river bank was steep", " my bank account"
+LONG_TEXT = " the river bank was steep and the water ran fast below it" * 80  # 960 tokens
+
+
+def _gone(pid: int) -> bool:
+    """True once the process has ended (reaped, or a zombie nobody waits for)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+@pytest.fixture(scope="module")
+def child(gpt2_folder: Path):  # type: ignore[no-untyped-def]
+    process = LayerProcess()
+    yield process, process.load(str(gpt2_folder), name="gpt2-fixture")
+    process.close()
+
+
+@pytest.fixture(scope="module")
+def in_process(gpt2_folder: Path) -> LayerModel:
+    return load_layer_model(gpt2_folder, name="gpt2-fixture")
+
+
+def test_the_child_answers_exactly_as_the_model_in_this_process(gpt2_table, child, in_process) -> None:
+    process, model = child
+    assert (model.layers, model.max_positions, model.prefix, model.suffix) == (12, 1024, (), ())
+    assert model.head_note == in_process.head_note and model.weights == in_process.weights
+    for attempt in range(2):  # run forward, then from the child's memory of the text
+        got = trace(gpt2_table, model, RIVER, 3, compare=(ACCOUNT, 2), k=5)
+        want = trace(gpt2_table, in_process, RIVER, 3, compare=(ACCOUNT, 2), k=5)
+        # Bit for bit: lengths, cosines, nearest rows and their cosines.
+        assert got.steps == want.steps, attempt
+        assert [n for n, _ in got.input.parts] == [n for n, _ in want.input.parts]
+        for (_, a), (_, b) in zip(got.input.parts, want.input.parts, strict=True):
+            assert np.array_equal(a, b)
+        assert np.array_equal(got.input.total, want.input.total)
+        assert np.array_equal(got.input.enters, want.input.enters)
+        assert got.input.note == want.input.note
+
+
+def test_layers_arrive_one_by_one_while_the_model_computes(gpt2_table, child) -> None:
+    process, model = child
+    process.forget()
+    ids = [t.id for t in gpt2_table.encode(LONG_TEXT[:400])]
+    arrivals: list[tuple[float, tuple[int, ...]]] = []
+    for index, batch in model.layer_runs([LayerRun(tuple(ids), 5, ids[5])], None):
+        assert index == 0
+        if batch.layers:
+            arrivals.append((time.perf_counter(), batch.layers))
+        time.sleep(0.001)  # the caller is quick: each layer comes on its own
+    layers = [layer for _, got in arrivals for layer in got]
+    assert layers == list(range(13))
+    assert len(arrivals) >= 6  # streamed, not all at the end
+    assert arrivals[-1][0] - arrivals[0][0] > 0.01  # spread over the pass
+
+
+def test_a_stop_ends_a_long_pass_within_100_ms_and_the_child_moves_on(gpt2_table, child) -> None:
+    process, model = child
+    ids = [t.id for t in gpt2_table.encode(LONG_TEXT)]
+    assert len(ids) == 960
+    started = time.perf_counter()
+    list(model.layer_runs([LayerRun(tuple(ids), 1, None)], None))
+    whole_pass = time.perf_counter() - started
+    process.forget()
+    stop_at: list[float] = []
+
+    def stop() -> bool:
+        return bool(stop_at)
+
+    batches = model.layer_runs([LayerRun(tuple(ids), 1, None)], stop)
+    with pytest.raises(Interrupted):
+        for _index, batch in batches:
+            if 1 in batch.layers:
+                stop_at.append(time.perf_counter())
+    assert time.perf_counter() - stop_at[0] < 0.1
+    # The child stopped between layers: a short text answers long before the long pass would have ended.
+    started = time.perf_counter()
+    answer = trace(gpt2_table, model, RIVER, 3, k=2)
+    assert len(answer.steps) == 13
+    assert time.perf_counter() - started < whole_pass * 0.6, whole_pass
+
+
+def test_the_job_runs_in_the_child_and_the_process_ends_with_its_table(gpt2_table, gpt2_folder) -> None:
+    session = Session()
+    from embedexplorer import open_table
+
+    session.replace_table(open_table(str(gpt2_folder)))
+    ctx = JobContext(session)
+    assert LAYERS_WARM.run(ctx, WarmRequest()).started
+    assert not LAYERS_WARM.run(ctx, WarmRequest()).started  # one process per table
+    process = model_process(session)
+    pid = process.pid
+    assert pid is not None and process.warm.wait(120)
+    reply = run_layers(ctx, LayersRequest(RIVER, 3, k=2))
+    assert reply.answer is not None and reply.load_seconds is not None
+    session.replace_table(open_table(str(gpt2_folder)))  # another table: its model's process goes
+    assert _gone(pid)
+
+
+NO_TORCH_HERE = """
+import sys
+from embedexplorer import open_table
+from embedexplorer.jobs.base import JobContext, Session
+from embedexplorer.jobs.layer_jobs import LayersRequest, run_layers
+session = Session()
+session.replace_table(open_table("bundled"))
+reply = run_layers(JobContext(session), LayersRequest("the river bank", 3, "my bank account", 2, k=3))
+assert reply.answer is not None and len(reply.answer.steps) == 7
+session.replace_table(None)
+print(sorted(m for m in ("torch", "transformers", "safetensors.torch") if m in sys.modules))
+"""
+
+
+def test_the_callers_process_never_imports_torch_or_transformers() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", NO_TORCH_HERE], capture_output=True, text=True, timeout=600, env=os.environ.copy()
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_close_ends_the_child_even_in_the_middle_of_a_pass(gpt2_table, gpt2_folder) -> None:
+    process = LayerProcess()
+    model = process.load(str(gpt2_folder))
+    pid = process.pid
+    assert pid is not None
+    ids = [t.id for t in gpt2_table.encode(LONG_TEXT)]
+    batches = model.layer_runs([LayerRun(tuple(ids), 1, None)], None)
+    next(batches)  # the pass has begun
+    batches.close()
+    started = time.perf_counter()
+    process.close()
+    assert time.perf_counter() - started < 1.0
+    assert _gone(pid)
