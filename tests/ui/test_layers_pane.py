@@ -168,3 +168,19 @@ def test_closing_the_window_during_a_forward_pass(gpt2_folder, tmp_path) -> None
     assert "QThread: Destroyed while thread is still running" not in result.stderr
     assert "Traceback" not in result.stderr
     assert time.perf_counter() - started < 300
+
+
+def test_the_layers_pane_starts_the_models_process_and_closing_ends_it(qtbot, window) -> None:
+    from embedexplorer.core.layer_process import LayerProcess
+    from embedexplorer.jobs.layer_jobs import MODEL_KEY
+
+    open_model(qtbot, window, "bundled")
+    derived = window.client.session.derived
+    assert MODEL_KEY not in derived  # nobody asked for the layers: no torch anywhere
+    window.right.setCurrentWidget(window.layers_pane)
+    qtbot.waitUntil(lambda: isinstance(derived.get(MODEL_KEY), LayerProcess), timeout=ANSWER_TIMEOUT_MS)
+    process = derived[MODEL_KEY]
+    pid = process.pid
+    assert pid is not None
+    window.close()
+    assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split(")")[-1].split()[0] == "Z"
