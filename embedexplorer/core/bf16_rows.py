@@ -19,8 +19,9 @@ import statistics
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -41,6 +42,23 @@ _MAX_THREADS = 4
 
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
+# Set in a thread whose scans must leave the other cores alone (see ``own_thread_only``).
+_alone = threading.local()
+
+
+@contextmanager
+def own_thread_only() -> Iterator[None]:
+    """Scans started by this thread use no helper threads meanwhile; other threads' scans are not affected.
+
+    For a search that runs beside a computation that needs the other cores: the model's
+    process running a text forward while the worker compares its layers with the table.
+    """
+    before = getattr(_alone, "on", False)
+    _alone.on = True
+    try:
+        yield
+    finally:
+        _alone.on = before
 
 
 def kernel_instructions() -> str | None:
@@ -66,7 +84,7 @@ class Bf16Rows:
             raise ValueError(f"a query for these rows needs {self.shape[1]} numbers, not {query.shape}")
         out = np.empty(self.shape[0], dtype=np.float32)
         progress = np.zeros(2, dtype=np.int64)  # chunks claimed, chunks finished
-        for _ in range(self._helpers):
+        for _ in range(0 if getattr(_alone, "on", False) else self._helpers):
             _threads().submit(_scan.bf16_scores, self.bits, query, out, progress)
         # Returns when every chunk is scored, by this thread or a helper; a helper that
         # starts late finds nothing left and is not waited for.

@@ -46,6 +46,10 @@ StopCheck = Callable[[], bool]
 LayerCallback = Callable[[int, Any], None]
 
 DEFAULT_K = 8
+# Layers streaming in are compared with the table this many at a time (one pass for all) ...
+_SEARCH_TOGETHER = 5
+# ... except once at most this many layers are still to come: then each as soon as it arrives.
+_SEARCH_ALONE_AT_END = 2
 # Texts whose layers are remembered, so picking another token of the same text runs nothing.
 _REMEMBERED_TEXTS = 8
 # A checkpoint holding less than this share of the model's weights lacks some of them.
@@ -703,6 +707,7 @@ def trace(
     report(0, 2, "Running the text through the layers")
     found: list[dict[int, tuple[np.ndarray, np.ndarray]]] = [{} for _ in runs]
     nearest: dict[int, tuple[Neighbour, ...]] = {}
+    pending: list[int] = []  # layers that arrived but are not compared with the table yet
     layer_input: LayerInput | None = None
     for index, batch in model.layer_runs(runs, should_stop):
         for layer, vector, compared in zip(batch.layers, batch.vectors, batch.compared, strict=True):
@@ -710,13 +715,15 @@ def trace(
         if index != 0:
             continue
         layer_input = batch.input or layer_input
-        if k and batch.layers:
+        pending += batch.layers
+        if k and pending and _search_now(len(pending), model.layers + 1 - len(found[0])):
             _check(should_stop)
             if not nearest:
                 report(1, 2, "Comparing every layer with the table")
-            # All the layers that arrived together in one pass over the table, not one pass each.
-            for layer, result in zip(batch.layers, table.neighbours_of_vectors(batch.compared, k), strict=True):
+            vectors_now = np.stack([found[0][layer][1] for layer in pending])
+            for layer, result in zip(pending, table.neighbours_of_vectors(vectors_now, k), strict=True):
                 nearest[layer] = result.neighbours
+            pending = []
     vectors, compared_all = _stacked(found[0])
     other_vectors = None if other is None else _stacked(found[1])[0]
     if layer_input is None or (k and len(nearest) != vectors.shape[0]):
@@ -745,6 +752,17 @@ def trace(
         layers=model.layers,
         k=k,
     )
+
+
+def _search_now(pending: int, still_to_come: int) -> bool:
+    """Whether to compare the layers that have arrived with the table now, or wait for more.
+
+    Every pass reads the whole table, and a forward pass beside it reads the model's
+    weights: memory is what both wait for. So layers that stream in from a model in
+    another process are searched a few at a time (one pass for several), and one by one
+    only at the end, where each wait adds to the answer's time.
+    """
+    return pending >= _SEARCH_TOGETHER or still_to_come <= _SEARCH_ALONE_AT_END
 
 
 def _stacked(layers: dict[int, tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:

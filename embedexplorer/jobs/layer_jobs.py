@@ -13,6 +13,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from threadpoolctl import threadpool_limits
+
+from ..core.bf16_rows import own_thread_only
 from ..core.errors import IncompleteModelError, QueryError
 from ..core.layer_process import LayerProcess
 from ..core.layers import DEFAULT_K, LayersAnswer, check_place, find_place, trace
@@ -81,16 +84,19 @@ def run_layers(ctx: JobContext, request: LayersRequest) -> LayersReply:
         return LayersReply(request, missing=ModelMissing(str(exc), exc.model_bytes, hub_id))
     if not was_loaded:
         load_seconds = time.perf_counter() - started
-    answer = trace(
-        table,
-        model,
-        request.text,
-        request.place,
-        compare=compare,
-        k=request.k,
-        should_stop=ctx.stopped,
-        progress=ctx.progress,
-    )
+    # The child runs the text forward on one core while this thread compares its layers with the
+    # table as they arrive: the search keeps to the other core (no helper threads, one BLAS thread).
+    with own_thread_only(), threadpool_limits(1, user_api="blas"):
+        answer = trace(
+            table,
+            model,
+            request.text,
+            request.place,
+            compare=compare,
+            k=request.k,
+            should_stop=ctx.stopped,
+            progress=ctx.progress,
+        )
     return LayersReply(request, answer=answer, load_seconds=load_seconds)
 
 
