@@ -238,7 +238,10 @@ class LayerProcess:
         self._loading = None
         assert self._process.stdout is not None
         reader = threading.Thread(
-            target=_read_frames, args=(self._process.stdout, self._inbox, self.warm), name="layer-process-reader", daemon=True
+            target=_read_frames,
+            args=(self._process.stdout, self._inbox, self.warm),
+            name="layer-process-reader",
+            daemon=True,
         )
         reader.start()
         # The child ends with this handle even if nobody calls close().
@@ -392,7 +395,7 @@ class LayerProcess:
                     for frame in frames:
                         assert frame is not None
                         message = frame[0]
-                        request_id = int(message["id"])
+                        request_id = int(str(message["id"]))
                         if "error" in message:
                             raise _error_from(message)
                         if "stopped" in message:
