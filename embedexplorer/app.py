@@ -193,6 +193,15 @@ def self_test(model: str | None = None, keep_png: str | None = None) -> int:
         query = answer.result.query
         report["query"] = query.token if query is not None else ""
         report["neighbours"] = [n.token for n in answer.result.neighbours[:5]]
+        from .jobs.layer_jobs import LAYERS, LayersRequest
+
+        # The whole model forward in the window's child process (the frozen app runs itself for it).
+        window.client.submit(LAYERS, LayersRequest(word, 1, k=3))
+        layers = wait_for(LAYERS, "the layers")
+        if layers.answer is not None:
+            report["layers"] = len(layers.answer.steps) - 1
+        else:
+            report["layers"] = "the whole model is not here" if layers.missing else "none"
         png = Path(keep_png) if keep_png else workdir / "map.png"
         if not window.map_view.export_to(str(png), 1200):
             raise RuntimeError(window.message_bar.text())

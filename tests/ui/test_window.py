@@ -243,6 +243,7 @@ def test_self_test_runs_the_whole_app(tmp_path) -> None:
     assert report["ok"] is True
     assert report["map_points"] == 63
     assert report["png_bytes"] > 10_000
+    assert report["layers"] == 6  # MiniLM forward in the window's model process
 
 
 def test_families_file_bad_then_good_then_saved(qtbot, window, tmp_path) -> None:
