@@ -13,7 +13,9 @@ layer's vector as soon as it is computed; the worker searches the table meanwhil
    use_safetensors=True)`` with torch and transformers imported before the clock starts,
    each in a fresh process, taking turns. Two figures: the child started ahead (the window
    starts it when the Layers pane is first shown, so torch is imported before the first
-   question), and the child started cold (its start and ``import torch`` on the clock).
+   question, and reads the model's design: its weight count on a model built without
+   memory, and the special tokens), and the child started cold (its start, ``import torch``
+   and that reading on the clock).
    The child's resident memory is stated: once it has imported torch, and with the model
    loaded after a first answer.
 3. A neighbour query in the quick lane while the long lane runs layers answers, against
@@ -136,10 +138,10 @@ if which == "bare":
 from embedexplorer.core.layer_process import LayerProcess
 from embedexplorer.core.layers import LayerRun
 start = time.perf_counter()
-process = LayerProcess()
+process = LayerProcess(prepare=folder)
 warm = None
-if which == "warm":  # started ahead of need: the clock starts once torch is imported in the child
-    process.warm.wait(600)
+if which == "warm":  # started ahead of need: the clock starts once the child is ready for a load
+    process.prepared.wait(600)
     warm = rss(process.pid)
     start = time.perf_counter()
 model = process.load(folder)

@@ -18,7 +18,7 @@ import numpy as np
 
 from .errors import EmbedExplorerError, Interrupted
 from .layer_process import error_frame, receive_frame, send_frame
-from .layers import LayerInput, LayerModel, load_layer_model
+from .layers import LayerInput, LayerModel, ModelDesign, load_layer_model, read_design
 from .tokenizer_child import _forget_working_folder
 
 
@@ -46,6 +46,7 @@ class _Server:
         self.requests: queue.Queue[dict[str, Any]] = queue.Queue()
         self.stop_up_to = 0  # every request with an id up to this one is stale
         self.model: LayerModel | None = None
+        self.design: ModelDesign | None = None  # read ahead of need, for the load to come
 
     def read(self, stream: IO[bytes]) -> None:
         """The reader thread: stop requests take effect at once, the rest queue for the main thread."""
@@ -83,7 +84,9 @@ class _Server:
             message = self.requests.get()
             request_id = int(message.get("id", 0))
             try:
-                if "load" in message:
+                if "prepare" in message:
+                    self.prepare(str(message["prepare"]))
+                elif "load" in message:
                     self.load(request_id, str(message["load"]), str(message.get("name") or message["load"]))
                 elif "run" in message:
                     self.run(request_id, message)
@@ -96,6 +99,14 @@ class _Server:
             except Exception as exc:  # noqa: BLE001 - the parent turns it into the same error
                 self.send({"id": request_id, **error_frame(exc)})
 
+    def prepare(self, folder: str) -> None:
+        """Read the model's design before anyone asks (the load reads it again if this fails)."""
+        try:
+            self.design = read_design(folder)
+        except Exception:  # noqa: BLE001 - the load reports the same error, to the one who asks
+            self.design = None
+        self.send({"prepared": True})
+
     def load(self, request_id: int, folder: str, name: str) -> None:
         if self.model is None or str(self.model.folder) != folder:
             self.model = None  # the old model's memory goes before the new one's comes
@@ -103,7 +114,9 @@ class _Server:
             def progress(done: int, total: int, words: str) -> None:
                 self.send({"id": request_id, "progress": [done, total, words]})
 
-            self.model = load_layer_model(folder, name=name, progress=progress, threads=self.threads)
+            self.model = load_layer_model(
+                folder, name=name, progress=progress, threads=self.threads, design=self.design
+            )
         model = self.model
         facts = {
             "name": model.name,

@@ -141,13 +141,18 @@ def _int_or_none(value: object) -> int | None:
 
 
 def _read_frames(
-    stream: IO[bytes], inbox: queue.Queue[tuple[dict[str, Any], list[np.ndarray]] | None], warm: threading.Event
+    stream: IO[bytes],
+    inbox: queue.Queue[tuple[dict[str, Any], list[np.ndarray]] | None],
+    warm: threading.Event,
+    prepared: threading.Event,
 ) -> None:
     """The parent's reader thread: every frame into ``inbox``, then None when the child is gone."""
     try:
         while (frame := receive_frame(stream)) is not None:
             if "warm" in frame[0]:
                 warm.set()  # torch is imported: a load now costs only the load
+            elif "prepared" in frame[0]:
+                prepared.set()
             elif "started" not in frame[0]:
                 inbox.put(frame)
     except (OSError, ValueError):
@@ -211,8 +216,10 @@ class LayerProcess:
     is started again on the next request, which then loads the model again.
     """
 
-    def __init__(self, threads: int | None = None) -> None:
+    def __init__(self, threads: int | None = None, prepare: str | None = None) -> None:
         self.threads = threads or default_threads()
+        # The folder whose design (weight count, special tokens) the child reads as soon as it starts.
+        self.prepare = prepare
         self.model: ChildLayerModel | None = None
         self._lock = threading.RLock()
         self._ids = itertools.count(1)
@@ -221,6 +228,7 @@ class LayerProcess:
         self._inbox: queue.Queue[tuple[dict[str, Any], list[np.ndarray]] | None] = queue.Queue()
         self._loading: tuple[int, str] | None = None  # the load request the child is working on
         self.warm = threading.Event()  # set once the child has imported torch and transformers
+        self.prepared = threading.Event()  # ... and read the design of the ``prepare`` folder
         self._start()
 
     # ----- the process ------------------------------------------------------------------
@@ -231,6 +239,7 @@ class LayerProcess:
         self._stderr = tempfile.TemporaryFile()  # read only to say why the child stopped
         self._inbox = queue.Queue()
         self.warm = threading.Event()
+        self.prepared = threading.Event()
         self._process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, env=env
         )
@@ -239,11 +248,13 @@ class LayerProcess:
         assert self._process.stdout is not None
         reader = threading.Thread(
             target=_read_frames,
-            args=(self._process.stdout, self._inbox, self.warm),
+            args=(self._process.stdout, self._inbox, self.warm, self.prepared),
             name="layer-process-reader",
             daemon=True,
         )
         reader.start()
+        if self.prepare is not None and self._process.stdin is not None:
+            send_frame(self._process.stdin, {"prepare": self.prepare})
         # The child ends with this handle even if nobody calls close().
         weakref.finalize(self, _stop, self._process)
 

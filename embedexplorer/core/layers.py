@@ -372,12 +372,15 @@ def load_layer_model(
     progress: ProgressCallback | None = None,
     should_stop: StopCheck | None = None,
     threads: int | None = None,
+    design: ModelDesign | None = None,
 ) -> LayerModel:
     """Load the whole model in ``folder`` with transformers' own class for its architecture.
 
     Weights come from safetensors only (a folder with only pickled weights is refused),
     no code from the folder runs, and a folder that holds the embedding table but not
     the rest of the model raises ``IncompleteModelError`` with the whole model's size.
+    ``design`` is ``read_design(folder)`` done ahead of need; it is used only while the
+    folder's config and tokenizer files are the ones it read.
     """
     report = progress or (lambda done, total, message: None)
     folder = Path(folder)
@@ -388,7 +391,9 @@ def load_layer_model(
 
     torch.set_num_threads(threads or default_threads())
     config = _config(folder)
-    expected, shell = _expected_weights(config)
+    if design is None or design.folder != folder or design.stamp != _stamp(folder):
+        design = read_design(folder, config)
+    expected = design.expected
     entries = read_all_headers(files)
     dtypes = {e.dtype for e in entries.values() if e.dtype in FLOAT_DTYPES}
     stored = "F32" if not dtypes or "F32" in dtypes else sorted(dtypes)[0]
@@ -428,11 +433,10 @@ def load_layer_model(
     # the final norm is applied where the table is compared, and said so.
     model.config.tie_last_hidden_states = False
     report(2, 4, "Reading the tokenizer's special tokens")
-    prefix, suffix = special_tokens(folder)
+    prefix, suffix = design.prefix, design.suffix
     final_norm, head_is_table, head_note = _head(model, config)
     weights = sum(p.numel() for p in model.parameters())
     memory = sum(p.numel() * p.element_size() for p in model.parameters())
-    del shell
     report(4, 4, "Model ready")
     return LayerModel(
         name=name or str(folder),
@@ -449,6 +453,39 @@ def load_layer_model(
         dtype=str(dtype).removeprefix("torch."),
         _final_norm=final_norm if head_is_table else None,
     )
+
+
+@dataclass(frozen=True)
+class ModelDesign:
+    """What a load reads besides the weights, which can be read ahead of need (the window's
+    model process does it as soon as it starts): how many weights the model has, counted on
+    a model built without memory, and the special tokens around a text."""
+
+    folder: Path
+    stamp: tuple[tuple[int, int], ...]  # size and modification time of config.json and tokenizer.json
+    expected: int
+    prefix: tuple[int, ...]
+    suffix: tuple[int, ...]
+
+
+def read_design(folder: Path | str, config: Any = None) -> ModelDesign:
+    """The design of the model in ``folder``; raises as ``load_layer_model`` would for a design it cannot run."""
+    folder = Path(folder)
+    stamp = _stamp(folder)
+    expected, _shell = _expected_weights(config if config is not None else _config(folder))
+    prefix, suffix = special_tokens(folder)
+    return ModelDesign(folder, stamp, expected, prefix, suffix)
+
+
+def _stamp(folder: Path) -> tuple[tuple[int, int], ...]:
+    stamps = []
+    for name in ("config.json", "tokenizer.json"):
+        try:
+            found = (folder / name).stat()
+            stamps.append((found.st_size, found.st_mtime_ns))
+        except OSError:
+            stamps.append((-1, -1))
+    return tuple(stamps)
 
 
 def special_tokens(folder: Path) -> tuple[tuple[int, ...], tuple[int, ...]]:

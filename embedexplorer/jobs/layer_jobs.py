@@ -108,7 +108,10 @@ def model_process(session: Session) -> LayerProcess:
     found = session.derived.get(MODEL_KEY)
     if isinstance(found, LayerProcess):
         return found
-    started = LayerProcess()
+    table = session.table
+    folder = table.folder or table.name
+    # The child reads the model's design (weight count, special tokens) as soon as it runs.
+    started = LayerProcess(prepare=str(folder))
     # Both lanes may get here at once: the first process stored wins, the other ends at once.
     kept = session.derived.setdefault(MODEL_KEY, started)
     if kept is not started:
