@@ -176,3 +176,23 @@ def test_svg_export_draws_markers_as_shapes_and_the_legend_explains_star_and_rin
     lines = re.findall(r"<line [^>]*/>", drawing)
     assert len(lines) == len(set(lines)) >= 4
     assert "the selected token" in drawing and "rings: its nearest rows" in drawing
+
+
+def test_the_one_style_scatter_draws_exactly_what_pyqtgraph_draws(qtbot) -> None:
+    import pyqtgraph as pg
+
+    from embedexplorer.ui.map_canvas import UniformScatter
+
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=2_000), rng.normal(size=2_000)
+    per_point = [pg.mkBrush("r") if i % 3 else pg.mkBrush("b") for i in range(x.size)]
+    for style in ({"brush": pg.mkBrush(0, 114, 178), "size": 7}, {"brush": per_point, "size": 5}):
+        pictures = []
+        for kind in (pg.ScatterPlotItem, UniformScatter):
+            widget = pg.PlotWidget()
+            qtbot.addWidget(widget)
+            widget.resize(400, 300)
+            widget.addItem(kind(x=x, y=y, pen=None, pxMode=True, **style))
+            widget.getPlotItem().setRange(xRange=(-3, 3), yRange=(-3, 3), padding=0)
+            pictures.append(widget.grab().toImage())
+        assert pictures[0] == pictures[1]
