@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Smoke-test the frozen Linux app the way a person would meet it: no network, no Hugging Face
 # cache, a clean environment.
-#   1. --self-test under QT_QPA_PLATFORM=offscreen
+#   1. --self-test under QT_QPA_PLATFORM=offscreen (the window opens MiniLM, draws the map, answers
+#      neighbours and one layers question, which runs the model in its child process: the app with
+#      --layer-process)
 #   2. --self-test on a real X server (xvfb-run, platform xcb)
 #   3. --self-test-forward (torch runs MiniLM forward with transformers' BertModel) and a layers
 #      query: "bank" in "the river bank" against "my bank account", through all six layers
