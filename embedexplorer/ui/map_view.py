@@ -349,6 +349,10 @@ class MapView(QWidget):
     def set_labels_visible(self, on: bool) -> None:
         self.canvas.set_labels_visible(on)
 
+    def set_marker_scale(self, scale: float) -> None:
+        """Presentation mode: the map's markers and text ``scale`` times their size, this map and the next."""
+        self.canvas.set_marker_scale(scale)
+
     def reset_view(self) -> None:
         self.canvas.reset_view()
 
