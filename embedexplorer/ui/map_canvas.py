@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Signal
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPainterPath
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPainterPath, QResizeEvent
 from PySide6.QtWidgets import QWidget
 
 from ..core.files import atomic_write_bytes
@@ -606,6 +606,20 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         if self.map is not None:
             name = fonts.for_map(self.model_name, self.labels.font)
             self.caption.setText(_caption(self.map, name, self._hidden), size=f"{9 * self.marker_scale:g}pt")
+            self._fit_caption()
+
+    def _fit_caption(self) -> None:
+        """Wrap the caption at the canvas' width: a long line would widen the plot past the canvas' edge."""
+        left, _top, right, _bottom = self.ci.layout.getContentsMargins()
+        room = self.viewport().width() - left - right - 2 * self.ci.layout.horizontalSpacing() - 4
+        if room > 0 and self.caption.item.textWidth() != room:
+            self.caption.item.setTextWidth(room)
+            self.caption.updateMin()
+
+    def resizeEvent(self, event: QResizeEvent | None) -> None:  # noqa: N802 - Qt's name
+        if hasattr(self, "caption"):  # pyqtgraph resizes the view before __init__ has made the caption
+            self._fit_caption()
+        super().resizeEvent(event)
 
     # ----- the selected token -------------------------------------------------------------
     def set_selection(

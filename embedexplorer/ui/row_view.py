@@ -63,7 +63,12 @@ class RowView(QWidget):
         self.plot_widget.showGrid(x=False, y=True, alpha=0.2)
         for axis in ("bottom", "left"):  # the book prints plain values, not "x0.001" units
             self.plot_widget.getAxis(axis).enableAutoSIPrefix(False)
-        self.legend = self.plot_widget.addLegend(offset=(8, 4), labelTextSize=f"{LEGEND_TEXT_PT:g}pt", colCount=3)
+        # The legend in the plot's title row, above the curves rather than painted over them.
+        self.legend = pg.LegendItem(labelTextSize=f"{LEGEND_TEXT_PT:g}pt", colCount=3)
+        plot_item = self.plot_widget.getPlotItem()
+        plot_item.layout.removeItem(plot_item.titleLabel)
+        plot_item.titleLabel.hide()
+        plot_item.layout.addItem(self.legend, 0, 1)
         self._curves = {
             "token": self.plot_widget.plot(name="token row"),
             "position": self.plot_widget.plot(name="position row"),
@@ -223,5 +228,6 @@ class RowView(QWidget):
 
     def apply_palette(self) -> None:
         self.plot_widget.setBackground(theme.plot_background())
+        self.legend.setLabelTextColor(theme.plot_foreground())
         for index, (name, width) in enumerate(LINE_WIDTHS.items()):
             self._curves[name].setPen(pg.mkPen(theme.family_colour(index), width=width * self.scale))

@@ -224,4 +224,6 @@ class TokenPane(QWidget):
             self.token_selected.emit(token.id, index, token.token)
 
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
-        return QSize(800, 150)
+        # No taller than its parts: every spare pixel belongs to the panes below.
+        layout = self.layout()
+        return QSize(800, layout.sizeHint().height() if layout is not None else 150)
