@@ -11,6 +11,8 @@ instead of behind its "»".
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QByteArray, QEvent, QObject, QTimer
 from PySide6.QtWidgets import QComboBox, QMainWindow, QSplitter, QTableView, QTabWidget, QToolBar
 
@@ -46,7 +48,9 @@ class RowPlacement(QObject):
         self.left, self.row_view, self.table, self.tabs = left, row_view, table, tabs
         self._split_state: QByteArray | None = None  # the left column's sizes, kept while the row pane is away
         self._sized = False  # True once the sizes were remembered, restored, or set for the first time
-        self._pending = False
+        # Later, not inside a resize: moving a pane re-lays out the very widgets being resized.
+        # The timer is the placement's own, so it dies with the window.
+        self._later = _later(self, self.place)
         left.splitterMoved.connect(lambda _pos, _index: setattr(self, "_sized", True))
         left.installEventFilter(self)
 
@@ -72,7 +76,6 @@ class RowPlacement(QObject):
 
     def place(self) -> None:
         """Put the row pane where it fits now."""
-        self._pending = False
         height = self.left.height()
         if height <= 0:
             return
@@ -125,10 +128,8 @@ class RowPlacement(QObject):
             self.left.setSizes([max(self._row_height(), room - neighbours), neighbours])
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
-        if watched is self.left and event.type() == QEvent.Type.Resize and not self._pending:
-            # Later, not inside the resize: moving a pane re-lays out the very widgets being resized.
-            self._pending = True
-            QTimer.singleShot(0, self.place)
+        if watched is self.left and event.type() == QEvent.Type.Resize:
+            self._later.start()
         return False
 
 
@@ -140,7 +141,7 @@ class BarFit(QObject):
         self.window, self.model_box, self.notice = window, model_box, notice
         self.compact = False
         self._saved = 0  # pixels the compact bars save, measured when they became compact
-        self._pending = False
+        self._later = _later(self, self.fit)
         # The box as wide as its minimum contents, so that a shorter minimum makes it narrower.
         model_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         window.installEventFilter(self)
@@ -166,7 +167,6 @@ class BarFit(QObject):
         return total
 
     def fit(self) -> None:
-        self._pending = False
         full = self.bars_width() + (self._saved if self.compact else 0)
         compact = full > self.window.width()
         if compact != self.compact:
@@ -183,7 +183,15 @@ class BarFit(QObject):
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
         # A new width, a new size of type (presentation), or the chapter's note coming or going.
         kinds = (QEvent.Type.Resize, QEvent.Type.FontChange, QEvent.Type.Show, QEvent.Type.Hide)
-        if event.type() in kinds and not self._pending:
-            self._pending = True
-            QTimer.singleShot(0, self.fit)
+        if event.type() in kinds:
+            self._later.start()
         return False
+
+
+def _later(owner: QObject, call: Callable[[], None]) -> QTimer:
+    """A single-shot timer of ``owner`` that runs ``call`` once the events now posted are handled."""
+    timer = QTimer(owner)
+    timer.setSingleShot(True)
+    timer.setInterval(0)
+    timer.timeout.connect(call)
+    return timer
