@@ -140,7 +140,6 @@ class BarFit(QObject):
         super().__init__(window)
         self.window, self.model_box, self.notice = window, model_box, notice
         self.compact = False
-        self._saved = 0  # pixels the compact bars save, measured when they became compact
         self._later = _later(self, self.fit)
         # The box as wide as its minimum contents, so that a shorter minimum makes it narrower.
         model_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
@@ -167,22 +166,25 @@ class BarFit(QObject):
         return total
 
     def fit(self) -> None:
-        full = self.bars_width() + (self._saved if self.compact else 0)
-        compact = full > self.window.width()
-        if compact != self.compact:
-            self.compact = compact
-            self.model_box.setMinimumContentsLength(COMPACT_MODEL_BOX_CHARS if compact else MODEL_BOX_CHARS)
-            self.notice.set_compact(compact)
+        # Measured in full each time (sizes are asked for, nothing is painted in between): the
+        # font may have changed since (presentation mode), and the note come or gone.
+        self._set(False)
+        if self.bars_width() > self.window.width():
+            self._set(True)
+
+    def _set(self, compact: bool) -> None:
+        self.compact = compact
+        self.model_box.setMinimumContentsLength(COMPACT_MODEL_BOX_CHARS if compact else MODEL_BOX_CHARS)
+        self.notice.set_compact(compact)
         # QComboBox keeps its first width hint, and the bar its first layout: say the width outright.
         self.model_box.setFixedWidth(self.model_box.sizeHint().width())
-        if compact and not self._saved:
-            self._saved = full - self.bars_width()
-        elif not compact:
-            self._saved = 0
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
         # A new width, a new size of type (presentation), or the chapter's note coming or going.
-        kinds = (QEvent.Type.Resize, QEvent.Type.FontChange, QEvent.Type.Show, QEvent.Type.Hide)
+        kinds = (
+            QEvent.Type.Resize, QEvent.Type.FontChange, QEvent.Type.ApplicationFontChange,
+            QEvent.Type.Show, QEvent.Type.Hide,
+        )
         if event.type() in kinds:
             self._later.start()
         return False

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
     QDialogButtonBox,
     QFileDialog,
+    QFrame,
     QGridLayout,
     QGroupBox,
     QHBoxLayout,
@@ -22,6 +23,8 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QRadioButton,
+    QScrollArea,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
@@ -164,7 +167,7 @@ class MapView(QWidget):
         self._words: tuple[str, str] | None = None  # the bigger map on screen: ("all"|"regex"|"list", text)
         self._pending: WordMapRequest | None = None
         self.canvas = MapCanvas()
-        self.canvas.setMinimumSize(360, 300)
+        self.canvas.setMinimumSize(360, 260)
         self.panel = FamilyPanel()
         self.notes = SteadyLabel(2)
         self.notes.setObjectName("hint")
@@ -195,8 +198,16 @@ class MapView(QWidget):
         finder.addWidget(self.isolate_button)
         finder.addWidget(self.stop_button)
 
+        # The panel scrolls rather than holding the map's height up on a short screen (1024x640,
+        # presentation mode's larger type).
+        self.panel_scroll = QScrollArea()
+        self.panel_scroll.setWidget(self.panel)
+        self.panel_scroll.setWidgetResizable(True)
+        self.panel_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.panel_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.panel_scroll.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
         side = QVBoxLayout()
-        side.addWidget(self.panel)
+        side.addWidget(self.panel_scroll)
         side.addStretch(1)
         top = QHBoxLayout()
         top.addWidget(self.canvas, 1)
@@ -352,6 +363,8 @@ class MapView(QWidget):
     def set_marker_scale(self, scale: float) -> None:
         """Presentation mode: the map's markers and text ``scale`` times their size, this map and the next."""
         self.canvas.set_marker_scale(scale)
+        # The family panel's larger type needs a wider column, or its hint is cut.
+        self.panel.setMinimumWidth(round(FAMILY_PANEL_WIDTH * scale))
 
     def reset_view(self) -> None:
         self.canvas.reset_view()

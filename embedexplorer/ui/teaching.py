@@ -51,6 +51,9 @@ class TeachingTools(QObject):
         size = self._base_font.pointSizeF()
         if size > 0:
             font.setPointSizeF(size * (PRESENTATION_SCALE if on else 1.0))
+        # A new font shows the status bar's own widgets again, under a passing message it would
+        # leave on screen: the message goes first (it was passing anyway).
+        self.window.statusBar().clearMessage()
         # Widgets without a font of their own follow the application's; the plots are told.
         QApplication.setFont(font)
         app = QApplication.instance()
@@ -59,6 +62,7 @@ class TeachingTools(QObject):
         scale = PRESENTATION_SCALE if on else 1.0
         self.window.map_view.set_marker_scale(scale)
         self.window.row_view.set_scale(scale)
+
 
     # ----- lessons ---------------------------------------------------------------------------
     def current_lesson(self) -> Lesson:
