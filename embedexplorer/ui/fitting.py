@@ -5,8 +5,8 @@ above the neighbour list (at least ``MIN_NEIGHBOUR_ROWS`` rows). On a shorter on
 a 1024x640 laptop, both cannot fit: the row pane becomes a tab beside the map, and the
 neighbours and the map, which show the same answer (list and rings), stay on screen together.
 On a window too narrow for the model bar and the exercises' bar in full, the model box is
-shorter and the chapter's note is two words, so that every exercise button stays on the bar
-instead of behind its "»".
+shorter and the chapter's note is two words, and if that is not enough the exercises' bar
+takes a line of its own: every exercise button stays in sight, never behind a bar's "»".
 """
 
 from __future__ import annotations
@@ -171,6 +171,20 @@ class BarFit(QObject):
         self._set(False)
         if self.bars_width() > self.window.width():
             self._set(True)
+        # Still too wide (large type on a narrow screen): the exercises get a line of their own.
+        second = self.second_bar()
+        if second is not None:
+            wrap = self.bars_width() > self.window.width()
+            if wrap != self.window.toolBarBreak(second):
+                if wrap:
+                    self.window.insertToolBarBreak(second)
+                else:
+                    self.window.removeToolBarBreak(second)
+
+    def second_bar(self) -> QToolBar | None:
+        """The bar that goes to a line of its own when the two do not fit side by side."""
+        bars = [bar for bar in self.window.findChildren(QToolBar) if bar.isVisible()]
+        return bars[1] if len(bars) > 1 else None
 
     def _set(self, compact: bool) -> None:
         self.compact = compact

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
@@ -107,6 +107,38 @@ class FamilyPanel(QGroupBox):
         self.highlight_changed.emit(family if checked else None)
 
 
+class PanelScroll(QScrollArea):
+    """The family panel, scrolling when the map is shorter than the panel; as wide as it, never cut."""
+
+    def __init__(self, panel: QWidget) -> None:
+        super().__init__()
+        self.setWidget(panel)
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+        # A new set of families changes the panel's height: the map pane's layout must hear of it.
+        panel.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if watched is self.widget() and event.type() == QEvent.Type.LayoutRequest:
+            self.updateGeometry()
+        return super().eventFilter(watched, event)
+
+    def _bar(self) -> int:
+        return self.verticalScrollBar().sizeHint().width()
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        panel = self.widget()
+        hint = panel.sizeHint() if panel is not None else QSize(0, 0)
+        return QSize(hint.width() + self._bar(), hint.height())
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        panel = self.widget()
+        width = max(panel.minimumWidth(), panel.minimumSizeHint().width()) if panel is not None else 0
+        return QSize(width + self._bar(), 4 * self.fontMetrics().height())
+
+
 class WordsDialog(QDialog):
     """Map > Words matching...: a regular expression, or a list of words pasted one a line."""
 
@@ -200,12 +232,7 @@ class MapView(QWidget):
 
         # The panel scrolls rather than holding the map's height up on a short screen (1024x640,
         # presentation mode's larger type).
-        self.panel_scroll = QScrollArea()
-        self.panel_scroll.setWidget(self.panel)
-        self.panel_scroll.setWidgetResizable(True)
-        self.panel_scroll.setFrameShape(QFrame.Shape.NoFrame)
-        self.panel_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.panel_scroll.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+        self.panel_scroll = PanelScroll(self.panel)
         side = QVBoxLayout()
         side.addWidget(self.panel_scroll)
         side.addStretch(1)
@@ -365,6 +392,7 @@ class MapView(QWidget):
         self.canvas.set_marker_scale(scale)
         # The family panel's larger type needs a wider column, or its hint is cut.
         self.panel.setMinimumWidth(round(FAMILY_PANEL_WIDTH * scale))
+        self.panel_scroll.updateGeometry()
 
     def reset_view(self) -> None:
         self.canvas.reset_view()
