@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, Signal
+from PySide6.QtCore import QPointF, QRectF, QSizeF, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPainterPath, QResizeEvent
 from PySide6.QtWidgets import QWidget
 
@@ -31,6 +31,8 @@ REST_SIZE, BIG_FAMILY_SIZE, SMALL_FAMILY_SIZE = 4, 9, 11
 # The overlays' markers, in pixels at the normal scale.
 HIGHLIGHT_SIZE, MATCH_SIZE, CURRENT_SIZE, STAR_SIZE, RING_SIZE = 16, 13, 22, 22, 15
 LEGEND_TEXT_PT = 11.0
+# The least size, in scene pixels, the map is laid out at for a picture (the command line's canvas).
+EXPORT_SCENE = (1000, 760)
 
 
 class WordLabels(pg.GraphicsObject):
@@ -608,11 +610,11 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             self.caption.setText(_caption(self.map, name, self._hidden), size=f"{9 * self.marker_scale:g}pt")
             self._fit_caption()
 
-    def _fit_caption(self) -> None:
+    def _fit_caption(self, force: bool = False) -> None:
         """Wrap the caption at the canvas' width: a long line would widen the plot past the canvas' edge."""
         left, _top, right, _bottom = self.ci.layout.getContentsMargins()
         room = self.viewport().width() - left - right - 2 * self.ci.layout.horizontalSpacing() - 4
-        if room > 0 and self.caption.item.textWidth() != room:
+        if room > 0 and (force or self.caption.item.textWidth() != room):
             self.caption.item.setTextWidth(room)
             self.caption.updateMin()
 
@@ -833,6 +835,7 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         # would shrink it beside the axis text: scaled with the rest while exporting.
         ignores = pg.QtWidgets.QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations
         self.legend.setFlag(ignores, False)
+        screen_geometry = self._export_geometry()
         try:
             exporter = ImageExporter(self.ci)
             exporter.parameters()["width"] = int(width)
@@ -840,11 +843,27 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             if image is not None and not image.isNull():
                 self.export_text_areas = self._text_areas_in(image)
         finally:
+            self.ci.setGeometry(screen_geometry)
+            self._fit_caption(force=True)
             self.legend.setFlag(ignores, True)
             self.show_legend(on_screen)
         if image is None or image.isNull():
             raise OSError("The map could not be drawn into an image.")
         return image
+
+    def _export_geometry(self) -> QRectF:
+        """Lay the map out at least ``EXPORT_SCENE`` large for a picture; returns the on-screen geometry.
+
+        A picture drawn at the size of a laptop's canvas would give the legend half its width
+        (and cut its longest line) and wrap the caption into many lines.
+        """
+        screen_geometry = self.ci.geometry()
+        width = max(screen_geometry.width(), EXPORT_SCENE[0])
+        height = max(screen_geometry.height(), EXPORT_SCENE[1])
+        self.caption.item.setTextWidth(width - 30)
+        self.caption.updateMin()
+        self.ci.setGeometry(QRectF(screen_geometry.topLeft(), QSizeF(width, height)))
+        return screen_geometry
 
     def _text_areas_in(self, image: QImage) -> dict[str, QRectF]:
         """Where the caption, the legend's names and the axis titles lie in an exported image.
