@@ -822,7 +822,9 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             for _sample, label in self.legend.items:
                 label.item.setFont(fonts.map_font(10 * self.marker_scale))
         self._legend_column.setVisible(visible)
-        self._legend_column.setMaximumWidth(round(self._sized(220)) if visible else 0)
+        # As wide as its longest line needs (a long selected token, presentation's larger type).
+        needed = self.legend.layout.effectiveSizeHint(pg.QtCore.Qt.SizeHint.PreferredSize).width() + 12
+        self._legend_column.setMaximumWidth(round(max(self._sized(220), needed)) if visible else 0)
         self.ci.layout.activate()
 
     def render_image(self, width: int) -> QImage:
