@@ -63,7 +63,6 @@ class TeachingTools(QObject):
         self.window.map_view.set_marker_scale(scale)
         self.window.row_view.set_scale(scale)
 
-
     # ----- lessons ---------------------------------------------------------------------------
     def current_lesson(self) -> Lesson:
         window = self.window
