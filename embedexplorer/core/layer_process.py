@@ -360,6 +360,8 @@ class LayerProcess:
             self._ensure_running()
             if self.model is not None and self.model.folder == str(folder):
                 return self.model
+            if not self.warm.is_set():
+                report(0, 4, "Starting the model's process (importing torch and transformers)")
             if self._loading is None or self._loading[1] != str(folder):
                 request_id = next(self._ids)
                 self._send({"id": request_id, "load": str(folder), "name": name or str(folder)})
