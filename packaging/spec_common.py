@@ -260,6 +260,7 @@ _PRUNE_PARTS = (
     "libcudart",
     # metadata of packages left out, which transformers would otherwise believe present
     "sentence_transformers-",
+    "pydantic-",  # pydantic itself is in EXCLUDES; a hook still copies its metadata
     # torch: C++ tests, helper binaries, headers, CMake files, and the libraries only its tests load
     "torch/test/",
     # torch/bin: only torch_shm_manager stays (torch looks for it while it imports)
