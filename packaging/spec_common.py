@@ -279,6 +279,10 @@ _PRUNE_PARTS = (
     "PySide6/Qt/lib/libQt6EglFSDeviceIntegration",
 )
 
+# Build inputs that hooks collect as data and nothing reads at run time: scikit-learn's Cython
+# sources and meson files (1.7 MiB), matched on the end of the path.
+_PRUNE_SUFFIXES = (".pyx", ".pxd", ".pxi", ".pyx.tp", ".pxd.tp", ".pxi.tp", "/meson.build")
+
 # System libraries that PyInstaller copies for Qt parts pruned above, and that nothing left in the
 # bundle links to (checked with readelf's NEEDED entries; none is opened by the self-test under
 # Xvfb): the GTK3 platform theme's stack (pango, cairo, harfbuzz, gdk-pixbuf, atk, gio and what
@@ -303,6 +307,8 @@ def prune(toc):  # type: ignore[no-untyped-def]
         if any(part in dest or (target and part in target) for part in _PRUNE_PARTS):
             continue
         if "/" not in dest and dest.startswith(_PRUNE_TOP_LIBS):
+            continue
+        if dest.endswith(_PRUNE_SUFFIXES):
             continue
         kept.append(entry)
     return type(toc)(kept) if not isinstance(toc, list) else kept
