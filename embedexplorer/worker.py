@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import itertools
 import logging
+import os
 import threading
 import traceback
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import TypeVar
 
 from PySide6.QtCore import QObject, QThread, Signal, SignalInstance, Slot
+from threadpoolctl import threadpool_info, threadpool_limits
 
 from .core.errors import EmbedExplorerError, Interrupted
 from .jobs.base import JobContext, Kind, Lane, Session
@@ -84,10 +87,18 @@ class LaneWorker(QObject):
     failed = Signal(str, int, object)  # kind name, request id, Failure
     progressed = Signal(str, int, float, str)  # kind name, request id, share done (-1: unknown), message
 
-    def __init__(self, session: Session, staleness: _Staleness) -> None:
+    def __init__(self, session: Session, staleness: _Staleness, blas_threads: int | None = None) -> None:
         super().__init__()
         self._session = session
         self._staleness = staleness
+        self._blas_threads = blas_threads
+
+    def _limits(self) -> AbstractContextManager[object]:
+        if self._blas_threads is None:
+            return nullcontext()
+        # A limit, never more threads than a library has (threadpoolctl would raise a lower setting).
+        now = [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]
+        return threadpool_limits(min([self._blas_threads, *now]), user_api="blas")
 
     @Slot(object, int, object)
     def run(self, kind: Kind[object, object], request_id: int, request: object) -> None:
@@ -100,7 +111,8 @@ class LaneWorker(QObject):
 
         ctx = JobContext(self._session, lambda: not self._staleness.is_current(name, request_id), report)
         try:
-            answer = kind.run(ctx, request)
+            with self._limits():
+                answer = kind.run(ctx, request)
         except Interrupted:
             return  # a newer request asked for this: nobody waits for the answer
         except Exception as exc:  # noqa: BLE001 - every failure must reach the window as words
@@ -109,6 +121,15 @@ class LaneWorker(QObject):
             self.failed.emit(name, request_id, failure_for(exc))
         else:
             self.answered.emit(name, request_id, answer)
+
+
+def long_lane_blas_threads() -> int:
+    """BLAS threads for a long job: all cores but one, which stays for the window and quick questions.
+
+    A whole-vocabulary PCA on every core left the window's thread a share of a core
+    with two spinning BLAS threads, and its drawing of each answer stalled for twice as long.
+    """
+    return max(1, (os.cpu_count() or 2) - 1)
 
 
 class Channel(QObject):
@@ -125,7 +146,7 @@ class _Lane:
     def __init__(self, lane: Lane, session: Session, staleness: _Staleness, submit: SignalInstance) -> None:
         self.thread = QThread()
         self.thread.setObjectName(f"embedexplorer-{lane.value}")
-        self.worker = LaneWorker(session, staleness)
+        self.worker = LaneWorker(session, staleness, long_lane_blas_threads() if lane is Lane.LONG else None)
         self.worker.moveToThread(self.thread)
         self.thread.finished.connect(self.worker.deleteLater)
         submit.connect(self.worker.run)

@@ -47,6 +47,8 @@ class WordLabels(pg.GraphicsObject):
         self._metrics = QFontMetricsF(self.font)
         self._drawable_texts: dict[str, str] = {}
         self._text_widths: dict[str, float] = {}
+        # A box in pixels (dx, dy, width, height) beside a point in data units that no label may cover.
+        self._reserved: tuple[float, float, float, float, float, float] | None = None
         self._x = np.empty(0)
         self._y = np.empty(0)
         self._texts: list[str] = []
@@ -107,6 +109,22 @@ class WordLabels(pg.GraphicsObject):
         self._version += 1
         self.update()
 
+    def set_reserved(self, at: tuple[float, float] | None, box: QRectF | None = None) -> None:
+        """Keep ``box`` (pixels, relative to the point ``at``) clear of labels; None clears it."""
+        self._reserved = None if at is None or box is None else (
+            at[0], at[1], box.left(), box.top(), box.width(), box.height()
+        )
+        self._version += 1
+        self.update()
+
+    def reserved_box(self, to_pixels: object) -> list[tuple[float, float, float, float]]:
+        """The reserved box in the pixels of ``to_pixels`` (a function of data x, y), or nothing."""
+        if self._reserved is None:
+            return []
+        x, y, dx, dy, w, h = self._reserved
+        px, py = to_pixels(x, y)  # type: ignore[operator]
+        return [(px + dx, py + dy, px + dx + w, py + dy + h)]
+
     def set_on(self, on: bool) -> None:
         self._on = on
         self._version += 1
@@ -150,7 +168,13 @@ class WordLabels(pg.GraphicsObject):
         key = (to_scene.m11(), to_scene.m12(), to_scene.m21(), to_scene.m22(), self._version)
         if key != self._layout_key:
             wanted = [self._wanted(i) for i in range(len(self._texts))]
-            found = place_labels(sx, sy, self._widths, self._metrics.height(), wanted, ox, oy, None)
+
+            def to_scene_pixels(x: float, y: float) -> tuple[float, float]:
+                point = to_scene.map(QPointF(x, y))
+                return point.x(), point.y()
+
+            reserved = self.reserved_box(to_scene_pixels)
+            found = place_labels(sx, sy, self._widths, self._metrics.height(), wanted, ox, oy, None, reserved)
             self._offsets = [
                 (i, rect.left() - sx[i], rect.top() - sy[i], rect.width(), rect.height()) for i, rect in found
             ]
@@ -204,12 +228,15 @@ def place_labels(
     ox: np.ndarray,
     oy: np.ndarray,
     bounds: QRectF | None,
+    reserved: Sequence[tuple[float, float, float, float]] = (),
 ) -> list[tuple[int, QRectF]]:
     """Place labels in pixels around their dots (sx, sy), in order, clear of each other and of the dots (ox, oy).
 
     Each label tries eight places (right, left, above, below, then the corners) and takes
     the first that stays inside ``bounds`` and touches nothing placed; one with no room is
-    left out (``bounds`` None: no edge). Returns (label index, rectangle) of each placed label.
+    left out (``bounds`` None: no edge). ``reserved`` boxes (left, top, right, bottom), such
+    as the selected token's own name beside its star, are kept clear too. Returns (label
+    index, rectangle) of each placed label.
     """
     # Plain floats, not QRectF: this runs in the GUI thread for every new selection, and a
     # call into Qt per test would cost several times the test itself.
@@ -219,6 +246,8 @@ def place_labels(
     for px, py in zip(ox.tolist(), oy.tolist(), strict=True):
         if edge is None or (edge[0] <= px <= edge[2] and edge[1] <= py <= edge[3]):
             grid.add((px - radius, py - radius, px + radius, py + radius))
+    for box in reserved:
+        grid.add(box)
     placed: list[tuple[int, QRectF]] = []
     gap = radius + LABEL_GAP_PX - 2
     corner = gap * 0.7
@@ -276,6 +305,46 @@ class _Grid:
         )
 
 
+class UniformScatter(pg.ScatterPlotItem):
+    """A scatter whose points all share the item's one style (a family's colour, the grey rest).
+
+    pyqtgraph looks up each point's picture in its symbol atlas with a Python loop over the
+    points: 0.4 s for a whole vocabulary, all of it in the GUI thread. When no point has a
+    style of its own, one lookup serves them all.
+    """
+
+    def updateSpots(self, dataSet: np.ndarray | None = None) -> None:  # noqa: N802, N803 - pyqtgraph's names
+        data = self.data if dataSet is None else dataSet
+        if not (self.opts["pxMode"] and self.opts["useCache"]):
+            super().updateSpots(dataSet)
+            return
+        missing = data["sourceRect"]["w"] == 0
+        if not missing.any():
+            super().updateSpots(dataSet)
+            return
+        own_style = (
+            (data["size"][missing] != -1).any()
+            # None is false, a pen, brush or symbol name true: any true entry is a style of its own.
+            or any(data[column][missing].astype(bool).any() for column in ("symbol", "pen", "brush"))
+            or self._hover_restyles()
+        )
+        if own_style:
+            super().updateSpots(dataSet)
+            return
+        first = np.flatnonzero(missing)[:1]
+        style = list(zip(*self._style(["symbol", "size", "pen", "brush"], data=data, idx=first), strict=True))
+        data["sourceRect"][missing] = self.fragmentAtlas[style][0]
+        self._maybeRebuildAtlas()
+        self._updateMaxSpotSizes(data=data)
+        self.invalidate()
+
+    def _hover_restyles(self) -> bool:
+        return bool(self.opts["hoverable"]) and any(
+            self.opts["hover" + name.title()] != default
+            for name, default in (("symbol", None), ("size", -1), ("pen", None), ("brush", None))
+        )
+
+
 def _legend_sample(symbol: str, size: int, brush: object, pen: object) -> pg.ScatterPlotItem:
     """A marker for the legend only (never added to the plot)."""
     return pg.ScatterPlotItem(symbol=symbol, size=size, brush=brush, pen=pen)
@@ -300,6 +369,10 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         self.plot.setLabel("left", "direction 2 of the map")
         for axis in ("bottom", "left"):
             self.plot.getAxis(axis).enableAutoSIPrefix(False)
+            # The axes draw the grid, so each reaches across the whole plot and is painted again
+            # whenever anything in it changes (a new star and rings, a hovered point). Kept as a
+            # picture on the screen, that costs a copy, not a replay of every line and tick.
+            self.plot.getAxis(axis).setCacheMode(pg.QtWidgets.QGraphicsItem.CacheMode.DeviceCoordinateCache)
         # The legend sits beside the plot, not on it, so it never hides a point.
         self.legend = pg.LegendItem(labelTextSize=LEGEND_TEXT)
         side = self.addLayout(row=0, col=1)
@@ -335,9 +408,16 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         self._neighbour_item.setZValue(9)
         self._query_label = pg.TextItem(anchor=(0, 1))
         self._query_label.setZValue(11)
+        # The point under the pointer, drawn larger on top. pyqtgraph's own hover style would
+        # restyle the hovered point inside its item and so repaint every point of the map
+        # (40 ms at 50,257 points); this item repaints only the few pixels around it.
+        self._hover_item = pg.ScatterPlotItem(pxMode=True, symbol="o")
+        self._hover_item.setZValue(8)
+        self._hover_item.setVisible(False)
+        self._hover_owner: pg.ScatterPlotItem | None = None
         for item in (
             self._highlight_item, self._match_item, self._current_item,
-            self._neighbour_item, self._query_item, self._query_label,
+            self._neighbour_item, self._query_item, self._query_label, self._hover_item,
         ):
             self.plot.addItem(item)
         self._selection: tuple[str, tuple[float, float] | None, list[tuple[float, float] | None], list[str]] = (
@@ -371,6 +451,8 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             self.plot.removeItem(item)
         self._family_items.clear()
         self._rest_item = None
+        self._hover_item.setVisible(False)
+        self._hover_owner = None
         self._isolated = False
         big = len(shown) > MAX_LABELLED_POINTS
         size = BIG_FAMILY_SIZE if big else SMALL_FAMILY_SIZE
@@ -399,7 +481,7 @@ class MapCanvas(pg.GraphicsLayoutWidget):
     def _scatter(self, members: np.ndarray, brush: object, pen: object, size: int, name: str) -> pg.ScatterPlotItem:
         assert self.map is not None
         coords = self.map.coords
-        item = pg.ScatterPlotItem(
+        item = UniformScatter(
             x=coords[members, 0],
             y=coords[members, 1],
             data=members,
@@ -408,11 +490,11 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             size=size,
             pxMode=True,
             hoverable=True,
-            hoverSize=size + 4,
             tip=self._tip,
             name=name,
         )
         item.sigClicked.connect(self._on_clicked)
+        item.sigHovered.connect(self._on_hovered)
         self.plot.addItem(item)
         return item
 
@@ -463,6 +545,28 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         family = shown.family_of[i]
         where = shown.families[family] if family >= 0 else "no family"
         return f"{shown.labels[i]}  ({where})\nid {', '.join(map(str, shown.pieces[i]))}"
+
+    def _on_hovered(self, item: pg.ScatterPlotItem, spots: Sequence[object], _event: object) -> None:
+        if len(spots):
+            spot = spots[0]
+            pos = spot.pos()  # type: ignore[attr-defined]
+            self._hover_item.setData(
+                x=[pos.x()], y=[pos.y()], size=spot.size() + 4,  # type: ignore[attr-defined]
+                brush=item.opts["brush"], pen=item.opts["pen"],
+            )
+            self._hover_item.setVisible(item.isVisible())
+            self._hover_owner = item
+        elif self._hover_owner is item:
+            self._hover_item.setVisible(False)
+            self._hover_owner = None
+
+    @property
+    def hovered(self) -> tuple[float, float] | None:
+        """Where the point under the pointer is drawn larger, or None."""
+        if not self._hover_item.isVisible():
+            return None
+        xs, ys = self._hover_item.getData()
+        return float(xs[0]), float(ys[0])
 
     def _on_clicked(self, _item: object, spots: Sequence[object]) -> None:
         if len(spots) and self.map is not None:
@@ -586,6 +690,9 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         self._query_label.setText(fonts.for_map(token, self.labels.font), color=colour)
         self._query_label.setPos(at[0], at[1])
         self._query_label.setVisible(True)
+        # Anchored at its bottom left on the star: the other labels keep out of its box.
+        size = self._query_label.textItem.boundingRect()
+        self.labels.set_reserved(at, QRectF(0.0, -size.height(), size.width(), size.height()))
         self.labels.set_selected(token)
         self._set_labels()
         self._hide_empty_overlays()
@@ -625,6 +732,7 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         self._query_item.setData(x=[], y=[])
         self._neighbour_item.setData(x=[], y=[])
         self._query_label.setVisible(False)
+        self.labels.set_reserved(None)
         self.labels.set_selected("")
         self._set_labels()
         self._hide_empty_overlays()

@@ -69,6 +69,7 @@ def svg_drawing(canvas: MapCanvas) -> str:
     """
     import numpy as np
     from PySide6.QtCore import QRectF
+    from PySide6.QtGui import QFont, QFontMetricsF
 
     from ..core.word_maps import NO_FAMILY
     from . import theme
@@ -164,18 +165,26 @@ def svg_drawing(canvas: MapCanvas) -> str:
         for ring_x, ring_y in rings:
             cx, cy = float(px(np.array([ring_x]))[0]), float(py(np.array([ring_y]))[0])
             out.append(f'<circle cx="{cx:.2f}" cy="{cy:.2f}" r="7.5" fill="none" stroke="{accent}" stroke-width="2"/>')
+        reserved: list[tuple[float, float, float, float]] = []
         if star_at is not None:
             sx, sy = float(px(np.array([star_at[0]]))[0]), float(py(np.array([star_at[1]]))[0])
             out.append(_star(sx, sy, 11, accent))
             out.append(
                 f'<text x="{sx + 10:.2f}" y="{sy - 8:.2f}" fill="{accent}" font-size="14">{escape(token)}</text>'
             )
+            # The star's name is not moved: the placed labels keep clear of it.
+            star_font = QFont(canvas.labels.font)
+            star_font.setPixelSize(14)
+            star_metrics = QFontMetricsF(star_font)
+            left, top = sx + 10, sy - 8 - star_metrics.ascent()
+            right = left + star_metrics.horizontalAdvance(token)
+            reserved.append((left, top, right, top + star_metrics.height()))
         # The labels, placed for this drawing by the same rule as on screen.
         lx, ly, texts, colours, widths, wanted, obstacles = canvas.labels.entries()
         metrics = canvas.labels.metrics
         placed = place_labels(
             px(lx), py(ly), widths, metrics.height(), wanted,
-            px(obstacles[:, 0]), py(obstacles[:, 1]), QRectF(_PLOT_LEFT, _PLOT_TOP, plot_w, plot_h),
+            px(obstacles[:, 0]), py(obstacles[:, 1]), QRectF(_PLOT_LEFT, _PLOT_TOP, plot_w, plot_h), reserved,
         )
         size = canvas.labels.font.pointSizeF() * 96 / 72
         for i, rect in placed:

@@ -70,6 +70,32 @@ def test_whole_vocabulary_search_counts_and_centres_on_each_match(qtbot, window,
     assert canvas.matches == [] and view.search_count.text() == ""
 
 
+def test_hovering_a_grey_row_of_the_whole_vocabulary_names_it_and_draws_it_larger(qtbot, window) -> None:
+    open_model(qtbot, window, "bundled")
+    drawn = whole_vocabulary(qtbot, window)
+    canvas = window.map_view.canvas
+    settle()
+    box = canvas.plot.getViewBox()
+    (x0, x1), (y0, y1) = box.viewRange()
+    # A grey row near the middle of the view, alone within a few pixels so the tip names only it.
+    centre = np.array([(x0 + x1) / 2, (y0 + y1) / 2])
+    grey = np.flatnonzero(drawn.family_of < 0)
+    order = grey[np.argsort(np.linalg.norm(drawn.coords[grey] - centre, axis=1))]
+    index = int(order[0])
+    at = canvas.mapFromScene(box.mapViewToScene(pg_point(*drawn.coords[index])))
+    qtbot.mouseMove(canvas.viewport(), QPoint(at.x(), at.y()))
+    qtbot.waitUntil(lambda: canvas.hovered is not None, timeout=ANSWER_TIMEOUT_MS)
+    hovered = canvas.hovered
+    assert hovered is not None
+    # Several rows may share the pixel; the one drawn larger is one of those under the pointer.
+    pixel = (x1 - x0) / max(1, canvas.plot.getViewBox().width())
+    assert np.linalg.norm(np.array(hovered) - drawn.coords[index]) <= 8 * pixel
+    tip = box.toolTip()
+    assert "(no family)" in tip and "id " in tip
+    qtbot.mouseMove(canvas.viewport(), QPoint(2, 2))  # off the plot: nothing is drawn larger
+    qtbot.waitUntil(lambda: canvas.hovered is None, timeout=ANSWER_TIMEOUT_MS)
+
+
 def test_a_regex_that_matches_nothing_or_is_invalid_is_one_clear_message(qtbot, window) -> None:
     open_model(qtbot, window, "bundled")
     before = window.map_view.canvas.map
@@ -150,3 +176,23 @@ def test_svg_export_draws_markers_as_shapes_and_the_legend_explains_star_and_rin
     lines = re.findall(r"<line [^>]*/>", drawing)
     assert len(lines) == len(set(lines)) >= 4
     assert "the selected token" in drawing and "rings: its nearest rows" in drawing
+
+
+def test_the_one_style_scatter_draws_exactly_what_pyqtgraph_draws(qtbot) -> None:
+    import pyqtgraph as pg
+
+    from embedexplorer.ui.map_canvas import UniformScatter
+
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=2_000), rng.normal(size=2_000)
+    per_point = [pg.mkBrush("r") if i % 3 else pg.mkBrush("b") for i in range(x.size)]
+    for style in ({"brush": pg.mkBrush(0, 114, 178), "size": 7}, {"brush": per_point, "size": 5}):
+        pictures = []
+        for kind in (pg.ScatterPlotItem, UniformScatter):
+            widget = pg.PlotWidget()
+            qtbot.addWidget(widget)
+            widget.resize(400, 300)
+            widget.addItem(kind(x=x, y=y, pen=None, pxMode=True, **style))
+            widget.getPlotItem().setRange(xRange=(-3, 3), yRange=(-3, 3), padding=0)
+            pictures.append(widget.grab().toImage())
+        assert pictures[0] == pictures[1]

@@ -106,6 +106,21 @@ def test_word_labels_never_overlap_follow_hiding_and_reach_exported_pictures(qtb
     type_text(qtbot, window, "monday")
     assert "monday" not in canvas.labels.wanted and len(canvas.labels.wanted) >= 62
 
+
+def test_no_label_covers_the_selected_tokens_own_name(qtbot, window) -> None:
+    open_model(qtbot, window, "bundled")
+    canvas = window.map_view.canvas
+    for word in ("paris", "monday", "dog"):  # stars among crowded families
+        type_text(qtbot, window, word)
+        settle()
+        canvas.labels.layout()
+        name = canvas._query_label
+        assert name.isVisible() and name.textItem.toPlainText() == word
+        star_box = name.mapRectToScene(name.boundingRect())
+        placed = enumerate(canvas.labels.placed)
+        covering = [canvas.labels.shown[n] for n, (_i, rect) in placed if rect.intersects(star_box)]
+        assert covering == [], (word, covering)
+
 def test_failures_leave_the_window_usable(qtbot, window, tmp_path) -> None:
     open_model(qtbot, window, "bundled")
     from embedexplorer.jobs.table_jobs import LOAD

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -99,3 +100,30 @@ def test_shutdown_stops_a_long_job_within_the_timeout(qtbot) -> None:
     began = time.perf_counter()
     assert worker.shutdown(timeout_ms=3000)
     assert time.perf_counter() - began < 1.0
+
+
+def blas_threads(_ctx: JobContext, _request: object) -> int:
+    from threadpoolctl import threadpool_info
+
+    return max(info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas")
+
+
+BLAS_IN_LONG_LANE = Kind("test-blas-long", Lane.LONG, blas_threads)
+BLAS_IN_QUICK_LANE = Kind("test-blas-quick", Lane.QUICK, blas_threads)
+
+
+def test_a_long_job_leaves_a_core_for_the_window(qtbot, client) -> None:
+    from threadpoolctl import threadpool_info
+
+    from embedexplorer.worker import long_lane_blas_threads
+
+    before = [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]
+    with qtbot.waitSignal(client.channel(BLAS_IN_LONG_LANE).ready, timeout=TIMEOUT_MS) as long_job:
+        client.submit(BLAS_IN_LONG_LANE, None)
+    assert long_job.args[0] == min(long_lane_blas_threads(), max(before))
+    assert long_lane_blas_threads() == max(1, (os.cpu_count() or 2) - 1)
+    # Afterwards every library has its own setting back; the quick lane is never limited.
+    assert [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"] == before
+    with qtbot.waitSignal(client.channel(BLAS_IN_QUICK_LANE).ready, timeout=TIMEOUT_MS) as quick_job:
+        client.submit(BLAS_IN_QUICK_LANE, None)
+    assert quick_job.args[0] == max(before)
