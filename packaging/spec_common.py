@@ -9,10 +9,10 @@ What the frozen app needs, and why:
   modelling classes of transformers, for the architectures in ``MODEL_FAMILIES``;
 - ``huggingface_hub`` finds models in the HF cache and downloads on request;
 - the window is PySide6 (Core, Gui, Widgets, Svg) plus pyqtgraph.
-- t-SNE maps use openTSNE, which needs scikit-learn, scipy and joblib (about 170 MiB);
-  it is imported lazily, so its modules are named here.
-torch comes in trimmed: no headers, C++ tests, helper binaries or test libraries, and
-build-linux.sh strips its libraries (about 750 MiB installed, about 400 MiB here).
+- t-SNE maps use openTSNE, which needs scikit-learn, scipy and joblib (about 75 MiB here, without
+  the parts no t-SNE path imports); it is imported lazily, so its modules are named here.
+torch comes in trimmed: no headers, C++ tests, helper binaries, test libraries or (but for a few
+modules) .py sources, and build-linux.sh strips its libraries (about 750 MiB installed, 353 MiB here).
 """
 
 from __future__ import annotations
@@ -201,8 +201,8 @@ EXCLUDES = [
     "pytest", "_pytest", "hypothesis", "pytestqt", "ruff", "importlinter", "grimp",
     "PyQt5", "PyQt6", "PySide2",
     # Reached only through optional imports of code the app never runs (measured: none of them is
-    # imported, nor their libraries opened, by the self-test, the layers, the forward check or a
-    # t-SNE map): cryptography with cffi (urllib3's pyOpenSSL shim; downloads use the ssl module),
+    # imported, nor their libraries opened, by the self-test, the layers, the forward check, a
+    # t-SNE map or a download): cryptography with cffi (urllib3's pyOpenSSL shim; downloads use the ssl module),
     # pydantic (huggingface_hub's webhooks server), mypy with ast_serialize, pygments (rich's
     # syntax highlighting; rich's console and progress bars do not need it), setuptools and
     # click. Together about 20 MiB.
