@@ -7,10 +7,11 @@ and put the original back if it loaded before and does not now.  Libraries that 
 before stripping (plugins for a missing system library) are left alone.  The launcher itself
 is never touched: its archive is appended after the ELF data.
 
-Then one copy of each library that two wheels vendor byte for byte under the same name (numpy's
-and scipy's libgfortran and libquadmath, scikit-learn's and openTSNE's libgomp: 3.2 MiB): the later copy becomes
-a relative symlink to the first.  The dynamic loader finds it by the same name either way, and
-whichever wheel loads first, the other reuses the loaded library (same soname).
+Then one copy of each library that two wheels vendor byte for byte under the same name
+(numpy's and scipy's libgfortran and libquadmath, scikit-learn's and openTSNE's libgomp:
+3.2 MiB): the later copy becomes a relative symlink to the first.  The dynamic loader finds it
+by the same name either way, and whichever wheel loads first, the other reuses the loaded
+library (same soname).
 
 Usage: python packaging/strip_bundle.py dist/EmbedExplorer
 """
