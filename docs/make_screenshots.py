@@ -5,8 +5,11 @@ Run under a virtual screen of the size to show (no window manager needed):
     Xvfb :93 -screen 0 1366x768x24 &
     DISPLAY=:93 python docs/make_screenshots.py /tmp/shots 1366x768
 
-The main window is taken from the whole screen with ImageMagick's ``import -window root``
-(what a learner sees, window frame and all); the exercise dialogs are grabbed on their own.
+The word is typed through the X server with xdotool, as a learner types it. The main window
+is taken from the whole screen with ImageMagick's ``import -window root`` (what a learner
+sees, window frame and all); the exercise dialogs are grabbed on their own. Presentation mode
+is shot too, with the map exported in it as PNG and as SVG (rendered to PNG by Qt's
+QSvgRenderer, to be looked at).
 """
 
 from __future__ import annotations
@@ -48,10 +51,26 @@ def main(folder: str, size: str) -> None:
     window.show()
     window.open_model("bundled")
     wait_for(lambda: window.loaded and window.map_view.can_export)
-    window.token_pane.set_text("monday")
+    type_into(window, "monday")
     wait_for(lambda: window.neighbours_pane.neighbour_tokens()[:1] == ["tuesday"])
+    wait_for(lambda: window.map_view.canvas.selection[0] == "monday")
     wait(300)
     shot(out / f"window-{size}.png")
+    if window.row_placement.compact:  # the row pane beside the map on a short screen
+        window.right.setCurrentWidget(window.row_view)
+        wait(300)
+        shot(out / f"window-row-tab-{size}.png")
+        window.right.setCurrentWidget(window.map_view)
+
+    # For teachers: presentation mode, on screen and in the exported map.
+    window.teaching.presentation_action.setChecked(True)
+    wait(500)
+    shot(out / f"presentation-{size}.png")
+    window.map_view.export_to(str(out / f"map-presentation-{size}.png"), 1600)
+    window.map_view.export_to(str(out / f"map-presentation-{size}.svg"))
+    svg_to_png(out / f"map-presentation-{size}.svg", out / f"map-presentation-{size}-svg.png")
+    window.teaching.presentation_action.setChecked(False)
+    wait(300)
 
     window.exercises.guess_action.setChecked(True)
     window.token_pane.set_text("paris")
@@ -94,6 +113,31 @@ def main(folder: str, size: str) -> None:
 def shot(path: Path) -> None:
     QApplication.processEvents()
     subprocess.run(["import", "-window", "root", str(path)], check=True)
+
+
+def type_into(window, text: str) -> None:  # type: ignore[no-untyped-def]
+    """Type into the text field as a learner does: keys through the X server (xdotool), not setText."""
+    window.activateWindow()
+    window.token_pane.focus()  # the old text selected, so the typing replaces it
+    wait(200)
+    subprocess.run(["xdotool", "windowfocus", "--sync", str(int(window.winId()))], check=True)
+    # Not waited for here: the keys reach the window once its event loop runs again.
+    subprocess.Popen(["xdotool", "type", "--delay", "60", text])
+    wait_for(lambda: window.token_pane.text() == text, 20_000)
+
+
+def svg_to_png(svg: Path, png: Path) -> None:
+    """Render an exported SVG with Qt's own renderer, to look at it as a picture."""
+    from PySide6.QtGui import QColor, QImage, QPainter
+    from PySide6.QtSvg import QSvgRenderer
+
+    renderer = QSvgRenderer(str(svg))
+    image = QImage(renderer.defaultSize(), QImage.Format.Format_ARGB32)
+    image.fill(QColor("white"))
+    painter = QPainter(image)
+    renderer.render(painter)
+    painter.end()
+    image.save(str(png))
 
 
 if __name__ == "__main__":

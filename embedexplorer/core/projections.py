@@ -11,8 +11,10 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,6 +29,11 @@ SEED = 42
 PERPLEXITY = 30
 # How many rows a block of neighbour look-ups covers between progress reports.
 _KNN_BLOCK = 2048
+# Rows per block of neighbour searches: each takes about a second for 768 numbers a row, so
+# the progress bar moves and a stop is heard that often.
+_SEARCH_BLOCK = 256
+# While one long call runs (Annoy builds its trees in one go), progress is told this often.
+_TICK_S = 1.0
 # Below this many rows openTSNE finds neighbours exactly (scikit-learn), above it with Annoy.
 _OPENTSNE_EXACT_BELOW = 1000
 # t-SNE's iterations between progress reports (and chances to stop).
@@ -217,10 +224,13 @@ def _tsne_in_child(data: np.ndarray, seed: int, report: Progress, stop: ShouldSt
         target=_tsne_child, args=(data, seed, threads, messages, stop_event), name="embedexplorer-tsne", daemon=True
     )
     child.start()
+    finished = False
     try:
         while True:
             if stop():
-                stop_event.set()
+                # Not a request to the child: it may be inside one long call (Annoy builds its
+                # trees in one go, 50 s for a whole vocabulary) and would hear it only after.
+                raise Interrupted("The t-SNE map was stopped.")
             try:
                 kind, *rest = messages.get(timeout=0.1)
             except queue.Empty:
@@ -232,6 +242,7 @@ def _tsne_in_child(data: np.ndarray, seed: int, report: Progress, stop: ShouldSt
             if kind == "progress":
                 report(*rest)
             elif kind == "done":
+                finished = True
                 return np.asarray(rest[0])
             elif kind == "stopped":
                 raise Interrupted("The t-SNE map was stopped.")
@@ -239,8 +250,10 @@ def _tsne_in_child(data: np.ndarray, seed: int, report: Progress, stop: ShouldSt
                 raise QueryError(f"The t-SNE map could not be computed: {rest[0]}")
     finally:
         stop_event.set()
-        child.join(timeout=5)
+        if finished:
+            child.join(timeout=5)  # it has answered and is leaving on its own
         if child.is_alive():
+            # Stopped, or failed: the child holds nothing worth saving, so it ends now.
             child.terminate()
             child.join(timeout=5)
         messages.close()
@@ -291,6 +304,7 @@ def _stepped_annoy_class() -> type:
             count = data.shape[0]
             # Adding, building the trees, then one look-up per row: weighted by their rough cost.
             total = 3 * count
+            started = time.perf_counter()
             self.index = AnnoyIndex(data.shape[1], "angular")
             random_state = check_random_state(self.random_state)
             self.index.set_seed(random_state.randint(np.iinfo(np.int32).max))
@@ -299,11 +313,14 @@ def _stepped_annoy_class() -> type:
                 for i in range(start, min(start + _KNN_BLOCK, count)):
                     self.index.add_item(i, data[i])
                 self._progress(min(start + _KNN_BLOCK, count) // 2, total, "t-SNE: indexing the rows")
+            indexing_s = time.perf_counter() - started
             self._progress(count // 2, total, "t-SNE: building the neighbour trees")
             # 50 trees: openTSNE's (and FIt-SNE's) default. Built by one thread: Annoy's threads
             # add their trees in whatever order they finish, so two threads give a different map
             # on every run; the trees take a few percent of the neighbour step's time.
-            self.index.build(n_jobs=1, n_trees=50)
+            with _ticking(self._progress, count // 2, count // 2, total, 3 * indexing_s,
+                          "t-SNE: building the neighbour trees"):
+                self.index.build(n_jobs=1, n_trees=50)
             distances = np.zeros((count, k))
             indices = np.zeros((count, k), dtype=int)
 
@@ -317,9 +334,9 @@ def _stepped_annoy_class() -> type:
             from concurrent.futures import ThreadPoolExecutor
 
             with ThreadPoolExecutor(max_workers=max(1, self.n_jobs)) as pool:
-                for start in range(0, count, _KNN_BLOCK):
+                for start in range(0, count, _SEARCH_BLOCK):
                     self._check()
-                    block = range(start, min(start + _KNN_BLOCK, count))
+                    block = range(start, min(start + _SEARCH_BLOCK, count))
                     if self.n_jobs == 1:
                         for i in block:
                             neighbours_of(i)
@@ -334,6 +351,34 @@ def _stepped_annoy_class() -> type:
 
     _STEPPED_ANNOY = SteppedAnnoy
     return SteppedAnnoy
+
+
+@contextmanager
+def _ticking(
+    report: Progress, start: int, span: int, total: int, expected_s: float, message: str
+) -> Iterator[None]:
+    """Report progress every ``_TICK_S`` while a call that reports nothing runs.
+
+    The bar moves from ``start`` towards ``start + span`` as the elapsed time nears
+    ``expected_s`` (an estimate), stopping short of the end until the call returns; the
+    message counts the seconds, so a long step never looks like a hang.
+    """
+    done = threading.Event()
+    began = time.perf_counter()
+
+    def tick() -> None:
+        while not done.wait(_TICK_S):
+            elapsed = time.perf_counter() - began
+            share = min(0.95, elapsed / expected_s) if expected_s > 0 else 0.5
+            report(start + int(span * share), total, f"{message} ({elapsed:.0f} s)")
+
+    ticker = threading.Thread(target=tick, name="t-SNE progress", daemon=True)
+    ticker.start()
+    try:
+        yield
+    finally:
+        done.set()
+        ticker.join()
 
 
 def _umap(data: np.ndarray, seed: int, report: Progress, stop: ShouldStop) -> np.ndarray:

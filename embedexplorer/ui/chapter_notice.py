@@ -28,11 +28,23 @@ class ChapterNotice(QWidget):
         layout.addWidget(self.label)
         layout.addWidget(self.download)
         self.sentence = ""
+        self._compact = False
 
     def update_for(self, name: str, rows: int, width: int) -> bool:
         """Say so when the open table is not GPT-2 small's; True when there is something to say."""
         self.sentence = chapter_notice(name, rows, width)
-        self.label.setText("Not GPT-2: the chapter's numbers differ." if self.sentence else "")
+        self._show_text()
         self.label.setToolTip(self.sentence)
         self.setToolTip(self.sentence)
         return bool(self.sentence)
+
+    def set_compact(self, on: bool) -> None:
+        """On a narrow window the note says less (the tooltip still has the whole sentence)."""
+        self._compact = on
+        self._show_text()
+
+    def _show_text(self) -> None:
+        if not self.sentence:
+            self.label.setText("")
+        else:
+            self.label.setText("Not GPT-2." if self._compact else "Not GPT-2: the chapter's numbers differ.")

@@ -52,6 +52,7 @@ from ..settings import Settings
 from ..worker import Failure, WorkerClient
 from .chapter_notice import ChapterNotice
 from .exercise_desk import ExerciseDesk
+from .fitting import MODEL_BOX_CHARS, BarFit, RowPlacement
 from .layers_pane import LayersPane
 from .map_view import MapView
 from .message_bar import MessageBar
@@ -127,12 +128,14 @@ class MainWindow(QMainWindow):
         self.left.addWidget(neighbours)
         self.left.setStretchFactor(0, 2)
         self.left.setStretchFactor(1, 3)
-        self.left.setSizes([250, 600])  # the row pane at its smallest, the neighbours the rest
+        self.left.setChildrenCollapsible(False)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         # The map and the layers share the right side: both want the room, one at a time.
         self.right = QTabWidget()
         self.right.addTab(self.map_view, "&Map")
         self.right.addTab(self.layers_pane, "Through the &layers")
+        # Where the left column is too short for both, the row pane moves beside the map.
+        self.row_placement = RowPlacement(self.left, self.row_view, self.neighbours_pane.table, self.right)
         self.splitter.addWidget(self.left)
         self.splitter.addWidget(self.right)
         self.splitter.setStretchFactor(0, 2)
@@ -164,7 +167,7 @@ class MainWindow(QMainWindow):
         bar.addWidget(QLabel(" Model: "))
         self.model_box = QComboBox()
         self.model_box.setEditable(True)
-        self.model_box.setMinimumContentsLength(34)
+        self.model_box.setMinimumContentsLength(MODEL_BOX_CHARS)
         self.model_box.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
         self.model_box.setToolTip(
             "A model folder or file, a Hugging Face id such as openai-community/gpt2, or 'bundled'. "
@@ -181,6 +184,7 @@ class MainWindow(QMainWindow):
         open_button.triggered.connect(self._on_model_entered)
         self._notice_action = bar.addWidget(self.chapter_notice)
         self._notice_action.setVisible(False)
+        self.bar_fit = BarFit(self, self.model_box, self.chapter_notice)
         exercises = self.addToolBar("Exercises")
         exercises.setObjectName("exercisesToolBar")
         exercises.setMovable(False)
@@ -345,6 +349,8 @@ class MainWindow(QMainWindow):
             state = self.settings.geometry(key)
             if state is not None:
                 splitter.restoreState(state)
+                if splitter is self.left:
+                    self.row_placement.sizes_restored()
         self.token_pane.set_text_quietly(self.settings.text)
         self._set_tab_order()
 
@@ -677,7 +683,7 @@ class MainWindow(QMainWindow):
     def save_settings(self) -> None:
         self.settings.set_geometry("window/geometry", self.saveGeometry())
         self.settings.set_geometry("window/splitter", self.splitter.saveState())
-        self.settings.set_geometry("window/left", self.left.saveState())
+        self.settings.set_geometry("window/left", self.row_placement.left_state())
         self.settings.text = self.token_pane.text()
         self.settings.sync()
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, Signal
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPainterPath
+from PySide6.QtCore import QPointF, QRectF, QSizeF, Signal
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPainterPath, QResizeEvent
 from PySide6.QtWidgets import QWidget
 
 from ..core.files import atomic_write_bytes
@@ -28,7 +28,11 @@ MAX_LABELLED_POINTS = 500
 LABEL_GAP_PX = 4.0
 # A big map's grey dots and its family dots, in pixels.
 REST_SIZE, BIG_FAMILY_SIZE, SMALL_FAMILY_SIZE = 4, 9, 11
-LEGEND_TEXT = "11pt"
+# The overlays' markers, in pixels at the normal scale.
+HIGHLIGHT_SIZE, MATCH_SIZE, CURRENT_SIZE, STAR_SIZE, RING_SIZE = 16, 13, 22, 22, 15
+LEGEND_TEXT_PT = 11.0
+# The least size, in scene pixels, the map is laid out at for a picture (the command line's canvas).
+EXPORT_SCENE = (1000, 760)
 
 
 class WordLabels(pg.GraphicsObject):
@@ -65,6 +69,7 @@ class WordLabels(pg.GraphicsObject):
         self._layout_key: tuple[float, float, float, float, int] | None = None
         self._offsets: list[tuple[int, float, float, float, float]] = []
         self.setAcceptedMouseButtons(pg.QtCore.Qt.MouseButton.NoButton)
+        self.dot_radius = SMALL_FAMILY_SIZE / 2  # pixels; larger in presentation mode
 
     def set_labels(
         self,
@@ -130,6 +135,16 @@ class WordLabels(pg.GraphicsObject):
         self._version += 1
         self.setVisible(on)
 
+    def set_font(self, font: QFont, dot_radius: float) -> None:
+        """Another size of type (presentation mode) and of the dots the labels keep clear of."""
+        self.prepareGeometryChange()
+        self.font, self._metrics, self.dot_radius = font, QFontMetricsF(font), dot_radius
+        self._drawable_texts.clear()
+        self._text_widths.clear()
+        self._widths = [self._width(text) for text in self._texts]
+        self._version += 1
+        self.update()
+
     def _wanted(self, i: int) -> bool:
         return self._groups[i] not in self._hidden and self._texts[i] != self._selected
 
@@ -174,7 +189,9 @@ class WordLabels(pg.GraphicsObject):
                 return point.x(), point.y()
 
             reserved = self.reserved_box(to_scene_pixels)
-            found = place_labels(sx, sy, self._widths, self._metrics.height(), wanted, ox, oy, None, reserved)
+            found = place_labels(
+                sx, sy, self._widths, self._metrics.height(), wanted, ox, oy, None, reserved, radius=self.dot_radius
+            )
             self._offsets = [
                 (i, rect.left() - sx[i], rect.top() - sy[i], rect.width(), rect.height()) for i, rect in found
             ]
@@ -229,20 +246,20 @@ def place_labels(
     oy: np.ndarray,
     bounds: QRectF | None,
     reserved: Sequence[tuple[float, float, float, float]] = (),
+    radius: float = SMALL_FAMILY_SIZE / 2,
 ) -> list[tuple[int, QRectF]]:
     """Place labels in pixels around their dots (sx, sy), in order, clear of each other and of the dots (ox, oy).
 
     Each label tries eight places (right, left, above, below, then the corners) and takes
     the first that stays inside ``bounds`` and touches nothing placed; one with no room is
     left out (``bounds`` None: no edge). ``reserved`` boxes (left, top, right, bottom), such
-    as the selected token's own name beside its star, are kept clear too. Returns (label
-    index, rectangle) of each placed label.
+    as the selected token's own name beside its star, are kept clear too; ``radius`` is the
+    dots' radius in pixels. Returns (label index, rectangle) of each placed label.
     """
     # Plain floats, not QRectF: this runs in the GUI thread for every new selection, and a
     # call into Qt per test would cost several times the test itself.
     edge = None if bounds is None else (bounds.left(), bounds.top(), bounds.right(), bounds.bottom())
     grid = _Grid(32.0)
-    radius = SMALL_FAMILY_SIZE / 2
     for px, py in zip(ox.tolist(), oy.tolist(), strict=True):
         if edge is None or (edge[0] <= px <= edge[2] and edge[1] <= py <= edge[3]):
             grid.add((px - radius, py - radius, px + radius, py + radius))
@@ -374,7 +391,7 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             # picture on the screen, that costs a copy, not a replay of every line and tick.
             self.plot.getAxis(axis).setCacheMode(pg.QtWidgets.QGraphicsItem.CacheMode.DeviceCoordinateCache)
         # The legend sits beside the plot, not on it, so it never hides a point.
-        self.legend = pg.LegendItem(labelTextSize=LEGEND_TEXT)
+        self.legend = pg.LegendItem(labelTextSize=f"{LEGEND_TEXT_PT:g}pt")
         side = self.addLayout(row=0, col=1)
         side.addItem(self.legend, row=0, col=0)
         side.addLabel("", row=1, col=0)
@@ -396,15 +413,17 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         self._hidden: set[str] = set()
         self._highlight: str | None = None
         self._isolated = False
+        # How many times its normal size each marker and text is drawn (presentation mode: larger).
+        self.marker_scale = 1.0
         self._highlight_item = pg.ScatterPlotItem(pxMode=True)
         self._highlight_item.setZValue(5)
-        self._match_item = pg.ScatterPlotItem(pxMode=True, symbol="o", size=13)
+        self._match_item = pg.ScatterPlotItem(pxMode=True, symbol="o", size=MATCH_SIZE)
         self._match_item.setZValue(6)
-        self._current_item = pg.ScatterPlotItem(pxMode=True, symbol="o", size=22)
+        self._current_item = pg.ScatterPlotItem(pxMode=True, symbol="o", size=CURRENT_SIZE)
         self._current_item.setZValue(7)
-        self._query_item = pg.ScatterPlotItem(pxMode=True, symbol="star", size=22, hoverable=True)
+        self._query_item = pg.ScatterPlotItem(pxMode=True, symbol="star", size=STAR_SIZE, hoverable=True)
         self._query_item.setZValue(10)
-        self._neighbour_item = pg.ScatterPlotItem(pxMode=True, symbol="o", size=15, hoverable=True)
+        self._neighbour_item = pg.ScatterPlotItem(pxMode=True, symbol="o", size=RING_SIZE, hoverable=True)
         self._neighbour_item.setZValue(9)
         self._query_label = pg.TextItem(anchor=(0, 1))
         self._query_label.setZValue(11)
@@ -420,6 +439,11 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             self._neighbour_item, self._query_item, self._query_label, self._hover_item,
         ):
             self.plot.addItem(item)
+        # Each marker item's size at the normal scale; family items join with each map.
+        self._base_sizes: dict[pg.ScatterPlotItem, float] = {
+            self._match_item: MATCH_SIZE, self._current_item: CURRENT_SIZE,
+            self._query_item: STAR_SIZE, self._neighbour_item: RING_SIZE,
+        }
         self._selection: tuple[str, tuple[float, float] | None, list[tuple[float, float] | None], list[str]] = (
             "", None, [], []
         )
@@ -432,12 +456,51 @@ class MapCanvas(pg.GraphicsLayoutWidget):
 
     def _use_map_font(self) -> None:
         """Every text of the map in the bundled family, so pictures match on every machine."""
+        scale = self.marker_scale
         for axis in ("bottom", "left"):
             item = self.plot.getAxis(axis)
-            item.setStyle(tickFont=fonts.map_font(8))
-            item.label.setFont(fonts.map_font(9))
-        self.caption.item.setFont(fonts.map_font(9))
-        self._query_label.textItem.setFont(fonts.map_font(10))
+            item.setStyle(tickFont=fonts.map_font(8 * scale))
+            item.label.setFont(fonts.map_font(9 * scale))
+        self.caption.item.setFont(fonts.map_font(9 * scale))
+        self._query_label.textItem.setFont(fonts.map_font(10 * scale))
+
+    # ----- presentation: larger markers and text for a projector ---------------------------
+    def set_marker_scale(self, scale: float) -> None:
+        """Draw every marker and text of the map ``scale`` times its normal size (1.0: normal).
+
+        Maps drawn later keep the scale; the view, the selection and the search stay as they are.
+        """
+        self.marker_scale = float(scale)
+        self._use_map_font()
+        for item, base in self._base_sizes.items():
+            self._resize_item(item, base)
+        self.labels.set_font(fonts.map_font(8 * self.marker_scale), self._sized(SMALL_FAMILY_SIZE) / 2)
+        if self.map is not None:
+            self._update_caption()
+            self._restyle()  # the highlight's markers
+        if self._selection[1] is not None:
+            self._draw_selection()  # the star's and the rings' outlines, and the labels
+        else:
+            self._set_labels()
+        self.show_legend(self._legend_column.isVisible())
+
+    def _sized(self, base: float) -> float:
+        """A size in pixels at the normal scale, at the scale in use."""
+        return base * self.marker_scale
+
+    def _resize_item(self, item: pg.ScatterPlotItem, base: float) -> None:
+        item.setSize(self._sized(base))
+
+    def marker_sizes(self) -> dict[str, float]:
+        """The size in pixels of each kind of marker drawn now (family names, "other rows", "star", "rings")."""
+        items = dict(self._family_items)
+        items.update({"other rows": self._rest_item, "star": self._query_item, "rings": self._neighbour_item})
+        # A point's own size, or (-1) the item's: what pyqtgraph draws.
+        return {
+            name: float(item.data["size"][0] if item.data["size"][0] >= 0 else item.opts["size"])
+            for name, item in items.items()
+            if item is not None and len(item.data)
+        }
 
     # ----- content -----------------------------------------------------------------------
     def set_map(self, the_map: FamilyMap | WordMap, model_name: str, hidden: set[str] | None = None) -> None:
@@ -449,6 +512,7 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         self._folded = None
         for item in list(self._family_items.values()) + ([self._rest_item] if self._rest_item else []):
             self.plot.removeItem(item)
+            self._base_sizes.pop(item, None)
         self._family_items.clear()
         self._rest_item = None
         self._hover_item.setVisible(False)
@@ -479,6 +543,7 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         self.reset_view()
 
     def _scatter(self, members: np.ndarray, brush: object, pen: object, size: int, name: str) -> pg.ScatterPlotItem:
+        """One family's points (``size`` in pixels at the normal scale)."""
         assert self.map is not None
         coords = self.map.coords
         item = UniformScatter(
@@ -487,12 +552,13 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             data=members,
             brush=brush,
             pen=pen,
-            size=size,
+            size=self._sized(size),
             pxMode=True,
             hoverable=True,
             tip=self._tip,
             name=name,
         )
+        self._base_sizes[item] = size
         item.sigClicked.connect(self._on_clicked)
         item.sigHovered.connect(self._on_hovered)
         self.plot.addItem(item)
@@ -618,7 +684,8 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             x, y = item.getData()
             colour = item.opts["brush"].color()
             self._highlight_item.setData(
-                x=x, y=y, size=16, brush=pg.mkBrush(colour), pen=pg.mkPen(theme.plot_foreground(), width=2)
+                x=x, y=y, size=self._sized(HIGHLIGHT_SIZE), brush=pg.mkBrush(colour),
+                pen=pg.mkPen(theme.plot_foreground(), width=self._sized(2)),
             )
         else:
             self._highlight_item.setData(x=[], y=[])
@@ -641,7 +708,21 @@ class MapCanvas(pg.GraphicsLayoutWidget):
     def _update_caption(self) -> None:
         if self.map is not None:
             name = fonts.for_map(self.model_name, self.labels.font)
-            self.caption.setText(_caption(self.map, name, self._hidden), size="9pt")
+            self.caption.setText(_caption(self.map, name, self._hidden), size=f"{9 * self.marker_scale:g}pt")
+            self._fit_caption()
+
+    def _fit_caption(self, force: bool = False) -> None:
+        """Wrap the caption at the canvas' width: a long line would widen the plot past the canvas' edge."""
+        left, _top, right, _bottom = self.ci.layout.getContentsMargins()
+        room = self.viewport().width() - left - right - 2 * self.ci.layout.horizontalSpacing() - 4
+        if room > 0 and (force or self.caption.item.textWidth() != room):
+            self.caption.item.setTextWidth(room)
+            self.caption.updateMin()
+
+    def resizeEvent(self, event: QResizeEvent | None) -> None:  # noqa: N802 - Qt's name
+        if hasattr(self, "caption"):  # pyqtgraph resizes the view before __init__ has made the caption
+            self._fit_caption()
+        super().resizeEvent(event)
 
     # ----- the selected token -------------------------------------------------------------
     def set_selection(
@@ -675,7 +756,7 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             return
         colour = theme.accent()
         self._query_item.setData(
-            x=[at[0]], y=[at[1]], brush=pg.mkBrush(colour), pen=pg.mkPen("k", width=1), data=[token],
+            x=[at[0]], y=[at[1]], brush=pg.mkBrush(colour), pen=pg.mkPen("k", width=self._sized(1)), data=[token],
             tip=lambda x, y, data: f"{data}  (the selected token)",
         )
         rings = [(p, n) for p, n in zip(places, names, strict=False) if p is not None and not self._ring_hidden(n)]
@@ -684,7 +765,7 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             y=[p[1] for p, _ in rings],
             data=[n for _, n in rings],
             brush=pg.mkBrush(None),
-            pen=pg.mkPen(colour, width=2),
+            pen=pg.mkPen(colour, width=self._sized(2)),
             tip=lambda x, y, data: f"{data}  (a nearest row of {token})",
         )
         self._query_label.setText(fonts.for_map(token, self.labels.font), color=colour)
@@ -720,7 +801,8 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             accent = theme.accent()
             entries.append(("star", accent, QColor("black"), 16, f"{self._selection[0]}: the selected token"))
             entries.append(("ring", None, accent, 12, "rings: its nearest rows"))
-        return entries
+        # Presentation mode draws the legend's markers as much larger as the map's.
+        return [(sym, fill, outline, round(self._sized(size)), text) for sym, fill, outline, size, text in entries]
 
     @property
     def ring_names(self) -> list[str]:
@@ -833,18 +915,21 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         # Filled only when shown: on screen it stays hidden, and rebuilding it costs paint time.
         self.legend.clear()
         if visible:
+            self.legend.opts["labelTextSize"] = f"{LEGEND_TEXT_PT * self.marker_scale:g}pt"
             for symbol, fill, outline, size, text in self.legend_entries():
                 brush = pg.mkBrush(fill) if fill is not None else pg.mkBrush(None)
-                width = 2 if symbol == "ring" else 1
+                width = self._sized(2 if symbol == "ring" else 1)
                 pen = pg.mkPen(outline, width=width) if outline is not None else None
                 self.legend.addItem(
                     _legend_sample("o" if symbol == "ring" else symbol, size, brush, pen),
                     fonts.for_map(text, self.labels.font),
                 )
             for _sample, label in self.legend.items:
-                label.item.setFont(fonts.map_font(10))
+                label.item.setFont(fonts.map_font(10 * self.marker_scale))
         self._legend_column.setVisible(visible)
-        self._legend_column.setMaximumWidth(220 if visible else 0)
+        # As wide as its longest line needs (a long selected token, presentation's larger type).
+        needed = self.legend.layout.effectiveSizeHint(pg.QtCore.Qt.SizeHint.PreferredSize).width() + 12
+        self._legend_column.setMaximumWidth(round(max(self._sized(220), needed)) if visible else 0)
         self.ci.layout.activate()
 
     def render_image(self, width: int) -> QImage:
@@ -853,6 +938,11 @@ class MapCanvas(pg.GraphicsLayoutWidget):
 
         on_screen = self._legend_column.isVisible()
         self.show_legend(True)
+        # pyqtgraph's legend ignores the scene's scaling, so a picture wider than the screen
+        # would shrink it beside the axis text: scaled with the rest while exporting.
+        ignores = pg.QtWidgets.QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations
+        self.legend.setFlag(ignores, False)
+        screen_geometry = self._export_geometry()
         try:
             exporter = ImageExporter(self.ci)
             exporter.parameters()["width"] = int(width)
@@ -860,10 +950,27 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             if image is not None and not image.isNull():
                 self.export_text_areas = self._text_areas_in(image)
         finally:
+            self.ci.setGeometry(screen_geometry)
+            self._fit_caption(force=True)
+            self.legend.setFlag(ignores, True)
             self.show_legend(on_screen)
         if image is None or image.isNull():
             raise OSError("The map could not be drawn into an image.")
         return image
+
+    def _export_geometry(self) -> QRectF:
+        """Lay the map out at least ``EXPORT_SCENE`` large for a picture; returns the on-screen geometry.
+
+        A picture drawn at the size of a laptop's canvas would give the legend half its width
+        (and cut its longest line) and wrap the caption into many lines.
+        """
+        screen_geometry = self.ci.geometry()
+        width = max(screen_geometry.width(), EXPORT_SCENE[0])
+        height = max(screen_geometry.height(), EXPORT_SCENE[1])
+        self.caption.item.setTextWidth(width - 30)
+        self.caption.updateMin()
+        self.ci.setGeometry(QRectF(screen_geometry.topLeft(), QSizeF(width, height)))
+        return screen_geometry
 
     def _text_areas_in(self, image: QImage) -> dict[str, QRectF]:
         """Where the caption, the legend's names and the axis titles lie in an exported image.

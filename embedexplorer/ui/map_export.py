@@ -65,7 +65,8 @@ def svg_drawing(canvas: MapCanvas) -> str:
     """The map on screen as SVG text: dots, star and rings as shapes, one grid, the placed labels.
 
     Drawn from the map's numbers rather than by painting the scene, so that every marker
-    is a vector shape and the grid is drawn once, at the axis ticks.
+    is a vector shape and the grid is drawn once, at the axis ticks. Markers and text are as
+    much larger as on screen when the window is in presentation mode.
     """
     import numpy as np
     from PySide6.QtCore import QRectF
@@ -76,9 +77,11 @@ def svg_drawing(canvas: MapCanvas) -> str:
     from .map_canvas import place_labels
 
     shown = canvas.map
+    scale = canvas.marker_scale
+    axis_px, legend_px, caption_line = _AXIS_FONT_PX * scale, _LEGEND_FONT_PX * scale, _CAPTION_LINE * scale
     caption_lines = [line for line in canvas.caption.text.replace("<b>", "").replace("</b>", "").split("<br>")]
-    plot_w = SVG_WIDTH - _PLOT_LEFT - _LEGEND_WIDTH - 20
-    plot_h = SVG_HEIGHT - _PLOT_TOP - _AXIS_ROOM - _CAPTION_LINE * len(caption_lines) - 10
+    plot_w = SVG_WIDTH - _PLOT_LEFT - _LEGEND_WIDTH * scale - 20
+    plot_h = SVG_HEIGHT - _PLOT_TOP - _AXIS_ROOM * scale - caption_line * len(caption_lines) - 10
     (x0, x1), (y0, y1) = canvas.plot.getViewBox().viewRange()
 
     def px(x: np.ndarray) -> np.ndarray:
@@ -99,7 +102,7 @@ def svg_drawing(canvas: MapCanvas) -> str:
     ]
     # One grid, at the axis' major ticks, with their numbers.
     grid = ['<g stroke="#888" stroke-opacity="0.35" stroke-width="1">']
-    numbers = [f'<g fill="{foreground}" font-size="{_AXIS_FONT_PX}">']
+    numbers = [f'<g fill="{foreground}" font-size="{axis_px:g}">']
     for axis_name, low, high, length in (("bottom", x0, x1, plot_w), ("left", y0, y1, plot_h)):
         axis = canvas.plot.getAxis(axis_name)
         levels = axis.tickValues(low, high, length)
@@ -111,13 +114,15 @@ def svg_drawing(canvas: MapCanvas) -> str:
                 tick = float(px(np.array([value]))[0])
                 grid.append(f'<line x1="{tick:.2f}" y1="{_PLOT_TOP}" x2="{tick:.2f}" y2="{_PLOT_TOP + plot_h}"/>')
                 numbers.append(
-                    f'<text x="{tick:.2f}" y="{_PLOT_TOP + plot_h + 18}" text-anchor="middle">{escape(text)}</text>'
+                    f'<text x="{tick:.2f}" y="{_PLOT_TOP + plot_h + 4 + axis_px:.1f}" text-anchor="middle">'
+                    f"{escape(text)}</text>"
                 )
             else:
                 tick = float(py(np.array([value]))[0])
                 grid.append(f'<line x1="{_PLOT_LEFT}" y1="{tick:.2f}" x2="{_PLOT_LEFT + plot_w}" y2="{tick:.2f}"/>')
                 numbers.append(
-                    f'<text x="{_PLOT_LEFT - 6}" y="{tick + 5:.2f}" text-anchor="end">{escape(text)}</text>'
+                    f'<text x="{_PLOT_LEFT - 6}" y="{tick + axis_px * 0.36:.2f}" text-anchor="end">'
+                    f"{escape(text)}</text>"
                 )
     out += grid + ["</g>"] + numbers + ["</g>"]
     out.append(
@@ -126,12 +131,12 @@ def svg_drawing(canvas: MapCanvas) -> str:
     )
     name = shown.layout.name if shown is not None else ""
     out.append(
-        f'<text x="{_PLOT_LEFT + plot_w / 2:.1f}" y="{_PLOT_TOP + plot_h + 42}" text-anchor="middle" '
-        f'fill="{foreground}" font-size="{_AXIS_FONT_PX}">direction 1 of the {name} map</text>'
+        f'<text x="{_PLOT_LEFT + plot_w / 2:.1f}" y="{_PLOT_TOP + plot_h + 3 * axis_px:.1f}" text-anchor="middle" '
+        f'fill="{foreground}" font-size="{axis_px:g}">direction 1 of the {name} map</text>'
     )
     mid_y = _PLOT_TOP + plot_h / 2
     out.append(
-        f'<text x="20" y="{mid_y:.1f}" text-anchor="middle" fill="{foreground}" font-size="{_AXIS_FONT_PX}" '
+        f'<text x="20" y="{mid_y:.1f}" text-anchor="middle" fill="{foreground}" font-size="{axis_px:g}" '
         f'transform="rotate(-90 20 {mid_y:.1f})">direction 2 of the {name} map</text>'
     )
 
@@ -142,7 +147,7 @@ def svg_drawing(canvas: MapCanvas) -> str:
         big = len(shown) > 500
         rest = np.flatnonzero(shown.family_of == NO_FAMILY)
         if rest.size:
-            r = 1.6 if big else 3.5
+            r = (1.6 if big else 3.5) * scale
             out.append(f'<g fill="{foreground}" fill-opacity="{0.3 if big else 0.6}">')
             out += [
                 f'<circle cx="{a:.2f}" cy="{b:.2f}" r="{r}"/>'
@@ -156,7 +161,7 @@ def svg_drawing(canvas: MapCanvas) -> str:
             colour = theme.family_colour(f)
             out.append(f'<g fill="{colour.name()}" stroke="{colour.darker(150).name()}" stroke-width="1">')
             out += [
-                f'<circle cx="{a:.2f}" cy="{b:.2f}" r="{4.5 if big else 5.5}"/>'
+                f'<circle cx="{a:.2f}" cy="{b:.2f}" r="{(4.5 if big else 5.5) * scale:g}"/>'
                 for a, b in zip(px(coords[members, 0]).tolist(), py(coords[members, 1]).tolist(), strict=True)
             ]
             out.append("</g>")
@@ -164,19 +169,23 @@ def svg_drawing(canvas: MapCanvas) -> str:
         accent = theme.accent().name()
         for ring_x, ring_y in rings:
             cx, cy = float(px(np.array([ring_x]))[0]), float(py(np.array([ring_y]))[0])
-            out.append(f'<circle cx="{cx:.2f}" cy="{cy:.2f}" r="7.5" fill="none" stroke="{accent}" stroke-width="2"/>')
+            out.append(
+                f'<circle cx="{cx:.2f}" cy="{cy:.2f}" r="{7.5 * scale:g}" fill="none" stroke="{accent}" '
+                f'stroke-width="{2 * scale:g}"/>'
+            )
         reserved: list[tuple[float, float, float, float]] = []
         if star_at is not None:
             sx, sy = float(px(np.array([star_at[0]]))[0]), float(py(np.array([star_at[1]]))[0])
-            out.append(_star(sx, sy, 11, accent))
+            out.append(_star(sx, sy, 11 * scale, accent))
             out.append(
-                f'<text x="{sx + 10:.2f}" y="{sy - 8:.2f}" fill="{accent}" font-size="14">{escape(token)}</text>'
+                f'<text x="{sx + 10 * scale:.2f}" y="{sy - 8 * scale:.2f}" fill="{accent}" '
+                f'font-size="{14 * scale:g}">{escape(token)}</text>'
             )
             # The star's name is not moved: the placed labels keep clear of it.
             star_font = QFont(canvas.labels.font)
-            star_font.setPixelSize(14)
+            star_font.setPixelSize(round(14 * scale))
             star_metrics = QFontMetricsF(star_font)
-            left, top = sx + 10, sy - 8 - star_metrics.ascent()
+            left, top = sx + 10 * scale, sy - 8 * scale - star_metrics.ascent()
             right = left + star_metrics.horizontalAdvance(token)
             reserved.append((left, top, right, top + star_metrics.height()))
         # The labels, placed for this drawing by the same rule as on screen.
@@ -185,6 +194,7 @@ def svg_drawing(canvas: MapCanvas) -> str:
         placed = place_labels(
             px(lx), py(ly), widths, metrics.height(), wanted,
             px(obstacles[:, 0]), py(obstacles[:, 1]), QRectF(_PLOT_LEFT, _PLOT_TOP, plot_w, plot_h), reserved,
+            radius=5.5 * scale,
         )
         size = canvas.labels.font.pointSizeF() * 96 / 72
         for i, rect in placed:
@@ -197,25 +207,26 @@ def svg_drawing(canvas: MapCanvas) -> str:
     # The legend, beside the plot, as large as the axis text or larger.
     legend_x = _PLOT_LEFT + plot_w + 25
     for n, (symbol, fill, outline, size_px, text) in enumerate(canvas.legend_entries()):
-        cy = _PLOT_TOP + 20 + n * 26
-        cx = legend_x + 8
+        cy = _PLOT_TOP + 20 * scale + n * 26 * scale
+        cx = legend_x + 8 * scale
         fill_attr = "none" if fill is None else fill.name()
         opacity = "" if fill is None or fill.alpha() == 255 else f' fill-opacity="{fill.alphaF():.2f}"'
         stroke = "none" if outline is None else outline.name()
         if symbol == "star":
-            out.append(_star(cx, cy, 9, fill_attr))
+            out.append(_star(cx, cy, 9 * scale, fill_attr))
         else:
-            width = 2 if symbol == "ring" else 1
+            width = (2 if symbol == "ring" else 1) * scale
             out.append(
-                f'<circle cx="{cx}" cy="{cy}" r="{size_px / 2}" fill="{fill_attr}"{opacity} stroke="{stroke}" '
-                f'stroke-width="{width}"/>'
+                f'<circle cx="{cx:g}" cy="{cy:g}" r="{size_px / 2}" fill="{fill_attr}"{opacity} stroke="{stroke}" '
+                f'stroke-width="{width:g}"/>'
             )
         out.append(
-            f'<text x="{cx + 16}" y="{cy + 5}" fill="{foreground}" font-size="{_LEGEND_FONT_PX}">{escape(text)}</text>'
+            f'<text x="{cx + 16 * scale:g}" y="{cy + legend_px / 3:.1f}" fill="{foreground}" '
+            f'font-size="{legend_px:g}">{escape(text)}</text>'
         )
     for n, line in enumerate(caption_lines):
-        y = SVG_HEIGHT - _CAPTION_LINE * (len(caption_lines) - n) + 4
-        out.append(f'<text x="12" y="{y}" fill="{foreground}" font-size="14">{escape(line)}</text>')
+        y = SVG_HEIGHT - caption_line * (len(caption_lines) - n) + 4
+        out.append(f'<text x="12" y="{y:.1f}" fill="{foreground}" font-size="{14 * scale:g}">{escape(line)}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
 

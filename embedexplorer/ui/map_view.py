@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
     QDialogButtonBox,
     QFileDialog,
+    QFrame,
     QGridLayout,
     QGroupBox,
     QHBoxLayout,
@@ -22,6 +23,8 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QRadioButton,
+    QScrollArea,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
@@ -104,6 +107,38 @@ class FamilyPanel(QGroupBox):
         self.highlight_changed.emit(family if checked else None)
 
 
+class PanelScroll(QScrollArea):
+    """The family panel, scrolling when the map is shorter than the panel; as wide as it, never cut."""
+
+    def __init__(self, panel: QWidget) -> None:
+        super().__init__()
+        self.setWidget(panel)
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+        # A new set of families changes the panel's height: the map pane's layout must hear of it.
+        panel.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if watched is self.widget() and event.type() == QEvent.Type.LayoutRequest:
+            self.updateGeometry()
+        return super().eventFilter(watched, event)
+
+    def _bar(self) -> int:
+        return self.verticalScrollBar().sizeHint().width()
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        panel = self.widget()
+        hint = panel.sizeHint() if panel is not None else QSize(0, 0)
+        return QSize(hint.width() + self._bar(), hint.height())
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        panel = self.widget()
+        width = max(panel.minimumWidth(), panel.minimumSizeHint().width()) if panel is not None else 0
+        return QSize(width + self._bar(), 4 * self.fontMetrics().height())
+
+
 class WordsDialog(QDialog):
     """Map > Words matching...: a regular expression, or a list of words pasted one a line."""
 
@@ -164,7 +199,7 @@ class MapView(QWidget):
         self._words: tuple[str, str] | None = None  # the bigger map on screen: ("all"|"regex"|"list", text)
         self._pending: WordMapRequest | None = None
         self.canvas = MapCanvas()
-        self.canvas.setMinimumSize(360, 300)
+        self.canvas.setMinimumSize(360, 260)
         self.panel = FamilyPanel()
         self.notes = SteadyLabel(2)
         self.notes.setObjectName("hint")
@@ -195,8 +230,11 @@ class MapView(QWidget):
         finder.addWidget(self.isolate_button)
         finder.addWidget(self.stop_button)
 
+        # The panel scrolls rather than holding the map's height up on a short screen (1024x640,
+        # presentation mode's larger type).
+        self.panel_scroll = PanelScroll(self.panel)
         side = QVBoxLayout()
-        side.addWidget(self.panel)
+        side.addWidget(self.panel_scroll)
         side.addStretch(1)
         top = QHBoxLayout()
         top.addWidget(self.canvas, 1)
@@ -348,6 +386,13 @@ class MapView(QWidget):
 
     def set_labels_visible(self, on: bool) -> None:
         self.canvas.set_labels_visible(on)
+
+    def set_marker_scale(self, scale: float) -> None:
+        """Presentation mode: the map's markers and text ``scale`` times their size, this map and the next."""
+        self.canvas.set_marker_scale(scale)
+        # The family panel's larger type needs a wider column, or its hint is cut.
+        self.panel.setMinimumWidth(round(FAMILY_PANEL_WIDTH * scale))
+        self.panel_scroll.updateGeometry()
 
     def reset_view(self) -> None:
         self.canvas.reset_view()

@@ -8,7 +8,7 @@ from html import escape
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFontDatabase, QGuiApplication, QResizeEvent
+from PySide6.QtGui import QFont, QFontDatabase, QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from ..core.layers import LayerInput
@@ -17,6 +17,7 @@ from . import theme
 from .steady_label import SteadyLabel
 
 SHOWN_NUMBERS = 6  # the chapter prints the first six numbers of a row
+LEGEND_TEXT_PT, TICK_TEXT_PT, LINE_WIDTHS = 8.0, 8.0, {"token": 1.5, "position": 1.0, "sum": 1.0}
 
 
 def format_row(row: np.ndarray, shown: int = SHOWN_NUMBERS) -> str:
@@ -62,7 +63,12 @@ class RowView(QWidget):
         self.plot_widget.showGrid(x=False, y=True, alpha=0.2)
         for axis in ("bottom", "left"):  # the book prints plain values, not "x0.001" units
             self.plot_widget.getAxis(axis).enableAutoSIPrefix(False)
-        self.legend = self.plot_widget.addLegend(offset=(8, 4), labelTextSize="8pt", colCount=3)
+        # The legend in the plot's title row, above the curves rather than painted over them.
+        self.legend = pg.LegendItem(labelTextSize=f"{LEGEND_TEXT_PT:g}pt", colCount=3)
+        plot_item = self.plot_widget.getPlotItem()
+        plot_item.layout.removeItem(plot_item.titleLabel)
+        plot_item.titleLabel.hide()
+        plot_item.layout.addItem(self.legend, 0, 1)
         self._curves = {
             "token": self.plot_widget.plot(name="token row"),
             "position": self.plot_widget.plot(name="position row"),
@@ -89,6 +95,22 @@ class RowView(QWidget):
         layout.addWidget(self.plot_widget, 1)
         layout.addLayout(controls)
         layout.addWidget(self.note)
+        self.scale = 1.0  # presentation mode: the plot's text and lines larger
+        self.set_scale(1.0)
+        self.apply_palette()
+
+    def set_scale(self, scale: float) -> None:
+        """Draw the plot's tick numbers, axis titles, legend and lines ``scale`` times their size."""
+        self.scale = float(scale)
+        tick_font = QFont(self.font())
+        tick_font.setPointSizeF(TICK_TEXT_PT * scale)
+        for axis in ("bottom", "left"):
+            item = self.plot_widget.getAxis(axis)
+            item.setStyle(tickFont=tick_font)
+            item.setLabel(item.labelText, **{"font-size": f"{TICK_TEXT_PT * scale:g}pt"})
+        self.legend.opts["labelTextSize"] = f"{LEGEND_TEXT_PT * scale:g}pt"
+        for _sample, label in self.legend.items:
+            label.setText(label.text, size=self.legend.opts["labelTextSize"])
         self.apply_palette()
 
     def show_row(self, result: RowAnswer) -> None:
@@ -206,6 +228,6 @@ class RowView(QWidget):
 
     def apply_palette(self) -> None:
         self.plot_widget.setBackground(theme.plot_background())
-        self._curves["token"].setPen(pg.mkPen(theme.family_colour(0), width=1.5))
-        self._curves["position"].setPen(pg.mkPen(theme.family_colour(1), width=1))
-        self._curves["sum"].setPen(pg.mkPen(theme.family_colour(2), width=1))
+        self.legend.setLabelTextColor(theme.plot_foreground())
+        for index, (name, width) in enumerate(LINE_WIDTHS.items()):
+            self._curves[name].setPen(pg.mkPen(theme.family_colour(index), width=width * self.scale))

@@ -35,7 +35,7 @@ class TeachingTools(QObject):
         self.presentation_action = QAction("&Presentation", window)
         self.presentation_action.setCheckable(True)
         self.presentation_action.setShortcut(QKeySequence("Ctrl+Shift+P"))
-        self.presentation_action.setToolTip("Larger type for a projector (remembered)")
+        self.presentation_action.setToolTip("Larger type and map markers for a projector (remembered)")
         app = QApplication.instance()
         self._base_font = QFont(app.font()) if isinstance(app, QApplication) else QFont()
         if isinstance(app, QApplication) and app.property(SCALED_PROPERTY):
@@ -51,11 +51,17 @@ class TeachingTools(QObject):
         size = self._base_font.pointSizeF()
         if size > 0:
             font.setPointSizeF(size * (PRESENTATION_SCALE if on else 1.0))
-        # Widgets without a font of their own follow the application's; the plots keep their pixel sizes.
+        # A new font shows the status bar's own widgets again, under a passing message it would
+        # leave on screen: the message goes first (it was passing anyway).
+        self.window.statusBar().clearMessage()
+        # Widgets without a font of their own follow the application's; the plots are told.
         QApplication.setFont(font)
         app = QApplication.instance()
         if app is not None:
             app.setProperty(SCALED_PROPERTY, on)
+        scale = PRESENTATION_SCALE if on else 1.0
+        self.window.map_view.set_marker_scale(scale)
+        self.window.row_view.set_scale(scale)
 
     # ----- lessons ---------------------------------------------------------------------------
     def current_lesson(self) -> Lesson:

@@ -126,6 +126,10 @@ class TokenPane(QWidget):
         self.chip_list.setAccessibleName("tokens of the text")
         self.chip_list.setToolTip("Each chip is one token and its id. Click one to see its row and neighbours.")
         self.chip_list.itemSelectionChanged.connect(self._on_selection_changed)
+        # As tall from the start as one row of chips will be, so the first answer moves nothing.
+        self.chip_list.addItem(QListWidgetItem("x\n0"))
+        self._fit_height()
+        self.chip_list.clear()
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -224,4 +228,6 @@ class TokenPane(QWidget):
             self.token_selected.emit(token.id, index, token.token)
 
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
-        return QSize(800, 150)
+        # No taller than its parts: every spare pixel belongs to the panes below.
+        layout = self.layout()
+        return QSize(800, layout.sizeHint().height() if layout is not None else 150)

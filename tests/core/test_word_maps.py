@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 
 import numpy as np
 import pytest
@@ -184,3 +185,31 @@ def test_tsne_in_a_child_process_gives_the_same_map_and_stops_when_asked(minilm_
             rows, "tsne", seed=7, separate_process=True,
             progress=lambda _d, _t, m: messages.append(m), should_stop=lambda: "arranging" in messages[-1],
         )
+
+
+def test_a_long_silent_step_still_reports_progress() -> None:
+    from embedexplorer.core import projections
+
+    seen: list[tuple[int, str]] = []
+    with projections._ticking(lambda done, _t, message: seen.append((done, message)), 100, 50, 300, 2.0, "trees"):
+        time.sleep(2.6)
+    assert len(seen) >= 2 and all(message.startswith("trees (") for _, message in seen)
+    shares = [done for done, _ in seen]
+    assert shares == sorted(shares) and 100 < shares[-1] <= 100 + 50 * 0.95
+
+
+def test_a_stop_during_the_tree_building_is_heard_at_once(minilm_table) -> None:
+    # The whole MiniLM table: Annoy builds its trees for several seconds in one call.
+    rows = np.asarray(minilm_table.rows, dtype=np.float32)
+    messages: list[str] = []
+    asked: list[float] = []
+
+    def stop() -> bool:
+        if "building" in messages[-1] and not asked:
+            asked.append(time.perf_counter())
+        return bool(asked)
+
+    with pytest.raises(Interrupted):
+        project(rows, "tsne", seed=7, separate_process=True,
+                progress=lambda _d, _t, m: messages.append(m), should_stop=stop)
+    assert time.perf_counter() - asked[0] < 1.0

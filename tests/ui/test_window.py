@@ -84,8 +84,9 @@ def test_word_labels_never_overlap_follow_hiding_and_reach_exported_pictures(qtb
     open_model(qtbot, window, "bundled")
     canvas, panel = window.map_view.canvas, window.map_view.panel
     words = list(canvas.map.labels)
-    # Every family word wants a label (so does each ring, if the window starts with a token selected).
-    assert set(words) <= set(canvas.labels.wanted) and len(words) == 63
+    # Every family word wants a label (so does each ring, if the window starts with a token selected),
+    # except the selected word, if the restored text's neighbours have arrived: its marker names it.
+    assert set(words) - {canvas.selection[0]} <= set(canvas.labels.wanted) and len(words) == 63
     shown = canvas.labels.shown
     assert set(shown) <= set(canvas.labels.wanted) and len(shown) >= 20  # the rest are named by hover tips
     rects = [rect for _i, rect in canvas.labels.placed]

@@ -1,0 +1,213 @@
+"""A layout that fits a laptop: the row pane beside the map on a short window, a shorter model bar on a narrow one.
+
+On a tall enough window the left column holds the row pane (its plot at a usable height)
+above the neighbour list (at least ``MIN_NEIGHBOUR_ROWS`` rows). On a shorter one, such as
+a 1024x640 laptop, both cannot fit: the row pane becomes a tab beside the map, and the
+neighbours and the map, which show the same answer (list and rings), stay on screen together.
+On a window too narrow for the model bar and the exercises' bar in full, the model box is
+shorter and the chapter's note is two words, and if that is not enough the exercises' bar
+takes a line of its own: every exercise button stays in sight, never behind a bar's "»".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QByteArray, QEvent, QObject, QTimer
+from PySide6.QtWidgets import QComboBox, QMainWindow, QSplitter, QTableView, QTabWidget, QToolBar
+
+from .chapter_notice import ChapterNotice
+from .row_view import RowView
+
+# Neighbour rows the list shows at least, with the row pane above it (the issue's figure for 1366x768).
+MIN_NEIGHBOUR_ROWS = 8
+# The row pane's plot at least this tall: shorter, its curves are a strip nobody can read.
+MIN_ROW_PLOT_HEIGHT = 100
+ROW_TAB_TITLE = "&Row"
+MODEL_BOX_CHARS, COMPACT_MODEL_BOX_CHARS = 34, 16
+BAR_ALLOWANCE = 16  # pixels a toolbar takes beyond its items: its handle and frame
+
+
+class RowPlacement(QObject):
+    """Moves the row pane between the left column (above the neighbours) and the tabs beside the map.
+
+    Parameters
+    ----------
+    left:
+        The vertical splitter of the left column; the neighbours are its last widget.
+    row_view:
+        The row pane, at the top of ``left`` when there is room.
+    table:
+        The neighbour list, whose rows are counted.
+    tabs:
+        The tabs beside the map, where the row pane goes on a short window.
+    """
+
+    def __init__(self, left: QSplitter, row_view: RowView, table: QTableView, tabs: QTabWidget) -> None:
+        super().__init__(left)
+        self.left, self.row_view, self.table, self.tabs = left, row_view, table, tabs
+        self._split_state: QByteArray | None = None  # the left column's sizes, kept while the row pane is away
+        self._sized = False  # True once the sizes were remembered, restored, or set for the first time
+        # Later, not inside a resize: moving a pane re-lays out the very widgets being resized.
+        # The timer is the placement's own, so it dies with the window.
+        self._later = _later(self, self.place)
+        left.splitterMoved.connect(lambda _pos, _index: setattr(self, "_sized", True))
+        left.installEventFilter(self)
+
+    # ----- what the window asks --------------------------------------------------------------
+    @property
+    def compact(self) -> bool:
+        """True while the row pane is a tab beside the map."""
+        return self.tabs.indexOf(self.row_view) >= 0
+
+    def sizes_restored(self) -> None:
+        """The window restored the left column's remembered sizes: keep them."""
+        self._sized = True
+
+    def left_state(self) -> QByteArray:
+        """The left column's sizes with the row pane in it, to remember (also while it is a tab)."""
+        if self.compact and self._split_state is not None:
+            return self._split_state
+        return self.left.saveState()
+
+    def needed_height(self) -> int:
+        """How tall the left column must be for the row pane and ``MIN_NEIGHBOUR_ROWS`` rows together."""
+        return self._row_height() + self.left.handleWidth() + self._neighbours_height()
+
+    def place(self) -> None:
+        """Put the row pane where it fits now."""
+        height = self.left.height()
+        if height <= 0:
+            return
+        want_compact = height < self.needed_height()
+        if want_compact and not self.compact:
+            self._split_state = self.left.saveState()
+            current = self.tabs.currentIndex()
+            self.tabs.insertTab(1, self.row_view, ROW_TAB_TITLE)
+            self.tabs.setCurrentIndex(current)
+            self.tabs.setTabToolTip(1, "The selected token's row: on this small window it sits beside the map")
+        elif not want_compact and self.compact:
+            self.tabs.removeTab(self.tabs.indexOf(self.row_view))
+            self.left.insertWidget(0, self.row_view)
+            self.row_view.show()
+            if self._split_state is not None:
+                self.left.restoreState(self._split_state)
+            self._fit_sizes(height)
+        elif not self.compact:
+            self._fit_sizes(height)
+
+    # ----- inside ----------------------------------------------------------------------------
+    def _row_height(self) -> int:
+        # The pane's own minimum counts its plot at a few pixels (it may be squeezed by hand): usable here.
+        plot = self.row_view.plot_widget.minimumSizeHint().height()
+        return self.row_view.minimumSizeHint().height() + max(0, MIN_ROW_PLOT_HEIGHT - plot)
+
+    def _neighbours_height(self) -> int:
+        neighbours = self.left.widget(self.left.count() - 1)
+        if neighbours is None:
+            return 0
+        rows = self.table.verticalHeader().defaultSectionSize() * MIN_NEIGHBOUR_ROWS
+        table = rows + self.table.horizontalHeader().sizeHint().height() + 2 * self.table.frameWidth() + 2
+        return neighbours.minimumSizeHint().height() + max(0, table - self.table.minimumSizeHint().height())
+
+    def _fit_sizes(self, height: int) -> None:
+        """Both panes at least as tall as they need: the first time, the neighbours get what
+        ``MIN_NEIGHBOUR_ROWS`` rows need and the row pane the rest."""
+        room = height - self.left.handleWidth()
+        neighbours = self._neighbours_height()
+        sizes = self.left.sizes()
+        if len(sizes) != 2:
+            return
+        if not self._sized:
+            self._sized = True
+            self.left.setSizes([room - neighbours, neighbours])
+            return
+        # Remembered sizes from a taller window may leave either pane short here: share out again.
+        row, rest = sizes
+        if row < self._row_height() or rest < neighbours:
+            self.left.setSizes([max(self._row_height(), room - neighbours), neighbours])
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if watched is self.left and event.type() == QEvent.Type.Resize:
+            self._later.start()
+        return False
+
+
+class BarFit(QObject):
+    """A shorter model box and chapter note when the window is too narrow for the bars in full."""
+
+    def __init__(self, window: QMainWindow, model_box: QComboBox, notice: ChapterNotice) -> None:
+        super().__init__(window)
+        self.window, self.model_box, self.notice = window, model_box, notice
+        self.compact = False
+        self._later = _later(self, self.fit)
+        # The box as wide as its minimum contents, so that a shorter minimum makes it narrower.
+        model_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        window.installEventFilter(self)
+        notice.installEventFilter(self)
+
+    def bars_width(self) -> int:
+        """The width the toolbars' items ask for, side by side, as they are now.
+
+        Summed item by item: a bar that overflows reports only the part it shows.
+        """
+        total = 0
+        for bar in self.window.findChildren(QToolBar):
+            if not bar.isVisible():
+                continue
+            layout = bar.layout()
+            spacing = max(0, layout.spacing()) if layout is not None else 0
+            margins = layout.contentsMargins() if layout is not None else None
+            total += BAR_ALLOWANCE + (margins.left() + margins.right() if margins is not None else 0)
+            for action in bar.actions():
+                widget = bar.widgetForAction(action)
+                if action.isVisible() and widget is not None:
+                    total += widget.sizeHint().width() + spacing
+        return total
+
+    def fit(self) -> None:
+        # Measured in full each time (sizes are asked for, nothing is painted in between): the
+        # font may have changed since (presentation mode), and the note come or gone.
+        self._set(False)
+        if self.bars_width() > self.window.width():
+            self._set(True)
+        # Still too wide (large type on a narrow screen): the exercises get a line of their own.
+        second = self.second_bar()
+        if second is not None:
+            wrap = self.bars_width() > self.window.width()
+            if wrap != self.window.toolBarBreak(second):
+                if wrap:
+                    self.window.insertToolBarBreak(second)
+                else:
+                    self.window.removeToolBarBreak(second)
+
+    def second_bar(self) -> QToolBar | None:
+        """The bar that goes to a line of its own when the two do not fit side by side."""
+        bars = [bar for bar in self.window.findChildren(QToolBar) if bar.isVisible()]
+        return bars[1] if len(bars) > 1 else None
+
+    def _set(self, compact: bool) -> None:
+        self.compact = compact
+        self.model_box.setMinimumContentsLength(COMPACT_MODEL_BOX_CHARS if compact else MODEL_BOX_CHARS)
+        self.notice.set_compact(compact)
+        # QComboBox keeps its first width hint, and the bar its first layout: say the width outright.
+        self.model_box.setFixedWidth(self.model_box.sizeHint().width())
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        # A new width, a new size of type (presentation), or the chapter's note coming or going.
+        kinds = (
+            QEvent.Type.Resize, QEvent.Type.FontChange, QEvent.Type.ApplicationFontChange,
+            QEvent.Type.Show, QEvent.Type.Hide,
+        )
+        if event.type() in kinds:
+            self._later.start()
+        return False
+
+
+def _later(owner: QObject, call: Callable[[], None]) -> QTimer:
+    """A single-shot timer of ``owner`` that runs ``call`` once the events now posted are handled."""
+    timer = QTimer(owner)
+    timer.setSingleShot(True)
+    timer.setInterval(0)
+    timer.timeout.connect(call)
+    return timer

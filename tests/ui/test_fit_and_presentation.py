@@ -1,0 +1,218 @@
+"""The window on a laptop's screen (1024x640, 1366x768) and presentation mode's larger map, on real models.
+
+The offscreen platform's one screen is 800x800, so a laptop's screen is stood in for by a
+window of its size at (0, 0): what must lie "inside the screen" must lie inside that rectangle.
+"""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QPoint, QRect, QRectF
+from PySide6.QtWidgets import QApplication, QToolBar, QWidget
+
+from embedexplorer.jobs.map_jobs import WORD_MAP
+from embedexplorer.jobs.table_jobs import MAP
+from embedexplorer.ui.fitting import MIN_NEIGHBOUR_ROWS, MIN_ROW_PLOT_HEIGHT
+from embedexplorer.ui.map_canvas import BIG_FAMILY_SIZE, REST_SIZE
+from embedexplorer.ui.teaching import PRESENTATION_SCALE, SCALED_PROPERTY
+from tests.ui.conftest import LOAD_TIMEOUT_MS, open_model, settle, type_text
+
+
+def rect_in(widget: QWidget, window: QWidget) -> QRect:
+    return QRect(widget.mapTo(window, QPoint(0, 0)), widget.size())
+
+
+def at_size(qtbot, window, width: int, height: int) -> None:  # type: ignore[no-untyped-def]
+    window.move(0, 0)
+    window.resize(width, height)
+    # The row pane's place is decided once the resize has been handled.
+    placement = window.row_placement
+    qtbot.waitUntil(lambda: placement.compact == (window.left.height() < placement.needed_height()))
+    settle()
+
+
+def check_fits(qtbot, window, width: int, height: int) -> None:  # type: ignore[no-untyped-def]
+    """Nothing outside the screen or cut off at its edge, no pane over another, no hidden exercise button."""
+    screen = QRect(0, 0, width, height)
+    assert (window.width(), window.height()) == (width, height)  # its smallest size fits the screen
+    central = rect_in(window.centralWidget(), window)
+    canvas = window.map_view.canvas
+    window.right.setCurrentWidget(window.map_view)
+    settle()
+    on_screen = rect_in(canvas, window)
+    assert central.contains(on_screen) and screen.contains(on_screen), (on_screen, central)
+    # The map's own picture (plot, axes, caption) fits the canvas: nothing drawn past its right edge.
+    view = QRectF(canvas.viewport().rect())
+    for item in (canvas.plot, canvas.caption):
+        assert view.contains(QRectF(canvas.mapFromScene(item.sceneBoundingRect()).boundingRect())), item
+    assert not on_screen.intersects(rect_in(window.map_view.panel, window))
+    assert not rect_in(window.neighbours_pane, window).intersects(rect_in(window.right, window))
+    if not window.row_placement.compact:
+        assert not rect_in(window.row_view, window).intersects(rect_in(window.neighbours_pane, window))
+    # Every exercise button on its bar, none behind the "»" of a bar too narrow for it.
+    for bar in window.findChildren(QToolBar):
+        for action in bar.actions():
+            widget = bar.widgetForAction(action)
+            if action.isVisible() and widget is not None:
+                assert widget.isVisible() and screen.contains(rect_in(widget, window)), action.text()
+    # The row plot is a plot, not a strip: on its tab when the row pane sits beside the map.
+    if window.row_placement.compact:
+        window.right.setCurrentWidget(window.row_view)
+        settle()
+    assert window.row_view.plot_widget.height() >= MIN_ROW_PLOT_HEIGHT
+    window.right.setCurrentWidget(window.map_view)
+
+
+@pytest.mark.parametrize("model", ["bundled", "gpt2"])
+def test_the_window_fits_1366x768_and_1024x640(qtbot, window, gpt2_folder, model: str) -> None:
+    open_model(qtbot, window, "bundled" if model == "bundled" else str(gpt2_folder))
+    type_text(qtbot, window, "monday" if model == "bundled" else " Monday")
+    at_size(qtbot, window, 1366, 768)
+    # Room for both: the row pane above the neighbours, and eight neighbour rows visible.
+    assert not window.row_placement.compact
+    assert window.neighbours_pane.visible_rows() >= MIN_NEIGHBOUR_ROWS
+    assert window.neighbours_pane.table.rowCount() == 8
+    check_fits(qtbot, window, 1366, 768)
+    at_size(qtbot, window, 1024, 640)
+    # Too short for both: the row pane is a tab beside the map; the list keeps its rows.
+    assert window.row_placement.compact and window.right.indexOf(window.row_view) == 1
+    assert window.neighbours_pane.visible_rows() >= MIN_NEIGHBOUR_ROWS
+    check_fits(qtbot, window, 1024, 640)
+    at_size(qtbot, window, 1366, 768)  # and back, above the neighbours again
+    assert not window.row_placement.compact and window.left.indexOf(window.row_view) == 0
+    assert window.right.indexOf(window.row_view) == -1
+    check_fits(qtbot, window, 1366, 768)
+
+
+def test_the_left_column_sizes_are_remembered_through_a_small_window(qtbot, tmp_path) -> None:
+    from embedexplorer.app import create_window
+
+    settings = str(tmp_path / "settings.ini")
+    first = create_window(settings)
+    qtbot.addWidget(first)
+    first.show()
+    at_size(qtbot, first, 1366, 768)
+    total = sum(first.left.sizes())
+    first.left.setSizes([total - 330, 330])
+    wanted = first.left.sizes()
+    at_size(qtbot, first, 1024, 640)  # the row pane goes beside the map...
+    assert first.row_placement.compact
+    first.close()  # ...and is remembered where it was in the left column
+    second = create_window(settings)
+    qtbot.addWidget(second)
+    second.show()
+    at_size(qtbot, second, 1366, 768)
+    assert not second.row_placement.compact
+    assert all(abs(a - b) <= 4 for a, b in zip(second.left.sizes(), wanted, strict=True)), (second.left.sizes(), wanted)
+    second.close()
+
+
+def drawn_sizes(window) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    """The size pyqtgraph draws the first point of each scatter item at (families, rest, star, rings)."""
+    canvas = window.map_view.canvas
+    items = dict(canvas._family_items)
+    items.update({"rest": canvas._rest_item, "star": canvas._query_item, "rings": canvas._neighbour_item})
+    return {name: item.points()[0].size() for name, item in items.items() if item is not None and len(item.data)}
+
+
+def test_presentation_draws_the_map_larger_and_is_remembered(qtbot, tmp_path) -> None:
+    from embedexplorer.app import create_window
+
+    base_font = QApplication.font().pointSizeF()
+    settings = str(tmp_path / "settings.ini")
+    window = create_window(settings)
+    qtbot.addWidget(window)
+    window.show()
+    try:
+        open_model(qtbot, window, "bundled")
+        type_text(qtbot, window, "monday")
+        canvas, row_view = window.map_view.canvas, window.row_view
+        normal = drawn_sizes(window)
+        assert {"star", "rings", "days"} <= set(normal)
+        normal_text = (canvas.labels.font.pointSizeF(), canvas.caption.item.font().pointSizeF())
+        normal_legend = [entry[3] for entry in canvas.legend_entries()]
+        normal_tick = row_view.plot_widget.getAxis("bottom").style["tickFont"].pointSizeF()
+
+        window.teaching.presentation_action.trigger()
+        large = drawn_sizes(window)
+        assert large.keys() == normal.keys()
+        for name, size in normal.items():
+            assert large[name] == pytest.approx(size * PRESENTATION_SCALE), name
+        assert canvas.labels.font.pointSizeF() == pytest.approx(normal_text[0] * PRESENTATION_SCALE)
+        assert canvas.caption.item.font().pointSizeF() == pytest.approx(normal_text[1] * PRESENTATION_SCALE)
+        assert "12.6pt" in canvas.caption.item.toHtml()  # the caption's own size, 9pt, scaled
+        assert all(b > a for a, b in zip(normal_legend, (e[3] for e in canvas.legend_entries()), strict=True))
+        tick = row_view.plot_widget.getAxis("bottom").style["tickFont"].pointSizeF()
+        assert tick == pytest.approx(normal_tick * PRESENTATION_SCALE)
+        # Labels still never overlap at the larger size.
+        rects = [rect for _i, rect in canvas.labels.placed]
+        assert rects and not any(a.intersects(b) for n, a in enumerate(rects) for b in rects[n + 1 :])
+
+        # A new map while presentation is on is drawn large too: the whole vocabulary...
+        with qtbot.waitSignal(window.client.channel(WORD_MAP).ready, timeout=LOAD_TIMEOUT_MS):
+            window.map_view.request_word_map("all")
+        qtbot.waitUntil(lambda: canvas._rest_item is not None)
+        big = drawn_sizes(window)
+        assert big["rest"] == pytest.approx(REST_SIZE * PRESENTATION_SCALE)
+        assert big["days"] == pytest.approx(BIG_FAMILY_SIZE * PRESENTATION_SCALE)
+        window.teaching.presentation_action.trigger()
+        assert drawn_sizes(window)["rest"] == REST_SIZE and drawn_sizes(window)["days"] == BIG_FAMILY_SIZE
+        window.teaching.presentation_action.trigger()
+        # ...and the family map again.
+        with qtbot.waitSignal(window.client.channel(MAP).ready, timeout=LOAD_TIMEOUT_MS):
+            window.map_view.show_family_map()
+        qtbot.waitUntil(lambda: canvas._rest_item is None and "star" in drawn_sizes(window))
+        assert drawn_sizes(window) == pytest.approx(large)
+
+        # Off: exactly the normal sizes again.
+        window.teaching.presentation_action.trigger()
+        assert drawn_sizes(window) == normal
+        assert (canvas.labels.font.pointSizeF(), canvas.caption.item.font().pointSizeF()) == normal_text
+        assert [entry[3] for entry in canvas.legend_entries()] == normal_legend
+        assert row_view.plot_widget.getAxis("bottom").style["tickFont"].pointSizeF() == normal_tick
+        window.teaching.presentation_action.trigger()
+        window.close()
+
+        # Remembered: a new window with the same settings draws its first map large.
+        again = create_window(settings)
+        qtbot.addWidget(again)
+        again.show()
+        assert again.teaching.presentation_action.isChecked()
+        open_model(qtbot, again, "bundled")
+        type_text(qtbot, again, "monday")
+        assert drawn_sizes(again) == pytest.approx(large)
+        again.teaching.presentation_action.trigger()
+        assert drawn_sizes(again) == normal
+        again.close()
+    finally:
+        font = QApplication.font()
+        font.setPointSizeF(base_font)
+        QApplication.setFont(font)
+        QApplication.instance().setProperty(SCALED_PROPERTY, False)
+
+
+def test_exports_follow_presentation(qtbot, window, tmp_path) -> None:
+    """PNG and SVG show the map as the screen does: in presentation mode, larger markers and text."""
+    from tests.ui.test_window import png_facts
+
+    open_model(qtbot, window, "bundled")
+    type_text(qtbot, window, "monday")
+    drawings = {}
+    try:
+        for on in (False, True):
+            window.teaching.presentation_action.setChecked(on)
+            svg = tmp_path / f"map-{on}.svg"
+            png = tmp_path / f"map-{on}.png"
+            assert window.map_view.export_to(str(svg)) and window.map_view.export_to(str(png), 1200)
+            assert png_facts(png)[0] == 1200
+            drawings[on] = svg.read_text(encoding="utf-8")
+            canvas = window.map_view.canvas
+            areas = canvas.export_text_areas
+            # Each of the legend's lines at least as tall as the axis title: as readable in the picture.
+            line = areas["legend names"].height() / len(canvas.legend_entries())
+            assert line >= areas["bottom axis title"].height(), (line, areas)
+    finally:
+        window.teaching.presentation_action.setChecked(False)
+    # The rings' radius in the drawing: 7.5 pixels, or 7.5 x 1.4.
+    assert 'r="7.5" fill="none"' in drawings[False]
+    assert f'r="{7.5 * PRESENTATION_SCALE:g}" fill="none"' in drawings[True]
