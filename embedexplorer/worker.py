@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from PySide6.QtCore import QObject, QThread, Signal, SignalInstance, Slot
-from threadpoolctl import threadpool_info, threadpool_limits
 
+from .core.blas import limit_blas
 from .core.errors import EmbedExplorerError, Interrupted
 from .jobs.base import JobContext, Kind, Lane, Session
 
@@ -94,11 +94,7 @@ class LaneWorker(QObject):
         self._blas_threads = blas_threads
 
     def _limits(self) -> AbstractContextManager[object]:
-        if self._blas_threads is None:
-            return nullcontext()
-        # A limit, never more threads than a library has (threadpoolctl would raise a lower setting).
-        now = [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]
-        return threadpool_limits(min([self._blas_threads, *now]), user_api="blas")
+        return nullcontext() if self._blas_threads is None else limit_blas(self._blas_threads)
 
     @Slot(object, int, object)
     def run(self, kind: Kind[object, object], request_id: int, request: object) -> None:

@@ -58,11 +58,11 @@ HF_HOME="$EMPTY_HF" HF_HUB_OFFLINE=1 dist/EmbedExplorer/EmbedExplorer --version
 HF_HOME="$EMPTY_HF" HF_HUB_OFFLINE=1 dist/EmbedExplorer/EmbedExplorer info --model bundled >/dev/null
 # The layers run the model forward: torch and BERT's modelling code must work in the bundle.
 HF_HOME="$EMPTY_HF" HF_HUB_OFFLINE=1 dist/EmbedExplorer/EmbedExplorer --self-test-forward
-# The goal was 800 MiB; torch for the layers (about 400 MiB trimmed) and scikit-learn with scipy
-# for t-SNE (about 160 MiB) took it past that, so the check guards against growth beyond 1 GiB.
+# The goal is at most 800 MiB with torch (layers) and openTSNE with scikit-learn and scipy (t-SNE)
+# inside; the trimmed bundle is 782 MiB (docs/packaging.md), so growth fails the build here.
 SIZE_MIB="$(du -sm dist/EmbedExplorer | cut -f1)"
-if [ "$SIZE_MIB" -gt "${MAX_SIZE_MIB:-1024}" ]; then
-  echo "build-linux.sh: dist/EmbedExplorer is $SIZE_MIB MiB, over the ${MAX_SIZE_MIB:-1024} MiB budget" >&2
+if [ "$SIZE_MIB" -gt "${MAX_SIZE_MIB:-800}" ]; then
+  echo "build-linux.sh: dist/EmbedExplorer is $SIZE_MIB MiB, over the ${MAX_SIZE_MIB:-800} MiB budget" >&2
   exit 1
 fi
 

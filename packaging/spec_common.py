@@ -9,16 +9,17 @@ What the frozen app needs, and why:
   modelling classes of transformers, for the architectures in ``MODEL_FAMILIES``;
 - ``huggingface_hub`` finds models in the HF cache and downloads on request;
 - the window is PySide6 (Core, Gui, Widgets, Svg) plus pyqtgraph.
-- t-SNE maps use openTSNE, which needs scikit-learn, scipy and joblib (about 170 MiB);
-  it is imported lazily, so its modules are named here.
-torch comes in trimmed: no headers, C++ tests, helper binaries or test libraries, and
-build-linux.sh strips its libraries (about 750 MiB installed, about 400 MiB here).
+- t-SNE maps use openTSNE, which needs scikit-learn, scipy and joblib (about 75 MiB here, without
+  the parts no t-SNE path imports); it is imported lazily, so its modules are named here.
+torch comes in trimmed: no headers, C++ tests, helper binaries, test libraries or (but for a few
+modules) .py sources, and build-linux.sh strips its libraries (about 750 MiB installed, 353 MiB here).
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -143,10 +144,46 @@ def transformers_excludes() -> list[str]:
     )
 
 
-# torch and transformers keep their .py sources beside the compiled modules (their hooks' choice):
-# torch reads its own sources while it imports (inspect.getsource: "could not get source code"
-# without them, about 50 MiB), and transformers builds its lazy import table from its files.
-MODULE_COLLECTION_MODE: dict[str, str] = {}
+# transformers keeps its .py sources beside the compiled modules (its hook's choice): it builds
+# its lazy import table by reading its own files.  torch's hook ships all of its sources too
+# (about 48 MiB), but only a few are ever *needed*: a traced run (import, BertModel and GPT-2
+# forward, the layers, the self-test) reads about 900 of them for tracebacks and warnings, which
+# work without the file, and calls inspect.getsource on two kinds only, where a missing file is
+# an error ("could not get source code"):
+#   - the config modules: torch.utils._config_module.install_config_module reads the module's
+#     source for its "@compile_ignored" comments (torch._dynamo.config at import, the others lazily);
+#   - the modules with TorchScript overloads (_jit_internal._overload / _overload_method): their
+#     declarations are parsed at import (a missing file only warns, but on every start).
+# So torch goes into the archive as bytecode only, and those modules keep their source.
+_TORCH_SOURCE_NEEDED = re.compile(
+    r"install_config_module\(|_jit_internal\._overload|_overload as overload|^\s*@_overload(_method)?\b", re.M
+)
+
+
+def torch_source_modules() -> list[str]:
+    """torch modules whose .py file must ship: found by reading torch's sources, without importing it.
+
+    A package's ``__init__`` is left out: its setting would also be its submodules' default.
+    """
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    root = Path(next(iter(spec.submodule_search_locations)))
+    names = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root.parent).with_suffix("")
+        if rel.name == "__init__":
+            continue
+        if _TORCH_SOURCE_NEEDED.search(path.read_text(encoding="utf-8", errors="replace")):
+            names.append(".".join(rel.parts))
+    return names
+
+
+def module_collection_mode() -> dict[str, str]:
+    """torch as bytecode only, except the modules that read their own source (see above)."""
+    modes = {"torch": "pyz"}
+    modes.update({name: "pyz+py" for name in torch_source_modules()})
+    return modes
 
 
 # Python packages the app never imports at runtime. Several come in through optional
@@ -163,6 +200,22 @@ EXCLUDES = [
     "umap", "pynndescent",  # UMAP maps are for installs with the optional umap-learn, not the app
     "pytest", "_pytest", "hypothesis", "pytestqt", "ruff", "importlinter", "grimp",
     "PyQt5", "PyQt6", "PySide2",
+    # Reached only through optional imports of code the app never runs (measured: none of them is
+    # imported, nor their libraries opened, by the self-test, the layers, the forward check, a
+    # t-SNE map or a download): cryptography with cffi (urllib3's pyOpenSSL shim; downloads use the ssl module),
+    # pydantic (huggingface_hub's webhooks server), mypy with ast_serialize, pygments (rich's
+    # syntax highlighting; rich's console and progress bars do not need it), setuptools and
+    # click. Together about 20 MiB.
+    "cryptography", "cffi", "_cffi_backend", "pydantic", "pydantic_core", "mypy", "ast_serialize",
+    "pygments", "setuptools", "pkg_resources", "click",
+    # scikit-learn and scipy come for openTSNE, which imports sklearn.neighbors, sklearn.decomposition
+    # (PCA), sklearn.base and sklearn.utils, and scipy.sparse and scipy.spatial; those pull in
+    # scipy.stats, optimize, linalg, special, integrate, interpolate and ndimage, which stay.
+    # Never imported on any t-SNE path (few rows: exact neighbours; more: Annoy; over 10,000:
+    # FFT gradients): clustering, trees, manifold learning (sklearn's own t-SNE), scipy's file
+    # formats, signal processing and clustering (pyqtgraph's flowchart is what asks for signal).
+    "sklearn.cluster", "sklearn.tree", "sklearn.manifold", "sklearn.datasets",
+    "scipy.io", "scipy.signal", "scipy.cluster", "pyqtgraph.flowchart",
     # Qt modules that neither pyqtgraph nor the window needs (pyqtgraph tolerates their absence;
     # it does import QtOpenGL and QtOpenGLWidgets unconditionally, so those stay).
     "PySide6.QtNetwork", "PySide6.QtQml", "PySide6.QtQuick", "PySide6.QtQuickWidgets",
@@ -207,6 +260,7 @@ _PRUNE_PARTS = (
     "libcudart",
     # metadata of packages left out, which transformers would otherwise believe present
     "sentence_transformers-",
+    "pydantic-",  # pydantic itself is in EXCLUDES; a hook still copies its metadata
     # torch: C++ tests, helper binaries, headers, CMake files, and the libraries only its tests load
     "torch/test/",
     # torch/bin: only torch_shm_manager stays (torch looks for it while it imports)
@@ -219,6 +273,27 @@ _PRUNE_PARTS = (
     "torch/lib/libbackend_with_compiler",
     "torch/lib/libaoti_custom_ops",
     "torch/utils/benchmark/",
+    # scikit-learn's sample data sets (csv files and pictures), collected as data
+    "sklearn/datasets/",
+    # eglfs is pruned above; this library serves only it
+    "PySide6/Qt/lib/libQt6EglFSDeviceIntegration",
+)
+
+# Build inputs that hooks collect as data and nothing reads at run time: scikit-learn's Cython
+# sources and meson files (1.7 MiB), matched on the end of the path.
+_PRUNE_SUFFIXES = (".pyx", ".pxd", ".pxi", ".pyx.tp", ".pxd.tp", ".pxi.tp", "/meson.build")
+
+# System libraries that PyInstaller copies for Qt parts pruned above, and that nothing left in the
+# bundle links to (checked with readelf's NEEDED entries; none is opened by the self-test under
+# Xvfb): the GTK3 platform theme's stack (pango, cairo, harfbuzz, gdk-pixbuf, atk, gio and what
+# they need) and QtNetwork's Kerberos (gssapi, krb5).  Matched on the file name of top-level
+# entries only.  About 10 MiB.
+_PRUNE_TOP_LIBS = (
+    "libpango-1.0.so", "libpangocairo-1.0.so", "libpangoft2-1.0.so", "libcairo.so", "libcairo-gobject.so",
+    "libpixman-1.so", "libharfbuzz.so", "libgraphite2.so", "libfribidi.so", "libthai.so", "libdatrie.so",
+    "libgdk_pixbuf-2.0.so", "libjpeg.so", "libatk-1.0.so", "libgio-2.0.so", "libgobject-2.0.so",
+    "libgmodule-2.0.so", "libmount.so", "libblkid.so", "libselinux.so", "libXext.so", "libXrender.so",
+    "libgssapi_krb5.so", "libkrb5.so", "libk5crypto.so", "libkrb5support.so", "libcom_err.so", "libkeyutils.so",
 )
 
 
@@ -230,6 +305,10 @@ def prune(toc):  # type: ignore[no-untyped-def]
         # a SYMLINK entry's source is the path it points to inside the bundle
         target = entry[1].replace(os.sep, "/") if len(entry) > 2 and entry[2] == "SYMLINK" else ""
         if any(part in dest or (target and part in target) for part in _PRUNE_PARTS):
+            continue
+        if "/" not in dest and dest.startswith(_PRUNE_TOP_LIBS):
+            continue
+        if dest.endswith(_PRUNE_SUFFIXES):
             continue
         kept.append(entry)
     return type(toc)(kept) if not isinstance(toc, list) else kept

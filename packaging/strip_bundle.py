@@ -7,11 +7,18 @@ and put the original back if it loaded before and does not now.  Libraries that 
 before stripping (plugins for a missing system library) are left alone.  The launcher itself
 is never touched: its archive is appended after the ELF data.
 
+Then one copy of each library that two wheels vendor byte for byte under the same name
+(numpy's and scipy's libgfortran and libquadmath, scikit-learn's and openTSNE's libgomp:
+3.2 MiB): the later copy becomes a relative symlink to the first.  The dynamic loader finds it
+by the same name either way, and whichever wheel loads first, the other reuses the loaded
+library (same soname).
+
 Usage: python packaging/strip_bundle.py dist/EmbedExplorer
 """
 
 from __future__ import annotations
 
+import filecmp
 import os
 import shutil
 import subprocess
@@ -29,6 +36,24 @@ def is_elf(path: Path) -> bool:
 def loads(path: Path, env: dict[str, str]) -> bool:
     result = subprocess.run([sys.executable, "-c", _LOAD, str(path)], env=env, capture_output=True, timeout=60)
     return result.returncode == 0
+
+
+def link_duplicates(internal: Path) -> int:
+    """Replace byte-identical same-named libraries in different ``*.libs`` folders by symlinks."""
+    first: dict[tuple[str, int], Path] = {}
+    saved = 0
+    for path in sorted(internal.glob("*.libs/*")):
+        if path.is_symlink() or not path.is_file():
+            continue
+        key = (path.name, path.stat().st_size)
+        original = first.setdefault(key, path)
+        if original is path or not filecmp.cmp(original, path, shallow=False):
+            continue
+        saved += path.stat().st_size
+        path.unlink()
+        path.symlink_to(os.path.relpath(original, path.parent))
+        print(f"  {path.relative_to(internal)} -> {original.relative_to(internal)} (the same library)")
+    return saved
 
 
 def main(folder: str) -> int:
@@ -77,6 +102,8 @@ def main(folder: str) -> int:
     if unloadable:
         print("  not loadable on this machine (a system library is missing, e.g. Wayland's), left alone: "
               + ", ".join(Path(name).name for name in unloadable))
+    saved = link_duplicates(internal)
+    print(f"duplicates: {saved / 2**20:.1f} MiB replaced by symlinks")
     return 0
 
 

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from ..resources import resource_path
+from .blas import limit_blas
 from .constants import MULTI_TOKEN_ACTIONS
 from .errors import FamiliesError
 from .files import FAMILIES_FILE_LIMIT, atomic_write_bytes, parse_json, read_regular
@@ -173,12 +173,10 @@ def pca_2d(rows: np.ndarray | StoredRows) -> Projection:
         total = float(np.trace(scatter))
         # One BLAS thread: LAPACK's eigh makes many small calls, and two threads spin-waiting
         # on each other took 40 s instead of 3 s for 768 x 768 on a busy 2-core machine.
-        # Only the two leading eigenvectors: LAPACK's MRRR driver finds them without the other
-        # 766, a quarter of the time of a full decomposition. Imported here: only big maps need it.
-        from scipy.linalg import eigh
-
-        with threadpool_limits(1, user_api="blas"):
-            values, vectors = eigh(scatter, subset_by_index=[max(0, width - 2), width - 1], driver="evr")
+        # numpy's eigh, not scipy's faster one for two vectors: scipy's LAPACK wrappers hold
+        # Python's lock throughout (70 ms for 768 x 768), and this runs beside the window's thread.
+        with limit_blas(1):
+            values, vectors = np.linalg.eigh(scatter)
         variances, axes = values[::-1][:2], vectors[:, ::-1][:, :2].T
     axes = axes.copy()
     if axes.shape[0] < 2:  # one-dimensional data: the second axis carries nothing
