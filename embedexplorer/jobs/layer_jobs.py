@@ -13,9 +13,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from threadpoolctl import threadpool_limits
-
 from ..core.bf16_rows import own_thread_only
+from ..core.blas import limit_blas
 from ..core.errors import IncompleteModelError, QueryError
 from ..core.layer_process import LayerProcess
 from ..core.layers import DEFAULT_K, LayersAnswer, check_place, find_place, trace
@@ -86,7 +85,7 @@ def run_layers(ctx: JobContext, request: LayersRequest) -> LayersReply:
         load_seconds = time.perf_counter() - started
     # The child runs the text forward on one core while this thread compares its layers with the
     # table as they arrive: the search keeps to the other core (no helper threads, one BLAS thread).
-    with own_thread_only(), threadpool_limits(1, user_api="blas"):
+    with own_thread_only(), limit_blas(1):
         answer = trace(
             table,
             model,
