@@ -175,7 +175,8 @@ def _shards_of(folder: Path, index: object) -> list[Path]:
             seen.add((info.st_dev, info.st_ino))
             files.append(path)
     if missing:
-        raise CorruptWeightsError(f"Shard(s) missing from {folder}: {', '.join(missing[:5])}")
+        # Quoted as Python would: a name may hold a line break or other characters that print as nothing.
+        raise CorruptWeightsError(f"Shard(s) missing from {folder}: {', '.join(repr(n) for n in missing[:5])}")
     return files
 
 

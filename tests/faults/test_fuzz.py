@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from embedexplorer.core.errors import CorruptWeightsError, EmbedExplorerError, FamiliesError, QueryError
@@ -177,6 +177,7 @@ shard_names = st.one_of(
 
 @FILE_SETTINGS
 @given(names=st.lists(shard_names, max_size=6), wrap=st.booleans())
+@example(names=["\n"], wrap=True)  # found by the fuzzer: a line break in a missing shard's name
 def test_random_shard_indexes_name_only_files_inside_the_folder(
     tmp_path_factory: pytest.TempPathFactory, names: list[object], wrap: bool
 ) -> None:
