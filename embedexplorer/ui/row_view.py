@@ -36,6 +36,10 @@ def _short_name(name: str) -> str:
     return name.replace("position row", "pos").replace("token row", "token")
 
 
+# Room the left axis (numbers and title) takes from the plot's width, in pixels.
+_LEFT_AXIS_PX = 50
+
+
 class RowView(QWidget):
     """Shows a RowAnswer; the plot draws every value, the text the first few as in the book."""
 
@@ -112,6 +116,15 @@ class RowView(QWidget):
         for _sample, label in self.legend.items:
             label.setText(label.text, size=self.legend.opts["labelTextSize"])
         self.apply_palette()
+        self._fit_legend()
+
+    def _fit_legend(self) -> None:
+        """Three legend entries side by side where they fit, else in two columns or one, never cut."""
+        room = self.plot_widget.width() - _LEFT_AXIS_PX
+        for columns in (3, 2, 1):
+            self.legend.setColumnCount(columns)
+            if self.legend.layout.preferredWidth() <= room:
+                break
 
     def show_row(self, result: RowAnswer) -> None:
         self._result = result
@@ -175,6 +188,7 @@ class RowView(QWidget):
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
         super().resizeEvent(event)
+        self._fit_legend()
         if self._result is not None:
             self._fill_numbers()
 
@@ -218,6 +232,7 @@ class RowView(QWidget):
             self.legend.removeItem(curve)
             if name == "token" or with_position:
                 self.legend.addItem(curve, curve.name())
+        self._fit_legend()
 
     def copy_row(self) -> None:
         if self._result is None:

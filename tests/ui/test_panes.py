@@ -125,3 +125,23 @@ def test_map_view_keeps_its_map_when_a_new_one_fails(qtbot, tmp_path) -> None:
     assert messages and "keeps the families it had" in messages[0][0]
     assert view.requested_families == ""  # back to the file in use
     assert view.canvas.families == ["days"]
+
+
+def test_the_row_plots_legend_is_never_cut_on_a_narrow_pane(qtbot) -> None:
+    view = RowView()
+    qtbot.addWidget(view)
+    row = np.linspace(-1, 1, 768, dtype=np.float32)
+    position = np.full(768, 0.5, dtype=np.float32)
+    columns = []
+    for width in (700, 420, 300):
+        view.resize(width, 320)
+        view.show()
+        view.show_row(RowAnswer(PARIS, 0, row, position, row + position, position_index=0))
+        qtbot.waitUntil(lambda w=width: view.plot_widget.width() <= w)
+        view.plot_widget.getPlotItem().layout.activate()
+        right = view.plot_widget.width()
+        for _sample, label in view.legend.items:
+            text = label.item.mapRectToScene(label.item.boundingRect())
+            assert text.right() <= right, (width, label.text, text.right(), right)
+        columns.append(view.legend.columnCount)
+    assert columns[0] == 3 and columns[-1] < 3  # side by side when there is room, stacked when not
