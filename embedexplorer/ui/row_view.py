@@ -69,6 +69,7 @@ class RowView(QWidget):
             self.plot_widget.getAxis(axis).enableAutoSIPrefix(False)
         # The legend in the plot's title row, above the curves rather than painted over them.
         self.legend = pg.LegendItem(labelTextSize=f"{LEGEND_TEXT_PT:g}pt", colCount=3)
+        self._legend_fit: tuple[int, int, str] | None = None  # room, entries, text size of the last fit
         plot_item = self.plot_widget.getPlotItem()
         plot_item.layout.removeItem(plot_item.titleLabel)
         plot_item.titleLabel.hide()
@@ -121,6 +122,11 @@ class RowView(QWidget):
     def _fit_legend(self) -> None:
         """Three legend entries side by side where they fit, else in two columns or one, never cut."""
         room = self.plot_widget.width() - _LEFT_AXIS_PX
+        # Each row answer redraws the legend: lay it out again only when its room or entries changed.
+        key = (room, len(self.legend.items), self.legend.opts["labelTextSize"])
+        if key == self._legend_fit:
+            return
+        self._legend_fit = key
         for columns in (3, 2, 1):
             self.legend.setColumnCount(columns)
             if self.legend.layout.preferredWidth() <= room:
