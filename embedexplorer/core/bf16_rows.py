@@ -16,17 +16,17 @@ from __future__ import annotations
 
 import os
 import statistics
-import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 
+from .many_scores import scores_many
 from .neighbours import accumulation_error
 from .plain_pages import empty_on_plain_pages
+from .scan_threads import shared_pass
 
 try:
     from . import _scan
@@ -35,30 +35,6 @@ except ImportError:  # built without a C compiler
 
 # Rounding to the nearest bfloat16 moves a number by at most 2^-8 of itself.
 BF16_ROUNDING = 2.0**-8
-# Below this many numbers one thread is quicker than sharing the chunks out.
-_SPLIT_ABOVE = 1 << 21
-# Two or three cores already draw all the memory bandwidth most machines have.
-_MAX_THREADS = 4
-
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
-# Set in a thread whose scans must leave the other cores alone (see ``own_thread_only``).
-_alone = threading.local()
-
-
-@contextmanager
-def own_thread_only() -> Iterator[None]:
-    """Scans started by this thread use no helper threads meanwhile; other threads' scans are not affected.
-
-    For a search that runs beside a computation that needs the other cores: the model's
-    process running a text forward while the worker compares its layers with the table.
-    """
-    before = getattr(_alone, "on", False)
-    _alone.on = True
-    try:
-        yield
-    finally:
-        _alone.on = before
 
 
 def kernel_instructions() -> str | None:
@@ -75,7 +51,6 @@ class Bf16Rows:
         self.shape = unit.shape
         self.bits = empty_on_plain_pages(unit.shape, np.uint16)
         _scan.bf16_round(np.ascontiguousarray(unit, dtype=np.float32), self.bits)
-        self._helpers = 0 if unit.size < _SPLIT_ABOVE else min(_MAX_THREADS, os.cpu_count() or 1) - 1
 
     def scores(self, query: np.ndarray) -> np.ndarray:
         """Every row's dot product with ``query``, each within ``error_bound(|query|)`` of the exact one."""
@@ -83,16 +58,15 @@ class Bf16Rows:
         if query.shape != (self.shape[1],):
             raise ValueError(f"a query for these rows needs {self.shape[1]} numbers, not {query.shape}")
         out = np.empty(self.shape[0], dtype=np.float32)
-        progress = np.zeros(2, dtype=np.int64)  # chunks claimed, chunks finished
-        for _ in range(0 if getattr(_alone, "on", False) else self._helpers):
-            _threads().submit(_scan.bf16_scores, self.bits, query, out, progress)
-        # Returns when every chunk is scored, by this thread or a helper; a helper that
-        # starts late finds nothing left and is not waited for.
-        _scan.bf16_scores(self.bits, query, out, progress)
+        shared_pass(self.bits.size, partial(_scan.bf16_scores, self.bits, query, out))
         return out
 
+    def scores_many(self, queries: np.ndarray) -> np.ndarray:
+        """``scores`` for several queries, the rows read once for all: query q's scores at ``[q]``."""
+        return scores_many(self.bits, queries, bf16_bits=True)
+
     def error_bound(self, query_length: float) -> float:
-        """How far any score from ``scores`` may be from the exact dot product of a unit row and a query this long.
+        """How far a score from ``scores`` or ``scores_many`` may be from a unit row's exact product with the query.
 
         Each row number is off by at most 2^-8 of itself, so a score is off by at most
         2^-8 * sum|row_j * query_j| <= 2^-8 * |row| * |query| = 2^-8 * |query| (Cauchy-Schwarz,
@@ -187,11 +161,3 @@ class _TimedScreen:
 
     def error_bound(self, query_length: float) -> float:
         return self.screen.error_bound(query_length)
-
-
-def _threads() -> ThreadPoolExecutor:
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=_MAX_THREADS - 1, thread_name_prefix="bf16-scan")
-        return _pool

@@ -8,6 +8,7 @@ when modules have been imported since, which is when a new BLAS library can have
 
 from __future__ import annotations
 
+import os
 import sys
 from contextlib import AbstractContextManager
 
@@ -31,3 +32,8 @@ def blas_threads() -> int:
 def limit_blas(threads: int) -> AbstractContextManager[object]:
     """At most ``threads`` threads in every BLAS library while the block runs, never more than now."""
     return _controller().limit(limits=min(threads, blas_threads()), user_api="blas")
+
+
+def cores_but_one() -> int:
+    """Every core but one (at least one): what a long computation may take, so the window keeps a core."""
+    return max(1, (os.cpu_count() or 1) - 1)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from .many_scores import scores_many
 from .plain_pages import empty_on_plain_pages
 
 if TYPE_CHECKING:
@@ -101,6 +102,12 @@ class Screen(Protocol):
     def error_bound(self, query_length: float) -> float: ...
 
 
+class ManyScreen(Screen, Protocol):
+    """A first pass that also scores several queries in one read of its rows."""
+
+    def scores_many(self, queries: np.ndarray) -> np.ndarray: ...
+
+
 def accumulation_error(width: int) -> float:
     """Bound on float32 rounding in a sum of ``width`` products, relative to the sum of their sizes."""
     unit_roundoff = 2.0**-24
@@ -178,26 +185,34 @@ def search(
     return candidates[order].astype(np.int64, copy=False), (exact_values[order] / length).astype(np.float32)
 
 
-def top_k_many(unit: np.ndarray, queries: np.ndarray, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
+def top_k_many(
+    unit: np.ndarray, queries: np.ndarray, k: int, screen: ManyScreen | None = None
+) -> list[tuple[np.ndarray, np.ndarray]]:
     """``top_k`` for several queries at once, with the same answers: one pass over the table for all of them.
 
-    A pass per query reads the whole table each time; one matrix product reads it once
-    for every query (a token's vector after each layer: 13 queries for GPT-2 small).
-    Each query's column then goes through the same selection and exact rescoring as
-    ``top_k``, with the float32 product's own error bound.
+    A pass per query reads the whole table each time; ``scores_many`` reads it once
+    for every query (a token's vector after each layer: 13 queries for GPT-2 small),
+    from the float32 rows or from ``screen``'s cheaper rounded ones. Each query's
+    scores then go through the same selection and exact rescoring as ``top_k``, with
+    the first pass's own error bound.
     """
     queries = np.ascontiguousarray(queries, dtype=np.float32)
     k = max(0, min(int(k), unit.shape[0]))
     if queries.shape[0] == 0:
         return []
-    scores = np.asarray(unit @ queries.T)  # (rows, queries), one read of the table
+    error_bound: Callable[[float], float]
+    if screen is None:
+        scores = scores_many(unit, queries)  # (queries, rows), one read of the table
+        error_bound = partial(float32_error_bound, unit.shape[1])
+    else:
+        scores, error_bound = screen.scores_many(queries), screen.error_bound
     answers = []
     for j, query in enumerate(queries):
         length = float(np.linalg.norm(query.astype(np.float64)))
         if k == 0 or length == 0:  # top_k answers these without reading the table
             answers.append(top_k(unit, query, k))
             continue
-        candidates = _candidates(np.ascontiguousarray(scores[:, j]), k, float32_error_bound(unit.shape[1], length))
+        candidates = _candidates(scores[j], k, error_bound(length))
         exact = exact_scores(unit, candidates, query)
         order = np.lexsort((candidates, -exact))[:k]
         answers.append((candidates[order].astype(np.int64, copy=False), (exact[order] / length).astype(np.float32)))

@@ -13,10 +13,8 @@ identity (``cache``), so the next open of the same file reads them instead.
 
 from __future__ import annotations
 
-import os
 import shutil
-import threading
-from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +23,7 @@ from . import cache
 from .neighbours import accumulation_error
 from .plain_pages import empty_on_plain_pages
 from .readers.base import ProgressCallback
+from .scan_threads import shared_pass
 from .stored_rows import StoredRows
 
 try:
@@ -37,13 +36,8 @@ BF16_KIND = 0
 BF16_ROUNDING = 2.0**-8
 # Float32 rounding of the query, the reciprocal length and their product: 2^-24 each, with room.
 _SCALE_ROUNDING = 4 * 2.0**-24
-_SPLIT_ABOVE = 1 << 21
-_MAX_THREADS = 4
 # Rows dequantised at a time when a quantised table's first-pass rows are built.
 _BLOCK_ROWS = 2048
-
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
 
 
 class StoredScreen:
@@ -72,7 +66,6 @@ class StoredScreen:
         # A length too small for its reciprocal to be a float32 points nowhere too.
         scale[~np.isfinite(scale)] = 0.0
         self.scale = scale
-        self._helpers = 0 if bits.size < _SPLIT_ABOVE else min(_MAX_THREADS, os.cpu_count() or 1) - 1
 
     @property
     def nbytes(self) -> int:
@@ -82,10 +75,7 @@ class StoredScreen:
         """Every row's cosine with ``query`` times its length, each within ``error_bound(|query|)``."""
         query = np.ascontiguousarray(query, dtype=np.float32)
         out = np.empty(self.shape[0], dtype=np.float32)
-        progress = np.zeros(2, dtype=np.int64)
-        for _ in range(self._helpers):
-            _threads().submit(_scan.half_scores, self.bits, self.kind, query, self.scale, out, progress)
-        _scan.half_scores(self.bits, self.kind, query, self.scale, out, progress)
+        shared_pass(self.bits.size, partial(_scan.half_scores, self.bits, self.kind, query, self.scale, out))
         return out
 
     def error_bound(self, query_length: float) -> float:
@@ -144,11 +134,7 @@ def screen_for_stored(rows: StoredRows, report: ProgressCallback | None = None) 
 def half_lengths(bits: np.ndarray, kind: int) -> np.ndarray:
     """Each 16-bit row's length in float64, from one pass in C shared by a few threads."""
     squares = np.empty(bits.shape[0], dtype=np.float64)
-    progress = np.zeros(2, dtype=np.int64)
-    helpers = 0 if bits.size < _SPLIT_ABOVE else min(_MAX_THREADS, os.cpu_count() or 1) - 1
-    for _ in range(helpers):
-        _threads().submit(_scan.half_squares, bits, kind, bits.shape[1], squares, progress)
-    _scan.half_squares(bits, kind, bits.shape[1], squares, progress)
+    shared_pass(bits.size, partial(_scan.half_squares, bits, kind, bits.shape[1], squares))
     return np.sqrt(squares)
 
 
@@ -192,11 +178,3 @@ def _identity(rows: StoredRows) -> str | None:
     if not isinstance(raw, np.memmap) or file is None:
         return None
     return cache.file_key(file, raw.offset, rows.shape, rows.storage)
-
-
-def _threads() -> ThreadPoolExecutor:
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=_MAX_THREADS - 1, thread_name_prefix="half-scan")
-        return _pool

@@ -1,0 +1,69 @@
+"""The helper threads every C pass over a table shares its chunks of rows with.
+
+Each pass in ``_scan.c`` takes a pair of counters (chunks claimed, chunks finished):
+every thread that calls it with the same counters takes the next unclaimed chunk until
+none is left, so the caller does its part and helpers that start late find nothing to
+do. Here live the pool those helpers come from and the switch that keeps a thread's
+passes to itself, for a search that runs beside a computation needing the other cores.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+
+import numpy as np
+
+# Below this many numbers one thread is quicker than sharing the chunks out.
+SPLIT_ABOVE = 1 << 21
+# Two or three cores already draw all the memory bandwidth most machines have.
+_MAX_THREADS = 4
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+# Set in a thread whose passes must leave the other cores alone (see ``own_thread_only``).
+_alone = threading.local()
+
+
+@contextmanager
+def own_thread_only(on: bool = True) -> Iterator[None]:
+    """Passes started by this thread use no helper threads meanwhile; other threads' passes are not affected.
+
+    For a search that runs beside a computation that needs the other cores: the model's
+    process running a text forward while the worker compares its layers with the table.
+    ``on=False`` lifts it for a block (the model has finished: every core is free again).
+    """
+    before = getattr(_alone, "on", False)
+    _alone.on = on
+    try:
+        yield
+    finally:
+        _alone.on = before
+
+
+def helpers_for(numbers: int) -> int:
+    """How many helper threads a pass over ``numbers`` numbers gets: none when small or kept to its own thread."""
+    if numbers < SPLIT_ABOVE or getattr(_alone, "on", False):
+        return 0
+    return min(_MAX_THREADS, os.cpu_count() or 1) - 1
+
+
+def shared_pass(numbers: int, run: Callable[[np.ndarray], object]) -> None:
+    """Run ``run(progress)`` here and in helper threads, all sharing one pair of chunk counters."""
+    progress = np.zeros(2, dtype=np.int64)  # chunks claimed, chunks finished
+    for _ in range(helpers_for(numbers)):
+        _threads().submit(run, progress)
+    # Returns when every chunk is done, by this thread or a helper; a helper that starts
+    # late finds nothing left and is not waited for.
+    run(progress)
+
+
+def _threads() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=_MAX_THREADS - 1, thread_name_prefix="table-scan")
+        return _pool
