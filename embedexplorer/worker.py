@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import itertools
 import logging
-import os
 import threading
 import traceback
 from contextlib import AbstractContextManager, nullcontext
@@ -22,7 +21,7 @@ from typing import TypeVar
 
 from PySide6.QtCore import QObject, QThread, Signal, SignalInstance, Slot
 
-from .core.blas import limit_blas
+from .core.blas import cores_but_one, limit_blas
 from .core.errors import EmbedExplorerError, Interrupted
 from .jobs.base import JobContext, Kind, Lane, Session
 
@@ -125,7 +124,7 @@ def long_lane_blas_threads() -> int:
     A whole-vocabulary PCA on every core left the window's thread a share of a core
     with two spinning BLAS threads, and its drawing of each answer stalled for twice as long.
     """
-    return max(1, (os.cpu_count() or 2) - 1)
+    return cores_but_one()
 
 
 class Channel(QObject):

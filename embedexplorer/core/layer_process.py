@@ -33,9 +33,9 @@ import numpy as np
 
 from . import errors
 from .errors import EmbedExplorerError, IncompleteModelError, Interrupted
-from .layers import LayerBatch, LayerInput, LayerRun, StopCheck, default_threads, model_input
+from .layers import LayerBatch, LayerInput, LayerRun, ModelFacts, StopCheck, default_threads
 from .sources import ProgressCallback
-from .tokenizer_process import child_sys_path
+from .tokenizer_process import child_sys_path, last_line
 
 # The flag the app's entry point reads to run the child side (frozen apps have no -m).
 CHILD_FLAG = "--layer-process"
@@ -163,48 +163,16 @@ def _read_frames(
 
 # ----- the model as the parent sees it ---------------------------------------------------------
 @dataclass
-class ChildLayerModel:
-    """A model loaded in the child: its description, and texts run forward through the child.
+class ChildLayerModel(ModelFacts):
+    """A model loaded in the child: its facts, and texts run forward through the child.
 
     It answers ``trace`` as ``LayerModel`` does (see ``layers.LayerRunner``).
     """
 
-    name: str
-    folder: str
-    prefix: tuple[int, ...]
-    suffix: tuple[int, ...]
-    layers: int
-    max_positions: int | None
-    head_is_table: bool
-    head_note: str
-    weights: int
-    memory_bytes: int
-    dtype: str
     process: LayerProcess = field(repr=False)
-
-    def model_input(self, text_ids: list[int]) -> tuple[list[int], list[int]]:
-        return model_input(self.prefix, self.suffix, text_ids)
 
     def layer_runs(self, runs: Sequence[LayerRun], should_stop: StopCheck | None) -> Iterator[tuple[int, LayerBatch]]:
         return self.process.layer_runs(self, runs, should_stop)
-
-
-def _model_from(facts: dict[str, Any], process: LayerProcess) -> ChildLayerModel:
-    limit = facts.get("max_positions")
-    return ChildLayerModel(
-        name=str(facts["name"]),
-        folder=str(facts["folder"]),
-        prefix=tuple(int(i) for i in facts["prefix"]),
-        suffix=tuple(int(i) for i in facts["suffix"]),
-        layers=int(facts["layers"]),
-        max_positions=int(limit) if isinstance(limit, int) else None,
-        head_is_table=bool(facts["head_is_table"]),
-        head_note=str(facts["head_note"]),
-        weights=int(facts["weights"]),
-        memory_bytes=int(facts["memory_bytes"]),
-        dtype=str(facts["dtype"]),
-        process=process,
-    )
 
 
 # ----- the parent ------------------------------------------------------------------------------
@@ -288,15 +256,8 @@ class LayerProcess:
 
     def _last_words(self) -> str:
         """The last line the child wrote to stderr, to say why it stopped."""
-        if self._stderr is None:
-            return ""
-        try:
-            self._stderr.seek(0)
-            lines = self._stderr.read()[-4000:].decode("utf-8", "replace").strip().splitlines()
-        except (OSError, ValueError):
-            return ""
-        lines = [line for line in lines if line.strip()]
-        return f" ({lines[-1].strip()[:300]})" if lines else ""
+        line = last_line(self._stderr)
+        return f" ({line})" if line else ""
 
     def close(self) -> None:
         """End the child (it exits at once, even mid-pass, when its stdin closes)."""
@@ -335,7 +296,7 @@ class LayerProcess:
             if self._loading is not None and request_id == self._loading[0]:
                 # A load finishes for whoever waits next, even if the one who asked has gone.
                 if "model" in message:
-                    self.model = _model_from(message["model"], self)
+                    self.model = ChildLayerModel(**ModelFacts.from_message(message["model"]), process=self)
                     self._loading = None
                 elif "error" in message:
                     self._loading = None

@@ -15,17 +15,18 @@ from __future__ import annotations
 
 import json
 import logging
-import os
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
 from . import neighbours as nb
+from .blas import cores_but_one
 from .errors import (
     EmbedExplorerError,
     IncompleteModelError,
@@ -35,8 +36,10 @@ from .errors import (
     TextTooLongError,
     UnsupportedModelError,
 )
+from .layer_schedule import SearchSchedule
 from .readers.safetensors import BUFFER_NAMES, _named
 from .safetensors_io import FLOAT_DTYPES, PICKLE_PATTERNS, read_all_headers, weight_files
+from .scan_threads import own_thread_only
 from .sources import ProgressCallback
 from .tables import EmbeddingTable, Neighbour
 from .texts import Token
@@ -46,10 +49,6 @@ StopCheck = Callable[[], bool]
 LayerCallback = Callable[[int, Any], None]
 
 DEFAULT_K = 8
-# Layers streaming in are compared with the table this many at a time (one pass for all) ...
-_SEARCH_TOGETHER = 5
-# ... except once at most this many layers are still to come: then each as soon as it arrives.
-_SEARCH_ALONE_AT_END = 2
 # Texts whose layers are remembered, so picking another token of the same text runs nothing.
 _REMEMBERED_TEXTS = 8
 # A checkpoint holding less than this share of the model's weights lacks some of them.
@@ -66,7 +65,7 @@ log = logging.getLogger(__name__)
 
 def default_threads() -> int:
     """Threads torch may use: every core but one, so the window always keeps one."""
-    return max(1, (os.cpu_count() or 1) - 1)
+    return cores_but_one()
 
 
 # ----- answers ---------------------------------------------------------------------------------
@@ -191,15 +190,11 @@ def model_input(prefix: Sequence[int], suffix: Sequence[int], text_ids: list[int
 
 # ----- the loaded model ------------------------------------------------------------------------
 @dataclass
-class LayerModel:
-    """A whole model loaded with transformers' own classes, ready to run texts forward.
-
-    Build it with ``load_layer_model``; ``trace`` answers questions with it.
-    """
+class ModelFacts:
+    """What the window knows of a loaded model, the same whether it runs here or in the model's process."""
 
     name: str
-    folder: Path
-    model: Any  # a transformers PreTrainedModel, in eval mode
+    folder: str
     # The special tokens the tokenizer puts around a text (BERT: [CLS] before, [SEP] after).
     prefix: tuple[int, ...]
     suffix: tuple[int, ...]
@@ -210,8 +205,6 @@ class LayerModel:
     weights: int
     memory_bytes: int
     dtype: str
-    _final_norm: Any = None
-    _hidden: OrderedDict[tuple[int, ...], np.ndarray] = field(default_factory=OrderedDict, repr=False)
 
     def model_input(self, text_ids: list[int]) -> tuple[list[int], list[int]]:
         """The ids the model reads for a text's ids (special tokens around them) and where each text token sits.
@@ -220,6 +213,40 @@ class LayerModel:
         so the model reads exactly the tokens the table shows.
         """
         return model_input(self.prefix, self.suffix, text_ids)
+
+    def message(self) -> dict[str, Any]:
+        """The facts as JSON data (what the model's process sends when a model is loaded)."""
+        return {f.name: getattr(self, f.name) for f in fields(ModelFacts)}
+
+    @staticmethod
+    def from_message(data: dict[str, Any]) -> dict[str, Any]:
+        """``message``'s data checked and typed again, as keyword arguments for a ``ModelFacts`` (or a subclass)."""
+        limit = data.get("max_positions")
+        return {
+            "name": str(data["name"]),
+            "folder": str(data["folder"]),
+            "prefix": tuple(int(i) for i in data["prefix"]),
+            "suffix": tuple(int(i) for i in data["suffix"]),
+            "layers": int(data["layers"]),
+            "max_positions": int(limit) if isinstance(limit, int) else None,
+            "head_is_table": bool(data["head_is_table"]),
+            "head_note": str(data["head_note"]),
+            "weights": int(data["weights"]),
+            "memory_bytes": int(data["memory_bytes"]),
+            "dtype": str(data["dtype"]),
+        }
+
+
+@dataclass
+class LayerModel(ModelFacts):
+    """A whole model loaded with transformers' own classes, ready to run texts forward.
+
+    Build it with ``load_layer_model``; ``trace`` answers questions with it.
+    """
+
+    model: Any  # a transformers PreTrainedModel, in eval mode
+    _final_norm: Any = None
+    _hidden: OrderedDict[tuple[int, ...], np.ndarray] = field(default_factory=OrderedDict, repr=False)
 
     def remembers(self, ids: Sequence[int]) -> bool:
         """Whether this text's layers are known already (asking for them runs nothing)."""
@@ -312,6 +339,25 @@ class LayerModel:
             dtype = weight.dtype if weight is not None else torch.float32
             normed = self._final_norm(torch.from_numpy(np.ascontiguousarray(vectors)).to(dtype))
             return normed.float().numpy().copy()
+
+    def layer_vector(self, hidden: Any, position: int) -> tuple[np.ndarray, np.ndarray]:
+        """One position of a layer's output (a tensor, positions x width): the vector and the vector as
+        the table is compared with it, each ``(1, width)`` float32, as ``for_table`` gives them.
+
+        The model's process calls it for each layer as the layer arrives (its sender thread); it stays
+        in torch up to one conversion at the end, where ``for_table`` starts from numpy.
+        """
+        import torch
+
+        with torch.inference_mode():
+            row = hidden[position : position + 1]
+            if self._final_norm is None:
+                vector = row.float().numpy().copy()
+                return vector, vector
+            weight = next(self._final_norm.parameters(), None)
+            normed = self._final_norm(row if weight is None else row.to(weight.dtype))
+            both = torch.cat([row.float(), normed.float()]).numpy().copy()
+        return both[:1], both[1:]
 
     def input_parts(self, token_id: int, position: int, enters: np.ndarray) -> LayerInput:
         """The rows the model's embedding step adds for one token, their sum, and what enters layer 1."""
@@ -440,7 +486,7 @@ def load_layer_model(
     report(4, 4, "Model ready")
     return LayerModel(
         name=name or str(folder),
-        folder=folder,
+        folder=str(folder),
         model=model,
         prefix=prefix,
         suffix=suffix,
@@ -745,6 +791,7 @@ def trace(
     found: list[dict[int, tuple[np.ndarray, np.ndarray]]] = [{} for _ in runs]
     nearest: dict[int, tuple[Neighbour, ...]] = {}
     pending: list[int] = []  # layers that arrived but are not compared with the table yet
+    schedule = SearchSchedule(model.layers + 1)
     layer_input: LayerInput | None = None
     for index, batch in model.layer_runs(runs, should_stop):
         for layer, vector, compared in zip(batch.layers, batch.vectors, batch.compared, strict=True):
@@ -753,12 +800,19 @@ def trace(
             continue
         layer_input = batch.input or layer_input
         pending += batch.layers
-        if k and pending and _search_now(len(pending), model.layers + 1 - len(found[0])):
+        schedule.arrived(len(batch.layers))
+        if k and schedule.search_now(len(pending)):
             _check(should_stop)
             if not nearest:
                 report(1, 2, "Comparing every layer with the table")
             vectors_now = np.stack([found[0][layer][1] for layer in pending])
-            for layer, result in zip(pending, table.neighbours_of_vectors(vectors_now, k), strict=True):
+            # While the model still runs it needs the other cores; once it is done the search takes them all.
+            running = sum(map(len, found)) < (model.layers + 1) * len(runs)
+            began = time.perf_counter()
+            with own_thread_only(running):
+                results = table.neighbours_of_vectors(vectors_now, k)
+            schedule.searched(len(pending), time.perf_counter() - began)
+            for layer, result in zip(pending, results, strict=True):
                 nearest[layer] = result.neighbours
             pending = []
     vectors, compared_all = _stacked(found[0])
@@ -789,17 +843,6 @@ def trace(
         layers=model.layers,
         k=k,
     )
-
-
-def _search_now(pending: int, still_to_come: int) -> bool:
-    """Whether to compare the layers that have arrived with the table now, or wait for more.
-
-    Every pass reads the whole table, and a forward pass beside it reads the model's
-    weights: memory is what both wait for. So layers that stream in from a model in
-    another process are searched a few at a time (one pass for several), and one by one
-    only at the end, where each wait adds to the answer's time.
-    """
-    return pending >= _SEARCH_TOGETHER or still_to_come <= _SEARCH_ALONE_AT_END
 
 
 def _stacked(layers: dict[int, tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:

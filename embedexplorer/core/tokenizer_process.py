@@ -62,6 +62,20 @@ def child_command(folder: Path, max_rows: int | None = None) -> tuple[list[str],
     return [sys.executable, "-I", "-c", _BOOTSTRAP, json.dumps(child_sys_path()), str(folder), *limit], env
 
 
+def last_line(stderr: IO[bytes] | None, tail: int = 4000, skip: str | None = None) -> str:
+    """The last non-empty line (at most 300 characters) in the last ``tail`` bytes a child wrote to
+    ``stderr``, a file kept to say why the child stopped; lines starting with ``skip`` are passed over."""
+    if stderr is None:
+        return ""
+    try:
+        stderr.seek(0)
+        lines = stderr.read()[-tail:].decode("utf-8", "replace").strip().splitlines()
+    except (OSError, ValueError):
+        return ""
+    lines = [line for line in lines if line.strip() and not (skip and line.startswith(skip))]
+    return lines[-1].strip()[:300] if lines else ""
+
+
 def child_sys_path() -> list[str]:
     """This process's import path as the child needs it: no working folder, no relative entries,
     and the user's site-packages only when the tokenizer's libraries are installed there."""
@@ -197,15 +211,8 @@ class TokenizerProcess:
 
     def _last_words(self) -> str:
         """The last line the child wrote to stderr, to say why it stopped."""
-        if self._stderr is None:
-            return ""
-        try:
-            self._stderr.seek(0)
-            lines = self._stderr.read()[-2000:].decode("utf-8", "replace").strip().splitlines()
-        except (OSError, ValueError):
-            return ""
-        lines = [line for line in lines if line.strip() and not line.startswith("note: run with")]
-        return f": {lines[-1].strip()[:300]}" if lines else ""
+        line = last_line(self._stderr, 2000, skip="note: run with")
+        return f": {line}" if line else ""
 
     def encode(self, text: str) -> list[int]:
         with self._lock:

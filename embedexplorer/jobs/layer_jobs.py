@@ -13,7 +13,6 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from ..core.bf16_rows import own_thread_only
 from ..core.blas import limit_blas
 from ..core.errors import IncompleteModelError, QueryError
 from ..core.layer_process import LayerProcess
@@ -84,8 +83,9 @@ def run_layers(ctx: JobContext, request: LayersRequest) -> LayersReply:
     if not was_loaded:
         load_seconds = time.perf_counter() - started
     # The child runs the text forward on one core while this thread compares its layers with the
-    # table as they arrive: the search keeps to the other core (no helper threads, one BLAS thread).
-    with own_thread_only(), limit_blas(1):
+    # table as they arrive: the search keeps to the other core (``trace`` keeps its passes to this
+    # thread until the model is done; BLAS, used without the C scan, gets one thread).
+    with limit_blas(1):
         answer = trace(
             table,
             model,
