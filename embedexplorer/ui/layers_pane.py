@@ -6,13 +6,16 @@ from html import escape
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFont, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
     QPushButton,
+    QScrollArea,
     QSpinBox,
     QSplitter,
     QTableWidget,
@@ -24,10 +27,12 @@ from PySide6.QtWidgets import (
 from ..core.layers import LayersAnswer
 from ..jobs.layer_jobs import LayersReply, LayersRequest, ModelMissing
 from . import theme
+from .plot_legend import TitleRowLegend
 from .steady_label import SteadyLabel
 
 # The table's own cosine of a token's row with itself: where both texts start.
 TABLE_COSINE = 1.0
+LEGEND_TEXT_PT, TICK_TEXT_PT = 9.0, 8.0
 
 
 def _escape(text: str) -> str:
@@ -101,7 +106,9 @@ class LayersPane(QWidget):
         self.cosine_plot.setYRange(-0.1, 1.08, padding=0)
         self.cosine_plot.showGrid(x=True, y=True, alpha=0.2)
         self.cosine_plot.setLabel("left", "cosine")
-        self.cosine_legend = self.cosine_plot.addLegend(offset=(-10, -10), labelTextSize="9pt")
+        self._legend_row = TitleRowLegend(self.cosine_plot, LEGEND_TEXT_PT, columns=2)
+        self.cosine_legend = self._legend_row.legend
+        self.cosine_legend.setLabelTextColor(theme.plot_foreground())
         self.cosine_plot.setMouseEnabled(x=False, y=False)
         self.length_plot = pg.PlotWidget(background=theme.plot_background())
         self.length_plot.setAccessibleName("lengths across the layers")
@@ -117,13 +124,17 @@ class LayersPane(QWidget):
             label="table rows: 1.000",
             labelOpts={"position": 0.97, "color": foreground, "anchors": [(1, 0), (1, 0)]},
         )
-        self._compare_curve = pg.PlotDataItem(
-            pen=pg.mkPen(theme.accent(), width=3), symbol="o", symbolSize=7, symbolBrush=theme.accent()
-        )
+        self._compare_curve = pg.PlotDataItem(symbol="o", symbolBrush=theme.accent())
         colour = theme.family_colour(0)
-        self._row_curve = pg.PlotDataItem(pen=pg.mkPen(colour, width=2), symbol="s", symbolSize=5, symbolBrush=colour)
+        self._row_curve = pg.PlotDataItem(symbol="s", symbolBrush=colour)
         grey = theme.family_colour(7)
-        self._length_curve = pg.PlotDataItem(pen=pg.mkPen(grey, width=2), symbol="t", symbolSize=6, symbolBrush=grey)
+        self._length_curve = pg.PlotDataItem(symbol="t", symbolBrush=grey)
+        # Each curve's colour, line width and symbol size at presentation's scale 1 (see ``set_scale``).
+        self._curve_styles = (
+            (self._compare_curve, theme.accent(), 3.0, 7.0),
+            (self._row_curve, colour, 2.0, 5.0),
+            (self._length_curve, grey, 2.0, 6.0),
+        )
         self.cosine_plot.addItem(self._table_line)
         self.cosine_plot.addItem(self._compare_curve)
         self.cosine_plot.addItem(self._row_curve)
@@ -155,7 +166,11 @@ class LayersPane(QWidget):
         plots.addWidget(self.length_plot)
         plots.addWidget(self.nearest)
         plots.setSizes([260, 130, 220])
-        layout = QVBoxLayout(self)
+        # Below these heights a plot shows nothing readable; on a screen too short for them the pane scrolls.
+        for part, least in ((self.cosine_plot, 130), (self.length_plot, 70), (self.nearest, 90)):
+            part.setMinimumHeight(least)
+        content = QWidget()
+        layout = QVBoxLayout(content)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
         layout.addLayout(compare)
@@ -163,6 +178,37 @@ class LayersPane(QWidget):
         layout.addWidget(self.headline)
         layout.addWidget(plots, 1)
         layout.addWidget(self.note)
+        # On a short screen (a 1024x640 laptop in presentation mode) the pane scrolls rather than
+        # squeezing its plots flat or making the window taller than the screen.
+        self.scroll_area = QScrollArea()
+        self.scroll_area.setWidget(content)
+        self.scroll_area.setWidgetResizable(True)
+        self.scroll_area.setFrameShape(QFrame.Shape.NoFrame)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self.scroll_area)
+
+        self.scale = 1.0
+        self.set_scale(1.0)
+
+    def set_scale(self, scale: float) -> None:
+        """Draw the plots' tick numbers, axis titles, legend and curves ``scale`` times their size (presentation).
+
+        The fonts are the pane's own, not the application's: turning presentation off restores them exactly.
+        """
+        self.scale = float(scale)
+        tick_font = QFont(self.font())
+        tick_font.setPointSizeF(TICK_TEXT_PT * scale)
+        for plot in (self.cosine_plot, self.length_plot):
+            for name in ("bottom", "left"):
+                axis = plot.getAxis(name)
+                axis.setStyle(tickFont=tick_font)
+                axis.setLabel(axis.labelText, **{"font-size": f"{TICK_TEXT_PT * scale:g}pt"})
+        self._table_line.label.setFont(tick_font)
+        self._legend_row.set_text_size(LEGEND_TEXT_PT * scale)
+        for curve, colour, width, symbol in self._curve_styles:
+            curve.setPen(pg.mkPen(colour, width=width * scale))
+            curve.setSymbolSize(symbol * scale)
 
     # ----- what the window asks of the pane ------------------------------------------------
     def set_token(self, text: str, place: int, token: str = "") -> None:
@@ -233,6 +279,7 @@ class LayersPane(QWidget):
                 f"“{_escape(other.text)}”: {start} → input {values[0]:.3f} → after layer {answer.layers}: "
                 f"<b>{values[-1]:.3f}</b>"
             )
+        self._legend_row.fit()
         self.nearest.setRowCount(len(steps))
         for row, step in enumerate(steps):
             items = (
@@ -243,6 +290,10 @@ class LayersPane(QWidget):
             for column, item in enumerate(items):
                 self.nearest.setItem(row, column, item)
         self.note.setText(f"{_escape(answer.head_note)} Input: {_escape(answer.input.note)}")
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        self._legend_row.fit()
 
     def show_missing(self, missing: ModelMissing) -> None:
         """Only the table is on disk: say how big the whole model is, and offer to download it."""

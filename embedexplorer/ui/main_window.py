@@ -113,9 +113,10 @@ class MainWindow(QMainWindow):
         self.neighbours_pane = NeighboursPane(k=settings.k)
         self.map_view = MapView(settings)
         self.chapter_notice = ChapterNotice()
-        self.exercises = ExerciseDesk(self)
-        self.teaching = TeachingTools(self)
         self.layers_pane = LayersPane()
+        self.exercises = ExerciseDesk(self)
+        # Last: a remembered presentation mode scales the panes above as it starts.
+        self.teaching = TeachingTools(self)
 
         # The guess line sits right above the list it hides.
         neighbours = QWidget()

@@ -13,7 +13,16 @@ from pathlib import Path
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, QSizeF, Signal
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QImage, QPainter, QPainterPath, QResizeEvent
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontMetricsF,
+    QImage,
+    QPainter,
+    QPainterPath,
+    QResizeEvent,
+    QTextDocumentFragment,
+)
 from PySide6.QtWidgets import QWidget
 
 from ..core.files import atomic_write_bytes
@@ -31,6 +40,8 @@ REST_SIZE, BIG_FAMILY_SIZE, SMALL_FAMILY_SIZE = 4, 9, 11
 # The overlays' markers, in pixels at the normal scale.
 HIGHLIGHT_SIZE, MATCH_SIZE, CURRENT_SIZE, STAR_SIZE, RING_SIZE = 16, 13, 22, 22, 15
 LEGEND_TEXT_PT = 11.0
+# The most of the canvas' height the whole caption may take before it shows its first line only.
+CAPTION_SHARE = 0.3
 # The least size, in scene pixels, the map is laid out at for a picture (the command line's canvas).
 EXPORT_SCENE = (1000, 760)
 
@@ -401,6 +412,9 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         self._legend_column = side
         self.show_legend(False)  # on screen the family panel is the legend; pictures get this one
         self.caption = pg.LabelItem(justify="left")
+        self._caption_html = ""  # the whole caption; a short canvas shows its first line only
+        self._caption_fit: tuple[float, int] | None = None  # the room and height it was last fitted to
+        self._caption_short = False  # True while only the first line is shown
         self.addItem(self.caption, row=1, col=0, colspan=2)
         self.map: WordMap | None = None
         self._folded: list[str] | None = None
@@ -708,16 +722,45 @@ class MapCanvas(pg.GraphicsLayoutWidget):
     def _update_caption(self) -> None:
         if self.map is not None:
             name = fonts.for_map(self.model_name, self.labels.font)
-            self.caption.setText(_caption(self.map, name, self._hidden), size=f"{9 * self.marker_scale:g}pt")
-            self._fit_caption()
+            self._caption_html = _caption(self.map, name, self._hidden)
+            self._show_caption(self._caption_html)
+            self._caption_short = False
+            self._fit_caption(force=True)
+
+    def _show_caption(self, html: str) -> None:
+        self.caption.setText(html, size=f"{9 * self.marker_scale:g}pt")
 
     def _fit_caption(self, force: bool = False) -> None:
-        """Wrap the caption at the canvas' width: a long line would widen the plot past the canvas' edge."""
+        """Wrap the caption at the canvas' width: a long line would widen the plot past the canvas' edge.
+
+        On a short canvas (a laptop in presentation mode) the whole caption would leave the
+        plot a strip: past ``CAPTION_SHARE`` of the height only its first line stays, the
+        rest in its tooltip. Pictures always get the whole caption (``_export_geometry``).
+        """
         left, _top, right, _bottom = self.ci.layout.getContentsMargins()
         room = self.viewport().width() - left - right - 2 * self.ci.layout.horizontalSpacing() - 4
-        if room > 0 and (force or self.caption.item.textWidth() != room):
+        height = self.viewport().height()
+        if room <= 0 or not (force or self._caption_fit != (room, height)):
+            return
+        self._caption_fit = (room, height)
+        whole = self._caption_html
+        if self._caption_short:
+            self._show_caption(whole)
+            self._caption_short = False
+        self.caption.item.setTextWidth(room)
+        if whole and self.caption.text == whole and self.caption.item.boundingRect().height() > CAPTION_SHARE * height:
+            self._show_caption(whole.split("<br>")[0])
             self.caption.item.setTextWidth(room)
-            self.caption.updateMin()
+            self._caption_short = True
+            self.caption.setToolTip(QTextDocumentFragment.fromHtml(whole).toPlainText())
+        else:
+            self.caption.setToolTip("")
+        self.caption.updateMin()
+
+    @property
+    def caption_html(self) -> str:
+        """The caption as pictures show it: whole, even while the canvas shows its first line only."""
+        return self._caption_html if self._caption_short else self.caption.text
 
     def resizeEvent(self, event: QResizeEvent | None) -> None:  # noqa: N802 - Qt's name
         if hasattr(self, "caption"):  # pyqtgraph resizes the view before __init__ has made the caption
@@ -967,6 +1010,8 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         screen_geometry = self.ci.geometry()
         width = max(screen_geometry.width(), EXPORT_SCENE[0])
         height = max(screen_geometry.height(), EXPORT_SCENE[1])
+        if self._caption_short:
+            self._show_caption(self._caption_html)  # _fit_caption shortens it again after the picture
         self.caption.item.setTextWidth(width - 30)
         self.caption.updateMin()
         self.ci.setGeometry(QRectF(screen_geometry.topLeft(), QSizeF(width, height)))

@@ -79,7 +79,7 @@ def svg_drawing(canvas: MapCanvas) -> str:
     shown = canvas.map
     scale = canvas.marker_scale
     axis_px, legend_px, caption_line = _AXIS_FONT_PX * scale, _LEGEND_FONT_PX * scale, _CAPTION_LINE * scale
-    caption_lines = [line for line in canvas.caption.text.replace("<b>", "").replace("</b>", "").split("<br>")]
+    caption_lines = [line for line in canvas.caption_html.replace("<b>", "").replace("</b>", "").split("<br>")]
     plot_w = SVG_WIDTH - _PLOT_LEFT - _LEGEND_WIDTH * scale - 20
     plot_h = SVG_HEIGHT - _PLOT_TOP - _AXIS_ROOM * scale - caption_line * len(caption_lines) - 10
     (x0, x1), (y0, y1) = canvas.plot.getViewBox().viewRange()

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QPushButton, QVBoxLayout, 
 from ..core.layers import LayerInput
 from ..jobs.table_jobs import RowAnswer
 from . import theme
+from .plot_legend import TitleRowLegend
 from .steady_label import SteadyLabel
 
 SHOWN_NUMBERS = 6  # the chapter prints the first six numbers of a row
@@ -35,9 +36,6 @@ def _short_name(name: str) -> str:
         return "layer 1"
     return name.replace("position row", "pos").replace("token row", "token")
 
-
-# Room the left axis (numbers and title) takes from the plot's width, in pixels.
-_LEFT_AXIS_PX = 50
 
 
 class RowView(QWidget):
@@ -67,13 +65,8 @@ class RowView(QWidget):
         self.plot_widget.showGrid(x=False, y=True, alpha=0.2)
         for axis in ("bottom", "left"):  # the book prints plain values, not "x0.001" units
             self.plot_widget.getAxis(axis).enableAutoSIPrefix(False)
-        # The legend in the plot's title row, above the curves rather than painted over them.
-        self.legend = pg.LegendItem(labelTextSize=f"{LEGEND_TEXT_PT:g}pt", colCount=3)
-        self._legend_fit: tuple[int, int, str] | None = None  # room, entries, text size of the last fit
-        plot_item = self.plot_widget.getPlotItem()
-        plot_item.layout.removeItem(plot_item.titleLabel)
-        plot_item.titleLabel.hide()
-        plot_item.layout.addItem(self.legend, 0, 1)
+        self._legend_row = TitleRowLegend(self.plot_widget, LEGEND_TEXT_PT, columns=3)
+        self.legend = self._legend_row.legend
         self._curves = {
             "token": self.plot_widget.plot(name="token row"),
             "position": self.plot_widget.plot(name="position row"),
@@ -113,24 +106,8 @@ class RowView(QWidget):
             item = self.plot_widget.getAxis(axis)
             item.setStyle(tickFont=tick_font)
             item.setLabel(item.labelText, **{"font-size": f"{TICK_TEXT_PT * scale:g}pt"})
-        self.legend.opts["labelTextSize"] = f"{LEGEND_TEXT_PT * scale:g}pt"
-        for _sample, label in self.legend.items:
-            label.setText(label.text, size=self.legend.opts["labelTextSize"])
+        self._legend_row.set_text_size(LEGEND_TEXT_PT * scale)
         self.apply_palette()
-        self._fit_legend()
-
-    def _fit_legend(self) -> None:
-        """Three legend entries side by side where they fit, else in two columns or one, never cut."""
-        room = self.plot_widget.width() - _LEFT_AXIS_PX
-        # Each row answer redraws the legend: lay it out again only when its room or entries changed.
-        key = (room, len(self.legend.items), self.legend.opts["labelTextSize"])
-        if key == self._legend_fit:
-            return
-        self._legend_fit = key
-        for columns in (3, 2, 1):
-            self.legend.setColumnCount(columns)
-            if self.legend.layout.preferredWidth() <= room:
-                break
 
     def show_row(self, result: RowAnswer) -> None:
         self._result = result
@@ -194,7 +171,7 @@ class RowView(QWidget):
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
         super().resizeEvent(event)
-        self._fit_legend()
+        self._legend_row.fit()
         if self._result is not None:
             self._fill_numbers()
 
@@ -238,7 +215,7 @@ class RowView(QWidget):
             self.legend.removeItem(curve)
             if name == "token" or with_position:
                 self.legend.addItem(curve, curve.name())
-        self._fit_legend()
+        self._legend_row.fit()
 
     def copy_row(self) -> None:
         if self._result is None:

@@ -62,6 +62,7 @@ class TeachingTools(QObject):
         scale = PRESENTATION_SCALE if on else 1.0
         self.window.map_view.set_marker_scale(scale)
         self.window.row_view.set_scale(scale)
+        self.window.layers_pane.set_scale(scale)
 
     # ----- lessons ---------------------------------------------------------------------------
     def current_lesson(self) -> Lesson:

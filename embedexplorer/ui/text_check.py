@@ -50,7 +50,7 @@ def check_map_text(canvas: Any, png: str | Path) -> list[str]:
         problems.append(f"the map draws with {QFontInfo(font).family()!r}, not the bundled {fonts.FAMILY}")
     texts = {
         "family names": " ".join(canvas.families),
-        "caption": _plain(canvas.caption.text),
+        "caption": _plain(canvas.caption_html),
         "word labels": " ".join(canvas.labels.shown),
     }
     for what, text in texts.items():

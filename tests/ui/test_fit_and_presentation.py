@@ -84,6 +84,39 @@ def test_the_window_fits_1366x768_and_1024x640(qtbot, window, gpt2_folder, model
     check_fits(qtbot, window, 1366, 768)
 
 
+def test_presentation_fits_1024x640_and_the_layers_pane_scrolls_instead(qtbot, window) -> None:
+    open_model(qtbot, window, "bundled")
+    type_text(qtbot, window, "monday")
+    at_size(qtbot, window, 1024, 640)  # the row pane goes to its tab first, as on a laptop's screen
+    window.teaching.presentation_action.setChecked(True)
+    try:
+        at_size(qtbot, window, 1024, 640)
+        check_fits(qtbot, window, 1024, 640)  # the Layers pane's height no longer sets the window's floor
+        # The map keeps a plot, not a strip: its caption shows its first line, the rest in the tooltip,
+        # and a picture still carries the whole caption.
+        canvas = window.map_view.canvas
+        whole = canvas.caption_html
+        assert canvas.caption.text == whole.split("<br>")[0] != whole
+        assert "between families" in canvas.caption.toolTip() and "between families" in whole
+        assert canvas.plot.vb.sceneBoundingRect().height() >= 100
+        pane = window.layers_pane
+        window.right.setCurrentWidget(pane)
+        settle()
+        # Its plots keep a readable height; what does not fit is a scroll away, not cut off.
+        assert pane.cosine_plot.height() >= 130 and pane.length_plot.height() >= 70
+        bar = pane.scroll_area.verticalScrollBar()
+        assert bar.maximum() > 0
+        bar.setValue(bar.maximum())
+        settle()
+        note = rect_in(pane.note, pane.scroll_area.viewport())
+        assert pane.scroll_area.viewport().rect().contains(note)
+    finally:
+        window.teaching.presentation_action.setChecked(False)
+    at_size(qtbot, window, 1366, 768)  # room again: the whole caption on screen
+    assert window.map_view.canvas.caption.text == window.map_view.canvas.caption_html
+    assert window.map_view.canvas.caption.toolTip() == ""
+
+
 def test_the_left_column_sizes_are_remembered_through_a_small_window(qtbot, tmp_path) -> None:
     from embedexplorer.app import create_window
 
@@ -132,6 +165,11 @@ def test_presentation_draws_the_map_larger_and_is_remembered(qtbot, tmp_path) ->
         normal_text = (canvas.labels.font.pointSizeF(), canvas.caption.item.font().pointSizeF())
         normal_legend = [entry[3] for entry in canvas.legend_entries()]
         normal_tick = row_view.plot_widget.getAxis("bottom").style["tickFont"].pointSizeF()
+        layers = window.layers_pane
+        normal_layers = (
+            layers.cosine_plot.getAxis("left").style["tickFont"].pointSizeF(),
+            layers._row_curve.opts["pen"].widthF(),
+        )
 
         window.teaching.presentation_action.trigger()
         large = drawn_sizes(window)
@@ -144,6 +182,12 @@ def test_presentation_draws_the_map_larger_and_is_remembered(qtbot, tmp_path) ->
         assert all(b > a for a, b in zip(normal_legend, (e[3] for e in canvas.legend_entries()), strict=True))
         tick = row_view.plot_widget.getAxis("bottom").style["tickFont"].pointSizeF()
         assert tick == pytest.approx(normal_tick * PRESENTATION_SCALE)
+        # The Layers pane's plots too: tick numbers and lines.
+        large_layers = (
+            layers.cosine_plot.getAxis("left").style["tickFont"].pointSizeF(),
+            layers._row_curve.opts["pen"].widthF(),
+        )
+        assert large_layers == pytest.approx(tuple(v * PRESENTATION_SCALE for v in normal_layers))
         # Labels still never overlap at the larger size.
         rects = [rect for _i, rect in canvas.labels.placed]
         assert rects and not any(a.intersects(b) for n, a in enumerate(rects) for b in rects[n + 1 :])
@@ -170,6 +214,8 @@ def test_presentation_draws_the_map_larger_and_is_remembered(qtbot, tmp_path) ->
         assert (canvas.labels.font.pointSizeF(), canvas.caption.item.font().pointSizeF()) == normal_text
         assert [entry[3] for entry in canvas.legend_entries()] == normal_legend
         assert row_view.plot_widget.getAxis("bottom").style["tickFont"].pointSizeF() == normal_tick
+        assert layers.cosine_plot.getAxis("left").style["tickFont"].pointSizeF() == normal_layers[0]
+        assert layers._row_curve.opts["pen"].widthF() == normal_layers[1]
         window.teaching.presentation_action.trigger()
         window.close()
 

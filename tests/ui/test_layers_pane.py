@@ -51,6 +51,28 @@ def test_the_pane_draws_every_layer_and_the_two_banks(qtbot, bank_reply: LayersR
     assert pane._table_line.value() == 1.0
 
 
+def test_the_cosine_legend_sits_above_the_curves_and_is_never_cut(qtbot, bank_reply: LayersReply) -> None:
+    pane = LayersPane()
+    qtbot.addWidget(pane)
+    pane.show_reply(bank_reply)
+    columns = []
+    for width in (900, 330):
+        pane.resize(width, 700)
+        pane.show()
+        qtbot.waitUntil(lambda w=width: pane.cosine_plot.width() <= w)
+        plot_item = pane.cosine_plot.getPlotItem()
+        plot_item.layout.activate()
+        curves = plot_item.vb.mapRectToScene(plot_item.vb.boundingRect())
+        labels = [label.text for _sample, label in pane.cosine_legend.items]
+        assert labels == ["bank vs its own table row", "the two tokens"]
+        for _sample, label in pane.cosine_legend.items:
+            text = label.item.mapRectToScene(label.item.boundingRect())
+            assert text.bottom() <= curves.top() + 1, (width, label.text)  # above the curves, not over them
+            assert text.right() <= pane.cosine_plot.width(), (width, label.text)
+        columns.append(pane.cosine_legend.columnCount)
+    assert columns == [2, 1]  # side by side when there is room, stacked when not
+
+
 def test_the_pane_asks_for_what_it_shows(qtbot) -> None:
     pane = LayersPane()
     qtbot.addWidget(pane)
