@@ -33,6 +33,27 @@ from .steady_label import SteadyLabel
 # The table's own cosine of a token's row with itself: where both texts start.
 TABLE_COSINE = 1.0
 LEGEND_TEXT_PT, TICK_TEXT_PT = 9.0, 8.0
+# The cosine axis's least extent; a lower value widens it (a cosine can end below zero).
+COSINE_BOTTOM, COSINE_TOP = -0.1, 1.08
+BELOW_LOWEST = 0.05
+
+
+def label_fits(plot_height: float, label_height: float) -> bool:
+    """Whether a plot this tall has room for the table line's label above the curves (half of it at most)."""
+    return plot_height > 2 * label_height
+
+
+def top_with_room(bottom: float, plot_height: float, label_height: float) -> float:
+    """The top of the cosine axis that leaves ``label_height`` pixels above the table's line at 1.0.
+
+    A cosine is never above 1, so the label sits there and no curve can run through it. With
+    ``H`` pixels for ``top - bottom``, the room above the line is ``(top - 1) H / (top - bottom)``;
+    that equals the label's height ``h`` at ``top = (H - h bottom) / (H - h)``.
+    """
+    if not label_fits(plot_height, label_height):  # not laid out yet, or too short: the label is hidden
+        return COSINE_TOP
+    exact = (plot_height - label_height * bottom) / (plot_height - label_height)
+    return max(COSINE_TOP, exact)
 
 
 def _escape(text: str) -> str:
@@ -103,7 +124,7 @@ class LayersPane(QWidget):
         pg.setConfigOptions(antialias=True)
         self.cosine_plot = pg.PlotWidget(background=theme.plot_background())
         self.cosine_plot.setAccessibleName("cosines across the layers")
-        self.cosine_plot.setYRange(-0.1, 1.08, padding=0)
+        self.cosine_plot.setYRange(COSINE_BOTTOM, COSINE_TOP, padding=0)
         self.cosine_plot.showGrid(x=True, y=True, alpha=0.2)
         self.cosine_plot.setLabel("left", "cosine")
         self._legend_row = TitleRowLegend(self.cosine_plot, LEGEND_TEXT_PT, columns=2)
@@ -122,8 +143,10 @@ class LayersPane(QWidget):
             angle=0,
             pen=pg.mkPen(foreground, width=1, style=Qt.PenStyle.DashLine),
             label="table rows: 1.000",
-            labelOpts={"position": 0.97, "color": foreground, "anchors": [(1, 0), (1, 0)]},
+            # Above the line, where no cosine goes; ``_fit_cosine_axis`` keeps room for it.
+            labelOpts={"position": 0.97, "color": foreground, "anchors": [(1, 1), (1, 1)]},
         )
+        self._lowest = COSINE_BOTTOM  # the lowest cosine drawn now, or the axis's least bottom
         self._compare_curve = pg.PlotDataItem(symbol="o", symbolBrush=theme.accent())
         colour = theme.family_colour(0)
         self._row_curve = pg.PlotDataItem(symbol="s", symbolBrush=colour)
@@ -136,6 +159,7 @@ class LayersPane(QWidget):
             (self._length_curve, grey, 2.0, 6.0),
         )
         self.cosine_plot.addItem(self._table_line)
+        self.cosine_plot.getViewBox().sigResized.connect(self._fit_cosine_axis)
         self.cosine_plot.addItem(self._compare_curve)
         self.cosine_plot.addItem(self._row_curve)
         self.length_plot.addItem(self._length_curve)
@@ -209,6 +233,16 @@ class LayersPane(QWidget):
         for curve, colour, width, symbol in self._curve_styles:
             curve.setPen(pg.mkPen(colour, width=width * scale))
             curve.setSymbolSize(symbol * scale)
+        self._fit_cosine_axis()
+
+    def _fit_cosine_axis(self) -> None:
+        """The cosine axis from just below the lowest value to a top with room for the table line's label."""
+        bottom = min(COSINE_BOTTOM, self._lowest - BELOW_LOWEST)
+        view = self.cosine_plot.getViewBox()
+        label = self._table_line.label.boundingRect().height()
+        self.cosine_plot.setYRange(bottom, top_with_room(bottom, view.height(), label), padding=0)
+        # Too short a plot shows the line alone: the headline gives the table rows' 1.000 as well.
+        self._table_line.label.setVisible(label_fits(view.height(), label))
 
     # ----- what the window asks of the pane ------------------------------------------------
     def set_token(self, text: str, place: int, token: str = "") -> None:
@@ -289,6 +323,10 @@ class LayersPane(QWidget):
             )
             for column, item in enumerate(items):
                 self.nearest.setItem(row, column, item)
+        compared = [s.cosine_to_compare for s in steps if s.cosine_to_compare is not None]
+        cosines = [s.cosine_to_row for s in steps] + compared
+        self._lowest = min(cosines, default=COSINE_BOTTOM)
+        self._fit_cosine_axis()
         self.note.setText(f"{_escape(answer.head_note)} Input: {_escape(answer.input.note)}")
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
@@ -316,6 +354,8 @@ class LayersPane(QWidget):
         self.nearest.setRowCount(0)
         for curve in (self._row_curve, self._compare_curve, self._length_curve):
             curve.setData([], [])
+        self._lowest = COSINE_BOTTOM
+        self._fit_cosine_axis()
         self.cosine_legend.clear()
         for plot in (self.cosine_plot, self.length_plot):
             plot.getAxis("bottom").setTicks(None)

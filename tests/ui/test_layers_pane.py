@@ -8,6 +8,7 @@ import sys
 import time
 
 import numpy as np
+import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import Qt
 
@@ -15,7 +16,7 @@ from embedexplorer import open_table
 from embedexplorer.jobs.base import JobContext, Session
 from embedexplorer.jobs.layer_jobs import LAYERS, LayersReply, LayersRequest, ModelMissing, run_layers
 from embedexplorer.jobs.table_jobs import NEIGHBOURS, ROW, NeighboursRequest
-from embedexplorer.ui.layers_pane import LayersPane
+from embedexplorer.ui.layers_pane import LayersPane, label_fits, top_with_room
 from tests.ui.conftest import ANSWER_TIMEOUT_MS, LOAD_TIMEOUT_MS, open_model, type_text
 
 RIVER, ACCOUNT = "the river bank", "my bank account"
@@ -71,6 +72,53 @@ def test_the_cosine_legend_sits_above_the_curves_and_is_never_cut(qtbot, bank_re
             assert text.right() <= pane.cosine_plot.width(), (width, label.text)
         columns.append(pane.cosine_legend.columnCount)
     assert columns == [2, 1]  # side by side when there is room, stacked when not
+
+
+def test_the_table_lines_label_sits_above_every_curve_inside_the_plot(qtbot) -> None:
+    """A token compared with itself: the two tokens' curve lies on the table's line at every layer."""
+    session = Session()
+    session.replace_table(open_table("bundled"))
+    reply = run_layers(JobContext(session), LayersRequest(RIVER, 3, RIVER, 3, k=2))
+    assert reply.answer is not None
+    assert [s.cosine_to_compare for s in reply.answer.steps] == pytest.approx([1.0] * 7, abs=1e-5)
+    pane = LayersPane()
+    qtbot.addWidget(pane)
+    pane.show()
+    pane.show_reply(reply)
+    shown = []
+    for height, scale in ((800, 1.0), (420, 1.0), (420, 1.8), (800, 1.8)):
+        pane.set_scale(scale)
+        pane.resize(700, height)
+        qtbot.waitUntil(lambda h=height: pane.height() == h)
+        qtbot.wait(100)  # the label follows the view's new range on the next turn of the event loop
+        view = pane.cosine_plot.getPlotItem().vb
+        frame = view.mapRectToScene(view.boundingRect())
+        label = pane._table_line.label
+        box = label.mapRectToScene(label.boundingRect())
+        line_y = view.mapViewToScene(pg.Point(0, 1.0)).y()
+        shown.append(label.isVisible())
+        if label.isVisible():
+            assert frame.top() - 0.5 <= box.top() and box.bottom() <= line_y + 0.5, (height, scale)  # above, not cut
+            assert frame.left() <= box.left() and box.right() <= frame.right() + 0.5, (height, scale)
+        lowest = min(s.cosine_to_row for s in reply.answer.steps)
+        assert view.viewRange()[1][0] < lowest  # and every curve's lowest point is on the plot
+    # Too short a plot in presentation mode leaves the label out rather than cut it; with room it is back.
+    assert shown == [True, True, False, True]
+
+
+@pytest.mark.parametrize("bottom", [-0.1, -0.6])
+@pytest.mark.parametrize("plot_height", [130.0, 260.0, 900.0])
+def test_the_cosine_axis_top_leaves_exactly_the_labels_height_above_the_line(bottom, plot_height) -> None:
+    label = 18.0
+    top = top_with_room(bottom, plot_height, label)
+    room = (top - 1.0) * plot_height / (top - bottom)
+    assert room >= label - 1e-9
+    assert top == 1.08 or room == pytest.approx(label)  # the least top that gives the room, never less than 1.08
+
+
+def test_too_short_a_plot_has_no_room_for_the_label() -> None:
+    assert label_fits(130.0, 21.0) and not label_fits(56.0, 31.0)
+    assert top_with_room(-0.1, 56.0, 31.0) == 1.08
 
 
 def test_the_pane_asks_for_what_it_shows(qtbot) -> None:
