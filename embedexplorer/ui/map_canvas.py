@@ -39,6 +39,17 @@ LABEL_GAP_PX = 4.0
 REST_SIZE, BIG_FAMILY_SIZE, SMALL_FAMILY_SIZE = 4, 9, 11
 # The overlays' markers, in pixels at the normal scale.
 HIGHLIGHT_SIZE, MATCH_SIZE, CURRENT_SIZE, STAR_SIZE, RING_SIZE = 16, 13, 22, 22, 15
+
+
+def star_label_corner(star: QPointF, size: QSizeF, frame: QRectF) -> tuple[float, float]:
+    """Which corner of the selected token's name sits on its star, as a TextItem anchor (pixels in).
+
+    Above and to the right (the bottom left corner on the star) where that fits in ``frame``; a star
+    near the top puts its name below it, one near the right edge puts it on its left, never cut.
+    """
+    right = 0.0 if star.x() + size.width() <= frame.right() else 1.0
+    below = 1.0 if star.y() - size.height() >= frame.top() else 0.0
+    return right, below
 LEGEND_TEXT_PT = 11.0
 # The most of the canvas' height the whole caption may take before it shows its first line only.
 CAPTION_SHARE = 0.3
@@ -132,6 +143,11 @@ class WordLabels(pg.GraphicsObject):
         )
         self._version += 1
         self.update()
+
+    @property
+    def reserved(self) -> tuple[float, float, float, float, float, float] | None:
+        """The reserved box as (x, y of its point, left, top, width, height in pixels from it), or None."""
+        return self._reserved
 
     def reserved_box(self, to_pixels: object) -> list[tuple[float, float, float, float]]:
         """The reserved box in the pixels of ``to_pixels`` (a function of data x, y), or nothing."""
@@ -441,6 +457,9 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         self._neighbour_item.setZValue(9)
         self._query_label = pg.TextItem(anchor=(0, 1))
         self._query_label.setZValue(11)
+        # The name moves to the star's other side when a pan, zoom or resize would cut it.
+        self.plot.getViewBox().sigRangeChanged.connect(self._place_query_label)
+        self.plot.getViewBox().sigResized.connect(self._place_query_label)
         # The point under the pointer, drawn larger on top. pyqtgraph's own hover style would
         # restyle the hovered point inside its item and so repaint every point of the map
         # (40 ms at 50,257 points); this item repaints only the few pixels around it.
@@ -814,12 +833,25 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         self._query_label.setText(fonts.for_map(token, self.labels.font), color=colour)
         self._query_label.setPos(at[0], at[1])
         self._query_label.setVisible(True)
-        # Anchored at its bottom left on the star: the other labels keep out of its box.
-        size = self._query_label.textItem.boundingRect()
-        self.labels.set_reserved(at, QRectF(0.0, -size.height(), size.width(), size.height()))
+        self._place_query_label()
         self.labels.set_selected(token)
         self._set_labels()
         self._hide_empty_overlays()
+
+    def _place_query_label(self) -> None:
+        """The selected token's name on the side of its star where it fits; the other labels keep out of it."""
+        at = self._selection[1]
+        if at is None:
+            return
+        view = self.plot.getViewBox()
+        size = self._query_label.textItem.boundingRect().size()
+        corner = star_label_corner(view.mapViewToScene(QPointF(*at)), size, view.sceneBoundingRect())
+        box = QRectF(-corner[0] * size.width(), -corner[1] * size.height(), size.width(), size.height())
+        anchor = self._query_label.anchor
+        reserved = (at[0], at[1], box.left(), box.top(), box.width(), box.height())
+        if corner != (anchor.x(), anchor.y()) or self.labels.reserved != reserved:
+            self._query_label.setAnchor(corner)
+            self.labels.set_reserved(at, box)
 
     @property
     def selection(self) -> tuple[str, tuple[float, float] | None, list[tuple[float, float]]]:

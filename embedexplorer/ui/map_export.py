@@ -69,12 +69,12 @@ def svg_drawing(canvas: MapCanvas) -> str:
     much larger as on screen when the window is in presentation mode.
     """
     import numpy as np
-    from PySide6.QtCore import QRectF
+    from PySide6.QtCore import QPointF, QRectF, QSizeF
     from PySide6.QtGui import QFont, QFontMetricsF
 
     from ..core.word_maps import NO_FAMILY
     from . import theme
-    from .map_canvas import place_labels
+    from .map_canvas import place_labels, star_label_corner
 
     shown = canvas.map
     scale = canvas.marker_scale
@@ -174,26 +174,32 @@ def svg_drawing(canvas: MapCanvas) -> str:
                 f'stroke-width="{2 * scale:g}"/>'
             )
         reserved: list[tuple[float, float, float, float]] = []
+        frame = QRectF(_PLOT_LEFT, _PLOT_TOP, plot_w, plot_h)
         if star_at is not None:
             sx, sy = float(px(np.array([star_at[0]]))[0]), float(py(np.array([star_at[1]]))[0])
             out.append(_star(sx, sy, 11 * scale, accent))
-            out.append(
-                f'<text x="{sx + 10 * scale:.2f}" y="{sy - 8 * scale:.2f}" fill="{accent}" '
-                f'font-size="{14 * scale:g}">{escape(token)}</text>'
-            )
-            # The star's name is not moved: the placed labels keep clear of it.
+            # The star's name: above and to its right, or on the side where the plot has room for it,
+            # as on screen. The placed labels keep clear of it.
             star_font = QFont(canvas.labels.font)
             star_font.setPixelSize(round(14 * scale))
             star_metrics = QFontMetricsF(star_font)
-            left, top = sx + 10 * scale, sy - 8 * scale - star_metrics.ascent()
-            right = left + star_metrics.horizontalAdvance(token)
-            reserved.append((left, top, right, top + star_metrics.height()))
+            name_width, ascent = star_metrics.horizontalAdvance(token), star_metrics.ascent()
+            gap_x, gap_y = 10 * scale, 8 * scale
+            right, below = star_label_corner(QPointF(sx, sy), QSizeF(gap_x + name_width, gap_y + ascent), frame)
+            left = sx + gap_x if right == 0 else sx - gap_x - name_width
+            baseline = sy - gap_y if below == 1 else sy + gap_y + ascent
+            out.append(
+                f'<text x="{left:.2f}" y="{baseline:.2f}" fill="{accent}" '
+                f'font-size="{14 * scale:g}">{escape(token)}</text>'
+            )
+            top = baseline - ascent
+            reserved.append((left, top, left + name_width, top + star_metrics.height()))
         # The labels, placed for this drawing by the same rule as on screen.
         lx, ly, texts, colours, widths, wanted, obstacles = canvas.labels.entries()
         metrics = canvas.labels.metrics
         placed = place_labels(
             px(lx), py(ly), widths, metrics.height(), wanted,
-            px(obstacles[:, 0]), py(obstacles[:, 1]), QRectF(_PLOT_LEFT, _PLOT_TOP, plot_w, plot_h), reserved,
+            px(obstacles[:, 0]), py(obstacles[:, 1]), frame, reserved,
             radius=5.5 * scale,
         )
         size = canvas.labels.font.pointSizeF() * 96 / 72

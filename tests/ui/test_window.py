@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
 import numpy as np
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPointF, Qt
 
 from embedexplorer.jobs.table_jobs import COSINE, MAP, NEIGHBOURS, ROW, TOKENS, RowRequest, TokensRequest
 from tests.images import png_facts
@@ -121,6 +122,48 @@ def test_no_label_covers_the_selected_tokens_own_name(qtbot, window) -> None:
         placed = enumerate(canvas.labels.placed)
         covering = [canvas.labels.shown[n] for n, (_i, rect) in placed if rect.intersects(star_box)]
         assert covering == [], (word, covering)
+
+
+def test_the_selected_tokens_name_stays_inside_the_map_at_its_edges(qtbot, window, tmp_path) -> None:
+    """The star at the top or the right edge of the view: its name goes below it or to its left, never cut."""
+    open_model(qtbot, window, "bundled")
+    canvas = window.map_view.canvas
+    view = canvas.plot.getViewBox()
+    shown = canvas.map
+    assert shown is not None
+    edges = {edge: shown.labels[int(np.argmax(shown.coords[:, axis]))] for edge, axis in (("top", 1), ("right", 0))}
+    for edge, word in edges.items():
+        type_text(qtbot, window, word)
+        settle()
+        # The star one percent of the view from its edge: no room there for the name above or to the right.
+        (x0, x1), (y0, y1) = view.viewRange()
+        at_x, at_y = canvas.selection[1]
+        if edge == "top":
+            view.setRange(xRange=(x0, x1), yRange=(y0, at_y + 0.01 * (y1 - y0)), padding=0)
+        else:
+            view.setRange(xRange=(x0, at_x + 0.01 * (x1 - x0)), yRange=(y0, y1), padding=0)
+        settle()
+        name = canvas._query_label
+        assert name.isVisible() and name.textItem.toPlainText() == word
+        frame = view.sceneBoundingRect()
+        box = name.mapRectToScene(name.boundingRect())
+        assert frame.contains(box), (edge, word, box, frame)
+        star = view.mapViewToScene(QPointF(*canvas.selection[1]))
+        assert (box.top() >= star.y() - 1) if edge == "top" else (box.right() <= star.x() + 1), (edge, box, star)
+        # The picture puts it on the same side, inside its plot.
+        target = tmp_path / f"{edge}.svg"
+        assert window.map_view.export_to(str(target))
+        drawing = target.read_text(encoding="utf-8")
+        plot = re.search(r'<clipPath id="plot"><rect x="([0-9.]+)" y="([0-9.]+)" width="([0-9.]+)"', drawing)
+        tip = re.search(r'<polygon points="([-0-9.]+),([-0-9.]+)', drawing)  # the star's top point, 11 px up
+        text = re.search(rf'<text x="([-0-9.]+)" y="([-0-9.]+)" fill="[^"]+" font-size="14">{re.escape(word)}</text>',
+                         drawing)
+        assert plot and tip and text, edge
+        left, top, width = map(float, plot.groups())
+        star_x, star_y = float(tip[1]), float(tip[2]) + 11
+        text_x, baseline = float(text[1]), float(text[2])
+        assert left <= text_x < left + width and baseline - 14 >= top, (edge, text.group(0))
+        assert baseline > star_y if edge == "top" else text_x < star_x, (edge, text.group(0), star_x, star_y)
 
 def test_failures_leave_the_window_usable(qtbot, window, tmp_path) -> None:
     open_model(qtbot, window, "bundled")
