@@ -409,8 +409,10 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         self.plot = self.addPlot(row=0, col=0)
         self.plot.setMenuEnabled(False)
         self.plot.showGrid(x=True, y=True, alpha=0.15)
-        self.plot.setLabel("bottom", "direction 1 of the map")
-        self.plot.setLabel("left", "direction 2 of the map")
+        self._axis_titles = {"bottom": "direction 1 of the map", "left": "direction 2 of the map"}
+        for axis, title in self._axis_titles.items():
+            self.plot.setLabel(axis, title)
+        self.plot.getViewBox().sigResized.connect(self._fit_axis_titles)
         for axis in ("bottom", "left"):
             self.plot.getAxis(axis).enableAutoSIPrefix(False)
             # The axes draw the grid, so each reaches across the whole plot and is painted again
@@ -496,6 +498,22 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             item.label.setFont(fonts.map_font(9 * scale))
         self.caption.item.setFont(fonts.map_font(9 * scale))
         self._query_label.textItem.setFont(fonts.map_font(10 * scale))
+        self._fit_axis_titles()
+
+    def _fit_axis_titles(self) -> None:
+        """Each axis's whole title where the plot is long enough for it, else only "direction 1" or "2".
+
+        A short canvas (a laptop in presentation mode) would cut the left title at both ends;
+        the caption names the map's kind as well. Pictures are laid out large: whole titles.
+        """
+        view = self.plot.getViewBox()
+        for axis_name, room in (("bottom", view.width()), ("left", view.height())):
+            axis = self.plot.getAxis(axis_name)
+            whole = self._axis_titles[axis_name]
+            fits = QFontMetricsF(axis.label.font()).horizontalAdvance(whole) <= room
+            title = whole if fits else whole.split(" of the ")[0]
+            if axis.labelText != title:
+                axis.setLabel(title)
 
     # ----- presentation: larger markers and text for a projector ---------------------------
     def set_marker_scale(self, scale: float) -> None:
@@ -565,8 +583,9 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             item.setZValue(2)
             self._family_items[family] = item
         self._set_labels()
-        self.plot.setLabel("bottom", f"direction 1 of the {shown.layout.name} map")
-        self.plot.setLabel("left", f"direction 2 of the {shown.layout.name} map")
+        kind = shown.layout.name
+        self._axis_titles = {"bottom": f"direction 1 of the {kind} map", "left": f"direction 2 of the {kind} map"}
+        self._fit_axis_titles()
         self._matches = np.empty(0, dtype=np.int64)
         self._current = -1
         self._match_item.setData(x=[], y=[])
@@ -1012,12 +1031,14 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         from pyqtgraph.exporters import ImageExporter
 
         on_screen = self._legend_column.isVisible()
+        # Taken before the legend joins: on a short canvas the legend alone stretches the layout.
+        screen_geometry = self.ci.geometry()
         self.show_legend(True)
         # pyqtgraph's legend ignores the scene's scaling, so a picture wider than the screen
         # would shrink it beside the axis text: scaled with the rest while exporting.
         ignores = pg.QtWidgets.QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations
         self.legend.setFlag(ignores, False)
-        screen_geometry = self._export_geometry()
+        self._export_geometry(screen_geometry)
         try:
             exporter = ImageExporter(self.ci)
             exporter.parameters()["width"] = int(width)
@@ -1025,21 +1046,23 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             if image is not None and not image.isNull():
                 self.export_text_areas = self._text_areas_in(image)
         finally:
-            self.ci.setGeometry(screen_geometry)
-            self._fit_caption(force=True)
             self.legend.setFlag(ignores, True)
             self.show_legend(on_screen)
+            self._fit_caption(force=True)
+            # Last: while the legend and the whole caption were in, the layout's least size was the
+            # picture's, and the screen's geometry would be stretched to it (the map then drawn
+            # larger than the canvas, cut at its edges).
+            self.ci.setGeometry(screen_geometry)
         if image is None or image.isNull():
             raise OSError("The map could not be drawn into an image.")
         return image
 
-    def _export_geometry(self) -> QRectF:
-        """Lay the map out at least ``EXPORT_SCENE`` large for a picture; returns the on-screen geometry.
+    def _export_geometry(self, screen_geometry: QRectF) -> None:
+        """Lay the map out at least ``EXPORT_SCENE`` large for a picture (``screen_geometry``: as on screen).
 
         A picture drawn at the size of a laptop's canvas would give the legend half its width
         (and cut its longest line) and wrap the caption into many lines.
         """
-        screen_geometry = self.ci.geometry()
         width = max(screen_geometry.width(), EXPORT_SCENE[0])
         height = max(screen_geometry.height(), EXPORT_SCENE[1])
         if self._caption_short:
@@ -1047,7 +1070,6 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         self.caption.item.setTextWidth(width - 30)
         self.caption.updateMin()
         self.ci.setGeometry(QRectF(screen_geometry.topLeft(), QSizeF(width, height)))
-        return screen_geometry
 
     def _text_areas_in(self, image: QImage) -> dict[str, QRectF]:
         """Where the caption, the legend's names and the axis titles lie in an exported image.

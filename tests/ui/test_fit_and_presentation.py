@@ -99,6 +99,20 @@ def test_presentation_fits_1024x640_and_the_layers_pane_scrolls_instead(qtbot, w
         assert canvas.caption.text == whole.split("<br>")[0] != whole
         assert "between families" in canvas.caption.toolTip() and "between families" in whole
         assert canvas.plot.vb.sceneBoundingRect().height() >= 100
+        # The left axis's title is too long for so short a plot: "direction 2", whole on its own line's length.
+        left_axis = canvas.plot.getAxis("left")
+        assert left_axis.labelText == "direction 2"
+        title = left_axis.label.sceneBoundingRect()
+        assert canvas.plot.vb.sceneBoundingRect().top() - 1 <= title.top() and title.bottom() <= (
+            canvas.plot.vb.sceneBoundingRect().bottom() + 1
+        )
+        # A picture is laid out large: its titles are whole, and the screen's short one comes back after it.
+        screen = canvas.ci.geometry()
+        canvas.render_image(1600)
+        assert canvas.export_text_areas["left axis title"].height() > 1.5 * title.height()
+        settle()
+        assert left_axis.labelText == "direction 2"
+        assert canvas.ci.geometry() == screen  # the map on screen as before, not the picture's size cut by the canvas
         pane = window.layers_pane
         window.right.setCurrentWidget(pane)
         settle()
@@ -112,8 +126,11 @@ def test_presentation_fits_1024x640_and_the_layers_pane_scrolls_instead(qtbot, w
         assert pane.scroll_area.viewport().rect().contains(note)
     finally:
         window.teaching.presentation_action.setChecked(False)
-    at_size(qtbot, window, 1366, 768)  # room again: the whole caption on screen
+    at_size(qtbot, window, 1366, 768)  # room again: the whole caption and titles on screen
     assert window.map_view.canvas.caption.text == window.map_view.canvas.caption_html
+    window.right.setCurrentWidget(window.map_view)
+    settle()
+    assert window.map_view.canvas.plot.getAxis("left").labelText == "direction 2 of the PCA map"
     assert window.map_view.canvas.caption.toolTip() == ""
 
 
