@@ -51,6 +51,7 @@ from ..jobs.table_jobs import (
 from ..settings import Settings
 from ..worker import Failure, WorkerClient
 from .chapter_notice import ChapterNotice
+from .elided_label import ElidedLabel
 from .exercise_desk import ExerciseDesk
 from .fitting import MODEL_BOX_CHARS, BarFit, RowPlacement
 from .layers_pane import LayersPane
@@ -287,7 +288,7 @@ class MainWindow(QMainWindow):
         self._refresh_recent()
 
     def _build_status_bar(self) -> None:
-        self.facts_label = QLabel("No model open yet.")
+        self.facts_label = ElidedLabel("No model open yet.")
         self.progress = QProgressBar()
         # The bar shows the share; what is being done goes beside it, where any length fits.
         self.progress.setMaximumWidth(160)

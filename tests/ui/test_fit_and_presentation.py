@@ -113,6 +113,10 @@ def test_presentation_fits_1024x640_and_the_layers_pane_scrolls_instead(qtbot, w
         settle()
         assert left_axis.labelText == "direction 2"
         assert canvas.ci.geometry() == screen  # the map on screen as before, not the picture's size cut by the canvas
+        # The model's facts in the status bar end in "…" where the screen ends, not cut mid-letter.
+        facts = window.facts_label
+        assert facts.shown_text().endswith("…") and facts.text().startswith(facts.shown_text()[:-1])
+        assert facts.fontMetrics().horizontalAdvance(facts.shown_text()) <= facts.contentsRect().width()
         pane = window.layers_pane
         window.right.setCurrentWidget(pane)
         settle()
@@ -131,6 +135,7 @@ def test_presentation_fits_1024x640_and_the_layers_pane_scrolls_instead(qtbot, w
     window.right.setCurrentWidget(window.map_view)
     settle()
     assert window.map_view.canvas.plot.getAxis("left").labelText == "direction 2 of the PCA map"
+    assert window.facts_label.shown_text() == window.facts_label.text()
     assert window.map_view.canvas.caption.toolTip() == ""
 
 
