@@ -39,22 +39,22 @@ LABEL_GAP_PX = 4.0
 REST_SIZE, BIG_FAMILY_SIZE, SMALL_FAMILY_SIZE = 4, 9, 11
 # The overlays' markers, in pixels at the normal scale.
 HIGHLIGHT_SIZE, MATCH_SIZE, CURRENT_SIZE, STAR_SIZE, RING_SIZE = 16, 13, 22, 22, 15
-
-
-def star_label_corner(star: QPointF, size: QSizeF, frame: QRectF) -> tuple[float, float]:
-    """Which corner of the selected token's name sits on its star, as a TextItem anchor (pixels in).
-
-    Above and to the right (the bottom left corner on the star) where that fits in ``frame``; a star
-    near the top puts its name below it, one near the right edge puts it on its left, never cut.
-    """
-    right = 0.0 if star.x() + size.width() <= frame.right() else 1.0
-    below = 1.0 if star.y() - size.height() >= frame.top() else 0.0
-    return right, below
 LEGEND_TEXT_PT = 11.0
 # The most of the canvas' height the whole caption may take before it shows its first line only.
 CAPTION_SHARE = 0.3
 # The least size, in scene pixels, the map is laid out at for a picture (the command line's canvas).
 EXPORT_SCENE = (1000, 760)
+
+
+def star_label_corner(star: QPointF, size: QSizeF, frame: QRectF) -> tuple[float, float]:
+    """Which corner of the selected token's name sits on its star: a TextItem anchor (x, y), pixels in.
+
+    (0, 1), the bottom left corner, puts the name above the star and to its right, where that fits
+    in ``frame``; near the top edge y is 0 (the name below), near the right edge x is 1 (on its left).
+    """
+    x_anchor = 0.0 if star.x() + size.width() <= frame.right() else 1.0
+    y_anchor = 1.0 if star.y() - size.height() >= frame.top() else 0.0
+    return x_anchor, y_anchor
 
 
 class WordLabels(pg.GraphicsObject):

@@ -185,9 +185,9 @@ def svg_drawing(canvas: MapCanvas) -> str:
             star_metrics = QFontMetricsF(star_font)
             name_width, ascent = star_metrics.horizontalAdvance(token), star_metrics.ascent()
             gap_x, gap_y = 10 * scale, 8 * scale
-            right, below = star_label_corner(QPointF(sx, sy), QSizeF(gap_x + name_width, gap_y + ascent), frame)
-            left = sx + gap_x if right == 0 else sx - gap_x - name_width
-            baseline = sy - gap_y if below == 1 else sy + gap_y + ascent
+            x_anchor, y_anchor = star_label_corner(QPointF(sx, sy), QSizeF(gap_x + name_width, gap_y + ascent), frame)
+            left = sx + gap_x if x_anchor == 0 else sx - gap_x - name_width
+            baseline = sy - gap_y if y_anchor == 1 else sy + gap_y + ascent
             out.append(
                 f'<text x="{left:.2f}" y="{baseline:.2f}" fill="{accent}" '
                 f'font-size="{14 * scale:g}">{escape(token)}</text>'
