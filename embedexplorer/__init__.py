@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
+
+# OpenBLAS keeps its threads spinning on the cores for about a tenth of a second after
+# every call. On two cores that starves whatever runs next: the window's thread, and
+# the bfloat16 scan, which took 7.4 ms right after a float32 pass instead of 4.0 ms (and
+# so lost the timing that picks it). Its threads sleep at once with this; BLAS calls
+# themselves measured no slower. OpenBLAS reads it when numpy loads, so it is set here,
+# before anything imports numpy; a value the user set stays.
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
 __version__ = "0.1.0"
 __all__ = ["open_table", "__version__"]

@@ -78,8 +78,12 @@ class Bf16Rows:
         return 1.01 * query_length * (BF16_ROUNDING + accumulation_error(width) * (1 + BF16_ROUNDING))
 
 
-# Interleaved timings of each pass at open; the medians are compared.
+# Timings of each pass at open; the medians are compared.
 TIMING_ROUNDS = 9
+# How long OpenBLAS's threads may go on spinning after a float32 pass (its default: about a
+# tenth of a second) and slow a scan started meanwhile; the package sets them to sleep at once,
+# but not where numpy was loaded first. Scans timed this soon after one are not counted.
+BLAS_SPIN_SECONDS = 0.25
 # The scan must beat the float32 pass by this much at open: a near tie is not worth the memory.
 MUST_WIN_BY = 0.9
 # While in use, every RECHECK_EVERY-th query also times the float32 pass.
@@ -93,8 +97,9 @@ def screen_for(unit: np.ndarray) -> Bf16Rows | None:
 
     The plain (unvectorised) build or a CPU short of memory bandwidth can make the scan
     slower than BLAS (it was on an Intel Xeon where the best of five timings chose it),
-    so the two are timed in turns on the real table, nine times each, the order
-    alternating, and the medians compared: one noisy moment moves a median little.
+    so the two are timed on the real table, nine times each, and the medians compared:
+    one noisy moment moves a median little. The scans come first: right after a float32
+    pass, OpenBLAS's spinning threads can hold the other core (``BLAS_SPIN_SECONDS``).
     The scan must be at least 10 % faster.  ``EMBEDEXPLORER_SCAN=off`` skips it.
     ``ScreenChoice`` keeps checking while queries run.
     """
@@ -106,8 +111,8 @@ def screen_for(unit: np.ndarray) -> Bf16Rows | None:
     query = np.array(unit[0], dtype=np.float32)
     times: dict[str, list[float]] = {"scan": [], "float32": []}
     passes: list[tuple[str, Callable[[np.ndarray], object]]] = [("scan", screen.scores), ("float32", unit.__matmul__)]
-    for round_number in range(TIMING_ROUNDS):
-        for name, run in passes if round_number % 2 == 0 else passes[::-1]:
+    for name, run in passes:
+        for _ in range(TIMING_ROUNDS):
             began = time.perf_counter()
             run(query)
             times[name].append(time.perf_counter() - began)
@@ -128,6 +133,7 @@ class ScreenChoice:
         self.queries = 0
         self.scan_times: deque[float] = deque(maxlen=RECHECK_SAMPLES)
         self.float32_times: deque[float] = deque(maxlen=RECHECK_SAMPLES)
+        self._float32_ended = -float("inf")  # when the last float32 pass timed here ended
 
     def current(self) -> _TimedScreen | None:
         """The screen for the next query (timed), or None when the float32 pass is the faster."""
@@ -135,12 +141,16 @@ class ScreenChoice:
 
     def record(self, query: np.ndarray, scan_seconds: float) -> None:
         self.queries += 1
-        self.scan_times.append(scan_seconds)
+        now = time.perf_counter()
+        # A scan right after the float32 pass timed here can share its core with BLAS's spinning threads.
+        if now - scan_seconds - self._float32_ended > BLAS_SPIN_SECONDS:
+            self.scan_times.append(scan_seconds)
         if self.queries % RECHECK_EVERY:
             return
         began = time.perf_counter()
         self.unit @ query
-        self.float32_times.append(time.perf_counter() - began)
+        self._float32_ended = time.perf_counter()
+        self.float32_times.append(self._float32_ended - began)
         if len(self.float32_times) >= 3 and statistics.median(self.scan_times) > statistics.median(
             self.float32_times
         ):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -62,3 +65,31 @@ class _SlowMatmul:
     def __matmul__(self, query: np.ndarray) -> np.ndarray:
         time.sleep(0.05)
         return self.unit @ query
+
+
+@pytest.mark.skipif(bf16_rows._scan is None, reason="the C scan is not built")
+def test_scans_right_after_the_float32_check_are_not_counted(minilm_table) -> None:  # type: ignore[no-untyped-def]
+    """BLAS's threads can still spin on the other core then: such a scan's time says nothing of the scan."""
+    unit = minilm_table.unit
+    choice = bf16_rows.ScreenChoice(bf16_rows.Bf16Rows(unit), unit)
+    query = np.asarray(unit[0])
+    for _ in range(bf16_rows.RECHECK_EVERY):  # the last of these also times the float32 pass
+        choice.record(query, 0.004)
+    assert len(choice.float32_times) == 1
+    counted = len(choice.scan_times)
+    choice.record(query, 0.004)
+    assert len(choice.scan_times) == counted
+    time.sleep(bf16_rows.BLAS_SPIN_SECONDS)
+    choice.record(query, 0.004)
+    assert len(choice.scan_times) == min(counted + 1, bf16_rows.RECHECK_SAMPLES) and choice.scan_times[-1] == 0.004
+
+
+def test_the_package_lets_openblas_threads_sleep_unless_the_user_chose() -> None:
+    code = "import os, embedexplorer, numpy; print(os.environ['OPENBLAS_THREAD_TIMEOUT'])"
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+    ours = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    theirs = subprocess.run(
+        [sys.executable, "-c", code], env={**env, "OPENBLAS_THREAD_TIMEOUT": "20"}, capture_output=True, text=True,
+        check=True,
+    )
+    assert (ours.stdout.strip(), theirs.stdout.strip()) == ("4", "20")

@@ -126,11 +126,15 @@ def test_many_vectors_through_the_bfloat16_rows_find_the_exact_float64_nearest(t
     assert answers[2].neighbours[0].cosine == pytest.approx(1.0, abs=1e-6)
 
 
-def test_the_bfloat16_copy_for_many_vectors_is_counted_in_the_table_memory(gpt2_folder) -> None:
+@needs_vector_build
+def test_the_bfloat16_copy_for_many_vectors_is_counted_in_the_table_memory(gpt2_folder, monkeypatch) -> None:
+    # Single queries read float32 here (as where the scan loses to BLAS): many vectors get a copy of their own.
+    monkeypatch.setenv("EMBEDEXPLORER_SCAN", "off")
     table = open_table(str(gpt2_folder))
+    assert table.screen is None
     before = table.memory_bytes()
     screen = table.many_screen
-    if screen is None or screen is table.screen:
-        pytest.skip("no separate bfloat16 copy here")
+    assert screen is not None
     assert screen.bits.shape == table.unit.shape
     assert table.memory_bytes() == before + screen.bits.nbytes
+
