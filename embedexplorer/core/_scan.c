@@ -157,6 +157,27 @@ static void share_chunks(chunk_function run_chunk, const void *job, Py_ssize_t c
     }
 }
 
+static int check_progress(Py_buffer *progress)
+{
+    if (progress->len != 2 * (Py_ssize_t)sizeof(int64_t) || ((uintptr_t)progress->buf % sizeof(int64_t)) != 0) {
+        PyErr_SetString(PyExc_ValueError, "progress must be two aligned int64 counters (chunks claimed, finished)");
+        return 0;
+    }
+    return 1;
+}
+
+/* share_chunks with the GIL released: the loops touch no Python object, so other threads,
+ * the window's among them, run meanwhile.  Returns a new reference to None. */
+static PyObject *share_chunks_released(chunk_function run_chunk, const void *job, Py_ssize_t count,
+                                       Py_buffer *progress)
+{
+    int64_t *counters = progress->buf;
+    Py_BEGIN_ALLOW_THREADS
+    share_chunks(run_chunk, job, count, counters);
+    Py_END_ALLOW_THREADS
+    return Py_NewRef(Py_None);
+}
+
 struct scan_job {
     const uint16_t *rows;
     const float *query;
@@ -184,16 +205,9 @@ static PyObject *bf16_scores(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "the query must hold at least one float32");
     } else if (rows.len != count * width * (Py_ssize_t)sizeof(uint16_t)) {
         PyErr_SetString(PyExc_ValueError, "rows must hold len(out) x len(query) bfloat16 numbers");
-    } else if (progress.len != 2 * (Py_ssize_t)sizeof(int64_t) || ((uintptr_t)progress.buf % sizeof(int64_t)) != 0) {
-        PyErr_SetString(PyExc_ValueError, "progress must be two aligned int64 counters (chunks claimed, finished)");
-    } else {
+    } else if (check_progress(&progress)) {
         struct scan_job job = {rows.buf, query.buf, out.buf, width};
-        int64_t *progress_data = progress.buf;
-        /* The loop touches no Python object: other threads, the window's among them, run meanwhile. */
-        Py_BEGIN_ALLOW_THREADS
-        share_chunks(scan_chunk, &job, count, progress_data);
-        Py_END_ALLOW_THREADS
-        result = Py_NewRef(Py_None);
+        result = share_chunks_released(scan_chunk, &job, count, &progress);
     }
     PyBuffer_Release(&rows);
     PyBuffer_Release(&query);
@@ -377,15 +391,6 @@ static void half_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
         chosen_squares[half->kind](half->rows, half->squares, start, stop, half->width);
 }
 
-static int check_progress(Py_buffer *progress)
-{
-    if (progress->len != 2 * (Py_ssize_t)sizeof(int64_t) || ((uintptr_t)progress->buf % sizeof(int64_t)) != 0) {
-        PyErr_SetString(PyExc_ValueError, "progress must be two aligned int64 counters (chunks claimed, finished)");
-        return 0;
-    }
-    return 1;
-}
-
 static PyObject *half_scores(PyObject *self, PyObject *args)
 {
     Py_buffer rows, query, scale, out, progress;
@@ -406,11 +411,7 @@ static PyObject *half_scores(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "scale must hold one float32 per row");
     } else if (check_progress(&progress)) {
         struct half_job job = {rows.buf, query.buf, scale.buf, out.buf, NULL, count, width, kind};
-        int64_t *progress_data = progress.buf;
-        Py_BEGIN_ALLOW_THREADS
-        share_chunks(half_chunk, &job, job.count, progress_data);
-        Py_END_ALLOW_THREADS
-        result = Py_NewRef(Py_None);
+        result = share_chunks_released(half_chunk, &job, job.count, &progress);
     }
     PyBuffer_Release(&rows);
     PyBuffer_Release(&query);
@@ -437,11 +438,7 @@ static PyObject *half_squares(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "rows must hold len(out) x width 16-bit numbers");
     } else if (check_progress(&progress)) {
         struct half_job job = {rows.buf, NULL, NULL, NULL, out.buf, count, width, kind};
-        int64_t *progress_data = progress.buf;
-        Py_BEGIN_ALLOW_THREADS
-        share_chunks(half_chunk, &job, job.count, progress_data);
-        Py_END_ALLOW_THREADS
-        result = Py_NewRef(Py_None);
+        result = share_chunks_released(half_chunk, &job, job.count, &progress);
     }
     PyBuffer_Release(&rows);
     PyBuffer_Release(&out);
@@ -624,11 +621,7 @@ static PyObject *scores_many(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "out must hold len(queries) x len(rows) float32 numbers");
     } else if (check_progress(&progress)) {
         struct many_job job = {rows.buf, queries.buf, out.buf, count, n_queries, width, bf16};
-        int64_t *progress_data = progress.buf;
-        Py_BEGIN_ALLOW_THREADS
-        share_chunks(many_chunk, &job, job.count, progress_data);
-        Py_END_ALLOW_THREADS
-        result = Py_NewRef(Py_None);
+        result = share_chunks_released(many_chunk, &job, job.count, &progress);
     }
     PyBuffer_Release(&rows);
     PyBuffer_Release(&queries);
