@@ -32,7 +32,7 @@ def child(folder: str, settings: str) -> dict[str, object]:
     from PySide6.QtCore import QEventLoop, Qt, QTimer
 
     from embedexplorer.app import create_app, create_window
-    from embedexplorer.core.maps import pca_2d
+    from embedexplorer.core.maps.family_map import pca_2d
     from embedexplorer.jobs.base import JobContext, Kind, Lane
     from embedexplorer.jobs.table_jobs import MAP, NEIGHBOURS, NeighboursRequest
 

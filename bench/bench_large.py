@@ -53,7 +53,7 @@ def plain_read(file, start, size):
     return time.perf_counter() - began
 
 from embedexplorer import open_table
-from embedexplorer.core.stored_rows import StoredRows
+from embedexplorer.core.search.stored_rows import StoredRows
 before = hwm()
 messages = []
 began = time.perf_counter()

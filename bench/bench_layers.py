@@ -1,6 +1,6 @@
 """One token through the layers on the GPT-2-shaped fixture: answer, first load, and the window meanwhile.
 
-The window runs the model in a child process (``core/layer_process.py``) that sends each
+The window runs the model in a child process (``core/layers/layer_process.py``) that sends each
 layer's vector as soon as it is computed; the worker searches the table meanwhile.
 
 1. One layers answer for a 12-token text, as the window gets it: the long lane's job
@@ -51,7 +51,7 @@ def answer_rows(rounds: int = ROUNDS) -> list[Row]:
     import torch
 
     from embedexplorer import open_table
-    from embedexplorer.core.layers import default_threads, load_layer_model, trace
+    from embedexplorer.core.layers.trace import default_threads, load_layer_model, trace
     from embedexplorer.jobs.base import JobContext, Session
     from embedexplorer.jobs.layer_jobs import LayersRequest, model_process, run_layers
 
@@ -136,8 +136,8 @@ if which == "bare":
         model(torch.tensor([ids]), output_hidden_states=True)
     print(json.dumps({"seconds": seconds, "added": rss() - before}))
     raise SystemExit
-from embedexplorer.core.layer_process import LayerProcess
-from embedexplorer.core.layers import LayerRun
+from embedexplorer.core.layers.layer_process import LayerProcess
+from embedexplorer.core.layers.trace import LayerRun
 start = time.perf_counter()
 process = LayerProcess(prepare=folder)
 warm = None

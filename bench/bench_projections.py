@@ -33,9 +33,9 @@ def pca_row(table) -> Row:  # type: ignore[no-untyped-def]
     import numpy as np
     from sklearn.decomposition import PCA
 
-    from embedexplorer.core.maps import load_families
-    from embedexplorer.core.word_maps import word_map
-    from embedexplorer.core.word_sets import whole_vocabulary
+    from embedexplorer.core.maps.family_map import load_families
+    from embedexplorer.core.maps.word_maps import word_map
+    from embedexplorer.core.maps.word_sets import whole_vocabulary
 
     ours, theirs = [], []
     for _ in range(3):  # in turns, so a busy spell of the shared machine hurts both
@@ -58,10 +58,10 @@ def pca_row(table) -> Row:  # type: ignore[no-untyped-def]
 def tsne_rows(table, full: bool) -> list[Row]:  # type: ignore[no-untyped-def]
     import numpy as np
 
-    from embedexplorer.core.map_cache import MapCache
-    from embedexplorer.core.projections import tsne_bare
-    from embedexplorer.core.word_maps import word_map
-    from embedexplorer.core.word_sets import WordSet
+    from embedexplorer.core.maps.map_cache import MapCache
+    from embedexplorer.core.maps.projections import tsne_bare
+    from embedexplorer.core.maps.word_maps import word_map
+    from embedexplorer.core.maps.word_sets import WordSet
 
     rows_out = []
     words = WordSet(np.arange(TSNE_ROWS, dtype=np.int64), (), f"the first {TSNE_ROWS:,} rows")
@@ -96,7 +96,7 @@ def tsne_rows(table, full: bool) -> list[Row]:  # type: ignore[no-untyped-def]
         )
     )
     if full:
-        from embedexplorer.core.word_sets import whole_vocabulary
+        from embedexplorer.core.maps.word_sets import whole_vocabulary
 
         reports.clear()
         started = time.perf_counter()

@@ -13,7 +13,7 @@ divided by stored norms, argpartition, as ``KeyedVectors.most_similar`` does)
 and the chapter's torch snippet (normalise the whole table, multiply, topk).
 
 The floor is float32's.  The API's first pass reads the rows in bfloat16, half
-the bytes (``embedexplorer/core/bf16_rows.py``), and then rescores the few rows
+the bytes (``embedexplorer/core/search/bf16_rows.py``), and then rescores the few rows
 that could win exactly, so it can and should come in under that floor.  The
 same query through the API with that pass switched off (``EMBEDEXPLORER_SCAN=off``)
 is timed too: it shows what the selection and rescoring cost on top of a float32 pass.
@@ -34,8 +34,8 @@ CHAPTER_ROUNDS = 15
 
 def run(rounds: int = ROUNDS, chapter_rounds: int = CHAPTER_ROUNDS) -> list[Row]:
     from embedexplorer import open_table
-    from embedexplorer.core import bf16_rows
-    from embedexplorer.core.neighbours import _candidates, exact_scores, float32_error_bound
+    from embedexplorer.core.search import bf16_rows
+    from embedexplorer.core.search.neighbours import _candidates, exact_scores, float32_error_bound
 
     table = open_table(str(gpt2_folder()))
     first = table.neighbours(QUERY, k=K)

@@ -57,8 +57,8 @@ def child(folder: str, size: str, scatter: str) -> dict[str, object]:
 
     from embedexplorer import open_table
     from embedexplorer.app import create_app
-    from embedexplorer.core.maps import FamilyMap, family_map, load_families
-    from embedexplorer.core.word_maps import WordMap
+    from embedexplorer.core.maps.family_map import FamilyMap, family_map, load_families
+    from embedexplorer.core.maps.word_maps import WordMap
 
     app = create_app()
     table = open_table(folder)
@@ -68,8 +68,8 @@ def child(folder: str, size: str, scatter: str) -> dict[str, object]:
         if size == "families":
             return family_map(table, load_families())
         # Any rows of the table, as Map > Whole vocabulary draws them: the families coloured, the rest grey.
-        from embedexplorer.core.word_maps import word_map
-        from embedexplorer.core.word_sets import WordSet
+        from embedexplorer.core.maps.word_maps import word_map
+        from embedexplorer.core.maps.word_sets import WordSet
 
         n = int(size)
         return word_map(table, WordSet(np.arange(n), (), f"the first {n:,} rows"), load_families())

@@ -50,7 +50,7 @@ def hwm():
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) * 1024
 
-from embedexplorer.core.tables import open_table
+from embedexplorer.core.tables.embedding_table import open_table
 before = hwm()
 table = open_table({folder!r})
 table.neighbours({query!r}, k={k})

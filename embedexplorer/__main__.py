@@ -10,8 +10,8 @@ import sys
 from collections.abc import Sequence
 
 from .cli import COMMANDS
-from .core.layer_process import CHILD_FLAG as LAYER_CHILD_FLAG
-from .core.tokenizer_process import CHILD_FLAG
+from .core.layers.layer_process import CHILD_FLAG as LAYER_CHILD_FLAG
+from .core.text.tokenizer_process import CHILD_FLAG
 
 _CLI_FLAGS = {"-h", "--help", "--version"}
 # Not in --help: the packaging checks use it to prove torch runs forward in the frozen app.
@@ -21,15 +21,15 @@ FORWARD_CHECK_FLAG = "--self-test-forward"
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) in (2, 3) and args[0] == CHILD_FLAG:
-        from .core.tokenizer_child import serve
+        from .core.text.tokenizer_child import serve
 
         return serve(*args[1:])
     if len(args) == 2 and args[0] == LAYER_CHILD_FLAG:
-        from .core.layer_child import serve as serve_layers
+        from .core.layers.layer_child import serve as serve_layers
 
         return serve_layers(args[1])
     if args == [FORWARD_CHECK_FLAG]:
-        from .core.forward_check import main as forward_check
+        from .core.layers.forward_check import main as forward_check
 
         return forward_check()
     if args and (args[0] in COMMANDS or args[0] in _CLI_FLAGS):

@@ -10,14 +10,14 @@ import json
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from .core.constants import EXPORT_WIDTH_RANGE, MULTI_TOKEN_ACTIONS
-from .core.errors import EmbedExplorerError
-from .core.terminal import finite_or_none, json_text_safe, one_line, terminal_safe
+from .core.common.constants import EXPORT_WIDTH_RANGE, MULTI_TOKEN_ACTIONS
+from .core.common.errors import EmbedExplorerError
+from .core.common.terminal import finite_or_none, json_text_safe, one_line, terminal_safe
 
 if TYPE_CHECKING:
-    from .core.tables import EmbeddingTable
+    from .core.tables.embedding_table import EmbeddingTable
 
 COMMANDS = ("tokens", "neighbours", "cosine", "analogy", "info", "map", "layers")
 MAX_PNG_WIDTH = EXPORT_WIDTH_RANGE[1]
@@ -105,6 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     family_map.add_argument("--seed", type=int, default=42, help="seed of t-SNE and UMAP (default 42)")
     family_map.add_argument("--png", default=None, help="also draw the map into this PNG file")
+    family_map.add_argument("--svg", default=None, help="also draw the map into this SVG file (every marker a shape)")
     family_map.add_argument(
         "--width", type=_png_width, default=1600, help=f"PNG width in pixels (at most {MAX_PNG_WIDTH:,})"
     )
@@ -217,11 +218,13 @@ def _discard_stdout() -> None:
 
 
 def _run(args: argparse.Namespace) -> tuple[dict[str, object], str]:
-    from .core.sources import resolve_source
-    from .core.tables import load_table
+    from .core.sources.resolve import resolve_source
+    from .core.tables.embedding_table import load_table
 
-    if args.command == "map" and args.png:
-        _check_png_target(args.png)
+    if args.command == "map":
+        for target in (args.png, args.svg):
+            if target:
+                _check_png_target(target)
     # Progress is for a person watching; piped stderr keeps to the one-line error.
     progress = _after_a_second(_stderr_progress) if sys.stderr.isatty() else None
     source = resolve_source(
@@ -241,7 +244,7 @@ def _run(args: argparse.Namespace) -> tuple[dict[str, object], str]:
 
 def _check_png_target(path: str) -> None:
     """Refuse a --png target that is not a regular file (or a link to one) before the work starts."""
-    from .core.files import write_target
+    from .core.common.files import write_target
 
     try:
         write_target(path)
@@ -253,8 +256,8 @@ def _answer(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, 
     header = f"model: {table.name}"
 
     if args.command == "tokens":
-        from .core.errors import QueryError
-        from .core.texts import MAX_SHOWN_TOKENS
+        from .core.common.errors import QueryError
+        from .core.text.texts import MAX_SHOWN_TOKENS
 
         shown = None if args.all else MAX_SHOWN_TOKENS
         report = table.tokenize(args.text, only_fitting=not args.all, max_shown=shown)
@@ -332,8 +335,8 @@ def _answer(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, 
         return _word_map(args, table, header)
 
     if args.command == "map":
-        from .core.family_distances import family_distances
-        from .core.maps import family_map, load_families
+        from .core.exercises.family_distances import family_distances
+        from .core.maps.family_map import family_map, load_families
 
         drawn = family_map(table, load_families(args.families), args.multi_token)
         # Ranking families needs two of them; a single family still gets its map.
@@ -345,11 +348,7 @@ def _answer(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, 
             ranking = ["no ranking of families (family_distances is null): it needs at least two families"]
         else:
             ranking += distances.lines()
-        if args.png:
-            from .ui.map_export import export_family_map_png
-
-            export_family_map_png(drawn, table.name, args.png, width=args.width)
-            payload["png"] = args.png
+        _draw_pictures(args, drawn, table.name, payload)
         lines = [header]
         lines += [f"{p.family:<10} {p.token:<16} {p.x:8.3f} {p.y:8.3f}" for p in drawn.points]
         lines += [
@@ -360,11 +359,21 @@ def _answer(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, 
             *ranking,
             *(f"note: {n}" for n in drawn.notes),
         ]
-        if args.png:
-            lines.append(f"map written to {args.png}")
+        lines += [f"map written to {target}" for target in (args.png, args.svg) if target]
         return payload, "\n".join(lines)
 
     raise EmbedExplorerError(f"Unknown command {args.command!r}.")  # argparse prevents this
+
+
+def _draw_pictures(args: argparse.Namespace, drawn: Any, model_name: str, payload: dict[str, object]) -> None:
+    """``--png`` and ``--svg``: the map drawn as the window draws it, through the same module."""
+    from .map_pictures import write_map_picture
+
+    for key in ("png", "svg"):
+        target = getattr(args, key)
+        if target:
+            write_map_picture(drawn, model_name, target, width=args.width)
+            payload[key] = target
 
 
 def _bare_download_is_table(argv: Sequence[str]) -> list[str]:
@@ -376,10 +385,10 @@ def _bare_download_is_table(argv: Sequence[str]) -> list[str]:
 
 def _word_map(args: argparse.Namespace, table: EmbeddingTable, header: str) -> tuple[dict[str, object], str]:
     """``map --words ... --projection ...``: any rows of the table, flattened by PCA, t-SNE or UMAP."""
-    from .core.map_cache import MapCache
-    from .core.maps import load_families
-    from .core.word_maps import word_map
-    from .core.word_sets import choose
+    from .core.maps.family_map import load_families
+    from .core.maps.map_cache import MapCache
+    from .core.maps.word_maps import word_map
+    from .core.maps.word_sets import choose
 
     words = choose(table, args.words or "all", args.multi_token)
     progress = _stderr_progress if sys.stderr.isatty() else None
@@ -388,11 +397,7 @@ def _word_map(args: argparse.Namespace, table: EmbeddingTable, header: str) -> t
     )
     _end_progress()
     payload = drawn.to_dict()
-    if args.png:
-        from .ui.map_export import export_family_map_png
-
-        export_family_map_png(drawn, table.name, args.png, width=args.width)
-        payload["png"] = args.png
+    _draw_pictures(args, drawn, table.name, payload)
     counts = ", ".join(f"{name} {count}" for name, count in drawn.family_counts().items() if count)
     lines = [
         header,
@@ -407,13 +412,12 @@ def _word_map(args: argparse.Namespace, table: EmbeddingTable, header: str) -> t
     if len(drawn) > shown:
         lines.append(f"... and {len(drawn) - shown:,} more points (--json lists them all)")
     lines += [f"note: {terminal_safe(n)}" for n in drawn.notes]
-    if args.png:
-        lines.append(f"map written to {args.png}")
+    lines += [f"map written to {target}" for target in (args.png, args.svg) if target]
     return payload, "\n".join(lines)
 
 
 def _analogy(table: EmbeddingTable, args: argparse.Namespace) -> tuple[dict[str, object], str]:
-    from .core.analogies import NO_CLAIM, solve_analogy
+    from .core.exercises.analogies import NO_CLAIM, solve_analogy
 
     answer = solve_analogy(
         table, args.a, args.b, args.c, args.k, include_inputs=args.include_inputs, expect=args.expect
@@ -445,8 +449,8 @@ def _png_width(text: str) -> int:
 
 def _layers(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, object], str]:
     """One token through every layer: one row per layer, the JSON a list of those rows."""
-    from .core.errors import QueryError
-    from .core.layers import check_place, find_place, load_layer_model, trace
+    from .core.common.errors import QueryError
+    from .core.layers.trace import check_place, find_place, load_layer_model, trace
 
     if args.compare_place is not None and args.compare is None:
         raise QueryError("--compare-place needs --compare TEXT2.")

@@ -88,7 +88,7 @@ def install_hooks(listener: ExceptionListener) -> None:
 
 def describe(error: BaseException) -> str:
     """One line for the user about an error nobody planned for, pointing to the log."""
-    from .core.errors import EmbedExplorerError
+    from .core.common.errors import EmbedExplorerError
 
     if isinstance(error, EmbedExplorerError):
         return str(error)

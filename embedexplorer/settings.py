@@ -6,7 +6,7 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, QSettings
 
-from .core.constants import EXPORT_WIDTH_RANGE, K_RANGE, MULTI_TOKEN_ACTIONS
+from .core.common.constants import EXPORT_WIDTH_RANGE, K_RANGE, MULTI_TOKEN_ACTIONS
 
 SETTINGS_VERSION = 1
 MAX_RECENT_MODELS = 8

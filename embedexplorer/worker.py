@@ -21,8 +21,8 @@ from typing import TypeVar
 
 from PySide6.QtCore import QObject, QThread, Signal, SignalInstance, Slot
 
-from .core.blas import cores_but_one, limit_blas
-from .core.errors import EmbedExplorerError, Interrupted
+from .core.common.blas import cores_but_one, limit_blas
+from .core.common.errors import EmbedExplorerError, Interrupted
 from .jobs.base import JobContext, Kind, Lane, Session
 
 log = logging.getLogger(__name__)

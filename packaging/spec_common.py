@@ -96,7 +96,7 @@ def hiddenimports() -> list[str]:
     names = collect_submodules("embedexplorer")
     # pyqtgraph imports QtOpenGL(Widgets) with importlib at import time; the window's icon is an SVG
     names += ["PySide6.QtOpenGL", "PySide6.QtOpenGLWidgets", "PySide6.QtSvg"]
-    # t-SNE (core/projections.py) imports openTSNE only when a t-SNE map is asked for.
+    # t-SNE (core/maps/projections.py) imports openTSNE only when a t-SNE map is asked for.
     names += collect_submodules("openTSNE", filter=lambda n: ".tests" not in n) + ["joblib"]
     # transformers imports its tokenizer and config classes lazily, by model type, so the
     # analysis cannot see them. Take every tokenizer and config module (small pure Python),

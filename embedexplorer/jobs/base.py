@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-from ..core.errors import Interrupted, QueryError
-from ..core.tables import EmbeddingTable
+from ..core.common.errors import Interrupted, QueryError
+from ..core.tables.embedding_table import EmbeddingTable
 
 RequestT = TypeVar("RequestT")
 AnswerT = TypeVar("AnswerT")

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core.analogies import AnalogyAnswer, solve_analogy
-from ..core.errors import QueryError
-from ..core.family_distances import FamilyDistances, family_distances
-from ..core.guess import GuessOutcome, Suggestion, guess_outcome, suggestions
-from ..core.maps import FamilyMap
-from ..core.spelling import COMPLETIONS, TokenIndex
-from ..core.texts import Token
-from ..core.two_texts import TwoTokens, compare, word_key
+from ..core.common.errors import QueryError
+from ..core.exercises.analogies import AnalogyAnswer, solve_analogy
+from ..core.exercises.family_distances import FamilyDistances, family_distances
+from ..core.exercises.guess import GuessOutcome, Suggestion, guess_outcome, suggestions
+from ..core.exercises.two_texts import TwoTokens, compare, word_key
+from ..core.maps.family_map import FamilyMap
+from ..core.tables.spelling import COMPLETIONS, TokenIndex
+from ..core.text.texts import Token
 from .base import JobContext, Kind, Lane
 from .table_jobs import MAP_KEY, layer_recipe
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from ..core.blas import limit_blas
-from ..core.errors import IncompleteModelError, QueryError
-from ..core.layer_process import LayerProcess
-from ..core.layers import DEFAULT_K, LayersAnswer, check_place, find_place, trace
-from ..core.sources import looks_like_hub_id
+from ..core.common.blas import limit_blas
+from ..core.common.errors import IncompleteModelError, QueryError
+from ..core.layers.layer_process import LayerProcess
+from ..core.layers.trace import DEFAULT_K, LayersAnswer, check_place, find_place, trace
+from ..core.sources.resolve import looks_like_hub_id
 from .base import JobContext, Kind, Lane, Session
 
 # Where the model's process lives in ``Session.derived``.

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core.map_cache import MapCache
-from ..core.maps import Families, load_families
-from ..core.projections import SEED
-from ..core.word_maps import WordMap, word_map
-from ..core.word_sets import WordSet, from_list, matching, whole_vocabulary
+from ..core.maps.family_map import Families, load_families
+from ..core.maps.map_cache import MapCache
+from ..core.maps.projections import SEED
+from ..core.maps.word_maps import WordMap, word_map
+from ..core.maps.word_sets import WordSet, from_list, matching, whole_vocabulary
 from .base import JobContext, Kind, Lane
 from .table_jobs import MAP_KEY
 

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..core.layer_input import Recipe, layer_input, recipe_for
-from ..core.maps import Families, FamilyMap, family_map, load_families
-from ..core.tables import EmbeddingTable, NeighbourResult, TableFacts, open_table
-from ..core.texts import Token, TokenReport
-from ..core.word_maps import WordMap
+from ..core.layers.layer_input import Recipe, layer_input, recipe_for
+from ..core.maps.family_map import Families, FamilyMap, family_map, load_families
+from ..core.maps.word_maps import WordMap
+from ..core.tables.embedding_table import EmbeddingTable, NeighbourResult, TableFacts, open_table
+from ..core.text.texts import Token, TokenReport
 from .base import JobContext, Kind, Lane, Session
 
 # How many chips the token pane shows at most; the report's note says how many were left out.

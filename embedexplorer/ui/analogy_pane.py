@@ -21,8 +21,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core.analogies import NO_CLAIM, AnalogyAnswer
-from ..core.constants import K_RANGE
+from ..core.common.constants import K_RANGE
+from ..core.exercises.analogies import NO_CLAIM, AnalogyAnswer
 from ..jobs.exercise_jobs import AnalogyRequest
 from .steady_label import SteadyLabel
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 
-from ..core.chapter_model import CHAPTER_MODEL, chapter_notice
+from ..core.exercises.chapter_model import CHAPTER_MODEL, chapter_notice
 
 
 class ChapterNotice(QWidget):

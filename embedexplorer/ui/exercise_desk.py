@@ -13,7 +13,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog
 
-from ..core.guess import GuessOutcome
+from ..core.exercises.guess import GuessOutcome
 from ..jobs.exercise_jobs import (
     ANALOGY,
     COMPLETE,

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core.guess import GuessOutcome, GuessScore
+from ..core.exercises.guess import GuessOutcome, GuessScore
 from ..jobs.exercise_jobs import Completions, SuggestionsAnswer
 from .steady_label import SteadyLabel
 from .token_pane import CHIP_STYLE

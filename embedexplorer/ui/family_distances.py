@@ -18,8 +18,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core.family_distances import FamilyDistances
-from ..core.texts import fixed
+from ..core.exercises.family_distances import FamilyDistances
+from ..core.text.texts import fixed
 from . import theme
 
 COLUMNS = ("#", "family", "mean cosine to the other families", "within the family")

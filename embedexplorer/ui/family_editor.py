@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core.maps import Families
+from ..core.maps.family_map import Families
 from . import theme
 
 

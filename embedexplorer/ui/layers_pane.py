@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core.layers import LayersAnswer
+from ..core.layers.trace import LayersAnswer
 from ..jobs.layer_jobs import LayersReply, LayersRequest, ModelMissing
 from . import theme
 from .plot_legend import TitleRowLegend

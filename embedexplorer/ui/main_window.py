@@ -26,10 +26,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core.constants import BUNDLED, MULTI_TOKEN_ACTIONS, hub_offline
-from ..core.errors import OfflineError
-from ..core.maps import FamilyMap
-from ..core.word_maps import WordMap
+from ..core.common.constants import BUNDLED, MULTI_TOKEN_ACTIONS, hub_offline
+from ..core.common.errors import OfflineError
+from ..core.maps.family_map import FamilyMap
+from ..core.maps.word_maps import WordMap
 from ..jobs.layer_jobs import LAYERS, LAYERS_WARM, LayersReply, LayersRequest, WarmRequest
 from ..jobs.map_jobs import WORD_MAP, WordMapRequest
 from ..jobs.table_jobs import (

@@ -25,10 +25,10 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QWidget
 
-from ..core.files import atomic_write_bytes
-from ..core.maps import FamilyMap
-from ..core.texts import fixed
-from ..core.word_maps import NO_FAMILY, WordMap, from_family_map
+from ..core.common.files import atomic_write_bytes
+from ..core.maps.family_map import FamilyMap
+from ..core.maps.word_maps import NO_FAMILY, WordMap, from_family_map
+from ..core.text.texts import fixed
 from . import fonts, theme
 
 # Beyond this many points only family words (and rings) get labels; hover tips name the rest.
@@ -1108,12 +1108,6 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             raise OSError("The map image could not be encoded as PNG.")
         buffer.close()
         atomic_write_bytes(path, bytes(data.data()))
-
-    def export_svg(self, path: str | Path) -> None:
-        """Write an SVG drawing of the map, atomically: every marker a shape, one grid, the same labels."""
-        from .map_export import svg_drawing
-
-        atomic_write_bytes(path, svg_drawing(self).encode("utf-8"))
 
 
 def _rest_colour(big: bool) -> QColor:

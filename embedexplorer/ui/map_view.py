@@ -29,13 +29,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core.constants import EXPORT_WIDTH_RANGE
-from ..core.errors import EmbedExplorerError
-from ..core.maps import Families, FamilyMap, load_families, save_families
-from ..core.projections import METHOD_NAMES, check_method
-from ..core.word_maps import WordMap
+from ..core.common.constants import EXPORT_WIDTH_RANGE
+from ..core.common.errors import EmbedExplorerError
+from ..core.maps.family_map import Families, FamilyMap, load_families, save_families
+from ..core.maps.projections import METHOD_NAMES, check_method
+from ..core.maps.word_maps import WordMap
 from ..errorlog import app_data_dir
 from ..jobs.map_jobs import WordMapRequest
+from ..map_pictures import write_svg
 from ..settings import Settings
 from . import theme
 from .family_editor import FamilyEditor, swatch
@@ -536,7 +537,7 @@ class MapView(QWidget):
         target = Path(path)
         try:
             if target.suffix.lower() == ".svg":
-                self.canvas.export_svg(target)
+                write_svg(self.canvas, target)
             else:
                 self.canvas.export_png(target, width or self.settings.export_width)
         except OSError as exc:

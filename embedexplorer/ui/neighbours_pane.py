@@ -21,8 +21,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core.constants import K_RANGE
-from ..core.texts import fixed
+from ..core.common.constants import K_RANGE
+from ..core.text.texts import fixed
 from ..jobs.table_jobs import CosineAnswer, NeighboursAnswer
 from . import theme
 from .steady_label import SteadyLabel

@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont, QFontDatabase, QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
-from ..core.layers import LayerInput
+from ..core.layers.trace import LayerInput
 from ..jobs.table_jobs import RowAnswer
 from . import theme
 from .plot_legend import TitleRowLegend

@@ -9,7 +9,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QFont, QKeySequence
 from PySide6.QtWidgets import QApplication, QFileDialog
 
-from ..core.lessons import Lesson, LessonError, MapView, check_model, load_lesson, save_lesson
+from ..core.exercises.lessons import Lesson, LessonError, MapView, check_model, load_lesson, save_lesson
 
 if TYPE_CHECKING:
     from .main_window import MainWindow

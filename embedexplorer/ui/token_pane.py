@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core.texts import Token
+from ..core.text.texts import Token
 from ..jobs.table_jobs import TokensAnswer
 from . import fonts
 from .steady_label import SteadyLabel

@@ -19,8 +19,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core.texts import Token, fixed
-from ..core.two_texts import Side, TwoTokens
+from ..core.exercises.two_texts import Side, TwoTokens
+from ..core.text.texts import Token, fixed
 from ..jobs.exercise_jobs import PairTokens, PairTokensRequest, TwoTextsRequest
 from .row_view import format_row
 from .steady_label import SteadyLabel

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from embedexplorer.core.analogies import NO_CLAIM, solve_analogy
+from embedexplorer.core.exercises.analogies import NO_CLAIM, solve_analogy
 from tests.core.test_cli import run_json
 from tests.core.test_sources import run_cli
 

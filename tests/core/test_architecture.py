@@ -16,7 +16,7 @@ def test_engine_and_cli_never_load_qt() -> None:
     code = (
         "import sys\n"
         "from embedexplorer.cli import main\n"
-        "import embedexplorer.core.maps, embedexplorer.core.tables\n"
+        "import embedexplorer.core.maps.family_map, embedexplorer.core.tables.embedding_table\n"
         "assert main(['neighbours', 'monday', '--model', 'bundled', '--json']) == 0\n"
         "loaded = [m for m in sys.modules if m.startswith(('PySide6', 'pyqtgraph'))]\n"
         "assert not loaded, loaded\n"
@@ -33,19 +33,62 @@ def test_import_contracts_hold() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_engine_modules_never_import_each_other_in_a_circle() -> None:
+def import_circles(package: str) -> list[list[str]]:
+    """Every group of modules of ``package`` that import one another in a circle (Tarjan's components)."""
     grimp = pytest.importorskip("grimp")
-    graph = grimp.build_graph("embedexplorer")
-    # The package itself is left out: grimp reads "from . import _scan" (a C module) as importing it.
-    graph.remove_module("embedexplorer.core")
-    modules = sorted(m for m in graph.modules if m.startswith("embedexplorer.core."))
-    circles = [
-        (a, b)
-        for i, a in enumerate(modules)
-        for b in modules[i + 1 :]
-        if graph.chain_exists(importer=a, imported=b) and graph.chain_exists(importer=b, imported=a)
+    graph = grimp.build_graph(package)
+    modules = sorted(m for m in graph.modules if m == package or m.startswith(package + "."))
+    imports = {m: sorted(graph.find_modules_directly_imported_by(m) & set(modules)) for m in modules}
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        order[module] = low[module] = len(order)
+        stack.append(module)
+        on_stack.add(module)
+        for other in imports[module]:
+            if other not in order:
+                visit(other)
+                low[module] = min(low[module], low[other])
+            elif other in on_stack:
+                low[module] = min(low[module], order[other])
+        if low[module] == order[module]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == module:
+                    break
+            if len(group) > 1:
+                circles.append(sorted(group))
+
+    for module in modules:
+        if module not in order:
+            visit(module)
+    return circles
+
+
+def test_no_module_of_the_package_imports_another_in_a_circle() -> None:
+    assert import_circles("embedexplorer") == []
+
+
+def test_the_circle_check_finds_a_planted_circle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    package = tmp_path / "planted_circle"
+    (package / "inner").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "inner" / "__init__.py").write_text("")
+    (package / "first.py").write_text("from .inner import second\n")
+    (package / "inner" / "second.py").write_text("from .. import third\n")
+    (package / "third.py").write_text("def f():\n    from . import first\n")
+    (package / "alone.py").write_text("from . import first\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert import_circles("planted_circle") == [
+        ["planted_circle.first", "planted_circle.inner.second", "planted_circle.third"]
     ]
-    assert circles == []
 
 
 def test_every_request_kind_is_registered_once_and_plain() -> None:

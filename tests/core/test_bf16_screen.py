@@ -7,9 +7,9 @@ import os
 import numpy as np
 import pytest
 
-from embedexplorer.core import bf16_rows
-from embedexplorer.core import neighbours as nb
-from embedexplorer.core.errors import QueryError
+from embedexplorer.core.common.errors import QueryError
+from embedexplorer.core.search import bf16_rows
+from embedexplorer.core.search import neighbours as nb
 
 needs_scan = pytest.mark.skipif(bf16_rows.kernel_instructions() is None, reason="the C scan was not built here")
 
@@ -132,8 +132,7 @@ def test_a_table_big_enough_for_helper_threads_is_scored_whole() -> None:
 def test_threads_sharing_one_scan_fill_every_score_once() -> None:
     from concurrent.futures import ThreadPoolExecutor
 
-    from embedexplorer.core import _scan
-
+    from embedexplorer.core.search import _scan
     rng = np.random.default_rng(5)
     unit = nb.unit_rows(rng.standard_normal((5_000, 64)).astype(np.float32))
     screen = bf16_rows.Bf16Rows(unit)
@@ -151,8 +150,7 @@ def test_threads_sharing_one_scan_fill_every_score_once() -> None:
 
 @needs_scan
 def test_the_scan_refuses_buffers_that_do_not_fit() -> None:
-    from embedexplorer.core import _scan
-
+    from embedexplorer.core.search import _scan
     rows = np.zeros((10, 8), dtype=np.uint16)
     query = np.zeros(8, dtype=np.float32)
     out = np.zeros(10, dtype=np.float32)

@@ -112,9 +112,9 @@ def test_map_of_words_matching_a_regex_or_listed_in_a_file(tmp_path, minilm_tabl
 
 
 def test_tsne_map_from_the_command_line_reads_the_cache(tmp_path, minilm_table) -> None:
-    from embedexplorer.core.map_cache import MapCache
-    from embedexplorer.core.word_maps import word_map
-    from embedexplorer.core.word_sets import matching
+    from embedexplorer.core.maps.map_cache import MapCache
+    from embedexplorer.core.maps.word_maps import word_map
+    from embedexplorer.core.maps.word_sets import matching
 
     words = r"^(mon|tues|wednes|thurs|fri|satur|sun)day$|^[a-c][a-z]{5}s$"
     # Computed here (the engine's t-SNE is tested in test_word_maps); the command line must find it.

@@ -12,8 +12,8 @@ import pytest
 from gguf.constants import GGMLQuantizationType as Q
 
 from embedexplorer import open_table
-from embedexplorer.core.discovery import local_models
-from embedexplorer.core.errors import ModelNotFoundError
+from embedexplorer.core.common.errors import ModelNotFoundError
+from embedexplorer.core.sources.discovery import local_models
 
 from ..gguf_fixture import write_gguf
 
@@ -90,7 +90,7 @@ def test_lmstudio_files_are_listed_without_companions(
 def test_hf_cache_snapshots_and_recent_files_are_listed(tmp_path: Path, small_gguf: Path) -> None:
     from huggingface_hub.constants import HF_HUB_CACHE
 
-    from embedexplorer.core.sources import bundled_model_dir
+    from embedexplorer.core.sources.resolve import bundled_model_dir
 
     repo = Path(HF_HUB_CACHE) / "models--someone--listed-model"
     snapshot = repo / "snapshots" / "0123456789abcdef"

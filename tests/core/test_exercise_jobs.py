@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from embedexplorer.core.errors import QueryError
+from embedexplorer.core.common.errors import QueryError
 from embedexplorer.jobs.base import JobContext, Session
 from embedexplorer.jobs.exercise_jobs import (
     ANALOGY,

@@ -8,9 +8,9 @@ import json
 import numpy as np
 import pytest
 
-from embedexplorer.core.errors import FamiliesError, QueryError
-from embedexplorer.core.family_distances import family_distances, rank_families
-from embedexplorer.core.maps import family_map, load_families
+from embedexplorer.core.common.errors import FamiliesError, QueryError
+from embedexplorer.core.exercises.family_distances import family_distances, rank_families
+from embedexplorer.core.maps.family_map import family_map, load_families
 from tests.core.test_cli import run_json
 from tests.core.test_sources import run_cli
 

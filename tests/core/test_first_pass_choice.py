@@ -10,8 +10,8 @@ import time
 import numpy as np
 import pytest
 
-from embedexplorer.core import bf16_rows
-from embedexplorer.core import neighbours as nb
+from embedexplorer.core.search import bf16_rows
+from embedexplorer.core.search import neighbours as nb
 
 
 @pytest.mark.skipif(bf16_rows._scan is None, reason="the C scan is not built")

@@ -8,8 +8,8 @@ import numpy as np
 from safetensors.numpy import load_file
 from tokenizers import Tokenizer
 
-from embedexplorer.core import forward_check
-from embedexplorer.core.sources import bundled_model_dir
+from embedexplorer.core.layers import forward_check
+from embedexplorer.core.sources.resolve import bundled_model_dir
 
 
 def _input_vector(weights: dict[str, np.ndarray], ids: list[int], place: int) -> np.ndarray:

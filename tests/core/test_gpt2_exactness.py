@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from embedexplorer import open_table
-from embedexplorer.core.errors import QueryError
+from embedexplorer.core.common.errors import QueryError
 from tests.gpt2_fixture import build_gpt2_folder
 
 

@@ -7,10 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from embedexplorer.core.errors import QueryError
-from embedexplorer.core.guess import GuessScore, guess_outcome, suggestions
-from embedexplorer.core.ranks import rank_of
-from embedexplorer.core.spelling import TokenIndex, word_token
+from embedexplorer.core.common.errors import QueryError
+from embedexplorer.core.exercises.guess import GuessScore, guess_outcome, suggestions
+from embedexplorer.core.tables.ranks import rank_of
+from embedexplorer.core.tables.spelling import TokenIndex, word_token
 from tests.gpt2_fixture import gpt2_bpe_files
 
 
@@ -146,8 +146,8 @@ def test_ranks_on_a_half_precision_table_follow_its_own_search(tmp_path) -> None
     import torch
 
     from embedexplorer import open_table
-    from embedexplorer.core.analogies import solve_analogy
-    from embedexplorer.core.stored_rows import StoredRows
+    from embedexplorer.core.exercises.analogies import solve_analogy
+    from embedexplorer.core.search.stored_rows import StoredRows
     from tests.core.test_half_precision import half_folder
 
     folder, stored = half_folder(tmp_path / "model", torch.bfloat16)

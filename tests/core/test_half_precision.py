@@ -12,9 +12,9 @@ import torch
 from safetensors.torch import save_file
 
 from embedexplorer import open_table
-from embedexplorer.core import cache
-from embedexplorer.core.sources import bundled_model_dir
-from embedexplorer.core.stored_rows import StoredRows
+from embedexplorer.core.common import cache
+from embedexplorer.core.search.stored_rows import StoredRows
+from embedexplorer.core.sources.resolve import bundled_model_dir
 
 from ..gguf_fixture import float64_top_k
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from embedexplorer import open_table
-from embedexplorer.core.layer_input import layer_input, recipe_for
+from embedexplorer.core.layers.layer_input import layer_input, recipe_for
 
 
 def torch_first_hidden_states(folder: Path, text: str) -> np.ndarray:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from embedexplorer import open_table
-from embedexplorer.core.errors import Interrupted, PlaceError
+from embedexplorer.core.common.errors import Interrupted, PlaceError
 from embedexplorer.jobs.base import JobContext, Lane, Session
 from embedexplorer.jobs.layer_jobs import LAYERS, MODEL_KEY, LayersRequest, run_layers
 from tests.faults.test_layers_faults import table_only  # noqa: F401 - a fixture

@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from embedexplorer.core.errors import Interrupted
-from embedexplorer.core.layer_process import LayerProcess
-from embedexplorer.core.layers import LayerModel, LayerRun, load_layer_model, trace
+from embedexplorer.core.common.errors import Interrupted
+from embedexplorer.core.layers.layer_process import LayerProcess
+from embedexplorer.core.layers.trace import LayerModel, LayerRun, load_layer_model, trace
 from embedexplorer.jobs.base import JobContext, Session
 from embedexplorer.jobs.layer_jobs import LAYERS_WARM, LayersRequest, WarmRequest, model_process, run_layers
 

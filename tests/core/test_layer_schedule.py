@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from embedexplorer.core.layer_schedule import SearchSchedule
+from embedexplorer.core.layers.layer_schedule import SearchSchedule
 
 
 class Clock:

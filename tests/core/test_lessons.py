@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from embedexplorer.core.chapter_model import chapter_notice
-from embedexplorer.core.lessons import Lesson, LessonError, MapView, check_model, load_lesson, save_lesson
+from embedexplorer.core.exercises.chapter_model import chapter_notice
+from embedexplorer.core.exercises.lessons import Lesson, LessonError, MapView, check_model, load_lesson, save_lesson
 
 LESSON = Lesson(
     model="openai-community/gpt2",

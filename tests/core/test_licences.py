@@ -20,7 +20,7 @@ def _writer():  # type: ignore[no-untyped-def]
 
 
 def test_the_folder_holds_the_texts_of_what_was_collected(tmp_path) -> None:
-    from embedexplorer.core.sources import bundled_model_dir
+    from embedexplorer.core.sources.resolve import bundled_model_dir
 
     pure = [("numpy._core", "", "PYMODULE"), ("torch.nn", "", "PYMODULE"), ("tokenizers", "", "PYMODULE")]
     binaries = [("PySide6/Qt/lib/libQt6Core.so.6", "/nowhere/site-packages/PySide6/Qt/lib/libQt6Core.so.6", "BINARY")]
@@ -57,7 +57,7 @@ def test_a_source_checkout_lists_the_main_parts_from_metadata() -> None:
 
 
 def test_the_debian_copyright_file_names_every_part(tmp_path, capsys) -> None:
-    from embedexplorer.core.sources import bundled_model_dir
+    from embedexplorer.core.sources.resolve import bundled_model_dir
 
     folder = _writer().write(tmp_path / "licences", [("torch", "", "PYMODULE")], [], [], root=ROOT,
                              model_dir=bundled_model_dir())

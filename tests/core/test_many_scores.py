@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from embedexplorer import open_table
-from embedexplorer.core import many_scores
-from embedexplorer.core import neighbours as nb
-from embedexplorer.core.bf16_rows import Bf16Rows
-from embedexplorer.core.scan_threads import SPLIT_ABOVE, helpers_for, own_thread_only
+from embedexplorer.core.search import many_scores
+from embedexplorer.core.search import neighbours as nb
+from embedexplorer.core.search.bf16_rows import Bf16Rows
+from embedexplorer.core.search.scan_threads import SPLIT_ABOVE, helpers_for, own_thread_only
 
 needs_vector_build = pytest.mark.skipif(not many_scores.vectorised(), reason="no vectorised C build here")
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from sklearn.decomposition import PCA
 
-from embedexplorer.core.errors import FamiliesError
-from embedexplorer.core.maps import family_cosines, family_map, load_families, pca_2d, save_families
+from embedexplorer.core.common.errors import FamiliesError
+from embedexplorer.core.maps.family_map import family_cosines, family_map, load_families, pca_2d, save_families
 
 
 def test_chapter_families_are_single_gpt2_tokens(gpt2_table) -> None:

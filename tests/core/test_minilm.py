@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.decomposition import PCA
 
-from embedexplorer.core.maps import family_map, load_families
+from embedexplorer.core.maps.family_map import family_map, load_families
 
 WEEKDAYS = {"tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
 
@@ -53,8 +53,7 @@ def test_baseline_is_small_for_unrelated_tokens(minilm_table) -> None:
 
 
 def test_repeated_queries_are_remembered_and_the_memory_is_bounded(minilm_table, monkeypatch) -> None:
-    from embedexplorer.core import tables
-
+    from embedexplorer.core.tables import embedding_table as tables
     monkeypatch.setattr(tables, "QUERY_MEMORY", 3)
     minilm_table._queries.clear()
     first = minilm_table.query("monday")

@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 
 from embedexplorer import open_table
-from embedexplorer.core.errors import (
+from embedexplorer.core.common.errors import (
     CorruptWeightsError,
     ModelNotFoundError,
     OfflineError,
     UnsafeCheckpointError,
 )
-from embedexplorer.core.sources import BUNDLED_NAME, bundled_model_dir, resolve_source
+from embedexplorer.core.sources.resolve import BUNDLED_NAME, bundled_model_dir, resolve_source
 
 
 def test_bundled_model_is_found_through_its_package() -> None:

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from embedexplorer import open_table
-from embedexplorer.core.errors import EmbedExplorerError
-from embedexplorer.core.sources import bundled_model_dir
-from embedexplorer.core.tokenizer_process import TokenizerProcess
-from embedexplorer.core.vocabulary import Vocabulary
+from embedexplorer.core.common.errors import EmbedExplorerError
+from embedexplorer.core.sources.resolve import bundled_model_dir
+from embedexplorer.core.text.tokenizer_process import TokenizerProcess
+from embedexplorer.core.text.vocabulary import Vocabulary
 
 TEXTS = [
     "The capital of France is",
@@ -108,8 +108,8 @@ def test_the_child_exits_when_its_parent_dies() -> None:
     # A parent that starts a child and then vanishes without closing anything.
     code = (
         "import os, sys\n"
-        "from embedexplorer.core.tokenizer_process import TokenizerProcess\n"
-        "from embedexplorer.core.sources import bundled_model_dir\n"
+        "from embedexplorer.core.text.tokenizer_process import TokenizerProcess\n"
+        "from embedexplorer.core.sources.resolve import bundled_model_dir\n"
         "p = TokenizerProcess(bundled_model_dir())\n"
         "p.facts()\n"
         "print(p._process.pid, flush=True)\n"
@@ -133,8 +133,7 @@ def _alive(pid: int) -> bool:
 
 
 def test_a_child_that_cannot_start_says_why(monkeypatch) -> None:
-    from embedexplorer.core import tokenizer_process
-
+    from embedexplorer.core.text import tokenizer_process
     def broken_command(folder: Path, *_: object) -> tuple[list[str], dict[str, str]]:
         return [sys.executable, "-c", "raise SystemExit('no tokenizer here: ' + 'missing module')"], dict(os.environ)
 
@@ -146,8 +145,7 @@ def test_a_child_that_cannot_start_says_why(monkeypatch) -> None:
 
 
 def test_a_vocabulary_whose_child_cannot_start_reads_the_tokenizer_here(monkeypatch, caplog) -> None:
-    from embedexplorer.core import tokenizer_process
-
+    from embedexplorer.core.text import tokenizer_process
     def dies_at_once(folder: Path, *_: object) -> tuple[list[str], dict[str, str]]:
         return [sys.executable, "-c", "raise SystemExit(3)"], dict(os.environ)
 

@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from embedexplorer.core.errors import QueryError
-from embedexplorer.core.layer_input import recipe_for
-from embedexplorer.core.two_texts import compare, find_word
+from embedexplorer.core.common.errors import QueryError
+from embedexplorer.core.exercises.two_texts import compare, find_word
+from embedexplorer.core.layers.layer_input import recipe_for
 from tests.gpt2_fixture import gpt2_bpe_files
 
 RIVER, ACCOUNT, START = "the river bank", "my bank account", "bank account"

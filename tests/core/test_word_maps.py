@@ -8,12 +8,12 @@ import time
 import numpy as np
 import pytest
 
-from embedexplorer.core import word_sets
-from embedexplorer.core.errors import Interrupted, QueryError
-from embedexplorer.core.map_cache import MapCache
-from embedexplorer.core.maps import load_families, pca_2d
-from embedexplorer.core.projections import project, tsne_bare
-from embedexplorer.core.word_maps import NO_FAMILY, word_map
+from embedexplorer.core.common.errors import Interrupted, QueryError
+from embedexplorer.core.maps import word_sets
+from embedexplorer.core.maps.family_map import load_families, pca_2d
+from embedexplorer.core.maps.map_cache import MapCache
+from embedexplorer.core.maps.projections import project, tsne_bare
+from embedexplorer.core.maps.word_maps import NO_FAMILY, word_map
 
 DAYS = r"^(mon|tues|wednes|thurs|fri|satur|sun)day$"
 # About 120 rows of MiniLM: enough for t-SNE (perplexity 30 needs more than 91), quick to compute.
@@ -105,7 +105,7 @@ def test_the_stepped_neighbour_search_is_openTSNEs_own(minilm_table) -> None:  #
     """Above 1,000 rows the Annoy neighbours are found in blocks: the same neighbours openTSNE finds."""
     from openTSNE.nearest_neighbors import Annoy
 
-    from embedexplorer.core.projections import _stepped_annoy_class
+    from embedexplorer.core.maps.projections import _stepped_annoy_class
 
     rows = np.ascontiguousarray(minilm_table.rows[:1500], dtype=np.float32)
     seen: list[int] = []
@@ -188,8 +188,7 @@ def test_tsne_in_a_child_process_gives_the_same_map_and_stops_when_asked(minilm_
 
 
 def test_a_long_silent_step_still_reports_progress() -> None:
-    from embedexplorer.core import projections
-
+    from embedexplorer.core.maps import projections
     seen: list[tuple[int, str]] = []
     with projections._ticking(lambda done, _t, message: seen.append((done, message)), 100, 50, 300, 2.0, "trees"):
         time.sleep(2.6)

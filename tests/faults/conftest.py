@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from embedexplorer.core.sources import bundled_model_dir
+from embedexplorer.core.sources.resolve import bundled_model_dir
 
 from .helpers import build_rotary_folder, link_files
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from embedexplorer.core.sources import bundled_model_dir
+from embedexplorer.core.sources.resolve import bundled_model_dir
 
 LOOPBACK = "127.0.0.1"
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from embedexplorer.core.errors import FamiliesError
-from embedexplorer.core.maps import load_families, save_families
+from embedexplorer.core.common.errors import FamiliesError
+from embedexplorer.core.maps.family_map import load_families, save_families
 
 from .helpers import assert_one_line_error, run_cli
 
@@ -81,7 +81,7 @@ def test_a_crash_mid_write_leaves_the_original_intact(tmp_path: Path) -> None:
     # bytes and putting them in place: as a power cut or a kill -9 would.
     script = (
         "import os, sys\n"
-        "from embedexplorer.core.maps import save_families\n"
+        "from embedexplorer.core.maps.family_map import save_families\n"
         "os.fsync = lambda fd: os._exit(9)\n"
         "save_families({'colours': [' red', ' green', ' blue'] * 2000}, sys.argv[1])\n"
     )

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from embedexplorer.core.errors import CorruptWeightsError, EmbedExplorerError, FamiliesError, QueryError
+from embedexplorer.core.common.errors import CorruptWeightsError, EmbedExplorerError, FamiliesError, QueryError
 
 TRICKY = [
     "",
@@ -148,7 +148,7 @@ headers = st.dictionaries(
 def test_random_safetensors_headers_give_ranges_inside_the_file_or_corrupt_weights(
     tmp_path_factory: pytest.TempPathFactory, header: dict[str, object], data_size: int, deep: int
 ) -> None:
-    from embedexplorer.core.safetensors_io import read_header
+    from embedexplorer.core.formats.safetensors_io import read_header
 
     raw = json.dumps(header).encode("utf-8", "surrogatepass")
     if deep:
@@ -181,7 +181,7 @@ shard_names = st.one_of(
 def test_random_shard_indexes_name_only_files_inside_the_folder(
     tmp_path_factory: pytest.TempPathFactory, names: list[object], wrap: bool
 ) -> None:
-    from embedexplorer.core.safetensors_io import INDEX_FILE, weight_files
+    from embedexplorer.core.formats.safetensors_io import INDEX_FILE, weight_files
 
     folder = tmp_path_factory.getbasetemp() / "fuzz-model"
     if not folder.exists():
@@ -205,7 +205,7 @@ def test_random_shard_indexes_name_only_files_inside_the_folder(
 def test_random_families_files_load_or_raise_families_error(
     tmp_path_factory: pytest.TempPathFactory, content: object, wrap: bool
 ) -> None:
-    from embedexplorer.core.maps import load_families, save_families
+    from embedexplorer.core.maps.family_map import load_families, save_families
 
     file = tmp_path_factory.getbasetemp() / "fuzz-families.json"
     data = {"families": content} if wrap else content

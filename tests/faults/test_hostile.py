@@ -22,8 +22,7 @@ import numpy as np
 import pytest
 
 from embedexplorer import open_table
-from embedexplorer.core import tokenizer_process
-from embedexplorer.core.errors import (
+from embedexplorer.core.common.errors import (
     CorruptWeightsError,
     EmbedExplorerError,
     FamiliesError,
@@ -34,8 +33,9 @@ from embedexplorer.core.errors import (
     TokenizerFailedError,
     TokenizerMismatchError,
 )
-from embedexplorer.core.files import FAMILIES_FILE_LIMIT, TOKENIZER_FILE_LIMIT, atomic_write_bytes
-from embedexplorer.core.maps import (
+from embedexplorer.core.common.files import FAMILIES_FILE_LIMIT, TOKENIZER_FILE_LIMIT, atomic_write_bytes
+from embedexplorer.core.formats.safetensors_io import weight_files
+from embedexplorer.core.maps.family_map import (
     MAX_FAMILIES,
     MAX_FAMILY_WORDS,
     family_cosines,
@@ -43,11 +43,11 @@ from embedexplorer.core.maps import (
     load_families,
     save_families,
 )
-from embedexplorer.core.safetensors_io import weight_files
-from embedexplorer.core.sources import bundled_model_dir
-from embedexplorer.core.texts import MAX_TEXT_CHARS
-from embedexplorer.core.tokenizer_process import TokenizerProcess, child_sys_path
-from embedexplorer.core.vocabulary import Vocabulary
+from embedexplorer.core.sources.resolve import bundled_model_dir
+from embedexplorer.core.text import tokenizer_process
+from embedexplorer.core.text.texts import MAX_TEXT_CHARS
+from embedexplorer.core.text.tokenizer_process import TokenizerProcess, child_sys_path
+from embedexplorer.core.text.vocabulary import Vocabulary
 
 from .helpers import (
     assert_one_line_error,

@@ -233,8 +233,8 @@ def test_a_wrong_token_is_named_as_refused(tmp_path: Path, rotary_folder: Path) 
 # ----- stopping between blocks ----------------------------------------------------------------------------
 def test_should_stop_interrupts_and_keeps_what_arrived(tmp_path: Path, rotary_folder: Path) -> None:
     code = (
-        "from embedexplorer.core.errors import Interrupted\n"
-        "from embedexplorer.core.hub import download_table\n"
+        "from embedexplorer.core.common.errors import Interrupted\n"
+        "from embedexplorer.core.sources.hub import download_table\n"
         "seen = []\n"
         "try:\n"
         f"    download_table({REPO!r}, progress=lambda d, t, m: seen.append((d, t)), should_stop=lambda: bool(seen)"

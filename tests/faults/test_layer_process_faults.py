@@ -12,15 +12,15 @@ import numpy as np
 import pytest
 
 from embedexplorer import open_table
-from embedexplorer.core.errors import (
+from embedexplorer.core.common.errors import (
     EmbedExplorerError,
     IncompleteModelError,
     TextTooLongError,
     UnsafeCheckpointError,
     UnsupportedModelError,
 )
-from embedexplorer.core.layer_process import LayerProcess, receive_frame, send_frame
-from embedexplorer.core.layers import load_layer_model
+from embedexplorer.core.layers.layer_process import LayerProcess, receive_frame, send_frame
+from embedexplorer.core.layers.trace import load_layer_model
 from embedexplorer.jobs.base import JobContext, Session
 from embedexplorer.jobs.layer_jobs import LayersRequest, model_process, run_layers
 

@@ -11,8 +11,8 @@ import pytest
 from safetensors.numpy import load_file, save_file
 
 from embedexplorer import open_table
-from embedexplorer.core.errors import IncompleteModelError, UnsafeCheckpointError, UnsupportedModelError
-from embedexplorer.core.layers import load_layer_model, model_size
+from embedexplorer.core.common.errors import IncompleteModelError, UnsafeCheckpointError, UnsupportedModelError
+from embedexplorer.core.layers.trace import load_layer_model, model_size
 from tests.core.test_sources import run_cli
 
 from .helpers import assert_one_line_error

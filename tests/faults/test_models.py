@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from embedexplorer import open_table
-from embedexplorer.core.errors import (
+from embedexplorer.core.common.errors import (
     CorruptWeightsError,
     EmbedExplorerError,
     ModelNotFoundError,

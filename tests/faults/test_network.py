@@ -90,9 +90,9 @@ def test_download_with_hf_hub_offline_set(tmp_path: Path) -> None:
 def test_a_hub_that_never_answers_does_not_hang_a_download(tmp_path: Path) -> None:
     code = (
         "import time\n"
-        "import embedexplorer.core.hub as hub\n"
-        "import embedexplorer.core.sources as sources\n"
-        "from embedexplorer.core.errors import OfflineError\n"
+        "import embedexplorer.core.sources.hub as hub\n"
+        "import embedexplorer.core.sources.resolve as sources\n"
+        "from embedexplorer.core.common.errors import OfflineError\n"
         "hub.HUB_TIMEOUT_SECONDS = 2.0\n"
         "start = time.perf_counter()\n"
         "try:\n"
@@ -172,7 +172,7 @@ def _no_real_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_download_progress_reaches_the_callback_only(tmp_path: Path, rotary_folder: Path) -> None:
     code = (
-        "from embedexplorer.core.sources import download_hub_model\n"
+        "from embedexplorer.core.sources.resolve import download_hub_model\n"
         "seen = []\n"
         f"download_hub_model({REPO!r}, progress=lambda done, total, what: seen.append((done, total)))\n"
         "print(max(total for _, total in seen), max(done for done, _ in seen))\n"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from embedexplorer import open_table
-from embedexplorer.core.errors import EmbedExplorerError, UnsafeCheckpointError
+from embedexplorer.core.common.errors import EmbedExplorerError, UnsafeCheckpointError
 
 PACKAGE = Path(__file__).resolve().parents[2] / "embedexplorer"
 

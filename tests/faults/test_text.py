@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from embedexplorer.core.errors import QueryError
-from embedexplorer.core.texts import MAX_SHOWN_TOKENS, MAX_TEXT_CHARS
+from embedexplorer.core.common.errors import QueryError
+from embedexplorer.core.text.texts import MAX_SHOWN_TOKENS, MAX_TEXT_CHARS
 
 
 def joined_bytes(tokens) -> bytes:  # type: ignore[no-untyped-def]
@@ -200,7 +200,7 @@ def test_display_cap_is_documented() -> None:
 
 
 def test_numbers_that_round_to_zero_never_read_minus_zero(gpt2_table) -> None:
-    from embedexplorer.core.texts import fixed
+    from embedexplorer.core.text.texts import fixed
 
     assert [fixed(v, 3) for v in (-0.0004, -0.0006, 0.0, 0.019)] == ["0.000", "-0.001", "0.000", "0.019"]
     # The random GPT-2's unrelated tokens average a hair below zero: the summary says 0.000.

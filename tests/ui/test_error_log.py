@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from embedexplorer.core.errors import OfflineError
+from embedexplorer.core.common.errors import OfflineError
 from embedexplorer.worker import Failure, failure_for
 
 

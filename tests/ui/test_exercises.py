@@ -129,7 +129,7 @@ def test_furthest_family_guess_then_ranking(qtbot, window, minilm_table) -> None
     assert sorted(dialog._buttons) == sorted(FAMILIES)
     qtbot.mouseClick(dialog._buttons["days"], Qt.MouseButton.LeftButton)
 
-    from embedexplorer.core.maps import load_families
+    from embedexplorer.core.maps.family_map import load_families
 
     vectors = {
         name: [np.asarray(minilm_table.rows[[t.id for t in minilm_table.encode(w)]], dtype=np.float64).mean(axis=0)

@@ -15,7 +15,7 @@ NIHON = "日本"  # two CJK characters that DejaVu Sans has no glyph for
 
 
 def _map_canvas(qtbot, minilm_table) -> MapCanvas:  # type: ignore[no-untyped-def]
-    from embedexplorer.core.maps import family_map, load_families
+    from embedexplorer.core.maps.family_map import family_map, load_families
 
     canvas = MapCanvas()
     qtbot.addWidget(canvas)

@@ -241,7 +241,7 @@ def test_closing_the_window_during_a_forward_pass(gpt2_folder, tmp_path) -> None
 
 
 def test_the_layers_pane_starts_the_models_process_and_closing_ends_it(qtbot, window) -> None:
-    from embedexplorer.core.layer_process import LayerProcess
+    from embedexplorer.core.layers.layer_process import LayerProcess
     from embedexplorer.jobs.layer_jobs import MODEL_KEY
 
     open_model(qtbot, window, "bundled")

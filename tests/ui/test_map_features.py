@@ -7,8 +7,8 @@ import re
 import numpy as np
 from PySide6.QtCore import QPoint, Qt
 
-from embedexplorer.core.maps import load_families
-from embedexplorer.core.word_maps import WordMap
+from embedexplorer.core.maps.family_map import load_families
+from embedexplorer.core.maps.word_maps import WordMap
 from embedexplorer.jobs.map_jobs import WORD_MAP
 from embedexplorer.jobs.table_jobs import MAP
 from embedexplorer.ui.family_editor import FamilyEditor

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from embedexplorer.core.maps import FamilyMap, MapPoint, Projection
-from embedexplorer.core.tables import Neighbour, NeighbourResult, Query
-from embedexplorer.core.texts import Token, TokenReport
+from embedexplorer.core.maps.family_map import FamilyMap, MapPoint, Projection
+from embedexplorer.core.tables.embedding_table import Neighbour, NeighbourResult, Query
+from embedexplorer.core.text.texts import Token, TokenReport
 from embedexplorer.jobs.table_jobs import CosineAnswer, NeighboursAnswer, RowAnswer, TokensAnswer
 from embedexplorer.settings import Settings
 from embedexplorer.ui.map_view import MapView

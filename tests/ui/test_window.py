@@ -306,7 +306,7 @@ def test_self_test_runs_the_whole_app(tmp_path) -> None:
 
 
 def test_families_file_bad_then_good_then_saved(qtbot, window, tmp_path) -> None:
-    from embedexplorer.core.maps import load_families
+    from embedexplorer.core.maps.family_map import load_families
 
     open_model(qtbot, window, "bundled")
     bad = tmp_path / "bad.json"

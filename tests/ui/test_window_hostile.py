@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from embedexplorer.core.errors import FileChangedError, TokenizerFailedError
+from embedexplorer.core.common.errors import FileChangedError, TokenizerFailedError
 from embedexplorer.jobs.table_jobs import (
     LOAD,
     MAP,

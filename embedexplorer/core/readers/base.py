@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from ..errors import TableNotFoundError
+from ..common.errors import TableNotFoundError
 
 if TYPE_CHECKING:
-    from ..files import FileState
-    from ..stored_rows import StoredRows
-    from ..vocabulary import Vocabulary
+    from ..common.files import FileState
+    from ..search.stored_rows import StoredRows
+    from ..text.vocabulary import Vocabulary
 
-ProgressCallback = Callable[[int, int, str], None]
+from ..common.progress import ProgressCallback
 
 # The most rows a token table may have: 16 times the largest vocabulary in common use
 # (Gemma's 262,144), and few enough that a readable token for each fits in memory.

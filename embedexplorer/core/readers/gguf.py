@@ -17,12 +17,12 @@ import numpy as np
 from gguf.constants import GGMLQuantizationType
 from gguf.quants import dequantize
 
-from ..errors import TableNotFoundError, TokenizerStartError
-from ..files import FileState
-from ..gguf_file import GgufFile, GgufTensor, is_gguf, read_gguf
-from ..gguf_tokenizer import build_gguf_tokenizer, gguf_tokenizer_facts, load_gguf_tokenizer
-from ..stored_rows import StoredRows
-from ..vocabulary import Vocabulary, encode_with
+from ..common.errors import TableNotFoundError, TokenizerStartError
+from ..common.files import FileState
+from ..formats.gguf_file import GgufFile, GgufTensor, is_gguf, read_gguf
+from ..search.stored_rows import StoredRows
+from ..text.gguf_tokenizer import build_gguf_tokenizer, gguf_tokenizer_facts, load_gguf_tokenizer
+from ..text.vocabulary import Vocabulary, encode_with
 from .base import OpenedModel, ProgressCallback, check_table_shape
 from .safetensors import check_vocabulary
 
@@ -108,7 +108,7 @@ class _ChildTokenizer:
     """Encodes through a tokenizer process started now; in this process if no child can run here."""
 
     def __init__(self, path: Path) -> None:
-        from ..tokenizer_process import TokenizerProcess
+        from ..text.tokenizer_process import TokenizerProcess
 
         self.path = path
         self.process = TokenizerProcess(path)

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import CorruptWeightsError, EmbedExplorerError, TableNotFoundError, TokenizerMismatchError
-from ..files import CONFIG_FILE_LIMIT, FileState, read_json
-from ..safetensors_io import FLOAT_DTYPES, TensorEntry, map_tensor, read_all_headers, weight_files
-from ..stored_rows import HALF_KINDS, StoredRows
-from ..table_store import whole_model_entries
-from ..vocabulary import Vocabulary
+from ..common.errors import CorruptWeightsError, EmbedExplorerError, TableNotFoundError, TokenizerMismatchError
+from ..common.files import CONFIG_FILE_LIMIT, FileState, read_json
+from ..formats.safetensors_io import FLOAT_DTYPES, TensorEntry, map_tensor, read_all_headers, weight_files
+from ..formats.table_store import whole_model_entries
+from ..search.stored_rows import HALF_KINDS, StoredRows
+from ..text.vocabulary import Vocabulary
 from .base import OpenedModel, ProgressCallback, check_table_shape
 
 # Suffixes of the token table's name in the common architectures, most specific first.

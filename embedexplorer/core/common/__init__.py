@@ -1,0 +1,1 @@
+"""What every part of the engine shares: errors, names and bounds, defensive file reads and writes, caches."""

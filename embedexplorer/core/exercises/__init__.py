@@ -1,0 +1,1 @@
+"""The chapter's exercises: guesses, analogies, the furthest family, two texts, lessons."""

@@ -1,0 +1,77 @@
+"""Finished t-SNE and UMAP maps on disk, one file per model, word set, projection and seed."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+
+from ..common.cache import cache_dir
+from ..common.files import atomic_write_bytes
+from ..tables.embedding_table import EmbeddingTable
+from .word_sets import WordSet
+
+# Rows sampled for a table's fingerprint: enough that different weights of the same name
+# (a fine-tuned copy, a re-download) differ, few enough to read in a millisecond.
+_FINGERPRINT_ROWS = 257
+_LIBRARIES = {"tsne": "openTSNE", "umap": "umap-learn"}
+
+
+def default_cache_dir() -> Path:
+    """Where maps are kept: ``maps`` in the user's EmbedExplorer cache folder."""
+    return cache_dir() / "maps"
+
+
+def table_fingerprint(table: EmbeddingTable) -> str:
+    """The model's name, shape and a sample of its numbers: changes when the table does."""
+    rows = table.rows
+    count = rows.shape[0]
+    picked = np.unique(np.linspace(0, count - 1, num=min(_FINGERPRINT_ROWS, count)).astype(np.int64))
+    digest = hashlib.sha256(f"{table.name}\0{rows.shape}\0{rows.dtype}".encode())
+    digest.update(np.ascontiguousarray(rows[picked]).tobytes())
+    return digest.hexdigest()[:32]
+
+
+def _library_version(method: str) -> str:
+    try:
+        return metadata.version(_LIBRARIES[method])
+    except (KeyError, metadata.PackageNotFoundError):
+        return "?"
+
+
+class MapCache:
+    """Coordinates of finished maps, found again by what made them."""
+
+    def __init__(self, folder: str | Path | None = None) -> None:
+        self.folder = Path(folder) if folder is not None else default_cache_dir()
+
+    def key(self, table: EmbeddingTable, words: WordSet, method: str, seed: int) -> str:
+        parts = (table_fingerprint(table), words.key, method, str(seed), _library_version(method))
+        return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:40]
+
+    def path(self, key: str) -> Path:
+        return self.folder / f"{key}.npy"
+
+    def load(self, key: str, rows: int) -> np.ndarray | None:
+        """The stored coordinates, or None when there are none (or they are unreadable or the wrong size)."""
+        try:
+            coords = np.load(self.path(key), allow_pickle=False)
+        except (OSError, ValueError):
+            return None
+        if coords.shape != (rows, 2) or not np.isfinite(coords).all():
+            return None
+        return np.asarray(coords, dtype=np.float64)
+
+    def store(self, key: str, coords: np.ndarray) -> bool:
+        """Keep ``coords``; False (and nothing half-written) when the folder cannot be written."""
+        buffer = io.BytesIO()
+        np.save(buffer, np.asarray(coords, dtype=np.float64), allow_pickle=False)
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(self.path(key), buffer.getvalue())
+        except OSError:
+            return False
+        return True

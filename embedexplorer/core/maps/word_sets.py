@@ -1,0 +1,133 @@
+"""Which rows a big map shows: the whole vocabulary, the tokens a regular expression matches, or a list."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..common.errors import FamiliesError, QueryError
+from ..tables.embedding_table import EmbeddingTable
+
+# The longest list a person can paste or name with @FILE; more lines than a table has rows
+# cannot be meant.
+MAX_LIST_LINES = 1_000_000
+
+
+@dataclass(frozen=True)
+class WordSet:
+    """The points of a map: single rows by id, plus words of several tokens (their rows averaged).
+
+    ``ids`` keeps the order the rows were chosen in and has no repeats; ``extras`` are
+    ``(word, piece ids)`` pairs placed after them.
+    """
+
+    ids: np.ndarray
+    extras: tuple[tuple[str, tuple[int, ...]], ...]
+    description: str
+    notes: tuple[str, ...] = ()
+
+    def __len__(self) -> int:
+        return int(self.ids.size) + len(self.extras)
+
+    @property
+    def key(self) -> str:
+        """A fingerprint of exactly which rows (and averaged pieces) are on the map, in order."""
+        digest = hashlib.sha256(np.ascontiguousarray(self.ids, dtype=np.int64).tobytes())
+        for word, pieces in self.extras:
+            digest.update(f"\0{word}\0{','.join(map(str, pieces))}".encode("utf-8", "surrogatepass"))
+        return digest.hexdigest()[:32]
+
+    def is_whole_table(self, rows: int) -> bool:
+        """True when the points are every row in table order, so the table itself is the matrix."""
+        return not self.extras and self.ids.size == rows and bool(np.array_equal(self.ids, np.arange(rows)))
+
+
+def whole_vocabulary(table: EmbeddingTable) -> WordSet:
+    """Every row of the table, in id order."""
+    count = table.rows.shape[0]
+    return WordSet(np.arange(count, dtype=np.int64), (), f"all {count:,} rows")
+
+
+def matching(table: EmbeddingTable, pattern: str) -> WordSet:
+    """The rows whose token text (what it stands for, e.g. " Paris" with its space) ``pattern`` finds.
+
+    ``re.search`` semantics: anchor with ``^`` and ``$`` for whole tokens.
+    """
+    if not pattern:
+        raise QueryError("Type a regular expression: an empty one would match every row (use Whole vocabulary).")
+    try:
+        compiled = re.compile(pattern)
+    except re.error as exc:
+        raise QueryError(f"{pattern!r} is not a valid regular expression: {exc}.") from None
+    vocabulary = table.vocabulary
+    known = min(vocabulary.size, table.rows.shape[0])
+    ids = [i for i in range(known) if compiled.search(vocabulary.text_of(i))]
+    if not ids:
+        raise QueryError(
+            f"No token of {table.name} matches {pattern!r}. Tokens are matched as the text they stand for "
+            "(GPT-2's ' Paris' starts with a space)."
+        )
+    return WordSet(np.asarray(ids, dtype=np.int64), (), f"{len(ids):,} rows matching /{pattern}/")
+
+
+def from_list(table: EmbeddingTable, text: str, multi_token: str = "average", source: str = "the list") -> WordSet:
+    """One word per line, taken literally (a leading space is part of the word); blank lines are skipped.
+
+    A word that is one token is that token's row; a word of several tokens is averaged
+    over its pieces or skipped, as ``multi_token`` says, as on the family map.
+    """
+    if multi_token not in ("average", "skip"):
+        raise FamiliesError(f"multi_token must be 'average' or 'skip', not {multi_token!r}.")
+    lines = [line.rstrip("\r") for line in text.split("\n")]
+    if len(lines) > MAX_LIST_LINES:
+        raise QueryError(f"{source} has {len(lines):,} lines; at most {MAX_LIST_LINES:,} can be mapped.")
+    ids: dict[int, None] = {}
+    extras: dict[str, tuple[int, ...]] = {}
+    notes: list[str] = []
+    for word in lines:
+        if not word.strip():
+            continue
+        pieces = tuple(t.id for t in table.encode(word))
+        if not pieces:
+            notes.append(f"{word!r} has no tokens and was skipped.")
+        elif len(pieces) == 1:
+            ids.setdefault(pieces[0])
+        elif multi_token == "skip":
+            notes.append(f"{word!r} is {len(pieces)} tokens and was skipped.")
+        elif word not in extras:
+            extras[word] = pieces
+            notes.append(f"{word!r} is {len(pieces)} tokens; their rows were averaged.")
+    if not ids and not extras:
+        raise QueryError(f"{source} names no word that can be placed on a map.")
+    count = len(ids) + len(extras)
+    return WordSet(
+        np.fromiter(ids, dtype=np.int64, count=len(ids)),
+        tuple(extras.items()),
+        f"{count:,} words from {source}",
+        tuple(notes),
+    )
+
+
+def from_file(table: EmbeddingTable, path: str | Path, multi_token: str = "average") -> WordSet:
+    """A list of words in a UTF-8 text file, one a line (see ``from_list``)."""
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8-sig")
+    except OSError as exc:
+        raise QueryError(f"Cannot read the word list {file}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise QueryError(f"The word list {file.name} is not UTF-8 text.") from None
+    return from_list(table, text, multi_token, source=file.name)
+
+
+def choose(table: EmbeddingTable, spec: str, multi_token: str = "average") -> WordSet:
+    """The command line's ``--words``: ``all``, ``@FILE`` (one word a line) or a regular expression."""
+    if spec == "all":
+        return whole_vocabulary(table)
+    if spec.startswith("@"):
+        return from_file(table, spec[1:], multi_token)
+    return matching(table, spec)

@@ -1,0 +1,1 @@
+"""Searching the rows: cosine, nearest neighbours, the bfloat16 first pass and its C loop."""

@@ -1,0 +1,180 @@
+"""Neighbour search over a table kept as stored: no float32 copy, no unit copy.
+
+The first pass reads 16-bit rows, as the file stores them (bfloat16, float16) or, for
+quantised tables, rounded to bfloat16 once, block by block, from the dequantised rows;
+each row's score is multiplied by its stored reciprocal length, so it is a cosine (times
+the query's length) within a known bound.  ``neighbours.search`` then rescores, in
+float64 from the stored numbers, every row that could be among the best: the answer is
+that of a float64 search over the stored values.
+
+The row lengths come from one threaded pass in C and are cached on disk by file
+identity (``cache``), so the next open of the same file reads them instead.
+"""
+
+from __future__ import annotations
+
+import shutil
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+
+from ..common import cache
+from ..common.plain_pages import empty_on_plain_pages
+from ..common.progress import ProgressCallback
+from .neighbours import accumulation_error
+from .scan_threads import shared_pass
+from .stored_rows import StoredRows
+
+try:
+    from . import _scan
+except ImportError:  # built without a C compiler
+    _scan = None  # type: ignore[assignment]
+
+BF16_KIND = 0
+# Rounding to the nearest bfloat16 moves a number by at most 2^-8 of itself.
+BF16_ROUNDING = 2.0**-8
+# Float32 rounding of the query, the reciprocal length and their product: 2^-24 each, with room.
+_SCALE_ROUNDING = 4 * 2.0**-24
+# Rows dequantised at a time when a quantised table's first-pass rows are built.
+_BLOCK_ROWS = 2048
+
+
+class StoredScreen:
+    """16-bit rows and one reciprocal length per row: a cosine for every row in one pass.
+
+    Parameters
+    ----------
+    bits:
+        ``(rows, width)`` uint16: bfloat16 (``kind`` 0) or float16 (``kind`` 1) numbers.
+    lengths:
+        Each row's length in float64, from the stored (not the rounded) numbers.
+    rounding:
+        How far a number of ``bits`` may be from the stored one, relative to it: 0 when
+        ``bits`` are the stored numbers, 2^-8 when they are bfloat16 roundings.
+    """
+
+    def __init__(self, bits: np.ndarray, kind: int, lengths: np.ndarray, rounding: float) -> None:
+        if _scan is None:
+            raise RuntimeError("the 16-bit scan was not built (no C compiler at install time)")
+        self.bits, self.kind, self.rounding = bits, kind, rounding
+        self.shape = (int(bits.shape[0]), int(bits.shape[1]))
+        self.lengths = lengths
+        usable = np.isfinite(lengths) & (lengths > 0)
+        with np.errstate(divide="ignore", over="ignore"):
+            scale = np.where(usable, 1.0 / np.where(usable, lengths, 1.0), 0.0).astype(np.float32)
+        # A length too small for its reciprocal to be a float32 points nowhere too.
+        scale[~np.isfinite(scale)] = 0.0
+        self.scale = scale
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.bits.nbytes + self.scale.nbytes + self.lengths.nbytes)
+
+    def scores(self, query: np.ndarray) -> np.ndarray:
+        """Every row's cosine with ``query`` times its length, each within ``error_bound(|query|)``."""
+        query = np.ascontiguousarray(query, dtype=np.float32)
+        out = np.empty(self.shape[0], dtype=np.float32)
+        shared_pass(self.bits.size, partial(_scan.half_scores, self.bits, self.kind, query, self.scale, out))
+        return out
+
+    def error_bound(self, query_length: float) -> float:
+        """How far a score may be from the exact cosine times ``query_length``.
+
+        The rounded numbers are off by at most ``rounding`` of themselves and the
+        float32 sum by ``accumulation_error`` of the sum of the products' sizes; both
+        are at most that fraction of |row| x |query| (Cauchy-Schwarz), and the scale
+        divides by |row|.  The float32 query and reciprocal length add 2^-24 each.
+        """
+        width = self.shape[1]
+        relative = 1.01 * (self.rounding + accumulation_error(width) * (1 + self.rounding)) + _SCALE_ROUNDING
+        return query_length * relative
+
+    def exact_scores(self, rows: StoredRows, ids: np.ndarray, query: np.ndarray) -> np.ndarray:
+        """Cosines times |query| of rows ``ids``, in float64 from the stored numbers (0 for rows pointing nowhere)."""
+        query64 = np.asarray(query, dtype=np.float64)
+        out = np.zeros(ids.shape[0], dtype=np.float64)
+        for start in range(0, ids.shape[0], 1024):
+            chosen = ids[start : start + 1024]
+            block = np.asarray(rows[chosen], dtype=np.float64)
+            live = self.scale[chosen] != 0
+            dots = np.einsum("ij,j->i", block, query64)
+            out[start : start + 1024] = np.where(live, dots / np.where(live, self.lengths[chosen], 1.0), 0.0)
+        return out
+
+    def unit_rows(self, rows: StoredRows, ids: np.ndarray | list[int] | int) -> np.ndarray:
+        """Rows ``ids`` scaled to length 1, in float64 (rows pointing nowhere are zero)."""
+        index = np.atleast_1d(np.asarray(ids, dtype=np.intp))
+        picked = np.asarray(rows[index], dtype=np.float64)
+        live = self.scale[index] != 0
+        unit = np.zeros_like(picked)
+        unit[live] = picked[live] / self.lengths[index][live, None]
+        return unit if np.ndim(ids) else unit[0]
+
+
+def screen_for_stored(rows: StoredRows, report: ProgressCallback | None = None) -> StoredScreen:
+    """The first pass for ``rows``: their own bits when half precision, else bfloat16 roundings."""
+    report = report or (lambda done, total, message: None)
+    key = _identity(rows)
+    count, width = rows.shape
+    if rows.half_kind is not None:
+        lengths = cache.load_array(key, "lengths", (count,), np.float64)
+        if lengths is None:
+            report(0, 1, "Measuring the rows")
+            lengths = half_lengths(rows.raw, rows.half_kind)
+            cache.save_array(key, "lengths", lengths)
+        return StoredScreen(rows.raw, rows.half_kind, lengths, 0.0)
+    bits = cache.load_array(key, "bf16", (count, width), np.uint16)
+    lengths = cache.load_array(key, "lengths", (count,), np.float64)
+    if bits is None or lengths is None:
+        bits, lengths = _round_quantised(rows, key, report)
+    return StoredScreen(bits, BF16_KIND, lengths, BF16_ROUNDING)
+
+
+def half_lengths(bits: np.ndarray, kind: int) -> np.ndarray:
+    """Each 16-bit row's length in float64, from one pass in C shared by a few threads."""
+    squares = np.empty(bits.shape[0], dtype=np.float64)
+    shared_pass(bits.size, partial(_scan.half_squares, bits, kind, bits.shape[1], squares))
+    return np.sqrt(squares)
+
+
+def _round_quantised(rows: StoredRows, key: str | None, report: ProgressCallback) -> tuple[np.ndarray, np.ndarray]:
+    """Dequantise block by block into bfloat16 first-pass rows and float64 lengths (kept on disk when it fits)."""
+    count, width = rows.shape
+    target = cache.new_array_file(key, "bf16", (count, width), np.uint16) if _room_for(count * width * 2) else None
+    bits = target[0] if target is not None else empty_on_plain_pages((count, width), np.uint16)
+    lengths = np.empty(count, dtype=np.float64)
+    message = f"Dequantising the {rows.storage} table"
+    try:
+        for start in range(0, count, _BLOCK_ROWS):
+            block = rows[start : start + _BLOCK_ROWS]
+            lengths[start : start + _BLOCK_ROWS] = np.sqrt(np.einsum("ij,ij->i", block, block, dtype=np.float64))
+            _scan.bf16_round(np.ascontiguousarray(block), bits[start : start + _BLOCK_ROWS])
+            report(min(start + _BLOCK_ROWS, count), count, message)
+    except BaseException:
+        if target is not None:
+            target[1].unlink(missing_ok=True)
+        raise
+    if target is not None and key is not None:
+        bits = cache.keep(target[0], target[1], key, "bf16")
+        cache.save_array(key, "lengths", lengths)
+    return bits, lengths
+
+
+def _room_for(size: int) -> bool:
+    """True when the cache's disk keeps at least as much free again after ``size`` more bytes."""
+    folder = cache.cache_dir()
+    probe = folder if folder.exists() else Path.home()
+    try:
+        return shutil.disk_usage(probe).free > 2 * size
+    except OSError:
+        return False
+
+
+def _identity(rows: StoredRows) -> str | None:
+    """The cache key of a mapped table: its file, where in the file, its shape and type."""
+    raw = rows.raw
+    file = getattr(raw, "filename", None)
+    if not isinstance(raw, np.memmap) or file is None:
+        return None
+    return cache.file_key(file, raw.offset, rows.shape, rows.storage)

@@ -1,0 +1,1 @@
+"""The embedding table of one model and the questions asked of it (ranks, spelling)."""

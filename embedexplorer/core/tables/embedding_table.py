@@ -1,0 +1,553 @@
+"""EmbeddingTable: one model's token rows, unit rows, tokens and position rows.
+
+Only the embedding tensors are read, memory-mapped by the reader that claims the
+model (``readers/``); the model itself is never built, so opening GPT-2 takes a
+fraction of a second.  float32 tables get a float32 unit copy; half-precision and
+quantised ones are searched as stored (``stored_search``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from functools import cached_property, partial
+from pathlib import Path
+from typing import overload
+
+import numpy as np
+
+from ..common.errors import ModelNotFoundError, QueryError
+from ..common.files import FileState
+from ..common.progress import ProgressCallback
+from ..readers.base import OpenedModel
+from ..search import neighbours as nb
+from ..search.bf16_rows import Bf16Rows, ScreenChoice, kernel_instructions, screen_for
+from ..search.many_scores import vectorised
+from ..search.stored_rows import StoredRows, UnitRows
+from ..search.stored_search import StoredScreen, screen_for_stored
+from ..sources.resolve import ModelSource, reader_for, resolve_source
+from ..text.texts import MAX_SHOWN_TOKENS, Token, TokenReport, fixed, token_report
+from ..text.vocabulary import Vocabulary
+
+# How many looked-up words each table remembers.
+QUERY_MEMORY = 4096
+# Largest bfloat16 copy of the unit rows made for searches of several vectors (GPT-2 small's is 77 MB).
+_MANY_SCREEN_UP_TO = 1 << 30
+
+
+class ReadableTokens(Sequence[str]):
+    """Every row's token in readable form, made on first use and remembered."""
+
+    def __init__(self, vocabulary: Vocabulary, rows: int) -> None:
+        self._vocabulary, self._rows = vocabulary, rows
+        self._made: dict[int, str] = {}
+
+    def __len__(self) -> int:
+        return self._rows
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._rows))]
+        token_id = int(index)
+        if token_id < 0:
+            token_id += self._rows
+        if not 0 <= token_id < self._rows:
+            raise IndexError(f"token id {index} is outside the table")
+        made = self._made.get(token_id)
+        if made is None:
+            vocabulary = self._vocabulary
+            made = vocabulary.readable(token_id) if token_id < vocabulary.size else f"<row {token_id}>"
+            self._made[token_id] = made
+        return made
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (ReadableTokens, list)):
+            return len(self) == len(other) and list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbour:
+    id: int
+    token: str
+    cosine: float
+
+
+@dataclass(frozen=True)
+class Query:
+    """The token that answers for what the user typed, and why."""
+
+    id: int
+    token: str
+    pieces: tuple[Token, ...]
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class NeighbourResult:
+    query: Query | None
+    neighbours: tuple[Neighbour, ...]
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class TableFacts:
+    model: str
+    rows: int
+    width: int
+    table_weights: int
+    model_weights: int
+    share: float
+    position_rows: int | None
+    position_note: str
+    baseline_cosine: float
+    vocabulary_size: int
+    dtype: str
+    storage: str = ""  # how the file stores the table, in words: "BF16", "Q4_K, dequantised"
+    memory_bytes: int = 0  # what the table's rows and its first pass take, mapped or copied
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+    def summary(self) -> str:
+        """The chapter's sentences about a table: rows x width = weights, share of the model."""
+        positions = f"{self.position_rows:,} position rows" if self.position_rows else self.position_note
+        return (
+            f"model: {self.model}\n"
+            f"{self.rows:,} rows x {self.width:,} numbers = {self.table_weights:,} weights\n"
+            f"share of the whole model: {self.table_weights:,} / {self.model_weights:,} = {self.share:.1%}\n"
+            f"{positions}\n"
+            f"stored as {self.storage or self.dtype}; the table holds {self.memory_bytes / 1e6:,.0f} MB\n"
+            f"mean cosine of unrelated tokens (baseline): {fixed(self.baseline_cosine, 3)}"
+        )
+
+
+@dataclass
+class EmbeddingTable:
+    """A model's embedding tables and tokenizer, ready to answer questions.
+
+    Parameters
+    ----------
+    name:
+        What outputs call the model (Hub id, folder or "bundled").
+    rows:
+        The token table, ``(vocabulary rows, width)`` float32, usually memory-mapped.
+    vocabulary:
+        The tokenizer that turns text into row ids.
+    positions:
+        The learned position table ``(positions, width)``, or None.
+    """
+
+    name: str
+    rows: np.ndarray | StoredRows
+    vocabulary: Vocabulary
+    model_weights: int
+    dtype: str = "F32"
+    positions: np.ndarray | None = None
+    position_note: str = ""
+    folder: Path | None = None
+    config: dict[str, object] = field(default_factory=dict)
+    # The memory-mapped files, as they were when opened: see check_files().
+    mapped_files: tuple[FileState, ...] = ()
+    # Words already looked up, as gensim keeps key_to_index: a repeated query skips the tokenizer.
+    _queries: dict[str, Query] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def close(self) -> None:
+        """Let go of what the table holds outside this process (a tokenizer process)."""
+        self.vocabulary.close()
+
+    def check_files(self) -> None:
+        """Raise FileChangedError if a memory-mapped file changed since the table was opened.
+
+        Called before rows are read from the map: a file truncated by another program
+        would otherwise end the process (SIGBUS) on the next read past its new end.
+        """
+        for state in self.mapped_files:
+            state.check()
+
+    # ----- derived tables, computed once -------------------------------------------------
+    @property
+    def stored(self) -> bool:
+        """True when the rows stay as the file stores them (half precision, quantised)."""
+        return isinstance(self.rows, StoredRows)
+
+    @cached_property
+    def unit(self) -> np.ndarray | UnitRows:
+        """Rows scaled to length 1, so a cosine is a dot product.
+
+        A float32 table gets a float32 copy; a stored table a view that scales the
+        rows it is asked for, from the first pass's lengths (no copy of the table).
+        """
+        if isinstance(self.rows, StoredRows):
+            return UnitRows(self.rows, self.stored_screen)
+        return nb.unit_rows(self.rows)
+
+    @cached_property
+    def screen(self) -> Bf16Rows | StoredScreen | None:
+        """The first pass of a query: a stored table's own 16-bit rows, or for a float32
+        table its unit rows in bfloat16 when that is faster here (else None)."""
+        if isinstance(self.rows, StoredRows):
+            return self.stored_screen
+        return screen_for(self._unit32)
+
+    @cached_property
+    def stored_screen(self) -> StoredScreen:
+        """A stored table's first pass (rows and reciprocal lengths); ``prepare`` builds it with progress."""
+        assert isinstance(self.rows, StoredRows)
+        return screen_for_stored(self.rows)
+
+    @cached_property
+    def many_screen(self) -> Bf16Rows | None:
+        """bfloat16 unit rows for searching several vectors in one pass (a token after each layer), or None.
+
+        Several queries read the rows once, so halving the bytes read pays even where a
+        single query's bfloat16 scan lost to BLAS: on GPT-2's table one query takes 9 ms
+        instead of 14 ms, three take 11 ms instead of 19 ms (one core). A table whose
+        bfloat16 copy would be larger than ``_MANY_SCREEN_UP_TO`` searches its float32 rows.
+        """
+        screen = self.screen
+        if isinstance(screen, Bf16Rows):
+            return screen
+        unit = self._unit32
+        if not vectorised() or unit.size * 2 > _MANY_SCREEN_UP_TO or unit.size == 0:
+            return None
+        return Bf16Rows(unit)
+
+    def prepare(self, progress: ProgressCallback | None = None) -> None:
+        """Do now, with progress, what the first query would otherwise wait for."""
+        if isinstance(self.rows, StoredRows) and "stored_screen" not in self.__dict__:
+            self.__dict__["stored_screen"] = screen_for_stored(self.rows, progress)
+        _ = self.screen, self.tokens, self.baseline_cosine
+
+    @property
+    def _unit32(self) -> np.ndarray:
+        unit = self.unit
+        assert isinstance(unit, np.ndarray)
+        return unit
+
+    def search_method(self) -> str:
+        """How a neighbour query reads this table here, in a sentence (for ``info``)."""
+        screen = self.screen if self.stored else self._screen_choice.screen
+        if isinstance(screen, StoredScreen):
+            what = "its rows as stored" if screen.rounding == 0 else f"bfloat16 roundings of its {self.dtype} rows"
+            first = f"one pass over {what}, each score scaled by the row's stored reciprocal length"
+        elif screen is None:
+            first = "one float32 pass over the unit rows"
+        else:
+            first = f"one bfloat16 pass over the unit rows ({kernel_instructions()} build, half the bytes)"
+        return f"{first}, then exact scores for every row that could be among the best"
+
+    def memory_bytes(self) -> int:
+        """Bytes this table's rows and first pass take, mapped or copied (what ``info`` reports)."""
+        rows = self.rows.nbytes
+        if isinstance(self.rows, StoredRows):
+            screen = self.stored_screen
+            own_bits = screen.bits is self.rows.raw
+            return int(rows + screen.scale.nbytes + screen.lengths.nbytes + (0 if own_bits else screen.bits.nbytes))
+        total = rows + self._unit32.nbytes
+        screens = {id(s): s for s in (self.screen, self.__dict__.get("many_screen")) if isinstance(s, Bf16Rows)}
+        return int(total + sum(s.bits.nbytes for s in screens.values()))
+
+    @cached_property
+    def tokens(self) -> ReadableTokens:
+        """The readable form of every row's token ("<row N>" for rows the tokenizer never uses).
+
+        Each is made when first asked for: a 152,000-token vocabulary took seconds to
+        make readable at once, and a query shows eight of them.
+        """
+        return ReadableTokens(self.vocabulary, int(self.rows.shape[0]))
+
+    @cached_property
+    def baseline_cosine(self) -> float:
+        return nb.baseline_cosine(self.unit, min(self.vocabulary.size, self.rows.shape[0]))  # type: ignore[arg-type]
+
+
+    # ----- text ------------------------------------------------------------------------
+    def encode(self, text: str) -> list[Token]:
+        """Tokens of ``text`` exactly as the model sees it (no special tokens added)."""
+        _check_text(text)
+        return [self.token(i) for i in self.vocabulary.encode(text)]
+
+    def tokenize(
+        self, text: str, *, only_fitting: bool = True, max_shown: int | None = MAX_SHOWN_TOKENS
+    ) -> TokenReport:
+        """Tokens of ``text`` for display: how many there are, how many have a position row.
+
+        Never raises for any text. At most ``texts.MAX_TEXT_CHARS`` characters are read;
+        the tokens returned are those with a position row (all, when ``only_fitting`` is
+        False), at most ``max_shown`` (None: no limit). The note says what was left out.
+        """
+        _check_text(text)
+        return token_report(self, text, max_shown=max_shown, only_fitting=only_fitting)
+
+    def token(self, token_id: int) -> Token:
+        """Token ``token_id`` with its readable form and the characters it stands for."""
+        return Token(int(token_id), self.tokens[token_id], self.vocabulary.text_of(token_id))
+
+    def query(self, word: str | int) -> Query:
+        """The token that answers for ``word``: an id as given, or the word's first token."""
+        if isinstance(word, bool):
+            raise QueryError(f"A word must be a str or a token id, not {word!r}.")
+        if isinstance(word, (int, np.integer)):
+            token_id = self._check_id(int(word))
+            token = self.token(token_id)
+            return Query(token.id, token.token, (token,))
+        _check_text(word)
+        known = self._queries.get(word)
+        if known is not None:
+            return known
+        answer = self._query_text(word)
+        if len(self._queries) >= QUERY_MEMORY:
+            self._queries.pop(next(iter(self._queries)))  # forget the oldest word
+        self._queries[word] = answer
+        return answer
+
+    def _query_text(self, word: str) -> Query:
+        pieces = tuple(self.encode(word))
+        if not pieces:
+            shown = "an empty text" if not word.strip() else repr(word)
+            raise QueryError(f"There is no token in {shown}; type a word.")
+        first = pieces[0]
+        notes = []
+        if self.vocabulary.unknown_id is not None and first.id == self.vocabulary.unknown_id:
+            notes.append(f"The vocabulary has no token for {word.strip()!r}; it became {first.token}.")
+        if len(pieces) > 1:
+            shown = " ".join(p.token for p in pieces)
+            notes.append(
+                f"{word!r} is {len(pieces)} tokens ({shown}); the first, {first.token}, answers for it."
+            )
+        return Query(first.id, first.token, pieces, " ".join(notes))
+
+    def row(self, token_id: int) -> np.ndarray:
+        """A copy of one token's row (copies keep callers from writing into the mapped file)."""
+        token_id = self._check_id(token_id)
+        self.check_files()
+        return np.array(self.rows[token_id], dtype=np.float32)
+
+    def rows_at(self, ids: list[int]) -> np.ndarray:
+        """Copies of several rows, read from the file right after checking it has not changed."""
+        self.check_files()
+        return np.array(self.rows[ids], dtype=np.float32)
+
+    def position_row(self, position: int) -> np.ndarray | None:
+        """Row of the 0-based ``position``, or None when the model has no such row."""
+        if self.positions is None or not 0 <= position < self.positions.shape[0]:
+            return None
+        self.check_files()
+        return np.array(self.positions[position], dtype=np.float32)
+
+    def _check_id(self, token_id: int) -> int:
+        if not 0 <= token_id < self.rows.shape[0]:
+            raise QueryError(f"Token id {token_id} is outside the table (0 to {self.rows.shape[0] - 1}).")
+        return token_id
+
+    # ----- questions -------------------------------------------------------------------
+    def neighbours(self, query: str | int, k: int = 8) -> NeighbourResult:
+        """The k tokens whose rows point most nearly the same way, the query itself left out."""
+        k = _check_k(k)
+        answer = self.query(query)
+        # Stored rows are read from the mapped file during the search, and callers go on to
+        # read the neighbours' raw rows (the window places them on its map).
+        self.check_files()
+        ids, cosines = self._top_k(self._unit_row(answer.id), k, (answer.id,))
+        return NeighbourResult(answer, self._neighbours(ids, cosines), answer.note)
+
+    def neighbours_of_vector(
+        self, vector: np.ndarray, k: int = 8, exclude: tuple[int, ...] = ()
+    ) -> NeighbourResult:
+        k = _check_k(k)
+        try:
+            vector = np.asarray(vector, dtype=np.float32)
+        except (TypeError, ValueError) as exc:
+            raise QueryError(f"A vector to search with must be {self.width} numbers: {exc}") from exc
+        if vector.shape != (self.width,):
+            raise QueryError(f"A vector for this table needs {self.width} numbers, not {vector.shape}.")
+        if not np.isfinite(vector).all():
+            raise QueryError("A vector to search with must hold only finite numbers (no NaN or infinity).")
+        self.check_files()
+        ids, cosines = self._top_k(vector, k, exclude)
+        return NeighbourResult(None, self._neighbours(ids, cosines))
+
+    def neighbours_of_vectors(self, vectors: np.ndarray, k: int = 8) -> list[NeighbourResult]:
+        """``neighbours_of_vector`` for each row of ``vectors``, the table read once for all of them."""
+        k = _check_k(k)
+        vectors = np.asarray(vectors, dtype=np.float32)
+        if vectors.ndim != 2 or vectors.shape[1] != self.width:
+            raise QueryError(f"Vectors for this table need {self.width} numbers each, not {vectors.shape}.")
+        if not np.isfinite(vectors).all():
+            raise QueryError("A vector to search with must hold only finite numbers (no NaN or infinity).")
+        # Tables stored in half precision have no float32 copy to read: one pass each.
+        if isinstance(self.rows, StoredRows):
+            return [self.neighbours_of_vector(v, k) for v in vectors]
+        self.check_files()
+        answers = nb.top_k_many(self._unit32, vectors, k, self.many_screen)
+        return [NeighbourResult(None, self._neighbours(ids, cosines)) for ids, cosines in answers]
+
+    def cosine(self, a: str | int, b: str | int) -> float:
+        first, second = self.query(a), self.query(b)
+        self.check_files()
+        if isinstance(self.rows, StoredRows):
+            return float(self._unit_row(first.id) @ self._unit_row(second.id))
+        return float(self._unit32[first.id] @ self._unit32[second.id])
+
+    def analogy(
+        self, a: str | int, b: str | int, c: str | int, k: int = 8, include_inputs: bool = False
+    ) -> NeighbourResult:
+        """Tokens nearest to a - b + c (3CosAdd); the three inputs are left out unless ``include_inputs``."""
+        k = _check_k(k)
+        qa, qb, qc = self.query(a), self.query(b), self.query(c)
+        self.check_files()
+        if isinstance(self.rows, StoredRows):
+            vector = self._unit_row(qa.id) - self._unit_row(qb.id) + self._unit_row(qc.id)
+        else:
+            vector = nb.analogy_vector(self._unit32, qa.id, qb.id, qc.id)
+        ids, cosines = self._top_k(vector, k, () if include_inputs else (qa.id, qb.id, qc.id))
+        notes = " ".join(q.note for q in (qa, qb, qc) if q.note)
+        label = f"{qa.token} - {qb.token} + {qc.token}"
+        query = Query(qa.id, label, qa.pieces + qb.pieces + qc.pieces, notes)
+        return NeighbourResult(query, self._neighbours(ids, cosines), notes)
+
+    def _unit_row(self, token_id: int) -> np.ndarray:
+        """A unit row as the search takes it: float32 for a float32 table, float64 for a stored one."""
+        if isinstance(self.rows, StoredRows):
+            return self.stored_screen.unit_rows(self.rows, token_id)
+        return self._unit32[token_id]
+
+    def _top_k(self, vector: np.ndarray, k: int, exclude: Iterable[int]) -> tuple[np.ndarray, np.ndarray]:
+        rows = self.rows
+        if isinstance(rows, StoredRows):
+            screen = self.stored_screen
+            return nb.search(
+                rows.shape[0], vector, k, exclude, screen.scores, screen.error_bound, partial(screen.exact_scores, rows)
+            )
+        return nb.top_k(self._unit32, vector, k, exclude=exclude, screen=self._screen_choice.current())
+
+    @cached_property
+    def _screen_choice(self) -> ScreenChoice:
+        screen = self.screen
+        return ScreenChoice(screen if isinstance(screen, Bf16Rows) else None, self._unit32)
+
+    def _neighbours(self, ids: np.ndarray, cosines: np.ndarray) -> tuple[Neighbour, ...]:
+        tokens = self.tokens
+        # tolist() converts every number in one C call instead of one numpy scalar at a time.
+        return tuple(Neighbour(i, tokens[i], c) for i, c in zip(ids.tolist(), cosines.tolist(), strict=True))
+
+    # ----- facts -----------------------------------------------------------------------
+    @property
+    def width(self) -> int:
+        return int(self.rows.shape[1])
+
+    @property
+    def position_count(self) -> int | None:
+        """Rows in the learned position table, or None when the model has none."""
+        return None if self.positions is None else int(self.positions.shape[0])
+
+    def facts(self) -> TableFacts:
+        rows, width = (int(n) for n in self.rows.shape)
+        table_weights = rows * width
+        return TableFacts(
+            model=self.name,
+            rows=rows,
+            width=width,
+            table_weights=table_weights,
+            model_weights=self.model_weights,
+            share=table_weights / self.model_weights if self.model_weights else 0.0,
+            position_rows=None if self.positions is None else int(self.positions.shape[0]),
+            position_note=self.position_note,
+            baseline_cosine=self.baseline_cosine,
+            vocabulary_size=self.vocabulary.size,
+            dtype=self.dtype,
+            storage=self.storage_note(),
+            memory_bytes=self.memory_bytes(),
+        )
+
+    def storage_note(self) -> str:
+        """The stored type in words: "F32", "BF16", or "Q4_K, dequantised" for a quantised table."""
+        if isinstance(self.rows, StoredRows) and self.rows.half_kind is None:
+            return f"{self.dtype}, dequantised"
+        return self.dtype
+
+
+def open_table(
+    spec: str | os.PathLike[str] | None = None,
+    *,
+    allow_download: bool = False,
+    progress: ProgressCallback | None = None,
+    separate_tokenizer: bool = False,
+    whole_model: bool = False,
+) -> EmbeddingTable:
+    """Open a model's embedding table: a folder, a cached Hub id, "bundled" or the default.
+
+    ``allow_download`` fetches a Hub model that is not here: its embedding tables
+    alone, or every weight into the HF cache with ``whole_model``.
+    ``separate_tokenizer`` runs the tokenizer in a child process, for callers (the
+    window) whose other threads must never wait on the tokenizer's hold of the GIL.
+
+    >>> table = open_table("bundled")
+    >>> [n.token for n in table.neighbours("monday", k=3).neighbours]  # doctest: +SKIP
+    """
+    if isinstance(spec, os.PathLike):
+        spec = os.fspath(spec)
+    if spec is not None and not isinstance(spec, str):
+        raise ModelNotFoundError(
+            f"open_table takes a model folder, a Hugging Face id or 'bundled' as text, "
+            f"not {type(spec).__name__} ({spec!r:.60})."
+        )
+    report = progress or (lambda done, total, message: None)
+    report(0, 4, "Finding the model")
+    source = resolve_source(spec, allow_download=allow_download, progress=progress, whole_model=whole_model)
+    return load_table(source, report, separate_tokenizer)
+
+
+def load_table(source: ModelSource, report: ProgressCallback, separate_tokenizer: bool = False) -> EmbeddingTable:
+    """Open ``source`` with the reader that claims it; the table does not depend on which one did."""
+    opened = reader_for(source.location).open(source.location, report, separate_tokenizer)
+    table = table_from(source.name, opened)
+    if table.stored:
+        try:
+            table.prepare(progress=report)  # the row lengths (or dequantising), with progress
+        except BaseException:
+            table.close()
+            raise
+    report(4, 4, "Ready")
+    return table
+
+
+def _check_text(text: object) -> None:
+    """Questions take text (or a token id where the method says so): anything else is a QueryError."""
+    if not isinstance(text, str):
+        raise QueryError(f"A word or text must be a str, not {type(text).__name__} ({text!r:.60}).")
+
+
+def _check_k(k: object) -> int:
+    """A neighbour count must be a whole number of at least 1."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise QueryError(f"The number of neighbours must be a whole number of at least 1, not {k!r}.")
+    return int(k)
+
+
+def table_from(name: str, opened: OpenedModel) -> EmbeddingTable:
+    """An EmbeddingTable for what a reader found."""
+    return EmbeddingTable(
+        name=name,
+        rows=opened.rows,
+        vocabulary=opened.vocabulary,
+        model_weights=opened.model_weights,
+        dtype=opened.storage,
+        positions=opened.positions,
+        position_note=opened.position_note,
+        folder=opened.folder,
+        config=opened.config,
+        mapped_files=opened.mapped_files,
+    )
+
+

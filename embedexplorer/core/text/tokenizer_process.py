@@ -1,0 +1,299 @@
+"""A model's tokenizer run in a child process, for callers whose other threads must never wait.
+
+The Rust tokenizers library holds Python's global lock while it builds a
+tokenizer: about 90 ms for GPT-2's 50,257 tokens and 50,000 merges, during
+which no other thread of the process runs Python, the window's included.  The
+window's worker therefore builds and runs the tokenizer in a small child
+process and only sends it text.  The child answers on its stdout with
+length-prefixed JSON; it exits when its stdin closes, so it never outlives
+the window.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import weakref
+from pathlib import Path
+from typing import IO, Any
+
+from ..common import errors
+from ..common.errors import EmbedExplorerError, TokenizerFailedError, TokenizerStartError
+
+# The flag the app's entry point reads to run this module's child side (frozen apps have no -m).
+CHILD_FLAG = "--tokenizer-process"
+_HEADER = struct.Struct("<I")
+# A child that has not described its tokenizer after this long is stopped: a tokenizer file
+# is at most files.TOKENIZER_FILE_LIMIT bytes, which loads in a few seconds.
+LOAD_TIMEOUT_S = 60.0
+# One text is at most MAX_TEXT_CHARS characters, which any sane tokenizer reads in well under
+# a second; one that takes longer is stuck (a catastrophic pattern) and is stopped.
+ENCODE_TIMEOUT_S = 20.0
+# The child's address space: far above what a real tokenizer needs (GPT-2's takes 150 MB, a
+# 64 MB tokenizer file about 1 GB), low enough that a tokenizer built to blow up memory fails
+# inside the child, not the machine.
+CHILD_MEMORY_LIMIT = 3 * 1024**3
+
+# Run by ``python -I -c``: isolated mode puts neither the working folder nor the user's
+# site-packages on sys.path and ignores PYTHON* variables; the paths the child does need
+# arrive as the first argument.
+_BOOTSTRAP = (
+    "import sys, json; sys.path[:0] = json.loads(sys.argv[1]); "
+    "from embedexplorer.core.text.tokenizer_child import serve; sys.exit(serve(*sys.argv[2:]))"
+)
+
+
+def child_command(folder: Path, max_rows: int | None = None) -> tuple[list[str], dict[str, str]]:
+    """How to start the child: the frozen app runs itself, a Python install runs the package.
+
+    Either way nothing is imported from the working folder: a person who starts the
+    app from their Downloads folder must not run a ``json.py`` that lies there.
+    """
+    env = {**os.environ, "TOKENIZERS_PARALLELISM": "false", "RUST_BACKTRACE": "0"}
+    limit = [] if max_rows is None else [str(max_rows)]
+    if getattr(sys, "frozen", False):
+        # A frozen app's sys.path is its own bundle only; serve() drops the working folder too.
+        return [sys.executable, CHILD_FLAG, str(folder), *limit], env
+    return [sys.executable, "-I", "-c", _BOOTSTRAP, json.dumps(child_sys_path()), str(folder), *limit], env
+
+
+def last_line(stderr: IO[bytes] | None, tail: int = 4000, skip: str | None = None) -> str:
+    """The last non-empty line (at most 300 characters) in the last ``tail`` bytes a child wrote to
+    ``stderr``, a file kept to say why the child stopped; lines starting with ``skip`` are passed over."""
+    if stderr is None:
+        return ""
+    try:
+        stderr.seek(0)
+        lines = stderr.read()[-tail:].decode("utf-8", "replace").strip().splitlines()
+    except (OSError, ValueError):
+        return ""
+    lines = [line for line in lines if line.strip() and not (skip and line.startswith(skip))]
+    return lines[-1].strip()[:300] if lines else ""
+
+
+def child_sys_path() -> list[str]:
+    """This process's import path as the child needs it: no working folder, no relative entries,
+    and the user's site-packages only when the tokenizer's libraries are installed there."""
+    here = os.path.realpath(os.getcwd())
+    # The child must import this very package, even when it runs from a checkout that is not installed.
+    package_parent = str(Path(__file__).resolve().parents[2])
+    user_site = _user_site()
+    keep_user_site = user_site is not None and any(
+        _installed_under(name, user_site) for name in ("tokenizers", "numpy", "embedexplorer")
+    )
+    paths = [package_parent]
+    for entry in sys.path:
+        if not entry or not os.path.isabs(entry) or entry in paths:
+            continue
+        if os.path.realpath(entry) == here and entry != package_parent:
+            continue
+        if user_site is not None and not keep_user_site and entry.startswith(user_site):
+            continue
+        paths.append(entry)
+    return paths
+
+
+def _user_site() -> str | None:
+    import site
+
+    try:
+        return site.getusersitepackages() or None
+    except (AttributeError, OSError):
+        return None
+
+
+def _installed_under(module: str, folder: str) -> bool:
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return False
+    origin = getattr(spec, "origin", None) or ""
+    return origin.startswith(folder)
+
+
+# ----- the protocol, shared with the child (tokenizer_child.py) -----------------------------
+def send_message(stream: IO[bytes], message: dict[str, Any]) -> None:
+    data = json.dumps(message, ensure_ascii=False).encode("utf-8")
+    stream.write(_HEADER.pack(len(data)) + data)
+    stream.flush()
+
+
+def receive_message(stream: IO[bytes]) -> dict[str, Any] | None:
+    """The next message, or None when the other side has closed the pipe."""
+    header = stream.read(_HEADER.size)
+    if len(header) < _HEADER.size:
+        return None
+    (size,) = _HEADER.unpack(header)
+    data = stream.read(size)
+    if len(data) < size:
+        return None
+    message = json.loads(data.decode("utf-8"))
+    return message if isinstance(message, dict) else None
+
+
+def error_message(exc: BaseException) -> dict[str, Any]:
+    kind = type(exc).__name__ if isinstance(exc, EmbedExplorerError) else "EmbedExplorerError"
+    text = str(exc) if isinstance(exc, EmbedExplorerError) else f"{type(exc).__name__}: {exc}"
+    return {"error": text, "kind": kind}
+
+
+def _raise_from(message: dict[str, Any]) -> None:
+    kind = getattr(errors, str(message.get("kind")), EmbedExplorerError)
+    if not (isinstance(kind, type) and issubclass(kind, EmbedExplorerError)):
+        kind = EmbedExplorerError
+    raise kind(str(message.get("error")))
+
+
+# ----- the parent --------------------------------------------------------------------------
+class TokenizerProcess:
+    """The parent's handle on one child: ``facts()`` waits for the description, ``encode`` asks.
+
+    Starting returns at once, so the caller can map the weights while the child
+    loads.  A child that dies between requests is started again on the next one; a
+    child that dies or hangs on a text is stopped, and that text gets a plain error.
+    """
+
+    def __init__(self, folder: Path, max_rows: int | None = None) -> None:
+        self.folder = folder
+        self.max_rows = max_rows
+        self._lock = threading.Lock()
+        self._facts: dict[str, Any] | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+        self._stderr: IO[bytes] | None = None
+        self._start()
+
+    def _start(self) -> None:
+        command, env = child_command(self.folder, self.max_rows)
+        # The child's complaints go to a file, read only when it fails to start.
+        if self._stderr is not None:
+            self._stderr.close()
+        self._stderr = tempfile.TemporaryFile()
+        self._process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, env=env
+        )
+        # Pipes close and the child exits even if nobody calls close().
+        weakref.finalize(self, _stop, self._process)
+
+    def facts(self) -> dict[str, Any]:
+        """The tokenizer's description (sizes, raw tokens); raises the child's load error."""
+        with self._lock:
+            if self._facts is None:
+                self._facts = self._read_facts()
+            return self._facts
+
+    def _read_facts(self) -> dict[str, Any]:
+        started = self._answer(LOAD_TIMEOUT_S)
+        if started is None or not started.get("started"):
+            raise TokenizerStartError(
+                f"The tokenizer of {self.folder} could not be started (its process stopped){self._last_words()}."
+            )
+        message, timed_out = self._answer_timed(LOAD_TIMEOUT_S)
+        if message is None:
+            self._kill()
+            if timed_out:
+                raise TokenizerFailedError(
+                    f"The tokenizer of {self.folder} took more than {LOAD_TIMEOUT_S:g} s to load and was stopped."
+                )
+            raise TokenizerFailedError(
+                f"The tokenizer of {self.folder} stopped while loading{self._last_words()}; "
+                "its tokenizer file may be broken or far too large."
+            )
+        if "error" in message:
+            _raise_from(message)
+        return dict(message["facts"])
+
+    def _last_words(self) -> str:
+        """The last line the child wrote to stderr, to say why it stopped."""
+        line = last_line(self._stderr, 2000, skip="note: run with")
+        return f": {line}" if line else ""
+
+    def encode(self, text: str) -> list[int]:
+        with self._lock:
+            for _attempt in range(2):
+                process = self._process
+                if process is None or process.poll() is not None:
+                    self._start()
+                    self._read_facts()
+                    process = self._process
+                assert process is not None and process.stdin is not None
+                try:
+                    send_message(process.stdin, {"encode": text})
+                except (BrokenPipeError, OSError):
+                    _stop(process)  # it died before it read the text: start a new one, once
+                    continue
+                message, timed_out = self._answer_timed(ENCODE_TIMEOUT_S)
+                if message is not None:
+                    if "error" in message:
+                        _raise_from(message)
+                    return [int(i) for i in message["ids"]]
+                # The text itself stopped the tokenizer: asking again would do the same.
+                self._kill()
+                if timed_out:
+                    raise TokenizerFailedError(
+                        f"The tokenizer took more than {ENCODE_TIMEOUT_S:g} s on this text of {len(text):,} "
+                        "characters and was stopped; this model's tokenizer is not usable on it."
+                    )
+                raise TokenizerFailedError(
+                    f"The tokenizer stopped while reading this text of {len(text):,} characters{self._last_words()}."
+                )
+            raise EmbedExplorerError("The tokenizer process stopped twice; open the model again.")
+
+    def _answer(self, timeout: float) -> dict[str, Any] | None:
+        return self._answer_timed(timeout)[0]
+
+    def _answer_timed(self, timeout: float) -> tuple[dict[str, Any] | None, bool]:
+        """The child's next message, or None and whether it was stopped for taking too long."""
+        process = self._process
+        if process is None or process.stdout is None:
+            return None, False
+        fired = threading.Event()
+
+        def stop() -> None:
+            fired.set()
+            process.kill()
+
+        timer = threading.Timer(timeout, stop)
+        timer.daemon = True
+        timer.start()
+        try:
+            return receive_message(process.stdout), fired.is_set()
+        finally:
+            timer.cancel()
+
+    def _kill(self) -> None:
+        process = self._process
+        if process is not None:
+            if process.poll() is None:
+                process.kill()
+            _stop(process)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._process is not None:
+                _stop(self._process)
+                self._process = None
+            if self._stderr is not None:
+                self._stderr.close()
+                self._stderr = None
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """Close the child's stdin (it exits on its own) and reap it; kill it if it lingers."""
+    for stream in (process.stdin, process.stdout):
+        try:
+            if stream is not None:
+                stream.close()
+        except OSError:
+            pass
+    try:
+        process.wait(timeout=2)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
