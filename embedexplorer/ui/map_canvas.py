@@ -389,6 +389,17 @@ class UniformScatter(pg.ScatterPlotItem):
         )
 
 
+class OverlayScatter(pg.ScatterPlotItem):
+    """Markers drawn over the map's dots (the grown dot under the pointer, star, rings, matches).
+
+    A click on one goes on to the dot beneath: pyqtgraph hands a click to the topmost item with
+    a point there, and the grown dot under the pointer is always topmost, so it would swallow it.
+    """
+
+    def mouseClickEvent(self, ev: object) -> None:  # noqa: N802 - pyqtgraph's name
+        ev.ignore()  # type: ignore[attr-defined]
+
+
 def _legend_sample(symbol: str, size: int, brush: object, pen: object) -> pg.ScatterPlotItem:
     """A marker for the legend only (never added to the plot)."""
     return pg.ScatterPlotItem(symbol=symbol, size=size, brush=brush, pen=pen)
@@ -447,15 +458,15 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         self._isolated = False
         # How many times its normal size each marker and text is drawn (presentation mode: larger).
         self.marker_scale = 1.0
-        self._highlight_item = pg.ScatterPlotItem(pxMode=True)
+        self._highlight_item = OverlayScatter(pxMode=True)
         self._highlight_item.setZValue(5)
-        self._match_item = pg.ScatterPlotItem(pxMode=True, symbol="o", size=MATCH_SIZE)
+        self._match_item = OverlayScatter(pxMode=True, symbol="o", size=MATCH_SIZE)
         self._match_item.setZValue(6)
-        self._current_item = pg.ScatterPlotItem(pxMode=True, symbol="o", size=CURRENT_SIZE)
+        self._current_item = OverlayScatter(pxMode=True, symbol="o", size=CURRENT_SIZE)
         self._current_item.setZValue(7)
-        self._query_item = pg.ScatterPlotItem(pxMode=True, symbol="star", size=STAR_SIZE, hoverable=True)
+        self._query_item = OverlayScatter(pxMode=True, symbol="star", size=STAR_SIZE, hoverable=True)
         self._query_item.setZValue(10)
-        self._neighbour_item = pg.ScatterPlotItem(pxMode=True, symbol="o", size=RING_SIZE, hoverable=True)
+        self._neighbour_item = OverlayScatter(pxMode=True, symbol="o", size=RING_SIZE, hoverable=True)
         self._neighbour_item.setZValue(9)
         self._query_label = pg.TextItem(anchor=(0, 1))
         self._query_label.setZValue(11)
@@ -465,7 +476,7 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         # The point under the pointer, drawn larger on top. pyqtgraph's own hover style would
         # restyle the hovered point inside its item and so repaint every point of the map
         # (40 ms at 50,257 points); this item repaints only the few pixels around it.
-        self._hover_item = pg.ScatterPlotItem(pxMode=True, symbol="o")
+        self._hover_item = OverlayScatter(pxMode=True, symbol="o")
         self._hover_item.setZValue(8)
         self._hover_item.setVisible(False)
         self._hover_owner: pg.ScatterPlotItem | None = None
