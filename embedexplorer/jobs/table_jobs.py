@@ -17,7 +17,8 @@ from ..core.layers.layer_input import Recipe, layer_input, recipe_for
 from ..core.maps.family_map import Families, FamilyMap, family_map, load_families
 from ..core.maps.word_maps import WordMap
 from ..core.tables.embedding_table import EmbeddingTable, NeighbourResult, TableFacts, open_table
-from ..core.text.texts import Token, TokenReport
+from ..core.tables.spelling import word_or_first_token
+from ..core.text.texts import Token, TokenReport, fixed
 from .base import JobContext, Kind, Lane, Session
 
 # How many chips the token pane shows at most; the report's note says how many were left out.
@@ -221,13 +222,26 @@ class CosineAnswer:
     b: str
     cosine: float
     baseline: float
-    note: str = ""
+    note: str = ""  # how a typed word became its token, when that took more than one token
+    a_id: int = -1
+    b_id: int = -1
+
+    @property
+    def line(self) -> str:
+        """The answer as one plain line that names both tokens used (as ``spelling.token_used`` does)."""
+        first = f"{self.a} (id {self.a_id:,})" if self.a_id >= 0 else self.a
+        second = f"{self.b} (id {self.b_id:,})" if self.b_id >= 0 else self.b
+        note = f" {self.note}" if self.note else ""
+        return f"cosine({first}, {second}) = {self.cosine:.3f} (unrelated tokens: {fixed(self.baseline, 3)}).{note}"
 
 
 def cosine_of(ctx: JobContext, request: CosineRequest) -> CosineAnswer:
+    """The cosine of the selected token's row and a typed word's, the word read by the window's one rule."""
     table = ctx.session.table
-    a, b = table.query(request.first), table.query(request.other)
-    return CosineAnswer(a.token, b.token, table.cosine(a.id, b.id), table.baseline_cosine, b.note)
+    read = word_or_first_token
+    a = table.query(request.first) if isinstance(request.first, int) else read(table, request.first)
+    b = read(table, request.other)
+    return CosineAnswer(a.token, b.token, table.cosine(a.id, b.id), table.baseline_cosine, b.note, a.id, b.id)
 
 
 COSINE = Kind("cosine", Lane.QUICK, cosine_of)

@@ -26,6 +26,7 @@ from ..core.text.texts import fixed
 from ..jobs.table_jobs import CosineAnswer, NeighboursAnswer
 from . import theme
 from .steady_label import SteadyLabel
+from .wrapped_label import WrappedLabel
 
 COSINE_COLUMN = 2
 COSINE_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -115,7 +116,9 @@ class NeighboursPane(QWidget):
         self._compare_timer.setInterval(200)
         self._compare_timer.timeout.connect(self._on_compare)
         self.compare_input.textChanged.connect(lambda _t: self._compare_timer.start())
-        self.compare_result = SteadyLabel(1)
+        # Below the question, across the pane: the whole answer, wrapped, never cut mid-word.
+        self.compare_result = WrappedLabel(2)
+        self.compare_result.setAccessibleName("cosine answer")
         self.hidden_note = QLabel()
         self.hidden_note.setWordWrap(True)
         self.hidden_note.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -130,9 +133,7 @@ class NeighboursPane(QWidget):
         compare_label = QLabel("Cosine &with:")
         compare_label.setBuddy(self.compare_input)
         compare.addWidget(compare_label)
-        compare.addWidget(self.compare_input, 2)
-        # The answer beside the question: one line less under the list on a small screen.
-        compare.addWidget(self.compare_result, 3)
+        compare.addWidget(self.compare_input, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
@@ -140,6 +141,7 @@ class NeighboursPane(QWidget):
         layout.addWidget(self.hidden_note, 1)
         layout.addWidget(self.baseline_label)
         layout.addLayout(compare)
+        layout.addWidget(self.compare_result)
         self._texts: list[str] = []
 
     # ----- what the window asks of the pane ------------------------------------------------
@@ -227,14 +229,10 @@ class NeighboursPane(QWidget):
         return [item.text() for item in items if item is not None]
 
     def show_cosine(self, result: CosineAnswer) -> None:
-        note = f" {escape(result.note)}" if result.note else ""
-        self.compare_result.setText(
-            f"cosine({escape(result.a)}, {escape(result.b)}) = <b>{result.cosine:.3f}</b> "
-            f"(unrelated tokens: {fixed(result.baseline, 3)}).{note}"
-        )
+        self.compare_result.setText(result.line)
 
     def show_compare_message(self, message: str) -> None:
-        self.compare_result.setText(escape(message))
+        self.compare_result.setText(message)
 
     def clear(self) -> None:
         """No query: no rows, no heading, no cosine."""

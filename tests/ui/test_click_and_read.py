@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPoint, Qt
+import pytest
+from PySide6.QtCore import QPoint, QRect, Qt
+from PySide6.QtGui import QFontMetricsF
 from PySide6.QtTest import QTest
+
+from embedexplorer.jobs.table_jobs import COSINE
 
 from tests.ui.conftest import ANSWER_TIMEOUT_MS, open_model, settle, type_text
 
@@ -48,3 +53,98 @@ def test_a_dot_under_a_ring_is_looked_up_too(qtbot, window) -> None:
     with qtbot.waitSignal(window.map_view.word_clicked, timeout=ANSWER_TIMEOUT_MS) as clicked:
         hover_then_click(qtbot, canvas.viewport(), dot_position(canvas, "tuesday"))
     assert clicked.args == [" Tuesday"]
+
+
+# ----- the "Cosine with" answer: whole, or shortened with the whole text one hover away ----------
+SIZES = [(1600, 1000), (1366, 768), (1024, 640)]
+
+
+def lines_fit(label) -> list[str]:  # type: ignore[no-untyped-def]
+    """The label's drawn lines, each checked against its width with the font's own metrics."""
+    lines = label.shown_lines()
+    metrics = QFontMetricsF(label.font())
+    for line in lines:
+        assert metrics.horizontalAdvance(line) <= label.contentsRect().width() + 0.5, line
+    height = metrics.lineSpacing() * len(lines)
+    assert height <= label.contentsRect().height() + 1, (height, label.contentsRect())
+    return lines
+
+
+def inside_window(widget, window) -> bool:  # type: ignore[no-untyped-def]
+    top_left = widget.mapTo(window, QPoint(0, 0))
+    return QRect(QPoint(0, 0), window.size()).contains(QRect(top_left, widget.size()))
+
+
+def resize_to(qtbot, window, width: int, height: int) -> None:  # type: ignore[no-untyped-def]
+    window.move(0, 0)
+    window.resize(width, height)
+    placement = window.row_placement
+    qtbot.waitUntil(lambda: placement.compact == (window.left.height() < placement.needed_height()))
+    settle()
+
+
+@pytest.mark.parametrize("presentation", [False, True])
+def test_the_cosine_answer_is_whole_or_one_hover_away_at_every_size(qtbot, window, minilm_table, presentation) -> None:
+    open_model(qtbot, window, "bundled")
+    type_text(qtbot, window, "france")
+    pane = window.neighbours_pane
+    with qtbot.waitSignal(window.client.channel(COSINE).ready, timeout=ANSWER_TIMEOUT_MS):
+        qtbot.keyClicks(pane.compare_input, "paris")
+    rows = np.asarray(minilm_table.rows, dtype=np.float64)
+    a, b = rows[minilm_table.query("france").id], rows[minilm_table.query("paris").id]
+    number = f"{a @ b / np.linalg.norm(a) / np.linalg.norm(b):.3f}"  # plain numpy's cosine
+    window.teaching.presentation_action.setChecked(presentation)
+    try:
+        for width, height in SIZES:
+            resize_to(qtbot, window, width, height)
+            label = pane.compare_result
+            assert label.isVisible() and inside_window(label, window), (width, height)
+            shown = " ".join(lines_fit(label))
+            assert number in shown, (width, height, shown)  # the answer itself is always in sight
+            if label.is_shortened():
+                assert shown.endswith("…") and label.toolTip() == label.text(), (width, height)
+            else:
+                assert shown.replace(" ", "") == label.text().replace(" ", ""), (width, height)
+    finally:
+        window.teaching.presentation_action.setChecked(False)
+
+
+def test_gpt2_words_mean_the_same_token_in_every_box_and_each_box_names_it(qtbot, window, gpt2_folder, gpt2_table):
+    from embedexplorer.core.exercises.analogies import solve_analogy
+    from embedexplorer.core.exercises.guess import guess_outcome
+    from embedexplorer.core.tables.spelling import word_or_first_token, word_token
+    from tests.core.test_guess import gpt2_id
+
+    paris, france = gpt2_id("ĠParis"), gpt2_id("ĠFrance")
+    # The engine's boxes: Guess first, Analogies, Cosine with read "France" as " France".
+    assert word_token(gpt2_table, "France").id == word_or_first_token(gpt2_table, "France").id == france
+    assert guess_outcome(gpt2_table, paris, "France").guess.id == france
+    analogy = solve_analogy(gpt2_table, "Paris", "France", "Italy", words=True)
+    assert (analogy.a.id, analogy.b.id, analogy.c.id) == (paris, france, gpt2_id("ĠItaly"))
+
+    open_model(qtbot, window, str(gpt2_folder))
+    type_text(qtbot, window, " Paris")
+    pane = window.neighbours_pane
+    with qtbot.waitSignal(window.client.channel(COSINE).ready, timeout=ANSWER_TIMEOUT_MS) as answered:
+        qtbot.keyClicks(pane.compare_input, "France")
+    assert answered.args[0].b_id == france  # not "France" (Fra nce at a text's start)
+    from safetensors.numpy import load_file
+
+    wte = load_file(str(gpt2_folder / "model.safetensors"))["transformer.wte.weight"].astype(np.float64)
+    cosine = wte[paris] @ wte[france] / np.linalg.norm(wte[paris]) / np.linalg.norm(wte[france])
+    shown = " ".join(pane.compare_result.shown_lines())
+    assert f"_France (id {france:,})" in shown and f"{cosine:.3f}" in shown
+
+    # A word of several tokens: the visible line says which token answered for it.
+    from tests.gpt2_fixture import build_gpt2_tokenizer
+
+    hf = build_gpt2_tokenizer()  # Hugging Face's own reading of the word inside a sentence
+    pieces = hf.encode(" embeddings")
+    spelled = " ".join(t.replace("Ġ", "_") for t in hf.tokenize(" embeddings"))
+    with qtbot.waitSignal(window.client.channel(COSINE).ready, timeout=ANSWER_TIMEOUT_MS) as answered:
+        pane.compare_input.setText("embeddings")
+    assert answered.args[0].b_id == pieces[0]
+    resize_to(qtbot, window, 1600, 1000)
+    shown = " ".join(lines_fit(pane.compare_result))
+    first = spelled.split()[0]
+    assert f"'embeddings' is {len(pieces)} tokens here ({spelled}): {first} is used." in shown, shown

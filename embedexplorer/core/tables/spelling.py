@@ -21,7 +21,7 @@ COMPLETIONS = 20
 
 
 def word_token(table: EmbeddingTable, text: str) -> Query:
-    """The one token a typed word means, in the model's own spelling.
+    """The one token a typed word means, in the model's own spelling (every box of the window reads words so).
 
     A completion ("_Tuesday") is taken as the token it names. On a byte-level
     vocabulary (GPT-2) a word typed without a leading space means the word inside
@@ -29,27 +29,52 @@ def word_token(table: EmbeddingTable, text: str) -> Query:
     token "Tuesday" that starts a text. A word that is several tokens is refused
     with the completions it may have meant.
     """
-    if not text.strip():
-        raise QueryError("Type a word first.")
-    index = TokenIndex.for_table(table)
-    if table.vocabulary.byte_level and not text.startswith((" ", "_")):
-        spaced = table.encode(" " + text.strip())
-        if len(spaced) == 1:
-            return table.query(spaced[0].id)
-    # A typed leading space is the tokenizer's to read, not a completion's "_".
-    named = None if text.startswith(" ") else index.exact(text.strip())
-    if named is not None:
-        return table.query(named)
-    answer = table.query(text)
+    answer = _read_word(table, text)
     if len(answer.pieces) > 1:
         # One row is asked for: its first piece ("t" of "t uesday") would answer a question nobody asked.
         shown = " ".join(p.token for p in answer.pieces)
-        offers = ", ".join(t for _, t in index.complete(text, 3))
+        offers = ", ".join(t for _, t in TokenIndex.for_table(table).complete(text, 3))
         raise QueryError(
             f"{text.strip()!r} is {len(answer.pieces)} tokens in this model ({shown}); one token is needed"
             + (f"; try {offers}." if offers else ".")
         )
     return answer
+
+
+def word_or_first_token(table: EmbeddingTable, text: str) -> Query:
+    """A typed word read as ``word_token`` reads it, but a word of several tokens answers with its first.
+
+    The answer's note then says so in words a box can show on its visible line:
+    "'embeddings' is 2 tokens here (_embed dings): _embed is used."
+    """
+    answer = _read_word(table, text)
+    if len(answer.pieces) > 1:
+        shown = " ".join(p.token for p in answer.pieces)
+        note = f"{text.strip()!r} is {len(answer.pieces)} tokens here ({shown}): {answer.token} is used."
+        return Query(answer.id, answer.token, answer.pieces, note)
+    return answer
+
+
+def token_used(query: Query) -> str:
+    """How a box names the token it used for a typed word: "_Paris (id 6342)"."""
+    return f"{query.token} (id {query.id:,})"
+
+
+def _read_word(table: EmbeddingTable, text: str) -> Query:
+    """The one rule for a typed word: a completion's name, GPT-2's spaced form first, else the tokenizer's reading."""
+    if not text.strip():
+        raise QueryError("Type a word first.")
+    spaced_form = table.vocabulary.byte_level and not text.startswith((" ", "_"))
+    if spaced_form:
+        spaced = table.encode(" " + text.strip())
+        if len(spaced) == 1:
+            return table.query(spaced[0].id)
+    # A typed leading space is the tokenizer's to read, not a completion's "_".
+    named = None if text.startswith(" ") else TokenIndex.for_table(table).exact(text.strip())
+    if named is not None:
+        return table.query(named)
+    # Several tokens either way: the pieces of the word inside a sentence, as GPT-2 reads it there.
+    return table.query(" " + text.strip() if spaced_form else text)
 
 
 class TokenIndex:
