@@ -10,6 +10,7 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
     QGridLayout,
+    QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
@@ -68,9 +69,11 @@ class AnalogyPane(QWidget):
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
         self.inputs_line = SteadyLabel(1)
         self.expected_line = SteadyLabel(1)
-        self.command_line = SteadyLabel(1, wrap=False)
-        self.command_line.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.command_line.setObjectName("hint")
+        # Plain text in a read-only box: quotes stay quotes, and the whole line selects and pastes.
+        self.command_line = QLineEdit()
+        self.command_line.setReadOnly(True)
+        self.command_line.setAccessibleName("the same answer on the command line")
+        self.command_line.setToolTip("The command that gives the same answer: select it and paste it into a terminal")
         self.claim = QLabel(NO_CLAIM)
         self.claim.setWordWrap(True)
         self.claim.setObjectName("hint")
@@ -94,9 +97,31 @@ class AnalogyPane(QWidget):
         layout.addWidget(self.table, 1)
         layout.addWidget(self.inputs_line)
         layout.addWidget(self.expected_line)
-        layout.addWidget(self.command_line)
+        command = QHBoxLayout()
+        command.addWidget(QLabel("Same answer:"))
+        command.addWidget(self.command_line, 1)
+        layout.addLayout(command)
         layout.addWidget(self.claim)
-        self.model = ""
+        self._model = ""
+
+    @property
+    def model(self) -> str:
+        """The model the answers are of (its command line's --model)."""
+        return self._model
+
+    @model.setter
+    def model(self, spec: str) -> None:
+        if spec != self._model:
+            self.clear_answer()  # the lines of another model's answer would mislead
+        self._model = spec
+
+    def clear_answer(self) -> None:
+        """No answer: no rows, no heading, no lines about one."""
+        self.heading.setText("")
+        self.table.setRowCount(0)
+        for line in (self.inputs_line, self.expected_line):
+            line.setText("")
+        self.command_line.clear()
 
     def request(self) -> AnalogyRequest:
         a, b, c = (box.text() for box in self.inputs)
@@ -130,12 +155,13 @@ class AnalogyPane(QWidget):
         self.table.scrollToTop()
         self.inputs_line.setText(escape(answer.inputs_line()))
         self.expected_line.setText(f"<b>{escape(answer.expected_line())}</b>" if answer.expected else "")
-        self.command_line.setText(escape("Same answer: " + answer.command(self.k_box.value(), self.model or None)))
+        self.command_line.setText(answer.command(self.k_box.value(), self.model or None))
+        self.command_line.setCursorPosition(0)
 
     def show_message(self, message: str) -> None:
+        """A failed question: its message, and nothing left of the answer before it."""
+        self.clear_answer()
         self.heading.setText(escape(message))
-        self.table.setRowCount(0)
-        self.expected_line.setText("")
 
     def tokens(self) -> list[str]:
         items = (self.table.item(r, 0) for r in range(self.table.rowCount()))

@@ -148,3 +148,36 @@ def test_gpt2_words_mean_the_same_token_in_every_box_and_each_box_names_it(qtbot
     shown = " ".join(lines_fit(pane.compare_result))
     first = spelled.split()[0]
     assert f"'embeddings' is {len(pieces)} tokens here ({spelled}): {first} is used." in shown, shown
+
+
+# ----- Analogies: a command line to paste, and no line left from an older answer ---------------------
+def test_the_analogy_command_line_pastes_as_typed_and_a_failure_or_another_model_leaves_no_stale_line(
+    qtbot, window, gpt2_folder
+) -> None:
+    import shlex
+
+    from embedexplorer.jobs.exercise_jobs import ANALOGY
+
+    open_model(qtbot, window, str(gpt2_folder))
+    pane = window.exercises.analogy.pane
+    with qtbot.waitSignal(window.client.channel(ANALOGY).ready, timeout=ANSWER_TIMEOUT_MS):
+        window.exercises.show_analogies()
+    command = pane.command_line.text()  # what a learner selects and pastes into a terminal
+    assert "&#" not in command and "&amp;" not in command
+    assert shlex.split(command)[2:5] == [" king", " man", " woman"]  # GPT-2's words inside a sentence
+    assert pane.inputs_line.text() and pane.expected_line.text()
+    # A question that fails: its message alone, nothing of the answer before it.
+    with qtbot.waitSignal(window.client.channel(ANALOGY).failed, timeout=ANSWER_TIMEOUT_MS):
+        pane.inputs[0].setText("embeddings")  # several tokens: refused
+        qtbot.keyClick(pane.inputs[0], Qt.Key.Key_Return)
+    assert "one token is needed" in pane.heading.text()
+    assert (pane.command_line.text(), pane.inputs_line.text(), pane.expected_line.text()) == ("", "", "")
+    assert pane.tokens() == []
+    # Another model: the old answer's lines go at once.
+    pane.inputs[0].setText("king")
+    with qtbot.waitSignal(window.client.channel(ANALOGY).ready, timeout=ANSWER_TIMEOUT_MS):
+        qtbot.keyClick(pane.inputs[0], Qt.Key.Key_Return)
+    assert pane.command_line.text()
+    window.exercises.analogy.close()
+    open_model(qtbot, window, "bundled")
+    assert (pane.command_line.text(), pane.tokens()) == ("", [])
