@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from html import escape
-
-from PySide6.QtCore import QStringListModel, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, QStringListModel, Qt, QTimer, Signal
+from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCompleter,
@@ -21,8 +20,8 @@ from PySide6.QtWidgets import (
 
 from ..core.exercises.guess import GuessOutcome, GuessScore
 from ..jobs.exercise_jobs import Completions, SuggestionsAnswer
-from .steady_label import SteadyLabel
 from .token_pane import CHIP_STYLE
+from .wrapped_label import WrappedLabel
 
 TYPING_PAUSE_MS = 80
 TEXT_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -104,18 +103,23 @@ class GuessBar(QWidget):
         self.completer.setCompletionMode(QCompleter.CompletionMode.UnfilteredPopupCompletion)
         self.completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         self.input.setCompleter(self.completer)
+        # Enter while the list is open and nothing in it chosen: the guess as typed (the list would
+        # only close and eat the key, and the learner would press Enter twice).
+        self.completer.popup().installEventFilter(self)
         self._typing = QTimer(self)
         self._typing.setSingleShot(True)
         self._typing.setInterval(TYPING_PAUSE_MS)
         self._typing.timeout.connect(lambda: self.completions_wanted.emit(self.input.text()))
-        self.input.textEdited.connect(lambda _t: self._typing.start())
+        self._answered = False  # a guess was made and nothing typed since: no completion list over its result
+        self.input.textEdited.connect(self._on_edited)
         self.input.returnPressed.connect(self._on_guess)
         self.guess_button = QPushButton("&Reveal")
         self.guess_button.setToolTip("Check your guess and show the neighbours")
         self.guess_button.clicked.connect(self._on_guess)
         self.skip_button = QPushButton("Show without guessing")
         self.skip_button.clicked.connect(self.reveal_wanted.emit)
-        self.result = SteadyLabel(1)
+        # Two lines across the bar: the whole sentence, never cut (the rest one hover away if need be).
+        self.result = WrappedLabel(2)
         self.result.setAccessibleName("how good the guess was")
         self.score_label = QLabel(self.score.summary())
         self.score_label.setObjectName("hint")
@@ -127,14 +131,12 @@ class GuessBar(QWidget):
         line.addWidget(self.input, 1)
         line.addWidget(self.guess_button)
         line.addWidget(self.skip_button)
-        scores = QHBoxLayout()
-        scores.addWidget(self.result, 3)
-        scores.addWidget(self.score_label)
+        line.addWidget(self.score_label)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 2, 4, 2)
         layout.setSpacing(2)
         layout.addLayout(line)
-        layout.addLayout(scores)
+        layout.addWidget(self.result)
 
     # ----- what the window asks of the pane ------------------------------------------------
     def ask(self, token: str) -> None:
@@ -143,11 +145,11 @@ class GuessBar(QWidget):
         self.input.setPlaceholderText(f"the nearest neighbour of {token}?" if token else "select a token first")
         self._counted = False
         self.input.clear()
-        self.result.setText("")
+        self._set_result("")
 
     def show_completions(self, answer: Completions) -> None:
-        if answer.prefix != self.input.text():
-            return  # typed on since: a newer prefix is on its way
+        if answer.prefix != self.input.text() or self._answered:
+            return  # typed on since, or guessed already: the list would cover the result
         self._completions.setStringList([token for _, token in answer.tokens])
         if answer.tokens and self.input.hasFocus():
             self.completer.complete()
@@ -157,10 +159,44 @@ class GuessBar(QWidget):
             self._counted = True
             self.score = self.score.add(outcome)
             self.score_label.setText(self.score.summary())
-        self.result.setText(f"<b>{escape(outcome.message())}</b>")
+        self._set_result(outcome.message(), bold=True)
 
     def show_message(self, message: str) -> None:
-        self.result.setText(escape(message))
+        self._set_result(message)
+
+    def _set_result(self, text: str, bold: bool = False) -> None:
+        """The result in sight: the completion list, which opens over it, closes."""
+        self._close_completions()
+        font = self.result.font()
+        font.setBold(bold)
+        self.result.setFont(font)
+        self.result.setText(text)
+
+    def _close_completions(self) -> None:
+        self._typing.stop()
+        popup = self.completer.popup()
+        if popup is not None:
+            popup.hide()
+
+    def completions_open(self) -> bool:
+        popup = self.completer.popup()
+        return popup is not None and popup.isVisible()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if (
+            watched is self.completer.popup()
+            and event.type() == QEvent.Type.KeyPress
+            and isinstance(event, QKeyEvent)
+            and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+            and not self.completer.popup().currentIndex().isValid()
+        ):
+            self._on_guess()
+            return True
+        return super().eventFilter(watched, event)
+
+    def _on_edited(self, _text: str) -> None:
+        self._answered = False
+        self._typing.start()
 
     def query(self) -> str:
         """The token the guess is about ("" before one is selected)."""
@@ -176,10 +212,9 @@ class GuessBar(QWidget):
 
     def _on_guess(self) -> None:
         text = self.input.text()
-        popup = self.completer.popup()
-        if popup is not None:
-            popup.hide()
+        self._close_completions()
         if not text.strip():
-            self.result.setText("Type a guess first, or press “Show without guessing”.")
+            self._set_result("Type a guess first, or press “Show without guessing”.")
             return
+        self._answered = True  # until the learner types again
         self.guess_made.emit(text)

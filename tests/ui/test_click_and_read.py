@@ -22,6 +22,13 @@ def dot_position(canvas, word: str) -> QPoint:  # type: ignore[no-untyped-def]
     return QPoint(at.x(), at.y())
 
 
+def typing_target(widget):  # type: ignore[no-untyped-def]
+    """Where a key goes as a person types: an open popup (a completion list) takes the keyboard."""
+    from PySide6.QtWidgets import QApplication
+
+    return QApplication.activePopupWidget() or widget
+
+
 def hover_then_click(qtbot, widget, at: QPoint) -> None:  # type: ignore[no-untyped-def]
     """As a hand does: move onto the point, let the window react (the dot grows), then click."""
     QTest.mouseMove(widget, at)
@@ -181,3 +188,30 @@ def test_the_analogy_command_line_pastes_as_typed_and_a_failure_or_another_model
     window.exercises.analogy.close()
     open_model(qtbot, window, "bundled")
     assert (pane.command_line.text(), pane.tokens()) == ("", [])
+
+
+# ----- Guess first: the completion list never covers the result, whose sentence is whole -------------
+def test_the_completion_list_closes_over_the_guess_result_and_the_sentence_is_whole(qtbot, window) -> None:
+    from embedexplorer.jobs.exercise_jobs import COMPLETE, GUESS
+
+    open_model(qtbot, window, "bundled")
+    desk = window.exercises
+    desk.guess_action.setChecked(True)
+    type_text(qtbot, window, "paris")
+    bar = desk.guess_bar
+    bar.input.setFocus()
+    with qtbot.waitSignal(window.client.channel(COMPLETE).ready, timeout=ANSWER_TIMEOUT_MS):
+        qtbot.keyClicks(bar.input, "fran")
+    qtbot.waitUntil(bar.completions_open, timeout=ANSWER_TIMEOUT_MS)  # the list opens under the box, as it should
+    # Typed on to the whole word and Enter at once, as a quick hand does: the list's answer for
+    # the last letters is still to come when the guess is made.
+    with qtbot.waitSignal(window.client.channel(GUESS).ready, timeout=ANSWER_TIMEOUT_MS):
+        qtbot.keyClicks(typing_target(bar.input), "ce")
+        qtbot.keyClick(typing_target(bar.input), Qt.Key.Key_Return)
+    qtbot.wait(400)  # longer than the pause after which completions are asked for
+    assert not bar.completions_open()
+    resize_to(qtbot, window, 1024, 640)
+    label = bar.result
+    assert label.isVisible() and inside_window(label, window)
+    shown = " ".join(lines_fit(label))
+    assert "france is" in shown and ("cosine" in shown or label.toolTip() == label.text()), shown

@@ -56,7 +56,7 @@ def test_guess_first_hides_then_reveals_with_rank_and_score(qtbot, window, minil
     outcome = guess(qtbot, window, "tuesday")
     rank, cosine = brute_rank(minilm_table, minilm_table.query("monday").id, minilm_table.query("tuesday").id)
     assert rank == 1
-    assert desk.guess_bar.result.text() == f"<b>tuesday is #1 of 30,521, cosine {cosine:.3f}</b>"
+    assert desk.guess_bar.result.text() == f"tuesday is #1 of 30,521, cosine {cosine:.3f}"
     assert outcome.rank.rank == rank
     assert not pane.is_hidden() and pane.table.isVisible()
     assert pane.table.item(0, 0).text() == "tuesday" and pane.table.item(0, 0).font().bold()
