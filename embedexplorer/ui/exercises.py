@@ -105,7 +105,9 @@ class GuessBar(QWidget):
         self.input.setCompleter(self.completer)
         # Enter while the list is open and nothing in it chosen: the guess as typed (the list would
         # only close and eat the key, and the learner would press Enter twice).
-        self.completer.popup().installEventFilter(self)
+        self._popup = self.completer.popup()
+        assert self._popup is not None  # QCompleter makes its list view on first asking
+        self._popup.installEventFilter(self)
         self._typing = QTimer(self)
         self._typing.setSingleShot(True)
         self._typing.setInterval(TYPING_PAUSE_MS)
@@ -184,11 +186,11 @@ class GuessBar(QWidget):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
         if (
-            watched is self.completer.popup()
+            watched is self._popup
             and event.type() == QEvent.Type.KeyPress
             and isinstance(event, QKeyEvent)
             and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
-            and not self.completer.popup().currentIndex().isValid()
+            and not self._popup.currentIndex().isValid()
         ):
             self._on_guess()
             return True

@@ -1132,7 +1132,8 @@ def _caption(shown: WordMap, model_name: str, hidden: set[str]) -> str:
     counts = shown.family_counts()
     visible = {name: n for name, n in counts.items() if name not in hidden and n}
     rest = int((shown.family_of == NO_FAMILY).sum())
-    between = shown.between_family_cosine
+    # The figures of the families shown: a hidden family's pairs are not in them.
+    within, between = shown.family_cosines({name for name in hidden if name in counts})
     if rest:
         first = (
             f"<b>{model_name}</b>: {shown.description}, {rest + sum(visible.values()):,} shown; "
@@ -1143,9 +1144,9 @@ def _caption(shown: WordMap, model_name: str, hidden: set[str]) -> str:
     lines = [first, f"{shown.layout.name} map: it keeps {shown.layout.keeps}."]
     if not np.isnan(between):
         # A ratio to a mean that rounds to zero is noise (an untrained table's is about 0).
-        ratio = f"ratio {shown.family_ratio:.1f}" if abs(between) >= 0.005 else "no ratio: that is about 0"
+        ratio = f"ratio {within / between:.1f}" if abs(between) >= 0.005 else "no ratio: that is about 0"
         lines.append(
-            f"On all {shown.width} numbers: mean cosine within a family {fixed(shown.within_family_cosine, 2)}, "
+            f"On all {shown.width} numbers: mean cosine within a family {fixed(within, 2)}, "
             f"between families {fixed(between, 2)} ({ratio})."
         )
     multi = [n for n in shown.notes if "tokens" in n]

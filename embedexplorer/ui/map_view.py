@@ -161,10 +161,12 @@ class WordsDialog(QDialog):
         for widget in (self.regex_choice, self.pattern, self.list_choice, self.listing, box):
             layout.addWidget(widget)
         self._on_choice(True)
+        self.pattern.selectAll()  # typed over at once: the dialog opens to type a pattern
 
     def _on_choice(self, regex: bool) -> None:
         self.pattern.setEnabled(regex)
         self.listing.setEnabled(not regex)
+        (self.pattern if regex else self.listing).setFocus()
 
     def request(self) -> tuple[str, str]:
         """("regex", pattern) or ("list", text)."""

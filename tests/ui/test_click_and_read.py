@@ -29,6 +29,15 @@ def typing_target(widget):  # type: ignore[no-untyped-def]
     return QApplication.activePopupWidget() or widget
 
 
+def tick_box(check) -> QPoint:  # type: ignore[no-untyped-def]
+    """The middle of a check box's square, where a hand clicks it."""
+    from PySide6.QtWidgets import QStyle, QStyleOptionButton
+
+    option = QStyleOptionButton()
+    check.initStyleOption(option)
+    return check.style().subElementRect(QStyle.SubElement.SE_CheckBoxIndicator, option, check).center()
+
+
 def hover_then_click(qtbot, widget, at: QPoint) -> None:  # type: ignore[no-untyped-def]
     """As a hand does: move onto the point, let the window react (the dot grows), then click."""
     QTest.mouseMove(widget, at)
@@ -215,3 +224,38 @@ def test_the_completion_list_closes_over_the_guess_result_and_the_sentence_is_wh
     assert label.isVisible() and inside_window(label, window)
     shown = " ".join(lines_fit(label))
     assert "france is" in shown and ("cosine" in shown or label.toolTip() == label.text()), shown
+
+
+# ----- the caption's figures are those of the families shown -------------------------------------------
+def caption_figures(canvas) -> tuple[str, str]:  # type: ignore[no-untyped-def]
+    import re
+
+    found = re.search(r"within a family (-?[\d.]+), between families (-?[\d.]+)", canvas.caption_html)
+    assert found, canvas.caption_html
+    return found.group(1), found.group(2)
+
+
+def test_hiding_a_family_gives_the_caption_the_shown_families_figures(qtbot, window, minilm_table) -> None:
+    import itertools
+
+    open_model(qtbot, window, "bundled")
+    canvas, panel = window.map_view.canvas, window.map_view.panel
+    shown_map = canvas.map
+    rows = np.asarray(minilm_table.rows, dtype=np.float64)
+    points = [rows[list(ids)].mean(axis=0) for ids in shown_map.pieces]
+
+    def by_hand(hidden: set[str]) -> tuple[str, str]:
+        within, between = [], []
+        keep = [i for i, f in enumerate(shown_map.family_of) if shown_map.families[f] not in hidden]
+        for i, j in itertools.combinations(keep, 2):
+            cosine = points[i] @ points[j] / np.linalg.norm(points[i]) / np.linalg.norm(points[j])
+            (within if shown_map.family_of[i] == shown_map.family_of[j] else between).append(cosine)
+        return f"{np.mean(within):.2f}", f"{np.mean(between):.2f}"
+
+    assert caption_figures(canvas) == by_hand(set())
+    hidden = {"days", "numbers"}
+    for family in hidden:
+        qtbot.mouseClick(panel.visibility[family], Qt.MouseButton.LeftButton, pos=tick_box(panel.visibility[family]))
+    assert canvas.hidden == hidden
+    assert by_hand(hidden) != by_hand(set())  # hiding them changes the figures at two decimals
+    assert caption_figures(canvas) == by_hand(hidden)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import math
 import os
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -196,24 +197,57 @@ def family_cosines(rows: np.ndarray, labels: list[str]) -> tuple[float, float]:
     means come from one sum per family: memory grows with the words, not their square
     (30,000 words would otherwise need a 7 GB matrix of cosines).
     """
+    sums = family_sums(rows, labels)
+    return sums.cosines(sums.names)
+
+
+@dataclass(frozen=True, eq=False)
+class FamilySums:
+    """What the two mean cosines need, kept per family so that any subset of families has its own.
+
+    ``gram[f, g]`` is S_f . S_g, S_f the sum of family f's unit rows; ``squares[f]`` is the sum
+    of its rows' |u|^2 (1 each, 0 for a zero row). A map with some families hidden states the
+    figures of the families shown, without the rows.
+    """
+
+    names: tuple[str, ...]
+    gram: np.ndarray
+    sizes: np.ndarray
+    squares: np.ndarray
+
+    def cosines(self, shown: Iterable[str]) -> tuple[float, float]:
+        """(within, between) over the families named in ``shown`` (NaN where there is no such pair)."""
+        wanted = set(shown)
+        keep = np.array([name in wanted for name in self.names], dtype=bool)
+        gram = self.gram[np.ix_(keep, keep)]
+        sizes, squares = self.sizes[keep], self.squares[keep]
+        within_sum = float((np.diag(gram) - squares).sum() / 2)
+        within_pairs = float((sizes * (sizes - 1) / 2).sum())
+        between_sum = float((gram.sum() - np.trace(gram)) / 2)
+        count = float(sizes.sum())
+        between_pairs = count * (count - 1) / 2 - within_pairs
+        return (
+            within_sum / within_pairs if within_pairs else float("nan"),
+            between_sum / between_pairs if between_pairs else float("nan"),
+        )
+
+
+def family_sums(rows: np.ndarray, labels: list[str]) -> FamilySums:
+    """Each family's sum of unit rows, as their dot products (see ``FamilySums``), in first-seen order."""
     unit = np.asarray(rows, dtype=np.float64)
     norms = np.linalg.norm(unit, axis=1, keepdims=True)
     unit = unit / np.where(norms == 0, 1, norms)
     squares = np.einsum("ij,ij->i", unit, unit)
-    names, index = np.unique(np.asarray(labels, dtype=object).astype(str), return_inverse=True)
-    family_sums = np.zeros((len(names), unit.shape[1]))
-    np.add.at(family_sums, index, unit)
-    family_sizes = np.bincount(index, minlength=len(names)).astype(np.float64)
-    family_squares = np.bincount(index, weights=squares, minlength=len(names))
-    within_sum = float(((np.einsum("ij,ij->i", family_sums, family_sums) - family_squares) / 2).sum())
-    within_pairs = float((family_sizes * (family_sizes - 1) / 2).sum())
-    total = unit.sum(axis=0)
-    all_sum = float((total @ total - squares.sum()) / 2)
-    count = unit.shape[0]
-    between_pairs = count * (count - 1) / 2 - within_pairs
-    return (
-        within_sum / within_pairs if within_pairs else float("nan"),
-        (all_sum - within_sum) / between_pairs if between_pairs else float("nan"),
+    names = list(dict.fromkeys(str(label) for label in labels))
+    number = {name: i for i, name in enumerate(names)}
+    index = np.array([number[str(label)] for label in labels], dtype=np.int64)
+    sums = np.zeros((len(names), unit.shape[1]))
+    np.add.at(sums, index, unit)
+    return FamilySums(
+        tuple(names),
+        sums @ sums.T,
+        np.bincount(index, minlength=len(names)).astype(np.float64),
+        np.bincount(index, weights=squares, minlength=len(names)),
     )
 
 
@@ -234,6 +268,8 @@ class FamilyMap:
     within_family_cosine: float
     between_family_cosine: float
     notes: tuple[str, ...]
+    # The figures of any families shown (a map with some hidden); None for a map made elsewhere.
+    sums: FamilySums | None = field(default=None, compare=False)
 
     @property
     def explained_variance(self) -> float:
@@ -312,7 +348,8 @@ def family_map(table: EmbeddingTable, families: Families, multi_token: str = "av
     matrix = np.vstack(rows)
     projection = pca_2d(matrix)
     coords = projection.apply(matrix)
-    within, between = family_cosines(matrix, labels)
+    sums = family_sums(matrix, labels)
+    within, between = sums.cosines(sums.names)
     if math.isnan(within):
         notes.append("No family has two words on the map, so there is no within-family cosine (null).")
     if math.isnan(between):
@@ -323,4 +360,4 @@ def family_map(table: EmbeddingTable, families: Families, multi_token: str = "av
         MapPoint(w, t, f, float(x), float(y), i)
         for w, t, f, i, (x, y) in zip(words, tokens, labels, ids_list, coords, strict=False)
     )
-    return FamilyMap(points, projection, within, between, tuple(notes))
+    return FamilyMap(points, projection, within, between, tuple(notes), sums)

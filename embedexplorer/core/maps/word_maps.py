@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from collections.abc import Collection
+from dataclasses import dataclass, field
 from typing import cast
 
 import numpy as np
 
 from ..common.errors import FamiliesError
 from ..tables.embedding_table import EmbeddingTable
-from .family_map import Families, FamilyMap, family_cosines
+from .family_map import Families, FamilyMap, FamilySums, family_sums
 from .map_cache import MapCache
 from .projections import KEEPS, SEED, Layout, Progress, ShouldStop, check_method, project
 from .word_sets import WordSet
@@ -40,6 +41,14 @@ class WordMap:
     notes: tuple[str, ...] = ()
     from_cache: bool = False
     seconds: float = 0.0
+    # The figures of any families shown (``FamilySums.cosines``): the caption's with some hidden.
+    family_sums: FamilySums | None = field(default=None, compare=False)
+
+    def family_cosines(self, hidden: Collection[str] = ()) -> tuple[float, float]:
+        """(within, between) of the families shown; the whole map's when none is hidden or sums are missing."""
+        if not hidden or self.family_sums is None:
+            return self.within_family_cosine, self.between_family_cosine
+        return self.family_sums.cosines(name for name in self.families if name not in hidden)
 
     def __len__(self) -> int:
         return len(self.labels)
@@ -140,6 +149,7 @@ def from_family_map(family_map: FamilyMap, model: str) -> WordMap:
         within_family_cosine=family_map.within_family_cosine,
         between_family_cosine=family_map.between_family_cosine,
         notes=family_map.notes,
+        family_sums=family_map.sums,
     )
 
 
@@ -202,8 +212,10 @@ def word_map(
         notes.append(f"No word of {', '.join(missing)} is among these rows.")
 
     coloured = np.flatnonzero(family_of >= 0)
+    sums = None
     if coloured.size >= 2:
-        within, between = family_cosines(matrix[coloured], [family_names[f] for f in family_of[coloured]])
+        sums = family_sums(matrix[coloured], [family_names[f] for f in family_of[coloured]])
+        within, between = sums.cosines(sums.names)
     else:
         within = between = float("nan")
 
@@ -237,5 +249,6 @@ def word_map(
         notes=tuple(notes),
         from_cache=from_cache,
         seconds=time.perf_counter() - started,
+        family_sums=sums,
     )
 
