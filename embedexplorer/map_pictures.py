@@ -200,14 +200,27 @@ def svg_drawing(canvas: MapCanvas) -> str:
             star_metrics = QFontMetricsF(star_font)
             name_width, ascent = star_metrics.horizontalAdvance(token), star_metrics.ascent()
             gap_x, gap_y = 10 * scale, 8 * scale
-            x_anchor, y_anchor = star_label_corner(QPointF(sx, sy), QSizeF(gap_x + name_width, gap_y + ascent), frame)
+            # Clear of the rings and dots where a side has room: the name is read over them, not under.
+            shown_dots = np.flatnonzero(~np.isin(shown.family_of, list(hidden)))
+            ring_xy = np.array(rings, dtype=float).reshape(-1, 2)
+            obstacles = (
+                np.column_stack([px(ring_xy[:, 0]), py(ring_xy[:, 1])]),
+                np.column_stack([px(coords[shown_dots, 0]), py(coords[shown_dots, 1])]),
+            )
+            x_anchor, y_anchor = star_label_corner(
+                QPointF(sx, sy), QSizeF(gap_x + name_width, gap_y + ascent), frame, obstacles, 7.5 * scale
+            )
             left = sx + gap_x if x_anchor == 0 else sx - gap_x - name_width
             baseline = sy - gap_y if y_anchor == 1 else sy + gap_y + ascent
+            top = baseline - ascent
+            out.append(
+                f'<rect x="{left - 2:.2f}" y="{top - 1:.2f}" width="{name_width + 4:.2f}" '
+                f'height="{star_metrics.height() + 2:.2f}" fill="{theme.plot_background().name()}" fill-opacity="0.8"/>'
+            )
             out.append(
                 f'<text x="{left:.2f}" y="{baseline:.2f}" fill="{accent}" '
                 f'font-size="{14 * scale:g}">{escape(token)}</text>'
             )
-            top = baseline - ascent
             reserved.append((left, top, left + name_width, top + star_metrics.height()))
         # The labels, placed for this drawing by the same rule as on screen.
         lx, ly, texts, colours, widths, wanted, obstacles = canvas.labels.entries()

@@ -46,15 +46,42 @@ CAPTION_SHARE = 0.3
 EXPORT_SCENE = (1000, 760)
 
 
-def star_label_corner(star: QPointF, size: QSizeF, frame: QRectF) -> tuple[float, float]:
+# The corners of the star's name tried in turn: above right, below right, above left, below left.
+STAR_LABEL_CORNERS = ((0.0, 1.0), (0.0, 0.0), (1.0, 1.0), (1.0, 0.0))
+# How far (pixels) from a ring's or dot's centre the star's name keeps, at the normal scale.
+STAR_LABEL_CLEARANCE = RING_SIZE / 2
+
+
+def star_label_corner(
+    star: QPointF,
+    size: QSizeF,
+    frame: QRectF,
+    obstacles: Sequence[np.ndarray] = (),
+    clearance: float = 0.0,
+) -> tuple[float, float]:
     """Which corner of the selected token's name sits on its star: a TextItem anchor (x, y), pixels in.
 
-    (0, 1), the bottom left corner, puts the name above the star and to its right, where that fits
-    in ``frame``; near the top edge y is 0 (the name below), near the right edge x is 1 (on its left).
+    (0, 1), the bottom left corner, puts the name above the star and to its right. A corner that
+    keeps the name inside ``frame`` comes first, then one whose box covers the fewest of the first
+    ``obstacles`` (the rings: an (n, 2) array in the same pixels, each ``clearance`` round), then
+    of the next (the dots), then the order of ``STAR_LABEL_CORNERS``: the name is read over the
+    rings, not hidden under them.
     """
-    x_anchor = 0.0 if star.x() + size.width() <= frame.right() else 1.0
-    y_anchor = 1.0 if star.y() - size.height() >= frame.top() else 0.0
-    return x_anchor, y_anchor
+    groups = [np.asarray(points, dtype=float).reshape(-1, 2) for points in obstacles]
+
+    def cost(order: int, corner: tuple[float, float]) -> tuple[int, ...]:
+        left, top = star.x() - corner[0] * size.width(), star.y() - corner[1] * size.height()
+        outside = int(not frame.contains(QRectF(left, top, size.width(), size.height())))
+        covered = [
+            int((
+                (points[:, 0] > left - clearance) & (points[:, 0] < left + size.width() + clearance)
+                & (points[:, 1] > top - clearance) & (points[:, 1] < top + size.height() + clearance)
+            ).sum())
+            for points in groups
+        ]
+        return (outside, *covered, order)
+
+    return min(enumerate(STAR_LABEL_CORNERS), key=lambda item: cost(*item))[1]
 
 
 class WordLabels(pg.GraphicsObject):
@@ -468,6 +495,7 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         self._query_item.setZValue(10)
         self._neighbour_item = OverlayScatter(pxMode=True, symbol="o", size=RING_SIZE, hoverable=True)
         self._neighbour_item.setZValue(9)
+        # On a faint box of the plot's own colour: read over the grid, dots and rings it may still touch.
         self._query_label = pg.TextItem(anchor=(0, 1))
         self._query_label.setZValue(11)
         # The name moves to the star's other side when a pan, zoom or resize would cut it.
@@ -869,19 +897,44 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         self._hide_empty_overlays()
 
     def _place_query_label(self) -> None:
-        """The selected token's name on the side of its star where it fits; the other labels keep out of it."""
+        """The selected token's name on the side of its star where it fits and covers the fewest rings and dots.
+
+        The other labels keep out of it.
+        """
         at = self._selection[1]
         if at is None:
             return
         view = self.plot.getViewBox()
         size = self._query_label.textItem.boundingRect().size()
-        corner = star_label_corner(view.mapViewToScene(QPointF(*at)), size, view.sceneBoundingRect())
+        star = view.mapViewToScene(QPointF(*at))
+        rings, dots = (self._scene_points(view, points) for points in self._label_obstacles())
+        corner = star_label_corner(
+            star, size, view.sceneBoundingRect(), (rings, dots), self._sized(STAR_LABEL_CLEARANCE)
+        )
         box = QRectF(-corner[0] * size.width(), -corner[1] * size.height(), size.width(), size.height())
         anchor = self._query_label.anchor
         reserved = (at[0], at[1], box.left(), box.top(), box.width(), box.height())
         if corner != (anchor.x(), anchor.y()) or self.labels.reserved != reserved:
             self._query_label.setAnchor(corner)
             self.labels.set_reserved(at, box)
+
+    def _label_obstacles(self) -> tuple[np.ndarray, np.ndarray]:
+        """Where the rings and the dots shown are, in map coordinates."""
+        xs, ys = self._neighbour_item.getData()
+        rings = np.column_stack([np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)]).reshape(-1, 2)
+        dots = self.map.coords[self._visible_mask()] if self.map is not None else np.empty((0, 2))
+        return rings, dots
+
+    @staticmethod
+    def _scene_points(view: pg.ViewBox, points: np.ndarray) -> np.ndarray:
+        """Map coordinates to scene pixels, all at once (the view's mapping is affine)."""
+        origin = view.mapViewToScene(QPointF(0, 0))
+        unit_x, unit_y = view.mapViewToScene(QPointF(1, 0)) - origin, view.mapViewToScene(QPointF(0, 1)) - origin
+        x, y = points[:, 0:1], points[:, 1:2]
+        return np.hstack([
+            origin.x() + x * unit_x.x() + y * unit_y.x(),
+            origin.y() + x * unit_x.y() + y * unit_y.y(),
+        ])
 
     @property
     def selection(self) -> tuple[str, tuple[float, float] | None, list[tuple[float, float]]]:
@@ -1015,6 +1068,10 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         self.legend.setLabelTextColor(foreground)
         self.caption.setAttr("color", foreground.name())
         self.caption.setText(self.caption.text)
+        backdrop = theme.plot_background()
+        backdrop.setAlpha(200)
+        self._query_label.fill = pg.mkBrush(backdrop)
+        self._query_label.update()
 
     def show_legend(self, visible: bool) -> None:
         # Filled only when shown: on screen it stays hidden, and rebuilding it costs paint time.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 import pytest
-from PySide6.QtCore import QPoint, QRect, Qt
+from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt
 from PySide6.QtGui import QFontMetricsF
 from PySide6.QtTest import QTest
 
@@ -259,3 +259,40 @@ def test_hiding_a_family_gives_the_caption_the_shown_families_figures(qtbot, win
     assert canvas.hidden == hidden
     assert by_hand(hidden) != by_hand(set())  # hiding them changes the figures at two decimals
     assert caption_figures(canvas) == by_hand(hidden)
+
+
+# ----- the star's name is read over its rings, not under them -------------------------------------------
+def rings_under(box, centres, radius: float) -> list[tuple[float, float]]:  # type: ignore[no-untyped-def]
+    """The ring centres whose circle reaches into ``box``."""
+    grown = box.adjusted(-radius, -radius, radius, radius)
+    return [(x, y) for x, y in centres if grown.contains(QPointF(x, y))]
+
+
+@pytest.mark.parametrize("word", ["tokyo", "paris", "monday", "cat"])
+def test_the_stars_name_lies_clear_of_its_rings_on_screen_and_in_the_svg(qtbot, window, tmp_path, word) -> None:
+    import re
+
+    from embedexplorer.ui.map_canvas import RING_SIZE
+
+    open_model(qtbot, window, "bundled")
+    canvas = window.map_view.canvas
+    type_text(qtbot, window, word)
+    resize_to(qtbot, window, 1366, 768)
+    view = canvas.plot.getViewBox()
+    name = canvas._query_label
+    box = name.mapRectToScene(name.boundingRect())
+    rings = [view.mapViewToScene(QPointF(x, y)) for x, y in canvas.selection[2]]
+    assert rings_under(box, [(p.x(), p.y()) for p in rings], RING_SIZE / 2) == [], word
+    # The picture places it by the same rule, over its own pixels.
+    target = tmp_path / "map.svg"
+    assert window.map_view.export_to(str(target))
+    drawing = target.read_text(encoding="utf-8")
+    text = re.search(rf'<text x="([-0-9.]+)" y="([-0-9.]+)" fill="[^"]+" font-size="14">{re.escape(word)}</text>',
+                     drawing)
+    assert text, word
+    circles = re.findall(r'<circle cx="([-0-9.]+)" cy="([-0-9.]+)" r="7.5" fill="none"', drawing)
+    assert len(circles) == len(rings)
+    metrics = QFontMetricsF(canvas.labels.font)
+    left, baseline = float(text[1]), float(text[2])
+    svg_box = QRectF(left, baseline - 14 * 0.8, metrics.horizontalAdvance(word) * 14 / metrics.height(), 14)
+    assert rings_under(svg_box, [(float(x), float(y)) for x, y in circles], 7.5) == [], word
