@@ -527,6 +527,10 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         self.export_text_areas: dict[str, QRectF] = {}
         self._use_map_font()
         self.apply_palette()
+        # Reached with Tab like any control: a frame in the focus colour says so (room kept when unfocused).
+        self.setStyleSheet(
+            "MapCanvas { border: 2px solid transparent; } MapCanvas:focus { border: 2px solid palette(highlight); }"
+        )
 
     def _use_map_font(self) -> None:
         """Every text of the map in the bundled family, so pictures match on every machine."""

@@ -54,6 +54,7 @@ class FamilyPanel(QGroupBox):
 
     hidden_changed = Signal(set)
     highlight_changed = Signal(object)  # family name or None
+    families_set = Signal()  # new rows: the pane puts them in its Tab order
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Families", parent)
@@ -86,10 +87,19 @@ class FamilyPanel(QGroupBox):
             show.setToolTip(f"Show or hide the {family}")
             show.setAccessibleName(f"show {family}")
             show.toggled.connect(lambda _on: self.hidden_changed.emit(self.hidden()))
+            # A box without text draws no focus of its own: a frame in the focus colour does.
+            show.setStyleSheet(
+                "QCheckBox { border: 2px solid transparent; border-radius: 3px; padding: 1px; }"
+                "QCheckBox:focus { border: 2px solid palette(highlight); }"
+            )
             button = QPushButton(swatch(theme.family_colour(row)), family)
             button.setCheckable(True)
             button.setFlat(True)
-            button.setStyleSheet("text-align: left; padding: 2px 6px;")
+            # A flat button shows no focus of its own under a style sheet: a frame in the focus colour does.
+            button.setStyleSheet(
+                "QPushButton { text-align: left; padding: 2px 6px; border: 2px solid transparent; }"
+                "QPushButton:focus { border: 2px solid palette(highlight); border-radius: 3px; }"
+            )
             button.setToolTip(f"Highlight the {family} on the map (click again to stop)")
             button.clicked.connect(lambda checked, f=family: self._on_highlight(f, checked))
             self._grid.addWidget(show, row, 0)
@@ -97,6 +107,7 @@ class FamilyPanel(QGroupBox):
             self.visibility[family] = show
             self.highlight_buttons[family] = button
         self._grid.addWidget(self.hint, len(families), 0, 1, 2)
+        self.families_set.emit()  # new widgets join the end of the Tab order: the pane puts them in place
 
     def hidden(self) -> set[str]:
         return {family for family, box in self.visibility.items() if not box.isChecked()}
@@ -118,6 +129,7 @@ class PanelScroll(QScrollArea):
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # Tab goes to the families in it, not to the frame
         # A new set of families changes the panel's height: the map pane's layout must hear of it.
         panel.installEventFilter(self)
 
@@ -209,6 +221,7 @@ class MapView(QWidget):
         self._hidden = set(settings.hidden_families)
         self.panel.hidden_changed.connect(self._on_hidden_changed)
         self.panel.highlight_changed.connect(self.canvas.set_highlight)
+        self.panel.families_set.connect(self._chain_families)
         self.canvas.point_clicked.connect(self.word_clicked)
 
         self.search_box = QLineEdit()
@@ -247,6 +260,14 @@ class MapView(QWidget):
         layout.addLayout(finder)
         layout.addLayout(top, 1)
         layout.addWidget(self.notes)
+
+    def _chain_families(self) -> None:
+        """Tab from the map's buttons into the family rows, each box then its name, then on as before."""
+        panel = self.panel
+        chain = [self.isolate_button]
+        chain += [w for family in panel.visibility for w in (panel.visibility[family], panel.highlight_buttons[family])]
+        for first, second in zip(chain, chain[1:], strict=False):
+            QWidget.setTabOrder(first, second)
 
     # ----- the map ------------------------------------------------------------------------
     @property

@@ -30,7 +30,8 @@ TOKEN_ROLE = Qt.ItemDataRole.UserRole + 1
 
 # Chips are items of one wrapping list view: a thousand of them cost no widgets at all.
 CHIP_STYLE = """
-QListWidget { background: transparent; border: none; }
+QListWidget { background: transparent; border: 2px solid transparent; border-radius: 6px; }
+QListWidget:focus { border: 2px solid palette(highlight); }
 QListWidget::item {
     border: 1px solid palette(mid); border-radius: 5px; padding: 3px 8px; margin: 2px;
     background: palette(base);
@@ -200,7 +201,8 @@ class TokenPane(QWidget):
         self.chip_list.doItemsLayout()
         count = self.chip_list.count()
         bottom = self.chip_list.visualItemRect(self.chip_list.item(count - 1)).bottom() if count else 0
-        self.chip_list.setFixedHeight(max(48, min(bottom + 8, 150)))
+        frame = 2 * self.chip_list.frameWidth()  # the focus frame's room, drawn or not
+        self.chip_list.setFixedHeight(max(48, min(bottom + 8 + frame, 150 + frame)))
 
     @property
     def chip_tokens(self) -> list[Token]:

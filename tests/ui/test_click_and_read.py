@@ -296,3 +296,47 @@ def test_the_stars_name_lies_clear_of_its_rings_on_screen_and_in_the_svg(qtbot, 
     left, baseline = float(text[1]), float(text[2])
     svg_box = QRectF(left, baseline - 14 * 0.8, metrics.horizontalAdvance(word) * 14 / metrics.height(), 14)
     assert rings_under(svg_box, [(float(x), float(y)) for x, y in circles], 7.5) == [], word
+
+
+# ----- Tab reaches the family legend, and focus shows on chips, map and legend ---------------------------
+def tab_until(qtbot, start, wanted, presses: int = 80) -> list:  # type: ignore[no-untyped-def]
+    """Press Tab from ``start`` as a person does until ``wanted`` has the focus; the widgets passed on the way."""
+    from PySide6.QtWidgets import QApplication
+
+    start.setFocus()
+    passed = []
+    for _ in range(presses):
+        focused = QApplication.focusWidget()
+        passed.append(focused)
+        if focused is wanted:
+            return passed
+        qtbot.keyClick(focused, Qt.Key.Key_Tab)
+    raise AssertionError(f"{wanted!r} not reached with Tab")
+
+
+def shows_focus(qtbot, widget, elsewhere) -> bool:  # type: ignore[no-untyped-def]
+    """True when the widget looks different with the focus than without it."""
+    widget.setFocus(Qt.FocusReason.TabFocusReason)
+    qtbot.waitUntil(widget.hasFocus)
+    focused = widget.grab().toImage()
+    elsewhere.setFocus(Qt.FocusReason.TabFocusReason)
+    qtbot.waitUntil(lambda: not widget.hasFocus())
+    return focused != widget.grab().toImage()
+
+
+def test_tab_reaches_every_family_in_order_and_focus_is_visible(qtbot, window) -> None:
+    open_model(qtbot, window, "bundled")
+    type_text(qtbot, window, "monday")
+    panel, view = window.map_view.panel, window.map_view
+    text = window.token_pane.input
+    passed = tab_until(qtbot, view.isolate_button, list(panel.highlight_buttons.values())[-1])
+    rows = [w for family in panel.visibility for w in (panel.visibility[family], panel.highlight_buttons[family])]
+    assert passed[1:] == rows  # each family's box, then its name, in the legend's order
+    # Space on a focused name highlights that family, as a click does.
+    qtbot.keyClick(panel.highlight_buttons["days"], Qt.Key.Key_Space)
+    assert window.map_view.canvas.highlighted == "days"
+    # From the text, Tab reaches the map and the legend too.
+    tab_until(qtbot, text, panel.visibility["countries"])
+    for widget in (window.token_pane.chip_list, window.map_view.canvas, panel.highlight_buttons["cities"],
+                   panel.visibility["cities"]):
+        assert shows_focus(qtbot, widget, text), widget
