@@ -72,6 +72,16 @@ class RowView(QWidget):
             "position": self.plot_widget.plot(name="position row"),
             "sum": self.plot_widget.plot(name="sum: what enters layer 1"),
         }
+        self._curves["token"].setZValue(3)  # the token's own row on top: it is what the pane is about
+        # After LayerNorm the numbers are ten times larger: on the left axis they would flatten the token
+        # row into a line under them. They get their own scale, on the right axis.
+        plot = self.plot_widget.getPlotItem()
+        self._normalised_view = pg.ViewBox(enableMenu=False)
+        plot.scene().addItem(self._normalised_view)
+        plot.getAxis("right").linkToView(self._normalised_view)
+        self._normalised_view.setXLink(plot.vb)
+        plot.vb.sigResized.connect(self._fit_normalised_view)
+        self._sum_on_right = False
 
         self.show_position = QCheckBox("Position row and sum")
         self.show_position.setChecked(True)
@@ -102,7 +112,7 @@ class RowView(QWidget):
         self.scale = float(scale)
         tick_font = QFont(self.font())
         tick_font.setPointSizeF(TICK_TEXT_PT * scale)
-        for axis in ("bottom", "left"):
+        for axis in ("bottom", "left", "right"):
             item = self.plot_widget.getAxis(axis)
             item.setStyle(tickFont=tick_font)
             item.setLabel(item.labelText, **{"font-size": f"{TICK_TEXT_PT * scale:g}pt"})
@@ -128,7 +138,7 @@ class RowView(QWidget):
 
     @staticmethod
     def _sum_label(result: RowAnswer) -> str:
-        return "after LayerNorm: what enters layer 1" if result.normalised else "sum: what enters layer 1"
+        return "after LayerNorm (right axis)" if result.normalised else "sum: what enters layer 1"
 
     def row_lines(self) -> list[tuple[str, np.ndarray]]:
         """The rows the text shows, each with its name: token row, position row, what enters layer 1."""
@@ -208,14 +218,40 @@ class RowView(QWidget):
         x = np.arange(len(result.row))
         position, combined = result.position_row, result.combined
         with_position = self.show_position.isChecked() and position is not None and combined is not None
+        self._put_sum_on_right(with_position and result.normalised)
         self._curves["token"].setData(x, result.row)
         self._curves["position"].setData(x if with_position else [], position if with_position else [])
         self._curves["sum"].setData(x if with_position else [], combined if with_position else [])
+        if self._sum_on_right:
+            self._normalised_view.enableAutoRange(axis=pg.ViewBox.YAxis)
         for name, curve in self._curves.items():
             self.legend.removeItem(curve)
             if name == "token" or with_position:
                 self.legend.addItem(curve, curve.name())
         self._legend_row.fit()
+
+    def _put_sum_on_right(self, right: bool) -> None:
+        """The LayerNorm line on its own right-hand scale, or the sum on the left one with the rows."""
+        if right == self._sum_on_right:
+            return
+        plot, curve = self.plot_widget.getPlotItem(), self._curves["sum"]
+        (plot.removeItem if right else self._normalised_view.removeItem)(curve)
+        (self._normalised_view.addItem if right else plot.addItem)(curve)
+        self._sum_on_right = right
+        plot.showAxis("right", right)
+        axis = plot.getAxis("right")
+        axis.setLabel("after LayerNorm", **{"font-size": f"{TICK_TEXT_PT * self.scale:g}pt"})
+        axis.enableAutoSIPrefix(False)
+        self._fit_normalised_view()
+
+    def _fit_normalised_view(self) -> None:
+        plot = self.plot_widget.getPlotItem()
+        self._normalised_view.setGeometry(plot.vb.sceneBoundingRect())
+
+    @property
+    def sum_on_right_axis(self) -> bool:
+        """True while what enters layer 1 (after LayerNorm) is drawn against the right-hand axis."""
+        return self._sum_on_right
 
     def copy_row(self) -> None:
         if self._result is None:

@@ -340,3 +340,34 @@ def test_tab_reaches_every_family_in_order_and_focus_is_visible(qtbot, window) -
     for widget in (window.token_pane.chip_list, window.map_view.canvas, panel.highlight_buttons["cities"],
                    panel.visibility["cities"]):
         assert shows_focus(qtbot, widget, text), widget
+
+
+# ----- MiniLM's token row is read at its own scale, not flattened under the LayerNorm line --------------
+def test_the_token_row_keeps_its_scale_beside_the_layernorm_line(qtbot, window, minilm_table) -> None:
+    from embedexplorer.jobs.table_jobs import ROW
+
+    open_model(qtbot, window, "bundled")
+    with qtbot.waitSignal(window.client.channel(ROW).ready, timeout=ANSWER_TIMEOUT_MS) as shown:
+        type_text(qtbot, window, "monday")
+    settle()
+    row_view = window.row_view
+    answer = shown.args[0]
+    assert answer.normalised and answer.combined is not None
+    token_row = np.asarray(minilm_table.rows[minilm_table.query("monday").id], dtype=np.float64)
+    layer_norm = np.asarray(answer.combined, dtype=np.float64)
+    assert np.ptp(layer_norm) > 5 * np.ptp(token_row)  # why one scale would flatten the token row
+    assert row_view.sum_on_right_axis and row_view.plot_widget.getPlotItem().getAxis("right").isVisible()
+    low, high = row_view.plot_widget.getPlotItem().vb.viewRange()[1]
+    assert np.ptp(token_row) >= 0.6 * (high - low)  # the token row fills its axis
+    right_low, right_high = row_view._normalised_view.viewRange()[1]
+    assert right_low <= layer_norm.min() and layer_norm.max() <= right_high
+    drawn = row_view._curves["token"]
+    assert drawn.zValue() > row_view._curves["sum"].zValue() and np.allclose(drawn.getData()[1], token_row)
+
+
+def test_a_plain_sum_shares_the_rows_axis(qtbot, window, gpt2_folder) -> None:
+    open_model(qtbot, window, str(gpt2_folder))
+    type_text(qtbot, window, " Paris")
+    settle()
+    assert not window.row_view.sum_on_right_axis
+    assert not window.row_view.plot_widget.getPlotItem().getAxis("right").isVisible()
