@@ -47,26 +47,26 @@ def hover_then_click(qtbot, widget, at: QPoint) -> None:  # type: ignore[no-unty
 
 def test_a_dot_the_pointer_rests_on_looks_its_word_up_when_clicked(qtbot, window) -> None:
     open_model(qtbot, window, "bundled")
-    canvas = window.map_view.canvas
+    canvas = window.panes.map_view.canvas
     settle()
     for word, spelled in (("tokyo", " Tokyo"), ("monday", " Monday")):
         at = dot_position(canvas, word)
         QTest.mouseMove(canvas.viewport(), at)
         qtbot.waitUntil(lambda: canvas.hovered is not None, timeout=ANSWER_TIMEOUT_MS)  # the dot grew
-        with qtbot.waitSignal(window.map_view.word_clicked, timeout=ANSWER_TIMEOUT_MS) as clicked:
+        with qtbot.waitSignal(window.panes.map_view.word_clicked, timeout=ANSWER_TIMEOUT_MS) as clicked:
             qtbot.wait(300)
             qtbot.mouseClick(canvas.viewport(), Qt.MouseButton.LeftButton, pos=at)
         assert clicked.args == [spelled]
-        qtbot.waitUntil(lambda: window.token_pane.input.text() == spelled, timeout=ANSWER_TIMEOUT_MS)
+        qtbot.waitUntil(lambda: window.panes.token_pane.input.text() == spelled, timeout=ANSWER_TIMEOUT_MS)
 
 
 def test_a_dot_under_a_ring_is_looked_up_too(qtbot, window) -> None:
     open_model(qtbot, window, "bundled")
-    canvas = window.map_view.canvas
+    canvas = window.panes.map_view.canvas
     type_text(qtbot, window, "monday")
     assert "tuesday" in canvas.ring_names  # a ring is drawn over tuesday's dot
     settle()
-    with qtbot.waitSignal(window.map_view.word_clicked, timeout=ANSWER_TIMEOUT_MS) as clicked:
+    with qtbot.waitSignal(window.panes.map_view.word_clicked, timeout=ANSWER_TIMEOUT_MS) as clicked:
         hover_then_click(qtbot, canvas.viewport(), dot_position(canvas, "tuesday"))
     assert clicked.args == [" Tuesday"]
 
@@ -103,13 +103,13 @@ def resize_to(qtbot, window, width: int, height: int) -> None:  # type: ignore[n
 def test_the_cosine_answer_is_whole_or_one_hover_away_at_every_size(qtbot, window, minilm_table, presentation) -> None:
     open_model(qtbot, window, "bundled")
     type_text(qtbot, window, "france")
-    pane = window.neighbours_pane
+    pane = window.panes.neighbours_pane
     with qtbot.waitSignal(window.client.channel(COSINE).ready, timeout=ANSWER_TIMEOUT_MS):
         qtbot.keyClicks(pane.compare_input, "paris")
     rows = np.asarray(minilm_table.rows, dtype=np.float64)
     a, b = rows[minilm_table.query("france").id], rows[minilm_table.query("paris").id]
     number = f"{a @ b / np.linalg.norm(a) / np.linalg.norm(b):.3f}"  # plain numpy's cosine
-    window.teaching.presentation_action.setChecked(presentation)
+    window.panes.teaching.presentation_action.setChecked(presentation)
     try:
         for width, height in SIZES:
             resize_to(qtbot, window, width, height)
@@ -122,7 +122,7 @@ def test_the_cosine_answer_is_whole_or_one_hover_away_at_every_size(qtbot, windo
             else:
                 assert shown.replace(" ", "") == label.text().replace(" ", ""), (width, height)
     finally:
-        window.teaching.presentation_action.setChecked(False)
+        window.panes.teaching.presentation_action.setChecked(False)
 
 
 def test_gpt2_words_mean_the_same_token_in_every_box_and_each_box_names_it(qtbot, window, gpt2_folder, gpt2_table):
@@ -140,7 +140,7 @@ def test_gpt2_words_mean_the_same_token_in_every_box_and_each_box_names_it(qtbot
 
     open_model(qtbot, window, str(gpt2_folder))
     type_text(qtbot, window, " Paris")
-    pane = window.neighbours_pane
+    pane = window.panes.neighbours_pane
     with qtbot.waitSignal(window.client.channel(COSINE).ready, timeout=ANSWER_TIMEOUT_MS) as answered:
         qtbot.keyClicks(pane.compare_input, "France")
     assert answered.args[0].b_id == france  # not "France" (Fra nce at a text's start)
@@ -175,9 +175,9 @@ def test_the_analogy_command_line_pastes_as_typed_and_a_failure_or_another_model
     from embedexplorer.jobs.exercise_jobs import ANALOGY
 
     open_model(qtbot, window, str(gpt2_folder))
-    pane = window.exercises.analogy.pane
+    pane = window.panes.exercises.analogy.pane
     with qtbot.waitSignal(window.client.channel(ANALOGY).ready, timeout=ANSWER_TIMEOUT_MS):
-        window.exercises.show_analogies()
+        window.panes.exercises.show_analogies()
     command = pane.command_line.text()  # what a learner selects and pastes into a terminal
     assert "&#" not in command and "&amp;" not in command
     assert shlex.split(command)[2:5] == [" king", " man", " woman"]  # GPT-2's words inside a sentence
@@ -194,7 +194,7 @@ def test_the_analogy_command_line_pastes_as_typed_and_a_failure_or_another_model
     with qtbot.waitSignal(window.client.channel(ANALOGY).ready, timeout=ANSWER_TIMEOUT_MS):
         qtbot.keyClick(pane.inputs[0], Qt.Key.Key_Return)
     assert pane.command_line.text()
-    window.exercises.analogy.close()
+    window.panes.exercises.analogy.close()
     open_model(qtbot, window, "bundled")
     assert (pane.command_line.text(), pane.tokens()) == ("", [])
 
@@ -204,10 +204,10 @@ def test_the_completion_list_closes_over_the_guess_result_and_the_sentence_is_wh
     from embedexplorer.jobs.exercise_jobs import COMPLETE, GUESS
 
     open_model(qtbot, window, "bundled")
-    desk = window.exercises
+    desk = window.panes.exercises
     desk.guess_action.setChecked(True)
     type_text(qtbot, window, "paris")
-    bar = desk.guess_bar
+    bar = window.panes.guess_bar
     bar.input.setFocus()
     with qtbot.waitSignal(window.client.channel(COMPLETE).ready, timeout=ANSWER_TIMEOUT_MS):
         qtbot.keyClicks(bar.input, "fran")
@@ -239,7 +239,7 @@ def test_hiding_a_family_gives_the_caption_the_shown_families_figures(qtbot, win
     import itertools
 
     open_model(qtbot, window, "bundled")
-    canvas, panel = window.map_view.canvas, window.map_view.panel
+    canvas, panel = window.panes.map_view.canvas, window.panes.map_view.panel
     shown_map = canvas.map
     rows = np.asarray(minilm_table.rows, dtype=np.float64)
     points = [rows[list(ids)].mean(axis=0) for ids in shown_map.pieces]
@@ -275,7 +275,7 @@ def test_the_stars_name_lies_clear_of_its_rings_on_screen_and_in_the_svg(qtbot, 
     from embedexplorer.ui.map_canvas import RING_SIZE
 
     open_model(qtbot, window, "bundled")
-    canvas = window.map_view.canvas
+    canvas = window.panes.map_view.canvas
     type_text(qtbot, window, word)
     resize_to(qtbot, window, 1366, 768)
     view = canvas.plot.getViewBox()
@@ -285,7 +285,7 @@ def test_the_stars_name_lies_clear_of_its_rings_on_screen_and_in_the_svg(qtbot, 
     assert rings_under(box, [(p.x(), p.y()) for p in rings], RING_SIZE / 2) == [], word
     # The picture places it by the same rule, over its own pixels.
     target = tmp_path / "map.svg"
-    assert window.map_view.export_to(str(target))
+    assert window.panes.map_view.export_to(str(target))
     drawing = target.read_text(encoding="utf-8")
     text = re.search(rf'<text x="([-0-9.]+)" y="([-0-9.]+)" fill="[^"]+" font-size="14">{re.escape(word)}</text>',
                      drawing)
@@ -327,17 +327,17 @@ def shows_focus(qtbot, widget, elsewhere) -> bool:  # type: ignore[no-untyped-de
 def test_tab_reaches_every_family_in_order_and_focus_is_visible(qtbot, window) -> None:
     open_model(qtbot, window, "bundled")
     type_text(qtbot, window, "monday")
-    panel, view = window.map_view.panel, window.map_view
-    text = window.token_pane.input
+    panel, view = window.panes.map_view.panel, window.panes.map_view
+    text = window.panes.token_pane.input
     passed = tab_until(qtbot, view.isolate_button, list(panel.highlight_buttons.values())[-1])
     rows = [w for family in panel.visibility for w in (panel.visibility[family], panel.highlight_buttons[family])]
     assert passed[1:] == rows  # each family's box, then its name, in the legend's order
     # Space on a focused name highlights that family, as a click does.
     qtbot.keyClick(panel.highlight_buttons["days"], Qt.Key.Key_Space)
-    assert window.map_view.canvas.highlighted == "days"
+    assert window.panes.map_view.canvas.highlighted == "days"
     # From the text, Tab reaches the map and the legend too.
     tab_until(qtbot, text, panel.visibility["countries"])
-    for widget in (window.token_pane.chip_list, window.map_view.canvas, panel.highlight_buttons["cities"],
+    for widget in (window.panes.token_pane.chip_list, window.panes.map_view.canvas, panel.highlight_buttons["cities"],
                    panel.visibility["cities"]):
         assert shows_focus(qtbot, widget, text), widget
 
@@ -350,7 +350,7 @@ def test_the_token_row_keeps_its_scale_beside_the_layernorm_line(qtbot, window, 
     with qtbot.waitSignal(window.client.channel(ROW).ready, timeout=ANSWER_TIMEOUT_MS) as shown:
         type_text(qtbot, window, "monday")
     settle()
-    row_view = window.row_view
+    row_view = window.panes.row_view
     answer = shown.args[0]
     assert answer.normalised and answer.combined is not None
     token_row = np.asarray(minilm_table.rows[minilm_table.query("monday").id], dtype=np.float64)
@@ -369,5 +369,5 @@ def test_a_plain_sum_shares_the_rows_axis(qtbot, window, gpt2_folder) -> None:
     open_model(qtbot, window, str(gpt2_folder))
     type_text(qtbot, window, " Paris")
     settle()
-    assert not window.row_view.sum_on_right_axis
-    assert not window.row_view.plot_widget.getPlotItem().getAxis("right").isVisible()
+    assert not window.panes.row_view.sum_on_right_axis
+    assert not window.panes.row_view.plot_widget.getPlotItem().getAxis("right").isVisible()
