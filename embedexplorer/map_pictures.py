@@ -203,12 +203,12 @@ def svg_drawing(canvas: MapCanvas) -> str:
             # Clear of the rings and dots where a side has room: the name is read over them, not under.
             shown_dots = np.flatnonzero(~np.isin(shown.family_of, list(hidden)))
             ring_xy = np.array(rings, dtype=float).reshape(-1, 2)
-            obstacles = (
+            around = (
                 np.column_stack([px(ring_xy[:, 0]), py(ring_xy[:, 1])]),
                 np.column_stack([px(coords[shown_dots, 0]), py(coords[shown_dots, 1])]),
             )
             x_anchor, y_anchor = star_label_corner(
-                QPointF(sx, sy), QSizeF(gap_x + name_width, gap_y + ascent), frame, obstacles, 7.5 * scale
+                QPointF(sx, sy), QSizeF(gap_x + name_width, gap_y + ascent), frame, around, 7.5 * scale
             )
             left = sx + gap_x if x_anchor == 0 else sx - gap_x - name_width
             baseline = sy - gap_y if y_anchor == 1 else sy + gap_y + ascent

@@ -169,6 +169,11 @@ class MainWindow(QMainWindow):
         else:
             self.message_bar.hide()
 
+    def withdraw_message(self, text: str) -> None:
+        """Hide the message bar if it still shows ``text`` (a pane's error that no longer holds)."""
+        if self.message_bar.text() == text:
+            self.message_bar.hide()
+
     def show_status(self, text: str, msec: int = 5000) -> None:
         self.statusBar().showMessage(text, msec)
 

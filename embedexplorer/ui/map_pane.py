@@ -6,6 +6,7 @@ from PySide6.QtGui import QAction, QKeySequence
 
 from ..core.common.constants import MULTI_TOKEN_ACTIONS
 from ..core.maps.family_map import FamilyMap
+from ..core.maps.projections import METHOD_NAMES
 from ..core.maps.word_maps import WordMap
 from ..jobs.map_jobs import WORD_MAP, WordMapRequest
 from ..jobs.table_jobs import MAP, NEIGHBOURS, MapRequest, NeighboursAnswer, NeighboursRequest
@@ -35,6 +36,7 @@ class MapPane(MapView):
         self.state = state
         self._kept: NeighboursAnswer | None = None  # the last neighbours: shown at once, or after a guess
         self._map_coming = False  # a family map was asked for and has not come yet
+        self._error_shown = ""  # the pane's last error in the message bar, withdrawn when a map comes
         self.export_action = QAction("&Export map...", self)
         self.export_action.triggered.connect(self.export_dialog)
         self.export_action.setShortcut(QKeySequence("Ctrl+E"))
@@ -52,7 +54,7 @@ class MapPane(MapView):
         self.word_clicked.connect(lambda text: state.update(text=text))
         self.families_requested.connect(lambda _path: self._request_map())
         self.hidden_changed.connect(lambda hidden: state.update(hidden_families=frozenset(hidden)))
-        self.message.connect(lambda text, level: shell.show_message(text, level))
+        self.message.connect(self._on_message)
         self.status.connect(lambda text: shell.show_status(text, 6000))
         self.canvas.plot.sigRangeChanged.connect(lambda *_args: state.update(map_range=self.view_range()))
         theme.on_colour_scheme_change(self.canvas.apply_palette)
@@ -142,7 +144,9 @@ class MapPane(MapView):
             self.map_failed("Open a model first.")
             return
         self._client.submit(WORD_MAP, request)
-        self._shell.show_progress(-1.0, "Map: starting")
+        # What is being done, in words, until the job's own progress says more.
+        what = self._describe((request.words, request.text))
+        self._shell.show_progress(-1.0, f"Computing the {METHOD_NAMES[request.method]} map of {what}...")
 
     def _on_word_map_failed(self, failure: Failure) -> None:
         self._shell.hide_progress()
@@ -162,9 +166,16 @@ class MapPane(MapView):
         for name, action in self.projection_actions.items():
             action.setChecked(name == method)
 
+    def _on_message(self, text: str, level: str) -> None:
+        self._shell.show_message(text, level)
+        self._error_shown = text if level == "error" else ""
+
     def _on_map_ready(self, family_map: FamilyMap | WordMap) -> None:
         state = self.state
         self._shell.hide_progress()
+        if self._error_shown:  # a map came after all: the error about the last one goes
+            self._shell.withdraw_message(self._error_shown)
+            self._error_shown = ""
         self.show_map(family_map, state.model_name)
         self._check_projection(self.projection)
         self.export_action.setEnabled(True)

@@ -264,7 +264,7 @@ class MapView(QWidget):
     def _chain_families(self) -> None:
         """Tab from the map's buttons into the family rows, each box then its name, then on as before."""
         panel = self.panel
-        chain = [self.isolate_button]
+        chain: list[QWidget] = [self.isolate_button]
         chain += [w for family in panel.visibility for w in (panel.visibility[family], panel.highlight_buttons[family])]
         for first, second in zip(chain, chain[1:], strict=False):
             QWidget.setTabOrder(first, second)

@@ -371,3 +371,74 @@ def test_a_plain_sum_shares_the_rows_axis(qtbot, window, gpt2_folder) -> None:
     settle()
     assert not window.panes.row_view.sum_on_right_axis
     assert not window.panes.row_view.plot_widget.getPlotItem().getAxis("right").isVisible()
+
+
+# ----- Guess first turned on after typing keeps the map's star and rings -----------------------------------
+def test_guess_first_turned_on_after_typing_brings_back_star_and_rings(qtbot, window) -> None:
+    from embedexplorer.jobs.exercise_jobs import GUESS
+
+    open_model(qtbot, window, "bundled")
+    answer = type_text(qtbot, window, "monday")  # a word first, as a learner does
+    canvas = window.panes.map_view.canvas
+    names = [n.token for n in answer.result.neighbours]
+    assert canvas.selection[0] == "monday" and canvas.ring_names == names
+    window.panes.exercises.guess_action.trigger()  # then Guess first
+    assert canvas.selection[1] is None and canvas.ring_names == []  # nothing given away
+    bar = window.panes.guess_bar
+    bar.input.setText("tuesday")
+    with qtbot.waitSignal(window.client.channel(GUESS).ready, timeout=ANSWER_TIMEOUT_MS):
+        qtbot.keyClick(bar.input, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: canvas.selection[1] is not None, timeout=ANSWER_TIMEOUT_MS)
+    assert canvas.selection[0] == "monday" and canvas.ring_names == names  # the reveal shows both
+    window.panes.exercises.guess_action.trigger()  # and turned off again they stay
+    settle()
+    assert canvas.selection[0] == "monday" and canvas.ring_names == names
+    # Turned on and off with no guess: the star and rings come back too.
+    window.panes.exercises.guess_action.trigger()
+    assert canvas.ring_names == []
+    window.panes.exercises.guess_action.trigger()
+    qtbot.waitUntil(lambda: canvas.ring_names == names, timeout=ANSWER_TIMEOUT_MS)
+
+
+# ----- Words matching: typed at once, its error gone with the next map; the status bar says what is done -----
+def menu_action(window, menu: str, text: str):  # type: ignore[no-untyped-def]
+    return next(a for a in window.menu(menu).actions() if a.text() == text)
+
+
+def answer_words_dialog(qtbot, typed: str) -> None:  # type: ignore[no-untyped-def]
+    """When the dialog opens: type where the focus is, as a person does, and press Enter."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication, QLineEdit
+
+    def answer() -> None:
+        field = QApplication.focusWidget()
+        if not isinstance(field, QLineEdit):  # the pattern's field must have the focus
+            QApplication.activeModalWidget().reject()
+            return
+        qtbot.keyClicks(field, typed)
+        qtbot.keyClick(field, Qt.Key.Key_Return)
+
+    QTimer.singleShot(300, answer)
+
+
+def test_words_matching_is_typed_at_once_and_its_error_leaves_with_the_next_map(qtbot, window) -> None:
+    from embedexplorer.jobs.map_jobs import WORD_MAP
+
+    open_model(qtbot, window, "bundled")
+    facts = window.facts_label.text()
+    words = menu_action(window, "&Map", "Words &matching...")
+    with qtbot.waitSignal(window.client.channel(WORD_MAP).failed, timeout=ANSWER_TIMEOUT_MS):
+        answer_words_dialog(qtbot, "(unclosed")
+        words.trigger()
+    assert "could not be drawn" in window.message_bar.text()
+    with qtbot.waitSignal(window.client.channel(WORD_MAP).ready, timeout=ANSWER_TIMEOUT_MS) as drawn:
+        answer_words_dialog(qtbot, "^day")
+        words.trigger()
+        # While it is computed, the status bar says what, and the model's facts stay as they were.
+        assert window.statusBar().currentMessage() == "Computing the PCA map of rows matching /^day/..."
+        assert window.facts_label.text() == facts
+    assert all(label.startswith("day") for label in drawn.args[0].labels)
+    settle()
+    assert window.message_bar.text() == ""  # the error was about a map that is no longer the question
+    assert window.statusBar().currentMessage() == "" and not window.progress.isVisible()
+    assert window.facts_label.text() == facts
