@@ -54,6 +54,7 @@ class Snapshot:
     neighbours_held: str = ""
     guess_mark: int | None = None  # the id guessed, marked in the revealed list
     presentation: bool = False
+    lesson_note: str = ""  # the teacher's note of the lesson open (shown when it opens, saved with it)
     second_model: str = ""  # a table compared with the open one
 
 
@@ -114,6 +115,7 @@ def lesson_of(now: Snapshot) -> Lesson:
         families_file=now.families_file,
         hidden_families=tuple(sorted(now.hidden_families)),
         map_view=None if now.map_range is None else MapView(*now.map_range),
+        note=now.lesson_note,
     )
 
 
@@ -128,6 +130,7 @@ def changes_of(lesson: Lesson) -> dict[str, Any]:
         "pair_places": (first, _index(lesson.second_place)),
         "place_wanted": first,
         "map_range_wanted": None if lesson.map_view is None else (lesson.map_view.x, lesson.map_view.y),
+        "lesson_note": lesson.note,
     }
 
 

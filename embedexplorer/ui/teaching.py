@@ -11,7 +11,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QFont, QKeySequence
-from PySide6.QtWidgets import QApplication, QFileDialog
+from PySide6.QtWidgets import QApplication, QFileDialog, QInputDialog
 
 from ..core.exercises.lessons import Lesson, LessonError, check_model, load_lesson, save_lesson
 from ..state import changes_of, lesson_of
@@ -40,8 +40,11 @@ class TeachingTools(QObject):
         self.save_action = QAction("Save &lesson...", window)
         self.save_action.setToolTip("Save the model, the texts, the selected tokens, k and the map as a lesson file")
         self.save_action.triggered.connect(self.save_dialog)
+        self.save_action.setShortcut(QKeySequence("Ctrl+Shift+S"))
         self.open_action = QAction("Open l&esson...", window)
+        self.open_action.setToolTip("Open a lesson file: its model, texts, tokens, k, map and the teacher's note")
         self.open_action.triggered.connect(self.open_dialog)
+        self.open_action.setShortcut(QKeySequence("Ctrl+Shift+L"))
         self.presentation_action = QAction("&Presentation", window)
         self.presentation_action.setCheckable(True)
         self.presentation_action.setShortcut(QKeySequence("Ctrl+Shift+P"))
@@ -88,12 +91,22 @@ class TeachingTools(QObject):
         return lesson_of(self.state.now)
 
     def save_dialog(self) -> None:
+        window = self.shell.window_widget()
         start = Path(self.settings.export_dir or Path.home()) / "lesson.lesson.json"
-        path, _ = QFileDialog.getSaveFileName(self.shell.window_widget(), "Save a lesson", str(start), LESSON_FILTER)
-        if path:
-            self.save_to(path)
+        path, _ = QFileDialog.getSaveFileName(window, "Save a lesson", str(start), LESSON_FILTER)
+        if not path:
+            return
+        note, ok = QInputDialog.getMultiLineText(
+            window, "The lesson's note", "A note the class reads when the lesson opens (may be empty):",
+            self.state.lesson_note,
+        )
+        if ok:
+            self.save_to(path, note)
 
-    def save_to(self, path: str) -> bool:
+    def save_to(self, path: str, note: str | None = None) -> bool:
+        """Write the lesson; ``note`` (None: the open lesson's) is shown to whoever opens it."""
+        if note is not None:
+            self.state.update(lesson_note=note.strip())
         try:
             save_lesson(self.current_lesson(), path)
         except LessonError as exc:
@@ -129,10 +142,14 @@ class TeachingTools(QObject):
             self.shell.show_message(check.message, "error", action)
             return False
         if lesson.model != self.state.model_spec:
-            self.shell.open_model(lesson.model)
+            self.shell.open_model(lesson.model)  # its message bar is cleared as it opens: the note comes later
         else:
             self.apply_texts()
         return True
+
+    def _show_note(self, note: str) -> None:
+        if note:
+            self.shell.show_message(f"Lesson: {note}", "info")
 
     def apply_texts(self) -> None:
         """Once the lesson's model is open: its text, its selected token and its map view.
@@ -147,6 +164,7 @@ class TeachingTools(QObject):
         else:
             self._applying = True
         self.state.update(place_wanted=self._place, map_range_wanted=self._view, text=lesson.first_text)
+        self._show_note(lesson.note)  # the teacher's words, once the lesson is set up
 
     def _on_range_wanted(self, wanted: object) -> None:
         if wanted is None and self._applying:

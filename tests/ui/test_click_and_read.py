@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 import pytest
-from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt
+from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt, QTimer
 from PySide6.QtGui import QFontMetricsF
 from PySide6.QtTest import QTest
 
@@ -442,3 +442,73 @@ def test_words_matching_is_typed_at_once_and_its_error_leaves_with_the_next_map(
     assert window.message_bar.text() == ""  # the error was about a map that is no longer the question
     assert window.statusBar().currentMessage() == "" and not window.progress.isVisible()
     assert window.facts_label.text() == facts
+
+
+# ----- the lesson's note: written when saving, shown when opening; shortcuts for the lesson and furthest -------
+def when_dialog(qtbot, act) -> None:  # type: ignore[no-untyped-def]
+    """Once the next modal dialog is up, hand it to ``act`` (as a person answers it)."""
+    from PySide6.QtWidgets import QApplication
+
+    def check() -> None:
+        dialog = QApplication.activeModalWidget()
+        if dialog is None:
+            QTimer.singleShot(50, check)
+        else:
+            act(dialog)
+
+    QTimer.singleShot(50, check)
+
+
+def test_a_lessons_note_is_written_with_it_and_shown_when_it_opens(qtbot, window, tmp_path) -> None:
+    import json
+
+    from PySide6.QtWidgets import QFileDialog, QInputDialog, QPlainTextEdit
+
+    from embedexplorer.app import create_window
+    from embedexplorer.jobs.table_jobs import LOAD
+
+    open_model(qtbot, window, "bundled")
+    type_text(qtbot, window, "bank")
+    lesson = tmp_path / "bank.lesson.json"
+    note = "Which bank is which? Guess before you look."
+
+    def save_as(dialog) -> None:  # type: ignore[no-untyped-def]
+        assert isinstance(dialog, QFileDialog)
+        dialog.selectFile(str(lesson))
+        when_dialog(qtbot, write_note)
+        dialog.accept()
+
+    def write_note(dialog) -> None:  # type: ignore[no-untyped-def]
+        assert isinstance(dialog, QInputDialog)
+        qtbot.keyClicks(dialog.findChild(QPlainTextEdit), note)
+        dialog.accept()
+
+    when_dialog(qtbot, save_as)
+    qtbot.keyClick(window, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    qtbot.waitUntil(lesson.exists, timeout=ANSWER_TIMEOUT_MS)
+    assert json.loads(lesson.read_text(encoding="utf-8"))["note"] == note
+
+    other = create_window(str(tmp_path / "other.ini"))
+    qtbot.addWidget(other)
+    other.show()
+    with qtbot.waitSignal(other.client.channel(LOAD).ready, timeout=ANSWER_TIMEOUT_MS * 3):
+        assert other.panes.teaching.open_from(str(lesson))
+    qtbot.waitUntil(lambda: other.message_bar.text() == f"Lesson: {note}", timeout=ANSWER_TIMEOUT_MS)
+    assert other.message_bar.level == "info"
+    other.close()
+
+
+def test_furthest_family_and_the_lesson_have_shortcuts_of_their_own(qtbot, window) -> None:
+    from PySide6.QtGui import QAction
+
+    open_model(qtbot, window, "bundled")
+    desk, teaching = window.panes.exercises, window.panes.teaching
+    wanted = {desk.furthest_action: "Ctrl+Shift+F", teaching.save_action: "Ctrl+Shift+S",
+              teaching.open_action: "Ctrl+Shift+L"}
+    for action, keys in wanted.items():
+        assert action.shortcut().toString() == keys, action.text()
+    every = [a.shortcut().toString() for a in window.findChildren(QAction) if not a.shortcut().isEmpty()]
+    assert len(every) == len(set(every)), every  # no two actions share keys
+    qtbot.keyClick(window, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    qtbot.waitUntil(desk.family_distances.isVisible, timeout=ANSWER_TIMEOUT_MS)
+    desk.family_distances.close()
