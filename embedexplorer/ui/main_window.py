@@ -12,8 +12,16 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 
-from PySide6.QtCore import QSize, Qt, QUrl
-from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence
+from PySide6.QtCore import QSize, Qt, QTimer, QUrl
+from PySide6.QtGui import (
+    QCloseEvent,
+    QDragEnterEvent,
+    QDropEvent,
+    QGuiApplication,
+    QKeySequence,
+    QMoveEvent,
+    QShowEvent,
+)
 from PySide6.QtWidgets import (
     QMainWindow,
     QMenu,
@@ -37,6 +45,7 @@ from .pane_list import PANES
 from .plugging import MessageAction, PaneContext, PaneEntry, Place
 
 MENUS = ("&File", "&Map", "&View", "E&xercises", "&Help")
+FRAME_WAIT_MS = 2000  # how long after showing the window manager's frame may still arrive
 
 
 class MainWindow(QMainWindow):
@@ -143,6 +152,20 @@ class MainWindow(QMainWindow):
         chain = [widget for _entry, pane in built for widget in getattr(pane, "focus_chain", list)()]
         for first, second in zip(chain, chain[1:], strict=False):
             QWidget.setTabOrder(first, second)
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt override
+        super().showEvent(event)
+        # The window manager adds its title bar after the window is shown: until its frame is
+        # known the window may hang below the screen's edge with its status bar. Fit again as
+        # the frame arrives (it comes as a move), for a moment after showing.
+        self._frame_pending = True
+        QTimer.singleShot(FRAME_WAIT_MS, lambda: setattr(self, "_frame_pending", False))
+        QTimer.singleShot(0, self.fit_to_screen)
+
+    def moveEvent(self, event: QMoveEvent) -> None:  # noqa: N802 - Qt override
+        super().moveEvent(event)
+        if getattr(self, "_frame_pending", False):
+            QTimer.singleShot(0, self.fit_to_screen)
 
     def fit_to_screen(self) -> None:
         """Never larger than the screen's free area (a laptop's 1366x768 or 1024x640), and on it."""

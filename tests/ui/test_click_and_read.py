@@ -10,7 +10,6 @@ from PySide6.QtGui import QFontMetricsF
 from PySide6.QtTest import QTest
 
 from embedexplorer.jobs.table_jobs import COSINE
-
 from tests.ui.conftest import ANSWER_TIMEOUT_MS, open_model, settle, type_text
 
 
@@ -57,7 +56,7 @@ def test_a_dot_the_pointer_rests_on_looks_its_word_up_when_clicked(qtbot, window
             qtbot.wait(300)
             qtbot.mouseClick(canvas.viewport(), Qt.MouseButton.LeftButton, pos=at)
         assert clicked.args == [spelled]
-        qtbot.waitUntil(lambda: window.panes.token_pane.input.text() == spelled, timeout=ANSWER_TIMEOUT_MS)
+        qtbot.waitUntil(lambda s=spelled: window.panes.token_pane.input.text() == s, timeout=ANSWER_TIMEOUT_MS)
 
 
 def test_a_dot_under_a_ring_is_looked_up_too(qtbot, window) -> None:

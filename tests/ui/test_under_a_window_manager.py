@@ -1,0 +1,74 @@
+"""The window on a real X screen with a window manager's frame (Xvfb and openbox), clicked with xdotool."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.ui.x_session import x_session
+
+ROOT = Path(__file__).resolve().parents[2]
+START_TIMEOUT_S = 120
+
+
+def start_probe(env: dict[str, str], tmp_path: Path, word: str = "") -> tuple[subprocess.Popen, Path]:  # type: ignore[type-arg]
+    out = tmp_path / "probe.json"
+    probe = subprocess.Popen(
+        [sys.executable, "-m", "tests.ui.window_probe", str(tmp_path / "settings.ini"), str(out), word],
+        cwd=ROOT, env={**env, "PYTHONPATH": str(ROOT)}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    return probe, out
+
+
+def wait_for(out: Path, ready, probe) -> dict:  # type: ignore[no-untyped-def, type-arg]
+    """The probe's latest report once ``ready(report)`` holds (the window shown, framed, a map drawn...)."""
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        assert probe.poll() is None, "the window closed"
+        try:
+            facts = json.loads(out.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            facts = None
+        if facts is not None and ready(facts):
+            return facts
+        time.sleep(0.2)
+    raise AssertionError(f"never ready: {out.read_text(encoding='utf-8') if out.exists() else 'no report'}")
+
+
+def inside(outer: list[int], inner: list[int]) -> bool:
+    return (outer[0] <= inner[0] and outer[1] <= inner[1]
+            and inner[0] + inner[2] <= outer[0] + outer[2] and inner[1] + inner[3] <= outer[1] + outer[3])
+
+
+@pytest.mark.parametrize("size", [(1366, 768), (1024, 640)])
+def test_the_framed_window_and_its_status_bar_fit_a_laptops_screen(tmp_path, size) -> None:
+    with x_session(*size) as env:
+        probe, out = start_probe(env, tmp_path)
+        try:
+            # Framed: the title bar puts the frame above the window's own top.
+            facts = wait_for(out, lambda f: f["frame"][3] > 0 and inside(f["screen"], f["frame"]), probe)
+            assert facts["screen"][2:] == list(size)
+            assert inside(facts["screen"], facts["status_bar"]), facts
+        finally:
+            probe.terminate()
+            probe.wait(20)
+
+
+def test_a_dot_the_pointer_rests_on_is_looked_up_when_clicked_with_xdotool(tmp_path) -> None:
+    with x_session(1366, 768) as env:
+        probe, out = start_probe(env, tmp_path, "tokyo")
+        try:
+            facts = wait_for(out, lambda f: "dot" in f, probe)
+            x, y = facts["dot"]
+            subprocess.run(["xdotool", "mousemove", str(x), str(y)], env=env, check=True)
+            time.sleep(0.5)  # a hand rests on the dot (it grows) before it clicks
+            subprocess.run(["xdotool", "click", "1"], env=env, check=True)
+            wait_for(out, lambda f: f["text"] == " Tokyo", probe)
+        finally:
+            probe.terminate()
+            probe.wait(20)

@@ -1,0 +1,54 @@
+"""The app as ``app.main`` starts it, reporting to a JSON file what a test under a window manager checks.
+
+python -m tests.ui.window_probe SETTINGS OUT [WORD]: with WORD the bundled model opens and the
+report says where WORD's dot is on the screen, and the text after any click.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pyqtgraph as pg
+from PySide6.QtCore import QPoint, QRect, QTimer
+
+from embedexplorer.app import create_app, create_window
+
+
+def rect(r: QRect) -> list[int]:
+    return [r.x(), r.y(), r.width(), r.height()]
+
+
+def main(settings: str, out: str, word: str = "") -> None:
+    app = create_app()
+    window = create_window(settings)
+    window.show()
+    app.processEvents()
+    if word:
+        window.open_model("bundled")
+
+    def report() -> None:
+        screen = window.screen().availableGeometry()
+        bar = window.statusBar()
+        facts: dict[str, object] = {
+            "screen": rect(screen),
+            "frame": rect(window.frameGeometry()),
+            "status_bar": rect(QRect(bar.mapToGlobal(QPoint(0, 0)), bar.size())),
+            "text": window.panes.token_pane.text(),
+        }
+        canvas = window.panes.map_view.canvas
+        if word and canvas.map is not None:
+            index = canvas.map.labels.index(word)
+            at = canvas.mapFromScene(canvas.plot.getViewBox().mapViewToScene(pg.Point(*canvas.map.coords[index])))
+            spot = canvas.viewport().mapToGlobal(at)
+            facts["dot"] = [spot.x(), spot.y()]
+        with open(out, "w", encoding="utf-8") as handle:
+            json.dump(facts, handle)
+        QTimer.singleShot(200, report)
+
+    QTimer.singleShot(200, report)
+    app.exec()
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])

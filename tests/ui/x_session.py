@@ -1,0 +1,63 @@
+"""A virtual screen with a window manager (Xvfb, openbox, xprop: .ci/setup) for tests needing a frame and a pointer."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+@contextmanager
+def x_session(width: int, height: int) -> Iterator[dict[str, str]]:
+    """An X display of ``width`` x ``height`` with openbox on it; yields the environment to run the app in.
+
+    Xvfb picks a free display itself (``-displayfd``), so the test never lands on another's screen.
+    """
+    with tempfile.TemporaryFile() as number:
+        screen = subprocess.Popen(
+            ["Xvfb", "-displayfd", str(number.fileno()), "-screen", "0", f"{width}x{height}x24", "-nolisten", "tcp"],
+            pass_fds=(number.fileno(),), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        try:
+            display = _read_display(number, screen)
+            env = {**os.environ, "DISPLAY": f":{display}", "QT_QPA_PLATFORM": "xcb"}
+            manager = subprocess.Popen(["openbox"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            try:
+                _wait_for_manager(env)
+                yield env
+            finally:
+                manager.terminate()
+                manager.wait(10)
+        finally:
+            screen.terminate()
+            screen.wait(10)
+
+
+def _read_display(number, screen: subprocess.Popen) -> str:  # type: ignore[no-untyped-def, type-arg]
+    import time
+
+    for _ in range(200):
+        number.seek(0)
+        text = number.read().decode().strip()
+        if text:
+            return text
+        if screen.poll() is not None:
+            raise RuntimeError("Xvfb did not start")
+        time.sleep(0.05)
+    raise RuntimeError("Xvfb named no display")
+
+
+def _wait_for_manager(env: dict[str, str]) -> None:
+    """Until a window manager owns the screen (the root names its check window), so windows get a frame."""
+    import time
+
+    for _ in range(400):
+        found = subprocess.run(
+            ["xprop", "-root", "_NET_SUPPORTING_WM_CHECK"], env=env, capture_output=True, text=True, check=False
+        )
+        if "window id" in found.stdout:
+            return
+        time.sleep(0.05)
+    raise RuntimeError("openbox did not take the screen")
