@@ -19,6 +19,9 @@ class ElidedLabel(QLabel):
         width = self.contentsRect().width()
         return self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight, width)
 
+    def is_shortened(self) -> bool:
+        return self.shown_text() != self.text()
+
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
         painter = QPainter(self)
         painter.setPen(self.palette().color(self.foregroundRole()))

@@ -20,6 +20,7 @@ from PySide6.QtGui import (
     QGuiApplication,
     QKeySequence,
     QMoveEvent,
+    QResizeEvent,
     QShowEvent,
 )
 from PySide6.QtWidgets import (
@@ -165,6 +166,15 @@ class MainWindow(QMainWindow):
     def moveEvent(self, event: QMoveEvent) -> None:  # noqa: N802 - Qt override
         super().moveEvent(event)
         if getattr(self, "_frame_pending", False):
+            QTimer.singleShot(0, self.fit_to_screen)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        # Qt grows a window whose panes need more room for a moment (a pane moving between places,
+        # larger type): once they need less again, it is brought back inside the screen.
+        screen = self.screen()
+        free, frame = (screen.availableGeometry(), self.frameGeometry()) if screen is not None else (None, None)
+        if free is not None and frame is not None and (frame.height() > free.height() or frame.width() > free.width()):
             QTimer.singleShot(0, self.fit_to_screen)
 
     def fit_to_screen(self) -> None:

@@ -47,6 +47,9 @@ from .steady_label import SteadyLabel
 EDITED_FAMILIES_FILE = "my-families.json"
 
 FAMILY_PANEL_WIDTH = 140
+# The map's least height: a plot still (its caption shortens to one line), and room on a 1024x640
+# laptop's screen in presentation mode under a title bar.
+MIN_CANVAS_HEIGHT = 180
 
 
 class FamilyPanel(QGroupBox):
@@ -89,7 +92,7 @@ class FamilyPanel(QGroupBox):
             show.toggled.connect(lambda _on: self.hidden_changed.emit(self.hidden()))
             # A box without text draws no focus of its own: a frame in the focus colour does.
             show.setStyleSheet(
-                "QCheckBox { border: 2px solid transparent; border-radius: 3px; padding: 1px; }"
+                "QCheckBox { border: 2px solid transparent; border-radius: 3px; padding: 0px; }"
                 "QCheckBox:focus { border: 2px solid palette(highlight); }"
             )
             button = QPushButton(swatch(theme.family_colour(row)), family)
@@ -97,7 +100,7 @@ class FamilyPanel(QGroupBox):
             button.setFlat(True)
             # A flat button shows no focus of its own under a style sheet: a frame in the focus colour does.
             button.setStyleSheet(
-                "QPushButton { text-align: left; padding: 2px 6px; border: 2px solid transparent; }"
+                "QPushButton { text-align: left; padding: 2px 4px; border: 2px solid transparent; }"
                 "QPushButton:focus { border: 2px solid palette(highlight); border-radius: 3px; }"
             )
             button.setToolTip(f"Highlight the {family} on the map (click again to stop)")
@@ -214,10 +217,11 @@ class MapView(QWidget):
         self._words: tuple[str, str] | None = None  # the bigger map on screen: ("all"|"regex"|"list", text)
         self._pending: WordMapRequest | None = None
         self.canvas = MapCanvas()
-        self.canvas.setMinimumSize(360, 260)
+        self.canvas.setMinimumSize(360, MIN_CANVAS_HEIGHT)
         self.panel = FamilyPanel()
         self.notes = SteadyLabel(2)
         self.notes.setObjectName("hint")
+        self.notes.hide()
         self._hidden = set(settings.hidden_families)
         self.panel.hidden_changed.connect(self._on_hidden_changed)
         self.panel.highlight_changed.connect(self.canvas.set_highlight)
@@ -297,6 +301,7 @@ class MapView(QWidget):
         self.canvas.set_map(the_map, model_name, self._hidden)
         self.panel.set_families(families, self._hidden)
         self.notes.setText(" ".join(notes))
+        self.notes.setVisible(bool(notes))  # two empty lines would take the map's room on a short screen
         if self.search_box.text():
             self._on_search_changed(self.search_box.text())
 

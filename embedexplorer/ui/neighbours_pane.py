@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from html import escape
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QRect, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QKeySequence, QPainter, QPen
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -97,15 +97,14 @@ class NeighboursPane(QWidget):
         self.table.setToolTip("Double-click a neighbour to look it up")
         # Rows as tall as their text: eight of them fit a laptop screen beside the row pane.
         rows = self.table.verticalHeader()
-        rows.setDefaultSectionSize(self.table.fontMetrics().height() + 8)
         rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        self.table.setMinimumHeight(rows.defaultSectionSize() * 2 + 30)
+        self._size_rows()
         # Tab leaves the table for the next pane instead of walking its cells.
         self.table.setTabKeyNavigation(False)
         self.table.cellActivated.connect(self._on_activated)
         self.table.cellDoubleClicked.connect(self._on_activated)
 
-        self.baseline_label = SteadyLabel(2)
+        self.baseline_label = WrappedLabel(2)
         self.baseline_label.setObjectName("hint")
 
         self.compare_input = QLineEdit()
@@ -145,6 +144,17 @@ class NeighboursPane(QWidget):
         layout.addLayout(compare)
         layout.addWidget(self.compare_result)
         self._texts: list[str] = []
+
+    def _size_rows(self) -> None:
+        """Rows as tall as their text: in presentation's larger type, taller rows (never cut letters)."""
+        rows = self.table.verticalHeader()
+        rows.setDefaultSectionSize(self.table.fontMetrics().height() + 8)
+        self.table.setMinimumHeight(rows.defaultSectionSize() * 2 + 30)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.FontChange, QEvent.Type.ApplicationFontChange) and hasattr(self, "table"):
+            self._size_rows()
 
     # ----- what the window asks of the pane ------------------------------------------------
     def k(self) -> int:
@@ -210,7 +220,7 @@ class NeighboursPane(QWidget):
         if not result.neighbours:
             self.heading.setText("No neighbours to show.")
         self.mark(self._marked)
-        note = f"<br>{escape(result.note)}" if result.note else ""
+        note = f" {result.note}" if result.note else ""
         self.baseline_label.setText(
             f"The tick marks {fixed(baseline, 3)}, the mean cosine of random unrelated tokens in this "
             f"model: judge every value against it.{note}"

@@ -7,7 +7,7 @@ from html import escape
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QFont, QFontDatabase, QGuiApplication, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
@@ -58,7 +58,7 @@ class RowView(QWidget):
         # The token row, its position row and their sum, one line each (the tooltip has them whole).
         self.numbers = SteadyLabel(3, wrap=False)
         self.numbers.setTextFormat(Qt.TextFormat.RichText)  # "&nbsp;" is markup, also on a single line
-        self.numbers.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self._size_numbers()
         self.numbers.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.note = SteadyLabel(2)
         self.note.setObjectName("hint")
@@ -113,6 +113,19 @@ class RowView(QWidget):
         self.scale = 1.0  # presentation mode: the plot's text and lines larger
         self.set_scale(1.0)
         self.apply_palette()
+
+    def _size_numbers(self) -> None:
+        """Numbers in a fixed-width font as large as the window's type (presentation: larger), so columns line up."""
+        font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        font.setPointSizeF(self.font().pointSizeF())
+        self.numbers.setFont(font)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange and hasattr(self, "numbers"):
+            self._size_numbers()
+            if self._result is not None:
+                self._fill_numbers()
 
     def set_scale(self, scale: float) -> None:
         """Draw the plot's tick numbers, axis titles, legend and lines ``scale`` times their size."""

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSize, Qt
+from PySide6.QtCore import QRect, QSize, Qt
+from PySide6.QtGui import QFontMetrics, QPainter, QPaintEvent, QTextDocument
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
+
+# The mark a label shows where its text goes on beyond its room (the whole text is in its tooltip).
+MORE = "…"
 
 
 class SteadyLabel(QLabel):
@@ -12,7 +16,7 @@ class SteadyLabel(QLabel):
     A plain wrapping QLabel asks for more or less height as its text changes,
     and every such change re-lays out the window and repaints both plots: a
     visible hitch on every answer. This one reserves its lines once; text that
-    does not fit is cut, and the whole of it is in the tooltip.
+    does not fit ends in "…" at the label's bottom right, and the whole of it is in the tooltip.
     """
 
     def __init__(self, lines: int, text: str = "", parent: QWidget | None = None, *, wrap: bool = True) -> None:
@@ -31,6 +35,44 @@ class SteadyLabel(QLabel):
     def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
         super().setText(text)
         self.setToolTip(text if text else "")
+
+    def needed_size(self) -> QSize:
+        """The room the whole text takes in this font: wrapped at the label's width, or each line whole."""
+        document = QTextDocument()
+        document.setDefaultFont(self.font())
+        document.setDocumentMargin(0)
+        rich = self.textFormat() == Qt.TextFormat.RichText or (
+            self.textFormat() == Qt.TextFormat.AutoText and "<" in self.text()
+        )
+        if rich:
+            document.setHtml(self.text())
+        else:
+            document.setPlainText(self.text())
+        if self.wordWrap():
+            document.setTextWidth(max(1, self.contentsRect().width()))
+        size = document.size()
+        return QSize(int(size.width() + 0.999), int(size.height() + 0.999))
+
+    def is_shortened(self) -> bool:
+        """True when part of the text is out of sight (then "…" says so, and the tooltip has it all)."""
+        if not self.text():
+            return False
+        needed, room = self.needed_size(), self.contentsRect()
+        # Rich text sets lines a pixel or so further apart than the room counted for them.
+        return needed.width() > room.width() + 1 or needed.height() > room.height() + self._lines + 2
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
+        super().paintEvent(event)
+        if not self.is_shortened():
+            return
+        painter = QPainter(self)
+        metrics = QFontMetrics(self.font())
+        room = self.contentsRect()
+        mark = QRect(room.right() - metrics.horizontalAdvance(MORE + " "), room.bottom() - metrics.height() + 1,
+                     metrics.horizontalAdvance(MORE + " "), metrics.height())
+        painter.fillRect(mark, self.palette().color(self.backgroundRole()))
+        painter.setPen(self.palette().color(self.foregroundRole()))
+        painter.drawText(mark, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignBottom, MORE)
 
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
         return QSize(80, self._height())

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence, QPainter
+from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QRect, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QFont, QKeySequence, QPainter
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
@@ -29,6 +29,7 @@ from .steady_label import SteadyLabel
 
 TYPING_PAUSE_MS = 120  # wait for a pause in typing before asking the worker
 TOKEN_ROLE = Qt.ItemDataRole.UserRole + 1
+INPUT_SCALE = 1.25  # the text field's type, against the window's: the text is what the pane is about
 
 # Chips are items of one wrapping list view: a thousand of them cost no widgets at all.
 CHIP_STYLE = """
@@ -103,9 +104,7 @@ class TokenPane(QWidget):
         # itself and says in the summary how much of it was read.
         self.input.setMaxLength(1_000_000)
         self.input.setAccessibleName("text to split into tokens")
-        font = self.input.font()
-        font.setPointSizeF(font.pointSizeF() * 1.25)
-        self.input.setFont(font)
+        self._size_input()
 
         self._debounce = QTimer(self)
         self._debounce.setSingleShot(True)
@@ -144,6 +143,18 @@ class TokenPane(QWidget):
         layout.addLayout(row)
         layout.addWidget(self.chip_list)
         layout.addWidget(self.summary)
+
+    def _size_input(self) -> None:
+        """The text a quarter larger than the window's, whatever the window's is (presentation: larger)."""
+        font = QFont(self.font())
+        font.setPointSizeF(font.pointSizeF() * INPUT_SCALE)
+        self.input.setFont(font)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange and hasattr(self, "chip_list"):
+            self._size_input()  # its font is its own, so it does not follow the application's by itself
+            self._fit_height()  # the chips' rows are taller or shorter now
 
     def flush(self) -> None:
         """Send the text now instead of after the typing pause (used when a model opens)."""
