@@ -162,3 +162,26 @@ def _bounded(items: tuple) -> tuple:  # type: ignore[type-arg]
     if len(items) > MAX_SIDE_WORDS:
         raise QueryError(f"A direction is made from at most {MAX_SIDE_WORDS:,} examples a side, not {len(items):,}.")
     return items
+
+
+# A groups file is a short list of words a person wrote.
+GROUPS_FILE_LIMIT = 4 << 20
+
+
+def load_groups(path: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Two word groups from a JSON file: ``{"from": ["he", "man"], "to": ["she", "woman"]}``."""
+    from ..common.files import read_json
+
+    data = read_json(path, "groups file", GROUPS_FILE_LIMIT, QueryError)
+    groups = None
+    if isinstance(data, dict) and set(data) >= {"from", "to"}:
+        groups = (data["from"], data["to"])
+    elif isinstance(data, list) and len(data) == 2:
+        groups = (data[0], data[1])
+    if groups is None or not all(
+        isinstance(g, list) and g and all(isinstance(w, str) and w.strip() for w in g) for g in groups
+    ):
+        raise QueryError(
+            f'The groups file {path} must hold two lists of words: {{"from": ["he", "man"], "to": ["she", "woman"]}}.'
+        )
+    return tuple(groups[0]), tuple(groups[1])

@@ -101,6 +101,24 @@ class DirectionReport:
             )
         return lines
 
+    def text_lines(self) -> list[str]:
+        """The whole answer as the command line prints it."""
+        lines = [f"model: {self.model}", f"direction: {self.label} (cosine of every one of {self.rows:,} rows with it)"]
+        lines += [f"note: {note}" for note in self.notes]
+        for title, ends in (("highest", self.top), ("lowest", self.bottom)):
+            lines.append(f"{len(ends)} {title}:")
+            lines += [f"  {t.token:<20} {t.id:>8}  {t.score:+.3f}" for t in ends]
+        if self.words:
+            lines.append("your words:")
+            lines += [
+                f"  {w.word:<14} {w.query.token:<14} {w.score:+.3f}  above {w.percentile:5.1f}% of the rows"
+                for w in self.words
+            ]
+        lines += self.baseline_lines()
+        if self.best is not None:
+            lines.append(self.best_line())
+        return lines
+
     def best_line(self) -> str:
         best = self.best
         if best is None:
