@@ -51,6 +51,7 @@ from ..jobs.table_jobs import (
 from ..settings import Settings
 from ..worker import Failure, WorkerClient
 from .chapter_notice import ChapterNotice
+from .direction_desk import DirectionDesk
 from .elided_label import ElidedLabel
 from .exercise_desk import ExerciseDesk
 from .fitting import MODEL_BOX_CHARS, BarFit, RowPlacement
@@ -137,6 +138,7 @@ class MainWindow(QMainWindow):
         self.right = QTabWidget()
         self.right.addTab(self.map_view, "&Map")
         self.right.addTab(self.layers_pane, "Through the &layers")
+        self.directions = DirectionDesk(self)  # the Directions tab, its requests and Map > Axes from directions
         # Where the left column is too short for both, the row pane moves beside the map.
         self.row_placement = RowPlacement(self.left, self.row_view, self.neighbours_pane.table, self.right)
         self.splitter.addWidget(self.left)
@@ -231,6 +233,7 @@ class MainWindow(QMainWindow):
         whole = map_menu.addAction("&Whole vocabulary")
         whole.triggered.connect(lambda: self.map_view.request_word_map("all"))
         map_menu.addAction("Words &matching...").triggered.connect(self.map_view.ask_words)
+        map_menu.addAction(self.directions.axes_action)
         projection = map_menu.addMenu("&Projection")
         self.projection_actions = {}
         for method, label in (("pca", "&PCA (instant)"), ("tsne", "&t-SNE"), ("umap", "&UMAP")):
@@ -464,6 +467,7 @@ class MainWindow(QMainWindow):
         self.model_spec = self._pending_model or loaded.name
         self._notice_action.setVisible(self.chapter_notice.update_for(loaded.name, facts.rows, facts.width))
         self.exercises.model_loaded(self.model_spec)
+        self.directions.model_loaded()
         self._refresh_recent()
         self.model_box.setEditText(self._pending_model or loaded.name)
         self.row_view.clear()

@@ -20,9 +20,12 @@ END_SIZE = 20
 
 @dataclass(frozen=True, slots=True)
 class ScoredToken:
+    """A row, its readable token, its score, and what a person would type to look it up."""
+
     id: int
     token: str
     score: float
+    text: str = ""
 
     def to_dict(self) -> dict[str, object]:
         return {"id": self.id, "token": self.token, "score": self.score}
@@ -86,4 +89,17 @@ def spread_of(scores: np.ndarray, ids_a: np.ndarray, ids_b: np.ndarray, k: int =
 
 def scored(table: EmbeddingTable, ids: np.ndarray, scores: np.ndarray) -> tuple[ScoredToken, ...]:
     tokens = table.tokens
-    return tuple(ScoredToken(i, tokens[i], s) for i, s in zip(ids.tolist(), scores[ids].tolist(), strict=True))
+    return tuple(
+        ScoredToken(i, tokens[i], s, typed_text(table, i))
+        for i, s in zip(ids.tolist(), scores[ids].tolist(), strict=True)
+    )
+
+
+def typed_text(table: EmbeddingTable, token_id: int) -> str:
+    """What a person would type to get this token back (WordPiece's "##" is not typed)."""
+    if token_id >= table.vocabulary.size:
+        return str(token_id)
+    text = table.vocabulary.text_of(token_id)
+    if not table.vocabulary.byte_level and text.startswith("##") and len(text) > 2:
+        return text[2:]
+    return text
