@@ -52,7 +52,9 @@ def many_direction_scores(
                 raw = scores_many(screen.bits[start:stop], vectors, bf16_bits=True)
             else:
                 raw = vectors @ np.asarray(table.rows[start:stop], dtype=np.float32).T
-            out[:, start:stop] = raw * screen.scale[start:stop]
+            scale = screen.scale[start:stop]
+            # A row that points nowhere scores 0, as in the single pass (NaN times 0 would be NaN).
+            out[:, start:stop] = np.where(scale == 0, np.float32(0), raw * scale)
         else:
             unit = table.unit
             assert isinstance(unit, np.ndarray)

@@ -83,6 +83,7 @@ def column_std(
         if table.stored:
             block = np.asarray(table.rows[start:stop], dtype=np.float32)
             scale = table.stored_screen.scale[start:stop]
+            block[scale == 0] = 0.0  # a row that points nowhere (zeros, NaN or infinity in it) adds nothing
             # row j's unit numbers are block * scale: sums and sums of squares as products with the scales
             sums += scale.astype(np.float64) @ block
             np.multiply(block, block, out=block)
