@@ -24,7 +24,7 @@ from ..search.stored_rows import StoredRows
 from .family_map import Projection, pca_2d
 
 METHODS = ("pca", "tsne", "umap")
-METHOD_NAMES = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP", "directions": "directions"}
+METHOD_NAMES = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP", "directions": "two-direction"}
 SEED = 42
 PERPLEXITY = 30
 # How many rows a block of neighbour look-ups covers between progress reports.
