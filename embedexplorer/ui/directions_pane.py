@@ -38,9 +38,9 @@ from .steady_label import SteadyLabel
 
 TEXT_ROLE = Qt.ItemDataRole.UserRole + 3
 _FIGURES = (
-    ("std", "spread of all scores (standard deviation)"),
-    ("gap", f"gap between the {END_SIZE} at each end"),
-    ("separation", "separation of the examples (in standard deviations)"),
+    ("std", "spread: std of all scores"),
+    ("gap", f"gap: the {END_SIZE} at each end"),
+    ("separation", "examples apart, in std"),
 )
 
 
@@ -90,7 +90,10 @@ class DirectionsPane(QWidget):
         for table in (self.low_table, self.high_table):
             table.cellClicked.connect(lambda row, _column, t=table: self._activate(t, row))
         self.words_table = QTableWidget(0, 4)
-        self.words_table.setHorizontalHeaderLabels(["word", "token", "score", "percentile"])
+        self.words_table.setHorizontalHeaderLabels(["word", "token", "score", "above"])
+        above = QTableWidgetItem("above")
+        above.setToolTip("The share of all rows whose score is lower")
+        self.words_table.setHorizontalHeaderItem(3, above)
         _fit_columns(self.words_table)
         self.baseline_table = QTableWidget(len(_FIGURES), 4)
         self.baseline_table.setHorizontalHeaderLabels(["", "this direction", "random: mean", "random: largest"])
@@ -197,9 +200,10 @@ class DirectionsPane(QWidget):
             self.baseline_line.setText("No random baseline was asked for.")
             self.baseline_table.clearContents()
             return
-        self.baseline_line.setText(
-            f"Against {summary['directions']} random directions (seed {summary['seed']}): "
-            "how much more this direction orders than chance"
+        self.baseline_line.setText(f"Against {summary['directions']} random directions (seed {summary['seed']}):")
+        self.baseline_line.setToolTip(
+            "The same figures for random directions: how much more this direction orders the vocabulary than chance. "
+            "The examples are apart by construction on their own direction; your words are the fair test."
         )
         for row, (key, name) in enumerate(_FIGURES):
             figure = summary[key]
@@ -210,7 +214,7 @@ class DirectionsPane(QWidget):
                 if figure["times_random_mean"] is not None
                 else fixed(figure["direction"], 3),
                 fixed(figure["random_mean"], 3),
-                f"{fixed(figure['random_max'], 3)} ({figure['random_at_least_as_large']} as large)",
+                f"{fixed(figure['random_max'], 3)} ({figure['random_at_least_as_large']} reach it)",
             )
             for column, text in enumerate(cells):
                 self.baseline_table.setItem(row, column, QTableWidgetItem(text))

@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from embedexplorer import open_table
+from embedexplorer.core.common import cache
 from embedexplorer.core.common.errors import QueryError
 from embedexplorer.core.directions.baseline import RandomScores, random_directions
 from embedexplorer.core.directions.coordinates import CoordinateSpread
@@ -145,8 +146,18 @@ def test_bfloat16_table_read_as_stored(tmp_path: Path) -> None:
     try:
         assert table.stored
         check_against_numpy(table, DirectionSpec(pairs=(("he", "she"), ("king", "queen"))), ("nurse",))
+        measured = RandomScores.for_table(table).scores, CoordinateSpread.for_table(table).std
     finally:
         table.close()
+    # The next open of the same file reads both from the disk cache instead of another pass.
+    again = open_table(str(folder))
+    try:
+        kept = RandomScores.for_table(again).scores, CoordinateSpread.for_table(again).std
+        for before, after in zip(measured, kept, strict=True):
+            np.testing.assert_array_equal(before, after)
+        assert list(cache.cache_dir().glob("*.random-100-0")) and list(cache.cache_dir().glob("*.coordinate-std"))
+    finally:
+        again.close()
 
 
 def test_the_ends_of_he_she_on_minilm_are_gendered(minilm_table) -> None:  # type: ignore[no-untyped-def]

@@ -17,10 +17,10 @@ import numpy as np
 
 from ..common import cache
 from ..common.progress import ProgressCallback
-from ..search.stored_rows import StoredRows
 from ..tables.embedding_table import EmbeddingTable
+from .scores import stored_cache_key
 
-_BLOCK_ROWS = 4096
+_BLOCK_ROWS = 2048
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ class CoordinateSpread:
         last = cls._last
         if last is not None and last[0]() is table:
             return last[1]
-        key = _disk_key(table)
+        key = stored_cache_key(table)
         std = cache.load_array(key, "coordinate-std", (table.width,), np.float64)
         if std is None:
             std = column_std(table, progress, check)
@@ -81,19 +81,20 @@ def column_std(
     for start in range(0, count, _BLOCK_ROWS):
         stop = min(start + _BLOCK_ROWS, count)
         if table.stored:
+            # Decoded to float32 and scaled in place: BLAS sums the columns (float32 within a block of
+            # rows, float64 across blocks), with no float64 copy of the block.
             block = np.asarray(table.rows[start:stop], dtype=np.float32)
             scale = table.stored_screen.scale[start:stop]
             block[scale == 0] = 0.0  # a row that points nowhere (zeros, NaN or infinity in it) adds nothing
-            # row j's unit numbers are block * scale: sums and sums of squares as products with the scales
-            sums += scale.astype(np.float64) @ block
-            np.multiply(block, block, out=block)
-            squares += (scale.astype(np.float64) ** 2) @ block
+            block *= scale[:, None]
         else:
             unit = table.unit
             assert isinstance(unit, np.ndarray)
-            block64 = unit[start:stop].astype(np.float64)
-            sums += block64.sum(axis=0)
-            squares += np.einsum("ij,ij->j", block64, block64)
+            block = np.array(unit[start:stop], dtype=np.float32)
+        ones = np.ones(block.shape[0], dtype=np.float32)
+        sums += ones @ block
+        np.multiply(block, block, out=block)
+        squares += ones @ block
         if progress is not None:
             progress(stop, count, "Measuring the spread of each number")
         if check is not None:
@@ -109,13 +110,3 @@ def best_coordinate(difference: np.ndarray, std: np.ndarray, direction_separatio
     order = np.argsort(-np.abs(separation), kind="stable")
     first, second = int(order[0]), int(order[1]) if order.size > 1 else int(order[0])
     return BestCoordinate(first, float(separation[first]), direction_separation, second, float(separation[second]))
-
-
-def _disk_key(table: EmbeddingTable) -> str | None:
-    """A cache name for a mapped stored table (the same identity the row lengths use), else None."""
-    rows = table.rows
-    raw = rows.raw if isinstance(rows, StoredRows) else None
-    file = getattr(raw, "filename", None)
-    if not isinstance(raw, np.memmap) or file is None or not isinstance(rows, StoredRows):
-        return None
-    return cache.file_key(file, raw.offset, rows.shape, rows.storage)

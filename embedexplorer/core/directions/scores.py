@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..common import cache
+from ..search.stored_rows import StoredRows
 from ..tables.embedding_table import EmbeddingTable
 
 # Tokens shown at each end of a direction.
@@ -83,6 +85,8 @@ def spread_of(scores: np.ndarray, ids_a: np.ndarray, ids_b: np.ndarray, k: int =
     top = np.partition(scores, scores.shape[0] - k)[scores.shape[0] - k :]
     bottom = np.partition(scores, k - 1)[:k]
     gap = float(top.astype(np.float64).mean() - bottom.astype(np.float64).mean())
+    if ids_a.size == 0 or ids_b.size == 0:
+        return Spread(std, gap, 0.0)
     difference = float(scores[ids_b].astype(np.float64).mean() - scores[ids_a].astype(np.float64).mean())
     return Spread(std, gap, difference / std if std > 0 else 0.0)
 
@@ -103,3 +107,18 @@ def typed_text(table: EmbeddingTable, token_id: int) -> str:
     if not table.vocabulary.byte_level and text.startswith("##") and len(text) > 2:
         return text[2:]
     return text
+
+
+def stored_cache_key(table: EmbeddingTable) -> str | None:
+    """A disk-cache name for what is computed once from a mapped stored table (as its row lengths are), else None.
+
+    Small float32 tables are quick to measure again; a half-precision table of a current model is not.
+    """
+    rows = table.rows
+    if not isinstance(rows, StoredRows):
+        return None
+    raw = rows.raw
+    file = getattr(raw, "filename", None)
+    if not isinstance(raw, np.memmap) or file is None:
+        return None
+    return cache.file_key(file, raw.offset, rows.shape, rows.storage)
