@@ -11,6 +11,7 @@ from __future__ import annotations
 from html import escape
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QButtonGroup,
@@ -33,7 +34,8 @@ from ..core.directions.direction import DEFAULT_PAIRS, DirectionSpec, parse_pair
 from ..core.directions.report import MAX_END_SIZE, DirectionReport
 from ..core.directions.scores import END_SIZE, ScoredToken
 from ..core.text.texts import fixed
-from ..jobs.direction_jobs import DirectionRequest
+from ..jobs.direction_jobs import DIRECTION, DirectionRequest
+from .plugging import PaneContext
 from .steady_label import SteadyLabel
 
 TEXT_ROLE = Qt.ItemDataRole.UserRole + 3
@@ -53,6 +55,41 @@ class DirectionsPane(QWidget):
 
     requested = Signal(object)  # DirectionRequest
     token_activated = Signal(str)
+    shown = Signal()
+
+    @classmethod
+    def plug(cls, ctx: PaneContext) -> DirectionsPane:
+        """Scores the pane's direction in the long lane; the first showing on each model asks for the default."""
+        pane = cls()
+        state, client = ctx.state, ctx.client
+        asked = False  # this model has been asked about (a new model is asked again when the pane shows)
+
+        def submit(request: DirectionRequest) -> None:
+            nonlocal asked
+            if state.loaded:
+                asked = True
+                client.submit(DIRECTION, request)
+            else:
+                pane.show_message("Open a model first.")
+
+        def on_shown() -> None:
+            if not asked and state.loaded:
+                pane.submit()
+
+        def on_model(_serial: int) -> None:
+            nonlocal asked
+            asked = False
+            if pane.isVisible():
+                on_shown()
+
+        pane.requested.connect(submit)
+        pane.shown.connect(on_shown)
+        pane.token_activated.connect(lambda text: state.update(text=text))
+        state.watch("model_serial", on_model)
+        client.channel(DIRECTION).ready.connect(pane.show_report)
+        client.channel(DIRECTION).failed.connect(lambda failure: pane.show_message(failure.message))
+        client.channel(DIRECTION).progress.connect(pane.show_progress)
+        return pane
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -229,6 +266,10 @@ class DirectionsPane(QWidget):
             table.setRowCount(0)
         self.baseline_table.clearContents()
         self.best_line.setText("")
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt override
+        super().showEvent(event)
+        self.shown.emit()
 
     # ----- small questions the window may ask ----------------------------------------------------
     def end_tokens(self, highest: bool = True) -> list[str]:

@@ -40,6 +40,7 @@ from ..jobs.map_jobs import WordMapRequest
 from ..map_pictures import write_svg
 from ..settings import Settings
 from . import theme
+from .axes_dialog import DEFAULT_X_PAIRS, DEFAULT_Y_PAIRS, AxesDialog
 from .family_editor import FamilyEditor, swatch
 from .map_canvas import MapCanvas
 from .steady_label import SteadyLabel
@@ -201,6 +202,7 @@ class MapView(QWidget):
         self._words: tuple[str, str] | None = None  # the bigger map on screen: ("all"|"regex"|"list", text)
         self._pending: WordMapRequest | None = None
         self._axes: tuple[DirectionSpec, DirectionSpec] | None = None  # the map on screen is on two directions
+        self._axes_typed = (DEFAULT_X_PAIRS, DEFAULT_Y_PAIRS)  # what the axes dialog shows next
         self.canvas = MapCanvas()
         self.canvas.setMinimumSize(360, 260)
         self.panel = FamilyPanel()
@@ -342,6 +344,13 @@ class MapView(QWidget):
         dialog = WordsDialog(shown, self)
         if dialog.exec() == QDialog.DialogCode.Accepted:
             self.request_word_map(*dialog.request())
+
+    def ask_axes(self) -> None:
+        """Map > Axes from directions: ask for the pairs of each axis, then for the map."""
+        dialog = AxesDialog(*self._axes_typed, parent=self)
+        if dialog.exec() == QDialog.DialogCode.Accepted:
+            self._axes_typed = (dialog.x_box.text(), dialog.y_box.text())
+            self.request_axes(*dialog.specs())
 
     def request_axes(self, x: DirectionSpec, y: DirectionSpec) -> WordMapRequest | None:
         """Map > Axes from directions: the words on screen (the family words, the whole vocabulary,

@@ -57,7 +57,10 @@ def test_pane_shows_a_real_answer(qtbot, minilm_table) -> None:  # type: ignore[
     # A word of several tokens says which piece answered, in its tooltip and in the heading.
     assert "answers for it" in pane.words_table.item(1, 0).toolTip()
     assert "answers for it" in pane.heading.text()
-    assert pane.baseline_table.item(0, 0).text().startswith("spread of all scores")
+    summary = report.baseline_summary()
+    assert pane.baseline_table.item(0, 0).text().startswith("spread")
+    assert pane.baseline_table.item(0, 1).text().startswith(f"{report.spread.std:.3f}")
+    assert pane.baseline_table.item(0, 2).text() == f"{summary['std']['random_mean']:.3f}"  # type: ignore[index]
     assert f"#{report.best.index}" in pane.best_line.text()  # type: ignore[union-attr]
     # A click at an end looks the token up: its text as a person would type it (no "##").
     with qtbot.waitSignal(pane.token_activated) as clicked:
@@ -67,33 +70,33 @@ def test_pane_shows_a_real_answer(qtbot, minilm_table) -> None:  # type: ignore[
 
 def test_in_the_window(qtbot, window) -> None:  # type: ignore[no-untyped-def]
     open_model(qtbot, window, "bundled")
-    desk = window.directions
+    pane = window.panes.directions_pane
     # Showing the tab scores the default pairs in the long lane.
     with qtbot.waitSignal(window.client.channel(DIRECTION).ready, timeout=ANSWER_TIMEOUT_MS * 3) as answered:
-        window.right.setCurrentWidget(desk.pane)
+        window.right.setCurrentWidget(pane)
     report = answered.args[0]
     assert report.label == "he\u2192she, king\u2192queen, man\u2192woman"
-    assert "she" in desk.pane.end_tokens(highest=True)
-    assert "he" in desk.pane.end_tokens(highest=False)
+    assert "she" in pane.end_tokens(highest=True)
+    assert "he" in pane.end_tokens(highest=False)
 
     # Bad input in the window: one sentence in the pane.
-    desk.pane.pairs_box.setText("king->king")
+    pane.pairs_box.setText("king->king")
     with qtbot.waitSignal(window.client.channel(DIRECTION).failed, timeout=ANSWER_TIMEOUT_MS):
-        qtbot.mouseClick(desk.pane.go, Qt.MouseButton.LeftButton)
-    assert "pair of the same word" in unescape(desk.pane.heading.text())
+        qtbot.mouseClick(pane.go, Qt.MouseButton.LeftButton)
+    assert "pair of the same word" in unescape(pane.heading.text())
 
     # Clicking a token at an end looks it up in the text box.
-    desk.pane.show_report(report)
-    click_cell(qtbot, desk.pane.high_table, 0)
-    assert window.token_pane.input.text() == report.top[0].text
+    pane.show_report(report)
+    click_cell(qtbot, pane.high_table, 0)
+    assert window.panes.token_pane.input.text() == report.top[0].text
 
     # Map > Axes from directions: the family words on two directions, the axes named by their pairs.
     x, y = DirectionSpec(pairs=(("he", "she"),)), DirectionSpec(pairs=(("man", "king"),))
     with qtbot.waitSignal(window.client.channel(WORD_MAP).ready, timeout=ANSWER_TIMEOUT_MS * 3) as drawn:
-        window.map_view.request_axes(x, y)
+        window.panes.map_view.request_axes(x, y)
     assert drawn.args[0].method == "directions"
-    canvas = window.map_view.canvas
+    canvas = window.panes.map_view.canvas
     qtbot.waitUntil(lambda: canvas.plot.getAxis("bottom").labelText.startswith("cosine with he"))
     assert canvas.plot.getAxis("left").labelText.startswith("cosine with man")
-    assert window.map_view.axes == (x, y)
-    assert "y: man\u2192king" in window.map_view.canvas.caption_html
+    assert window.panes.map_view.axes == (x, y)
+    assert "y: man\u2192king" in window.panes.map_view.canvas.caption_html
