@@ -12,6 +12,7 @@ from embedexplorer.jobs.direction_jobs import DIRECTION, DirectionRequest
 from embedexplorer.jobs.map_jobs import WORD_MAP
 from embedexplorer.ui.directions_pane import DirectionsPane
 
+from ..images import png_facts
 from .conftest import ANSWER_TIMEOUT_MS, open_model
 
 
@@ -68,7 +69,7 @@ def test_pane_shows_a_real_answer(qtbot, minilm_table) -> None:  # type: ignore[
     assert clicked.args[0] == minilm_table.vocabulary.text_of(report.top[0].id).removeprefix("##")
 
 
-def test_in_the_window(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+def test_in_the_window(qtbot, window, tmp_path) -> None:  # type: ignore[no-untyped-def]
     open_model(qtbot, window, "bundled")
     pane = window.panes.directions_pane
     # Showing the tab scores the default pairs in the long lane.
@@ -100,3 +101,11 @@ def test_in_the_window(qtbot, window) -> None:  # type: ignore[no-untyped-def]
     assert canvas.plot.getAxis("left").labelText.startswith("cosine with man")
     assert window.panes.map_view.axes == (x, y)
     assert "y: man\u2192king" in window.panes.map_view.canvas.caption_html
+
+    # Exported pictures name the axes' pairs too.
+    svg, png = tmp_path / "axes.svg", tmp_path / "axes.png"
+    assert window.panes.map_view.export_to(str(svg)) and window.panes.map_view.export_to(str(png), 800)
+    drawing = svg.read_text(encoding="utf-8")
+    assert ">cosine with he\u2192she</text>" in drawing and ">cosine with man\u2192king</text>" in drawing
+    width, _height, colours = png_facts(png)
+    assert width == 800 and colours > 10
