@@ -137,6 +137,10 @@ def test_gpt2_fixture_against_numpy(gpt2_table) -> None:  # type: ignore[no-unty
     check_against_numpy(gpt2_table, DirectionSpec(pairs=DEFAULT_PAIRS), ("nurse", " Paris"))
     direction = make_direction(gpt2_table, DirectionSpec(pairs=(("he", "she"),)))
     assert [q.id for q in direction.side_a] == gpt2_table.vocabulary.encode(" he")
+    # A word of several tokens: the first piece of the word inside a sentence answers, and says so.
+    several = make_direction(gpt2_table, DirectionSpec(pairs=(("kingfisherz", "queen"),)))
+    assert several.side_a[0].id == gpt2_table.vocabulary.encode(" kingfisherz")[0]
+    assert "the first, _king, answers for it" in several.notes[0]
 
 
 def test_bfloat16_table_read_as_stored(tmp_path: Path) -> None:

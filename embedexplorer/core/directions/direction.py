@@ -113,6 +113,7 @@ def side_token(table: EmbeddingTable, word: str) -> Query:
     """
     if not isinstance(word, str) or not word.strip():
         raise QueryError("An example word is empty: type a word on each side.")
+    spaced = word
     if table.vocabulary.byte_level and not word.startswith((" ", "_")):
         spaced = " " + word.strip()
         if len(table.encode(spaced)) == 1:
@@ -120,7 +121,8 @@ def side_token(table: EmbeddingTable, word: str) -> Query:
     named = None if word.startswith(" ") else TokenIndex.for_table(table).exact(word.strip())
     if named is not None:
         return table.query(named)
-    answer = table.query(word.strip() if not table.vocabulary.byte_level else word)
+    # Several tokens: the first piece of the word as it stands inside a sentence answers.
+    answer = table.query(spaced if table.vocabulary.byte_level else word.strip())
     unknown = table.vocabulary.unknown_id
     if unknown is not None and answer.id == unknown:
         raise QueryError(f"{word.strip()!r} is not in the vocabulary of {table.name} (it would become {answer.token}).")
