@@ -15,6 +15,7 @@ from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QButtonGroup,
+    QFrame,
     QGridLayout,
     QHBoxLayout,
     QHeaderView,
@@ -22,6 +23,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QRadioButton,
+    QScrollArea,
     QSpinBox,
     QTableWidget,
     QTableWidgetItem,
@@ -162,13 +164,27 @@ class DirectionsPane(QWidget):
         right.addWidget(self.baseline_line)
         right.addWidget(self.baseline_table)
         lower.addLayout(right, 3)
-        layout = QVBoxLayout(self)
+        # Tables too short to read show nothing: below these heights the pane scrolls instead
+        # (a 1024x640 laptop in presentation mode), and never makes the window taller than the screen.
+        for table, least in ((self.low_table, 150), (self.high_table, 150), (self.words_table, 110)):
+            table.setMinimumHeight(least)
+        self.baseline_table.setMinimumHeight(110)
+        content = QWidget()
+        layout = QVBoxLayout(content)
+        layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(inputs)
         layout.addLayout(buttons)
         layout.addWidget(self.heading)
         layout.addLayout(ends, 3)
         layout.addLayout(lower, 2)
         layout.addWidget(self.best_line)
+        self.scroll_area = QScrollArea()
+        self.scroll_area.setWidget(content)
+        self.scroll_area.setWidgetResizable(True)
+        self.scroll_area.setFrameShape(QFrame.Shape.NoFrame)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self.scroll_area)
         self._on_mode(True)
 
     # ----- what the learner asks -------------------------------------------------------------
