@@ -126,16 +126,22 @@ def test_the_cosine_answer_is_whole_or_one_hover_away_at_every_size(qtbot, windo
 
 def test_gpt2_words_mean_the_same_token_in_every_box_and_each_box_names_it(qtbot, window, gpt2_folder, gpt2_table):
     from embedexplorer.core.exercises.analogies import solve_analogy
+    from embedexplorer.core.directions.direction import side_token
     from embedexplorer.core.exercises.guess import guess_outcome
     from embedexplorer.core.tables.spelling import word_or_first_token, word_token
     from tests.core.test_guess import gpt2_id
 
     paris, france = gpt2_id("ĠParis"), gpt2_id("ĠFrance")
-    # The engine's boxes: Guess first, Analogies, Cosine with read "France" as " France".
+    # The engine's boxes: Guess first, Analogies, Cosine with, Directions read "France" as " France".
     assert word_token(gpt2_table, "France").id == word_or_first_token(gpt2_table, "France").id == france
     assert guess_outcome(gpt2_table, paris, "France").guess.id == france
     analogy = solve_analogy(gpt2_table, "Paris", "France", "Italy", words=True)
     assert (analogy.a.id, analogy.b.id, analogy.c.id) == (paris, france, gpt2_id("ĠItaly"))
+    assert side_token(gpt2_table, "France").id == france  # Directions' example words
+    # A word of several tokens: the same token and the same sentence in Cosine with and Directions.
+    several = word_or_first_token(gpt2_table, "embeddings")
+    assert (side_token(gpt2_table, "embeddings").id, side_token(gpt2_table, "embeddings").note) == (
+        several.id, several.note)
 
     open_model(qtbot, window, str(gpt2_folder))
     type_text(qtbot, window, " Paris")
@@ -162,7 +168,7 @@ def test_gpt2_words_mean_the_same_token_in_every_box_and_each_box_names_it(qtbot
     resize_to(qtbot, window, 1600, 1000)
     shown = " ".join(lines_fit(pane.compare_result))
     first = spelled.split()[0]
-    assert f"'embeddings' is {len(pieces)} tokens here ({spelled}): {first} is used." in shown, shown
+    assert f"'embeddings' is {len(pieces)} tokens here ({spelled}); the first, {first}, answers for it." in shown, shown
 
 
 # ----- Analogies: a command line to paste, and no line left from an older answer ---------------------

@@ -15,7 +15,7 @@ import numpy as np
 from ..common.errors import QueryError
 from ..tables.embedding_table import EmbeddingTable, Query
 from ..tables.ranks import unit_row
-from ..tables.spelling import TokenIndex
+from ..tables.spelling import word_or_first_token
 
 # The chapter's own pairs, the default direction.
 DEFAULT_PAIRS = (("he", "she"), ("king", "queen"), ("man", "woman"))
@@ -113,16 +113,7 @@ def side_token(table: EmbeddingTable, word: str) -> Query:
     """
     if not isinstance(word, str) or not word.strip():
         raise QueryError("An example word is empty: type a word on each side.")
-    spaced = word
-    if table.vocabulary.byte_level and not word.startswith((" ", "_")):
-        spaced = " " + word.strip()
-        if len(table.encode(spaced)) == 1:
-            return table.query(spaced)
-    named = None if word.startswith(" ") else TokenIndex.for_table(table).exact(word.strip())
-    if named is not None:
-        return table.query(named)
-    # Several tokens: the first piece of the word as it stands inside a sentence answers.
-    answer = table.query(spaced if table.vocabulary.byte_level else word.strip())
+    answer = word_or_first_token(table, word)  # the window's one rule for typed words
     unknown = table.vocabulary.unknown_id
     if unknown is not None and answer.id == unknown:
         raise QueryError(f"{word.strip()!r} is not in the vocabulary of {table.name} (it would become {answer.token}).")

@@ -45,12 +45,14 @@ def word_or_first_token(table: EmbeddingTable, text: str) -> Query:
     """A typed word read as ``word_token`` reads it, but a word of several tokens answers with its first.
 
     The answer's note then says so in words a box can show on its visible line:
-    "'embeddings' is 2 tokens here (_embed dings): _embed is used."
+    "'embeddings' is 3 tokens here (_embed d ings); the first, _embed, answers for it."
+    Cosine with and Directions read words so.
     """
     answer = _read_word(table, text)
     if len(answer.pieces) > 1:
         shown = " ".join(p.token for p in answer.pieces)
-        note = f"{text.strip()!r} is {len(answer.pieces)} tokens here ({shown}): {answer.token} is used."
+        count = len(answer.pieces)
+        note = f"{text.strip()!r} is {count} tokens here ({shown}); the first, {answer.token}, answers for it."
         return Query(answer.id, answer.token, answer.pieces, note)
     return answer
 
