@@ -125,8 +125,8 @@ def test_the_cosine_answer_is_whole_or_one_hover_away_at_every_size(qtbot, windo
 
 
 def test_gpt2_words_mean_the_same_token_in_every_box_and_each_box_names_it(qtbot, window, gpt2_folder, gpt2_table):
-    from embedexplorer.core.exercises.analogies import solve_analogy
     from embedexplorer.core.directions.direction import side_token
+    from embedexplorer.core.exercises.analogies import solve_analogy
     from embedexplorer.core.exercises.guess import guess_outcome
     from embedexplorer.core.tables.spelling import word_or_first_token, word_token
     from tests.core.test_guess import gpt2_id
