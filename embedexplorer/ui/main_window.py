@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import SimpleNamespace
 
-from PySide6.QtCore import QSize, Qt, QTimer, QUrl
+from PySide6.QtCore import QEvent, QSize, Qt, QTimer, QUrl
 from PySide6.QtGui import (
     QCloseEvent,
     QDragEnterEvent,
@@ -58,6 +58,7 @@ class MainWindow(QMainWindow):
         self.client = client
         self.settings = settings
         self.worker_stuck = False
+        self._grown_by_panes = False  # Qt made the window larger than the screen for its panes' sake
         self.state = AppState(settings.initial_state())
         settings.follow(self.state)
         self.setWindowTitle("EmbedExplorer")
@@ -171,12 +172,31 @@ class MainWindow(QMainWindow):
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
         super().resizeEvent(event)
-        # Qt grows a window whose panes need more room for a moment (a pane moving between places,
-        # larger type): once they need less again, it is brought back inside the screen.
+        # Qt grows a window to what its panes need at least (a pane on its way to another place):
+        # once they need less, it goes back inside the screen. A size asked for is left alone.
+        new, old, least = event.size(), event.oldSize(), self.minimumSizeHint()
+        grown = new.height() > old.height() >= 0 or new.width() > old.width() >= 0
+        at_least = new.height() <= least.height() or new.width() <= least.width()
+        if grown and at_least and not self._inside_screen():
+            self._grown_by_panes = True
+
+    def event(self, event: QEvent) -> bool:
+        handled = super().event(event)
+        if event.type() == QEvent.Type.LayoutRequest and getattr(self, "_grown_by_panes", False):
+            QTimer.singleShot(0, self._refit_after_growth)
+        return handled
+
+    def _refit_after_growth(self) -> None:
+        if self._grown_by_panes:
+            self.fit_to_screen()
+            self._grown_by_panes = not self._inside_screen()
+
+    def _inside_screen(self) -> bool:
         screen = self.screen()
-        free, frame = (screen.availableGeometry(), self.frameGeometry()) if screen is not None else (None, None)
-        if free is not None and frame is not None and (frame.height() > free.height() or frame.width() > free.width()):
-            QTimer.singleShot(0, self.fit_to_screen)
+        if screen is None:
+            return True
+        free, frame = screen.availableGeometry(), self.frameGeometry()
+        return frame.width() <= free.width() and frame.height() <= free.height()
 
     def fit_to_screen(self) -> None:
         """Never larger than the screen's free area (a laptop's 1366x768 or 1024x640), and on it."""

@@ -1,7 +1,8 @@
 """The app as ``app.main`` starts it, reporting to a JSON file what a test under a window manager checks.
 
-python -m tests.ui.window_probe SETTINGS OUT [WORD]: with WORD the bundled model opens and the
-report says where WORD's dot is on the screen, and the text after any click.
+python -m tests.ui.window_probe SETTINGS OUT [WORD [PRESENTATION]]: with WORD the bundled model opens
+and the report says where WORD's dot is on the screen, and the text after any click; PRESENTATION
+"1" starts in presentation mode.
 """
 
 from __future__ import annotations
@@ -19,9 +20,11 @@ def rect(r: QRect) -> list[int]:
     return [r.x(), r.y(), r.width(), r.height()]
 
 
-def main(settings: str, out: str, word: str = "") -> None:
+def main(settings: str, out: str, word: str = "", presentation: str = "") -> None:
     app = create_app()
     window = create_window(settings)
+    if presentation == "1":
+        window.panes.teaching.set_presentation(True)
     window.show()
     app.processEvents()
     if word:
