@@ -54,6 +54,12 @@ class SuggestionStrip(QWidget):
         layout.addWidget(label)
         layout.addWidget(self.list, 1)
 
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange and hasattr(self, "list"):
+            self.list.setFont(self.font())  # its style sheet would keep the old size
+            self.list.setFixedHeight(self.fontMetrics().height() + 18)
+
     def show_suggestions(self, answer: SuggestionsAnswer) -> None:
         self.list.clear()
         for word in answer.words:

@@ -107,6 +107,8 @@ class FamilyPanel(QGroupBox):
             )
             button.setToolTip(f"Highlight the {family} on the map (click again to stop)")
             button.clicked.connect(lambda checked, f=family: self._on_highlight(f, checked))
+            for styled in (show, button):
+                styled.setFont(self.font())  # as large as the panel's type, which a style sheet would not follow
             self._grid.addWidget(show, row, 0)
             self._grid.addWidget(button, row, 1)
             self.visibility[family] = show
@@ -116,6 +118,13 @@ class FamilyPanel(QGroupBox):
 
     def hidden(self) -> set[str]:
         return {family for family, box in self.visibility.items() if not box.isChecked()}
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            # Rows with a style sheet keep their font: they are told (presentation's larger type).
+            for widget in (*self.visibility.values(), *self.highlight_buttons.values()):
+                widget.setFont(self.font())
 
     def _on_highlight(self, family: str, checked: bool) -> None:
         for name, button in self.highlight_buttons.items():

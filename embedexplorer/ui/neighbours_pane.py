@@ -5,7 +5,7 @@ from __future__ import annotations
 from html import escape
 
 from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QRect, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QKeySequence, QPainter, QPen
+from PySide6.QtGui import QColor, QFontMetricsF, QKeySequence, QPainter, QPen
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -31,6 +31,9 @@ from .steady_label import SteadyLabel
 from .wrapped_label import WrappedLabel
 
 COSINE_COLUMN = 2
+# A row's height in lines of its text: the padding grows with the type, so presentation's rows are as
+# much taller as their text is larger.
+ROW_HEIGHT_PER_LINE = 1.55
 COSINE_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
@@ -148,7 +151,7 @@ class NeighboursPane(QWidget):
     def _size_rows(self) -> None:
         """Rows as tall as their text: in presentation's larger type, taller rows (never cut letters)."""
         rows = self.table.verticalHeader()
-        rows.setDefaultSectionSize(self.table.fontMetrics().height() + 8)
+        rows.setDefaultSectionSize(round(QFontMetricsF(self.table.font()).height() * ROW_HEIGHT_PER_LINE))
         self.table.setMinimumHeight(rows.defaultSectionSize() * 2 + 30)
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name

@@ -154,6 +154,7 @@ class TokenPane(QWidget):
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange and hasattr(self, "chip_list"):
             self._size_input()  # its font is its own, so it does not follow the application's by itself
+            self.chip_list.setFont(self.font())  # nor do the chips: a style sheet holds their font still
             self._fit_height()  # the chips' rows are taller or shorter now
 
     def flush(self) -> None:

@@ -1,0 +1,120 @@
+"""At 1600x1000, 1366x768 and 1024x640, normal and presentation: nothing a class reads is cut, all of it scales.
+
+Each label's needed width (its font's metrics) is compared with the width it is shown at: it
+fits, or it shows "…" and holds the whole text one hover away. The window's type is the
+bundled DejaVu Sans (fonts-dejavu-core), so the figures are the same on every machine.
+"""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QPoint, QRect
+from PySide6.QtGui import QFont, QFontMetricsF
+from PySide6.QtWidgets import QAbstractButton, QAbstractScrollArea, QApplication, QLabel, QWidget
+
+from embedexplorer.jobs.table_jobs import COSINE
+from embedexplorer.ui import fonts
+from embedexplorer.ui.elided_label import ElidedLabel
+from embedexplorer.ui.steady_label import SteadyLabel
+from embedexplorer.ui.theme import PRESENTATION_SCALE
+from embedexplorer.ui.wrapped_label import WrappedLabel
+from tests.ui.conftest import ANSWER_TIMEOUT_MS, open_model, settle, type_text
+
+SIZES = [(1600, 1000), (1366, 768), (1024, 640)]
+
+
+@pytest.fixture
+def bundled_type(qapp):  # type: ignore[no-untyped-def]
+    """The window's type in the family the app bundles, at a common size, for this test only."""
+    before = QFont(QApplication.font())
+    family = fonts.register()
+    assert family, "fonts-dejavu-core is installed by .ci/setup"
+    QApplication.setFont(QFont(family, 9))
+    yield
+    QApplication.setFont(before)
+
+
+def at_size(qtbot, window, width: int, height: int) -> None:  # type: ignore[no-untyped-def]
+    window.move(0, 0)
+    window.resize(width, height)
+    placement = window.row_placement
+    qtbot.waitUntil(lambda: placement.compact == (window.left.height() < placement.needed_height()))
+    settle()
+
+
+def scrolled(widget: QWidget) -> bool:
+    """True for what lives inside a scroll area's viewport: it may lie past the edge, a scroll away."""
+    parent = widget.parentWidget()
+    while parent is not None:
+        if isinstance(parent, QAbstractScrollArea) and parent.viewport().isAncestorOf(widget):
+            return True
+        parent = parent.parentWidget()
+    return False
+
+
+def problems(window) -> list[str]:  # type: ignore[no-untyped-def]
+    """Every visible text that is cut: past the window's edge, or narrower than it needs with no "…"."""
+    found = []
+    frame = QRect(QPoint(0, 0), window.size())
+    for widget in window.findChildren(QWidget):
+        if not widget.isVisible() or widget.window() is not window or scrolled(widget):
+            continue
+        where = QRect(widget.mapTo(window, QPoint(0, 0)), widget.size())
+        name = f"{type(widget).__name__} {widget.accessibleName() or getattr(widget, 'text', lambda: '')()!r}"[:90]
+        if not frame.contains(where):
+            found.append(f"{name} lies outside the window: {where}")
+        if isinstance(widget, (SteadyLabel, WrappedLabel, ElidedLabel)):
+            if widget.is_shortened() and not widget.toolTip():
+                found.append(f"{name} is shortened with nothing to hover for")
+        elif isinstance(widget, QLabel) and widget.text() and not widget.wordWrap() and widget.pixmap().isNull():
+            needed = QFontMetricsF(widget.font()).horizontalAdvance(widget.text().replace("&", ""))
+            if "<" not in widget.text() and needed > widget.contentsRect().width() + 1:
+                found.append(f"{name} needs {needed:.0f} px, has {widget.contentsRect().width()}")
+        elif isinstance(widget, QAbstractButton) and widget.text():
+            if widget.sizeHint().width() > widget.width() + 1:
+                found.append(f"{name} needs {widget.sizeHint().width()} px, has {widget.width()}")
+    return found
+
+
+def read_sizes(window) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    """The point size of each thing a class reads (map text is checked in test_fit_and_presentation)."""
+    panes = window.panes
+    return {
+        "text box": panes.token_pane.input.font().pointSizeF(),
+        "chips": panes.token_pane.chip_list.font().pointSizeF(),
+        "row numbers": panes.row_view.numbers.font().pointSizeF(),
+        "neighbour table": panes.neighbours_pane.table.font().pointSizeF(),
+        "neighbour rows": float(panes.neighbours_pane.table.verticalHeader().defaultSectionSize()),
+        "legend": panes.map_view.panel.highlight_buttons["days"].font().pointSizeF(),
+        "caption": panes.map_view.canvas.caption.item.font().pointSizeF(),
+        "cosine line": panes.neighbours_pane.compare_result.font().pointSizeF(),
+    }
+
+
+def test_presentation_enlarges_what_a_class_reads_by_one_factor_and_cuts_nothing(qtbot, bundled_type, window):
+    open_model(qtbot, window, "bundled")
+    type_text(qtbot, window, "monday")
+    with qtbot.waitSignal(window.client.channel(COSINE).ready, timeout=ANSWER_TIMEOUT_MS):
+        qtbot.keyClicks(window.panes.neighbours_pane.compare_input, "tuesday")
+    normal = read_sizes(window)
+    try:
+        for presentation in (False, True):
+            window.panes.teaching.set_presentation(presentation)
+            settle()
+            if presentation:
+                larger = read_sizes(window)
+                for what, size in normal.items():
+                    factor = larger[what] / size
+                    # Rows are whole pixels: their height grows by the factor within a pixel or two.
+                    allowed = 2.5 / size if what == "neighbour rows" else 0.02
+                    assert abs(factor - PRESENTATION_SCALE) <= allowed, (what, size, larger[what])
+            for width, height in SIZES:
+                at_size(qtbot, window, width, height)
+                assert (window.width(), window.height()) == (width, height)
+                for tab in range(window.right.count()):  # the map, the row when it is a tab, layers...
+                    window.right.setCurrentIndex(tab)
+                    settle()
+                    assert problems(window) == [], (width, height, presentation, window.right.tabText(tab))
+                window.right.setCurrentIndex(0)
+    finally:
+        window.panes.teaching.set_presentation(False)
