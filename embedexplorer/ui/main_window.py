@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QSplitter,
     QTabWidget,
     QToolBar,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -40,6 +41,7 @@ from ..state import AppState
 from ..worker import WorkerClient
 from .elided_label import ElidedLabel
 from .fitting import RowPlacement
+from .focus_style import show_focus_everywhere
 from .help_menu import add_help_menu, show_about
 from .message_bar import MessageBar
 from .model_bar import ModelBar
@@ -61,6 +63,7 @@ class MainWindow(QMainWindow):
         self._grown_by_panes = False  # Qt made the window larger than the screen for its panes' sake
         self.state = AppState(settings.initial_state())
         settings.follow(self.state)
+        show_focus_everywhere()  # every control shows the keyboard's focus, tool buttons and tabs too
         self.setWindowTitle("EmbedExplorer")
         self.setAcceptDrops(True)
         self.resize(1360, 860)
@@ -151,6 +154,12 @@ class MainWindow(QMainWindow):
                 splitter.restoreState(state)
                 if splitter is self.left:
                     self.row_placement.sizes_restored()
+        # The toolbars' buttons are controls like any other: Tab reaches them, and shows it has.
+        for bar in self._toolbars.values():
+            for action in bar.actions():
+                button = bar.widgetForAction(action)
+                if isinstance(button, QToolButton):
+                    button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
         # Tab walks the panes in the list's order, each pane's controls in its own order.
         chain = [widget for _entry, pane in built for widget in getattr(pane, "focus_chain", list)()]
         for first, second in zip(chain, chain[1:], strict=False):

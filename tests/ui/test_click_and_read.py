@@ -517,3 +517,60 @@ def test_furthest_family_and_the_lesson_have_shortcuts_of_their_own(qtbot, windo
     qtbot.keyClick(window, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
     qtbot.waitUntil(desk.family_distances.isVisible, timeout=ANSWER_TIMEOUT_MS)
     desk.family_distances.close()
+
+
+def controls(window) -> list:  # type: ignore[no-untyped-def]
+    """Every control of the window a person can use now: buttons, boxes, lists, tables, tabs, the map."""
+    from PySide6.QtWidgets import (
+        QAbstractButton,
+        QAbstractItemView,
+        QAbstractSpinBox,
+        QComboBox,
+        QLineEdit,
+        QTabBar,
+        QWidget,
+    )
+
+    from embedexplorer.ui.map_canvas import MapCanvas
+
+    kinds = (QAbstractButton, QAbstractItemView, QAbstractSpinBox, QComboBox, QLineEdit, QTabBar, MapCanvas)
+    found = []
+    for widget in window.findChildren(QWidget):
+        if not isinstance(widget, kinds) or not widget.isVisible() or not widget.isEnabled():
+            continue
+        if widget.window() is not window or isinstance(widget.parentWidget(), (QComboBox, QAbstractSpinBox)):
+            continue  # a combo box's or spin box's own parts are reached with it
+        if isinstance(widget, QLineEdit) and isinstance(widget.parentWidget(), QComboBox):
+            continue
+        if isinstance(widget.parentWidget(), (QLineEdit, QTabBar, QAbstractItemView)):
+            continue  # a box's clear button (Escape clears), a tab bar's arrows, a table's corner
+        if type(widget).__name__ in ("QScrollBar", "QHeaderView", "QToolBarExtension") or widget.objectName() == (
+            "qt_toolbar_ext_button"
+        ):
+            continue
+        found.append(widget)
+    return found
+
+
+def test_every_control_is_reached_with_tab_and_shows_its_focus(qtbot, window) -> None:
+    from PySide6.QtWidgets import QApplication
+
+    open_model(qtbot, window, "bundled")
+    type_text(qtbot, window, "monday")
+    resize_to(qtbot, window, 1366, 768)
+    wanted = controls(window)
+    start = window.panes.token_pane.input
+    start.setFocus()
+    reached = []
+    for _ in range(3 * len(wanted) + 20):
+        focused = QApplication.focusWidget()
+        reached.append(focused)
+        qtbot.keyClick(focused, Qt.Key.Key_Tab)
+    missing = [f"{type(w).__name__} {getattr(w, 'text', lambda: '')()!r}" for w in wanted if w not in reached]
+    assert missing == [], "\n".join(missing)
+    elsewhere = window.panes.token_pane.input
+    hidden_focus = [
+        f"{type(w).__name__} {getattr(w, 'text', lambda: '')()!r}" for w in wanted
+        if w is not elsewhere and not shows_focus(qtbot, w, elsewhere)
+    ]
+    assert hidden_focus == [], "\n".join(hidden_focus)
