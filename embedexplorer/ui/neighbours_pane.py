@@ -120,7 +120,8 @@ class NeighboursPane(QWidget):
         self._compare_timer.setInterval(200)
         self._compare_timer.timeout.connect(self._on_compare)
         self.compare_input.textChanged.connect(lambda _t: self._compare_timer.start())
-        # Below the question, across the pane: the whole answer, wrapped, never cut mid-word.
+        # Beside the question, on two lines: the whole answer wrapped, or shortened with "…" and
+        # whole in its tooltip; never cut mid-word. (A line of its own would cost the list a row.)
         self.compare_result = WrappedLabel(2)
         self.compare_result.setAccessibleName("cosine answer")
         self.hidden_note = QLabel()
@@ -137,7 +138,8 @@ class NeighboursPane(QWidget):
         compare_label = QLabel("Cosine &with:")
         compare_label.setBuddy(self.compare_input)
         compare.addWidget(compare_label)
-        compare.addWidget(self.compare_input, 1)
+        compare.addWidget(self.compare_input, 2)
+        compare.addWidget(self.compare_result, 3)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
@@ -145,7 +147,6 @@ class NeighboursPane(QWidget):
         layout.addWidget(self.hidden_note, 1)
         layout.addWidget(self.baseline_label)
         layout.addLayout(compare)
-        layout.addWidget(self.compare_result)
         self._texts: list[str] = []
 
     def _size_rows(self) -> None:
