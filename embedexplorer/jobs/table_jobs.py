@@ -225,14 +225,18 @@ class CosineAnswer:
     note: str = ""  # how a typed word became its token, when that took more than one token
     a_id: int = -1
     b_id: int = -1
+    b_tokens: int = 1  # how many tokens the typed word is (its first answers)
 
     @property
     def line(self) -> str:
-        """The answer as one plain line that names both tokens used (as ``spelling.token_used`` does)."""
+        """The answer as one plain line, the number first, naming both tokens used (``spelling.token_used``)."""
         first = f"{self.a} (id {self.a_id:,})" if self.a_id >= 0 else self.a
-        second = f"{self.b} (id {self.b_id:,})" if self.b_id >= 0 else self.b
+        which = f", first of {self.b_tokens} tokens" if self.b_tokens > 1 else ""
+        second = f"{self.b} (id {self.b_id:,}{which})" if self.b_id >= 0 else self.b
         note = f" {self.note}" if self.note else ""
-        return f"cosine({first}, {second}) = {self.cosine:.3f} (unrelated tokens: {fixed(self.baseline, 3)}).{note}"
+        return (
+            f"{self.cosine:.3f} = cosine({first}, {second}); unrelated tokens: {fixed(self.baseline, 3)}.{note}"
+        )
 
 
 def cosine_of(ctx: JobContext, request: CosineRequest) -> CosineAnswer:
@@ -241,7 +245,9 @@ def cosine_of(ctx: JobContext, request: CosineRequest) -> CosineAnswer:
     read = word_or_first_token
     a = table.query(request.first) if isinstance(request.first, int) else read(table, request.first)
     b = read(table, request.other)
-    return CosineAnswer(a.token, b.token, table.cosine(a.id, b.id), table.baseline_cosine, b.note, a.id, b.id)
+    return CosineAnswer(
+        a.token, b.token, table.cosine(a.id, b.id), table.baseline_cosine, b.note, a.id, b.id, len(b.pieces)
+    )
 
 
 COSINE = Kind("cosine", Lane.QUICK, cosine_of)

@@ -153,8 +153,10 @@ def test_gpt2_words_mean_the_same_token_in_every_box_and_each_box_names_it(qtbot
 
     wte = load_file(str(gpt2_folder / "model.safetensors"))["transformer.wte.weight"].astype(np.float64)
     cosine = wte[paris] @ wte[france] / np.linalg.norm(wte[paris]) / np.linalg.norm(wte[france])
-    shown = " ".join(pane.compare_result.shown_lines())
-    assert f"_France (id {france:,})" in shown and f"{cosine:.3f}" in shown
+    resize_to(qtbot, window, 1024, 640)  # the smallest laptop screen
+    shown = " ".join(lines_fit(pane.compare_result))
+    assert shown.startswith(f"{cosine:.3f} = cosine(_Paris") and "_France" in shown  # the number and both tokens
+    assert f"_France (id {france:,})" in pane.compare_result.text()
 
     # A word of several tokens: the visible line says which token answered for it.
     from tests.gpt2_fixture import build_gpt2_tokenizer
@@ -168,7 +170,9 @@ def test_gpt2_words_mean_the_same_token_in_every_box_and_each_box_names_it(qtbot
     resize_to(qtbot, window, 1600, 1000)
     shown = " ".join(lines_fit(pane.compare_result))
     first = spelled.split()[0]
-    assert f"'embeddings' is {len(pieces)} tokens here ({spelled}); the first, {first}, answers for it." in shown, shown
+    assert f"{first} (id {pieces[0]:,}, first of {len(pieces)} tokens)" in shown, shown  # on the visible line
+    note = f"'embeddings' is {len(pieces)} tokens here ({spelled}); the first, {first}, answers for it."
+    assert note in pane.compare_result.text() and (note in shown or pane.compare_result.toolTip().endswith(note))
 
 
 # ----- Analogies: a command line to paste, and no line left from an older answer ---------------------

@@ -110,7 +110,7 @@ def test_clearing_the_text_clears_row_neighbours_cosine_and_star(qtbot, window) 
     type_text(qtbot, window, "monday")
     with qtbot.waitSignal(window.client.channel(COSINE).ready, timeout=ANSWER_TIMEOUT_MS):
         window.panes.neighbours_pane.compare_input.setText("tuesday")
-    assert "cosine(monday (id 6,928), tuesday (id 9,857))" in window.panes.neighbours_pane.compare_result.text()
+    assert "= cosine(monday (id 6,928), tuesday (id 9,857))" in window.panes.neighbours_pane.compare_result.text()
     assert window.panes.map_view.canvas._query_item.data.size == 1
     with qtbot.waitSignal(window.client.channel(TOKENS).ready, timeout=ANSWER_TIMEOUT_MS):
         window.panes.token_pane.input.clear()
