@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from ..core.maps.family_map import Families, load_families
 from ..core.maps.map_cache import MapCache
 from ..core.maps.projections import SEED
+from ..core.maps.provenance import with_provenance
 from ..core.maps.word_maps import WordMap, word_map
 from ..core.maps.word_sets import WordSet, from_list, matching, whole_vocabulary
 from .base import JobContext, Kind, Lane
@@ -53,6 +54,7 @@ def draw_word_map(ctx: JobContext, request: WordMapRequest) -> WordMap:
         should_stop=ctx.stopped,
         separate_process=True,  # the window's threads never wait on openTSNE's hold of the lock
     )
+    answer = with_provenance(answer, table, request.multi_token, ctx.check, ctx.progress)
     ctx.session.derived[MAP_KEY] = answer  # neighbours of a selected token place themselves on it
     return answer
 
