@@ -216,6 +216,7 @@ class MainWindow(QMainWindow):
         self.export_action.triggered.connect(self.map_view.export_dialog)
         self.export_action.setShortcut(QKeySequence("Ctrl+E"))
         self.export_action.setEnabled(False)
+        file_menu.addActions(list(self.map_view.export_actions))
         file_menu.addSeparator()
         quit_action = file_menu.addAction("&Quit")
         quit_action.triggered.connect(self.close)
@@ -253,6 +254,7 @@ class MainWindow(QMainWindow):
             self.multi_token_actions[mode] = action
         map_menu.addSeparator()
         map_menu.addAction(self.export_action)
+        map_menu.addActions(list(self.map_view.export_actions))
 
         view_menu = self.menuBar().addMenu("&View")
         focus = view_menu.addAction("Focus the &text")

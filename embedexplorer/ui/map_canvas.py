@@ -1095,11 +1095,16 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             areas[f"{axis} axis title"] = mapped(self.plot.getAxis(axis).label.sceneBoundingRect())
         return areas
 
-    def export_png(self, path: str | Path, width: int = 1600) -> None:
-        """Write a PNG atomically: a failed write (full disk, no permission) leaves no file."""
+    def export_png(self, path: str | Path, width: int = 1600, texts: dict[str, str] | None = None) -> None:
+        """Write a PNG atomically: a failed write (full disk, no permission) leaves no file.
+
+        ``texts`` become the PNG's text chunks (where the map came from).
+        """
         from PySide6.QtCore import QBuffer, QByteArray, QIODevice
 
         image = self.render_image(width)
+        for key, value in (texts or {}).items():
+            image.setText(key, value)
         data = QByteArray()
         buffer = QBuffer(data)
         buffer.open(QIODevice.OpenModeFlag.WriteOnly)
