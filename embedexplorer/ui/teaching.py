@@ -10,6 +10,7 @@ from PySide6.QtGui import QAction, QFont, QKeySequence
 from PySide6.QtWidgets import QApplication, QFileDialog
 
 from ..core.exercises.lessons import Lesson, LessonError, MapView, check_model, load_lesson, save_lesson
+from ..core.maps.provenance import stamped
 
 if TYPE_CHECKING:
     from .main_window import MainWindow
@@ -82,6 +83,7 @@ class TeachingTools(QObject):
             families_file=window.map_view.requested_families,
             hidden_families=tuple(sorted(window.settings.hidden_families)),
             map_view=None if view is None else MapView(*view),
+            provenance=stamped(getattr(window.map_view.family_map, "provenance", None)),
         )
 
     def save_dialog(self) -> None:
