@@ -39,7 +39,7 @@ new Promise(done => {
 def pages() -> dict[str, Path]:
     from embedexplorer import open_table
     from embedexplorer.core.maps.family_map import family_map, load_families
-    from embedexplorer.core.maps.provenance import with_provenance
+    from embedexplorer.core.maps.map_origin import with_provenance
     from embedexplorer.core.maps.web_page import write_map_page
     from embedexplorer.core.maps.word_maps import word_map
     from embedexplorer.core.maps.word_sets import whole_vocabulary

@@ -344,7 +344,7 @@ def _answer(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, 
     if args.command == "map":
         from .core.exercises.family_distances import family_distances
         from .core.maps.family_map import family_map, load_families
-        from .core.maps.provenance import with_provenance
+        from .core.maps.map_origin import with_provenance
 
         drawn = family_map(table, load_families(args.families), args.multi_token)
         drawn = with_provenance(drawn, table, args.multi_token)
@@ -418,7 +418,7 @@ def _word_map(args: argparse.Namespace, table: EmbeddingTable, header: str) -> t
     """``map --words ... --projection ...``: any rows of the table, flattened by PCA, t-SNE or UMAP."""
     from .core.maps.family_map import load_families
     from .core.maps.map_cache import MapCache
-    from .core.maps.provenance import with_provenance
+    from .core.maps.map_origin import with_provenance
     from .core.maps.word_maps import word_map
     from .core.maps.word_sets import choose
 

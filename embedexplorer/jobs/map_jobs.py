@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from ..core.maps.family_map import Families, load_families
 from ..core.maps.map_cache import MapCache
+from ..core.maps.map_origin import with_provenance
 from ..core.maps.projections import SEED
-from ..core.maps.provenance import with_provenance
 from ..core.maps.word_maps import WordMap, word_map
 from ..core.maps.word_sets import WordSet, from_list, matching, whole_vocabulary
 from .base import JobContext, Kind, Lane

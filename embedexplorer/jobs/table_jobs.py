@@ -15,7 +15,7 @@ import numpy as np
 
 from ..core.layers.layer_input import Recipe, layer_input, recipe_for
 from ..core.maps.family_map import Families, FamilyMap, family_map, load_families
-from ..core.maps.provenance import with_provenance
+from ..core.maps.map_origin import with_provenance
 from ..core.maps.word_maps import WordMap
 from ..core.tables.embedding_table import EmbeddingTable, NeighbourResult, TableFacts, open_table
 from ..core.text.texts import Token, TokenReport

@@ -14,7 +14,7 @@ import pytest
 
 from embedexplorer.core.maps.colours import family_colour_hex
 from embedexplorer.core.maps.family_map import family_map, load_families
-from embedexplorer.core.maps.provenance import with_provenance
+from embedexplorer.core.maps.map_origin import with_provenance
 from embedexplorer.core.maps.web_page import write_map_page
 from embedexplorer.core.maps.word_maps import from_family_map, word_map
 from embedexplorer.core.maps.word_sets import whole_vocabulary

@@ -17,8 +17,9 @@ from embedexplorer.core.common import digest
 from embedexplorer.core.common.cache import file_key
 from embedexplorer.core.exercises.lessons import Lesson, load_lesson, save_lesson
 from embedexplorer.core.maps.family_map import family_map, load_families
+from embedexplorer.core.maps.map_origin import with_provenance
 from embedexplorer.core.maps.points_export import points_csv, write_points
-from embedexplorer.core.maps.provenance import SHA_DIGITS, stamped, with_provenance
+from embedexplorer.core.maps.provenance import SHA_DIGITS, stamped
 from embedexplorer.core.maps.web_page import map_page
 from embedexplorer.core.maps.word_maps import from_family_map, word_map
 from embedexplorer.core.maps.word_sets import from_list
