@@ -33,11 +33,13 @@ class _OneLineParser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .core.readers import kinds_text
+
     common = _OneLineParser(add_help=False)
     common.add_argument(
         "--model",
         default=None,
-        help="model folder, .gguf file, ollama:NAME[:TAG], Hugging Face id, or 'bundled' "
+        help=f"a {kinds_text()}, ollama:NAME[:TAG], a Hugging Face id, or 'bundled' "
         "(default: GPT-2 if it is here, else bundled MiniLM)",
     )
     common.add_argument("--json", action="store_true", help="print JSON instead of a table")

@@ -42,12 +42,12 @@ def type_text(qtbot, window, text: str) -> NeighboursAnswer:  # type: ignore[no-
     neighbours = window.client.channel(NEIGHBOURS).ready
     neighbours.connect(answers.append)
     try:
-        window.token_pane.input.clear()
+        window.panes.token_pane.input.clear()
         with qtbot.waitSignal(
             window.client.channel(TOKENS).ready, timeout=ANSWER_TIMEOUT_MS, check_params_cb=lambda r: r.text == text
         ):
-            qtbot.keyClicks(window.token_pane.input, text)
-        selected = window.token_pane.chip_tokens[window.token_pane.selected_index()].id
+            qtbot.keyClicks(window.panes.token_pane.input, text)
+        selected = window.panes.token_pane.chip_tokens[window.panes.token_pane.selected_index()].id
         # The answer may arrive in the same event pass as the tokens: record, then look.
         qtbot.waitUntil(lambda: any(query_id(a) == selected for a in answers), timeout=ANSWER_TIMEOUT_MS)
     finally:

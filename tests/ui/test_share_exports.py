@@ -23,7 +23,7 @@ def answer_save_dialog(monkeypatch, path, kind: str) -> None:  # type: ignore[no
 
 
 def test_the_window_exports_the_map_as_a_web_page_with_its_hidden_families(qtbot, window, tmp_path, monkeypatch):
-    view = window.map_view
+    view = window.panes.map_view
     assert not view.page_action.isEnabled() and not view.points_action.isEnabled()
     assert view.page_action in window.menuBar().actions()[0].menu().actions()
     open_model(qtbot, window, "bundled")
@@ -40,13 +40,13 @@ def test_the_window_exports_the_map_as_a_web_page_with_its_hidden_families(qtbot
     table_file = window.client.session.table.mapped_files[0].path
     sha = subprocess.run(["sha256sum", str(table_file)], capture_output=True, text=True, check=True).stdout[:12]
     assert data["provenance"]["table_sha256"] == sha
-    assert data["provenance"]["model"] == window.model_name
+    assert data["provenance"]["model"] == window.state.model_name
     assert window.settings.export_dir == str(tmp_path)
 
 
 def test_the_window_exports_points_as_csv_and_json_that_read_back(qtbot, window, tmp_path, monkeypatch):
     open_model(qtbot, window, "bundled")
-    view = window.map_view
+    view = window.panes.map_view
     answer_save_dialog(monkeypatch, tmp_path / "points", "CSV table (*.csv)")
     view.points_action.trigger()
     text = (tmp_path / "points.csv").read_text(encoding="utf-8")
@@ -70,27 +70,34 @@ def test_the_window_exports_points_as_csv_and_json_that_read_back(qtbot, window,
 
 def test_pictures_and_lessons_from_the_window_say_where_the_map_came_from(qtbot, window, tmp_path):
     open_model(qtbot, window, "bundled")
-    sha = window.map_view.family_map.provenance.table_sha256
+    sha = window.panes.map_view.family_map.provenance.table_sha256
     png = tmp_path / "map.png"
-    assert window.map_view.export_to(str(png), 800)
+    assert window.panes.map_view.export_to(str(png), 800)
     image = QImage(str(png))
     assert json.loads(image.text("EmbedExplorer provenance"))["table_sha256"] == sha
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", image.text("Creation Time"))
     svg = tmp_path / "map.svg"
-    assert window.map_view.export_to(str(svg))
+    assert window.panes.map_view.export_to(str(svg))
     assert f'"table_sha256": "{sha}"' in svg.read_text(encoding="utf-8")
     lesson = tmp_path / "class.lesson.json"
-    assert window.teaching.save_to(str(lesson))
+    assert window.panes.teaching.save_to(str(lesson))
     assert json.loads(lesson.read_text(encoding="utf-8"))["provenance"]["table_sha256"] == sha
 
 
 def test_a_page_that_cannot_be_written_is_one_sentence(qtbot, window, tmp_path):
     open_model(qtbot, window, "bundled")
     said: list[str] = []
-    window.map_view.message.connect(lambda text, _level: said.append(text))
+    window.panes.map_view.message.connect(lambda text, _level: said.append(text))
     folder = tmp_path / "a folder"
     folder.mkdir()
-    assert not window.map_view.export_page_to(str(folder))
-    assert not window.map_view.export_points_to(str(folder))
+    assert not window.panes.map_view.export_page_to(str(folder))
+    assert not window.panes.map_view.export_points_to(str(folder))
     assert len(said) == 2 and all("\n" not in s and "Traceback" not in s for s in said)
     assert "Nothing was overwritten" in said[0] and folder.is_dir()
+
+
+def test_the_state_holds_where_the_map_came_from(qtbot, window):
+    open_model(qtbot, window, "bundled")
+    provenance = window.state.map_provenance
+    assert provenance is not None and provenance is window.panes.map_view.family_map.provenance
+    assert provenance.model == window.state.model_name
