@@ -213,3 +213,29 @@ def test_coordinates_in_the_page_are_the_maps(minilm_table, bundled_map) -> None
     assert np.array_equal(x, shown.coords[:, 0].astype(np.float32))
     assert data["labels"] == list(shown.labels)
     assert data["ids"] == [p[0] for p in shown.pieces]
+
+
+def test_the_command_line_writes_the_page_and_points_without_qt(tmp_path) -> None:
+    import sys
+
+    page, points = tmp_path / "map.html", tmp_path / "points.csv"
+    code = (
+        "import sys\n"
+        "from embedexplorer.cli import main\n"
+        f"args = ['map', '--model', 'bundled', '--words', 'all', '--html', {str(page)!r}, '--csv', {str(points)!r}]\n"
+        "assert main(args) == 0\n"
+        "loaded = [m for m in sys.modules if m.startswith(('PySide6', 'pyqtgraph'))]\n"
+        "assert not loaded, loaded\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "30,522 shown" in page.read_text(encoding="utf-8")
+    assert sum(1 for line in points.read_text(encoding="utf-8").splitlines() if not line.startswith("#")) == 30_523
+
+
+def test_a_page_that_cannot_be_written_is_one_line_and_status_2(tmp_path) -> None:
+    result = run_cli("map", "--model", "bundled", "--html", str(tmp_path / "no such folder" / "map.html"))
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "Cannot write the page to" in result.stderr
+    result = run_cli("map", "--model", "bundled", "--csv", str(tmp_path))
+    assert result.returncode == 2 and result.stderr.count("\n") == 1
