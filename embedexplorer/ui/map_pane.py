@@ -43,6 +43,7 @@ class MapPane(MapView):
 
         client.channel(MAP).ready.connect(self._on_map_ready)
         client.channel(MAP).failed.connect(self._on_map_failed)
+        client.channel(MAP).progress.connect(shell.show_progress)  # a model file hashed for its first map
         client.channel(WORD_MAP).ready.connect(self._on_map_ready)
         client.channel(WORD_MAP).failed.connect(self._on_word_map_failed)
         client.channel(WORD_MAP).progress.connect(shell.show_progress)
@@ -127,6 +128,7 @@ class MapPane(MapView):
         self._request_map()
 
     def _on_map_failed(self, failure: Failure) -> None:
+        self._shell.hide_progress()
         self._map_coming = False
         self.map_failed(failure.message)
         self._apply_wanted_range()

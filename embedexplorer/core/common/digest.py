@@ -23,12 +23,12 @@ _SUFFIX = "sha256"
 _known: dict[str, str] = {}
 _lock = threading.Lock()
 
-ShouldStop = Callable[[], None]
+Check = Callable[[], None]  # raises to stop (a stale request's ctx.check)
 Progress = Callable[[int, int, str], None]
 
 
 def file_sha256(
-    path: str | Path, check: ShouldStop | None = None, progress: Progress | None = None
+    path: str | Path, check: Check | None = None, progress: Progress | None = None
 ) -> str:
     """The hex SHA-256 of the file at ``path``; ``check`` may raise to stop between blocks."""
     key = file_key(path, _SUFFIX)

@@ -78,7 +78,7 @@ def map_page(
     facts = stamped(shown.provenance, date)
     data = page_data(shown, model_name, hidden, facts)
     # "<" escaped: no "</script>" or "<!--" in a token can end the data early.
-    text = json.dumps(data, ensure_ascii=False, indent=0, separators=(",", ":")).replace("<", "\\u003c")
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
     template = read_regular(resource_path(TEMPLATE), "page template", _TEMPLATE_LIMIT, PageError).decode("utf-8")
     caption = "\n".join(f"<p>{escape(line)}</p>" for line in data["caption"])  # type: ignore[attr-defined]
     rows = "\n".join(
