@@ -9,6 +9,7 @@ screen, and what it remembers of them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -42,7 +43,7 @@ MENUS = ("&File", "&Map", "&View", "E&xercises", "&Help")
 class MainWindow(QMainWindow):
     """Type a word; see its tokens, rows, neighbours and its place on the family map."""
 
-    def __init__(self, client: WorkerClient, settings: Settings) -> None:
+    def __init__(self, client: WorkerClient, settings: Settings, panes: Sequence[PaneEntry] = PANES) -> None:
         super().__init__()
         self.client = client
         self.settings = settings
@@ -61,7 +62,7 @@ class MainWindow(QMainWindow):
         self.model_bar = ModelBar(ctx)
         self.panes = SimpleNamespace()
         built: list[tuple[PaneEntry, object]] = []
-        for entry in PANES:
+        for entry in panes:
             pane = entry.pane.plug(ctx)
             setattr(self.panes, entry.name, pane)
             built.append((entry, pane))

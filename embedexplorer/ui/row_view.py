@@ -274,5 +274,7 @@ class RowView(QWidget):
 
     def least_height(self) -> int:
         """How tall the pane must be for its plot to be readable (at least ``min_plot`` pixels)."""
-        plot = self.plot_widget.minimumSizeHint().height()
+        # The layout gives the plot its minimum height where one is set, else its hint (which grows
+        # with the axis font): count the one the layout uses, or the plot ends up short.
+        plot = self.plot_widget.minimumHeight() or self.plot_widget.minimumSizeHint().height()
         return self.minimumSizeHint().height() + max(0, MIN_ROW_PLOT_HEIGHT - plot)

@@ -15,7 +15,8 @@ from embedexplorer.jobs.table_jobs import MAP
 from embedexplorer.ui.fitting import MIN_NEIGHBOUR_ROWS
 from embedexplorer.ui.map_canvas import BIG_FAMILY_SIZE, REST_SIZE
 from embedexplorer.ui.row_view import MIN_ROW_PLOT_HEIGHT
-from embedexplorer.ui.teaching import PRESENTATION_SCALE, SCALED_PROPERTY
+from embedexplorer.ui.teaching import SCALED_PROPERTY
+from embedexplorer.ui.theme import PRESENTATION_SCALE
 from tests.ui.conftest import LOAD_TIMEOUT_MS, open_model, settle, type_text
 
 
@@ -149,7 +150,8 @@ def test_the_left_column_sizes_are_remembered_through_a_small_window(qtbot, tmp_
     first.show()
     at_size(qtbot, first, 1366, 768)
     total = sum(first.left.sizes())
-    first.left.setSizes([total - 330, 330])
+    row = first.panes.row_view.least_height() + 6  # a split of the user's own, within what each pane needs
+    first.left.setSizes([row, total - row])
     wanted = first.left.sizes()
     at_size(qtbot, first, 1024, 640)  # the row pane goes beside the map...
     assert first.row_placement.compact
