@@ -569,7 +569,7 @@ class MapView(QWidget):
 
     def export_page_dialog(self) -> None:
         """File > Export map as web page...: ask where, then write the page."""
-        path = self._ask_target("Export the map as a web page", "embedding-map.html", "Web page (*.html)", ".html")
+        path = self._ask_target("Export the map as a web page", "embedding-map.html", "Web page (*.html)", (".html",))
         if path:
             self.export_page_to(path)
 
@@ -583,7 +583,7 @@ class MapView(QWidget):
     def export_points_dialog(self) -> None:
         """File > Export points...: the points as CSV or JSON, by the chosen kind."""
         path = self._ask_target(
-            "Export the map's points", "embedding-points.csv", "CSV table (*.csv);;JSON (*.json)", ".csv"
+            "Export the map's points", "embedding-points.csv", "CSV table (*.csv);;JSON (*.json)", (".csv", ".json")
         )
         if path:
             self.export_points_to(path)
@@ -595,8 +595,9 @@ class MapView(QWidget):
             return False
         return self._write(path, "points", lambda: write_points(path, shown, self.model_name))
 
-    def _ask_target(self, title: str, name: str, kinds: str, suffix: str) -> str:
-        """A file name from the save dialog, with the chosen kind's suffix; "" when cancelled or declined."""
+    def _ask_target(self, title: str, name: str, kinds: str, suffixes: tuple[str, ...]) -> str:
+        """A file name from the save dialog, ending in one of ``suffixes`` (the chosen kind's when it
+        ends in none); "" when cancelled or when the user keeps the file already there."""
         if not self.can_export:
             return ""
         start = Path(self.settings.export_dir or Path.home()) / name
@@ -605,9 +606,8 @@ class MapView(QWidget):
         )
         if not path:
             return ""
-        wanted = ".json" if "json" in chosen.lower() else suffix
-        if Path(path).suffix.lower() not in {".html", ".htm", ".csv", ".json"}:
-            path += wanted
+        if Path(path).suffix.lower() not in suffixes:
+            path += next((s for s in suffixes if s[1:] in chosen.lower()), suffixes[0])
         if Path(path).exists() and not self._confirm_overwrite(path):
             return ""
         return path
