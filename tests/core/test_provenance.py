@@ -239,3 +239,27 @@ def test_a_page_that_cannot_be_written_is_one_line_and_status_2(tmp_path) -> Non
     assert result.stderr.count("\n") == 1 and "Cannot write the page to" in result.stderr
     result = run_cli("map", "--model", "bundled", "--csv", str(tmp_path))
     assert result.returncode == 2 and result.stderr.count("\n") == 1
+
+
+def test_a_map_on_two_directions_names_them_and_its_page_titles_its_axes(minilm_table) -> None:
+    from functools import partial
+
+    from embedexplorer.core.directions.direction import DirectionSpec, make_direction
+    from embedexplorer.core.maps.direction_axes import direction_layout
+
+    x = make_direction(minilm_table, DirectionSpec(pairs=(("he", "she"), ("king", "queen"))))
+    y = make_direction(minilm_table, DirectionSpec(pairs=(("small", "big"),)))
+    words = from_list(minilm_table, "nurse\ndoctor\nking\nqueen\ncat", "skip", "a list")
+    drawn = with_provenance(
+        word_map(minilm_table, words, load_families(), seed=9, layout_of=partial(direction_layout, x=x, y=y)),
+        minilm_table,
+    )
+    facts = stamped(drawn.provenance)
+    assert facts["seed"] is None  # nothing random: each point is its two cosines
+    assert facts["projection"] == drawn.layout.name
+    settings = facts["projection_settings"]
+    assert isinstance(settings, dict)
+    assert settings["x"] == drawn.layout.axis_title(0) and "he" in str(settings["x"])
+    page = map_page(drawn, minilm_table.name)
+    data = json.loads(re.search(r'id="map-data">(.*?)</script>', page, re.S).group(1))  # type: ignore[union-attr]
+    assert data["axes"] == [drawn.layout.axis_title(0), drawn.layout.axis_title(1)]

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, TypeVar
 from ..common.digest import file_sha256
 from .family_map import FamilyMap
 from .map_cache import _library_version
-from .projections import METHOD_NAMES, PERPLEXITY
+from .projections import PERPLEXITY, Layout
 from .provenance import SHA_DIGITS, Provenance
-from .word_maps import WordMap
+from .word_maps import WordMap, from_family_map
 
 if TYPE_CHECKING:
     from ..tables.embedding_table import EmbeddingTable
@@ -26,8 +26,12 @@ _SOURCES = {
 _UMAP_NEIGHBOURS = 15
 
 
-def projection_settings(method: str) -> dict[str, object]:
+def projection_settings(layout: Layout) -> dict[str, object]:
     """The settings the projection ran with, and the library (and its version) that ran it."""
+    method = layout.method
+    if method == "directions":
+        return {"kind": "cosine with two directions made from examples", "x": layout.axis_title(0),
+                "y": layout.axis_title(1)}
     if method == "pca":
         return {"kind": "exact principal components of the mapped rows", "components": 2}
     if method == "tsne":
@@ -58,11 +62,7 @@ def with_provenance(
     from ... import __version__
 
     file_name, digest = table_sha256(table, check, progress)
-    if isinstance(the_map, WordMap):
-        words, method, seed = the_map.description, the_map.method, the_map.seed
-    else:
-        families = the_map.families
-        words, method, seed = f"{len(the_map.points)} words in {len(families)} families", "pca", None
+    shown = the_map if isinstance(the_map, WordMap) else from_family_map(the_map, table.name)
     facts = Provenance(
         model=table.name,
         source=_SOURCES.get(table.source_kind, table.source_kind or "opened by the program that called it"),
@@ -70,12 +70,12 @@ def with_provenance(
         table_sha256=digest,
         storage=table.storage_note(),
         table_shape=(int(table.rows.shape[0]), int(table.rows.shape[1])),
-        words=words,
+        words=shown.description,
         families=tuple(the_map.families),
         multi_token=multi_token,
-        projection=METHOD_NAMES[method],
-        projection_settings=projection_settings(method),
-        seed=seed,
+        projection=shown.layout.name,
+        projection_settings=projection_settings(shown.layout),
+        seed=shown.seed,
         app_version=__version__,
     )
     return dataclasses.replace(the_map, provenance=facts)

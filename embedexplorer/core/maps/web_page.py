@@ -55,6 +55,7 @@ def page_data(shown: WordMap, model_name: str, hidden: Collection[str], facts: d
     return {
         "model": clean(model_name),
         "projection": shown.layout.name,
+        "axes": [clean(shown.layout.axis_title(0)), clean(shown.layout.axis_title(1))],
         "count": len(shown),
         "x": _packed(shown.coords[:, 0], "float32"),
         "y": _packed(shown.coords[:, 1], "float32"),
