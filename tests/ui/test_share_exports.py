@@ -36,6 +36,7 @@ def test_the_window_exports_the_map_as_a_web_page_with_its_hidden_families(qtbot
     assert written.is_file()
     data = page_data(written)
     assert data["hidden"] == ["food"]
+    assert data["caption"][0] == f"{window.state.model_name}: 55 words in 7 families"  # as the window's caption
     assert data["count"] == len(view.canvas.map) == 63
     table_file = window.client.session.table.mapped_files[0].path
     sha = subprocess.run(["sha256sum", str(table_file)], capture_output=True, text=True, check=True).stdout[:12]

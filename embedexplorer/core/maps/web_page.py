@@ -66,7 +66,7 @@ def page_data(shown: WordMap, model_name: str, hidden: Collection[str], facts: d
         "families": [clean(name) for name in shown.families],
         "colours": [FAMILY_COLOURS[i % len(FAMILY_COLOURS)] for i in range(len(shown.families))],
         "hidden": sorted(clean(name) for name in hidden if name in shown.families),
-        "caption": [clean(line) for line in caption_lines(shown, model_name)],
+        "caption": [clean(line) for line in caption_lines(shown, model_name, hidden)],
         "provenance": facts,
     }
 
