@@ -8,6 +8,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -18,6 +19,9 @@ from ..common.errors import FamiliesError
 from ..common.files import FAMILIES_FILE_LIMIT, atomic_write_bytes, parse_json, read_regular
 from ..search.stored_rows import StoredRows
 from ..tables.embedding_table import EmbeddingTable
+
+if TYPE_CHECKING:
+    from .provenance import Provenance
 
 Families = dict[str, list[str]]
 # What one map shows at most: a legend of 1,000 families is already unreadable, and 20,000
@@ -268,6 +272,7 @@ class FamilyMap:
     within_family_cosine: float
     between_family_cosine: float
     notes: tuple[str, ...]
+    provenance: Provenance | None = None  # where it came from, for exports (provenance.with_provenance)
     # The figures of any families shown (a map with some hidden); None for a map made elsewhere.
     sums: FamilySums | None = field(default=None, compare=False)
 
@@ -360,4 +365,4 @@ def family_map(table: EmbeddingTable, families: Families, multi_token: str = "av
         MapPoint(w, t, f, float(x), float(y), i)
         for w, t, f, i, (x, y) in zip(words, tokens, labels, ids_list, coords, strict=False)
     )
-    return FamilyMap(points, projection, within, between, tuple(notes), sums)
+    return FamilyMap(points, projection, within, between, tuple(notes), sums=sums)
