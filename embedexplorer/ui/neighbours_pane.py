@@ -138,7 +138,7 @@ class NeighboursPane(QWidget):
         compare_label = QLabel("Cosine &with:")
         compare_label.setBuddy(self.compare_input)
         compare.addWidget(compare_label)
-        compare.addWidget(self.compare_input, 2)
+        compare.addWidget(self.compare_input, 1)  # a word or two: the answer beside it gets the room
         compare.addWidget(self.compare_result, 3)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
