@@ -10,11 +10,16 @@ from PySide6.QtCore import QRect
 from PySide6.QtGui import QPainter, QPen
 from PySide6.QtWidgets import QApplication, QProxyStyle, QStyle, QStyleOption, QStyleOptionComplex, QWidget
 
-FRAMED_CONTROLS = (QStyle.ControlElement.CE_PushButton, QStyle.ControlElement.CE_TabBarTab)
+FRAMED_CONTROLS = (
+    QStyle.ControlElement.CE_PushButton,
+    QStyle.ControlElement.CE_TabBarTab,
+    QStyle.ControlElement.CE_CheckBox,
+    QStyle.ControlElement.CE_RadioButton,
+)
 
 
 class VisibleFocus(QProxyStyle):
-    """The application's style, with a focus frame on buttons, tool buttons and tabs."""
+    """The application's style, with a focus frame on buttons, check boxes, tool buttons and tabs."""
 
     def drawControl(  # noqa: N802 - Qt's name
         self, element: QStyle.ControlElement, option: QStyleOption, painter: QPainter, widget: QWidget | None = None

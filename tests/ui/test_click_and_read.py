@@ -358,8 +358,11 @@ def test_the_token_row_keeps_its_scale_beside_the_layernorm_line(qtbot, window, 
     open_model(qtbot, window, "bundled")
     with qtbot.waitSignal(window.client.channel(ROW).ready, timeout=ANSWER_TIMEOUT_MS) as shown:
         type_text(qtbot, window, "monday")
-    settle()
+    resize_to(qtbot, window, 1600, 1000)
     row_view = window.panes.row_view
+    if window.row_placement.compact:  # on its tab beside the map: looked at there
+        window.right.setCurrentWidget(row_view)
+    settle()
     answer = shown.args[0]
     assert answer.normalised and answer.combined is not None
     token_row = np.asarray(minilm_table.rows[minilm_table.query("monday").id], dtype=np.float64)
