@@ -115,6 +115,7 @@ class NeighboursPane(QWidget):
         self.compare_input.setClearButtonEnabled(True)
         self.compare_input.setAccessibleName("word to compare with")
         self.compare_input.returnPressed.connect(self._on_compare)
+        self._size_compare()
         self._compare_timer = QTimer(self)
         self._compare_timer.setSingleShot(True)
         self._compare_timer.setInterval(200)
@@ -155,10 +156,15 @@ class NeighboursPane(QWidget):
         rows.setDefaultSectionSize(round(QFontMetricsF(self.table.font()).height() * ROW_HEIGHT_PER_LINE))
         self.table.setMinimumHeight(rows.defaultSectionSize() * 2 + 30)
 
+    def _size_compare(self) -> None:
+        """The word to compare with in sight whole, its clear button beside it."""
+        self.compare_input.setMinimumWidth(self.compare_input.fontMetrics().horizontalAdvance("wednesday") + 40)
+
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
         super().changeEvent(event)
         if event.type() in (QEvent.Type.FontChange, QEvent.Type.ApplicationFontChange) and hasattr(self, "table"):
             self._size_rows()
+            self._size_compare()
 
     # ----- what the window asks of the pane ------------------------------------------------
     def k(self) -> int:
