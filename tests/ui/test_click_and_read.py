@@ -10,6 +10,7 @@ from PySide6.QtGui import QFontMetricsF
 from PySide6.QtTest import QTest
 
 from embedexplorer.jobs.table_jobs import COSINE
+from tests.ui.bundled_type import bundled_type  # noqa: F401 - a fixture
 from tests.ui.conftest import ANSWER_TIMEOUT_MS, open_model, settle, type_text
 
 
@@ -99,6 +100,7 @@ def resize_to(qtbot, window, width: int, height: int) -> None:  # type: ignore[n
 
 
 @pytest.mark.parametrize("presentation", [False, True])
+@pytest.mark.usefixtures("bundled_type")
 def test_the_cosine_answer_is_whole_or_one_hover_away_at_every_size(qtbot, window, minilm_table, presentation) -> None:
     open_model(qtbot, window, "bundled")
     type_text(qtbot, window, "france")
@@ -124,6 +126,7 @@ def test_the_cosine_answer_is_whole_or_one_hover_away_at_every_size(qtbot, windo
         window.panes.teaching.presentation_action.setChecked(False)
 
 
+@pytest.mark.usefixtures("bundled_type")
 def test_gpt2_words_mean_the_same_token_in_every_box_and_each_box_names_it(qtbot, window, gpt2_folder, gpt2_table):
     from embedexplorer.core.directions.direction import side_token
     from embedexplorer.core.exercises.analogies import solve_analogy
@@ -209,6 +212,7 @@ def test_the_analogy_command_line_pastes_as_typed_and_a_failure_or_another_model
 
 
 # ----- Guess first: the completion list never covers the result, whose sentence is whole -------------
+@pytest.mark.usefixtures("bundled_type")
 def test_the_completion_list_closes_over_the_guess_result_and_the_sentence_is_whole(qtbot, window) -> None:
     from embedexplorer.jobs.exercise_jobs import COMPLETE, GUESS
 
@@ -278,6 +282,7 @@ def rings_under(box, centres, radius: float) -> list[tuple[float, float]]:  # ty
 
 
 @pytest.mark.parametrize("word", ["tokyo", "paris", "monday", "cat"])
+@pytest.mark.usefixtures("bundled_type")
 def test_the_stars_name_lies_clear_of_its_rings_on_screen_and_in_the_svg(qtbot, window, tmp_path, word) -> None:
     import re
 

@@ -9,29 +9,18 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import QPoint, QRect
-from PySide6.QtGui import QFont, QFontMetricsF
-from PySide6.QtWidgets import QAbstractButton, QAbstractScrollArea, QApplication, QLabel, QWidget
+from PySide6.QtGui import QFontMetricsF
+from PySide6.QtWidgets import QAbstractButton, QAbstractScrollArea, QLabel, QWidget
 
 from embedexplorer.jobs.table_jobs import COSINE
-from embedexplorer.ui import fonts
 from embedexplorer.ui.elided_label import ElidedLabel
 from embedexplorer.ui.steady_label import SteadyLabel
 from embedexplorer.ui.theme import PRESENTATION_SCALE
 from embedexplorer.ui.wrapped_label import WrappedLabel
+from tests.ui.bundled_type import bundled_type  # noqa: F401 - a fixture
 from tests.ui.conftest import ANSWER_TIMEOUT_MS, open_model, settle, type_text
 
 SIZES = [(1600, 1000), (1366, 768), (1024, 640)]
-
-
-@pytest.fixture
-def bundled_type(qapp):  # type: ignore[no-untyped-def]
-    """The window's type in the family the app bundles, at a common size, for this test only."""
-    before = QFont(QApplication.font())
-    family = fonts.register()
-    assert family, "fonts-dejavu-core is installed by .ci/setup"
-    QApplication.setFont(QFont(family, 9))
-    yield
-    QApplication.setFont(before)
 
 
 def at_size(qtbot, window, width: int, height: int) -> None:  # type: ignore[no-untyped-def]
@@ -91,7 +80,8 @@ def read_sizes(window) -> dict[str, float]:  # type: ignore[no-untyped-def]
     }
 
 
-def test_presentation_enlarges_what_a_class_reads_by_one_factor_and_cuts_nothing(qtbot, bundled_type, window):
+@pytest.mark.usefixtures("bundled_type")
+def test_presentation_enlarges_what_a_class_reads_by_one_factor_and_cuts_nothing(qtbot, window):
     open_model(qtbot, window, "bundled")
     type_text(qtbot, window, "monday")
     with qtbot.waitSignal(window.client.channel(COSINE).ready, timeout=ANSWER_TIMEOUT_MS):
