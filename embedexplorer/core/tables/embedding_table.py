@@ -26,7 +26,7 @@ from ..search.bf16_rows import Bf16Rows, ScreenChoice, kernel_instructions, scre
 from ..search.many_scores import vectorised
 from ..search.stored_rows import StoredRows, UnitRows
 from ..search.stored_search import StoredScreen, screen_for_stored
-from ..sources.resolve import ModelSource, reader_for, resolve_source
+from ..sources.resolve import ModelSource, naming_the_model, reader_for, resolve_source
 from ..text.texts import MAX_SHOWN_TOKENS, Token, TokenReport, fixed, token_report
 from ..text.vocabulary import Vocabulary
 
@@ -510,7 +510,8 @@ def open_table(
 
 def load_table(source: ModelSource, report: ProgressCallback, separate_tokenizer: bool = False) -> EmbeddingTable:
     """Open ``source`` with the reader that claims it; the table does not depend on which one did."""
-    opened = reader_for(source.location).open(source.location, report, separate_tokenizer)
+    with naming_the_model(source):
+        opened = reader_for(source.location).open(source.location, report, separate_tokenizer)
     table = table_from(source.name, opened)
     if table.stored:
         try:

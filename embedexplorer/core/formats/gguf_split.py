@@ -1,0 +1,67 @@
+"""llama.cpp's split GGUFs (``gguf-split``): ``NAME-00001-of-00003.gguf`` and its sibling parts.
+
+Every part is a GGUF file with ``split.no`` (counting from 0) and ``split.count`` in its
+metadata; the first part holds the tokenizer, and each tensor is in exactly one part.
+The names follow llama.cpp's ``llama_split_path``: ``%s-%05d-of-%05d.gguf``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+SPLIT_NAME = re.compile(r"(?P<stem>.+)-(?P<no>\d{5})-of-(?P<count>\d{5})\.gguf", re.IGNORECASE)
+SPLIT_NO = "split.no"
+SPLIT_COUNT = "split.count"
+# llama.cpp's gguf-split writes at most 99,999 parts (five digits); real models have a few dozen.
+MAX_PARTS = 99_999
+
+
+@dataclass(frozen=True)
+class SplitName:
+    """What a part's name says: the shared stem, this part's number (from 1) and how many parts there are."""
+
+    folder: Path
+    stem: str
+    number: int
+    count: int
+
+    def part(self, number: int) -> Path:
+        return self.folder / f"{self.stem}-{number:05d}-of-{self.count:05d}.gguf"
+
+    def parts(self) -> list[Path]:
+        return [self.part(number) for number in range(1, self.count + 1)]
+
+
+def split_name(path: Path) -> SplitName | None:
+    """The split a file's name says it belongs to, or None for a file of one piece."""
+    match = SPLIT_NAME.fullmatch(path.name)
+    if match is None:
+        return None
+    number, count = int(match["no"]), int(match["count"])
+    if not 1 <= number <= count or count < 2:
+        return None
+    return SplitName(path.parent, match["stem"], number, count)
+
+
+def missing_parts(split: SplitName) -> list[Path]:
+    """The parts of ``split`` that are not files on disk."""
+    missing = []
+    for part in split.parts():
+        try:
+            if not part.is_file():
+                missing.append(part)
+        except OSError:
+            missing.append(part)
+    return missing
+
+
+def missing_sentence(split: SplitName, missing: list[Path]) -> str:
+    """One sentence naming the missing parts of a split model."""
+    names = ", ".join(part.name for part in missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+    verb = "is" if len(missing) == 1 else "are"
+    return (
+        f"{split.part(1).name} is part of a model split into {split.count} files, and {names} {verb} missing "
+        f"from {split.folder}; download every part into the same folder."
+    )
