@@ -63,28 +63,30 @@ class OllamaName:
 
 def parse_name(text: str) -> OllamaName | None:
     """``text`` as Ollama's ParseName reads it (defaults filled in), or None when Ollama would refuse it."""
-    host, namespace, kind, model, tag = _parse_bare(text)
-    name = OllamaName(host or DEFAULT_HOST, namespace or DEFAULT_NAMESPACE, model, tag or DEFAULT_TAG, kind)
-    return name if _fully_qualified(name) else None
+    bare = parse_name_bare(text)
+    name = OllamaName(
+        bare.host or DEFAULT_HOST, bare.namespace or DEFAULT_NAMESPACE, bare.model, bare.tag or DEFAULT_TAG, bare.kind
+    )
+    return name if fully_qualified(name) else None
 
 
-def _parse_bare(s: str) -> tuple[str, str, str, str, str]:
-    """Ollama's ParseNameBare: (host, namespace, kind, model, tag), cut from the right."""
-    host = namespace = kind = tag = ""
+def parse_name_bare(s: str) -> OllamaName:
+    """Ollama's ParseNameBare: the parts cut from the right, nothing filled in (parts may be empty)."""
+    tag = ""
     if s.rfind(":") > s.rfind("/"):  # '/' cannot be in a tag, so a ':' after the last '/' starts one
         s, tag, _ = _cut_last(s, ":")
     s, model, cut = _cut_last(s, "/")
     if not cut:
-        return host, namespace, kind, s, tag
+        return OllamaName("", "", s, tag)
     s, kind, cut = _cut_last(s, "/")
-    if not cut:
-        return host, kind, "", model, tag
+    if not cut:  # namespace/model
+        return OllamaName("", s, model, tag)
     if kind not in _KINDS:
-        return _without_scheme(s), kind, "", model, tag
+        return OllamaName(_without_scheme(s), kind, model, tag)
     s, namespace, cut = _cut_last(s, "/")
     if not cut:
-        return host, s, kind, model, tag
-    return _without_scheme(s), namespace, kind, model, tag
+        return OllamaName("", s, model, tag, kind)
+    return OllamaName(_without_scheme(s), namespace, model, tag, kind)
 
 
 def _cut_last(s: str, sep: str) -> tuple[str, str, bool]:
@@ -99,7 +101,8 @@ def _without_scheme(host: str) -> str:
     return rest if found else scheme
 
 
-def _fully_qualified(name: OllamaName) -> bool:
+def fully_qualified(name: OllamaName) -> bool:
+    """Ollama's IsFullyQualified: every part present and made of the characters it allows."""
     parts = [("host", name.host), ("namespace", name.namespace), ("model", name.model), ("tag", name.tag)]
     if name.kind and name.kind not in _KINDS:
         return False
@@ -237,7 +240,7 @@ def ollama_models() -> Iterator[LocalModel]:
     for root in ollama_roots():
         for folders, manifest in _manifests(root / "manifests"):
             name = OllamaName(*folders) if len(folders) == 4 else OllamaName(*folders[:2], *folders[3:], folders[2])
-            if not _fully_qualified(name):
+            if not fully_qualified(name):
                 continue
             shown = name.shortest()
             if shown.lower() in seen:

@@ -512,13 +512,13 @@ def load_table(source: ModelSource, report: ProgressCallback, separate_tokenizer
     """Open ``source`` with the reader that claims it; the table does not depend on which one did."""
     with naming_the_model(source):
         opened = reader_for(source.location).open(source.location, report, separate_tokenizer)
-    table = table_from(source.name, opened)
-    if table.stored:
-        try:
-            table.prepare(progress=report)  # the row lengths (or dequantising), with progress
-        except BaseException:
-            table.close()
-            raise
+        table = table_from(source.name, opened)
+        if table.stored:
+            try:
+                table.prepare(progress=report)  # the row lengths (or dequantising), with progress
+            except BaseException:
+                table.close()
+                raise
     report(4, 4, "Ready")
     return table
 
