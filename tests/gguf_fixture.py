@@ -54,11 +54,20 @@ def write_gguf(
     table_name: str = "token_embd.weight",
     extra: dict[str, np.ndarray] | None = None,
     architecture: str = "gpt2",
+    split_max_tensors: int = 0,
+    small_first_shard: bool = False,
 ) -> Path:
-    """A GGUF file with one token table stored as ``qtype`` and a tokenizer in its metadata."""
+    """A GGUF file with one token table stored as ``qtype`` and a tokenizer in its metadata.
+
+    ``split_max_tensors`` splits it as llama.cpp's gguf-split does (the gguf package's own
+    writer): ``NAME-00001-of-0000N.gguf`` and its siblings, the first of which is returned;
+    ``small_first_shard`` leaves the first part without tensors (gguf-split's --no-tensor-first-split).
+    """
     rows = stored.shape[0]
     tokens = tokens if tokens is not None else small_vocabulary(rows)
-    writer = gguf.GGUFWriter(str(path), architecture)
+    writer = gguf.GGUFWriter(
+        str(path), architecture, split_max_tensors=split_max_tensors, small_first_shard=small_first_shard
+    )
     writer.add_tokenizer_model(tokenizer_model)
     if pre is not None:
         writer.add_tokenizer_pre(pre)
@@ -81,6 +90,8 @@ def write_gguf(
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
     writer.close()
+    if split_max_tensors:
+        return writer.format_shard_names(path)[0]
     return path
 
 

@@ -11,6 +11,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..common.errors import CorruptWeightsError, ModelNotFoundError
+from .gguf_file import GgufFile, read_gguf
+
 SPLIT_NAME = re.compile(r"(?P<stem>.+)-(?P<no>\d{5})-of-(?P<count>\d{5})\.gguf", re.IGNORECASE)
 SPLIT_NO = "split.no"
 SPLIT_COUNT = "split.count"
@@ -65,3 +68,37 @@ def missing_sentence(split: SplitName, missing: list[Path]) -> str:
         f"{split.part(1).name} is part of a model split into {split.count} files, and {names} {verb} missing "
         f"from {split.folder}; download every part into the same folder."
     )
+
+
+def read_parts(path: Path) -> list[GgufFile]:
+    """The headers of every part of the model ``path`` belongs to, first part first ([it] when not split).
+
+    Any part opens the whole model; a missing part is named in one sentence, and parts
+    whose numbers disagree with their names are refused.
+    """
+    header = read_gguf(path)
+    count = header.metadata.get(SPLIT_COUNT, 1)
+    if not isinstance(count, int) or count <= 1:
+        return [header]
+    split = split_name(path)
+    if split is None or split.count != count:
+        raise ModelNotFoundError(
+            f"{path.name} is one of {count} parts of a split model, but its name does not say which "
+            "(llama.cpp names them NAME-00001-of-00003.gguf); give the parts their original names."
+        )
+    absent = missing_parts(split)
+    if absent:
+        raise ModelNotFoundError(missing_sentence(split, absent))
+    headers = [header if part == path else read_gguf(part) for part in split.parts()]
+    for number, part in enumerate(headers):
+        if part.metadata.get(SPLIT_NO) != number or part.metadata.get(SPLIT_COUNT) != count:
+            raise CorruptWeightsError(
+                f"{part.path.name} says it is part {_part_no(part)} of {part.metadata.get(SPLIT_COUNT, 1)}, "
+                f"but its name says part {number + 1} of {count}; the parts come from different models."
+            )
+    return headers
+
+
+def _part_no(header: GgufFile) -> object:
+    number = header.metadata.get(SPLIT_NO)
+    return number + 1 if isinstance(number, int) else "(none)"

@@ -19,7 +19,8 @@ from gguf.quants import dequantize
 
 from ..common.errors import TableNotFoundError, TokenizerStartError
 from ..common.files import FileState
-from ..formats.gguf_file import GgufFile, GgufTensor, is_gguf, read_gguf
+from ..formats.gguf_file import GgufFile, GgufTensor, is_gguf
+from ..formats.gguf_split import read_parts
 from ..search.stored_rows import StoredRows
 from ..text.gguf_tokenizer import build_gguf_tokenizer, gguf_tokenizer_facts, load_gguf_tokenizer
 from ..text.vocabulary import Vocabulary, encode_with
@@ -51,13 +52,15 @@ class GgufReader:
 
     def open(self, path: Path, report: ProgressCallback, separate_tokenizer: bool = False) -> OpenedModel:
         report(1, 4, "Reading the GGUF header")
-        header = read_gguf(path)
+        parts = read_parts(path)  # one, or every part of a split model (any part opens it)
+        first = parts[0]
+        header = next((part for part in parts if TOKEN_TABLE in part.tensors), first)
         token_tensor = header.tensors.get(TOKEN_TABLE)
         if token_tensor is None or len(token_tensor.shape) != 2:
             raise TableNotFoundError(f"{path.name} has no token table ({TOKEN_TABLE}); it is not a language model.")
         check_table_shape(token_tensor.shape[0], token_tensor.shape[1], f"The token table of {path.name}")
         report(2, 4, "Reading the tokenizer")
-        vocabulary = _vocabulary(path, header.metadata, separate_tokenizer)
+        vocabulary = _vocabulary(first.path, first.metadata, separate_tokenizer)
         report(3, 4, "Mapping the embedding table")
         try:
             rows = map_gguf_rows(header, token_tensor)
@@ -65,7 +68,8 @@ class GgufReader:
         except BaseException:
             vocabulary.close()
             raise
-        position_tensor = header.tensors.get(POSITION_TABLE)
+        position_header = next((part for part in parts if POSITION_TABLE in part.tensors), header)
+        position_tensor = position_header.tensors.get(POSITION_TABLE)
         positions = None
         if (
             position_tensor is not None
@@ -73,17 +77,17 @@ class GgufReader:
             and position_tensor.shape[0] > 0
             and position_tensor.shape[-1] == token_tensor.shape[-1]
         ):
-            positions = np.asarray(map_gguf_rows(header, position_tensor)[:], dtype=np.float32)
+            positions = np.asarray(map_gguf_rows(position_header, position_tensor)[:], dtype=np.float32)
         return OpenedModel(
             rows=rows,
             vocabulary=vocabulary,
-            model_weights=sum(t.numel for t in header.tensors.values()),
+            model_weights=sum(t.numel for part in parts for t in part.tensors.values()),
             storage=token_tensor.type.name,
             positions=positions,
-            position_note=_position_note(header, positions),
+            position_note=_position_note(first, positions),
             folder=path.parent,
-            config={"gguf_architecture": header.metadata.get("general.architecture", "")},
-            mapped_files=(FileState(path),),
+            config={"gguf_architecture": first.metadata.get("general.architecture", "")},
+            mapped_files=(FileState(header.path),),
         )
 
 
