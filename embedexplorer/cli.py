@@ -19,7 +19,7 @@ from .core.common.terminal import finite_or_none, json_text_safe, one_line, term
 if TYPE_CHECKING:
     from .core.tables.embedding_table import EmbeddingTable
 
-COMMANDS = ("tokens", "neighbours", "cosine", "analogy", "info", "map", "layers")
+COMMANDS = ("tokens", "neighbours", "cosine", "analogy", "info", "map", "layers", "models")
 MAX_PNG_WIDTH = EXPORT_WIDTH_RANGE[1]
 DOWNLOADS = ("table", "full")
 
@@ -130,6 +130,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="the token of TEXT2 to compare with (default: the first with the same id)",
     )
     layers.add_argument("-k", type=_positive_int, default=5, help="nearest table rows per layer (default 5)")
+
+    models = commands.add_parser(
+        "models",
+        help="the models on this computer: Hugging Face cache, Ollama, LM Studio and recent files",
+    )
+    models.add_argument("--json", action="store_true", help="print JSON instead of a table")
     return parser
 
 
@@ -153,7 +159,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     payload, text = result
     if args.json:
         # ``layers --json`` is a list with one object per layer; every other command one object.
-        data = payload["layers"] if args.command == "layers" else payload
+        data = payload[args.command] if args.command in ("layers", "models") else payload
         return _print(json_text_safe(json.dumps(finite_or_none(data), ensure_ascii=False, indent=2)))
     return _print(terminal_safe(text))
 
@@ -221,6 +227,8 @@ def _run(args: argparse.Namespace) -> tuple[dict[str, object], str]:
     from .core.sources.resolve import resolve_source
     from .core.tables.embedding_table import load_table
 
+    if args.command == "models":
+        return _local_models()
     if args.command == "map":
         for target in (args.png, args.svg):
             if target:
@@ -240,6 +248,24 @@ def _run(args: argparse.Namespace) -> tuple[dict[str, object], str]:
         return _answer(args, table)
     finally:
         table.close()
+
+
+def _local_models() -> tuple[dict[str, object], str]:
+    """The models File > Local models lists (without the window's recent files: they are its settings, in Qt)."""
+    from .core.common.files import size_text
+    from .core.sources.discovery import local_models
+
+    models = local_models()
+    rows = [("NAME", "SOURCE", "FORMAT", "STORAGE", "SIZE", "WHERE")]
+    for model in models:
+        where = f"MISSING: {model.missing} ({model.location})" if model.missing else model.location
+        size = size_text(model.size_bytes) if model.size_bytes else "-"
+        rows.append((model.name, model.kind, model.file_format or "-", model.storage or "-", size, where))
+    widths = [min(60, max(len(row[i]) for row in rows)) for i in range(5)]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[5] for row in rows]
+    if not models:
+        lines = ["No models found (looked in the Hugging Face cache, Ollama's and LM Studio's folders)."]
+    return {"models": [model.as_json() for model in models]}, "\n".join(lines)
 
 
 def _check_png_target(path: str) -> None:

@@ -19,6 +19,7 @@ from gguf.constants import LlamaFileType
 from ..common.errors import CorruptWeightsError
 from ..common.files import open_regular
 from .gguf_file import MAGIC, _Parser
+from .safetensors_io import FLOAT_DTYPES
 
 GGUF_PREFIX_BYTES = 64 * 1024
 SAFETENSORS_HEADER_LIMIT = 16 * 1024 * 1024
@@ -91,19 +92,21 @@ def safetensors_storage(path: Path) -> str:
     if not isinstance(header, dict):
         return ""
     weights: Counter[str] = Counter()
+    embeddings: Counter[str] = Counter()  # the largest float table named like an embedding wins
     for name, info in header.items():
         if name == "__metadata__" or not isinstance(info, dict):
             continue
         dtype, shape = info.get("dtype"), info.get("shape")
-        if not isinstance(dtype, str) or not isinstance(shape, list):
-            continue
-        if "embed" in name and len(shape) == 2:
-            return dtype
+        if dtype not in FLOAT_DTYPES or not isinstance(shape, list):
+            continue  # integer buffers (position ids) say nothing about how the weights are stored
         count = 1
         for size in shape:
             count *= size if isinstance(size, int) else 0
         weights[dtype] += count
-    return weights.most_common(1)[0][0] if weights else ""
+        if "embed" in name and len(shape) == 2:
+            embeddings[dtype] = max(embeddings[dtype], count)
+    chosen = embeddings or weights
+    return chosen.most_common(1)[0][0] if chosen else ""
 
 
 def _prefix(path: Path, count: int) -> bytes:

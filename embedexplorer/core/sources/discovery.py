@@ -82,7 +82,7 @@ def folder_entry(folder: Path, name: str, spec: str, kind: str) -> LocalModel:
 
     files = sorted(folder.glob("*.safetensors"))
     complete = snapshot_is_complete(folder)
-    size = sum(_size(file) for file in folder.iterdir() if not file.name.startswith("."))
+    size = sum(_size(file) for file in folder.iterdir())
     storage = safetensors_storage(files[0]) if files and complete else ""
     missing = "" if complete else "weights not downloaded"
     return LocalModel(name, spec, size, kind, str(folder), "safetensors", storage, missing)
