@@ -55,6 +55,7 @@ from .elided_label import ElidedLabel
 from .exercise_desk import ExerciseDesk
 from .fitting import MODEL_BOX_CHARS, BarFit, RowPlacement
 from .layers_pane import LayersPane
+from .local_models import LocalModels
 from .map_view import MapView
 from .message_bar import MessageBar
 from .neighbours_pane import NeighboursPane
@@ -207,6 +208,10 @@ class MainWindow(QMainWindow):
             lambda: self.open_model(BUNDLED)
         )
         self.recent_menu = file_menu.addMenu("&Recent models")
+        recent = lambda: self.settings.recent_models  # noqa: E731 - read when listing, not now
+        self.local_models = LocalModels(self, self.client, recent, self.open_model, self.model_box)
+        self.local_models.add_to(file_menu)
+        self.local_models.refresh()  # the Model box completes from the models on this computer
         file_menu.addAction("&Download model...").triggered.connect(self.choose_download)
         file_menu.addSeparator()
         file_menu.addAction(self.teaching.open_action)
