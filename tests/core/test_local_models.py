@@ -82,13 +82,22 @@ def test_every_place_is_listed_with_kind_size_and_storage(machine: dict[str, Pat
         "tiny:latest",
     }
     complete = listed["someone/complete"]
-    assert (complete.kind, complete.file_format, complete.storage, complete.missing) == ("hf-cache", "safetensors", "F32", "")
+    assert (complete.kind, complete.file_format, complete.storage, complete.missing) == (
+        "hf-cache",
+        "safetensors",
+        "F32",
+        "",
+    )
     assert complete.size_bytes == sum(f.stat().st_size for f in machine["bundled"].iterdir() if f.is_file())
     assert listed["someone/stopped"].missing == "weights not downloaded"
     gguf_repo = listed["someone/tiny-GGUF/q4/tiny-Q4_K.gguf"]
     assert (gguf_repo.storage, gguf_repo.size_bytes) == ("Q4_K", machine["q4k"].stat().st_size)
     moved = listed["pub/moved-GGUF/moved-F16"]
-    assert (moved.kind, moved.storage, moved.location) == ("lmstudio", "F16", str(machine["moved"] / "pub" / "moved-GGUF" / "moved-F16.gguf"))
+    assert (moved.kind, moved.storage, moved.location) == (
+        "lmstudio",
+        "F16",
+        str(machine["moved"] / "pub" / "moved-GGUF" / "moved-F16.gguf"),
+    )
     assert listed["pub/old-GGUF/gone-Q4_K"].missing == "file not found"
     assert listed["tiny:latest"].spec == "ollama:tiny:latest" and listed["tiny:latest"].storage == "F16"
     # Everything not missing opens as listed.

@@ -65,7 +65,11 @@ def gguf_file(tmp_path: Path) -> Path:
         ("host/namespace/model:tag", ("host", "namespace", "model", "tag"), ("host", "namespace", "model", "tag")),
         ("host:port/namespace/model:tag", ("host:port", "namespace", "model", "tag"), None),
         ("host/namespace/model", ("host", "namespace", "model", ""), ("host", "namespace", "model", "latest")),
-        ("host:port/namespace/model", ("host:port", "namespace", "model", ""), ("host:port", "namespace", "model", "latest")),
+        (
+            "host:port/namespace/model",
+            ("host:port", "namespace", "model", ""),
+            ("host:port", "namespace", "model", "latest"),
+        ),
         ("namespace/model", ("", "namespace", "model", ""), ("registry.ollama.ai", "namespace", "model", "latest")),
         ("model", ("", "", "model", ""), ("registry.ollama.ai", "library", "model", "latest")),
         ("h/nn/mm:t", ("h", "nn", "mm", "t"), ("h", "nn", "mm", "t")),
@@ -168,7 +172,12 @@ def test_the_listing_names_models_as_ollama_list_does(
     monkeypatch.setenv("OLLAMA_MODELS", str(root))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     listed = {m.name: m for m in local_models() if m.kind == "ollama"}
-    assert set(listed) == {"tiny:latest", "someone/tiny:v1", "hf.co/org/model-gguf:Q8_0", "localhost:5000/library/gone:latest"}
+    assert set(listed) == {
+        "tiny:latest",
+        "someone/tiny:v1",
+        "hf.co/org/model-gguf:Q8_0",
+        "localhost:5000/library/gone:latest",
+    }
     assert listed["tiny:latest"].storage == "Q4_K_M"  # from Ollama's config layer
     assert listed["someone/tiny:v1"].storage == "F16"  # from the GGUF header: the token table's type
     assert listed["localhost:5000/library/gone:latest"].missing

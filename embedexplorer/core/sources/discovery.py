@@ -249,4 +249,3 @@ def _is_file(path: Path) -> bool:
         return path.is_file()
     except OSError:
         return False
-

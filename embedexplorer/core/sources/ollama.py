@@ -239,16 +239,17 @@ def ollama_models() -> Iterator[LocalModel]:
     seen: set[str] = set()
     for root in ollama_roots():
         for folders, manifest in _manifests(root / "manifests"):
-            name = OllamaName(*folders) if len(folders) == 4 else OllamaName(*folders[:2], *folders[3:], folders[2])
+            host, namespace, *kind, model, tag = folders
+            name = OllamaName(host, namespace, model, tag, kind[0] if kind else "")
             if not fully_qualified(name):
                 continue
             shown = name.shortest()
             if shown.lower() in seen:
                 continue
-            model = _listed(root, manifest, shown)
-            if model is not None:
+            listed = _listed(root, manifest, shown)
+            if listed is not None:
                 seen.add(shown.lower())
-                yield model
+                yield listed
 
 
 def _manifests(base: Path) -> Iterator[tuple[tuple[str, ...], Path]]:
