@@ -35,16 +35,18 @@ def local_models(recent: Sequence[str] = ()) -> list[LocalModel]:
         except OSError:  # a folder that vanished or cannot be read mid-listing
             continue
     # One entry per model: a recent file that a finder listed already is not listed again.
-    specs = {model.spec for model in found if model.kind != "recent"}
-    places = {_real(model.location) for model in found if model.kind != "recent"}
-    unique = []
-    for model in found:
-        if model.kind == "recent" and (model.spec in specs or _real(model.location) in places):
-            continue
-        specs.add(model.spec)
-        places.add(_real(model.location))
-        unique.append(model)
-    return unique
+    found_elsewhere = [model for model in found if model.kind != "recent"]
+    recents = [model for model in found if model.kind == "recent"]
+    if not recents:
+        return found
+    specs = {model.spec for model in found_elsewhere}
+    places = {_real(model.location) for model in found_elsewhere}
+    for model in recents:
+        if model.spec not in specs and _real(model.location) not in places:
+            specs.add(model.spec)
+            places.add(_real(model.location))
+            found_elsewhere.append(model)
+    return found_elsewhere
 
 
 def _real(location: str) -> str:
