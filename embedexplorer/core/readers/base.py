@@ -13,6 +13,7 @@ from ..common.errors import TableNotFoundError
 if TYPE_CHECKING:
     from ..common.files import FileState
     from ..search.stored_rows import StoredRows
+    from ..search.stored_search import StoredScreen
     from ..text.vocabulary import Vocabulary
 
 from ..common.progress import ProgressCallback
@@ -55,6 +56,8 @@ class OpenedModel:
     config: dict[str, object] = field(default_factory=dict)
     # The memory-mapped files as they were when opened, checked before rows are read.
     mapped_files: tuple[FileState, ...] = ()
+    # The first pass over stored rows, when the reader made it while the tokenizer loaded.
+    stored_screen: StoredScreen | None = None
 
 
 class Reader(Protocol):

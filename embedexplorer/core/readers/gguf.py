@@ -17,6 +17,7 @@ import numpy as np
 from gguf.constants import GGMLQuantizationType
 from gguf.quants import dequantize
 
+from ..common.background import Background
 from ..common.errors import TableNotFoundError, TokenizerStartError
 from ..common.files import FileState
 from ..formats.gguf_file import GgufFile, GgufTensor, is_gguf
@@ -25,7 +26,7 @@ from ..search.stored_rows import StoredRows
 from ..text.gguf_tokenizer import build_gguf_tokenizer, gguf_tokenizer_facts, load_gguf_tokenizer
 from ..text.vocabulary import Vocabulary, encode_with
 from .base import OpenedModel, ProgressCallback, check_table_shape
-from .safetensors import check_vocabulary
+from .safetensors import check_vocabulary, prepare_stored
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
@@ -60,10 +61,19 @@ class GgufReader:
             raise TableNotFoundError(f"{path.name} has no token table ({TOKEN_TABLE}); it is not a language model.")
         check_table_shape(token_tensor.shape[0], token_tensor.shape[1], f"The token table of {path.name}")
         report(2, 4, "Reading the tokenizer")
-        vocabulary = _vocabulary(first.path, first.metadata, separate_tokenizer)
+        finish_vocabulary = _start_vocabulary(first.path, first.metadata, separate_tokenizer)
         report(3, 4, "Mapping the embedding table")
+        rows = map_gguf_rows(header, token_tensor)
+        # Dequantising (or measuring) the rows while the tokenizer is built; a tokenizer that
+        # is refused stops it at the next progress report.
         try:
-            rows = map_gguf_rows(header, token_tensor)
+            screen = prepare_stored(rows, _reporting_failures(report, finish_vocabulary))
+        except BaseException:
+            if separate_tokenizer:  # its child process started at once: stop it (a thread just ends)
+                finish_vocabulary.result().close()
+            raise
+        vocabulary = finish_vocabulary.result()
+        try:
             check_vocabulary(vocabulary, rows.shape[0])
         except BaseException:
             vocabulary.close()
@@ -88,24 +98,37 @@ class GgufReader:
             folder=path.parent,
             config={"gguf_architecture": first.metadata.get("general.architecture", "")},
             mapped_files=(FileState(header.path),),
+            stored_screen=screen,
         )
 
 
 READER = GgufReader()
 
 
-def _vocabulary(path: Path, metadata: dict[str, object], separate_tokenizer: bool) -> Vocabulary:
-    """The file's tokenizer: built here, or in a child process that builds it while the table is prepared.
+def _start_vocabulary(path: Path, metadata: dict[str, object], separate_tokenizer: bool) -> Background[Vocabulary]:
+    """The file's tokenizer: built on a thread while the table is prepared, or in a child process.
 
-    Its facts (tokens, kind) come from the metadata either way, so a tokenizer that
-    cannot be rebuilt is refused here, at once.
+    With a child, its facts (tokens, kind) come from the metadata here, so a tokenizer that
+    cannot be rebuilt is refused at once.
     """
     if not separate_tokenizer:
-        tokenizer, facts = build_gguf_tokenizer(metadata, path.name)
-        return Vocabulary(facts, partial(encode_with, tokenizer))
+
+        def build() -> Vocabulary:
+            tokenizer, facts = build_gguf_tokenizer(metadata, path.name)
+            return Vocabulary(facts, partial(encode_with, tokenizer))
+
+        return Background(build, "embedexplorer-tokenizer")
     facts = gguf_tokenizer_facts(metadata, path.name)
     child = _ChildTokenizer(path)
-    return Vocabulary(facts, child.encode, child.close)
+    return Background(lambda: Vocabulary(facts, child.encode, child.close), "embedexplorer-tokenizer")
+
+
+def _reporting_failures(report: ProgressCallback, background: Background[Vocabulary]) -> ProgressCallback:
+    def reporting(done: int, total: int, message: str) -> None:
+        background.raise_if_failed()
+        report(done, total, message)
+
+    return reporting
 
 
 class _ChildTokenizer:

@@ -538,7 +538,7 @@ def _check_k(k: object) -> int:
 
 def table_from(name: str, opened: OpenedModel) -> EmbeddingTable:
     """An EmbeddingTable for what a reader found."""
-    return EmbeddingTable(
+    table = EmbeddingTable(
         name=name,
         rows=opened.rows,
         vocabulary=opened.vocabulary,
@@ -550,5 +550,8 @@ def table_from(name: str, opened: OpenedModel) -> EmbeddingTable:
         config=opened.config,
         mapped_files=opened.mapped_files,
     )
+    if opened.stored_screen is not None:
+        table.__dict__["stored_screen"] = opened.stored_screen  # made by the reader while the tokenizer loaded
+    return table
 
 

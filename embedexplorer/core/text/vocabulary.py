@@ -275,12 +275,14 @@ class Vocabulary:
     ) -> Callable[[], Vocabulary]:
         """Begin reading the folder's tokenizer; the returned function gives the Vocabulary.
 
-        In this process the tokenizer is read at once (so its errors come first); in a
-        separate process it loads while the caller goes on, and the function waits for it.
+        Either way it loads while the caller goes on (maps and prepares the table) and the
+        function waits for it and raises its errors: on a thread of this process, or in a
+        separate process.
         """
         if not separate_process:
-            vocabulary = cls.from_folder(folder, max_rows)
-            return lambda: vocabulary
+            from ..common.background import Background
+
+            return Background(lambda: cls.from_folder(folder, max_rows), "embedexplorer-tokenizer").result
         from .tokenizer_process import TokenizerProcess
 
         process = TokenizerProcess(folder, max_rows)
