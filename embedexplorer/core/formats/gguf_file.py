@@ -9,16 +9,39 @@ reported in one sentence instead of being read past its end.
 
 from __future__ import annotations
 
+import enum
 import math
 import mmap
 import struct
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-from gguf.constants import GGML_QUANT_SIZES, GGUF_DEFAULT_ALIGNMENT, GGMLQuantizationType, GGUFValueType
 
 from ..common.errors import CorruptWeightsError
+
+if TYPE_CHECKING:  # the gguf package takes a third of a second to import: only a GGUF file needs it
+    from gguf.constants import GGMLQuantizationType
+
+
+class GGUFValueType(enum.IntEnum):
+    """The value types of GGUF metadata, numbered as the GGUF specification (and the gguf package) number them."""
+
+    UINT8 = 0
+    INT8 = 1
+    UINT16 = 2
+    INT16 = 3
+    UINT32 = 4
+    INT32 = 5
+    FLOAT32 = 6
+    BOOL = 7
+    STRING = 8
+    ARRAY = 9
+    UINT64 = 10
+    INT64 = 11
+    FLOAT64 = 12
+
 
 MAGIC = b"GGUF"
 _SCALARS: dict[int, tuple[str, type]] = {
@@ -179,6 +202,8 @@ class _Parser:
                 raise self.fail(f"tensor {name!r} has {dims} dimensions")
             shape = tuple(int(self.scalar("<Q")) for _ in range(dims))
             infos.append((name, int(self.scalar("<I")), shape[::-1], int(self.scalar("<Q"))))
+        from gguf.constants import GGUF_DEFAULT_ALIGNMENT
+
         alignment = int(metadata.get("general.alignment", GGUF_DEFAULT_ALIGNMENT))  # type: ignore[call-overload]
         if alignment <= 0:
             raise self.fail(f"an alignment of {alignment}")
@@ -189,6 +214,8 @@ class _Parser:
         return GgufFile(self.path, version, metadata, tensors, self.size)
 
     def tensor(self, name: str, type_code: int, shape: tuple[int, ...], start: int) -> GgufTensor:
+        from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
+
         try:
             kind = GGMLQuantizationType(type_code)
         except ValueError:

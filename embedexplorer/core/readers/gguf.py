@@ -14,8 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-from gguf.constants import GGMLQuantizationType
-from gguf.quants import dequantize
 
 from ..common.background import Background
 from ..common.errors import TableNotFoundError, TokenizerStartError
@@ -29,6 +27,7 @@ from .base import OpenedModel, ProgressCallback, check_table_shape
 from .safetensors import check_vocabulary, prepare_stored
 
 if TYPE_CHECKING:
+    from gguf.constants import GGMLQuantizationType
     from tokenizers import Tokenizer
 
 log = logging.getLogger(__name__)
@@ -36,8 +35,8 @@ log = logging.getLogger(__name__)
 TOKEN_TABLE = "token_embd.weight"
 POSITION_TABLE = "position_embd.weight"
 # Tensor types whose rows come out as float32 unchanged or by a cast: no dequantising.
-_FLOAT32 = GGMLQuantizationType.F32
-_HALF = {GGMLQuantizationType.BF16: "BF16", GGMLQuantizationType.F16: "F16"}
+_FLOAT32 = "F32"
+_HALF = ("BF16", "F16")
 
 
 class GgufReader:
@@ -159,11 +158,11 @@ class _ChildTokenizer:
 def map_gguf_rows(header: GgufFile, tensor: GgufTensor) -> np.ndarray | StoredRows:
     """A 2-D tensor of the file: float32 mapped as is, anything else as StoredRows."""
     count, width = tensor.shape
-    if tensor.type == _FLOAT32:
+    if tensor.type.name == _FLOAT32:
         return np.memmap(header.path, dtype="<f4", mode="r", offset=tensor.start, shape=(count, width))
-    if tensor.type in _HALF:
+    if tensor.type.name in _HALF:
         bits = np.memmap(header.path, dtype="<u2", mode="r", offset=tensor.start, shape=(count, width))
-        return StoredRows.half(bits, _HALF[tensor.type])
+        return StoredRows.half(bits, tensor.type.name)
     raw = np.memmap(header.path, dtype=np.uint8, mode="r", offset=tensor.start, shape=(count, tensor.nbytes // count))
     check_dequantizable(tensor, header.path.name)
     return StoredRows(raw, tensor.type.name, width, partial(_dequantize_rows, qtype=tensor.type))
@@ -172,6 +171,7 @@ def map_gguf_rows(header: GgufFile, tensor: GgufTensor) -> np.ndarray | StoredRo
 def check_dequantizable(tensor: GgufTensor, file_name: str) -> None:
     """Refuse, in one sentence, a storage type the installed gguf package cannot dequantise."""
     from gguf.constants import GGML_QUANT_SIZES
+    from gguf.quants import dequantize
 
     block, block_bytes = GGML_QUANT_SIZES[tensor.type]
     try:
@@ -184,6 +184,8 @@ def check_dequantizable(tensor: GgufTensor, file_name: str) -> None:
 
 
 def _dequantize_rows(raw: np.ndarray, qtype: GGMLQuantizationType) -> np.ndarray:
+    from gguf.quants import dequantize
+
     return np.asarray(dequantize(np.ascontiguousarray(raw), qtype), dtype=np.float32)
 
 
