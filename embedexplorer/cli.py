@@ -261,7 +261,7 @@ def _local_models() -> tuple[dict[str, object], str]:
         where = f"MISSING: {model.missing} ({model.location})" if model.missing else model.location
         size = size_text(model.size_bytes) if model.size_bytes else "-"
         rows.append((model.name, model.kind, model.file_format or "-", model.storage or "-", size, where))
-    widths = [min(60, max(len(row[i]) for row in rows)) for i in range(5)]
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(row[:5], widths, strict=True)) + "  " + row[5] for row in rows]
     if not models:
         lines = ["No models found (looked in the Hugging Face cache, Ollama's and LM Studio's folders)."]

@@ -34,6 +34,7 @@ from ..worker import Failure, WorkerClient
 COLUMNS = ("Name", "Kind", "Size", "Storage", "Where")
 SOURCES = {"hf-cache": "Hugging Face cache", "ollama": "Ollama", "lmstudio": "LM Studio", "recent": "Recent"}
 SPEC_ROLE = Qt.ItemDataRole.UserRole + 1
+SORT_ROLE = Qt.ItemDataRole.UserRole + 2  # names without regard to case, sizes as numbers
 
 
 def kind_text(model: LocalModel) -> str:
@@ -60,12 +61,16 @@ class LocalModelsDialog(QDialog):
         self.shown.setSourceModel(self.items)
         self.shown.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         self.shown.setFilterKeyColumn(-1)  # every column
+        self.shown.setSortRole(SORT_ROLE)
         self.table = QTableView()
         self.table.setModel(self.shown)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSortingEnabled(True)
+        self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
+        self.table.setWordWrap(False)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # a folder's start and its file name both matter
         self.table.verticalHeader().hide()
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
@@ -93,7 +98,9 @@ class LocalModelsDialog(QDialog):
             size = size_text(model.size_bytes) if model.size_bytes else ""
             cells = [model.name, kind_text(model), size, model.storage, where]
             row = [QStandardItem(text) for text in cells]
-            row[2].setData(model.size_bytes, Qt.ItemDataRole.UserRole)
+            keys = [model.name.lower(), cells[1], model.size_bytes, model.storage, where]
+            for item, key in zip(row, keys, strict=True):
+                item.setData(key, SORT_ROLE)
             for item in row:
                 item.setData("" if model.missing else model.spec, SPEC_ROLE)
                 item.setToolTip(f"{model.spec}\n{where}")
@@ -101,7 +108,6 @@ class LocalModelsDialog(QDialog):
                     item.setFlags(Qt.ItemFlag.ItemIsEnabled)  # shown, not selectable, not offered
                     item.setForeground(self.palette().placeholderText())
             self.items.appendRow(row)
-        self.shown.setSortRole(Qt.ItemDataRole.DisplayRole)
         self._filter(self.search.text())
         missing = sum(1 for model in models if model.missing)
         self.status.setText(
@@ -177,7 +183,7 @@ class LocalModels(QObject):
         client.channel(LOCAL_MODELS).failed.connect(self._on_failed)
 
     def add_to(self, menu: QMenu) -> None:
-        menu.addAction("&Local models...").triggered.connect(self.show_dialog)
+        menu.addAction("Local &models...").triggered.connect(self.show_dialog)
 
     def refresh(self) -> None:
         self.client.submit(LOCAL_MODELS, LocalModelsRequest(tuple(self.recent())))

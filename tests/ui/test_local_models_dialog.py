@@ -39,7 +39,7 @@ def fake_machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, P
 
 def open_dialog(qtbot, window) -> LocalModelsDialog:  # type: ignore[no-untyped-def]
     file_menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&File")
-    action = next(a for a in file_menu.actions() if a.text() == "&Local models...")
+    action = next(a for a in file_menu.actions() if a.text() == "Local &models...")
     with qtbot.waitSignal(window.client.channel(LOCAL_MODELS).ready, timeout=20_000):
         action.trigger()
     dialog = window.local_models.dialog
