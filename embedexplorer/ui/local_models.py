@@ -7,7 +7,7 @@ shown greyed with what is missing, and cannot be opened from here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from PySide6.QtCore import QObject, QSortFilterProxyModel, QStringListModel, Qt, Signal
 from PySide6.QtGui import QKeyEvent, QStandardItem, QStandardItemModel
@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
-    QMenu,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -29,7 +28,9 @@ from PySide6.QtWidgets import (
 from ..core.common.files import size_text
 from ..core.sources.local_model import LocalModel
 from ..jobs.source_jobs import LOCAL_MODELS, LocalModelsAnswer, LocalModelsRequest
+from ..settings import Settings
 from ..worker import Failure, WorkerClient
+from .plugging import PaneContext
 
 COLUMNS = ("Name", "Kind", "Size", "Storage", "Where")
 SOURCES = {"hf-cache": "Hugging Face cache", "ollama": "Ollama", "lmstudio": "LM Studio", "recent": "Recent"}
@@ -161,50 +162,58 @@ class LocalModelsDialog(QDialog):
 
 
 class LocalModels(QObject):
-    """The menu action, the dialog and the Model box's completer, fed by one request kind."""
+    """File > Local models...: the dialog, fed by the worker's listing; a model chosen there opens."""
 
-    def __init__(
-        self,
-        parent: QWidget,
-        client: WorkerClient,
-        recent: Callable[[], list[str]],
-        open_model: Callable[[str], None],
-        model_box: QComboBox,
-    ) -> None:
-        super().__init__(parent)
-        self.parent_widget, self.client, self.recent, self.open_model = parent, client, recent, open_model
+    @classmethod
+    def plug(cls, ctx: PaneContext) -> LocalModels:
+        return cls(ctx)
+
+    def __init__(self, ctx: PaneContext) -> None:
+        super().__init__(ctx.shell.window_widget())
+        self.client, self.settings, self.shell = ctx.client, ctx.settings, ctx.shell
         self.dialog: LocalModelsDialog | None = None
-        self.specs = QStringListModel(self)
-        completer = QCompleter(self.specs, self)
-        completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
-        completer.setFilterMode(Qt.MatchFlag.MatchContains)
-        model_box.setCompleter(completer)
-        client.channel(LOCAL_MODELS).ready.connect(self._on_listed)
-        client.channel(LOCAL_MODELS).failed.connect(self._on_failed)
-
-    def add_to(self, menu: QMenu) -> None:
-        menu.addAction("Local &models...").triggered.connect(self.show_dialog)
-
-    def refresh(self) -> None:
-        self.client.submit(LOCAL_MODELS, LocalModelsRequest(tuple(self.recent())))
+        ctx.shell.menu("&File").addAction("Local &models...").triggered.connect(self.show_dialog)
+        ctx.client.channel(LOCAL_MODELS).ready.connect(self._on_listed)
+        ctx.client.channel(LOCAL_MODELS).failed.connect(self._on_failed)
 
     def show_dialog(self) -> LocalModelsDialog:
         if self.dialog is None:
-            self.dialog = LocalModelsDialog(self.parent_widget)
-            self.dialog.chosen.connect(self.open_model)
+            self.dialog = LocalModelsDialog(self.shell.window_widget())
+            self.dialog.chosen.connect(self.shell.open_model)
         self.dialog.search.clear()
         self.dialog.show()
         self.dialog.raise_()
         self.dialog.activateWindow()
-        self.refresh()
+        request_listing(self.client, self.settings)
         return self.dialog
 
     def _on_listed(self, answer: LocalModelsAnswer) -> None:
-        openable = [model for model in answer.models if not model.missing]
-        self.specs.setStringList(list(dict.fromkeys([*self.recent(), *(model.spec for model in openable)])))
         if self.dialog is not None:
             self.dialog.show_models(answer.models)
 
     def _on_failed(self, failure: Failure) -> None:
         if self.dialog is not None:
             self.dialog.show_failure(failure.message)
+
+
+def request_listing(client: WorkerClient, settings: Settings) -> None:
+    client.submit(LOCAL_MODELS, LocalModelsRequest(tuple(settings.recent_models)))
+
+
+def complete_from_local_models(box: QComboBox, client: WorkerClient, settings: Settings) -> None:
+    """The Model box completes (any part of a name, any case) from the recent models and the models listed here.
+
+    It asks for the listing once, now, and follows every listing after (File > Local models asks again).
+    """
+    specs = QStringListModel(box)
+    completer = QCompleter(specs, box)
+    completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+    completer.setFilterMode(Qt.MatchFlag.MatchContains)
+    box.setCompleter(completer)
+
+    def listed(answer: LocalModelsAnswer) -> None:
+        openable = [model.spec for model in answer.models if not model.missing]
+        specs.setStringList(list(dict.fromkeys([*settings.recent_models, *openable])))
+
+    client.channel(LOCAL_MODELS).ready.connect(listed)
+    request_listing(client, settings)

@@ -42,7 +42,7 @@ def open_dialog(qtbot, window) -> LocalModelsDialog:  # type: ignore[no-untyped-
     action = next(a for a in file_menu.actions() if a.text() == "Local &models...")
     with qtbot.waitSignal(window.client.channel(LOCAL_MODELS).ready, timeout=20_000):
         action.trigger()
-    dialog = window.local_models.dialog
+    dialog = window.panes.local_models.dialog
     assert dialog is not None and dialog.isVisible()
     return dialog
 
@@ -63,7 +63,7 @@ def test_search_then_enter_opens_the_model(fake_machine, window, qtbot) -> None:
         qtbot.keyClick(dialog.search, Qt.Key.Key_Return)
     assert loaded.args[0].name == "ollama:tiny:latest" and loaded.args[0].facts.rows == 320
     assert not dialog.isVisible()
-    assert window.model_box.currentText() == "ollama:tiny:latest"
+    assert window.model_bar.box.currentText() == "ollama:tiny:latest"
 
 
 def test_a_missing_file_is_shown_but_not_offered(fake_machine, window, qtbot) -> None:  # type: ignore[no-untyped-def]
@@ -74,12 +74,12 @@ def test_a_missing_file_is_shown_but_not_offered(fake_machine, window, qtbot) ->
     assert not dialog.open_button.isEnabled()
     qtbot.keyClick(dialog.search, Qt.Key.Key_Return)  # nothing to open: the dialog stays
     settle()
-    assert dialog.isVisible() and window.model_spec != str(fake_machine["lm"])
+    assert dialog.isVisible() and window.state.model_spec != str(fake_machine["lm"])
 
 
 def test_double_click_opens_and_the_model_box_completes(fake_machine, window, qtbot) -> None:  # type: ignore[no-untyped-def]
     dialog = open_dialog(qtbot, window)
-    completions = window.model_box.completer().model().stringList()
+    completions = window.model_bar.box.completer().model().stringList()
     assert "ollama:tiny:latest" in completions and str(fake_machine["lm"]) in completions
     assert not any("gone-F16" in spec for spec in completions)
     dialog.search.setText("lm-model")
