@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from .core.tables.embedding_table import EmbeddingTable
 
 COMMANDS = ("tokens", "neighbours", "cosine", "analogy", "direction", "info", "map", "layers", "models")
+COMMANDS_WITHOUT_MODEL = ("models",)  # they take no --model: they list, they open nothing
 MAX_PNG_WIDTH = EXPORT_WIDTH_RANGE[1]
 DOWNLOADS = ("table", "full")
 
