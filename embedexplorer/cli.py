@@ -10,6 +10,7 @@ import json
 import sys
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from .core.common.constants import EXPORT_WIDTH_RANGE, MULTI_TOKEN_ACTIONS
@@ -129,7 +130,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="M",
         help="the token of TEXT2 to compare with (default: the first with the same id)",
     )
-    layers.add_argument("-k", type=_positive_int, default=5, help="nearest table rows per layer (default 5)")
+    layers.add_argument(
+        "-k", type=_positive_int, default=5, help="the model's guesses and nearest rows per layer (default 5)"
+    )
     return parser
 
 
@@ -326,7 +329,11 @@ def _answer(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, 
             "memory_bytes": facts.memory_bytes,
             "neighbour_search": table.search_method(),
         }
-        return payload, f"{facts.summary()}\nneighbour search: {payload['neighbour_search']}"
+        head = _output_head(table)
+        payload["output_head"] = None if head is None else head.kind
+        payload["output_head_note"] = None if head is None else head.sentence
+        lines = [facts.summary(), f"neighbour search: {payload['neighbour_search']}"]
+        return payload, "\n".join(lines + ([] if head is None else [head.sentence]))
 
     if args.command == "layers":
         return _layers(args, table)
@@ -447,9 +454,18 @@ def _png_width(text: str) -> int:
     return value
 
 
+def _output_head(table: EmbeddingTable) -> Any:
+    """Whether the model's output head is the table itself (a model folder only; None for a GGUF file)."""
+    from .core.layers.output_head import describe
+
+    folder = table.folder
+    return describe(folder) if folder is not None and Path(folder).is_dir() else None
+
+
 def _layers(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, object], str]:
     """One token through every layer: one row per layer, the JSON a list of those rows."""
     from .core.common.errors import QueryError
+    from .core.layers.output_head import percent
     from .core.layers.trace import check_place, find_place, load_layer_model, trace
 
     if args.compare_place is not None and args.compare is None:
@@ -478,13 +494,20 @@ def _layers(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, 
     if other is not None:
         shown = f"{other.token.token} (id {other.token.id})"
         lines.append(f"compared with {shown} at place {other.place} of {other.text!r}")
-    lines += [f"note: {answer.head_note}", f"input: {answer.input.note}"]
-    lines.append(f"{'layer':<7}{'length':>9}{'cos row':>9}{'cos other':>11}  nearest rows")
+    lines += [f"note: {answer.guess_note}", f"note: {answer.head_note}", f"input: {answer.input.note}"]
+    if answer.head_row_cosine is not None:
+        lines.append(
+            f"output head: its own table; cosine of {token.token.token}'s input row and output row "
+            f"{answer.head_row_cosine:.3f}"
+        )
+    columns = "guess (probability) | nearest rows (cosine)"
+    lines.append(f"{'layer':<7}{'length':>9}{'cos row':>9}{'cos other':>11}  {columns}")
     for step in answer.steps:
         name = "input" if step.layer == 0 else str(step.layer)
         versus = "" if step.cosine_to_compare is None else f"{step.cosine_to_compare:.3f}"
+        guess = ", ".join(f"{g.token} {percent(g.prob)}" for g in step.guess) or "-"
         nearest = ", ".join(f"{n.token} {n.cosine:.2f}" for n in step.nearest)
-        lines.append(f"{name:<7}{step.length:9.3f}{step.cosine_to_row:9.3f}{versus:>11}  {nearest}")
+        lines.append(f"{name:<7}{step.length:9.3f}{step.cosine_to_row:9.3f}{versus:>11}  {guess} | {nearest}")
     return {"layers": answer.as_rows()}, "\n".join(lines)
 
 

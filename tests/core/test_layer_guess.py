@@ -91,7 +91,7 @@ def llama(llama_folder: Path):  # type: ignore[no-untyped-def]
 
 
 def test_rows_of_the_fixtures_differ_in_length(gpt2_varied, llama) -> None:
-    for table, _, full in (gpt2_varied, llama):
+    for _table, _, full in (gpt2_varied, llama):
         lengths = full.get_output_embeddings().weight.detach().norm(dim=1).numpy()
         assert lengths.max() / lengths.min() > 5  # as trained rows differ, unlike freshly drawn ones
     assert gpt2_varied[2].config.tie_word_embeddings and not llama[2].config.tie_word_embeddings

@@ -114,6 +114,11 @@ def guess_note(kind: str) -> str:
     )
 
 
+def percent(prob: float) -> str:
+    """A probability as people read it: 12.3% or, below 1%, two significant digits (0.012%)."""
+    return f"{prob:.1%}" if prob >= 0.01 else f"{prob * 100:.2g}%"
+
+
 NEAREST_NOTE = (
     "Nearest rows: the table rows pointing the same way as the vector (cosine, length ignored): "
     "which input rows it resembles, not what the model would say."
