@@ -10,7 +10,9 @@ import time
 import numpy as np
 import pyqtgraph as pg
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, QPointF, Qt
+from PySide6.QtGui import QMouseEvent
+from PySide6.QtWidgets import QApplication
 
 from embedexplorer import open_table
 from embedexplorer.core.layers.output_head import percent
@@ -26,7 +28,7 @@ from embedexplorer.ui.layers_pane import (
     label_fits,
     top_with_room,
 )
-from tests.ui.conftest import ANSWER_TIMEOUT_MS, LOAD_TIMEOUT_MS, open_model, type_text
+from tests.ui.conftest import ANSWER_TIMEOUT_MS, LOAD_TIMEOUT_MS, open_model, settle, type_text
 
 RIVER, ACCOUNT = "the river bank", "my bank account"
 
@@ -143,13 +145,25 @@ def test_plot_points_show_their_values_on_hover(qtbot, bank_reply: LayersReply) 
     pane.set_compare(ACCOUNT)
     pane.show_reply(bank_reply)
     qtbot.waitExposed(pane)
+    settle()  # the plots laid out at their final size
     steps = bank_reply.answer.steps
     view = pane.cosine_plot.getViewBox()
     for layer in (2, 5):
+        qtbot.wait(50)  # pyqtgraph drops mouse moves closer together than a screen refresh
         scene_point = view.mapViewToScene(pg.Point(layer, steps[layer].cosine_to_compare))
-        pixel = pane.cosine_plot.mapFromScene(scene_point)
-        qtbot.mouseMove(pane.cosine_plot.viewport(), pixel)
-        qtbot.waitUntil(lambda: view.toolTip() != "", timeout=2000)
+        pixel = QPointF(pane.cosine_plot.mapFromScene(scene_point))
+        viewport = pane.cosine_plot.viewport()
+        # The mouse moving over the plot, as Qt delivers it to the plot's view.
+        move = QMouseEvent(
+            QEvent.Type.MouseMove,
+            pixel,
+            QPointF(viewport.mapToGlobal(pixel.toPoint())),
+            Qt.MouseButton.NoButton,
+            Qt.MouseButton.NoButton,
+            Qt.KeyboardModifier.NoModifier,
+        )
+        QApplication.sendEvent(viewport, move)
+        qtbot.waitUntil(lambda layer=layer: f"after layer {layer}" in view.toolTip(), timeout=2000)
         assert f"after layer {layer}" in view.toolTip()
         assert f"{steps[layer].cosine_to_compare:.3f}" in view.toolTip()
 
