@@ -36,11 +36,12 @@ def test_minilm_adds_token_type_puts_cls_first_and_normalises(minilm_table) -> N
         assert sums.normalised
         np.testing.assert_allclose(sums.enters, expected[place + 1], atol=2e-6)
     first = layer_input(minilm_table, recipe, minilm_table.query("the").id, 0)
-    assert first.place_text() == "place 1, position-table row 1"
-    assert first.steps == (f"token row {first.token_id:,}", "position row 1", "token-type row 0")
+    # Rows counted from 1, as places are: [CLS] takes row 1, so place 1 reads row 2.
+    assert first.place_text() == "place 1, position-table row 2"
+    assert first.steps == (f"token row {first.token_id:,}", "position row 2", "token-type row 0")
     description = recipe.describe(has_positions=True)
     assert "LayerNorm(token row + position row + token-type row 0)" in description
-    assert "first word stands at position-table row 1" in description
+    assert "first word stands at position-table row 2" in description
 
 
 def test_gpt2_adds_token_row_and_position_row_only(gpt2_table, gpt2_folder) -> None:

@@ -287,9 +287,9 @@ def test_two_banks_in_the_window_while_quick_questions_keep_answering(qtbot, win
     assert not window.progress.isVisible()
     # The row pane now shows what really enters layer 1: the model's own step, LayerNorm included.
     np.testing.assert_allclose(window.row_view._result.combined, bank_reply.answer.input.enters, atol=1e-6)
-    # "bank" is place 3; MiniLM puts [CLS] first, so its position-table row (counted from 0) is 3.
+    # "bank" is place 3; MiniLM puts [CLS] first, so its position-table row (counted from 1, as places are) is 4.
     names = [name for name, _ in window.row_view.row_lines()]
-    assert names == ["token row", "position row 3", "LayerNorm, enters layer 1"]
+    assert names == ["token row", "position row 4", "LayerNorm, enters layer 1"]
     assert "LayerNorm" in window.row_view.note.text()
     # A token the second text does not have: the pane says so, in words.
     with qtbot.waitSignal(channel(LAYERS).failed, timeout=ANSWER_TIMEOUT_MS):
