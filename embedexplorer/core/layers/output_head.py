@@ -98,20 +98,16 @@ def guess_note(kind: str) -> str:
     """What the guess column answers, for the pane and the command line."""
     if kind == MASKED:
         return (
-            "Guess: the model's own masked-LM head (its transform, then every row of the embedding table "
-            "plus a bias, then softmax) applied after each layer: what it would fill in at this place."
+            "Guess: the model's masked-LM head after each layer (its transform, every row of the embedding "
+            "table plus a bias, softmax): what it would fill in at this place."
         )
     if kind in (TIED, OWN):
         table = "the embedding table itself" if kind == TIED else "its own output table"
         return (
-            f"Guess: the model's next-token guess had it stopped after each layer: the final norm, then "
-            f"the dot product with every row of {table} (length and all), then softmax; after the last "
-            "layer it is the model's real guess."
+            f"Guess: the model's next-token guess had it stopped after each layer (final norm, dot product "
+            f"with every row of {table}, length and all, softmax); after the last layer, its real guess."
         )
-    return (
-        "No guess: this folder has no output head (an encoder saved without one), so the model makes "
-        "no token guess; only the nearest table rows are shown."
-    )
+    return "No guess: this folder has no output head (an encoder saved without one); only the nearest rows."
 
 
 def percent(prob: float) -> str:

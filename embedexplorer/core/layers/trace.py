@@ -776,13 +776,12 @@ def _head(model: Any, config: Any) -> tuple[Any, bool, str]:
     if final_norm is not None and tied and not getattr(config, "is_encoder_decoder", False):
         name = next(n for n in _FINAL_NORMS if getattr(model, n, None) is final_norm)
         return final_norm, True, (
-            f"Nearest rows: after each layer the vector goes through the final norm ({name}) and is "
-            "compared with every table row by cosine, length ignored: the rows it points like. The "
-            "model itself ranks by dot product, length and all: its guess is the other column."
+            f"Nearest rows: the vector after the final norm ({name}) against every table row by cosine, "
+            "length ignored: rows it points like, not the model's guess."
         )
     return None, False, (
-        "Nearest rows: the vector after each layer compared with the table's input rows by cosine: "
-        "the rows it points like, not the model's guess."
+        "Nearest rows: the vector against the table's input rows by cosine, length ignored: rows it "
+        "points like, not the model's guess."
     )
 
 
