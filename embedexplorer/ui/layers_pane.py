@@ -387,14 +387,13 @@ class LayersPane(QWidget):
             )
         self._legend_row.fit()
         self.nearest.setRowCount(len(steps))
-        no_guess = "no head" if answer.head_kind == oh.NONE else ""
         for row, step in enumerate(steps):
             two = "" if step.cosine_to_compare is None else f"{step.cosine_to_compare:.3f}"
             items = (
                 QTableWidgetItem("input" if step.layer == 0 else str(step.layer)),
                 QTableWidgetItem(f"{step.cosine_to_row:.3f}"),
                 QTableWidgetItem(two),
-                QTableWidgetItem(", ".join(f"{g.token} {oh.percent(g.prob)}" for g in step.guess) or no_guess),
+                QTableWidgetItem(", ".join(f"{g.token} {oh.percent(g.prob)}" for g in step.guess)),
                 QTableWidgetItem(", ".join(f"{n.token} {n.cosine:.2f}" for n in step.nearest)),
             )
             for column, item in enumerate(items):
@@ -402,6 +401,8 @@ class LayersPane(QWidget):
                     item.setToolTip(item.text())
                 self.nearest.setItem(row, column, item)
         self.nearest.setColumnHidden(TWO_COLUMN, other is None)
+        # No head, no guess: the head line says so, and the nearest rows get the room.
+        self.nearest.setColumnHidden(GUESS_COLUMN, answer.head_kind == oh.NONE)
         compared = [s.cosine_to_compare for s in steps if s.cosine_to_compare is not None]
         cosines = [s.cosine_to_row for s in steps] + compared
         self._lowest = min(cosines, default=COSINE_BOTTOM)

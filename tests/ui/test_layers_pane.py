@@ -63,7 +63,7 @@ def test_the_pane_draws_every_layer_and_the_two_banks(qtbot, bank_reply: LayersR
     assert [pane.nearest.item(r, TWO_COLUMN).text() for r in range(7)] == [f"{c:.3f}" for c in compare]
     assert not pane.nearest.isColumnHidden(TWO_COLUMN)
     # MiniLM was saved without an output head: no guess, and the pane says so.
-    assert pane.nearest.item(6, GUESS_COLUMN).text() == "no head"
+    assert pane.nearest.isColumnHidden(GUESS_COLUMN) and pane.nearest.item(6, GUESS_COLUMN).text() == ""
     assert "<b>none</b>" in pane.head_line.text() and "No guess" in pane.note.text()
     assert "not the model's guess" in pane.note.text() and "LayerNorm" in pane.note.text()
     # "bank" is place 3; [CLS] comes first, so it reads the fourth position row, counted as places are.
@@ -108,6 +108,7 @@ def test_the_guess_column_is_the_models_own_guess_beside_the_nearest_rows(qtbot,
     nearest = answer.steps[4].nearest
     assert pane.nearest.item(4, NEAREST_COLUMN).text() == ", ".join(f"{n.token} {n.cosine:.2f}" for n in nearest)
     assert pane.nearest.isColumnHidden(TWO_COLUMN)  # no second token to compare with
+    assert not pane.nearest.isColumnHidden(GUESS_COLUMN)
     # The head is the model's own: the pane says so, with the token's two rows' cosine.
     assert "a table of its own" in pane.head_line.text()
     assert f"<b>{answer.head_row_cosine:.3f}</b>" in pane.head_line.text()
