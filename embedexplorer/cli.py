@@ -20,7 +20,7 @@ from .core.common.terminal import finite_or_none, json_text_safe, one_line, term
 if TYPE_CHECKING:
     from .core.tables.embedding_table import EmbeddingTable
 
-COMMANDS = ("tokens", "neighbours", "cosine", "analogy", "info", "map", "layers")
+COMMANDS = ("tokens", "neighbours", "cosine", "analogy", "direction", "info", "map", "layers")
 MAX_PNG_WIDTH = EXPORT_WIDTH_RANGE[1]
 DOWNLOADS = ("table", "full")
 
@@ -89,6 +89,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="let A, B and C themselves answer (default: left out, as most published results do)",
     )
     analogy.add_argument("--expect", default=None, help="a word you expect: print its rank and cosine")
+
+    direction = commands.add_parser(
+        "direction", parents=[common], help="a direction from word pairs or groups: its two ends against chance"
+    )
+    direction.add_argument(
+        "--pair", nargs=2, action="append", metavar=("A", "B"), help="a pair A -> B (repeat it; default: "
+        "he she, king queen, man woman)"
+    )
+    direction.add_argument("--groups", default=None, metavar="FILE", help='two groups: {"from": [...], "to": [...]}')
+    direction.add_argument("--words", nargs="+", default=[], help="your words: their scores and percentiles")
+    direction.add_argument("-k", type=_positive_int, default=20, help="tokens at each end (default 20)")
+    direction.add_argument("--no-baseline", action="store_true", help="leave out the 100 random directions")
 
     commands.add_parser("info", parents=[common], help="size of the table and its share of the model")
 
@@ -288,6 +300,9 @@ def _answer(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, 
     if args.command == "analogy":
         return _analogy(table, args)
 
+    if args.command == "direction":
+        return _direction(table, args)
+
     if args.command == "neighbours":
         result = table.neighbours(args.word, args.k)
         query = result.query
@@ -442,6 +457,21 @@ def _analogy(table: EmbeddingTable, args: argparse.Namespace) -> tuple[dict[str,
         lines.append(f"expected: {answer.expected_line()}")
     lines.append(NO_CLAIM)
     return payload, "\n".join(lines)
+
+
+def _direction(table: EmbeddingTable, args: argparse.Namespace) -> tuple[dict[str, object], str]:
+    from .core.directions.direction import DEFAULT_PAIRS, DirectionSpec, load_groups
+    from .core.directions.report import direction_report
+
+    if args.groups and args.pair:
+        raise EmbedExplorerError("Give --pair or --groups, not both.")
+    spec = (
+        DirectionSpec(groups=load_groups(args.groups))
+        if args.groups
+        else DirectionSpec(pairs=tuple((a, b) for a, b in (args.pair or DEFAULT_PAIRS)))
+    )
+    report = direction_report(table, spec, tuple(args.words), args.k, baseline=not args.no_baseline)
+    return report.to_dict(), "\n".join(report.text_lines())
 
 
 def _number(value: float, digits: int) -> str:

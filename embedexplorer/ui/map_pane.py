@@ -81,6 +81,7 @@ class MapPane(MapView):
         map_menu.addAction("&Family words only").triggered.connect(self.show_family_map)
         map_menu.addAction("&Whole vocabulary").triggered.connect(lambda: self.request_word_map("all"))
         map_menu.addAction("Words &matching...").triggered.connect(self.ask_words)
+        map_menu.addAction("&Axes from directions...").triggered.connect(self.ask_axes)
         projection = map_menu.addMenu("&Projection")
         self.projection_actions: dict[str, QAction] = {}
         for method, label in PROJECTION_LABELS.items():
