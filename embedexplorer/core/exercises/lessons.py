@@ -81,7 +81,7 @@ def save_lesson(lesson: Lesson, path: str | Path) -> None:
     checked = lesson_from_dict(lesson.to_dict(), target.name)  # never write a file we could not read back
     payload = json.dumps(checked.to_dict(), indent=2, ensure_ascii=False) + "\n"
     try:
-        atomic_write_bytes(target, payload.encode("utf-8"))
+        atomic_write_bytes(target, payload.encode("utf-8"), through_link=True)
     except OSError as exc:
         raise LessonError(f"Cannot save the lesson to {target}: {exc.strerror or exc}.") from exc
 
