@@ -37,6 +37,12 @@ _SCALARS: dict[int, tuple[str, type]] = {
 # A model has a few thousand tensors at most; far larger counts mean a damaged header.
 _MAX_TENSORS = 1 << 20
 _MAX_KEYS = 1 << 20
+# The longest array a header may hold (a vocabulary, its merges, scores): the most rows a
+# token table may have (``readers.base.MAX_TABLE_ROWS``). Checked before the array is read,
+# so a sparse file declaring 100 million tokens costs nothing.
+MAX_ARRAY_ITEMS = 4_194_304
+# general.alignment: a power of two llama.cpp writes as 32; anything up to 1 MiB is accepted.
+_MAX_ALIGNMENT = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -63,6 +69,15 @@ class GgufFile:
     metadata: dict[str, object]
     tensors: dict[str, GgufTensor]
     size: int
+
+
+def split_part(metadata: dict[str, object]) -> tuple[int, int] | None:
+    """(this part, of how many) for one file of a split GGUF model (llama.cpp's gguf-split), else None."""
+    count, number = metadata.get("split.count"), metadata.get("split.no")
+    if not isinstance(count, (int, np.integer)) or isinstance(count, bool) or int(count) <= 1:
+        return None
+    part = int(number) + 1 if isinstance(number, (int, np.integer)) and not isinstance(number, bool) else 0
+    return part, int(count)
 
 
 def is_gguf(path: Path) -> bool:
@@ -126,6 +141,11 @@ class _Parser:
     def array(self, kind: int, count: int) -> object:
         if count > self.size:
             raise self.fail("an array longer than the file")
+        if count > MAX_ARRAY_ITEMS:
+            raise CorruptWeightsError(
+                f"{self.path.name} declares a list of {count:,} entries in its header; EmbedExplorer reads "
+                f"lists of at most {MAX_ARRAY_ITEMS:,} (the largest vocabularies have about 260,000)."
+            )
         if kind in _SCALARS:
             dtype = np.dtype(_SCALARS[kind][1]).newbyteorder("<")
             start = self.take(count * dtype.itemsize)
@@ -179,14 +199,31 @@ class _Parser:
                 raise self.fail(f"tensor {name!r} has {dims} dimensions")
             shape = tuple(int(self.scalar("<Q")) for _ in range(dims))
             infos.append((name, int(self.scalar("<I")), shape[::-1], int(self.scalar("<Q"))))
-        alignment = int(metadata.get("general.alignment", GGUF_DEFAULT_ALIGNMENT))  # type: ignore[call-overload]
-        if alignment <= 0:
-            raise self.fail(f"an alignment of {alignment}")
+        alignment = self.alignment(metadata.get("general.alignment", GGUF_DEFAULT_ALIGNMENT))
         data_start = -(-self.pos // alignment) * alignment
         tensors: dict[str, GgufTensor] = {}
         for name, type_code, shape, offset in infos:
             tensors[name] = self.tensor(name, type_code, shape, data_start + offset)
+        self.refuse_overlaps(tensors)
         return GgufFile(self.path, version, metadata, tensors, self.size)
+
+    def alignment(self, value: object) -> int:
+        """general.alignment: a whole number from 1 to 1 MiB (not text, not NaN, not a fraction)."""
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+            raise self.fail(f"general.alignment is {value!r}, not a whole number of bytes")
+        if not 1 <= int(value) <= _MAX_ALIGNMENT:
+            raise self.fail(f"an alignment of {int(value):,} bytes")
+        return int(value)
+
+    def refuse_overlaps(self, tensors: dict[str, GgufTensor]) -> None:
+        """Two tensors sharing bytes are a damaged or forged header: each tensor's bytes are its own."""
+        spans = sorted((t.start, t.start + t.nbytes, t.name) for t in tensors.values() if t.nbytes > 0)
+        for (_, end, first), (start, _, second) in zip(spans, spans[1:]):
+            if start < end:
+                raise CorruptWeightsError(
+                    f"{self.path.name} is not a readable GGUF file: tensors {first!r} and {second!r} share "
+                    "bytes, which no GGUF writer does. Download the file again."
+                )
 
     def tensor(self, name: str, type_code: int, shape: tuple[int, ...], start: int) -> GgufTensor:
         try:

@@ -19,7 +19,7 @@ from gguf.quants import dequantize
 
 from ..common.errors import TableNotFoundError, TokenizerStartError
 from ..common.files import FileState
-from ..formats.gguf_file import GgufFile, GgufTensor, is_gguf, read_gguf
+from ..formats.gguf_file import GgufFile, GgufTensor, is_gguf, read_gguf, split_part
 from ..search.stored_rows import StoredRows
 from ..text.gguf_tokenizer import build_gguf_tokenizer, gguf_tokenizer_facts, load_gguf_tokenizer
 from ..text.vocabulary import Vocabulary, encode_with
@@ -52,6 +52,14 @@ class GgufReader:
     def open(self, path: Path, report: ProgressCallback, separate_tokenizer: bool = False) -> OpenedModel:
         report(1, 4, "Reading the GGUF header")
         header = read_gguf(path)
+        part = split_part(header.metadata)
+        if part is not None:
+            # Its counts would be one part's, told as the whole model's.
+            number, count = part
+            raise TableNotFoundError(
+                f"{path.name} is part {number or '?'} of {count} of a model split into several GGUF files; "
+                "one part alone is not the whole model, so it was not opened."
+            )
         token_tensor = header.tensors.get(TOKEN_TABLE)
         if token_tensor is None or len(token_tensor.shape) != 2:
             raise TableNotFoundError(f"{path.name} has no token table ({TOKEN_TABLE}); it is not a language model.")
