@@ -7,17 +7,22 @@ the file Ollama keeps the model in (a GGUF blob named by its digest).
 
 from __future__ import annotations
 
-import json
 import os
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..common.errors import ModelNotFoundError
+from ..common.errors import EmbedExplorerError, ModelNotFoundError
+from ..common.files import parse_json, read_regular
 
 OLLAMA_REGISTRY = "registry.ollama.ai"
 OLLAMA_MODEL_LAYER = "application/vnd.ollama.image.model"
 OLLAMA_TENSOR_LAYER = "application/vnd.ollama.image.tensor"
+# An Ollama manifest is under 2 KB; a larger one is not a manifest (and is not read whole).
+OLLAMA_MANIFEST_LIMIT = 1024 * 1024
+# A layer's digest names its blob: "sha256:" and 64 hex digits, nothing that could climb out of blobs/.
+_DIGEST = re.compile(r"sha256[:-]([0-9a-f]{64})")
 # Vision projectors and similar companions are GGUF files without a token table.
 _COMPANION_WORDS = ("mmproj", "projector")
 
@@ -96,12 +101,31 @@ def _manifest_path(root: Path, name: str) -> Path:
     return root.joinpath("manifests", *pieces, tag or "latest")
 
 
+def load_manifest(manifest: Path) -> object:
+    """A manifest's JSON: bounded, never a FIFO or device, never nested past Python's stack.
+
+    Anything else raises ModelNotFoundError naming the manifest and what is wrong.
+    """
+    data = read_regular(manifest, "Ollama manifest", OLLAMA_MANIFEST_LIMIT, ModelNotFoundError)
+    return parse_json(data, f"Ollama manifest {manifest}", ModelNotFoundError)
+
+
 def _read_manifest(manifest: Path) -> dict[str, object] | None:
     try:
-        data = json.loads(manifest.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = load_manifest(manifest)
+    except EmbedExplorerError:
         return None
     return data if isinstance(data, dict) else None
+
+
+def blob_path(root: Path, digest: str) -> Path | None:
+    """The file in ``root/blobs`` a layer's digest names, or None when the digest is not one.
+
+    Only ``sha256:`` and 64 hex digits is a digest: ``../`` or an absolute path could
+    otherwise name any file on the computer.
+    """
+    found = _DIGEST.fullmatch(digest)
+    return root / "blobs" / f"sha256-{found.group(1)}" if found else None
 
 
 def _model_layer(manifest: Path) -> dict[str, object] | None:
@@ -131,8 +155,8 @@ def ollama_model(name: str) -> Path:
         manifest = _manifest_path(root, name)
         if not _is_file(manifest):
             continue
-        data = _read_manifest(manifest)
-        layers = data.get("layers") if data else None
+        data = load_manifest(manifest)
+        layers = data.get("layers") if isinstance(data, dict) else None
         if not isinstance(layers, list):
             raise ModelNotFoundError(f"The Ollama manifest of '{name}' ({manifest}) cannot be read.")
         kinds = {layer.get("mediaType") for layer in layers if isinstance(layer, dict)}
@@ -144,9 +168,14 @@ def ollama_model(name: str) -> Path:
                 )
             raise ModelNotFoundError(f"The Ollama manifest of '{name}' names no model layer.")
         digest = str(layer.get("digest", ""))
-        for blob in (root / "blobs" / digest.replace(":", "-"), root / "blobs" / digest):
-            if digest and _is_file(blob):
-                return blob
+        blob = blob_path(root, digest)
+        if blob is None:
+            raise ModelNotFoundError(
+                f"The Ollama manifest of '{name}' ({manifest}) names its model layer {digest[:100]!r}, "
+                "which is not a sha256 digest; it was not opened."
+            )
+        if _is_file(blob):
+            return blob
         raise ModelNotFoundError(
             f"Ollama's manifest of '{name}' points to the blob {digest or '(none)'}, which is missing "
             f"from {root / 'blobs'}; pull the model again (ollama pull {name})."
