@@ -10,11 +10,14 @@ from pathlib import Path
 import numpy as np
 
 from ..common.errors import FamiliesError, QueryError
+from ..common.files import read_regular
 from ..tables.embedding_table import EmbeddingTable
 
 # The longest list a person can paste or name with @FILE; more lines than a table has rows
 # cannot be meant.
 MAX_LIST_LINES = 1_000_000
+# A word list of that many lines of ordinary words is a few MB; a larger file is not read.
+WORD_LIST_LIMIT = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -115,10 +118,10 @@ def from_list(table: EmbeddingTable, text: str, multi_token: str = "average", so
 def from_file(table: EmbeddingTable, path: str | Path, multi_token: str = "average") -> WordSet:
     """A list of words in a UTF-8 text file, one a line (see ``from_list``)."""
     file = Path(path)
+    # Bounded, and never a FIFO or a device (a link to /dev/zero): refused at once, not waited on.
+    data = read_regular(file, "word list", WORD_LIST_LIMIT, QueryError)
     try:
-        text = file.read_text(encoding="utf-8-sig")
-    except OSError as exc:
-        raise QueryError(f"Cannot read the word list {file}: {exc.strerror or exc}") from None
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise QueryError(f"The word list {file.name} is not UTF-8 text.") from None
     return from_list(table, text, multi_token, source=file.name)
