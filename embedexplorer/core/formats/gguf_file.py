@@ -218,7 +218,7 @@ class _Parser:
     def refuse_overlaps(self, tensors: dict[str, GgufTensor]) -> None:
         """Two tensors sharing bytes are a damaged or forged header: each tensor's bytes are its own."""
         spans = sorted((t.start, t.start + t.nbytes, t.name) for t in tensors.values() if t.nbytes > 0)
-        for (_, end, first), (start, _, second) in zip(spans, spans[1:]):
+        for (_, end, first), (start, _, second) in zip(spans, spans[1:], strict=False):
             if start < end:
                 raise CorruptWeightsError(
                     f"{self.path.name} is not a readable GGUF file: tensors {first!r} and {second!r} share "

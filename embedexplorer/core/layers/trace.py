@@ -13,7 +13,6 @@ asking the quick questions never pays for them.
 
 from __future__ import annotations
 
-import json
 import logging
 import queue
 import threading
@@ -615,7 +614,9 @@ def special_tokens(folder: Path) -> tuple[tuple[int, ...], tuple[int, ...]]:
     try:
         return _template(data.get("post_processor") if isinstance(data, dict) else None)
     except (ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError) as exc:
-        raise EmbedExplorerError(f"The tokenizer file {file} has a post-processor that cannot be read ({exc!r}).") from exc
+        raise EmbedExplorerError(
+            f"The tokenizer file {file} has a post-processor that cannot be read ({exc!r})."
+        ) from exc
 
 
 def _template(processor: object) -> tuple[tuple[int, ...], tuple[int, ...]]:

@@ -25,7 +25,6 @@ from pathlib import Path
 import numpy as np
 
 from ..common import cache
-from ..common.files import FileState
 from ..common.plain_pages import empty_on_plain_pages
 from ..common.progress import ProgressCallback
 from .neighbours import accumulation_error
