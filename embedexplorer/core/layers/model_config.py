@@ -77,7 +77,10 @@ def read_model_config(folder: Path) -> Any:
         raise UnsupportedModelError(f"The model configuration {file} is not a JSON object.")
     model_type = data.get("model_type")
     if not isinstance(model_type, str) or model_type not in CONFIG_MAPPING:
-        raise UnsupportedModelError(f"transformers has no class of its own for '{model_type}' (in {file}).")
+        raise UnsupportedModelError(
+            f"transformers has no class of its own for '{model_type}' (in {file}). Only architectures "
+            "transformers supports itself are run (GPT-2, BERT, Llama, Qwen2, ...); a model's own code never runs."
+        )
     config_class = CONFIG_MAPPING[model_type]
     allowed = _declared_keys(config_class)
     kept = {key: _without_code(value) for key, value in data.items() if key in allowed and not _is_code(key)}
