@@ -153,7 +153,7 @@ def ollama_model(name: str) -> Path:
         )
     for root in roots:
         manifest = _manifest_path(root, name)
-        if not _is_file(manifest):
+        if not os.path.lexists(manifest):  # a FIFO or device there is named by load_manifest, not skipped
             continue
         data = load_manifest(manifest)
         layers = data.get("layers") if isinstance(data, dict) else None
