@@ -178,7 +178,8 @@ def q8_blocks_with_bad_scales(rows: np.ndarray, bad_rows: list[int], value: floa
        value=st.sampled_from([math.inf, -math.inf, math.nan]))
 def test_rows_with_inf_or_nan_scales_are_named_not_searched(tmp_path_factory, bad: list[int], value: float) -> None:
     rows = np.random.default_rng(len(bad)).standard_normal((300, 64)).astype(np.float32)
-    path = write_gguf(tmp_path_factory.mktemp("q8") / "scales.gguf", q8_blocks_with_bad_scales(rows, bad, value), Q.Q8_0)
+    blocks = q8_blocks_with_bad_scales(rows, bad, value)
+    path = write_gguf(tmp_path_factory.mktemp("q8") / "scales.gguf", blocks, Q.Q8_0)
     table = open_table(str(path))
     for row in bad[:3]:
         with pytest.raises(QueryError, match=rf"\(id {row}\) holds .* not finite"):

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from embedexplorer import open_table
-from embedexplorer.core.common.errors import Interrupted, TableNotFoundError, TokenizerMismatchError
+from embedexplorer.core.common.errors import TableNotFoundError, TokenizerMismatchError
 from embedexplorer.core.exercises.lessons import LessonError, load_lesson
 from embedexplorer.core.layers.trace import LayerRun, load_layer_model
 
@@ -122,7 +122,8 @@ def test_a_table_the_opener_refuses_is_not_downloaded(tmp_path: Path) -> None:
     folder = tmp_path / "huge"
     folder.mkdir()
     rows, width = 5_000_000, 16
-    header = {"model.embed_tokens.weight": {"dtype": "F32", "shape": [rows, width], "data_offsets": [0, rows * width * 4]}}
+    span = [0, rows * width * 4]
+    header = {"model.embed_tokens.weight": {"dtype": "F32", "shape": [rows, width], "data_offsets": span}}
     weights = folder / "model.safetensors"
     weights.write_bytes(safetensors_bytes(header, b""))
     with open(weights, "r+b") as handle:
@@ -198,7 +199,9 @@ fields = st.sampled_from(["first", "second", "note", "model", "hidden"])
 
 @SETTINGS
 @given(half=surrogates, field=fields, around=st.text(max_size=5))
-def test_a_lesson_with_half_a_character_is_refused_when_read(tmp_path_factory, half: str, field: str, around: str) -> None:
+def test_a_lesson_with_half_a_character_is_refused_when_read(
+    tmp_path_factory, half: str, field: str, around: str
+) -> None:
     lesson: dict[str, object] = {"embedexplorer_lesson": 1, "model": "bundled", "texts": {"first": "", "second": ""}}
     value = around + half + around
     if field in ("first", "second"):

@@ -60,7 +60,9 @@ kernel_names = st.sampled_from(
 code_keys = st.fixed_dictionaries(
     {},
     optional={
-        "attn_implementation": st.one_of(kernel_names, st.dictionaries(st.sampled_from(["", "text_config"]), kernel_names)),
+        "attn_implementation": st.one_of(
+            kernel_names, st.dictionaries(st.sampled_from(["", "text_config"]), kernel_names)
+        ),
         "_attn_implementation": kernel_names,
         "experts_implementation": kernel_names,
         "auto_map": st.just({"AutoModel": "modeling_evil.EvilModel", "AutoConfig": "configuration_evil.EvilConfig"}),
