@@ -131,12 +131,12 @@ def test_lessons_and_ollama_manifests_that_are_traps_are_messages_in_the_window(
     and a lesson that is a FIFO: each a message on the window's own thread, none a crash or a hang."""
     deep = tmp_path / "deep.lesson.json"
     deep.write_text("[" * 200_000 + "]" * 200_000, encoding="utf-8")
-    assert not window.teaching.open_from(str(deep))
+    assert not window.panes.teaching.open_from(str(deep))
     assert "deep.lesson.json is not a lesson file: it is nested too deeply" in window.message_bar.text()
 
     fifo = tmp_path / "pipe.lesson.json"
     os.mkfifo(fifo)
-    assert not window.teaching.open_from(str(fifo))
+    assert not window.panes.teaching.open_from(str(fifo))
     assert "is a FIFO (named pipe), not a regular file" in window.message_bar.text()
 
     store = tmp_path / "ollama"
@@ -148,7 +148,7 @@ def test_lessons_and_ollama_manifests_that_are_traps_are_messages_in_the_window(
     try:
         lesson = tmp_path / "ollama.lesson.json"
         lesson.write_text(json.dumps({"embedexplorer_lesson": 1, "model": "ollama:deep"}), encoding="utf-8")
-        assert not window.teaching.open_from(str(lesson))  # checked on this (the GUI) thread
+        assert not window.panes.teaching.open_from(str(lesson))  # checked on this (the GUI) thread
     finally:
         del os.environ["OLLAMA_MODELS"]
     assert "nested too deeply" in window.message_bar.text()
