@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from .core.common.constants import EXPORT_WIDTH_RANGE, MULTI_TOKEN_ACTIONS
+from .core.common.constants import EXPORT_WIDTH_RANGE, MAX_SEED, MULTI_TOKEN_ACTIONS
 from .core.common.errors import EmbedExplorerError
 from .core.common.terminal import finite_or_none, json_text_safe, one_line, terminal_safe
 
@@ -120,7 +120,9 @@ def build_parser() -> argparse.ArgumentParser:
         default="pca",
         help="how the rows are flattened (default pca; tsne and umap need --words and are cached on disk)",
     )
-    family_map.add_argument("--seed", type=int, default=42, help="seed of t-SNE and UMAP (default 42)")
+    family_map.add_argument(
+        "--seed", type=_seed, default=42, help=f"seed of t-SNE and UMAP, 0 to {MAX_SEED:,} (default 42)"
+    )
     family_map.add_argument("--png", default=None, help="also draw the map into this PNG file")
     family_map.add_argument("--svg", default=None, help="also draw the map into this SVG file (every marker a shape)")
     family_map.add_argument(
@@ -592,6 +594,16 @@ def _layers(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, 
         nearest = ", ".join(f"{n.token} {n.cosine:.2f}" for n in step.nearest)
         lines.append(f"{name:<7}{step.length:9.3f}{step.cosine_to_row:9.3f}{versus:>11}  {guess} | {nearest}")
     return {"layers": answer.as_rows()}, "\n".join(lines)
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"must be from 0 to {MAX_SEED:,}")
+    return value
 
 
 def _positive_int(text: str) -> int:

@@ -56,6 +56,7 @@ def write_gguf(
     architecture: str = "gpt2",
     split_max_tensors: int = 0,
     small_first_shard: bool = False,
+    metadata: dict[str, int | str] | None = None,
 ) -> Path:
     """A GGUF file with one token table stored as ``qtype`` and a tokenizer in its metadata.
 
@@ -76,6 +77,11 @@ def write_gguf(
         writer.add_token_merges(merges)
     elif tokenizer_model == "gpt2":
         writer.add_token_merges(["! !"])
+    for key, value in (metadata or {}).items():  # further keys: whole numbers as uint32, else text
+        if isinstance(value, int):
+            writer.add_uint32(key, value)
+        else:
+            writer.add_string(key, value)
     if token_types is not None:
         writer.add_token_types(token_types)
     if scores is not None:

@@ -164,9 +164,10 @@ def ollama_model(typed: str) -> Path:
         )
     for root in roots:
         manifest = find_folded(root / "manifests", name.folders)
-        if manifest is None or not _is_file(manifest):
+        if manifest is None or not os.path.lexists(manifest):
             continue
-        layers = _layers(manifest)
+        # Bounded, never a FIFO or a device, never nested past Python's stack: each is named.
+        layers = _layers_in(read_json(manifest, "Ollama manifest", MANIFEST_LIMIT, ModelNotFoundError))
         if layers is None:
             raise ModelNotFoundError(f"The Ollama manifest of '{typed}' ({manifest}) cannot be read.")
         layer = _layer_of(layers, MODEL_LAYER)
@@ -178,7 +179,10 @@ def ollama_model(typed: str) -> Path:
             raise ModelNotFoundError(f"The Ollama manifest of '{typed}' names no model layer.")
         blob = blob_path(root, layer.get("digest"))
         if blob is None:
-            raise ModelNotFoundError(f"The Ollama manifest of '{typed}' names its model layer by a malformed digest.")
+            raise ModelNotFoundError(
+                f"The Ollama manifest of '{typed}' ({manifest}) names its model layer "
+                f"{str(layer.get('digest'))[:100]!r}, which is not a sha256 digest; it was not opened."
+            )
         if not _is_file(blob):
             raise ModelNotFoundError(
                 f"Ollama's manifest of '{typed}' points to the blob {layer.get('digest')}, which is missing "
@@ -219,6 +223,11 @@ def _layers(manifest: Path) -> list[dict[str, object]] | None:
         data = read_json(manifest, "Ollama manifest", MANIFEST_LIMIT, ModelNotFoundError)
     except ModelNotFoundError:
         return None
+    return _layers_in(data)
+
+
+def _layers_in(data: object) -> list[dict[str, object]] | None:
+    """A manifest's layers and its config, or None when it has no list of layers."""
     layers = data.get("layers") if isinstance(data, dict) else None
     if not isinstance(layers, list):
         return None

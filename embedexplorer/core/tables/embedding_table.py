@@ -365,6 +365,7 @@ class EmbeddingTable:
         # Stored rows are read from the mapped file during the search, and callers go on to
         # read the neighbours' raw rows (the window places them on its map).
         self.check_files()
+        self._check_finite(answer)
         ids, cosines = self._top_k(self._unit_row(answer.id), k, (answer.id,))
         return NeighbourResult(answer, self._neighbours(ids, cosines), answer.note)
 
@@ -402,6 +403,7 @@ class EmbeddingTable:
     def cosine(self, a: str | int, b: str | int) -> float:
         first, second = self.query(a), self.query(b)
         self.check_files()
+        self._check_finite(first, second)
         if isinstance(self.rows, StoredRows):
             return float(self._unit_row(first.id) @ self._unit_row(second.id))
         return float(self._unit32[first.id] @ self._unit32[second.id])
@@ -413,6 +415,7 @@ class EmbeddingTable:
         k = _check_k(k)
         qa, qb, qc = self.query(a), self.query(b), self.query(c)
         self.check_files()
+        self._check_finite(qa, qb, qc)
         if isinstance(self.rows, StoredRows):
             vector = self._unit_row(qa.id) - self._unit_row(qb.id) + self._unit_row(qc.id)
         else:
@@ -422,6 +425,19 @@ class EmbeddingTable:
         label = f"{qa.token} - {qb.token} + {qc.token}"
         query = Query(qa.id, label, qa.pieces + qb.pieces + qc.pieces, notes)
         return NeighbourResult(query, self._neighbours(ids, cosines), notes)
+
+    def _check_finite(self, *queries: Query) -> None:
+        """A row holding infinity or NaN (a damaged file, a quantised block with such a scale) points
+        nowhere: its cosines would all be 0 and its "neighbours" arbitrary, so say which row it is."""
+        for query in queries:
+            row = np.asarray(self.rows[query.id], dtype=np.float32)
+            bad = int(np.count_nonzero(~np.isfinite(row)))
+            if bad:
+                raise QueryError(
+                    f"The row of {query.token} (id {query.id:,}) holds {bad:,} of {row.size:,} numbers that are not "
+                    "finite (infinity or NaN) in the model file, so it points nowhere and has no neighbours or "
+                    "cosines; the file may be damaged."
+                )
 
     def _unit_row(self, token_id: int) -> np.ndarray:
         """A unit row as the search takes it: float32 for a float32 table, float64 for a stored one."""

@@ -342,7 +342,16 @@ class Vocabulary:
                 f"The text is {len(text):,} characters; at most {MAX_TEXT_CHARS:,} are read at once. "
                 "Use tokenize(), which reads the first part and says so, or split the text."
             )
-        return self._encode(clean_text(text))
+        ids = self._encode(clean_text(text))
+        if ids and not 0 <= min(ids) <= max(ids) < self.size:
+            # A tokenizer file replaced after the model was opened (the tokenizer process reads it
+            # again), or a post-processor naming an id it does not have: never an id without a row.
+            bad = next(i for i in ids if not 0 <= i < self.size)
+            raise TokenizerMismatchError(
+                f"The tokenizer gave token id {bad:,}, but it has {self.size:,} tokens (0 to {self.size - 1:,}); "
+                "its file may have changed since the model was opened. Open the model again."
+            )
+        return ids
 
     def raw_token(self, token_id: int) -> str:
         raw = self.facts.raw_tokens
