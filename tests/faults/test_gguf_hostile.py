@@ -208,7 +208,7 @@ def test_one_part_of_a_split_model_names_the_missing_parts(tmp_path_factory, cou
     # Never opened as the whole model: the parts that are not there are named (issue 23 opens a whole split).
     message = str(caught.value)
     assert path.name in message and "split" in message
-    assert "is missing" in message or "its name does not say which" in message
+    assert "missing" in message or "its name does not say which" in message
 
 
 @SETTINGS

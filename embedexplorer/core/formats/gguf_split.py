@@ -65,8 +65,8 @@ def missing_sentence(split: SplitName, missing: list[Path]) -> str:
     names = ", ".join(part.name for part in missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
     verb = "is" if len(missing) == 1 else "are"
     return (
-        f"{split.part(1).name} is part of a model split into {split.count} files, and {names} {verb} missing "
-        f"from {split.folder}; download every part into the same folder."
+        f"{split.part(split.number).name} is part of a model split into {split.count} files, and {names} {verb} "
+        f"missing from {split.folder}; download every part into the same folder."
     )
 
 
