@@ -11,16 +11,18 @@ import json
 import sys
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from .core.common.constants import EXPORT_WIDTH_RANGE, MULTI_TOKEN_ACTIONS
+from .core.common.constants import EXPORT_WIDTH_RANGE, MAX_SEED, MULTI_TOKEN_ACTIONS
 from .core.common.errors import EmbedExplorerError
 from .core.common.terminal import finite_or_none, json_text_safe, one_line, terminal_safe
 
 if TYPE_CHECKING:
     from .core.tables.embedding_table import EmbeddingTable
 
-COMMANDS = ("tokens", "neighbours", "cosine", "analogy", "direction", "info", "map", "layers")
+COMMANDS = ("tokens", "neighbours", "cosine", "analogy", "direction", "info", "map", "layers", "models")
+COMMANDS_WITHOUT_MODEL = ("models",)  # they take no --model: they list, they open nothing
 MAX_PNG_WIDTH = EXPORT_WIDTH_RANGE[1]
 DOWNLOADS = ("table", "full")
 
@@ -118,7 +120,9 @@ def build_parser() -> argparse.ArgumentParser:
         default="pca",
         help="how the rows are flattened (default pca; tsne and umap need --words and are cached on disk)",
     )
-    family_map.add_argument("--seed", type=int, default=42, help="seed of t-SNE and UMAP (default 42)")
+    family_map.add_argument(
+        "--seed", type=_seed, default=42, help=f"seed of t-SNE and UMAP, 0 to {MAX_SEED:,} (default 42)"
+    )
     family_map.add_argument("--png", default=None, help="also draw the map into this PNG file")
     family_map.add_argument("--svg", default=None, help="also draw the map into this SVG file (every marker a shape)")
     family_map.add_argument(
@@ -150,7 +154,15 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="M",
         help="the token of TEXT2 to compare with (default: the first with the same id)",
     )
-    layers.add_argument("-k", type=_positive_int, default=5, help="nearest table rows per layer (default 5)")
+    layers.add_argument(
+        "-k", type=_positive_int, default=5, help="the model's guesses and nearest rows per layer (default 5)"
+    )
+
+    models = commands.add_parser(
+        "models",
+        help="the models on this computer: Hugging Face cache, Ollama, LM Studio and recent files",
+    )
+    models.add_argument("--json", action="store_true", help="print JSON instead of a table")
     return parser
 
 
@@ -174,7 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     payload, text = result
     if args.json:
         # ``layers --json`` is a list with one object per layer; every other command one object.
-        data = payload["layers"] if args.command == "layers" else payload
+        data = payload[args.command] if args.command in ("layers", "models") else payload
         return _print(json_text_safe(json.dumps(finite_or_none(data), ensure_ascii=False, indent=2)))
     return _print(terminal_safe(text))
 
@@ -242,6 +254,8 @@ def _run(args: argparse.Namespace) -> tuple[dict[str, object], str]:
     from .core.sources.resolve import resolve_source
     from .core.tables.embedding_table import load_table
 
+    if args.command == "models":
+        return _local_models()
     if args.command == "map":
         for target in (args.png, args.svg, args.html, args.csv):
             if target:
@@ -261,6 +275,24 @@ def _run(args: argparse.Namespace) -> tuple[dict[str, object], str]:
         return _answer(args, table)
     finally:
         table.close()
+
+
+def _local_models() -> tuple[dict[str, object], str]:
+    """The models File > Local models lists (without the window's recent files: they are its settings, in Qt)."""
+    from .core.common.files import size_text
+    from .core.sources.discovery import local_models
+
+    models = local_models()
+    rows = [("NAME", "SOURCE", "FORMAT", "STORAGE", "SIZE", "WHERE")]
+    for model in models:
+        where = f"MISSING: {model.missing} ({model.location})" if model.missing else model.location
+        size = size_text(model.size_bytes) if model.size_bytes else "-"
+        rows.append((model.name, model.kind, model.file_format or "-", model.storage or "-", size, where))
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row[:5], widths, strict=True)) + "  " + row[5] for row in rows]
+    if not models:
+        lines = ["No models found (looked in the Hugging Face cache, Ollama's and LM Studio's folders)."]
+    return {"models": [model.as_json() for model in models]}, "\n".join(lines)
 
 
 def _check_png_target(path: str) -> None:
@@ -350,7 +382,11 @@ def _answer(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, 
             "memory_bytes": facts.memory_bytes,
             "neighbour_search": table.search_method(),
         }
-        return payload, f"{facts.summary()}\nneighbour search: {payload['neighbour_search']}"
+        head = _output_head(table)
+        payload["output_head"] = None if head is None else head.kind
+        payload["output_head_note"] = None if head is None else head.sentence
+        lines = [facts.summary(), f"neighbour search: {payload['neighbour_search']}"]
+        return payload, "\n".join(lines + ([] if head is None else [head.sentence]))
 
     if args.command == "layers":
         return _layers(args, table)
@@ -512,9 +548,18 @@ def _png_width(text: str) -> int:
     return value
 
 
+def _output_head(table: EmbeddingTable) -> Any:
+    """Whether the model's output head is the table itself (a model folder only; None for a GGUF file)."""
+    from .core.layers.output_head import describe
+
+    folder = table.folder
+    return describe(folder) if folder is not None and Path(folder).is_dir() else None
+
+
 def _layers(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, object], str]:
     """One token through every layer: one row per layer, the JSON a list of those rows."""
     from .core.common.errors import QueryError
+    from .core.layers.output_head import percent
     from .core.layers.questions import check_layers_question
     from .core.layers.trace import load_layer_model, trace
 
@@ -534,14 +579,31 @@ def _layers(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, 
     if other is not None:
         shown = f"{other.token.token} (id {other.token.id})"
         lines.append(f"compared with {shown} at place {other.place} of {other.text!r}")
-    lines += [f"note: {answer.head_note}", f"input: {answer.input.note}"]
-    lines.append(f"{'layer':<7}{'length':>9}{'cos row':>9}{'cos other':>11}  nearest rows")
+    lines += [f"note: {answer.guess_note}", f"note: {answer.head_note}", f"input: {answer.input.note}"]
+    if answer.head_row_cosine is not None:
+        lines.append(
+            f"output head: its own table; cosine of {token.token.token}'s input row and output row "
+            f"{answer.head_row_cosine:.3f}"
+        )
+    columns = "guess (probability) | nearest rows (cosine)"
+    lines.append(f"{'layer':<7}{'length':>9}{'cos row':>9}{'cos other':>11}  {columns}")
     for step in answer.steps:
         name = "input" if step.layer == 0 else str(step.layer)
         versus = "" if step.cosine_to_compare is None else f"{step.cosine_to_compare:.3f}"
+        guess = ", ".join(f"{g.token} {percent(g.prob)}" for g in step.guess) or "-"
         nearest = ", ".join(f"{n.token} {n.cosine:.2f}" for n in step.nearest)
-        lines.append(f"{name:<7}{step.length:9.3f}{step.cosine_to_row:9.3f}{versus:>11}  {nearest}")
+        lines.append(f"{name:<7}{step.length:9.3f}{step.cosine_to_row:9.3f}{versus:>11}  {guess} | {nearest}")
     return {"layers": answer.as_rows()}, "\n".join(lines)
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"must be from 0 to {MAX_SEED:,}")
+    return value
 
 
 def _positive_int(text: str) -> int:

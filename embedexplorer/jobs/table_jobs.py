@@ -126,10 +126,10 @@ class RowAnswer:
     recipe_short: str = ""
 
     def place_text(self) -> str:
-        """ "place 1, position-table row 0": the chapter's count and the table's own index."""
+        """ "place 1, position-table row 1": both counted from 1, as the chapter counts."""
         if self.position_index is None:
             return f"place {self.place + 1:,}"
-        return f"place {self.place + 1:,}, position-table row {self.position_index:,}"
+        return f"place {self.place + 1:,}, position-table row {self.position_index + 1:,}"
 
 
 def layer_recipe(session: Session, table: EmbeddingTable) -> Recipe:
