@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import QByteArray, QEvent, QObject, QTimer
+from PySide6.QtGui import QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import QComboBox, QMainWindow, QSplitter, QTabWidget, QToolBar
 
 from .chapter_notice import ChapterNotice
@@ -207,3 +208,80 @@ def _later(owner: QObject, call: Callable[[], None]) -> QTimer:
     timer.setInterval(0)
     timer.timeout.connect(call)
     return timer
+
+
+# How long after showing the window manager's frame (its title bar) may still arrive.
+FRAME_WAIT_MS = 2000
+
+
+def fit_to_screen(window: QMainWindow) -> None:
+    """Never larger than the screen's free area (a laptop's 1366x768 or 1024x640), frame included, and on it."""
+    screen = window.screen() or QGuiApplication.primaryScreen()
+    if screen is None:
+        return
+    free = screen.availableGeometry()
+    # The frame (title bar, borders) is not part of the window's own size.
+    frame_w = max(0, window.frameGeometry().width() - window.geometry().width())
+    frame_h = max(0, window.frameGeometry().height() - window.geometry().height())
+    width = min(window.width(), free.width() - frame_w)
+    height = min(window.height(), free.height() - frame_h)
+    if (width, height) != (window.width(), window.height()):
+        window.resize(width, height)
+    x = min(max(window.x(), free.left()), free.right() - width - frame_w + 1)
+    y = min(max(window.y(), free.top()), free.bottom() - height - frame_h + 1)
+    if (x, y) != (window.x(), window.y()):
+        window.move(x, y)
+
+
+class ScreenFit(QObject):
+    """Keeps the framed window inside the screen when something other than a person sized it.
+
+    The window manager adds its title bar after the window is shown: until that frame is known
+    the window hangs below the screen's edge with its status bar, so the window is fitted again
+    as the frame arrives (it comes as a move). And Qt grows a window to what its panes need at
+    least (a pane on its way to another place, larger type): once they need less, it goes back
+    inside the screen. A size asked for (a person's, a test's) is left alone.
+    """
+
+    def __init__(self, window: QMainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self._frame_pending = False
+        self._grown_by_panes = False
+        window.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        kind = event.type()
+        if kind == QEvent.Type.Show:
+            self._frame_pending = True
+            QTimer.singleShot(FRAME_WAIT_MS, self._frame_came)
+            QTimer.singleShot(0, self._fit)
+        elif kind == QEvent.Type.Move and self._frame_pending:
+            QTimer.singleShot(0, self._fit)
+        elif kind == QEvent.Type.Resize and isinstance(event, QResizeEvent):
+            new, old, least = event.size(), event.oldSize(), self.window.minimumSizeHint()
+            grown = new.height() > old.height() >= 0 or new.width() > old.width() >= 0
+            at_least = new.height() <= least.height() or new.width() <= least.width()
+            if grown and at_least and not self.inside_screen():
+                self._grown_by_panes = True
+        elif kind == QEvent.Type.LayoutRequest and self._grown_by_panes:
+            QTimer.singleShot(0, self._refit_after_growth)
+        return False
+
+    def _frame_came(self) -> None:
+        self._frame_pending = False
+
+    def _fit(self) -> None:
+        fit_to_screen(self.window)
+
+    def _refit_after_growth(self) -> None:
+        if self._grown_by_panes:
+            fit_to_screen(self.window)
+            self._grown_by_panes = not self.inside_screen()
+
+    def inside_screen(self) -> bool:
+        screen = self.window.screen()
+        if screen is None:
+            return True
+        free, frame = screen.availableGeometry(), self.window.frameGeometry()
+        return frame.width() <= free.width() and frame.height() <= free.height()

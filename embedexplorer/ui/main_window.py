@@ -13,16 +13,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import SimpleNamespace
 
-from PySide6.QtCore import QEvent, QSize, Qt, QTimer, QUrl
+from PySide6.QtCore import QSize, Qt, QUrl
 from PySide6.QtGui import (
     QCloseEvent,
     QDragEnterEvent,
     QDropEvent,
-    QGuiApplication,
     QKeySequence,
-    QMoveEvent,
-    QResizeEvent,
-    QShowEvent,
 )
 from PySide6.QtWidgets import (
     QMainWindow,
@@ -40,7 +36,7 @@ from ..settings import Settings
 from ..state import AppState
 from ..worker import WorkerClient
 from .elided_label import ElidedLabel
-from .fitting import RowPlacement
+from .fitting import RowPlacement, ScreenFit, fit_to_screen
 from .focus_style import show_focus_everywhere
 from .help_menu import add_help_menu, show_about
 from .message_bar import MessageBar
@@ -49,7 +45,6 @@ from .pane_list import PANES
 from .plugging import MessageAction, PaneContext, PaneEntry, Place
 
 MENUS = ("&File", "&Map", "&View", "E&xercises", "&Help")
-FRAME_WAIT_MS = 2000  # how long after showing the window manager's frame may still arrive
 
 
 class MainWindow(QMainWindow):
@@ -60,7 +55,6 @@ class MainWindow(QMainWindow):
         self.client = client
         self.settings = settings
         self.worker_stuck = False
-        self._grown_by_panes = False  # Qt made the window larger than the screen for its panes' sake
         self.state = AppState(settings.initial_state())
         settings.follow(self.state)
         show_focus_everywhere()  # every control shows the keyboard's focus, tool buttons and tabs too
@@ -88,6 +82,7 @@ class MainWindow(QMainWindow):
         quit_action.setShortcut(QKeySequence("Ctrl+Q"))
         add_help_menu(self._menus["&Help"], self)
         self._restore(built)
+        self.screen_fit = ScreenFit(self)  # inside the screen with the window manager's frame, whatever grew
 
     # ----- construction ------------------------------------------------------------------
     def _build_status_bar(self) -> None:
@@ -165,65 +160,9 @@ class MainWindow(QMainWindow):
         for first, second in zip(chain, chain[1:], strict=False):
             QWidget.setTabOrder(first, second)
 
-    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt override
-        super().showEvent(event)
-        # The window manager adds its title bar after the window is shown: until its frame is
-        # known the window may hang below the screen's edge with its status bar. Fit again as
-        # the frame arrives (it comes as a move), for a moment after showing.
-        self._frame_pending = True
-        QTimer.singleShot(FRAME_WAIT_MS, lambda: setattr(self, "_frame_pending", False))
-        QTimer.singleShot(0, self.fit_to_screen)
-
-    def moveEvent(self, event: QMoveEvent) -> None:  # noqa: N802 - Qt override
-        super().moveEvent(event)
-        if getattr(self, "_frame_pending", False):
-            QTimer.singleShot(0, self.fit_to_screen)
-
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
-        super().resizeEvent(event)
-        # Qt grows a window to what its panes need at least (a pane on its way to another place):
-        # once they need less, it goes back inside the screen. A size asked for is left alone.
-        new, old, least = event.size(), event.oldSize(), self.minimumSizeHint()
-        grown = new.height() > old.height() >= 0 or new.width() > old.width() >= 0
-        at_least = new.height() <= least.height() or new.width() <= least.width()
-        if grown and at_least and not self._inside_screen():
-            self._grown_by_panes = True
-
-    def event(self, event: QEvent) -> bool:
-        handled = super().event(event)
-        if event.type() == QEvent.Type.LayoutRequest and getattr(self, "_grown_by_panes", False):
-            QTimer.singleShot(0, self._refit_after_growth)
-        return handled
-
-    def _refit_after_growth(self) -> None:
-        if self._grown_by_panes:
-            self.fit_to_screen()
-            self._grown_by_panes = not self._inside_screen()
-
-    def _inside_screen(self) -> bool:
-        screen = self.screen()
-        if screen is None:
-            return True
-        free, frame = screen.availableGeometry(), self.frameGeometry()
-        return frame.width() <= free.width() and frame.height() <= free.height()
-
     def fit_to_screen(self) -> None:
-        """Never larger than the screen's free area (a laptop's 1366x768 or 1024x640), and on it."""
-        screen = self.screen() or QGuiApplication.primaryScreen()
-        if screen is None:
-            return
-        free = screen.availableGeometry()
-        # The frame (title bar, borders) is not part of the window's own size.
-        frame_w = max(0, self.frameGeometry().width() - self.geometry().width())
-        frame_h = max(0, self.frameGeometry().height() - self.geometry().height())
-        width = min(self.width(), free.width() - frame_w)
-        height = min(self.height(), free.height() - frame_h)
-        if (width, height) != (self.width(), self.height()):
-            self.resize(width, height)
-        x = min(max(self.x(), free.left()), free.right() - width - frame_w + 1)
-        y = min(max(self.y(), free.top()), free.bottom() - height - frame_h + 1)
-        if (x, y) != (self.x(), self.y()):
-            self.move(x, y)
+        """Never larger than the screen's free area (a laptop's 1366x768 or 1024x640), frame included, and on it."""
+        fit_to_screen(self)
 
     # ----- what the window does for every pane (plugging.Shell) -------------------------------
     def show_message(self, text: str, level: str = "error", action: MessageAction | None = None) -> None:

@@ -479,19 +479,21 @@ def when_dialog(qtbot, act) -> None:  # type: ignore[no-untyped-def]
 def test_a_lessons_note_is_written_with_it_and_shown_when_it_opens(qtbot, window, tmp_path) -> None:
     import json
 
-    from PySide6.QtWidgets import QFileDialog, QInputDialog, QPlainTextEdit
+    from PySide6.QtWidgets import QFileDialog, QInputDialog, QLineEdit, QPlainTextEdit
 
     from embedexplorer.app import create_window
     from embedexplorer.jobs.table_jobs import LOAD
 
     open_model(qtbot, window, "bundled")
     type_text(qtbot, window, "bank")
-    lesson = tmp_path / "bank.lesson.json"
+    lesson = tmp_path / "river-bank.lesson.json"
     note = "Which bank is which? Guess before you look."
 
     def save_as(dialog) -> None:  # type: ignore[no-untyped-def]
         assert isinstance(dialog, QFileDialog)
-        dialog.selectFile(str(lesson))
+        name = dialog.findChild(QLineEdit, "fileNameEdit")  # where a person types the file's name
+        name.clear()
+        qtbot.keyClicks(name, str(lesson))
         when_dialog(qtbot, write_note)
         dialog.accept()
 
@@ -500,6 +502,8 @@ def test_a_lessons_note_is_written_with_it_and_shown_when_it_opens(qtbot, window
         qtbot.keyClicks(dialog.findChild(QPlainTextEdit), note)
         dialog.accept()
 
+    window.activateWindow()  # the keys go to the window in front, as on a desk
+    qtbot.waitUntil(window.isActiveWindow, timeout=ANSWER_TIMEOUT_MS)
     when_dialog(qtbot, save_as)
     qtbot.keyClick(window, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
     qtbot.waitUntil(lesson.exists, timeout=ANSWER_TIMEOUT_MS)
@@ -526,6 +530,8 @@ def test_furthest_family_and_the_lesson_have_shortcuts_of_their_own(qtbot, windo
         assert action.shortcut().toString() == keys, action.text()
     every = [a.shortcut().toString() for a in window.findChildren(QAction) if not a.shortcut().isEmpty()]
     assert len(every) == len(set(every)), every  # no two actions share keys
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=ANSWER_TIMEOUT_MS)
     qtbot.keyClick(window, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
     qtbot.waitUntil(desk.family_distances.isVisible, timeout=ANSWER_TIMEOUT_MS)
     desk.family_distances.close()
