@@ -154,8 +154,7 @@ class NeighboursPane(QWidget):
         """Rows as tall as their text: in presentation's larger type, taller rows (never cut letters)."""
         rows = self.table.verticalHeader()
         rows.setDefaultSectionSize(round(QFontMetricsF(self.table.font()).height() * ROW_HEIGHT_PER_LINE))
-        # Two rows and the header at least; the answer line beside "Cosine with" takes two lines of text.
-        self.table.setMinimumHeight(rows.defaultSectionSize() * 2 + 22)
+        self.table.setMinimumHeight(rows.defaultSectionSize() * 2 + 30)
 
     def _size_compare(self) -> None:
         """The word to compare with in sight whole, its clear button beside it."""
