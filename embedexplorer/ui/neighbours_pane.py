@@ -143,6 +143,7 @@ class NeighboursPane(QWidget):
         compare.addWidget(self.compare_result, 3)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
+        layout.setSpacing(3)  # the two-line cosine answer's room, taken from the gaps: the list keeps its rows
         layout.addLayout(top)
         layout.addWidget(self.table, 1)
         layout.addWidget(self.hidden_note, 1)
