@@ -22,12 +22,12 @@ from ..common.files import FileState
 from ..formats.gguf_file import GgufFile, GgufTensor, is_gguf, read_gguf
 from ..search.stored_rows import StoredRows
 from ..text.gguf_tokenizer import build_gguf_tokenizer, gguf_tokenizer_facts, load_gguf_tokenizer
-from ..text.vocabulary import Vocabulary, encode_with
+from ..text.vocabulary import Vocabulary
 from .base import OpenedModel, ProgressCallback, check_table_shape
 from .safetensors import check_vocabulary
 
 if TYPE_CHECKING:
-    from tokenizers import Tokenizer
+    from ..text.llama_vocab import LlamaTokenizer
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +98,7 @@ def _vocabulary(path: Path, metadata: dict[str, object], separate_tokenizer: boo
     """
     if not separate_tokenizer:
         tokenizer, facts = build_gguf_tokenizer(metadata, path.name)
-        return Vocabulary(facts, partial(encode_with, tokenizer))
+        return Vocabulary(facts, tokenizer.encode)
     facts = gguf_tokenizer_facts(metadata, path.name)
     child = _ChildTokenizer(path)
     return Vocabulary(facts, child.encode, child.close)
@@ -112,7 +112,7 @@ class _ChildTokenizer:
 
         self.path = path
         self.process = TokenizerProcess(path)
-        self.local: Tokenizer | None = None
+        self.local: LlamaTokenizer | None = None
 
     def encode(self, text: str) -> list[int]:
         if self.local is None:
@@ -122,8 +122,8 @@ class _ChildTokenizer:
             except TokenizerStartError as exc:
                 log.warning("%s Building the tokenizer in this process instead.", exc)
                 self.process.close()
-                self.local = load_gguf_tokenizer(self.path)
-        return encode_with(self.local, text)
+                self.local = load_gguf_tokenizer(self.path)[0]
+        return self.local.encode(text)
 
     def close(self) -> None:
         self.process.close()
