@@ -173,10 +173,15 @@ class LlamaTokenizer:
 
 def _read_vocab(metadata: dict[str, object], tokens: list[str]) -> _Vocab:
     count = len(tokens)
-    tokens = [token or f"[EMPTY_{i}]" for i, token in enumerate(tokens)]
+    if "" in tokens:
+        tokens = [token or f"[EMPTY_{i}]" for i, token in enumerate(tokens)]
     types = metadata.get("tokenizer.ggml.token_type")
     if isinstance(types, np.ndarray) and types.shape[0] >= count:
-        attrs = [_ATTR_OF_TYPE.get(int(t), 0) for t in types[:count].tolist()]
+        table = np.zeros(256, dtype=np.int64)
+        for token_type, attr in _ATTR_OF_TYPE.items():
+            table[token_type] = attr
+        known = (types[:count] >= 0) & (types[:count] < 256)
+        attrs = np.where(known, table[np.clip(types[:count], 0, 255)], 0).tolist()
     else:
         attrs = [A_NORMAL] * count
     scores = metadata.get("tokenizer.ggml.scores")
@@ -184,7 +189,7 @@ def _read_vocab(metadata: dict[str, object], tokens: list[str]) -> _Vocab:
         score_array = np.asarray(scores[:count], dtype=np.float32)
     else:
         score_array = np.zeros(count, dtype=np.float32)
-    ids = {token: i for i, token in enumerate(tokens)}
+    ids = dict(zip(tokens, range(count), strict=True))  # the last id of a repeated text wins, as in llama.cpp
     vocab = _Vocab(tokens, ids, attrs, score_array)
     _adjust_attributes(vocab, metadata)
     return vocab
@@ -233,7 +238,8 @@ def _adjust_attributes(vocab: _Vocab, metadata: dict[str, object]) -> None:
 
 def _special_tokens(vocab: _Vocab) -> list[int]:
     """Control, user-defined and unknown tokens, longest text first (llama.cpp's cache_special_tokens)."""
-    found = [i for i, attr in enumerate(vocab.attrs) if attr & (A_CONTROL | A_USER_DEFINED | A_UNKNOWN)]
+    attrs = np.asarray(vocab.attrs, dtype=np.int64)
+    found = np.flatnonzero(attrs & (A_CONTROL | A_USER_DEFINED | A_UNKNOWN)).tolist()
     return sorted(found, key=lambda i: -len(vocab.tokens[i].encode("utf-8")))
 
 
@@ -338,12 +344,12 @@ class _Bpe:
         self.lowercase = _flag(
             metadata, "tokenizer.ggml.normalizer.lowercase", True if pre.lowercase is None else pre.lowercase
         )
-        self.ranks: dict[tuple[str, str], int] = {}
         merges = metadata.get("tokenizer.ggml.merges")
-        for rank, merge in enumerate(merges if isinstance(merges, list) else []):
-            cut = str(merge).find(" ", 1)
-            pair = (str(merge)[:cut], str(merge)[cut + 1 :]) if cut != -1 else ("", "")
-            self.ranks.setdefault(pair, rank)
+        merges = merges if isinstance(merges, list) else []
+        # Keyed by the merge's own text "left right" (the first of a repeated merge wins): llama.cpp
+        # cuts a merge at its first space after the first character, so a left part with a space
+        # past its first character never matches (see _rank).
+        self.ranks: dict[str, int] = dict(zip(reversed(merges), range(len(merges) - 1, -1, -1), strict=True))
         self.cache: dict[str, list[str]] = {}
 
     def encode(self, text: str) -> list[int]:
@@ -395,8 +401,9 @@ class _Bpe:
         def add(left: int, right: int) -> None:
             if left == -1 or right == -1:
                 return
-            rank = ranks.get((symbols[left], symbols[right]))
-            if rank is not None:
+            first = symbols[left]
+            rank = ranks.get(first + " " + symbols[right])
+            if rank is not None and first.find(" ", 1) == -1:
                 heapq.heappush(queue, (rank, left, right, symbols[left] + symbols[right]))
 
         for i in range(1, count):
@@ -544,7 +551,6 @@ class _Ugm:
         self.add_space_prefix = add_space_prefix
         self.merge_spaces = _flag(metadata, "tokenizer.ggml.remove_extra_whitespaces", False)
         self.tokens: dict[bytes, int] = {}
-        self.token_prefixes: set[bytes] = set()
         self.user_prefixes: set[bytes] = set()
         self.user_defined: set[int] = set()
         normal_scores = []
@@ -554,11 +560,11 @@ class _Ugm:
                 normal_scores.append(vocab.scores[i])
             if attr & (A_NORMAL | A_USER_DEFINED | A_UNUSED):
                 self.tokens[data] = i
-                self.token_prefixes.update(data[:k] for k in range(1, len(data) + 1))
             if attr & A_USER_DEFINED:
                 self.user_defined.add(i)
                 self.user_prefixes.update(data[:k] for k in range(1, len(data) + 1))
         self.scores = vocab.scores.astype(np.float64).tolist()
+        self.max_len = max((len(data) for data in self.tokens), default=0)
         lowest = np.float32(min(normal_scores)) if normal_scores else np.float32(np.finfo(np.float32).max)
         self.unknown_score = float(np.float32(lowest - np.float32(10.0)))
         charsmap = metadata.get("tokenizer.ggml.precompiled_charsmap")
@@ -582,8 +588,8 @@ class _Ugm:
             char_len = min(_utf8_length(data[offset]), size - offset)
             whole_char = False
             current = best[offset][2]
-            end = offset + 1
-            while end <= size and data[offset:end] in self.token_prefixes:
+            # Every token starting here (llama.cpp walks a trie; a longer slice than any token finds none).
+            for end in range(offset + 1, min(size, offset + self.max_len) + 1):
                 token = self.tokens.get(data[offset:end])
                 if token is not None:
                     if end - offset == char_len:
@@ -591,7 +597,6 @@ class _Ugm:
                     score = current + (0.0 if token in self.user_defined else self.scores[token])
                     if score > best[end][2]:
                         best[end] = (token, offset, score)
-                end += 1
             if not whole_char:
                 score = current + self.unknown_score
                 if score > best[offset + char_len][2]:
