@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from embedexplorer.core.formats.gguf_file import read_gguf
+from embedexplorer.core.text.llama_pretokenizers import PRE_TOKENIZERS
 from embedexplorer.core.text.llama_vocab import LlamaTokenizer
 
 from ..gguf_fixture import float64_top_k
@@ -27,7 +27,7 @@ from .test_sources import run_cli
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "llama_ids"
 sys.path.insert(0, str(DATA))
-from vocab_files import vocab_folder  # noqa: E402
+import vocab_files  # noqa: E402
 
 
 @lru_cache(maxsize=1)
@@ -35,18 +35,19 @@ def expected() -> dict[str, Any]:
     return json.loads(gzip.decompress((DATA / "expected.json.gz").read_bytes()))
 
 
-def vocab_file(name: str) -> Path:
-    path = vocab_folder() / name
-    if not path.is_file():
-        message = f"{path} is missing: run .ci/setup, which fetches llama.cpp's vocabulary files"
+def metadata_of(name: str) -> dict[str, object]:
+    """A real or derived vocabulary file's metadata; missing files fail in CI (skip elsewhere)."""
+    folder = vocab_files.vocab_folder()
+    needed = [folder / vocab_files.derived_files().get(name, (name, {}))[0]]
+    if name == "derived-kind-rwkv.gguf" or (name.startswith("derived-") and name not in vocab_files.derived_files()):
+        needed.append(folder / vocab_files.RWKV_VOCAB)
+    missing = [path for path in needed if not path.is_file()]
+    if missing:
+        message = f"{missing[0]} is missing: run .ci/setup, which fetches llama.cpp's vocabulary files"
         if os.environ.get("CI") or os.environ.get("EMBEDEXPLORER_REQUIRE_SCAN"):
             pytest.fail(message)
         pytest.skip(message)
-    return path
-
-
-def metadata_of(name: str) -> dict[str, object]:
-    return read_gguf(vocab_file(name)).metadata
+    return vocab_files.metadata_of(name)
 
 
 FILES = sorted(expected()["ids"])
@@ -57,7 +58,10 @@ def test_every_kind_and_every_family_is_covered() -> None:
     for name in FILES:
         metadata = metadata_of(name)
         kinds.setdefault(str(metadata["tokenizer.ggml.model"]), []).append(name)
-    assert {"llama", "gpt2", "bert", "t5", "gemma4"} <= set(kinds)
+    assert {"llama", "gpt2", "bert", "t5", "gemma4", "rwkv", "whitespace", "hybriddna", "test"} <= set(kinds)
+    pres = {str(metadata_of(name).get("tokenizer.ggml.pre")) for name in FILES}
+    behaviours = {PRE_TOKENIZERS[name] for name in pres if name in PRE_TOKENIZERS}
+    assert behaviours == set(PRE_TOKENIZERS.values())
     assert all(len(expected()["ids"][name]) == len(expected()["texts"]) >= 600 for name in FILES)
 
 

@@ -3,10 +3,10 @@
 Needs llama-cpp-python built from its source package (CPU):
 
     CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_BLAS=OFF" pip install --no-binary llama-cpp-python llama-cpp-python==0.3.36
-    python3 tests/data/llama_ids/make_expected.py [VOCAB_FOLDER]
+    python3 tests/data/llama_ids/make_expected.py
 
-VOCAB_FOLDER (default: where .ci/setup puts them) holds llama.cpp's ggml-vocab-*.gguf files
-and the ones make_fixtures.py writes.  Each file runs in its own process, so that a text
+The vocabulary files are where .ci/setup puts them (vocab_files.py); the derived ones are
+written to a temporary folder for llama.cpp.  Each file runs in its own process, so that a text
 that crashes llama.cpp names itself instead of ending the run.  The call is
 ``Llama.tokenize(text, add_bos=False, special=False)``, which is
 ``llama_tokenize(add_special=false, parse_special=false)``.
@@ -18,13 +18,14 @@ import gzip
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from texts import texts  # noqa: E402
-from vocab_files import LLAMA_CPP, LLAMA_CPP_PYTHON, vocab_folder  # noqa: E402
+from vocab_files import LLAMA_CPP, LLAMA_CPP_PYTHON, all_files, vocab_folder, write_derived  # noqa: E402
 
 OUT = HERE / "expected.json.gz"
 
@@ -49,7 +50,9 @@ def main(folder: Path) -> None:
     assert llama_cpp.__version__ == LLAMA_CPP_PYTHON, f"expected llama-cpp-python {LLAMA_CPP_PYTHON}"
     result: dict[str, object] = {"llama_cpp": LLAMA_CPP, "llama_cpp_python": LLAMA_CPP_PYTHON, "texts": texts()}
     ids: dict[str, object] = {}
-    for path in sorted(folder.glob("*.gguf")):
+    derived = Path(tempfile.mkdtemp(prefix="llama-derived-"))
+    for name in all_files():
+        path = write_derived(name, derived) if name.startswith("derived-") else folder / name
         run = subprocess.run(
             [sys.executable, __file__, "--one", str(path)], capture_output=True, text=True, timeout=3600
         )
@@ -66,4 +69,4 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["--one"]:
         ids_of_one_file(sys.argv[2])
     else:
-        main(Path(sys.argv[1]) if len(sys.argv) > 1 else vocab_folder())
+        main(vocab_folder())
