@@ -19,7 +19,7 @@ from .core.common.terminal import finite_or_none, json_text_safe, one_line, term
 if TYPE_CHECKING:
     from .core.tables.embedding_table import EmbeddingTable
 
-COMMANDS = ("tokens", "neighbours", "cosine", "analogy", "info", "map", "layers")
+COMMANDS = ("tokens", "neighbours", "cosine", "analogy", "direction", "info", "map", "layers")
 MAX_PNG_WIDTH = EXPORT_WIDTH_RANGE[1]
 DOWNLOADS = ("table", "full")
 
@@ -32,11 +32,13 @@ class _OneLineParser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .core.readers import kinds_text
+
     common = _OneLineParser(add_help=False)
     common.add_argument(
         "--model",
         default=None,
-        help="model folder, .gguf file, ollama:NAME[:TAG], Hugging Face id, or 'bundled' "
+        help=f"a {kinds_text()}, ollama:NAME[:TAG], a Hugging Face id, or 'bundled' "
         "(default: GPT-2 if it is here, else bundled MiniLM)",
     )
     common.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -86,6 +88,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="let A, B and C themselves answer (default: left out, as most published results do)",
     )
     analogy.add_argument("--expect", default=None, help="a word you expect: print its rank and cosine")
+
+    direction = commands.add_parser(
+        "direction", parents=[common], help="a direction from word pairs or groups: its two ends against chance"
+    )
+    direction.add_argument(
+        "--pair", nargs=2, action="append", metavar=("A", "B"), help="a pair A -> B (repeat it; default: "
+        "he she, king queen, man woman)"
+    )
+    direction.add_argument("--groups", default=None, metavar="FILE", help='two groups: {"from": [...], "to": [...]}')
+    direction.add_argument("--words", nargs="+", default=[], help="your words: their scores and percentiles")
+    direction.add_argument("-k", type=_positive_int, default=20, help="tokens at each end (default 20)")
+    direction.add_argument("--no-baseline", action="store_true", help="leave out the 100 random directions")
 
     commands.add_parser("info", parents=[common], help="size of the table and its share of the model")
 
@@ -283,6 +297,9 @@ def _answer(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, 
     if args.command == "analogy":
         return _analogy(table, args)
 
+    if args.command == "direction":
+        return _direction(table, args)
+
     if args.command == "neighbours":
         result = table.neighbours(args.word, args.k)
         query = result.query
@@ -435,6 +452,21 @@ def _analogy(table: EmbeddingTable, args: argparse.Namespace) -> tuple[dict[str,
     return payload, "\n".join(lines)
 
 
+def _direction(table: EmbeddingTable, args: argparse.Namespace) -> tuple[dict[str, object], str]:
+    from .core.directions.direction import DEFAULT_PAIRS, DirectionSpec, load_groups
+    from .core.directions.report import direction_report
+
+    if args.groups and args.pair:
+        raise EmbedExplorerError("Give --pair or --groups, not both.")
+    spec = (
+        DirectionSpec(groups=load_groups(args.groups))
+        if args.groups
+        else DirectionSpec(pairs=tuple((a, b) for a, b in (args.pair or DEFAULT_PAIRS)))
+    )
+    report = direction_report(table, spec, tuple(args.words), args.k, baseline=not args.no_baseline)
+    return report.to_dict(), "\n".join(report.text_lines())
+
+
 def _number(value: float, digits: int) -> str:
     """A statistic for the table output; one without pairs to average (NaN) is "n/a"."""
     return f"{value:.{digits}f}" if value == value else "n/a"
@@ -450,24 +482,15 @@ def _png_width(text: str) -> int:
 def _layers(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, object], str]:
     """One token through every layer: one row per layer, the JSON a list of those rows."""
     from .core.common.errors import QueryError
-    from .core.layers.trace import check_place, find_place, load_layer_model, trace
+    from .core.layers.questions import check_layers_question
+    from .core.layers.trace import load_layer_model, trace
 
     if args.compare_place is not None and args.compare is None:
         raise QueryError("--compare-place needs --compare TEXT2.")
-    # Mistakes in the texts are told before the whole model loads.
-    chosen = check_place(table, args.text, args.place)[args.place - 1]
-    compare = None
-    if args.compare is not None:
-        place = args.compare_place
-        if place is None:
-            place = find_place(table, args.compare, chosen.id)
-            if place is None:
-                raise QueryError(
-                    f"{chosen.token} is not a token of {args.compare!r}; say which token to compare with "
-                    "(--compare-place M)."
-                )
-        check_place(table, args.compare, place)
-        compare = (args.compare, place)
+    # Mistakes in the texts are told before the whole model loads, as the window tells them.
+    _chosen, compare = check_layers_question(
+        table, args.text, args.place, args.compare, args.compare_place, "say which token (--compare-place M)"
+    )
     model = load_layer_model(table.folder or table.name, name=table.name)
     answer = trace(table, model, args.text, args.place, compare=compare, k=args.k)
     token, other = answer.token, answer.compare

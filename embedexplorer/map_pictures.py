@@ -144,15 +144,15 @@ def svg_drawing(canvas: MapCanvas) -> str:
         f'<rect x="{_PLOT_LEFT}" y="{_PLOT_TOP}" width="{plot_w}" height="{plot_h}" fill="none" '
         f'stroke="{foreground}" stroke-width="1"/>'
     )
-    name = shown.layout.name if shown is not None else ""
+    titles = (shown.layout.axis_title(0), shown.layout.axis_title(1)) if shown is not None else ("", "")
     out.append(
         f'<text x="{_PLOT_LEFT + plot_w / 2:.1f}" y="{_PLOT_TOP + plot_h + 3 * axis_px:.1f}" text-anchor="middle" '
-        f'fill="{foreground}" font-size="{axis_px:g}">direction 1 of the {name} map</text>'
+        f'fill="{foreground}" font-size="{axis_px:g}">{escape(titles[0])}</text>'
     )
     mid_y = _PLOT_TOP + plot_h / 2
     out.append(
         f'<text x="20" y="{mid_y:.1f}" text-anchor="middle" fill="{foreground}" font-size="{axis_px:g}" '
-        f'transform="rotate(-90 20 {mid_y:.1f})">direction 2 of the {name} map</text>'
+        f'transform="rotate(-90 20 {mid_y:.1f})">{escape(titles[1])}</text>'
     )
 
     out.append('<g clip-path="url(#plot)">')

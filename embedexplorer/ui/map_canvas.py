@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, QSizeF, Signal
+from PySide6.QtCore import QPointF, QRectF, QSizeF, Qt, Signal
 from PySide6.QtGui import (
     QColor,
     QFont,
@@ -510,8 +510,14 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         for axis_name, room in (("bottom", view.width()), ("left", view.height())):
             axis = self.plot.getAxis(axis_name)
             whole = self._axis_titles[axis_name]
-            fits = QFontMetricsF(axis.label.font()).horizontalAdvance(whole) <= room
-            title = whole if fits else whole.split(" of the ")[0]
+            metrics = QFontMetricsF(axis.label.font())
+            fits = metrics.horizontalAdvance(whole) <= room
+            if fits:
+                title = whole
+            elif " of the " in whole:
+                title = whole.split(" of the ")[0]
+            else:  # a direction's pairs: as many as fit, then an ellipsis
+                title = metrics.elidedText(whole, Qt.TextElideMode.ElideRight, max(room, 40.0))
             if axis.labelText != title:
                 axis.setLabel(title)
 
@@ -583,8 +589,7 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             item.setZValue(2)
             self._family_items[family] = item
         self._set_labels()
-        kind = shown.layout.name
-        self._axis_titles = {"bottom": f"direction 1 of the {kind} map", "left": f"direction 2 of the {kind} map"}
+        self._axis_titles = {"bottom": shown.layout.axis_title(0), "left": shown.layout.axis_title(1)}
         self._fit_axis_titles()
         self._matches = np.empty(0, dtype=np.int64)
         self._current = -1

@@ -31,14 +31,16 @@ from PySide6.QtWidgets import (
 
 from ..core.common.constants import EXPORT_WIDTH_RANGE
 from ..core.common.errors import EmbedExplorerError
+from ..core.directions.direction import DirectionSpec
 from ..core.maps.family_map import Families, FamilyMap, load_families, save_families
-from ..core.maps.projections import METHOD_NAMES, check_method
+from ..core.maps.projections import METHOD_NAMES, METHODS, check_method
 from ..core.maps.word_maps import WordMap
 from ..errorlog import app_data_dir
 from ..jobs.map_jobs import WordMapRequest
 from ..map_pictures import write_svg
 from ..settings import Settings
 from . import theme
+from .axes_dialog import DEFAULT_X_PAIRS, DEFAULT_Y_PAIRS, AxesDialog
 from .family_editor import FamilyEditor, swatch
 from .map_canvas import MapCanvas
 from .steady_label import SteadyLabel
@@ -199,6 +201,8 @@ class MapView(QWidget):
         self.projection = "pca"
         self._words: tuple[str, str] | None = None  # the bigger map on screen: ("all"|"regex"|"list", text)
         self._pending: WordMapRequest | None = None
+        self._axes: tuple[DirectionSpec, DirectionSpec] | None = None  # the map on screen is on two directions
+        self._axes_typed = (DEFAULT_X_PAIRS, DEFAULT_Y_PAIRS)  # what the axes dialog shows next
         self.canvas = MapCanvas()
         self.canvas.setMinimumSize(360, 260)
         self.panel = FamilyPanel()
@@ -259,13 +263,16 @@ class MapView(QWidget):
         self.settings.families_file = self.families_file
         if isinstance(the_map, WordMap):
             self._words = (self._pending.words, self._pending.text) if self._pending else self._words
-            self.projection = the_map.method
+            self._axes = self._pending.axes if self._pending else self._axes
+            if the_map.method in METHODS:  # a map on two directions keeps the projection chosen before
+                self.projection = the_map.method
             families = list(the_map.families)
             notes = list(the_map.notes)
             if the_map.from_cache:
                 notes.insert(0, f"This {the_map.layout.name} map was read from the cache.")
         else:
             self._words = None
+            self._axes = None
             self.projection = "pca"
             families, notes = the_map.families, list(the_map.notes)
         self._pending = None
@@ -308,8 +315,15 @@ class MapView(QWidget):
             return load_families()
 
     # ----- bigger maps ----------------------------------------------------------------------------
-    def request_word_map(self, words: str, text: str = "", method: str | None = None) -> WordMapRequest | None:
-        """Ask for a map of "all" rows, a "regex" or a "list"; None (and a message) when it cannot be."""
+    def request_word_map(
+        self,
+        words: str,
+        text: str = "",
+        method: str | None = None,
+        axes: tuple[DirectionSpec, DirectionSpec] | None = None,
+    ) -> WordMapRequest | None:
+        """Ask for a map of "all" rows, a "regex" or a "list" (on two directions with ``axes``);
+        None (and a message) when it cannot be."""
         method = method or self.projection
         try:
             check_method(method)
@@ -317,10 +331,10 @@ class MapView(QWidget):
             self.message.emit(str(exc), "error")
             return None
         request = WordMapRequest(
-            words, text, self._requested_file or None, method, self.settings.multi_token
+            words, text, self._requested_file or None, method, self.settings.multi_token, axes=axes
         )
         self._pending = request
-        self.stop_button.setVisible(method != "pca")
+        self.stop_button.setVisible(method != "pca" and axes is None)
         self.word_map_requested.emit(request)
         return request
 
@@ -331,9 +345,34 @@ class MapView(QWidget):
         if dialog.exec() == QDialog.DialogCode.Accepted:
             self.request_word_map(*dialog.request())
 
+    def ask_axes(self) -> None:
+        """Map > Axes from directions: ask for the pairs of each axis, then for the map."""
+        dialog = AxesDialog(*self._axes_typed, parent=self)
+        if dialog.exec() == QDialog.DialogCode.Accepted:
+            self._axes_typed = (dialog.x_box.text(), dialog.y_box.text())
+            self.request_axes(*dialog.specs())
+
+    def request_axes(self, x: DirectionSpec, y: DirectionSpec) -> WordMapRequest | None:
+        """Map > Axes from directions: the words on screen (the family words, the whole vocabulary,
+        matching words or a list) placed at their cosines with ``x`` and ``y``."""
+        if self._words is not None:
+            words, text = self._words
+        else:
+            families = self.current_families()
+            words, text = "list", "\n".join(w for group in families.values() for w in group)
+        request = self.request_word_map(words, text, axes=(x, y))
+        if request is not None:
+            self.status.emit(f"Placing the words on {x.label} and {y.label}...")
+        return request
+
+    @property
+    def axes(self) -> tuple[DirectionSpec, DirectionSpec] | None:
+        """The two directions of the map on screen, or None for a projection."""
+        return self._axes
+
     def set_projection(self, method: str) -> None:
         """PCA, t-SNE or UMAP for the bigger map on screen (the family map is always PCA)."""
-        if method == self.projection and self.big_map:
+        if method == self.projection and self.big_map and self._axes is None:
             return
         if not self.big_map:
             if method == "pca":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import cast
 
@@ -162,13 +163,16 @@ def word_map(
     progress: Progress | None = None,
     should_stop: ShouldStop | None = None,
     separate_process: bool = False,
+    layout_of: Callable[[np.ndarray], Layout] | None = None,
 ) -> WordMap:
     """Map the rows of ``words``; the family words among them get their family's colour.
 
     t-SNE and UMAP maps are read from ``cache`` when it has this model, word set,
-    projection and seed, and kept there when computed.
+    projection and seed, and kept there when computed. ``layout_of`` places the rows
+    itself instead of ``method`` (a map on two directions).
     """
-    check_method(method)
+    if layout_of is None:
+        check_method(method)
     started = time.perf_counter()
     ids = np.asarray(words.ids, dtype=np.int64)
     table.check_files()  # the rows are read from the mapped file below
@@ -207,10 +211,10 @@ def word_map(
     else:
         within = between = float("nan")
 
-    layout: Layout | None = None
+    layout: Layout | None = layout_of(matrix) if layout_of is not None else None
     from_cache = False
     key = ""
-    if method != "pca" and cache is not None:
+    if layout is None and method != "pca" and cache is not None:
         key = cache.key(table, words, method, seed)
         stored = cache.load(key, matrix.shape[0])
         if stored is not None:
