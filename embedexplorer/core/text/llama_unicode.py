@@ -39,7 +39,8 @@ def flags_of(codepoints: list[int]) -> list[int]:
     out = np.full(points.shape, UNDEFINED, dtype=np.uint16)
     inside = points < MAX_CODEPOINT
     out[inside] = table[points[inside]]
-    return out.tolist()
+    flags: list[int] = out.tolist()
+    return flags
 
 
 @lru_cache(maxsize=1)

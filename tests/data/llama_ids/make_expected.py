@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+sys.path[:0] = [str(HERE), str(HERE.parents[2])]  # these helpers, and this checkout's package
 
 from texts import texts  # noqa: E402
 from vocab_files import LLAMA_CPP, LLAMA_CPP_PYTHON, all_files, vocab_folder, write_derived  # noqa: E402

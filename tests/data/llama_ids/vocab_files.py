@@ -35,6 +35,7 @@ def derived_files() -> dict[str, tuple[str, dict[str, object]]]:
     covered |= {"mpt", "qwen2", "qwen35", "refact", "starcoder", "default"}
     seen = {PRE_TOKENIZERS[name] for name in covered if name in PRE_TOKENIZERS}
     out: dict[str, tuple[str, dict[str, object]]] = {}
+    seen.add(PRE_TOKENIZERS["whitespace"])  # derived-kind-whitespace runs it (as gpt2, llama.cpp crashes)
     for name, behaviour in sorted(PRE_TOKENIZERS.items()):
         if behaviour in seen:
             continue
