@@ -3,7 +3,7 @@
 Needs llama-cpp-python built from its source package (CPU):
 
     CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_BLAS=OFF" pip install --no-binary llama-cpp-python llama-cpp-python==0.3.36
-    python3 tests/data/llama_ids/make_expected.py
+    python3 tests/data/llama_ids/make_expected.py [FILE_NAME ...]
 
 The vocabulary files are where .ci/setup puts them (vocab_files.py); the derived ones are
 written to a temporary folder for llama.cpp.  Each file runs in its own process, so that a text
@@ -44,14 +44,19 @@ def ids_of_one_file(path: str) -> None:
     print(json.dumps(out))
 
 
-def main(folder: Path) -> None:
+def main(folder: Path, only: list[str]) -> None:
+    """All files, or with ``only`` just those names, kept beside the other files' stored ids."""
     import llama_cpp
 
     assert llama_cpp.__version__ == LLAMA_CPP_PYTHON, f"expected llama-cpp-python {LLAMA_CPP_PYTHON}"
     result: dict[str, object] = {"llama_cpp": LLAMA_CPP, "llama_cpp_python": LLAMA_CPP_PYTHON, "texts": texts()}
     ids: dict[str, object] = {}
+    if only:
+        stored = json.loads(gzip.decompress(OUT.read_bytes()))
+        assert stored["texts"] == texts() and stored["llama_cpp"] == LLAMA_CPP
+        ids = stored["ids"]
     derived = Path(tempfile.mkdtemp(prefix="llama-derived-"))
-    for name in all_files():
+    for name in only or all_files():
         path = write_derived(name, derived) if name.startswith("derived-") else folder / name
         run = subprocess.run(
             [sys.executable, __file__, "--one", str(path)], capture_output=True, text=True, timeout=3600
@@ -69,4 +74,4 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["--one"]:
         ids_of_one_file(sys.argv[2])
     else:
-        main(vocab_folder())
+        main(vocab_folder(), sys.argv[1:])

@@ -40,8 +40,13 @@ def derived_files() -> dict[str, tuple[str, dict[str, object]]]:
         if behaviour in seen:
             continue
         seen.add(behaviour)
-        base = "ggml-vocab-gemma-4.gguf" if behaviour.escape_whitespaces else _BASE
-        out[f"derived-pre-{name}.gguf"] = (base, {"tokenizer.ggml.pre": name})
+        if behaviour.escape_whitespaces:  # a vocabulary of U+2581 pieces, read as "gpt2" with this split
+            out[f"derived-pre-{name}.gguf"] = (
+                "ggml-vocab-gemma-4.gguf",
+                {"tokenizer.ggml.model": "gpt2", "tokenizer.ggml.pre": name},
+            )
+        else:
+            out[f"derived-pre-{name}.gguf"] = (_BASE, {"tokenizer.ggml.pre": name})
     out["derived-kind-whitespace.gguf"] = (
         _BASE,
         {"tokenizer.ggml.model": "whitespace", "tokenizer.ggml.pre": "whitespace"},
