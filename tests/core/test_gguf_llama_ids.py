@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from embedexplorer.core.text.llama_pretokenizers import PRE_TOKENIZERS
-from embedexplorer.core.text.llama_vocab import LlamaTokenizer
+from embedexplorer.core.text.llama_vocab import LlamaTokenizer, check_kind
 
 from ..gguf_fixture import float64_top_k
 from .test_sources import run_cli
@@ -59,7 +59,7 @@ def test_every_kind_and_every_family_is_covered() -> None:
         metadata = metadata_of(name)
         kinds.setdefault(str(metadata["tokenizer.ggml.model"]), []).append(name)
     assert {"llama", "gpt2", "bert", "t5", "gemma4", "rwkv", "whitespace", "hybriddna", "test"} <= set(kinds)
-    pres = {str(metadata_of(name).get("tokenizer.ggml.pre")) for name in FILES}
+    pres = {check_kind(metadata_of(name), name)[1] for name in FILES}  # the name llama.cpp goes by
     behaviours = {PRE_TOKENIZERS[name] for name in pres if name in PRE_TOKENIZERS}
     assert behaviours == set(PRE_TOKENIZERS.values())
     assert all(len(expected()["ids"][name]) == len(expected()["texts"]) >= 600 for name in FILES)
