@@ -9,6 +9,7 @@ from ..core.directions.direction import DirectionSpec, make_direction
 from ..core.maps.direction_axes import direction_layout
 from ..core.maps.family_map import Families, load_families
 from ..core.maps.map_cache import MapCache
+from ..core.maps.map_origin import with_provenance
 from ..core.maps.projections import SEED
 from ..core.maps.word_maps import WordMap, word_map
 from ..core.maps.word_sets import WordSet, from_list, matching, whole_vocabulary
@@ -62,6 +63,7 @@ def draw_word_map(ctx: JobContext, request: WordMapRequest) -> WordMap:
         separate_process=True,  # the window's threads never wait on openTSNE's hold of the lock
         layout_of=layout_of,
     )
+    answer = with_provenance(answer, table, request.multi_token, ctx.check, ctx.progress)
     ctx.session.derived[MAP_KEY] = answer  # neighbours of a selected token place themselves on it
     return answer
 

@@ -27,8 +27,8 @@ from PySide6.QtWidgets import QWidget
 
 from ..core.common.files import atomic_write_bytes
 from ..core.maps.family_map import FamilyMap
+from ..core.maps.map_caption import caption_lines
 from ..core.maps.word_maps import NO_FAMILY, WordMap, from_family_map
-from ..core.text.texts import fixed
 from . import fonts, theme
 
 # Beyond this many points only family words (and rings) get labels; hover tips name the rest.
@@ -1100,11 +1100,16 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             areas[f"{axis} axis title"] = mapped(self.plot.getAxis(axis).label.sceneBoundingRect())
         return areas
 
-    def export_png(self, path: str | Path, width: int = 1600) -> None:
-        """Write a PNG atomically: a failed write (full disk, no permission) leaves no file."""
+    def export_png(self, path: str | Path, width: int = 1600, texts: dict[str, str] | None = None) -> None:
+        """Write a PNG atomically: a failed write (full disk, no permission) leaves no file.
+
+        ``texts`` become the PNG's text chunks (where the map came from).
+        """
         from PySide6.QtCore import QBuffer, QByteArray, QIODevice
 
         image = self.render_image(width)
+        for key, value in (texts or {}).items():
+            image.setText(key, value)
         data = QByteArray()
         buffer = QBuffer(data)
         buffer.open(QIODevice.OpenModeFlag.WriteOnly)
@@ -1123,27 +1128,6 @@ def _rest_colour(big: bool) -> QColor:
 
 
 def _caption(shown: WordMap, model_name: str, hidden: set[str]) -> str:
-    counts = shown.family_counts()
-    visible = {name: n for name, n in counts.items() if name not in hidden and n}
-    rest = int((shown.family_of == NO_FAMILY).sum())
-    between = shown.between_family_cosine
-    if rest:
-        first = (
-            f"<b>{model_name}</b>: {shown.description}, {rest + sum(visible.values()):,} shown; "
-            f"{sum(visible.values())} family words in {len(visible)} families"
-        )
-    else:
-        first = f"<b>{model_name}</b>: {sum(visible.values())} words in {len(visible)} families"
-    lines = [first, f"{shown.layout.name} map: it keeps {shown.layout.keeps}."]
-    if not np.isnan(between):
-        # A ratio to a mean that rounds to zero is noise (an untrained table's is about 0).
-        ratio = f"ratio {shown.family_ratio:.1f}" if abs(between) >= 0.005 else "no ratio: that is about 0"
-        lines.append(
-            f"On all {shown.width} numbers: mean cosine within a family {fixed(shown.within_family_cosine, 2)}, "
-            f"between families {fixed(between, 2)} ({ratio})."
-        )
-    multi = [n for n in shown.notes if "tokens" in n]
-    if multi:
-        lines.append(f"{len(multi)} word(s) were not single tokens: see the notes below the map.")
+    lines = caption_lines(shown, model_name, hidden)
+    lines[0] = f"<b>{model_name}</b>{lines[0][len(model_name):]}"
     return "<br>".join(lines)
-

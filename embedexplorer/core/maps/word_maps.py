@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -15,6 +15,9 @@ from .family_map import Families, FamilyMap, family_cosines
 from .map_cache import MapCache
 from .projections import KEEPS, SEED, Layout, Progress, ShouldStop, check_method, project
 from .word_sets import WordSet
+
+if TYPE_CHECKING:
+    from .provenance import Provenance
 
 NO_FAMILY = -1
 
@@ -41,6 +44,8 @@ class WordMap:
     notes: tuple[str, ...] = ()
     from_cache: bool = False
     seconds: float = 0.0
+    seed: int | None = None  # t-SNE's and UMAP's; None for PCA and direction axes, which have no randomness
+    provenance: Provenance | None = None  # where it came from, for exports (provenance.with_provenance)
 
     def __len__(self) -> int:
         return len(self.labels)
@@ -141,6 +146,7 @@ def from_family_map(family_map: FamilyMap, model: str) -> WordMap:
         within_family_cosine=family_map.within_family_cosine,
         between_family_cosine=family_map.between_family_cosine,
         notes=family_map.notes,
+        provenance=family_map.provenance,
     )
 
 
@@ -241,5 +247,6 @@ def word_map(
         notes=tuple(notes),
         from_cache=from_cache,
         seconds=time.perf_counter() - started,
+        seed=seed if layout.method in ("tsne", "umap") else None,
     )
 
