@@ -32,6 +32,12 @@ def gguf_tokenizer_facts(metadata: dict[str, object], file_name: str) -> Tokeniz
     byte_level = kind in BPE_KINDS and SPLITS[PRE_TOKENIZERS[pre].split].byte_encode
     escaped = kind in BPE_KINDS and PRE_TOKENIZERS[pre].escape_whitespaces
     unknown = metadata.get("tokenizer.ggml.unknown_token_id")
+    if isinstance(unknown, (int, np.integer)) and not isinstance(unknown, bool) and not 0 <= unknown < len(tokens):
+        # The characters it stands for would vanish from every text without a word.
+        raise TokenizerMismatchError(
+            f"{file_name} names token {int(unknown):,} as its unknown token, but its vocabulary has "
+            f"{len(tokens):,} tokens (0 to {len(tokens) - 1:,})."
+        )
     defaults = {"llama": 0, "bert": 100, "t5": 2}
     unknown_id = int(unknown) if isinstance(unknown, (int, np.integer)) else defaults.get(kind)
     return TokenizerFacts(
