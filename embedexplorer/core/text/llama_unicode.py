@@ -8,6 +8,7 @@ engine reads the same tables instead of Python's unicodedata.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import cast
 
 import numpy as np
 
@@ -39,8 +40,7 @@ def flags_of(codepoints: list[int]) -> list[int]:
     out = np.full(points.shape, UNDEFINED, dtype=np.uint16)
     inside = points < MAX_CODEPOINT
     out[inside] = table[points[inside]]
-    flags: list[int] = out.tolist()
-    return flags
+    return cast(list[int], out.tolist())
 
 
 @lru_cache(maxsize=1)
