@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from .cli_compare import add_compare_parser, run_compare
 from .core.common.constants import EXPORT_WIDTH_RANGE, MULTI_TOKEN_ACTIONS
 from .core.common.errors import EmbedExplorerError
 from .core.common.terminal import finite_or_none, json_text_safe, one_line, terminal_safe
@@ -19,7 +20,7 @@ from .core.common.terminal import finite_or_none, json_text_safe, one_line, term
 if TYPE_CHECKING:
     from .core.tables.embedding_table import EmbeddingTable
 
-COMMANDS = ("tokens", "neighbours", "cosine", "analogy", "info", "map", "layers")
+COMMANDS = ("tokens", "neighbours", "cosine", "analogy", "info", "map", "layers", "compare")
 MAX_PNG_WIDTH = EXPORT_WIDTH_RANGE[1]
 DOWNLOADS = ("table", "full")
 
@@ -130,6 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the token of TEXT2 to compare with (default: the first with the same id)",
     )
     layers.add_argument("-k", type=_positive_int, default=5, help="nearest table rows per layer (default 5)")
+    add_compare_parser(commands, _positive_int)
     return parser
 
 
@@ -227,6 +229,11 @@ def _run(args: argparse.Namespace) -> tuple[dict[str, object], str]:
                 _check_png_target(target)
     # Progress is for a person watching; piped stderr keeps to the one-line error.
     progress = _after_a_second(_stderr_progress) if sys.stderr.isatty() else None
+    if args.command == "compare":
+        try:
+            return run_compare(args, progress)
+        finally:
+            _end_progress()
     source = resolve_source(
         args.model, allow_download=bool(args.download), progress=progress, whole_model=args.download == "full"
     )
