@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..core.common.errors import EmbedExplorerError, Interrupted
 from ..core.compare.comparison import Comparison, compare_tables
 from ..core.compare.output_head import output_head_table
 from ..core.tables.embedding_table import open_table
@@ -27,7 +28,12 @@ def compare(ctx: JobContext, request: CompareRequest) -> Comparison:
         second = output_head_table(first)
     else:
         ctx.progress(0, 0, f"Opening {request.spec}")
-        second = open_table(request.spec, progress=ctx.progress, separate_tokenizer=True)
+        try:
+            second = open_table(request.spec, progress=ctx.progress, separate_tokenizer=True)
+        except EmbedExplorerError as exc:
+            if isinstance(exc, Interrupted):
+                raise
+            raise type(exc)(f"Could not open table B ({request.spec}): {exc} Table A stays open.") from exc
     try:
         return compare_tables(first, second, request.k, progress=ctx.progress)
     finally:

@@ -30,6 +30,7 @@ from ..core.common.constants import BUNDLED, MULTI_TOKEN_ACTIONS, hub_offline
 from ..core.common.errors import OfflineError
 from ..core.maps.family_map import FamilyMap
 from ..core.maps.word_maps import WordMap
+from ..jobs.compare_jobs import COMPARE, CompareRequest
 from ..jobs.layer_jobs import LAYERS, LAYERS_WARM, LayersReply, LayersRequest, WarmRequest
 from ..jobs.map_jobs import WORD_MAP, WordMapRequest
 from ..jobs.table_jobs import (
@@ -51,6 +52,7 @@ from ..jobs.table_jobs import (
 from ..settings import Settings
 from ..worker import Failure, WorkerClient
 from .chapter_notice import ChapterNotice
+from .compare_pane import CompareDialog
 from .elided_label import ElidedLabel
 from .exercise_desk import ExerciseDesk
 from .fitting import MODEL_BOX_CHARS, BarFit, RowPlacement
@@ -116,6 +118,7 @@ class MainWindow(QMainWindow):
         self.chapter_notice = ChapterNotice()
         self.layers_pane = LayersPane()
         self.exercises = ExerciseDesk(self)
+        self.compare = CompareDialog(settings.k, self)
         # Last: a remembered presentation mode scales the panes above as it starts.
         self.teaching = TeachingTools(self)
 
@@ -208,6 +211,7 @@ class MainWindow(QMainWindow):
         )
         self.recent_menu = file_menu.addMenu("&Recent models")
         file_menu.addAction("&Download model...").triggered.connect(self.choose_download)
+        file_menu.addAction("&Compare with...").triggered.connect(self.compare.show)
         file_menu.addSeparator()
         file_menu.addAction(self.teaching.open_action)
         file_menu.addAction(self.teaching.save_action)
@@ -327,6 +331,14 @@ class MainWindow(QMainWindow):
         self.layers_pane.download_requested.connect(
             lambda hub_id: self.open_model(hub_id, allow_download=True, whole_model=True)
         )
+
+        compare = self.compare.pane
+        channel(COMPARE).progress.connect(compare.show_progress)
+        channel(COMPARE).ready.connect(compare.show_comparison)
+        channel(COMPARE).failed.connect(lambda failure: compare.show_failure(failure.message))
+        compare.compare_requested.connect(self._request_comparison)
+        compare.stop_requested.connect(lambda: self.client.cancel(COMPARE))
+        compare.token_clicked.connect(self.token_pane.set_text)
 
         self.token_pane.text_changed.connect(self._on_text_changed)
         self.token_pane.token_selected.connect(self._on_token_selected)
@@ -469,6 +481,7 @@ class MainWindow(QMainWindow):
         self.row_view.clear()
         self.neighbours_pane.clear()
         self.layers_pane.clear()
+        self.compare.pane.clear()
         self._warm_layers()
         self._request_map()
         self.teaching.apply_texts()  # a lesson waiting for this model
@@ -529,12 +542,20 @@ class MainWindow(QMainWindow):
     def _on_token_selected(self, token_id: int, place: int, token: str) -> None:
         self._selected = (token_id, place, token)
         self.exercises.query_selected(token_id, token)
+        self.compare.pane.show_token_id(token_id)
         self.layers_pane.set_token(self.token_pane.text(), place + 1, token)
         self.client.submit(ROW, RowRequest(token_id, place))
         self.client.submit(NEIGHBOURS, NeighboursRequest(token_id, self.neighbours_pane.k()))
         other = self.neighbours_pane.compare_text()
         if other.strip():
             self.client.submit(COSINE, CosineRequest(token_id, other))
+
+    def _request_comparison(self, spec: str, k: int, output_head: bool) -> None:
+        if not self.loaded:
+            self.compare.pane.show_failure("Open a model first: it is table A of the comparison.")
+            return
+        self.compare.pane.show_started("its output head" if output_head else spec)
+        self.client.submit(COMPARE, CompareRequest(spec, k, output_head))
 
     def _on_k_changed(self, k: int) -> None:
         self.settings.k = k

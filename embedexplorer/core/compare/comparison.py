@@ -8,7 +8,7 @@ never from a map.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -65,6 +65,12 @@ class Comparison:
     widths: tuple[int, int]
     seconds: float = 0.0
     notes: tuple[str, ...] = field(default=())
+    text_of_a: Callable[[int], str] | None = None  # the characters a token of A stands for (to look it up)
+
+    def text_of(self, position: int) -> str:
+        """What to type to look up the compared token at ``position`` in A."""
+        token_id = int(self.ids_a[position])
+        return self.text_of_a(token_id) if self.text_of_a is not None else self.tokens_a[token_id]
 
     def __len__(self) -> int:
         return int(self.ids_a.size)
@@ -241,6 +247,7 @@ def compare_tables(
         widths=(a.width, b.width),
         seconds=time.perf_counter() - started,
         notes=tuple(notes),
+        text_of_a=a.vocabulary.text_of,
     )
 
 
