@@ -304,4 +304,5 @@ def _row_changes(
         with np.errstate(divide="ignore", invalid="ignore"):
             cosine[start : start + step] = np.einsum("ij,ij->i", row_a, row_b) / (length_a * length_b)
             error[start : start + step] = np.linalg.norm(row_a - row_b, axis=1) / length_a
-    return np.nan_to_num(cosine, nan=0.0), np.nan_to_num(error, nan=0.0, posinf=np.inf)
+    # Rounding can put a row's cosine with itself a hair over 1.
+    return np.clip(np.nan_to_num(cosine, nan=0.0), -1.0, 1.0), np.nan_to_num(error, nan=0.0, posinf=np.inf)
