@@ -13,7 +13,7 @@ from html import escape
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QFont
+from PySide6.QtGui import QColor, QFont, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
@@ -56,7 +56,6 @@ class ComparePane(QWidget):
         self.source = QLineEdit()
         self.source.setPlaceholderText("table B: a model folder, a .gguf file, ollama:NAME or a Hugging Face id")
         self.source.setAccessibleName("table B")
-        self.source.returnPressed.connect(self.request)
         browse_file = QPushButton("File...")
         browse_file.clicked.connect(self._choose_file)
         browse_folder = QPushButton("Folder...")
@@ -77,6 +76,11 @@ class ComparePane(QWidget):
         self.progress = QProgressBar()
         self.progress.setRange(0, 1000)
         self.progress.hide()
+
+        # In a dialog, Enter presses the default button: Compare, never a file chooser.
+        for button in (browse_file, browse_folder, self.head_button, self.stop_button):
+            button.setAutoDefault(False)
+        self.compare_button.setDefault(True)
 
         chooser = QHBoxLayout()
         chooser.addWidget(QLabel("Compare with:"))
@@ -325,6 +329,10 @@ class CompareDialog(QDialog):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.pane)
         self.resize(1200, 640)
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        self.pane.source.setFocus()
 
 
 def _plot(left: str, bottom: str) -> pg.PlotWidget:
