@@ -69,7 +69,7 @@ def child(folder: str, settings: str) -> dict[str, object]:
     client.channel(MAP).ready.connect(loop.quit)
     window.open_model(folder)
     loop.exec()
-    rows = window.loaded_model.facts.rows if window.loaded_model else 50257
+    rows = window.model_bar.loaded_model.facts.rows if window.model_bar.loaded_model else 50257
     rng = random.Random(0)
     ids = [rng.randrange(rows) for _ in range(2 * QUERIES + 5)]
 

@@ -80,7 +80,7 @@ def child(folder: str, settings: str) -> dict[str, object]:
     window = create_window(settings)
     window.show()
     QTest.qWait(SETTLE_MS)  # the first frame belongs to the launch benchmark, not to this one
-    line = window.token_pane.input
+    line = window.panes.token_pane.input
     line.setFocus()
     to_type = words()
     ticks: list[float] = []

@@ -52,47 +52,47 @@ def open_window(folder: str, size: str, model: str):  # type: ignore[no-untyped-
     window.fit_to_screen()
     window.show()
     window.open_model(model)
-    wait_for(lambda: window.loaded and window.map_view.can_export)
+    wait_for(lambda: window.state.loaded and window.panes.map_view.can_export)
     return out, app, window
 
 
 def main(folder: str, size: str) -> None:
     out, app, window = open_window(folder, size, "bundled")
     type_into(window, "monday")
-    wait_for(lambda: window.neighbours_pane.neighbour_tokens()[:1] == ["tuesday"])
-    wait_for(lambda: window.map_view.canvas.selection[0] == "monday")
+    wait_for(lambda: window.panes.neighbours_pane.neighbour_tokens()[:1] == ["tuesday"])
+    wait_for(lambda: window.panes.map_view.canvas.selection[0] == "monday")
     wait(300)
     shot(out / f"window-{size}.png")
     if window.row_placement.compact:  # the row pane beside the map on a short screen
-        window.right.setCurrentWidget(window.row_view)
+        window.right.setCurrentWidget(window.panes.row_view)
         wait(300)
         shot(out / f"window-row-tab-{size}.png")
-        window.right.setCurrentWidget(window.map_view)
+        window.right.setCurrentWidget(window.panes.map_view)
 
     # For teachers: presentation mode, on screen and in the exported map.
-    window.teaching.presentation_action.setChecked(True)
+    window.panes.teaching.presentation_action.setChecked(True)
     wait(500)
     shot(out / f"presentation-{size}.png")
-    window.map_view.export_to(str(out / f"map-presentation-{size}.png"), 1600)
-    window.map_view.export_to(str(out / f"map-presentation-{size}.svg"))
+    window.panes.map_view.export_to(str(out / f"map-presentation-{size}.png"), 1600)
+    window.panes.map_view.export_to(str(out / f"map-presentation-{size}.svg"))
     svg_to_png(out / f"map-presentation-{size}.svg", out / f"map-presentation-{size}-svg.png")
-    window.teaching.presentation_action.setChecked(False)
+    window.panes.teaching.presentation_action.setChecked(False)
     wait(300)
 
-    window.exercises.guess_action.setChecked(True)
-    window.token_pane.set_text("paris")
-    wait_for(lambda: window.exercises.suggestions.tokens() != [])
-    wait_for(lambda: window.exercises.guess_bar.query() == "paris")
+    window.panes.exercises.guess_action.setChecked(True)
+    window.panes.token_pane.set_text("paris")
+    wait_for(lambda: window.panes.suggestions.tokens() != [])
+    wait_for(lambda: window.panes.guess_bar.query() == "paris")
     wait(300)
     shot(out / f"guess-hidden-{size}.png")
-    window.exercises.guess_bar.input.setText("france")
-    window.exercises.guess_bar._on_guess()
-    wait_for(lambda: "france" in window.exercises.guess_bar.result.text())
+    window.panes.guess_bar.input.setText("france")
+    window.panes.guess_bar._on_guess()
+    wait_for(lambda: "france" in window.panes.guess_bar.result.text())
     wait(300)
     shot(out / f"guess-revealed-{size}.png")
-    window.exercises.guess_action.setChecked(False)
+    window.panes.exercises.guess_action.setChecked(False)
 
-    desk = window.exercises
+    desk = window.panes.exercises
     desk.show_analogies()
     desk.analogy.pane.expected.setText("queen")
     desk.analogy.pane.submit()
@@ -123,11 +123,11 @@ def layers_shot(folder: str, size: str, model: str, name: str) -> None:
     "the river bank" is typed and its third token, "bank", chosen; "my bank account" is the second text.
     """
     out, app, window = open_window(folder, size, model)
-    window.right.setCurrentWidget(window.layers_pane)
+    window.right.setCurrentWidget(window.panes.layers_pane)
     type_into(window, "the river bank")
-    wait_for(lambda: len(window.token_pane.chip_tokens) == 3)
-    window.token_pane.select(2)
-    pane = window.layers_pane
+    wait_for(lambda: len(window.panes.token_pane.chip_tokens) == 3)
+    window.panes.token_pane.select(2)
+    pane = window.panes.layers_pane
     wait_for(lambda: pane.run_button.isEnabled())
     pane.set_compare("my bank account")
     pane.request_layers()
@@ -146,12 +146,12 @@ def shot(path: Path) -> None:
 def type_into(window, text: str) -> None:  # type: ignore[no-untyped-def]
     """Type into the text field as a learner does: keys through the X server (xdotool), not setText."""
     window.activateWindow()
-    window.token_pane.focus()  # the old text selected, so the typing replaces it
+    window.panes.token_pane.focus()  # the old text selected, so the typing replaces it
     wait(200)
     subprocess.run(["xdotool", "windowfocus", "--sync", str(int(window.winId()))], check=True)
     # Not waited for here: the keys reach the window once its event loop runs again.
     subprocess.Popen(["xdotool", "type", "--delay", "60", text])
-    wait_for(lambda: window.token_pane.text() == text, 20_000)
+    wait_for(lambda: window.panes.token_pane.text() == text, 20_000)
 
 
 def svg_to_png(svg: Path, png: Path) -> None:

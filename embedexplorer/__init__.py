@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 # before anything imports numpy; a value the user set stays.
 os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"  # the one place the version is written (CHANGELOG.md says what each brought)
 __all__ = ["open_table", "__version__"]
 
 if TYPE_CHECKING:

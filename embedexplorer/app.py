@@ -103,7 +103,7 @@ def route_unexpected_errors(window: MainWindow) -> None:
 
     relay = _Relay(window)
     relay.message.connect(
-        lambda text: window.message_bar.show_message(text, "error"), Qt.ConnectionType.QueuedConnection
+        lambda text: window.show_message(text, "error"), Qt.ConnectionType.QueuedConnection
     )
     start_logging()
     install_hooks(relay.message.emit)
@@ -188,7 +188,7 @@ def self_test(model: str | None = None, keep_png: str | None = None) -> int:
         family_map = wait_for(MAP, "the map")
         report["map_points"] = len(family_map.points)
         word = " Paris" if loaded.byte_level else "paris"
-        window.token_pane.set_text(word)
+        window.state.update(text=word)
         answer = wait_for(NEIGHBOURS, "neighbours")
         query = answer.result.query
         report["query"] = query.token if query is not None else ""
@@ -203,7 +203,7 @@ def self_test(model: str | None = None, keep_png: str | None = None) -> int:
         else:
             report["layers"] = "the whole model is not here" if layers.missing else "none"
         png = Path(keep_png) if keep_png else workdir / "map.png"
-        if not window.map_view.export_to(str(png), 1200):
+        if not window.panes.map_view.export_to(str(png), 1200):
             raise RuntimeError(window.message_bar.text())
         from PySide6.QtGui import QImage
 
@@ -217,7 +217,7 @@ def self_test(model: str | None = None, keep_png: str | None = None) -> int:
         from .ui.text_check import check_map_text
 
         # A picture of empty boxes is still a PNG: check that its text really renders.
-        problems = check_map_text(window.map_view.canvas, png)
+        problems = check_map_text(window.panes.map_view.canvas, png)
         if problems:
             raise RuntimeError("the map's text does not render: " + "; ".join(problems))
         report["text"] = "renders"

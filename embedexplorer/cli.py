@@ -33,11 +33,13 @@ class _OneLineParser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .core.readers import kinds_text
+
     common = _OneLineParser(add_help=False)
     common.add_argument(
         "--model",
         default=None,
-        help="model folder, .gguf file, ollama:NAME[:TAG], Hugging Face id, or 'bundled' "
+        help=f"a {kinds_text()}, ollama:NAME[:TAG], a Hugging Face id, or 'bundled' "
         "(default: GPT-2 if it is here, else bundled MiniLM)",
     )
     common.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -457,24 +459,15 @@ def _png_width(text: str) -> int:
 def _layers(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, object], str]:
     """One token through every layer: one row per layer, the JSON a list of those rows."""
     from .core.common.errors import QueryError
-    from .core.layers.trace import check_place, find_place, load_layer_model, trace
+    from .core.layers.questions import check_layers_question
+    from .core.layers.trace import load_layer_model, trace
 
     if args.compare_place is not None and args.compare is None:
         raise QueryError("--compare-place needs --compare TEXT2.")
-    # Mistakes in the texts are told before the whole model loads.
-    chosen = check_place(table, args.text, args.place)[args.place - 1]
-    compare = None
-    if args.compare is not None:
-        place = args.compare_place
-        if place is None:
-            place = find_place(table, args.compare, chosen.id)
-            if place is None:
-                raise QueryError(
-                    f"{chosen.token} is not a token of {args.compare!r}; say which token to compare with "
-                    "(--compare-place M)."
-                )
-        check_place(table, args.compare, place)
-        compare = (args.compare, place)
+    # Mistakes in the texts are told before the whole model loads, as the window tells them.
+    _chosen, compare = check_layers_question(
+        table, args.text, args.place, args.compare, args.compare_place, "say which token (--compare-place M)"
+    )
     model = load_layer_model(table.folder or table.name, name=table.name)
     answer = trace(table, model, args.text, args.place, compare=compare, k=args.k)
     token, other = answer.token, answer.compare

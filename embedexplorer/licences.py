@@ -87,6 +87,23 @@ def components(folder: Path | None = None) -> list[Component]:
     return _from_metadata()
 
 
+def own_licence_text(folder: Path | None = None) -> str:
+    """The app's own licence: from the shipped licences folder, the source checkout, or the installed metadata."""
+    candidates = []
+    if folder is not None:
+        candidates += sorted(folder.glob("EmbedExplorer-*/LICENSE"))
+    candidates.append(Path(__file__).resolve().parent.parent / "LICENSE")
+    try:
+        dist = metadata.distribution("embedexplorer")
+        candidates += [Path(str(dist.locate_file(f))) for f in dist.files or () if f.name.startswith("LICENSE")]
+    except metadata.PackageNotFoundError:
+        pass
+    for path in candidates:
+        if path.is_file():
+            return path.read_text(encoding="utf-8", errors="replace")
+    return "EmbedExplorer is released under the MIT licence."
+
+
 def about_html(items: list[Component], folder: Path | None) -> str:
     """The main parts as a table for the About box, the other libraries in one line, and where the texts are."""
     main = {name for name, _dist, _licence in MAIN_COMPONENTS} | {"Python", "DejaVu fonts"}
@@ -104,7 +121,10 @@ def about_html(items: list[Component], folder: Path | None) -> str:
         if folder is not None
         else "The full licence texts come with each installed package."
     )
+    own = own_licence_text(folder).strip().splitlines()
+    licence_line = html.escape(" ".join(line for line in own[:3] if line.strip()))
     return (
+        f"<p><b>{licence_line}</b>: free to use, copy, change and share (the whole text: LICENSE).</p>"
         f"<table cellspacing='4'><tr><th align='left'>part</th><th align='left'>version</th>"
         f"<th align='left'>licence</th></tr>{rows}</table>{others}<p>{where}</p>"
     )

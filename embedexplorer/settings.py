@@ -7,6 +7,7 @@ from typing import Any
 from PySide6.QtCore import QByteArray, QSettings
 
 from .core.common.constants import EXPORT_WIDTH_RANGE, K_RANGE, MULTI_TOKEN_ACTIONS
+from .state import AppState, Snapshot
 
 SETTINGS_VERSION = 1
 MAX_RECENT_MODELS = 8
@@ -141,6 +142,27 @@ class Settings:
 
     def sync(self) -> None:
         self._store.sync()
+
+    # ----- the application state: what is remembered of it, read and written here alone ------
+    def initial_state(self) -> Snapshot:
+        """The state a new window starts from: the remembered text, k, families and modes."""
+        return Snapshot(
+            text=self.text,
+            k=self.k,
+            families_file=self.families_file,
+            hidden_families=frozenset(self.hidden_families),
+            multi_token=self.multi_token,
+            presentation=self.presentation,
+        )
+
+    def follow(self, state: AppState) -> None:
+        """Remember each of those fields as it changes."""
+        state.watch("text", lambda text: setattr(self, "text", text))
+        state.watch("k", lambda k: setattr(self, "k", k))
+        state.watch("families_file", lambda path: setattr(self, "families_file", path))
+        state.watch("hidden_families", lambda hidden: setattr(self, "hidden_families", sorted(hidden)))
+        state.watch("multi_token", lambda mode: setattr(self, "multi_token", mode))
+        state.watch("presentation", lambda on: setattr(self, "presentation", on))
 
 
 def _as_int(value: object) -> int:

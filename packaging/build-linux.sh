@@ -23,7 +23,7 @@ for arg in "$@"; do
 done
 
 PY="${PYTHON:-python3}"
-VERSION="$(sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml | head -1)"
+VERSION="$(sed -n 's/^__version__ = "\([^"]*\)".*/\1/p' embedexplorer/__init__.py | head -1)"
 ARCH="$(uname -m)"
 NAME="EmbedExplorer-$VERSION-linux-$ARCH"
 step() { printf '\n== %s (%ds)\n' "$*" "$((SECONDS - START))"; }

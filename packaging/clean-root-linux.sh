@@ -24,7 +24,7 @@ for arg in "$@"; do
   esac
 done
 
-VERSION="$(sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml | head -1)"
+VERSION="$(sed -n 's/^__version__ = "\([^"]*\)".*/\1/p' embedexplorer/__init__.py | head -1)"
 DEB="dist/embedexplorer_${VERSION}_amd64.deb"
 ARCHIVE="dist/EmbedExplorer-$VERSION-linux-$(uname -m).tar.gz"
 SUITE=bookworm

@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 
 BIN="$(realpath "${1:-dist/EmbedExplorer/EmbedExplorer}")"
 TIMEOUT_S="${SMOKE_TIMEOUT_S:-180}"
-VERSION="$(sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml | head -1)"
+VERSION="$(sed -n 's/^__version__ = "\([^"]*\)".*/\1/p' embedexplorer/__init__.py | head -1)"
 ARCHIVE="dist/EmbedExplorer-$VERSION-linux-$(uname -m).tar.gz"
 SCRATCH="$(mktemp -d)"
 trap 'rm -rf "$SCRATCH"' EXIT

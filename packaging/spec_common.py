@@ -31,10 +31,10 @@ ICONS = ROOT / "resources" / "icons"
 
 
 def version() -> str:
-    """The version from pyproject.toml, without importing the package."""
-    for line in (ROOT / "pyproject.toml").read_text(encoding="utf-8").splitlines():
-        if line.startswith("version"):
-            return line.split("=", 1)[1].strip().strip('"')
+    """The version as embedexplorer/__init__.py writes it (its one place), without importing the package."""
+    for line in (ROOT / "embedexplorer" / "__init__.py").read_text(encoding="utf-8").splitlines():
+        if line.startswith("__version__"):
+            return line.split("=", 1)[1].split("#", 1)[0].strip().strip('"')
     return "0.0.0"
 
 

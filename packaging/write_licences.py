@@ -90,7 +90,8 @@ class Folder:
         self.index.append({"name": name, "version": version, "licence": licence, "files": sorted(written)})
 
     def finish(self) -> None:
-        self.index.sort(key=lambda e: str(e["name"]).lower())
+        # The app's own licence first, then its parts by name.
+        self.index.sort(key=lambda e: (e["name"] != "EmbedExplorer", str(e["name"]).lower()))
         (self.target / "index.json").write_text(json.dumps(self.index, indent=1) + "\n", encoding="utf-8")
         lines = [f"{e['name']} {e['version']}: {e['licence']} ({str(e['files'][0]).split('/')[0]}/)"  # type: ignore[index]
                  for e in self.index]
@@ -177,9 +178,10 @@ def _licence(dist: metadata.Distribution) -> str:
 
 
 def _project_version(root: Path) -> str:
-    for line in (root / "pyproject.toml").read_text(encoding="utf-8").splitlines():
-        if line.startswith("version"):
-            return line.split("=", 1)[1].strip().strip('"')
+    """The version as embedexplorer/__init__.py writes it (the one place it is written)."""
+    for line in (root / "embedexplorer" / "__init__.py").read_text(encoding="utf-8").splitlines():
+        if line.startswith("__version__"):
+            return line.split("=", 1)[1].split("#", 1)[0].strip().strip('"')
     return "0.0.0"
 
 

@@ -14,9 +14,10 @@ import time
 from dataclasses import dataclass
 
 from ..core.common.blas import limit_blas
-from ..core.common.errors import IncompleteModelError, QueryError
+from ..core.common.errors import IncompleteModelError
 from ..core.layers.layer_process import LayerProcess
-from ..core.layers.trace import DEFAULT_K, LayersAnswer, check_place, find_place, trace
+from ..core.layers.questions import check_layers_question
+from ..core.layers.trace import DEFAULT_K, LayersAnswer, trace
 from ..core.sources.resolve import looks_like_hub_id
 from .base import JobContext, Kind, Lane, Session
 
@@ -57,17 +58,9 @@ class LayersReply:
 def run_layers(ctx: JobContext, request: LayersRequest) -> LayersReply:
     table = ctx.session.table
     # Mistakes in the texts are told at once, before any model is loaded.
-    chosen = check_place(table, request.text, request.place)[request.place - 1]
-    compare = None
-    if request.compare_text is not None:
-        place = request.compare_place or find_place(table, request.compare_text, chosen.id)
-        if place is None:
-            raise QueryError(
-                f"{chosen.token} is not a token of {request.compare_text!r}: choose the place of the token "
-                "to compare with."
-            )
-        check_place(table, request.compare_text, place)
-        compare = (request.compare_text, place)
+    _chosen, compare = check_layers_question(
+        table, request.text, request.place, request.compare_text, request.compare_place
+    )
     ctx.check()
     process = model_process(ctx.session)
     load_seconds = None

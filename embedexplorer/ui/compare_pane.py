@@ -36,7 +36,10 @@ from PySide6.QtWidgets import (
 )
 
 from ..core.compare.comparison import Comparison
+from ..jobs.compare_jobs import COMPARE, CompareRequest
+from ..state import Selection
 from . import theme
+from .plugging import PaneContext
 
 POSITION_ROLE = Qt.ItemDataRole.UserRole
 MODEL_FILES = "Model files (*.safetensors *.gguf config.json);;All files (*)"
@@ -321,6 +324,36 @@ class ComparePane(QWidget):
 class CompareDialog(QDialog):
     """The Compare pane in a window of its own beside the main window (File > Compare with...)."""
 
+    @classmethod
+    def plug(cls, ctx: PaneContext) -> CompareDialog:
+        """File > Compare with...; the open model is table A, the state names table B (``second_model``)."""
+        dialog = cls(ctx.state.k, ctx.shell.window_widget())
+        pane, state, client = dialog.pane, ctx.state, ctx.client
+        ctx.shell.menu("&File").addAction("&Compare with...").triggered.connect(dialog.show_beside)
+
+        def request(spec: str, k: int, output_head: bool) -> None:
+            if not state.loaded:
+                pane.show_failure("Open a model first: it is table A of the comparison.")
+                return
+            pane.show_started("its output head" if output_head else spec)
+            state.update(second_model="output head" if output_head else spec)
+            client.submit(COMPARE, CompareRequest(spec, k, output_head))
+
+        def on_selection(selection: Selection | None) -> None:
+            if selection is not None:
+                pane.show_token_id(selection.token_id)
+
+        channel = client.channel(COMPARE)
+        channel.progress.connect(pane.show_progress)
+        channel.ready.connect(pane.show_comparison)
+        channel.failed.connect(lambda failure: pane.show_failure(failure.message))
+        pane.compare_requested.connect(request)
+        pane.stop_requested.connect(lambda: client.cancel(COMPARE))
+        pane.token_clicked.connect(lambda text: state.update(text=text))
+        state.watch("selection", on_selection)
+        state.watch("model_serial", lambda _serial: pane.clear())
+        return dialog
+
     def __init__(self, k: int, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("EmbedExplorer — compare two tables")
@@ -329,6 +362,11 @@ class CompareDialog(QDialog):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.pane)
         self.resize(1200, 640)
+
+    def show_beside(self) -> None:
+        self.show()
+        self.raise_()
+        self.activateWindow()
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
         super().showEvent(event)

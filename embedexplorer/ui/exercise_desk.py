@@ -1,190 +1,130 @@
-"""The chapter's exercises wired to the worker: guess first, the furthest family, analogies, two texts.
+"""The chapter's exercises beside the window: the furthest family, analogies, two texts, and their actions.
 
-The window owns one desk; the desk owns the exercise panes and dialogs, sends their
-requests and routes the answers back. It talks to the window's other panes only
-through their small methods (``set_hidden``, ``mark``, ``show_selection``).
+The desk owns the exercise dialogs, sends their requests and routes the answers back; it
+follows the application state (the model, k, the hidden families, the two texts) and
+changes it (Guess first), and never touches another pane. Guess first's own panes are in
+``guess_first.py``.
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog
 
-from ..core.exercises.guess import GuessOutcome
 from ..jobs.exercise_jobs import (
     ANALOGY,
-    COMPLETE,
     FAMILY_DISTANCES,
-    GUESS,
     PAIR_TOKENS,
-    SUGGEST,
     TWO_TEXTS,
-    CompletionRequest,
     DistancesRequest,
-    GuessRequest,
-    SuggestionsRequest,
 )
-from ..jobs.table_jobs import NeighboursAnswer
+from ..jobs.map_jobs import WORD_MAP
+from ..jobs.table_jobs import MAP
 from ..worker import Failure
 from .analogy_pane import AnalogyDialog
-from .exercises import GuessBar, SuggestionStrip
 from .family_distances import FamilyDistancesDialog
+from .plugging import PaneContext
 from .two_texts import TwoTextsDialog
-
-if TYPE_CHECKING:
-    from .main_window import MainWindow
 
 
 class ExerciseDesk(QObject):
-    """Guess first on the neighbour list; the other exercises in dialogs beside the window."""
+    """The Exercises menu and toolbar; the other exercises in dialogs beside the window."""
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window = window
-        self.client = window.client
-        self.guess_bar = GuessBar(k=window.settings.k)
-        self.guess_bar.hide()
-        self.suggestions = SuggestionStrip()
-        self.suggestions.hide()
-        self.analogy = AnalogyDialog(window.settings.k, window)
-        self.two_texts = TwoTextsDialog(window)
-        self.family_distances = FamilyDistancesDialog(window)
-        self._query: tuple[int, str] | None = None  # the selected token: id, readable form
-        self._waiting: NeighboursAnswer | None = None  # neighbours kept back until a guess
-        self.revealed = True
+    @classmethod
+    def plug(cls, ctx: PaneContext) -> ExerciseDesk:
+        return cls(ctx)
 
-        self.guess_action = QAction("&Guess first", window)
+    def __init__(self, ctx: PaneContext) -> None:
+        parent = ctx.shell.window_widget()
+        super().__init__(parent)
+        self.state, self.client = ctx.state, ctx.client
+        self.analogy = AnalogyDialog(ctx.state.k, parent)
+        self.two_texts = TwoTextsDialog(parent)
+        self.family_distances = FamilyDistancesDialog(parent)
+
+        self.guess_action = QAction("&Guess first", parent)
         self.guess_action.setCheckable(True)
         self.guess_action.setShortcut(QKeySequence("Ctrl+G"))
         self.guess_action.setToolTip("Guess the nearest neighbour before you see the list (Ctrl+G)")
-        self.guess_action.toggled.connect(self.set_guess_mode)
-        self.furthest_action = QAction("Which family is &furthest?", window)
+        self.guess_action.toggled.connect(lambda on: self.state.update(guess_mode=on))
+        self.furthest_action = QAction("Which family is &furthest?", parent)
         self.furthest_action.setToolTip("The chapter's map question: guess, then see the ranking")
         self.furthest_action.triggered.connect(self.ask_furthest_family)
-        self.distances_action = QAction("Family &distances", window)
+        self.distances_action = QAction("Family &distances", parent)
         self.distances_action.setToolTip("Families ranked by their mean cosine to all the other families")
         self.distances_action.triggered.connect(self.show_family_distances)
-        self.analogy_action = QAction("&Analogies...", window)
+        self.analogy_action = QAction("&Analogies...", parent)
         self.analogy_action.setShortcut(QKeySequence("Ctrl+Shift+A"))
         self.analogy_action.setToolTip("A - B + C: king - man + woman")
         self.analogy_action.triggered.connect(self.show_analogies)
-        self.two_texts_action = QAction("&Two texts...", window)
+        self.two_texts_action = QAction("&Two texts...", parent)
         self.two_texts_action.setShortcut(QKeySequence("Ctrl+Shift+T"))
         self.two_texts_action.setToolTip('"bank" in "the river bank" and in "my bank account"')
         self.two_texts_action.triggered.connect(self.show_two_texts)
         self._connect()
+        toolbar = ctx.shell.toolbar("Exercises")
+        menu = ctx.shell.menu("E&xercises")
+        for action in self.actions():
+            toolbar.addAction(action)
+            menu.addAction(action)
+        map_menu = ctx.shell.menu("&Map")
+        map_menu.addSeparator()
+        map_menu.addAction(self.distances_action)
+        map_menu.addAction(self.furthest_action)
 
     def actions(self) -> list[QAction]:
         return [self.guess_action, self.furthest_action, self.analogy_action, self.two_texts_action]
 
     def _connect(self) -> None:
-        channel = self.client.channel
-        channel(GUESS).ready.connect(self._on_guess_ready)
-        channel(GUESS).failed.connect(lambda failure: self.guess_bar.show_message(failure.message))
-        channel(COMPLETE).ready.connect(self.guess_bar.show_completions)
-        channel(SUGGEST).ready.connect(self.suggestions.show_suggestions)
+        state, channel = self.state, self.client.channel
+        pane = self.two_texts.pane
         channel(FAMILY_DISTANCES).ready.connect(self.family_distances.show_distances)
         channel(FAMILY_DISTANCES).failed.connect(lambda failure: self.family_distances.show_message(failure.message))
         channel(ANALOGY).ready.connect(self.analogy.pane.show_answer)
         channel(ANALOGY).failed.connect(lambda failure: self.analogy.pane.show_message(failure.message))
-        channel(PAIR_TOKENS).ready.connect(self.two_texts.pane.show_tokens)
+        channel(PAIR_TOKENS).ready.connect(pane.show_tokens)
         channel(PAIR_TOKENS).failed.connect(self._two_texts_failed)
-        channel(TWO_TEXTS).ready.connect(self.two_texts.pane.show_comparison)
+        channel(TWO_TEXTS).ready.connect(pane.show_comparison)
         channel(TWO_TEXTS).failed.connect(self._two_texts_failed)
+        channel(MAP).ready.connect(lambda _map: self._map_changed())
+        channel(WORD_MAP).ready.connect(lambda _map: self._map_changed())
 
-        self.guess_bar.guess_made.connect(self._on_guess_made)
-        self.guess_bar.completions_wanted.connect(lambda prefix: self._submit(COMPLETE, CompletionRequest(prefix)))
-        self.guess_bar.reveal_wanted.connect(lambda: self.reveal(None))
-        self.suggestions.word_picked.connect(self.window.token_pane.set_text)
         self.analogy.pane.requested.connect(lambda request: self._submit(ANALOGY, request))
-        self.two_texts.pane.tokens_wanted.connect(lambda request: self._submit(PAIR_TOKENS, request))
-        self.two_texts.pane.comparison_wanted.connect(lambda request: self._submit(TWO_TEXTS, request))
+        pane.tokens_wanted.connect(lambda request: self._submit(PAIR_TOKENS, request, pair_texts=pane.texts()))
+        pane.comparison_wanted.connect(lambda request: self._submit(TWO_TEXTS, request, pair_places=pane.places()))
+        state.update(pair_texts=pane.texts(), pair_places=pane.places())
+        state.watch("pair_texts", lambda _texts: self._show_pair())
+        state.watch("pair_places", lambda _places: self._show_pair())
+        state.watch("model_serial", lambda _serial: self._model_loaded())
+        state.watch("hidden_families", lambda _hidden: self._map_changed())
+        state.watch("guess_mode", self.guess_action.setChecked)
 
-    def _submit(self, kind: object, request: object) -> None:
-        if self.window.loaded:
+    def _show_pair(self) -> None:
+        """Texts or places that the pane does not show yet (a lesson's) go into it."""
+        pane, state = self.two_texts.pane, self.state
+        if pane.texts() != state.pair_texts or pane.places() != state.pair_places:
+            first, second = state.pair_texts
+            pane.set_texts(first, second, state.pair_places)
+
+    def _submit(self, kind: object, request: object, **changes: object) -> None:
+        self.state.update(**changes)
+        if self.state.loaded:
             self.client.submit(kind, request)  # type: ignore[arg-type]
 
-    # ----- what the window tells the desk ---------------------------------------------------
-    def model_loaded(self, spec: str) -> None:
-        self.guess_bar.reset_score(self.window.neighbours_pane.k())  # a new model, a new round
-        self.analogy.pane.model = spec
-        self.client.submit(SUGGEST, SuggestionsRequest())
+    # ----- what the state tells the desk ---------------------------------------------------
+    def _model_loaded(self) -> None:
+        self.analogy.pane.model = self.state.model_spec
         if self.analogy.isVisible():
             self.analogy.pane.submit()
         if self.two_texts.isVisible():
             self.two_texts.pane.request_tokens()
 
-    def map_changed(self) -> None:
+    def _map_changed(self) -> None:
         if self.family_distances.isVisible():
             self._request_distances()
 
-    def k_changed(self, k: int) -> None:
-        self.guess_bar.set_k(k)
-
-    def query_selected(self, token_id: int, token: str) -> None:
-        """A new token is looked up: in guess mode its neighbours stay hidden until a guess."""
-        if self._query is not None and self._query[0] == token_id and not self.revealed:
-            return
-        self._query = (token_id, token)
-        self._waiting = None
-        if self.guess_action.isChecked():
-            self.revealed = False
-            self.window.neighbours_pane.mark(None)
-            self.window.neighbours_pane.set_hidden(True, f"Guess the nearest neighbour of {token} first.")
-            self.window.map_view.clear_selection()  # the rings would give the answer away
-            self.guess_bar.ask(token)
-
-    def query_cleared(self) -> None:
-        self._query, self._waiting = None, None
-        self.revealed = True
-        self.window.neighbours_pane.set_hidden(False)
-
-    def hides_neighbours(self, answer: NeighboursAnswer) -> bool:
-        """True when ``answer`` must wait for a guess; the desk shows it on the map at the reveal."""
-        if self.revealed:
-            return False
-        self._waiting = answer
-        return True
-
-    # ----- guess first ---------------------------------------------------------------------
-    def set_guess_mode(self, on: bool) -> None:
-        self.guess_bar.setVisible(on)
-        self.suggestions.setVisible(on)
-        if on:
-            if self._query is not None:
-                token_id, token = self._query
-                self._query = None
-                self.query_selected(token_id, token)
-            self.guess_bar.input.setFocus()
-        else:
-            self.reveal(None)
-
-    def _on_guess_made(self, text: str) -> None:
-        if self._query is None:
-            self.guess_bar.show_message("Select a token first: click a chip or type a word.")
-            return
-        self._submit(GUESS, GuessRequest(self._query[0], text))
-
-    def _on_guess_ready(self, outcome: GuessOutcome) -> None:
-        if self._query is None or outcome.query.id != self._query[0]:
-            return
-        self.guess_bar.show_outcome(outcome)
-        self.reveal(outcome.guess.id)
-
-    def reveal(self, guess_id: int | None) -> None:
-        """Show the neighbours (and their rings on the map), the guess in bold."""
-        self.revealed = True
-        pane = self.window.neighbours_pane
-        pane.set_hidden(False)
-        pane.mark(guess_id)
-        waiting, self._waiting = self._waiting, None
-        if waiting is not None:
-            self.window.show_on_map(waiting)
-
-    # ----- the other exercises --------------------------------------------------------------
+    # ----- the exercises ----------------------------------------------------------------------
     def ask_furthest_family(self) -> None:
         self.family_distances.start_guess()
         self._open(self.family_distances)
@@ -196,7 +136,7 @@ class ExerciseDesk(QObject):
         self._request_distances()
 
     def _request_distances(self) -> None:
-        self._submit(FAMILY_DISTANCES, DistancesRequest(frozenset(self.window.settings.hidden_families)))
+        self._submit(FAMILY_DISTANCES, DistancesRequest(frozenset(self.state.hidden_families)))
 
     def show_analogies(self) -> None:
         self._open(self.analogy)

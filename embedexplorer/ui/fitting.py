@@ -14,15 +14,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import QByteArray, QEvent, QObject, QTimer
-from PySide6.QtWidgets import QComboBox, QMainWindow, QSplitter, QTableView, QTabWidget, QToolBar
+from PySide6.QtWidgets import QComboBox, QMainWindow, QSplitter, QTabWidget, QToolBar
 
 from .chapter_notice import ChapterNotice
+from .neighbours_pane import NeighboursPane
 from .row_view import RowView
 
 # Neighbour rows the list shows at least, with the row pane above it (the issue's figure for 1366x768).
 MIN_NEIGHBOUR_ROWS = 8
-# The row pane's plot at least this tall: shorter, its curves are a strip nobody can read.
-MIN_ROW_PLOT_HEIGHT = 100
 ROW_TAB_TITLE = "&Row"
 MODEL_BOX_CHARS, COMPACT_MODEL_BOX_CHARS = 34, 16
 BAR_ALLOWANCE = 16  # pixels a toolbar takes beyond its items: its handle and frame
@@ -37,15 +36,15 @@ class RowPlacement(QObject):
         The vertical splitter of the left column; the neighbours are its last widget.
     row_view:
         The row pane, at the top of ``left`` when there is room.
-    table:
-        The neighbour list, whose rows are counted.
+    neighbours:
+        The neighbour pane, which says how much taller it must be for a number of rows.
     tabs:
         The tabs beside the map, where the row pane goes on a short window.
     """
 
-    def __init__(self, left: QSplitter, row_view: RowView, table: QTableView, tabs: QTabWidget) -> None:
+    def __init__(self, left: QSplitter, row_view: RowView, neighbours: NeighboursPane, tabs: QTabWidget) -> None:
         super().__init__(left)
-        self.left, self.row_view, self.table, self.tabs = left, row_view, table, tabs
+        self.left, self.row_view, self.neighbours, self.tabs = left, row_view, neighbours, tabs
         self._split_state: QByteArray | None = None  # the left column's sizes, kept while the row pane is away
         self._sized = False  # True once the sizes were remembered, restored, or set for the first time
         # Later, not inside a resize: moving a pane re-lays out the very widgets being resized.
@@ -99,16 +98,13 @@ class RowPlacement(QObject):
     # ----- inside ----------------------------------------------------------------------------
     def _row_height(self) -> int:
         # The pane's own minimum counts its plot at a few pixels (it may be squeezed by hand): usable here.
-        plot = self.row_view.plot_widget.minimumSizeHint().height()
-        return self.row_view.minimumSizeHint().height() + max(0, MIN_ROW_PLOT_HEIGHT - plot)
+        return self.row_view.least_height()
 
     def _neighbours_height(self) -> int:
-        neighbours = self.left.widget(self.left.count() - 1)
-        if neighbours is None:
+        lower = self.left.widget(self.left.count() - 1)  # the neighbours, with what stacks on them
+        if lower is None:
             return 0
-        rows = self.table.verticalHeader().defaultSectionSize() * MIN_NEIGHBOUR_ROWS
-        table = rows + self.table.horizontalHeader().sizeHint().height() + 2 * self.table.frameWidth() + 2
-        return neighbours.minimumSizeHint().height() + max(0, table - self.table.minimumSizeHint().height())
+        return lower.minimumSizeHint().height() + self.neighbours.growth_for_rows(MIN_NEIGHBOUR_ROWS)
 
     def _fit_sizes(self, height: int) -> None:
         """Both panes at least as tall as they need: the first time, the neighbours get what

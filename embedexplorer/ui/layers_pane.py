@@ -6,7 +6,7 @@ from html import escape
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFont, QResizeEvent
+from PySide6.QtGui import QFont, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
@@ -25,9 +25,12 @@ from PySide6.QtWidgets import (
 )
 
 from ..core.layers.trace import LayersAnswer
-from ..jobs.layer_jobs import LayersReply, LayersRequest, ModelMissing
+from ..jobs.layer_jobs import LAYERS, LAYERS_WARM, LayersReply, LayersRequest, ModelMissing, WarmRequest
+from ..state import Selection
+from ..worker import Failure
 from . import theme
 from .plot_legend import TitleRowLegend
+from .plugging import PaneContext
 from .steady_label import SteadyLabel
 
 # The table's own cosine of a token's row with itself: where both texts start.
@@ -76,6 +79,7 @@ class LayersPane(QWidget):
 
     layers_requested = Signal(object)  # LayersRequest
     download_requested = Signal(str)  # a Hub id whose whole model should be downloaded
+    shown = Signal()
 
     def __init__(self, k: int = 5, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -365,13 +369,64 @@ class LayersPane(QWidget):
         if self._download_id:
             self.download_requested.emit(self._download_id)
 
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt override
+        super().showEvent(event)
+        self.shown.emit()
+
+    @classmethod
+    def plug(cls, ctx: PaneContext) -> LayersPane:
+        """The selected token through every layer; the model's process starts once the pane was first shown."""
+        pane = cls()
+        state, client, shell = ctx.state, ctx.client, ctx.shell
+        seen = False  # shown once: from then on the model's process starts with each model
+
+        def warm() -> None:
+            # So that torch is imported before the first question (its memory: docs/benchmarks.md).
+            if seen and state.loaded:
+                client.submit(LAYERS_WARM, WarmRequest())
+
+        def on_shown() -> None:
+            nonlocal seen
+            seen = True
+            warm()
+
+        def on_selection(selection: Selection | None) -> None:
+            if selection is not None:
+                pane.set_token(state.text, selection.place + 1, selection.token)
+
+        def on_model(_serial: int) -> None:
+            pane.clear()
+            warm()
+
+        def on_ready(reply: LayersReply) -> None:
+            shell.hide_progress()
+            pane.show_reply(reply)
+            if reply.load_seconds is not None and reply.answer is not None:
+                shell.show_status(f"Loaded the whole model in {reply.load_seconds:.1f} s")
+
+        def on_failed(failure: Failure) -> None:
+            shell.hide_progress()
+            pane.show_message(failure.message)
+
+        pane.shown.connect(on_shown)
+        pane.layers_requested.connect(lambda request: client.submit(LAYERS, request) if state.loaded else None)
+        # The layers need every weight: the whole model into the HF cache, not the table alone.
+        pane.download_requested.connect(lambda hub_id: shell.open_model(hub_id, allow_download=True, whole_model=True))
+        state.watch("selection", on_selection)
+        state.watch("model_serial", on_model)
+        state.watch("presentation", lambda on: pane.set_scale(theme.presentation_scale(on)))
+        pane.set_scale(theme.presentation_scale(state.presentation))
+        client.channel(LAYERS).progress.connect(shell.show_progress)
+        client.channel(LAYERS).ready.connect(on_ready)
+        client.channel(LAYERS).failed.connect(on_failed)
+        return pane
+
 
 if __name__ == "__main__":  # a preview with a real worker: python -m embedexplorer.ui.layers_pane [MODEL]
     import sys
 
     from PySide6.QtWidgets import QApplication, QStatusBar
 
-    from ..jobs.layer_jobs import LAYERS
     from ..jobs.table_jobs import LOAD, LoadRequest
     from ..worker import WorkerClient
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from html import escape
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QPainter, QPen
+from PySide6.QtGui import QColor, QKeySequence, QPainter, QPen
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -23,8 +23,10 @@ from PySide6.QtWidgets import (
 
 from ..core.common.constants import K_RANGE
 from ..core.text.texts import fixed
-from ..jobs.table_jobs import CosineAnswer, NeighboursAnswer
+from ..jobs.table_jobs import COSINE, NEIGHBOURS, CosineAnswer, CosineRequest, NeighboursAnswer, NeighboursRequest
+from ..state import Selection
 from . import theme
+from .plugging import PaneContext
 from .steady_label import SteadyLabel
 
 COSINE_COLUMN = 2
@@ -254,3 +256,58 @@ class NeighboursPane(QWidget):
             self.compare_requested.emit(text)
         else:
             self.compare_result.clear()
+
+    @classmethod
+    def plug(cls, ctx: PaneContext) -> NeighboursPane:
+        """The selected token's k nearest rows and the cosine with another word; k is the state's."""
+        state, client = ctx.state, ctx.client
+        pane = cls(k=state.k)
+
+        def ask(selection: Selection | None) -> None:
+            if selection is None:
+                client.cancel(NEIGHBOURS)
+                client.cancel(COSINE)
+                pane.clear()
+                return
+            client.submit(NEIGHBOURS, NeighboursRequest(selection.token_id, state.k))
+            if state.compare_text.strip():
+                client.submit(COSINE, CosineRequest(selection.token_id, state.compare_text))
+
+        def on_k(k: int) -> None:
+            pane.set_k(k)
+            if state.selection is not None:
+                client.submit(NEIGHBOURS, NeighboursRequest(state.selection.token_id, k))
+
+        def on_compare(other: str) -> None:
+            state.update(compare_text=other)
+            if state.selection is not None:
+                client.submit(COSINE, CosineRequest(state.selection.token_id, other))
+            else:
+                pane.show_compare_message("Select a token first.")
+
+        state.watch("selection", ask)
+        state.watch("k", on_k)
+        state.watch("model_serial", lambda _serial: pane.clear())
+        state.watch("neighbours_held", lambda held: pane.set_hidden(bool(held), held))
+        state.watch("guess_mark", pane.mark)
+        pane.k_changed.connect(lambda k: state.update(k=k))
+        pane.neighbour_activated.connect(lambda text: state.update(text=text))
+        pane.compare_requested.connect(on_compare)
+        client.channel(NEIGHBOURS).ready.connect(pane.show_neighbours)
+        client.channel(NEIGHBOURS).failed.connect(lambda failure: ctx.shell.show_message(failure.message))
+        client.channel(COSINE).ready.connect(pane.show_cosine)
+        client.channel(COSINE).failed.connect(lambda failure: pane.show_compare_message(failure.message))
+        compare = ctx.shell.menu("&View").addAction("&Compare with another word")
+        compare.triggered.connect(pane.focus_compare)
+        compare.setShortcut(QKeySequence("Ctrl+K"))
+        return pane
+
+    def focus_chain(self) -> list[QWidget]:
+        return [self.table, self.compare_input, self.k_box]
+
+    def growth_for_rows(self, rows: int) -> int:
+        """How much taller than its least height the list must be to show ``rows`` neighbours."""
+        table = self.table
+        wanted = table.verticalHeader().defaultSectionSize() * rows
+        wanted += table.horizontalHeader().sizeHint().height() + 2 * table.frameWidth() + 2
+        return max(0, wanted - table.minimumSizeHint().height())

@@ -8,13 +8,16 @@ from html import escape
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFont, QFontDatabase, QGuiApplication, QResizeEvent
+from PySide6.QtGui import QFont, QFontDatabase, QGuiApplication, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from ..core.layers.trace import LayerInput
-from ..jobs.table_jobs import RowAnswer
+from ..jobs.layer_jobs import LAYERS, LayersReply
+from ..jobs.table_jobs import ROW, RowAnswer, RowRequest
+from ..state import Selection
 from . import theme
 from .plot_legend import TitleRowLegend
+from .plugging import PaneContext
 from .steady_label import SteadyLabel
 
 SHOWN_NUMBERS = 6  # the chapter prints the first six numbers of a row
@@ -36,6 +39,10 @@ def _short_name(name: str) -> str:
         return "layer 1"
     return name.replace("position row", "pos").replace("token row", "token")
 
+
+
+# The plot at least this tall where the row sits above the neighbours: shorter, its curves are a strip.
+MIN_ROW_PLOT_HEIGHT = 100
 
 
 class RowView(QWidget):
@@ -229,3 +236,45 @@ class RowView(QWidget):
         self.legend.setLabelTextColor(theme.plot_foreground())
         for index, (name, width) in enumerate(LINE_WIDTHS.items()):
             self._curves[name].setPen(pg.mkPen(theme.family_colour(index), width=width * self.scale))
+
+    @classmethod
+    def plug(cls, ctx: PaneContext) -> RowView:
+        """The selected token's row; once the whole model ran, what really enters its layer 1."""
+        pane = cls()
+        state, client = ctx.state, ctx.client
+
+        def on_selection(selection: Selection | None) -> None:
+            if selection is None:
+                client.cancel(ROW)
+                pane.clear()
+            else:
+                client.submit(ROW, RowRequest(selection.token_id, selection.place))
+
+        def on_layers(reply: LayersReply) -> None:
+            if reply.answer is not None:
+                shown = reply.answer.token
+                pane.show_layer_input(shown.token.id, shown.place - 1, reply.answer.input)
+
+        state.watch("selection", on_selection)
+        state.watch("model_serial", lambda _serial: pane.clear())
+        state.watch("presentation", lambda on: pane.set_scale(theme.presentation_scale(on)))
+        pane.set_scale(theme.presentation_scale(state.presentation))
+        client.channel(ROW).ready.connect(pane.show_row)
+        client.channel(ROW).failed.connect(lambda failure: ctx.shell.show_message(failure.message))
+        client.channel(LAYERS).ready.connect(on_layers)
+        pane.copied.connect(lambda text: ctx.shell.show_status(text, 4000))
+        theme.on_colour_scheme_change(pane.apply_palette)
+        copy_row = ctx.shell.menu("&View").addAction("Copy the selected &row")
+        copy_row.triggered.connect(pane.copy_row)
+        copy_row.setShortcut(QKeySequence("Ctrl+Shift+C"))
+        return pane
+
+    def focus_chain(self) -> list[QWidget]:
+        return [self.show_position, self.copy_button]
+
+    def least_height(self) -> int:
+        """How tall the pane must be for its plot to be readable (at least ``min_plot`` pixels)."""
+        # The layout gives the plot its minimum height where one is set, else its hint (which grows
+        # with the axis font): count the one the layout uses, or the plot ends up short.
+        plot = self.plot_widget.minimumHeight() or self.plot_widget.minimumSizeHint().height()
+        return self.minimumSizeHint().height() + max(0, MIN_ROW_PLOT_HEIGHT - plot)

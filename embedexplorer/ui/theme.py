@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 
 # Colour-blind-safe first (Okabe-Ito), then distinct extras for custom families.
@@ -38,3 +40,19 @@ def plot_foreground() -> QColor:
 
 def accent() -> QColor:
     return QColor("#FFB000") if is_dark() else QColor("#C00060")
+
+
+# How much larger everything reads on a projector (View > Presentation).
+PRESENTATION_SCALE = 1.4
+
+
+def presentation_scale(on: bool) -> float:
+    """The factor text, markers and lines are drawn at: larger in presentation mode."""
+    return PRESENTATION_SCALE if on else 1.0
+
+
+def on_colour_scheme_change(redraw: Callable[[], None]) -> None:
+    """Call ``redraw`` when the desktop turns dark or light (Qt 6.5 and later say so)."""
+    hints = QGuiApplication.styleHints()
+    if hasattr(hints, "colorSchemeChanged"):
+        hints.colorSchemeChanged.connect(lambda _scheme: redraw())

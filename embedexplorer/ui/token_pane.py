@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QPainter
+from PySide6.QtGui import QKeySequence, QPainter
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
@@ -21,8 +21,10 @@ from PySide6.QtWidgets import (
 )
 
 from ..core.text.texts import Token
-from ..jobs.table_jobs import TokensAnswer
+from ..jobs.table_jobs import TOKENS, TokensAnswer, TokensRequest
+from ..state import Selection
 from . import fonts
+from .plugging import PaneContext
 from .steady_label import SteadyLabel
 
 TYPING_PAUSE_MS = 120  # wait for a pause in typing before asking the worker
@@ -231,3 +233,54 @@ class TokenPane(QWidget):
         # No taller than its parts: every spare pixel belongs to the panes below.
         layout = self.layout()
         return QSize(800, layout.sizeHint().height() if layout is not None else 150)
+
+    @classmethod
+    def plug(cls, ctx: PaneContext) -> TokenPane:
+        """The text of the state, split into tokens by the worker; a chip clicked is the state's selection."""
+        pane = cls()
+        state, client = ctx.state, ctx.client
+        pane.set_text_quietly(state.text)
+
+        def ask_tokens(text: str) -> None:
+            if not text.strip():
+                state.update(selection=None)  # no text, no token: nothing of the last one stays on screen
+            if state.loaded:
+                client.submit(TOKENS, TokensRequest(text))
+
+        def on_state_text(text: str) -> None:
+            if pane.text() != text:
+                pane.set_text_quietly(text)
+            ask_tokens(text)
+
+        def on_typed(text: str) -> None:
+            if state.text == text:
+                ask_tokens(text)
+            else:
+                state.update(text=text)
+
+        state.watch("text", on_state_text)
+        def on_place_wanted(place: int | None) -> None:
+            pane.select_when_shown(place)
+            if place is not None and place < pane.chip_list.count():
+                pane.select(place)  # the tokens are there already (the same text)
+
+        state.watch("place_wanted", on_place_wanted)
+        state.watch("model_serial", lambda _serial: pane.flush())
+        pane.text_changed.connect(on_typed)
+        def on_selected(token_id: int, place: int, token: str) -> None:
+            selection = Selection(token_id, place, token)
+            if selection == state.selection:
+                state.touch("selection")  # picked again (the same text typed again): asked again
+            state.update(selection=selection, place_wanted=None)
+
+        pane.token_selected.connect(on_selected)
+        client.channel(TOKENS).ready.connect(pane.show_tokens)
+        client.channel(TOKENS).failed.connect(lambda failure: pane.show_message(failure.message))
+        focus = ctx.shell.menu("&View").addAction("Focus the &text")
+        focus.triggered.connect(pane.focus)
+        focus.setShortcut(QKeySequence("Ctrl+L"))
+        return pane
+
+    def focus_chain(self) -> list[QWidget]:
+        """The pane's controls in the order Tab walks them."""
+        return [self.input, self.chip_list]

@@ -42,7 +42,9 @@ def test_the_folder_holds_the_texts_of_what_was_collected(tmp_path) -> None:
     assert items["tokenizers"].licence == "Apache Software License"
     assert any("Apache License" in (folder / f).read_text() for f in items["tokenizers"].files)
     index = json.loads((folder / "index.json").read_text())
-    assert [e["name"] for e in index] == sorted((e["name"] for e in index), key=str.lower)
+    # The app's own licence first, then its parts by name.
+    assert index[0]["name"] == "EmbedExplorer"
+    assert [e["name"] for e in index[1:]] == sorted((e["name"] for e in index[1:]), key=str.lower)
     readme = (folder / "README.txt").read_text()
     assert f"torch {metadata.version('torch')}:" in readme
 
@@ -76,3 +78,37 @@ def test_the_debian_copyright_file_names_every_part(tmp_path, capsys) -> None:
     # every paragraph has the three fields, and the stand-alone MIT text closes the file
     assert all({"Files", "Copyright", "License"} <= {line.split(":")[0] for line in p.splitlines()} for p in files)
     assert paragraphs[-1].startswith("License: MIT\n Permission is hereby granted")
+
+
+def test_the_version_is_written_once_and_read_everywhere() -> None:
+    import re
+    import subprocess
+    import sys
+
+    from embedexplorer import __version__
+
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert 'dynamic = ["version"]' in pyproject and not re.search(r'^version\s*=\s*"', pyproject, re.MULTILINE)
+    assert metadata.version("embedexplorer") == __version__  # what the installer read from it
+    shown = subprocess.run([sys.executable, "-m", "embedexplorer", "--version"], capture_output=True, text=True)
+    assert shown.stdout.strip() == f"embedexplorer {__version__}"
+    assert f"## {__version__} " in (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    spec_common = _load(ROOT / "packaging" / "spec_common.py")
+    assert spec_common.version() == __version__ == _writer()._project_version(ROOT)
+
+
+def test_the_apps_own_licence_comes_first(tmp_path) -> None:
+    from embedexplorer.core.sources.resolve import bundled_model_dir
+
+    folder = _writer().write(tmp_path / "licences", [], [], [], root=ROOT, model_dir=bundled_model_dir())
+    first = licences.components(folder)[0]
+    assert (first.name, first.licence) == ("EmbedExplorer", "MIT")
+    assert (folder / first.files[0]).read_text() == (ROOT / "LICENSE").read_text()
+    assert "MIT License Copyright (c) 2026 The EmbedExplorer authors" in licences.about_html([first], folder)
+
+
+def _load(path: Path):  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module

@@ -3,12 +3,28 @@
 from __future__ import annotations
 
 import pytest
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QApplication
 
 from embedexplorer.jobs.table_jobs import LOAD, MAP, NEIGHBOURS, TOKENS, NeighboursAnswer
 
 LOAD_TIMEOUT_MS = 60_000
 ANSWER_TIMEOUT_MS = 20_000
+
+
+# The window tests measure widgets: they draw with the font the app bundles (DejaVu Sans, from
+# .ci/setup's fonts-dejavu-core in a checkout), never with whatever default this machine's fonts give.
+WINDOW_TEST_POINT_SIZE = 9
+
+
+@pytest.fixture(scope="session", autouse=True)
+def bundled_font(qapp):  # type: ignore[no-untyped-def]
+    from embedexplorer.ui import fonts
+
+    family = fonts.register()
+    assert family, "the bundled font is missing: .ci/setup installs fonts-dejavu-core"
+    qapp.setFont(QFont(family, WINDOW_TEST_POINT_SIZE))
+    return family
 
 
 @pytest.fixture
@@ -42,12 +58,12 @@ def type_text(qtbot, window, text: str) -> NeighboursAnswer:  # type: ignore[no-
     neighbours = window.client.channel(NEIGHBOURS).ready
     neighbours.connect(answers.append)
     try:
-        window.token_pane.input.clear()
+        window.panes.token_pane.input.clear()
         with qtbot.waitSignal(
             window.client.channel(TOKENS).ready, timeout=ANSWER_TIMEOUT_MS, check_params_cb=lambda r: r.text == text
         ):
-            qtbot.keyClicks(window.token_pane.input, text)
-        selected = window.token_pane.chip_tokens[window.token_pane.selected_index()].id
+            qtbot.keyClicks(window.panes.token_pane.input, text)
+        selected = window.panes.token_pane.chip_tokens[window.panes.token_pane.selected_index()].id
         # The answer may arrive in the same event pass as the tokens: record, then look.
         qtbot.waitUntil(lambda: any(query_id(a) == selected for a in answers), timeout=ANSWER_TIMEOUT_MS)
     finally:

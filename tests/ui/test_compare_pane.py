@@ -37,7 +37,7 @@ def tables(tmp_path: Path) -> dict[str, Path]:
 
 def compare_with(qtbot, window, spec: str, ok: bool = True):  # type: ignore[no-untyped-def]
     """Type B into the pane and press Enter, as a person does; wait for the answer or the failure."""
-    pane = window.compare.pane
+    pane = window.panes.compare.pane
     pane.source.clear()
     qtbot.keyClicks(pane.source, spec)
     channel = window.client.channel(COMPARE)
@@ -49,14 +49,14 @@ def compare_with(qtbot, window, spec: str, ok: bool = True):  # type: ignore[no-
 def open_compare(window) -> None:  # type: ignore[no-untyped-def]
     action = next(a for a in window.menuBar().actions()[0].menu().actions() if a.text() == "&Compare with...")
     action.trigger()
-    assert window.compare.isVisible()
+    assert window.panes.compare.isVisible()
 
 
 def test_compare_shows_lists_neighbours_and_looks_tokens_up(qtbot, window, tables) -> None:  # type: ignore[no-untyped-def]
     open_model(qtbot, window, str(tables["a"]))
     open_compare(window)
     comparison = compare_with(qtbot, window, str(tables["b"]))
-    pane = window.compare.pane
+    pane = window.panes.compare.pane
     assert len(comparison) == 500 and not pane.message.isVisible()
     assert "F32" in pane.header.text() and "by id" in pane.header.text()
     assert f"mean <b>{comparison.overlap.mean():.2f}</b>" in pane.stats.text()
@@ -75,17 +75,17 @@ def test_compare_shows_lists_neighbours_and_looks_tokens_up(qtbot, window, table
     with qtbot.waitSignal(window.client.channel(TOKENS).ready, timeout=20_000):
         rect = pane.least.visualItemRect(least)
         qtbot.mouseClick(pane.least.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
-    assert window.token_pane.text() == comparison.text_of(comparison.least_changed()[0])
+    assert window.state.text == comparison.text_of(comparison.least_changed()[0])
 
 
 def test_bad_input_is_one_sentence_and_table_a_stays(qtbot, window, tables, tmp_path) -> None:  # type: ignore[no-untyped-def]
     open_model(qtbot, window, str(tables["a"]))
     open_compare(window)
-    pane = window.compare.pane
+    pane = window.panes.compare.pane
     failure = compare_with(qtbot, window, str(tmp_path / "missing.gguf"), ok=False)
     assert pane.message.isVisible() and "Could not open table B" in pane.message.text()
     assert pane.message.text().count(".") <= 3 and "Traceback" not in pane.message.text()
-    assert window.loaded and window.model_name.endswith("a.gguf")
+    assert window.state.loaded and window.state.model_name.endswith("a.gguf")
     assert failure.message == pane.message.text()
     compare_with(qtbot, window, str(tables["strangers"]), ok=False)
     assert "tokens in common" in pane.message.text()
@@ -94,12 +94,12 @@ def test_bad_input_is_one_sentence_and_table_a_stays(qtbot, window, tables, tmp_
     same = compare_with(qtbot, window, str(tables["a"]))
     assert "same file" in pane.header.text() and np.all(same.overlap == same.k)
     assert "row cosine: mean <b>1.0000</b>" in pane.stats.text()
-    assert window.loaded and window.model_name.endswith("a.gguf")
+    assert window.state.loaded and window.state.model_name.endswith("a.gguf")
 
 
 def test_compare_before_any_model_says_so(qtbot, window) -> None:  # type: ignore[no-untyped-def]
-    assert not window.loaded  # a window without a model: nothing to be table A
+    assert not window.state.loaded  # a window without a model: nothing to be table A
     open_compare(window)
-    window.compare.pane.source.setText("anything")
-    window.compare.pane.request()
-    assert "Open a model first" in window.compare.pane.message.text()
+    window.panes.compare.pane.source.setText("anything")
+    window.panes.compare.pane.request()
+    assert "Open a model first" in window.panes.compare.pane.message.text()

@@ -12,6 +12,7 @@ from safetensors.numpy import load_file
 
 from embedexplorer.jobs.exercise_jobs import ANALOGY, COMPLETE, FAMILY_DISTANCES, GUESS, SUGGEST, TWO_TEXTS
 from embedexplorer.jobs.table_jobs import ROW, TOKENS
+from embedexplorer.state import Selection
 from tests.core.test_family_distances import loop_means
 from tests.core.test_sources import run_cli
 from tests.ui.conftest import ANSWER_TIMEOUT_MS, open_model, settle, type_text
@@ -34,7 +35,7 @@ def brute_rank(table, query: int, row: int) -> tuple[int, float]:  # type: ignor
 
 
 def guess(qtbot, window, text: str):  # type: ignore[no-untyped-def]
-    bar = window.exercises.guess_bar
+    bar = window.panes.guess_bar
     bar.input.setText(text)
     with qtbot.waitSignal(window.client.channel(GUESS).ready, timeout=ANSWER_TIMEOUT_MS) as blocker:
         qtbot.keyClick(bar.input, Qt.Key.Key_Return)
@@ -44,25 +45,25 @@ def guess(qtbot, window, text: str):  # type: ignore[no-untyped-def]
 # ----- 1. guess first -------------------------------------------------------------------------------
 def test_guess_first_hides_then_reveals_with_rank_and_score(qtbot, window, minilm_table) -> None:
     open_model(qtbot, window, "bundled")
-    desk, pane = window.exercises, window.neighbours_pane
+    desk, pane = window.panes.exercises, window.panes.neighbours_pane
     with qtbot.waitSignal(window.client.channel(SUGGEST).ready, timeout=ANSWER_TIMEOUT_MS, raising=False):
         desk.guess_action.trigger()  # the toolbar button; Ctrl+G is its shortcut
     assert desk.guess_action.shortcut().toString() == "Ctrl+G"
     type_text(qtbot, window, "monday")
     settle()
     assert pane.is_hidden() and not pane.table.isVisible() and pane.hidden_note.isVisible()
-    assert window.map_view.canvas._query_item.data.size == 0  # no star, no rings: they would tell
+    assert window.panes.map_view.canvas._query_item.data.size == 0  # no star, no rings: they would tell
 
     outcome = guess(qtbot, window, "tuesday")
     rank, cosine = brute_rank(minilm_table, minilm_table.query("monday").id, minilm_table.query("tuesday").id)
     assert rank == 1
-    assert desk.guess_bar.result.text() == f"<b>tuesday is #1 of 30,521, cosine {cosine:.3f}</b>"
+    assert window.panes.guess_bar.result.text() == f"<b>tuesday is #1 of 30,521, cosine {cosine:.3f}</b>"
     assert outcome.rank.rank == rank
     assert not pane.is_hidden() and pane.table.isVisible()
     assert pane.table.item(0, 0).text() == "tuesday" and pane.table.item(0, 0).font().bold()
     assert not pane.table.item(1, 0).font().bold()
-    assert desk.guess_bar.score_label.text() == "1 guess: 1 #1, 1 in the top 8"
-    assert window.map_view.canvas._query_item.data.size == 1  # the star comes back with the answer
+    assert window.panes.guess_bar.score_label.text() == "1 guess: 1 #1, 1 in the top 8"
+    assert window.panes.map_view.canvas._query_item.data.size == 1  # the star comes back with the answer
 
     # A second token: hidden again; a guess far down the list is named by its rank.
     type_text(qtbot, window, "paris")
@@ -71,60 +72,61 @@ def test_guess_first_hides_then_reveals_with_rank_and_score(qtbot, window, minil
     rank, cosine = brute_rank(minilm_table, minilm_table.query("paris").id, minilm_table.query("banana").id)
     assert rank > 100 and far.rank.rank == rank
     assert f"banana is not in the first 100: rank {rank:,} of 30,521, cosine {cosine:.3f}" in (
-        desk.guess_bar.result.text()
+        window.panes.guess_bar.result.text()
     )
-    assert desk.guess_bar.score_label.text() == "2 guesses: 1 #1, 1 in the top 8"
+    assert window.panes.guess_bar.score_label.text() == "2 guesses: 1 #1, 1 in the top 8"
 
 
 def test_guess_completion_and_twenty_suggestions(qtbot, window, minilm_table) -> None:
     open_model(qtbot, window, "bundled")
-    desk = window.exercises
+    desk = window.panes.exercises
     with qtbot.waitSignal(window.client.channel(SUGGEST).ready, timeout=ANSWER_TIMEOUT_MS):
         desk.guess_action.setChecked(True)
         window.open_model("bundled")  # suggestions come with every model
-    words = desk.suggestions.tokens()
+    words = window.panes.suggestions.tokens()
     assert len(words) == 20 and words[:6] == ["paris", "france", "cat", "monday", "happy", "doctor"]
-    assert desk.suggestions.isVisible()
+    assert window.panes.suggestions.isVisible()
     with qtbot.waitSignal(
         window.client.channel(TOKENS).ready, timeout=ANSWER_TIMEOUT_MS, check_params_cb=lambda a: a.text == " king"
     ):
-        rect = desk.suggestions.list.visualItemRect(desk.suggestions.list.item(6))
-        qtbot.mouseClick(desk.suggestions.list.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
-    assert [t.token for t in window.token_pane.chip_tokens] == ["king"]
+        rect = window.panes.suggestions.list.visualItemRect(window.panes.suggestions.list.item(6))
+        qtbot.mouseClick(window.panes.suggestions.list.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert [t.token for t in window.panes.token_pane.chip_tokens] == ["king"]
 
-    desk.guess_bar.input.setFocus()
+    window.panes.guess_bar.input.setFocus()
     with qtbot.waitSignal(window.client.channel(COMPLETE).ready, timeout=ANSWER_TIMEOUT_MS) as blocker:
-        qtbot.keyClicks(desk.guess_bar.input, "quee")
+        qtbot.keyClicks(window.panes.guess_bar.input, "quee")
     offered = [token for _, token in blocker.args[0].tokens]
     assert "queen" in offered and all(t.removeprefix("##").startswith("quee") for t in offered)
-    assert desk.guess_bar.completer.model().stringList() == offered
+    assert window.panes.guess_bar.completer.model().stringList() == offered
 
 
 def test_guess_on_gpt2_takes_the_leading_space(qtbot, window, gpt2_folder, gpt2_table) -> None:
     open_model(qtbot, window, str(gpt2_folder))
-    window.exercises.guess_action.setChecked(True)
+    window.panes.exercises.guess_action.setChecked(True)
     type_text(qtbot, window, " Monday")
     outcome = guess(qtbot, window, "Tuesday")
     assert (outcome.guess.id, outcome.guess.token) == (3431, "_Tuesday")
     rank, cosine = brute_rank(gpt2_table, gpt2_table.query(" Monday").id, 3431)
     assert outcome.rank.rank == rank and outcome.rank.of == 50_256
-    assert outcome.message() in window.exercises.guess_bar.result.text()
+    assert outcome.message() in window.panes.guess_bar.result.text()
     # A word that is two tokens is refused with what it may have meant, and the list stays hidden.
-    window.exercises.query_selected(gpt2_table.query(" Friday").id, "_Friday")
-    bar = window.exercises.guess_bar
+    friday = gpt2_table.query(" Friday").id
+    window.state.update(selection=Selection(friday, 1, "_Friday"))
+    bar = window.panes.guess_bar
     bar.input.setText("tuesday")
     with qtbot.waitSignal(window.client.channel(GUESS).failed, timeout=ANSWER_TIMEOUT_MS):
         qtbot.keyClick(bar.input, Qt.Key.Key_Return)
     assert "one token is needed; try" in bar.result.text() and "_Tuesday" in bar.result.text()
-    assert window.neighbours_pane.is_hidden()
+    assert window.panes.neighbours_pane.is_hidden()
 
 
 # ----- 2. the furthest family -----------------------------------------------------------------------
 def test_furthest_family_guess_then_ranking(qtbot, window, minilm_table) -> None:
     open_model(qtbot, window, "bundled")
-    dialog = window.exercises.family_distances
+    dialog = window.panes.exercises.family_distances
     with qtbot.waitSignal(window.client.channel(FAMILY_DISTANCES).ready, timeout=ANSWER_TIMEOUT_MS):
-        window.exercises.furthest_action.trigger()
+        window.panes.exercises.furthest_action.trigger()
     assert dialog.isVisible() and dialog.families() == []  # nothing to see before a guess
     assert sorted(dialog._buttons) == sorted(FAMILIES)
     qtbot.mouseClick(dialog._buttons["days"], Qt.MouseButton.LeftButton)
@@ -147,10 +149,10 @@ def test_furthest_family_guess_then_ranking(qtbot, window, minilm_table) -> None
 
     # Map > Family distances: the ranking at once; hidden families are left out.
     with qtbot.waitSignal(window.client.channel(FAMILY_DISTANCES).ready, timeout=ANSWER_TIMEOUT_MS):
-        window.exercises.distances_action.trigger()
+        window.panes.exercises.distances_action.trigger()
     assert dialog.families() == order
     with qtbot.waitSignal(window.client.channel(FAMILY_DISTANCES).ready, timeout=ANSWER_TIMEOUT_MS):
-        window.map_view.set_hidden_families({"days"})
+        window.panes.map_view.set_hidden_families({"days"})
     # Without the days, every family's "others" are others too: the ranking is measured again.
     without = loop_means({name: rows for name, rows in vectors.items() if name != "days"})
     assert dialog.families() == sorted(without, key=lambda n: without[n][0])
@@ -159,9 +161,9 @@ def test_furthest_family_guess_then_ranking(qtbot, window, minilm_table) -> None
 # ----- 3. analogies ---------------------------------------------------------------------------------
 def test_analogy_pane_both_ways_and_same_as_the_cli(qtbot, window, minilm_table) -> None:
     open_model(qtbot, window, "bundled")
-    pane = window.exercises.analogy.pane
+    pane = window.panes.exercises.analogy.pane
     with qtbot.waitSignal(window.client.channel(ANALOGY).ready, timeout=ANSWER_TIMEOUT_MS) as blocker:
-        window.exercises.analogy_action.trigger()
+        window.panes.exercises.analogy_action.trigger()
     assert pane.tokens()[0] == "queen"
     assert "left out" in pane.inputs_line.text()
     assert "makes no claim" in pane.claim.text()
@@ -191,17 +193,17 @@ def test_analogy_pane_both_ways_and_same_as_the_cli(qtbot, window, minilm_table)
 def test_analogy_on_gpt2_spells_words_as_inside_a_sentence(qtbot, window, gpt2_folder) -> None:
     open_model(qtbot, window, str(gpt2_folder))
     with qtbot.waitSignal(window.client.channel(ANALOGY).ready, timeout=ANSWER_TIMEOUT_MS) as blocker:
-        window.exercises.show_analogies()
+        window.panes.exercises.show_analogies()
     assert blocker.args[0].label == "_king - _man + _woman"
-    assert "_king - _man + _woman" in window.exercises.analogy.pane.heading.text()
+    assert "_king - _man + _woman" in window.panes.exercises.analogy.pane.heading.text()
 
 
 # ----- 4. two texts ---------------------------------------------------------------------------------
 def test_two_texts_bank_on_gpt2(qtbot, window, gpt2_folder, gpt2_table) -> None:
     open_model(qtbot, window, str(gpt2_folder))
-    pane = window.exercises.two_texts.pane
+    pane = window.panes.exercises.two_texts.pane
     with qtbot.waitSignal(window.client.channel(TWO_TEXTS).ready, timeout=ANSWER_TIMEOUT_MS) as blocker:
-        window.exercises.two_texts_action.trigger()
+        window.panes.exercises.two_texts_action.trigger()
     answer = blocker.args[0]
     assert [t.token if t else None for t in pane.picked_tokens()] == ["_bank", "_bank"]
     assert "Same token id 3,331 (_bank): the same table row, cosine 1.000." in pane.verdict.text()
@@ -218,9 +220,9 @@ def test_two_texts_bank_on_gpt2(qtbot, window, gpt2_folder, gpt2_table) -> None:
 
 def test_two_texts_on_minilm_count_the_cls_row(qtbot, window) -> None:
     open_model(qtbot, window, "bundled")
-    pane = window.exercises.two_texts.pane
+    pane = window.panes.exercises.two_texts.pane
     with qtbot.waitSignal(window.client.channel(TWO_TEXTS).ready, timeout=ANSWER_TIMEOUT_MS):
-        window.exercises.show_two_texts()
+        window.panes.exercises.show_two_texts()
     assert "Same token id 2,924 (bank)" in pane.verdict.text()
     assert "place 3, position-table row 3" in pane.sides[0].text() and "LayerNorm(sum)" in pane.sides[0].text()
 
@@ -240,7 +242,7 @@ def test_row_pane_sum_is_what_minilm_sends_to_layer_1(qtbot, window, minilm_tabl
     normed = (total - total.mean()) / np.sqrt(total.var() + 1e-12)
     expected = normed * weights["embeddings.LayerNorm.weight"] + weights["embeddings.LayerNorm.bias"]
     np.testing.assert_allclose(shown.combined, expected, atol=1e-5)
-    view = window.row_view
+    view = window.panes.row_view
     assert "place 1, position-table row 1" in view.title.text()
     # Names as the pane gives them (a narrow pane prints them short: "pos 1", "layer 1").
     assert [name for name, _ in view.row_lines()] == ["token row", "position row 1", "LayerNorm, enters layer 1"]
@@ -254,32 +256,32 @@ def test_row_pane_on_gpt2_and_on_a_rotary_model(qtbot, window, gpt2_folder, gpt2
     with qtbot.waitSignal(window.client.channel(ROW).ready, timeout=ANSWER_TIMEOUT_MS) as blocker:
         type_text(qtbot, window, " Paris")
     np.testing.assert_array_equal(blocker.args[0].combined, gpt2_table.row(6342) + gpt2_table.position_row(0))
-    assert "place 1, position-table row 0" in window.row_view.title.text()
-    assert [name for name, _ in window.row_view.row_lines()][-1] == "sum, enters layer 1"
+    assert "place 1, position-table row 0" in window.panes.row_view.title.text()
+    assert [name for name, _ in window.panes.row_view.row_lines()][-1] == "sum, enters layer 1"
 
     from tests.faults.helpers import build_rotary_folder
 
     open_model(qtbot, window, str(build_rotary_folder(tmp_path / "rotary")))
     with qtbot.waitSignal(window.client.channel(ROW).ready, timeout=ANSWER_TIMEOUT_MS):
         type_text(qtbot, window, "hello")
-    numbers = window.row_view.numbers
+    numbers = window.panes.row_view.numbers
     assert numbers.textFormat() == Qt.TextFormat.RichText  # "&nbsp;" is markup, never printed
-    assert [name for name, _ in window.row_view.row_lines()] == ["token row"]
-    assert "no position table" in window.row_view.note.text()
+    assert [name for name, _ in window.panes.row_view.row_lines()] == ["token row"]
+    assert "no position table" in window.panes.row_view.note.text()
 
 
 # ----- 6. which model am I looking at ---------------------------------------------------------------
 def test_notice_for_a_model_that_is_not_gpt2(qtbot, window, gpt2_folder) -> None:
     open_model(qtbot, window, "bundled")
-    notice = window.chapter_notice
-    assert window._notice_action.isVisible()
+    notice = window.model_bar.chapter_notice
+    assert window.model_bar.notice_action.isVisible()
     window.resize(1600, 900)  # wide enough for the model bar in full
     qtbot.waitUntil(lambda: notice.label.text() == "Not GPT-2: the chapter's numbers differ.")
     window.resize(1024, 640)  # a laptop: the note says less, every exercise button stays on the bar
     qtbot.waitUntil(lambda: notice.label.text() == "Not GPT-2.")
     assert "(30,522 x 384)" in notice.toolTip() and notice.download.text() == "Download GPT-2"
     open_model(qtbot, window, str(gpt2_folder))
-    assert not window._notice_action.isVisible()
+    assert not window.model_bar.notice_action.isVisible()
 
 
 @pytest.mark.parametrize("spec", ["bundled"])
@@ -288,8 +290,8 @@ def test_download_button_says_why_it_cannot_and_keeps_the_model_box(qtbot, windo
 
     open_model(qtbot, window, spec)
     with qtbot.waitSignal(window.client.channel(LOAD).failed, timeout=ANSWER_TIMEOUT_MS):
-        qtbot.mouseClick(window.chapter_notice.download, Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(window.model_bar.chapter_notice.download, Qt.MouseButton.LeftButton)
     # Tests run with HF_HUB_OFFLINE: the download is refused in words, and the model in use stays named.
     assert "HF_HUB_OFFLINE" in window.message_bar.text()
-    assert window.model_box.currentText() == spec
+    assert window.model_bar.box.currentText() == spec
     assert "Still using all-MiniLM-L6-v2" in window.facts_label.text()

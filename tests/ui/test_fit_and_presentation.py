@@ -12,9 +12,11 @@ from PySide6.QtWidgets import QApplication, QToolBar, QWidget
 
 from embedexplorer.jobs.map_jobs import WORD_MAP
 from embedexplorer.jobs.table_jobs import MAP
-from embedexplorer.ui.fitting import MIN_NEIGHBOUR_ROWS, MIN_ROW_PLOT_HEIGHT
+from embedexplorer.ui.fitting import MIN_NEIGHBOUR_ROWS
 from embedexplorer.ui.map_canvas import BIG_FAMILY_SIZE, REST_SIZE
-from embedexplorer.ui.teaching import PRESENTATION_SCALE, SCALED_PROPERTY
+from embedexplorer.ui.row_view import MIN_ROW_PLOT_HEIGHT
+from embedexplorer.ui.teaching import SCALED_PROPERTY
+from embedexplorer.ui.theme import PRESENTATION_SCALE
 from tests.ui.conftest import LOAD_TIMEOUT_MS, open_model, settle, type_text
 
 
@@ -36,8 +38,8 @@ def check_fits(qtbot, window, width: int, height: int) -> None:  # type: ignore[
     screen = QRect(0, 0, width, height)
     assert (window.width(), window.height()) == (width, height)  # its smallest size fits the screen
     central = rect_in(window.centralWidget(), window)
-    canvas = window.map_view.canvas
-    window.right.setCurrentWidget(window.map_view)
+    canvas = window.panes.map_view.canvas
+    window.right.setCurrentWidget(window.panes.map_view)
     settle()
     on_screen = rect_in(canvas, window)
     assert central.contains(on_screen) and screen.contains(on_screen), (on_screen, central)
@@ -45,10 +47,10 @@ def check_fits(qtbot, window, width: int, height: int) -> None:  # type: ignore[
     view = QRectF(canvas.viewport().rect())
     for item in (canvas.plot, canvas.caption):
         assert view.contains(QRectF(canvas.mapFromScene(item.sceneBoundingRect()).boundingRect())), item
-    assert not on_screen.intersects(rect_in(window.map_view.panel, window))
-    assert not rect_in(window.neighbours_pane, window).intersects(rect_in(window.right, window))
+    assert not on_screen.intersects(rect_in(window.panes.map_view.panel, window))
+    assert not rect_in(window.panes.neighbours_pane, window).intersects(rect_in(window.right, window))
     if not window.row_placement.compact:
-        assert not rect_in(window.row_view, window).intersects(rect_in(window.neighbours_pane, window))
+        assert not rect_in(window.panes.row_view, window).intersects(rect_in(window.panes.neighbours_pane, window))
     # Every exercise button on its bar, none behind the "»" of a bar too narrow for it.
     for bar in window.findChildren(QToolBar):
         for action in bar.actions():
@@ -57,10 +59,10 @@ def check_fits(qtbot, window, width: int, height: int) -> None:  # type: ignore[
                 assert widget.isVisible() and screen.contains(rect_in(widget, window)), action.text()
     # The row plot is a plot, not a strip: on its tab when the row pane sits beside the map.
     if window.row_placement.compact:
-        window.right.setCurrentWidget(window.row_view)
+        window.right.setCurrentWidget(window.panes.row_view)
         settle()
-    assert window.row_view.plot_widget.height() >= MIN_ROW_PLOT_HEIGHT
-    window.right.setCurrentWidget(window.map_view)
+    assert window.panes.row_view.plot_widget.height() >= MIN_ROW_PLOT_HEIGHT
+    window.right.setCurrentWidget(window.panes.map_view)
 
 
 @pytest.mark.parametrize("model", ["bundled", "gpt2"])
@@ -70,17 +72,17 @@ def test_the_window_fits_1366x768_and_1024x640(qtbot, window, gpt2_folder, model
     at_size(qtbot, window, 1366, 768)
     # Room for both: the row pane above the neighbours, and eight neighbour rows visible.
     assert not window.row_placement.compact
-    assert window.neighbours_pane.visible_rows() >= MIN_NEIGHBOUR_ROWS
-    assert window.neighbours_pane.table.rowCount() == 8
+    assert window.panes.neighbours_pane.visible_rows() >= MIN_NEIGHBOUR_ROWS
+    assert window.panes.neighbours_pane.table.rowCount() == 8
     check_fits(qtbot, window, 1366, 768)
     at_size(qtbot, window, 1024, 640)
     # Too short for both: the row pane is a tab beside the map; the list keeps its rows.
-    assert window.row_placement.compact and window.right.indexOf(window.row_view) == 1
-    assert window.neighbours_pane.visible_rows() >= MIN_NEIGHBOUR_ROWS
+    assert window.row_placement.compact and window.right.indexOf(window.panes.row_view) == 1
+    assert window.panes.neighbours_pane.visible_rows() >= MIN_NEIGHBOUR_ROWS
     check_fits(qtbot, window, 1024, 640)
     at_size(qtbot, window, 1366, 768)  # and back, above the neighbours again
-    assert not window.row_placement.compact and window.left.indexOf(window.row_view) == 0
-    assert window.right.indexOf(window.row_view) == -1
+    assert not window.row_placement.compact and window.left.indexOf(window.panes.row_view) == 0
+    assert window.right.indexOf(window.panes.row_view) == -1
     check_fits(qtbot, window, 1366, 768)
 
 
@@ -88,13 +90,13 @@ def test_presentation_fits_1024x640_and_the_layers_pane_scrolls_instead(qtbot, w
     open_model(qtbot, window, "bundled")
     type_text(qtbot, window, "monday")
     at_size(qtbot, window, 1024, 640)  # the row pane goes to its tab first, as on a laptop's screen
-    window.teaching.presentation_action.setChecked(True)
+    window.panes.teaching.presentation_action.setChecked(True)
     try:
         at_size(qtbot, window, 1024, 640)
         check_fits(qtbot, window, 1024, 640)  # the Layers pane's height no longer sets the window's floor
         # The map keeps a plot, not a strip: its caption shows its first line, the rest in the tooltip,
         # and a picture still carries the whole caption.
-        canvas = window.map_view.canvas
+        canvas = window.panes.map_view.canvas
         whole = canvas.caption_html
         assert canvas.caption.text == whole.split("<br>")[0] != whole
         assert "between families" in canvas.caption.toolTip() and "between families" in whole
@@ -117,7 +119,7 @@ def test_presentation_fits_1024x640_and_the_layers_pane_scrolls_instead(qtbot, w
         facts = window.facts_label
         assert facts.shown_text().endswith("…") and facts.text().startswith(facts.shown_text()[:-1])
         assert facts.fontMetrics().horizontalAdvance(facts.shown_text()) <= facts.contentsRect().width()
-        pane = window.layers_pane
+        pane = window.panes.layers_pane
         window.right.setCurrentWidget(pane)
         settle()
         # Its plots keep a readable height; what does not fit is a scroll away, not cut off.
@@ -129,14 +131,14 @@ def test_presentation_fits_1024x640_and_the_layers_pane_scrolls_instead(qtbot, w
         note = rect_in(pane.note, pane.scroll_area.viewport())
         assert pane.scroll_area.viewport().rect().contains(note)
     finally:
-        window.teaching.presentation_action.setChecked(False)
+        window.panes.teaching.presentation_action.setChecked(False)
     at_size(qtbot, window, 1366, 768)  # room again: the whole caption and titles on screen
-    assert window.map_view.canvas.caption.text == window.map_view.canvas.caption_html
-    window.right.setCurrentWidget(window.map_view)
+    assert window.panes.map_view.canvas.caption.text == window.panes.map_view.canvas.caption_html
+    window.right.setCurrentWidget(window.panes.map_view)
     settle()
-    assert window.map_view.canvas.plot.getAxis("left").labelText == "direction 2 of the PCA map"
+    assert window.panes.map_view.canvas.plot.getAxis("left").labelText == "direction 2 of the PCA map"
     assert window.facts_label.shown_text() == window.facts_label.text()
-    assert window.map_view.canvas.caption.toolTip() == ""
+    assert window.panes.map_view.canvas.caption.toolTip() == ""
 
 
 def test_the_left_column_sizes_are_remembered_through_a_small_window(qtbot, tmp_path) -> None:
@@ -148,7 +150,8 @@ def test_the_left_column_sizes_are_remembered_through_a_small_window(qtbot, tmp_
     first.show()
     at_size(qtbot, first, 1366, 768)
     total = sum(first.left.sizes())
-    first.left.setSizes([total - 330, 330])
+    row = first.panes.row_view.least_height() + 6  # a split of the user's own, within what each pane needs
+    first.left.setSizes([row, total - row])
     wanted = first.left.sizes()
     at_size(qtbot, first, 1024, 640)  # the row pane goes beside the map...
     assert first.row_placement.compact
@@ -164,7 +167,7 @@ def test_the_left_column_sizes_are_remembered_through_a_small_window(qtbot, tmp_
 
 def drawn_sizes(window) -> dict[str, float]:  # type: ignore[no-untyped-def]
     """The size pyqtgraph draws the first point of each scatter item at (families, rest, star, rings)."""
-    canvas = window.map_view.canvas
+    canvas = window.panes.map_view.canvas
     items = dict(canvas._family_items)
     items.update({"rest": canvas._rest_item, "star": canvas._query_item, "rings": canvas._neighbour_item})
     return {name: item.points()[0].size() for name, item in items.items() if item is not None and len(item.data)}
@@ -181,19 +184,19 @@ def test_presentation_draws_the_map_larger_and_is_remembered(qtbot, tmp_path) ->
     try:
         open_model(qtbot, window, "bundled")
         type_text(qtbot, window, "monday")
-        canvas, row_view = window.map_view.canvas, window.row_view
+        canvas, row_view = window.panes.map_view.canvas, window.panes.row_view
         normal = drawn_sizes(window)
         assert {"star", "rings", "days"} <= set(normal)
         normal_text = (canvas.labels.font.pointSizeF(), canvas.caption.item.font().pointSizeF())
         normal_legend = [entry[3] for entry in canvas.legend_entries()]
         normal_tick = row_view.plot_widget.getAxis("bottom").style["tickFont"].pointSizeF()
-        layers = window.layers_pane
+        layers = window.panes.layers_pane
         normal_layers = (
             layers.cosine_plot.getAxis("left").style["tickFont"].pointSizeF(),
             layers._row_curve.opts["pen"].widthF(),
         )
 
-        window.teaching.presentation_action.trigger()
+        window.panes.teaching.presentation_action.trigger()
         large = drawn_sizes(window)
         assert large.keys() == normal.keys()
         for name, size in normal.items():
@@ -216,40 +219,40 @@ def test_presentation_draws_the_map_larger_and_is_remembered(qtbot, tmp_path) ->
 
         # A new map while presentation is on is drawn large too: the whole vocabulary...
         with qtbot.waitSignal(window.client.channel(WORD_MAP).ready, timeout=LOAD_TIMEOUT_MS):
-            window.map_view.request_word_map("all")
+            window.panes.map_view.request_word_map("all")
         qtbot.waitUntil(lambda: canvas._rest_item is not None)
         big = drawn_sizes(window)
         assert big["rest"] == pytest.approx(REST_SIZE * PRESENTATION_SCALE)
         assert big["days"] == pytest.approx(BIG_FAMILY_SIZE * PRESENTATION_SCALE)
-        window.teaching.presentation_action.trigger()
+        window.panes.teaching.presentation_action.trigger()
         assert drawn_sizes(window)["rest"] == REST_SIZE and drawn_sizes(window)["days"] == BIG_FAMILY_SIZE
-        window.teaching.presentation_action.trigger()
+        window.panes.teaching.presentation_action.trigger()
         # ...and the family map again.
         with qtbot.waitSignal(window.client.channel(MAP).ready, timeout=LOAD_TIMEOUT_MS):
-            window.map_view.show_family_map()
+            window.panes.map_view.show_family_map()
         qtbot.waitUntil(lambda: canvas._rest_item is None and "star" in drawn_sizes(window))
         assert drawn_sizes(window) == pytest.approx(large)
 
         # Off: exactly the normal sizes again.
-        window.teaching.presentation_action.trigger()
+        window.panes.teaching.presentation_action.trigger()
         assert drawn_sizes(window) == normal
         assert (canvas.labels.font.pointSizeF(), canvas.caption.item.font().pointSizeF()) == normal_text
         assert [entry[3] for entry in canvas.legend_entries()] == normal_legend
         assert row_view.plot_widget.getAxis("bottom").style["tickFont"].pointSizeF() == normal_tick
         assert layers.cosine_plot.getAxis("left").style["tickFont"].pointSizeF() == normal_layers[0]
         assert layers._row_curve.opts["pen"].widthF() == normal_layers[1]
-        window.teaching.presentation_action.trigger()
+        window.panes.teaching.presentation_action.trigger()
         window.close()
 
         # Remembered: a new window with the same settings draws its first map large.
         again = create_window(settings)
         qtbot.addWidget(again)
         again.show()
-        assert again.teaching.presentation_action.isChecked()
+        assert again.panes.teaching.presentation_action.isChecked()
         open_model(qtbot, again, "bundled")
         type_text(qtbot, again, "monday")
         assert drawn_sizes(again) == pytest.approx(large)
-        again.teaching.presentation_action.trigger()
+        again.panes.teaching.presentation_action.trigger()
         assert drawn_sizes(again) == normal
         again.close()
     finally:
@@ -268,19 +271,19 @@ def test_exports_follow_presentation(qtbot, window, tmp_path) -> None:
     drawings = {}
     try:
         for on in (False, True):
-            window.teaching.presentation_action.setChecked(on)
+            window.panes.teaching.presentation_action.setChecked(on)
             svg = tmp_path / f"map-{on}.svg"
             png = tmp_path / f"map-{on}.png"
-            assert window.map_view.export_to(str(svg)) and window.map_view.export_to(str(png), 1200)
+            assert window.panes.map_view.export_to(str(svg)) and window.panes.map_view.export_to(str(png), 1200)
             assert png_facts(png)[0] == 1200
             drawings[on] = svg.read_text(encoding="utf-8")
-            canvas = window.map_view.canvas
+            canvas = window.panes.map_view.canvas
             areas = canvas.export_text_areas
             # Each of the legend's lines at least as tall as the axis title: as readable in the picture.
             line = areas["legend names"].height() / len(canvas.legend_entries())
             assert line >= areas["bottom axis title"].height(), (line, areas)
     finally:
-        window.teaching.presentation_action.setChecked(False)
+        window.panes.teaching.presentation_action.setChecked(False)
     # The rings' radius in the drawing: 7.5 pixels, or 7.5 x 1.4.
     assert 'r="7.5" fill="none"' in drawings[False]
     assert f'r="{7.5 * PRESENTATION_SCALE:g}" fill="none"' in drawings[True]

@@ -79,8 +79,8 @@ def test_chips_escape_what_no_installed_font_can_draw(qtbot, window) -> None:
     text = f"bank {NIHON}"  # set, not typed: Qt's test keyboard has no CJK keys
     answered = window.client.channel(TOKENS).ready
     with qtbot.waitSignal(answered, timeout=ANSWER_TIMEOUT_MS, check_params_cb=lambda r: r.text == text):
-        window.token_pane.set_text(text)
-    tokens = window.token_pane.chip_tokens
+        window.panes.token_pane.set_text(text)
+    tokens = window.panes.token_pane.chip_tokens
     assert [t.token for t in tokens] == ["bank", "日", "本"]
     # Independently of the app: does any font on this machine have a glyph for 日?
     anywhere = any(
@@ -88,7 +88,7 @@ def test_chips_escape_what_no_installed_font_can_draw(qtbot, window) -> None:
         for family in QFontDatabase.families()
     )
     expected = "日" if anywhere else "U+65E5"
-    assert window.token_pane.chip_labels == [
+    assert window.panes.token_pane.chip_labels == [
         f"bank\n{tokens[0].id}", f"{expected}\n{tokens[1].id}", f"{'本' if anywhere else 'U+672C'}\n{tokens[2].id}"
     ]
 

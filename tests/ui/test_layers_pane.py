@@ -154,38 +154,38 @@ def test_two_banks_in_the_window_while_quick_questions_keep_answering(qtbot, win
     type_text(qtbot, window, RIVER)
     channel = window.client.channel
     with qtbot.waitSignal(channel(ROW).ready, timeout=ANSWER_TIMEOUT_MS):
-        window.token_pane.select(2)
-    window.right.setCurrentWidget(window.layers_pane)
-    window.layers_pane.set_compare(ACCOUNT)
+        window.panes.token_pane.select(2)
+    window.right.setCurrentWidget(window.panes.layers_pane)
+    window.panes.layers_pane.set_compare(ACCOUNT)
     order: list[str] = []
     channel(NEIGHBOURS).ready.connect(lambda _answer: order.append("neighbours"))
     with qtbot.waitSignal(channel(LAYERS).ready, timeout=LOAD_TIMEOUT_MS):
-        qtbot.mouseClick(window.layers_pane.run_button, Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(window.panes.layers_pane.run_button, Qt.MouseButton.LeftButton)
         order.append("layers asked")
         # The whole model loads in the long lane; a neighbour question is answered meanwhile.
         window.client.submit(NEIGHBOURS, NeighboursRequest("river", 5))
         qtbot.waitUntil(lambda: "neighbours" in order, timeout=ANSWER_TIMEOUT_MS)
         order.append("neighbours before layers")
     expected = [s.cosine_to_compare for s in bank_reply.answer.steps]
-    assert f"after layer 6: <b>{expected[-1]:.3f}</b>" in window.layers_pane.headline.text()
+    assert f"after layer 6: <b>{expected[-1]:.3f}</b>" in window.panes.layers_pane.headline.text()
     assert not window.progress.isVisible()
     # The row pane now shows what really enters layer 1: the model's own step, LayerNorm included.
-    np.testing.assert_allclose(window.row_view._result.combined, bank_reply.answer.input.enters, atol=1e-6)
+    np.testing.assert_allclose(window.panes.row_view._result.combined, bank_reply.answer.input.enters, atol=1e-6)
     # "bank" is place 3; MiniLM puts [CLS] first, so its position-table row (counted from 0) is 3.
-    names = [name for name, _ in window.row_view.row_lines()]
+    names = [name for name, _ in window.panes.row_view.row_lines()]
     assert names == ["token row", "position row 3", "LayerNorm, enters layer 1"]
-    assert "LayerNorm" in window.row_view.note.text()
+    assert "LayerNorm" in window.panes.row_view.note.text()
     # A token the second text does not have: the pane says so, in words.
     with qtbot.waitSignal(channel(LAYERS).failed, timeout=ANSWER_TIMEOUT_MS):
-        window.token_pane.select(1)
-    assert "river is not a token of 'my bank account'" in window.layers_pane.headline.text()
+        window.panes.token_pane.select(1)
+    assert "river is not a token of 'my bank account'" in window.panes.layers_pane.headline.text()
     # Once the model is loaded, a change runs at once: here, clearing the second text.
 
     def about_river(reply: LayersReply) -> bool:
         return reply.answer is not None and reply.answer.token.token.token == "river"
 
     with qtbot.waitSignal(channel(LAYERS).ready, timeout=ANSWER_TIMEOUT_MS, check_params_cb=about_river) as second:
-        window.layers_pane.set_compare(None)
+        window.panes.layers_pane.set_compare(None)
     assert second.args[0].load_seconds is None and second.args[0].answer.compare is None
 
 
@@ -247,7 +247,7 @@ def test_the_layers_pane_starts_the_models_process_and_closing_ends_it(qtbot, wi
     open_model(qtbot, window, "bundled")
     derived = window.client.session.derived
     assert MODEL_KEY not in derived  # nobody asked for the layers: no torch anywhere
-    window.right.setCurrentWidget(window.layers_pane)
+    window.right.setCurrentWidget(window.panes.layers_pane)
     qtbot.waitUntil(lambda: isinstance(derived.get(MODEL_KEY), LayerProcess), timeout=ANSWER_TIMEOUT_MS)
     process = derived[MODEL_KEY]
     pid = process.pid

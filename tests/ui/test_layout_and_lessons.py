@@ -9,7 +9,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
 
 from embedexplorer.jobs.table_jobs import COSINE, LOAD, NEIGHBOURS, TOKENS, NeighboursRequest
-from embedexplorer.ui.main_window import READING_HELP
+from embedexplorer.ui.help_menu import READING_HELP
 from tests.ui.conftest import ANSWER_TIMEOUT_MS, open_model, settle, type_text
 
 
@@ -18,13 +18,13 @@ def test_eight_neighbour_rows_at_1366x768_and_everything_fits_1024x640(qtbot, wi
     open_model(qtbot, window, "bundled")
     type_text(qtbot, window, "monday")
     settle()
-    assert window.neighbours_pane.visible_rows() >= 8
+    assert window.panes.neighbours_pane.visible_rows() >= 8
     # The smallest the layout can be, guess mode and its strip included, fits a 1024x640 screen.
-    window.exercises.guess_action.setChecked(True)
+    window.panes.exercises.guess_action.setChecked(True)
     settle()
     smallest = window.minimumSizeHint()
     assert smallest.width() <= 1024 and smallest.height() <= 640, smallest
-    window.exercises.guess_action.setChecked(False)
+    window.panes.exercises.guess_action.setChecked(False)
 
 
 def test_window_never_opens_larger_than_the_screen(qtbot, window) -> None:
@@ -62,8 +62,8 @@ def test_splitters_are_remembered(qtbot, tmp_path) -> None:
 
 def test_new_query_scrolls_to_the_top_and_clears_the_selection(qtbot, window) -> None:
     open_model(qtbot, window, "bundled")
-    window.neighbours_pane.set_k(60)
-    table = window.neighbours_pane.table
+    window.panes.neighbours_pane.set_k(60)
+    table = window.panes.neighbours_pane.table
     with qtbot.waitSignal(window.client.channel(NEIGHBOURS).ready, timeout=ANSWER_TIMEOUT_MS):
         type_text(qtbot, window, "monday")
     qtbot.waitUntil(lambda: table.rowCount() == 60, timeout=ANSWER_TIMEOUT_MS)
@@ -78,7 +78,7 @@ def test_new_query_scrolls_to_the_top_and_clears_the_selection(qtbot, window) ->
 def test_row_lines_keep_their_end_at_any_width(qtbot, window) -> None:
     open_model(qtbot, window, "bundled")
     type_text(qtbot, window, "monday")
-    view = window.row_view
+    view = window.panes.row_view
     window.resize(1400, 800)
     for width in (1000, 520, 250):
         window.splitter.setSizes([width, 1400 - width])
@@ -94,49 +94,49 @@ def test_row_lines_keep_their_end_at_any_width(qtbot, window) -> None:
 def test_tab_leaves_the_neighbour_table(qtbot, window) -> None:
     open_model(qtbot, window, "bundled")
     type_text(qtbot, window, "monday")
-    table = window.neighbours_pane.table
+    table = window.panes.neighbours_pane.table
     window.activateWindow()
     table.setFocus()
     qtbot.waitUntil(table.hasFocus)
     qtbot.keyClick(table, Qt.Key.Key_Tab)
-    assert QApplication.focusWidget() is window.neighbours_pane.compare_input
-    window.token_pane.input.setFocus()
-    qtbot.keyClick(window.token_pane.input, Qt.Key.Key_Tab)
-    assert QApplication.focusWidget() is window.token_pane.chip_list
+    assert QApplication.focusWidget() is window.panes.neighbours_pane.compare_input
+    window.panes.token_pane.input.setFocus()
+    qtbot.keyClick(window.panes.token_pane.input, Qt.Key.Key_Tab)
+    assert QApplication.focusWidget() is window.panes.token_pane.chip_list
 
 
 def test_clearing_the_text_clears_row_neighbours_cosine_and_star(qtbot, window) -> None:
     open_model(qtbot, window, "bundled")
     type_text(qtbot, window, "monday")
     with qtbot.waitSignal(window.client.channel(COSINE).ready, timeout=ANSWER_TIMEOUT_MS):
-        window.neighbours_pane.compare_input.setText("tuesday")
-    assert "cosine(monday, tuesday)" in window.neighbours_pane.compare_result.text()
-    assert window.map_view.canvas._query_item.data.size == 1
+        window.panes.neighbours_pane.compare_input.setText("tuesday")
+    assert "cosine(monday, tuesday)" in window.panes.neighbours_pane.compare_result.text()
+    assert window.panes.map_view.canvas._query_item.data.size == 1
     with qtbot.waitSignal(window.client.channel(TOKENS).ready, timeout=ANSWER_TIMEOUT_MS):
-        window.token_pane.input.clear()
-    assert window.row_view.title.text() == "Select a token to see its row."
-    assert window.row_view.numbers.text() == ""
-    assert window.neighbours_pane.table.rowCount() == 0
-    assert window.neighbours_pane.compare_result.text() == ""
-    assert window.map_view.canvas._query_item.data.size == 0
+        window.panes.token_pane.input.clear()
+    assert window.panes.row_view.title.text() == "Select a token to see its row."
+    assert window.panes.row_view.numbers.text() == ""
+    assert window.panes.neighbours_pane.table.rowCount() == 0
+    assert window.panes.neighbours_pane.compare_result.text() == ""
+    assert window.panes.map_view.canvas._query_item.data.size == 0
     # An answer still on its way for the old token is dropped, not shown.
     window.client.submit(NEIGHBOURS, NeighboursRequest(6928, 8))
     window.client.cancel(NEIGHBOURS)
     settle()
-    assert window.neighbours_pane.table.rowCount() == 0
+    assert window.panes.neighbours_pane.table.rowCount() == 0
 
 
 def test_a_failed_load_leaves_the_model_in_use_in_the_box(qtbot, window, tmp_path) -> None:
     open_model(qtbot, window, "bundled")
     with qtbot.waitSignal(window.client.channel(LOAD).failed, timeout=ANSWER_TIMEOUT_MS):
         window.open_model(str(tmp_path / "no-such-model"))
-    assert window.model_box.currentText() == "bundled"
+    assert window.model_bar.box.currentText() == "bundled"
     assert "No such folder" in window.message_bar.text()
 
 
 def test_loading_text_sits_beside_the_bar_not_in_it(qtbot, window) -> None:
-    window._pending_model = "openai-community/gpt2"
-    window._on_load_progress(0.4, "Mapping the embedding table")
+    window.model_bar.pending = "openai-community/gpt2"
+    window.model_bar._on_progress(0.4, "Mapping the embedding table")
     assert window.progress.format() == "%p%"
     assert window.facts_label.text() == "Opening openai-community/gpt2: Mapping the embedding table"
 
@@ -156,16 +156,16 @@ def test_presentation_mode_is_larger_and_remembered(qtbot, tmp_path) -> None:
     window = create_window(settings)
     qtbot.addWidget(window)
     try:
-        window.teaching.presentation_action.trigger()
+        window.panes.teaching.presentation_action.trigger()
         settle()
         assert QApplication.font().pointSizeF() == base * 1.4
-        assert window.row_view.title.font().pointSizeF() == base * 1.4  # panes follow the application
+        assert window.panes.row_view.title.font().pointSizeF() == base * 1.4  # panes follow the application
         window.close()
         again = create_window(settings)
         qtbot.addWidget(again)
-        assert again.teaching.presentation_action.isChecked()
+        assert again.panes.teaching.presentation_action.isChecked()
         assert QApplication.font().pointSizeF() == base * 1.4
-        again.teaching.presentation_action.trigger()
+        again.panes.teaching.presentation_action.trigger()
         assert QApplication.font().pointSizeF() == base
         again.close()
     finally:
@@ -180,14 +180,14 @@ def test_save_and_open_a_lesson(qtbot, window, tmp_path) -> None:
 
     open_model(qtbot, window, "bundled")
     type_text(qtbot, window, "the river bank")
-    window.token_pane.select(2)
-    window.neighbours_pane.set_k(12)
-    window.map_view.set_hidden_families({"days"})
-    window.exercises.two_texts.pane.inputs[1].setText("my bank account")
-    window.exercises.two_texts.pane.request_tokens()
-    qtbot.waitUntil(lambda: window.exercises.two_texts.pane.places()[1] == 1, timeout=ANSWER_TIMEOUT_MS)
+    window.panes.token_pane.select(2)
+    window.panes.neighbours_pane.set_k(12)
+    window.panes.map_view.set_hidden_families({"days"})
+    window.panes.exercises.two_texts.pane.inputs[1].setText("my bank account")
+    window.panes.exercises.two_texts.pane.request_tokens()
+    qtbot.waitUntil(lambda: window.panes.exercises.two_texts.pane.places()[1] == 1, timeout=ANSWER_TIMEOUT_MS)
     lesson = tmp_path / "bank.lesson.json"
-    assert window.teaching.save_to(str(lesson))
+    assert window.panes.teaching.save_to(str(lesson))
     data = json.loads(lesson.read_text(encoding="utf-8"))
     assert data["model"] == "bundled" and data["k"] == 12 and data["hidden_families"] == ["days"]
     assert data["texts"] == {"first": "the river bank", "second": "my bank account"}
@@ -199,14 +199,14 @@ def test_save_and_open_a_lesson(qtbot, window, tmp_path) -> None:
     other.show()
     with qtbot.waitSignals([other.client.channel(LOAD).ready, other.client.channel(NEIGHBOURS).ready],
                            timeout=ANSWER_TIMEOUT_MS * 3):  # fmt: skip
-        assert other.teaching.open_from(str(lesson))
-    qtbot.waitUntil(lambda: other.token_pane.selected_index() == 2, timeout=ANSWER_TIMEOUT_MS)
-    assert other.token_pane.text() == "the river bank"
-    assert other.neighbours_pane.k() == 12
+        assert other.panes.teaching.open_from(str(lesson))
+    qtbot.waitUntil(lambda: other.panes.token_pane.selected_index() == 2, timeout=ANSWER_TIMEOUT_MS)
+    assert other.panes.token_pane.text() == "the river bank"
+    assert other.panes.neighbours_pane.k() == 12
     assert other.settings.hidden_families == ["days"]
-    assert other.exercises.two_texts.pane.texts() == ("the river bank", "my bank account")
-    qtbot.waitUntil(lambda: other.teaching.pending is None, timeout=ANSWER_TIMEOUT_MS)
-    x, y = other.map_view_range()
+    assert other.panes.exercises.two_texts.pane.texts() == ("the river bank", "my bank account")
+    qtbot.waitUntil(lambda: other.panes.teaching.pending is None, timeout=ANSWER_TIMEOUT_MS)
+    x, y = other.panes.map_view.view_range()
     assert x == tuple(data["map_view"]["x"]) and y == tuple(data["map_view"]["y"])
     other.close()
 
@@ -214,7 +214,7 @@ def test_save_and_open_a_lesson(qtbot, window, tmp_path) -> None:
 def test_a_lesson_for_a_missing_model_offers_the_download(qtbot, window, tmp_path) -> None:
     lesson = tmp_path / "gpt2.json"
     lesson.write_text(json.dumps({"embedexplorer_lesson": 1, "model": "someone/not-on-this-machine"}))
-    assert not window.teaching.open_from(str(lesson))
+    assert not window.panes.teaching.open_from(str(lesson))
     assert "not on this computer" in window.message_bar.text()
     button = window.message_bar.action_button
     assert button.isVisibleTo(window) and button.text() == "Download"
@@ -223,7 +223,7 @@ def test_a_lesson_for_a_missing_model_offers_the_download(qtbot, window, tmp_pat
 def test_a_broken_lesson_file_is_one_clear_message(qtbot, window, tmp_path) -> None:
     lesson = tmp_path / "broken.json"
     lesson.write_text("{oops", encoding="utf-8")
-    assert not window.teaching.open_from(str(lesson))
+    assert not window.panes.teaching.open_from(str(lesson))
     text = window.message_bar.text()
     assert text.startswith("The lesson was not opened. broken.json is not a lesson file: it is not valid JSON")
     assert "Traceback" not in text

@@ -18,14 +18,14 @@ from tests.ui.conftest import ANSWER_TIMEOUT_MS, open_model, settle, type_text
 def test_chapter_sentence_shows_five_chips_with_ids(qtbot, window, gpt2_folder) -> None:
     open_model(qtbot, window, str(gpt2_folder))
     type_text(qtbot, window, "The capital of France is")
-    assert [token.id for token in window.token_pane.chip_tokens] == [464, 3139, 286, 4881, 318]
-    assert window.token_pane.chip_labels[3] == "_France\n4881"
+    assert [token.id for token in window.panes.token_pane.chip_tokens] == [464, 3139, 286, 4881, 318]
+    assert window.panes.token_pane.chip_labels[3] == "_France\n4881"
     assert "31.0%" in window.facts_label.text()
     assert "38,597,376" in window.facts_label.text()
     # Untrained rows: family means round to zero, and neither "-0.00" nor a ratio of noise is shown.
-    caption = window.map_view.canvas.caption.text
+    caption = window.panes.map_view.canvas.caption.text
     assert "between families 0.00 (no ratio" in caption and "-0.00" not in caption
-    assert "The tick marks 0.000," in window.neighbours_pane.baseline_label.text()
+    assert "The tick marks 0.000," in window.panes.neighbours_pane.baseline_label.text()
 
 
 def test_clicking_a_chip_shows_the_engines_neighbours_and_rows(qtbot, window, gpt2_folder, gpt2_table) -> None:
@@ -33,16 +33,16 @@ def test_clicking_a_chip_shows_the_engines_neighbours_and_rows(qtbot, window, gp
     type_text(qtbot, window, "The capital of France is")
     channel = window.client.channel
     with qtbot.waitSignals([channel(NEIGHBOURS).ready, channel(ROW).ready], timeout=ANSWER_TIMEOUT_MS):
-        chips = window.token_pane.chip_list
+        chips = window.panes.token_pane.chip_list
         qtbot.mouseClick(chips.viewport(), Qt.MouseButton.LeftButton, pos=chips.visualItemRect(chips.item(3)).center())
-    expected = gpt2_table.neighbours(4881, k=window.neighbours_pane.k()).neighbours
-    assert window.neighbours_pane.neighbour_tokens() == [n.token for n in expected]
-    assert "_France" in window.neighbours_pane.heading.text()
-    shown = window.row_view._result
+    expected = gpt2_table.neighbours(4881, k=window.panes.neighbours_pane.k()).neighbours
+    assert window.panes.neighbours_pane.neighbour_tokens() == [n.token for n in expected]
+    assert "_France" in window.panes.neighbours_pane.heading.text()
+    shown = window.panes.row_view._result
     assert shown.token.id == 4881 and shown.place == 3
     np.testing.assert_array_equal(shown.row, gpt2_table.row(4881))
     np.testing.assert_allclose(shown.combined, gpt2_table.row(4881) + gpt2_table.position_row(3))
-    assert "row 4,881" in window.row_view.title.text()
+    assert "row 4,881" in window.panes.row_view.title.text()
 
 
 def test_monday_on_bundled_model_lists_weekdays(qtbot, window) -> None:
@@ -52,12 +52,12 @@ def test_monday_on_bundled_model_lists_weekdays(qtbot, window) -> None:
     assert {"tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"} <= tokens
     assert result.map_query is not None  # the selected token is placed on the map
     assert len(result.map_neighbours) == len(result.result.neighbours)
-    assert "(ratio " in window.map_view.canvas.caption.text  # a learned table: families stand apart
+    assert "(ratio " in window.panes.map_view.canvas.caption.text  # a learned table: families stand apart
 
 
 def test_family_panel_highlights_and_hides(qtbot, window) -> None:
     open_model(qtbot, window, "bundled")
-    canvas, panel = window.map_view.canvas, window.map_view.panel
+    canvas, panel = window.panes.map_view.canvas, window.panes.map_view.panel
     assert len(canvas.families) == 8
     qtbot.mouseClick(panel.highlight_buttons["days"], Qt.MouseButton.LeftButton)
     assert canvas.highlighted == "days" and canvas.highlight_count == 7
@@ -72,18 +72,18 @@ def test_family_panel_highlights_and_hides(qtbot, window) -> None:
 def test_export_writes_png_of_requested_width(qtbot, window, tmp_path) -> None:
     open_model(qtbot, window, "bundled")
     target = tmp_path / "map.png"
-    assert window.map_view.export_to(str(target), 900)
+    assert window.panes.map_view.export_to(str(target), 900)
     width, height, colours = png_facts(target)
     assert width == 900 and height > 300
     assert colours > 20
     svg = tmp_path / "map.svg"
-    assert window.map_view.export_to(str(svg))
+    assert window.panes.map_view.export_to(str(svg))
     assert "<svg" in svg.read_text(encoding="utf-8")[:2000]
 
 
 def test_word_labels_never_overlap_follow_hiding_and_reach_exported_pictures(qtbot, window, tmp_path) -> None:
     open_model(qtbot, window, "bundled")
-    canvas, panel = window.map_view.canvas, window.map_view.panel
+    canvas, panel = window.panes.map_view.canvas, window.panes.map_view.panel
     words = list(canvas.map.labels)
     # Every family word wants a label (so does each ring, if the window starts with a token selected),
     # except the selected word, if the restored text's neighbours have arrived: its marker names it.
@@ -93,7 +93,7 @@ def test_word_labels_never_overlap_follow_hiding_and_reach_exported_pictures(qtb
     rects = [rect for _i, rect in canvas.labels.placed]
     assert not any(a.intersects(b) for n, a in enumerate(rects) for b in rects[n + 1 :])
     with_days = tmp_path / "with-days.svg"
-    assert window.map_view.export_to(str(with_days))
+    assert window.panes.map_view.export_to(str(with_days))
     drawing = with_days.read_text(encoding="utf-8")
     # The drawing places its labels by the same rule, for its own size: most of them fit there too.
     assert sum(f">{word}<" in drawing for word in canvas.labels.wanted) >= 20
@@ -101,7 +101,7 @@ def test_word_labels_never_overlap_follow_hiding_and_reach_exported_pictures(qtb
     days = {w for w in words if w in {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}}
     assert len(canvas.labels.wanted) == 56 and not days & set(canvas.labels.shown)
     without_days = tmp_path / "without-days.svg"
-    assert window.map_view.export_to(str(without_days))
+    assert window.panes.map_view.export_to(str(without_days))
     assert ">tuesday<" not in without_days.read_text(encoding="utf-8")
     panel.visibility["days"].click()
     # The selected word is named by its marker's label, so its own label steps aside.
@@ -111,7 +111,7 @@ def test_word_labels_never_overlap_follow_hiding_and_reach_exported_pictures(qtb
 
 def test_no_label_covers_the_selected_tokens_own_name(qtbot, window) -> None:
     open_model(qtbot, window, "bundled")
-    canvas = window.map_view.canvas
+    canvas = window.panes.map_view.canvas
     for word in ("paris", "monday", "dog"):  # stars among crowded families
         type_text(qtbot, window, word)
         settle()
@@ -127,7 +127,7 @@ def test_no_label_covers_the_selected_tokens_own_name(qtbot, window) -> None:
 def test_the_selected_tokens_name_stays_inside_the_map_at_its_edges(qtbot, window, tmp_path) -> None:
     """The star at the top or the right edge of the view: its name goes below it or to its left, never cut."""
     open_model(qtbot, window, "bundled")
-    canvas = window.map_view.canvas
+    canvas = window.panes.map_view.canvas
     view = canvas.plot.getViewBox()
     shown = canvas.map
     assert shown is not None
@@ -152,7 +152,7 @@ def test_the_selected_tokens_name_stays_inside_the_map_at_its_edges(qtbot, windo
         assert (box.top() >= star.y() - 1) if edge == "top" else (box.right() <= star.x() + 1), (edge, box, star)
         # The picture puts it on the same side, inside its plot.
         target = tmp_path / f"{edge}.svg"
-        assert window.map_view.export_to(str(target))
+        assert window.panes.map_view.export_to(str(target))
         drawing = target.read_text(encoding="utf-8")
         plot = re.search(r'<clipPath id="plot"><rect x="([0-9.]+)" y="([0-9.]+)" width="([0-9.]+)"', drawing)
         tip = re.search(r'<polygon points="([-0-9.]+),([-0-9.]+)', drawing)  # the star's top point, 11 px up
@@ -202,18 +202,18 @@ def test_k_and_double_click_and_compare(qtbot, window) -> None:
     with qtbot.waitSignal(
         neighbours, timeout=ANSWER_TIMEOUT_MS, check_params_cb=lambda r: len(r.result.neighbours) == 12
     ):
-        window.neighbours_pane.k_box.setValue(12)
-    assert window.neighbours_pane.table.rowCount() == 12
-    first = window.neighbours_pane.neighbour_tokens()[0]
+        window.panes.neighbours_pane.k_box.setValue(12)
+    assert window.panes.neighbours_pane.table.rowCount() == 12
+    first = window.panes.neighbours_pane.neighbour_tokens()[0]
     with qtbot.waitSignal(
         neighbours, timeout=ANSWER_TIMEOUT_MS, check_params_cb=lambda r: r.result.query.token == first
     ) as blocker:
-        window.neighbours_pane.table.cellDoubleClicked.emit(0, 0)
+        window.panes.neighbours_pane.table.cellDoubleClicked.emit(0, 0)
     assert blocker.args[0].result.query.token == first
     with qtbot.waitSignal(window.client.channel(COSINE).ready, timeout=ANSWER_TIMEOUT_MS) as blocker:
-        qtbot.keyClicks(window.neighbours_pane.compare_input, "france")
+        qtbot.keyClicks(window.panes.neighbours_pane.compare_input, "france")
     assert blocker.args[0].b == "france"
-    assert "cosine(" in window.neighbours_pane.compare_result.text()
+    assert "cosine(" in window.panes.neighbours_pane.compare_result.text()
 
 
 def test_settings_are_remembered(qtbot, tmp_path) -> None:
@@ -224,15 +224,15 @@ def test_settings_are_remembered(qtbot, tmp_path) -> None:
     qtbot.addWidget(first)
     first.show()
     open_model(qtbot, first, "bundled")
-    first.neighbours_pane.k_box.setValue(5)
+    first.panes.neighbours_pane.k_box.setValue(5)
     qtbot.waitUntil(lambda: first.settings.k == 5)  # the k box waits for a pause before it asks
-    first.map_view.panel.visibility["food"].click()
+    first.panes.map_view.panel.visibility["food"].click()
     first.close()
 
     second = create_window(settings)
     qtbot.addWidget(second)
     assert second.settings.model == "bundled"
-    assert second.neighbours_pane.k_box.value() == 5
+    assert second.panes.neighbours_pane.k_box.value() == 5
     assert second.settings.hidden_families == ["food"]
     second.close()
 
@@ -312,20 +312,20 @@ def test_families_file_bad_then_good_then_saved(qtbot, window, tmp_path) -> None
     bad = tmp_path / "bad.json"
     bad.write_text('{"families": {"days": ["monday", ', encoding="utf-8")
     with qtbot.waitSignal(window.client.channel(MAP).failed, timeout=ANSWER_TIMEOUT_MS):
-        window.map_view.use_families(str(bad))
+        window.panes.map_view.use_families(str(bad))
     assert "not valid JSON" in window.message_bar.text()
     assert "keeps the families it had" in window.message_bar.text()
-    assert len(window.map_view.canvas.families) == 8  # the chapter's map is still there
+    assert len(window.panes.map_view.canvas.families) == 8  # the chapter's map is still there
 
     good = tmp_path / "good.json"
     good.write_text('{"families": {"days": ["monday", "friday"], "fruit": ["apple", "pear"]}}', encoding="utf-8")
     with qtbot.waitSignal(window.client.channel(MAP).ready, timeout=ANSWER_TIMEOUT_MS):
-        window.map_view.use_families(str(good))
-    assert window.map_view.canvas.families == ["days", "fruit"]
+        window.panes.map_view.use_families(str(good))
+    assert window.panes.map_view.canvas.families == ["days", "fruit"]
     assert window.settings.families_file == str(good)
 
     saved = tmp_path / "saved.json"
-    assert window.map_view.save_families(str(saved))
+    assert window.panes.map_view.save_families(str(saved))
     assert load_families(saved) == {"days": ["monday", "friday"], "fruit": ["apple", "pear"]}
 
 
@@ -335,11 +335,11 @@ def test_long_paste_says_what_fits(qtbot, window, gpt2_folder) -> None:
     with qtbot.waitSignal(
         window.client.channel(TOKENS).ready, timeout=ANSWER_TIMEOUT_MS, check_params_cb=lambda r: r.text == text
     ) as blocker:
-        window.token_pane.input.setText(text)
+        window.panes.token_pane.input.setText(text)
     result = blocker.args[0].report
     assert result.count > 1_024
-    assert "no row for position 1,025" in window.token_pane.summary.text()
-    assert len(window.token_pane.chip_tokens) == len(result.tokens) <= 1_024
+    assert "no row for position 1,025" in window.panes.token_pane.summary.text()
+    assert len(window.panes.token_pane.chip_tokens) == len(result.tokens) <= 1_024
 
 
 def test_answers_never_re_lay_out_the_window(qtbot, window) -> None:
@@ -347,11 +347,11 @@ def test_answers_never_re_lay_out_the_window(qtbot, window) -> None:
     window.resize(1360, 860)
     window.show()
     qtbot.waitExposed(window)
-    panes = [window.row_view, window.neighbours_pane, window.map_view.canvas, window.token_pane]
+    panes = [window.panes.row_view, window.panes.neighbours_pane, window.panes.map_view.canvas, window.panes.token_pane]
 
     def sizes() -> list[object]:
         # The family panel grows downwards into empty space as families arrive; its width must not move.
-        return [pane.size() for pane in panes] + [window.map_view.panel.width()]
+        return [pane.size() for pane in panes] + [window.panes.map_view.panel.width()]
 
     before_load = sizes()
     open_model(qtbot, window, "bundled")

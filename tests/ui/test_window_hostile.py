@@ -37,15 +37,15 @@ def test_the_window_started_from_downloads_runs_no_planted_code(qtbot, window, t
     with qtbot.waitSignal(
         window.client.channel(TOKENS).ready, timeout=ANSWER_TIMEOUT_MS, check_params_cb=lambda r: r.text == "paris"
     ):
-        window.token_pane.set_text("paris")
-    assert [chip.token for chip in window.token_pane.chip_tokens] == ["paris"]
+        window.panes.token_pane.set_text("paris")
+    assert [chip.token for chip in window.panes.token_pane.chip_tokens] == ["paris"]
     assert not marker.exists()
 
 
 def test_a_model_file_truncated_while_open_is_named_and_the_window_lives(qtbot, window, tmp_path) -> None:
     folder = build_rotary_folder(tmp_path / "model")
     # No text: the window asks nothing by itself after opening, so no read of its own meets the cut.
-    window.token_pane.set_text_quietly("")
+    window.panes.token_pane.set_text_quietly("")
     open_model(qtbot, window, str(folder))
     # Let the quick lane finish what the window asked by itself: a read already under way when
     # the file is cut can still meet the cut (the check and the read are microseconds apart).
@@ -62,7 +62,7 @@ def test_a_model_file_truncated_while_open_is_named_and_the_window_lives(qtbot, 
     assert failed.args[0].is_a(FileChangedError)
     qtbot.waitUntil(lambda: "changed on disk" in window.message_bar.text(), timeout=ANSWER_TIMEOUT_MS)
     open_model(qtbot, window, "bundled")  # still alive: another model opens
-    assert window.model_name == "all-MiniLM-L6-v2 (bundled)"
+    assert window.state.model_name == "all-MiniLM-L6-v2 (bundled)"
 
 
 def test_special_files_in_the_window(qtbot, window, tmp_path) -> None:
@@ -70,19 +70,19 @@ def test_special_files_in_the_window(qtbot, window, tmp_path) -> None:
     fifo = tmp_path / "families.json"
     os.mkfifo(fifo)
     with qtbot.waitSignal(window.client.channel(MAP).failed, timeout=ANSWER_TIMEOUT_MS):
-        window.map_view.use_families(str(fifo))
+        window.panes.map_view.use_families(str(fifo))
     qtbot.waitUntil(lambda: "is a FIFO (named pipe), not a regular file" in window.message_bar.text())
 
     pipe_png = tmp_path / "map.png"
     os.mkfifo(pipe_png)
-    assert not window.map_view.export_to(str(pipe_png), 400)
+    assert not window.panes.map_view.export_to(str(pipe_png), 400)
     assert "is a FIFO (named pipe), not a regular file" in window.message_bar.text()
     assert stat.S_ISFIFO(os.lstat(pipe_png).st_mode)  # never replaced by a regular file
 
     real, link = tmp_path / "real.png", tmp_path / "link.png"
     real.write_bytes(b"old")
     link.symlink_to(real)
-    assert window.map_view.export_to(str(link), 400)
+    assert window.panes.map_view.export_to(str(link), 400)
     assert link.is_symlink() and real.read_bytes()[:4] == b"\x89PNG"
 
 

@@ -66,6 +66,9 @@ class Reader(Protocol):
     """
 
     name: str
+    # How a person names the kind ("GGUF file") and the file names it opens (for file dialogs and help).
+    label: str
+    patterns: tuple[str, ...]
 
     def claims(self, path: Path) -> bool: ...
 

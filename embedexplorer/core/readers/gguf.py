@@ -42,6 +42,8 @@ class GgufReader:
     """A single .gguf file (an Ollama blob is one, without the name)."""
 
     name = "GGUF file"
+    label = ".gguf file (llama.cpp, Ollama, LM Studio)"
+    patterns: tuple[str, ...] = ("*.gguf",)
 
     def claims(self, path: Path) -> bool:
         try:

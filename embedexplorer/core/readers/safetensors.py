@@ -43,6 +43,8 @@ class SafetensorsFolder:
     """A folder with config.json, a tokenizer and safetensors weights (the Hugging Face layout)."""
 
     name = "safetensors folder"
+    label = "model folder (config.json, tokenizer, .safetensors weights)"
+    patterns: tuple[str, ...] = ("*.safetensors", "config.json")  # a file inside the folder names the folder
 
     def claims(self, path: Path) -> bool:
         try:

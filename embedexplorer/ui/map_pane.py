@@ -1,0 +1,209 @@
+"""The map as a pane of the window: its requests, its answers, its menus, and the state it follows."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QAction, QKeySequence
+
+from ..core.common.constants import MULTI_TOKEN_ACTIONS
+from ..core.maps.family_map import FamilyMap
+from ..core.maps.word_maps import WordMap
+from ..jobs.map_jobs import WORD_MAP, WordMapRequest
+from ..jobs.table_jobs import MAP, NEIGHBOURS, MapRequest, NeighboursAnswer, NeighboursRequest
+from ..state import AppState, Range, Selection
+from ..worker import Failure
+from . import theme
+from .map_view import MapView
+from .plugging import PaneContext
+
+MULTI_TOKEN_LABELS = {"average": "&Average their rows", "skip": "&Leave them off the map"}
+PROJECTION_LABELS = {"pca": "&PCA (instant)", "tsne": "&t-SNE", "umap": "&UMAP"}
+
+
+class MapPane(MapView):
+    """The family map (or a bigger one) with the selected token starred and its neighbours ringed."""
+
+    state: AppState
+
+    @classmethod
+    def plug(cls, ctx: PaneContext) -> MapPane:
+        pane = cls(ctx.settings)
+        pane.wire(ctx)
+        return pane
+
+    def wire(self, ctx: PaneContext) -> None:
+        state, client, shell = ctx.state, ctx.client, ctx.shell
+        self.state = state
+        self._kept: NeighboursAnswer | None = None  # the last neighbours: shown at once, or after a guess
+        self._map_coming = False  # a family map was asked for and has not come yet
+        self.export_action = QAction("&Export map...", self)
+        self.export_action.triggered.connect(self.export_dialog)
+        self.export_action.setShortcut(QKeySequence("Ctrl+E"))
+        self.export_action.setEnabled(False)
+        self._build_menus(ctx)
+
+        client.channel(MAP).ready.connect(self._on_map_ready)
+        client.channel(MAP).failed.connect(self._on_map_failed)
+        client.channel(WORD_MAP).ready.connect(self._on_map_ready)
+        client.channel(WORD_MAP).failed.connect(self._on_word_map_failed)
+        client.channel(WORD_MAP).progress.connect(shell.show_progress)
+        client.channel(NEIGHBOURS).ready.connect(self._on_neighbours)
+        self.word_map_requested.connect(self._on_word_map_requested)
+        self.word_map_cancelled.connect(self._on_word_map_cancelled)
+        self.word_clicked.connect(lambda text: state.update(text=text))
+        self.families_requested.connect(lambda _path: self._request_map())
+        self.hidden_changed.connect(lambda hidden: state.update(hidden_families=frozenset(hidden)))
+        self.message.connect(lambda text, level: shell.show_message(text, level))
+        self.status.connect(lambda text: shell.show_status(text, 6000))
+        self.canvas.plot.sigRangeChanged.connect(lambda *_args: state.update(map_range=self.view_range()))
+        theme.on_colour_scheme_change(self.canvas.apply_palette)
+
+        state.watch("model_serial", lambda _serial: self._request_map())
+        state.watch("multi_token", self._on_multi_token)
+        state.watch("selection", self._on_selection)
+        state.watch("neighbours_held", self._on_held)
+        state.watch("hidden_families", lambda hidden: self.set_hidden_families(set(hidden)))
+        state.watch("families_file", self._on_families_file)
+        state.watch("map_range_wanted", lambda _wanted: self._apply_wanted_range())
+        state.watch("presentation", lambda on: self.set_marker_scale(theme.presentation_scale(on)))
+        self.set_marker_scale(theme.presentation_scale(state.presentation))
+        self._client = client
+        self._shell = shell
+
+    def _build_menus(self, ctx: PaneContext) -> None:
+        file_menu = ctx.shell.menu("&File")
+        file_menu.addAction(self.export_action)
+        map_menu = ctx.shell.menu("&Map")
+        map_menu.addAction("&Load families file...").triggered.connect(self.choose_families_file)
+        map_menu.addAction("Use the &chapter's families").triggered.connect(lambda: self.use_families(""))
+        map_menu.addAction("&Save families as...").triggered.connect(self.save_families_dialog)
+        map_menu.addAction("&Edit families...").triggered.connect(self.edit_families)
+        map_menu.addSeparator()
+        map_menu.addAction("&Family words only").triggered.connect(self.show_family_map)
+        map_menu.addAction("&Whole vocabulary").triggered.connect(lambda: self.request_word_map("all"))
+        map_menu.addAction("Words &matching...").triggered.connect(self.ask_words)
+        projection = map_menu.addMenu("&Projection")
+        self.projection_actions: dict[str, QAction] = {}
+        for method, label in PROJECTION_LABELS.items():
+            action = projection.addAction(label)
+            action.setCheckable(True)
+            action.setChecked(method == "pca")
+            action.triggered.connect(lambda _checked=False, m=method: self._on_projection_chosen(m))
+            self.projection_actions[method] = action
+        map_menu.addSeparator()
+        multi = map_menu.addMenu("Words of several &tokens")
+        self.multi_token_actions: dict[str, QAction] = {}
+        for mode in MULTI_TOKEN_ACTIONS:
+            action = multi.addAction(MULTI_TOKEN_LABELS[mode])
+            action.triggered.connect(lambda _checked=False, m=mode: ctx.state.update(multi_token=m))
+            action.setCheckable(True)
+            action.setChecked(ctx.state.multi_token == mode)
+            self.multi_token_actions[mode] = action
+        map_menu.addSeparator()
+        map_menu.addAction(self.export_action)
+
+        view_menu = ctx.shell.menu("&View")
+        labels = view_menu.addAction("Word &labels on the map")
+        labels.setCheckable(True)
+        labels.setChecked(True)
+        labels.toggled.connect(self.set_labels_visible)
+        reset = view_menu.addAction("&Reset view")
+        reset.triggered.connect(self.reset_view)
+        reset.setShortcut(QKeySequence("Ctrl+0"))
+        find = view_menu.addAction("&Find on the map")
+        find.triggered.connect(self.focus_search)
+        find.setShortcut(QKeySequence("Ctrl+F"))
+
+    # ----- requests and answers ------------------------------------------------------------
+    def _request_map(self) -> None:
+        if self.state.loaded:
+            self._map_coming = True
+            self._client.submit(MAP, MapRequest(self.requested_families or None, self.state.multi_token))
+
+    def _on_multi_token(self, mode: str) -> None:
+        for name, action in self.multi_token_actions.items():
+            action.setChecked(name == mode)
+        self._request_map()
+
+    def _on_map_failed(self, failure: Failure) -> None:
+        self._map_coming = False
+        self.map_failed(failure.message)
+        self._apply_wanted_range()
+
+    def _apply_wanted_range(self) -> None:
+        """A lesson's view: on the map on screen, or on the next one when one is on its way."""
+        wanted = self.state.map_range_wanted
+        if wanted is None or self._map_coming or not self.can_export:
+            return
+        self.state.update(map_range_wanted=None)
+        self.canvas.plot.setRange(xRange=wanted[0], yRange=wanted[1], padding=0)
+
+    def _on_word_map_requested(self, request: WordMapRequest) -> None:
+        if not self.state.loaded:
+            self.map_failed("Open a model first.")
+            return
+        self._client.submit(WORD_MAP, request)
+        self._shell.show_progress(-1.0, "Map: starting")
+
+    def _on_word_map_failed(self, failure: Failure) -> None:
+        self._shell.hide_progress()
+        self.map_failed(failure.message)
+        self._check_projection(self.projection)
+
+    def _on_word_map_cancelled(self) -> None:
+        self._client.cancel(WORD_MAP)
+        self._shell.hide_progress()
+        self._check_projection(self.projection)
+
+    def _on_projection_chosen(self, method: str) -> None:
+        self.set_projection(method)
+        self._check_projection(method if self.computing else self.projection)
+
+    def _check_projection(self, method: str) -> None:
+        for name, action in self.projection_actions.items():
+            action.setChecked(name == method)
+
+    def _on_map_ready(self, family_map: FamilyMap | WordMap) -> None:
+        state = self.state
+        self._shell.hide_progress()
+        self.show_map(family_map, state.model_name)
+        self._check_projection(self.projection)
+        self.export_action.setEnabled(True)
+        self._map_coming = False
+        state.update(families_file=self.families_file)
+        self._apply_wanted_range()
+        if state.selection is not None:  # place the selection on the new map
+            self._client.submit(NEIGHBOURS, NeighboursRequest(state.selection.token_id, state.k))
+
+    # ----- the selection: a star and rings ---------------------------------------------------
+    def _on_neighbours(self, answer: NeighboursAnswer) -> None:
+        self._kept = answer
+        if not self.state.neighbours_held:  # the rings would give a guess away
+            self._star(answer)
+
+    def _on_held(self, held: str) -> None:
+        if held:
+            self.clear_selection()
+        elif self._kept is not None:
+            self._star(self._kept)
+
+    def _on_selection(self, selection: Selection | None) -> None:
+        if selection is None:
+            self._kept = None
+            self.clear_selection()
+
+    def _star(self, answer: NeighboursAnswer) -> None:
+        query = answer.result.query
+        if query is not None:
+            names = tuple(n.token for n in answer.result.neighbours)
+            self.show_selection(query.token, answer.map_query, answer.map_neighbours, names)
+
+    def _on_families_file(self, path: str) -> None:
+        if path != self.requested_families:
+            self.use_families(path)
+
+    def view_range(self) -> Range | None:
+        """The map's visible x and y ranges (None before a map is drawn)."""
+        if not self.can_export:
+            return None
+        (x0, x1), (y0, y1) = self.canvas.plot.viewRange()
+        return (float(x0), float(x1)), (float(y0), float(y1))
