@@ -56,6 +56,9 @@ class ComparePane(QWidget):
     def __init__(self, k: int = 10, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.comparison: Comparison | None = None
+        # A token clicked here and being looked up in the main window: its text may split into
+        # several tokens there ("[unused671]"), whose first must not replace it here.
+        self._looked_up: int | None = None
         self.source = QLineEdit()
         self.source.setPlaceholderText("table B: a model folder, a .gguf file, ollama:NAME or a Hugging Face id")
         self.source.setAccessibleName("table B")
@@ -218,7 +221,8 @@ class ComparePane(QWidget):
 
     def show_token_id(self, token_id: int) -> bool:
         """Show the token of A with this id, if it was compared (the main window's selection)."""
-        if self.comparison is None:
+        looked_up, self._looked_up = self._looked_up, None
+        if self.comparison is None or (looked_up is not None and looked_up != token_id):
             return False
         position = self.comparison.position_of(token_id)
         if position is None:
@@ -292,6 +296,7 @@ class ComparePane(QWidget):
         if comparison is not None:
             position = int(item.data(POSITION_ROLE))
             self._show_token(position)
+            self._looked_up = int(comparison.ids_a[position])
             self.token_clicked.emit(comparison.text_of(position))
 
     def _show_token(self, position: int) -> None:

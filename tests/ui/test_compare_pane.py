@@ -13,7 +13,7 @@ from embedexplorer.jobs.compare_jobs import COMPARE
 from embedexplorer.jobs.table_jobs import TOKENS
 
 from ..gguf_fixture import write_gguf
-from .conftest import open_model
+from .conftest import open_model, settle
 
 COMPARE_TIMEOUT_MS = 120_000
 
@@ -76,6 +76,11 @@ def test_compare_shows_lists_neighbours_and_looks_tokens_up(qtbot, window, table
         rect = pane.least.visualItemRect(least)
         qtbot.mouseClick(pane.least.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     assert window.state.text == comparison.text_of(comparison.least_changed()[0])
+    settle()
+    # "w316" is several tokens in the main window: its first ("w") must not replace the clicked token here.
+    clicked = comparison.token(comparison.least_changed()[0])
+    assert window.state.selection is not None and window.state.selection.token_id != clicked.id
+    assert pane.token_title.text().startswith(f"<b>{clicked.token}</b> (id {clicked.id})")
 
 
 def test_bad_input_is_one_sentence_and_table_a_stays(qtbot, window, tables, tmp_path) -> None:  # type: ignore[no-untyped-def]
