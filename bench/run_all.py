@@ -28,9 +28,11 @@ BENCHMARKS = {
     "launch": "bench.bench_launch",
     "stall": "bench.bench_stall",
     "scatter": "bench.bench_scatter",
+    "map_page": "bench.bench_map_page",
     "lanes": "bench.bench_lanes",
     # Qwen2-7B-shaped bfloat16 folder and Q4_K GGUF (1.4 GB of fixtures, built once)
     "large": "bench.bench_large",
+    "direction": "bench.bench_direction",
     # t-SNE of 10,000 rows, twice (ours and openTSNE bare): several minutes on a busy machine
     "projections": "bench.bench_projections",
     "layers": "bench.bench_layers",

@@ -1,6 +1,7 @@
 """The command line: the engine's questions, answered as readable tables or JSON.
 
-No Qt is imported here except by ``map --png``, which draws with pyqtgraph offscreen.
+No Qt is imported here except by ``map --png/--svg``, which draw with pyqtgraph offscreen
+(``map --html`` and ``--csv`` are written by the engine alone).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import json
 import sys
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from .cli_compare import add_compare_parser, run_compare
@@ -20,7 +22,7 @@ from .core.common.terminal import finite_or_none, json_text_safe, one_line, term
 if TYPE_CHECKING:
     from .core.tables.embedding_table import EmbeddingTable
 
-COMMANDS = ("tokens", "neighbours", "cosine", "analogy", "info", "map", "layers", "compare")
+COMMANDS = ("tokens", "neighbours", "cosine", "analogy", "direction", "info", "map", "layers", "compare")
 MAX_PNG_WIDTH = EXPORT_WIDTH_RANGE[1]
 DOWNLOADS = ("table", "full")
 
@@ -90,6 +92,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     analogy.add_argument("--expect", default=None, help="a word you expect: print its rank and cosine")
 
+    direction = commands.add_parser(
+        "direction", parents=[common], help="a direction from word pairs or groups: its two ends against chance"
+    )
+    direction.add_argument(
+        "--pair", nargs=2, action="append", metavar=("A", "B"), help="a pair A -> B (repeat it; default: "
+        "he she, king queen, man woman)"
+    )
+    direction.add_argument("--groups", default=None, metavar="FILE", help='two groups: {"from": [...], "to": [...]}')
+    direction.add_argument("--words", nargs="+", default=[], help="your words: their scores and percentiles")
+    direction.add_argument("-k", type=_positive_int, default=20, help="tokens at each end (default 20)")
+    direction.add_argument("--no-baseline", action="store_true", help="leave out the 100 random directions")
+
     commands.add_parser("info", parents=[common], help="size of the table and its share of the model")
 
     family_map = commands.add_parser("map", parents=[common], help="2-D map of the word families")
@@ -109,6 +123,12 @@ def build_parser() -> argparse.ArgumentParser:
     family_map.add_argument("--seed", type=int, default=42, help="seed of t-SNE and UMAP (default 42)")
     family_map.add_argument("--png", default=None, help="also draw the map into this PNG file")
     family_map.add_argument("--svg", default=None, help="also draw the map into this SVG file (every marker a shape)")
+    family_map.add_argument(
+        "--html",
+        default=None,
+        help="also write the map as one web page that works offline (zoom, pan, find, hover tips)",
+    )
+    family_map.add_argument("--csv", default=None, help="also write the points (token, id, family, x, y) as CSV")
     family_map.add_argument(
         "--width", type=_png_width, default=1600, help=f"PNG width in pixels (at most {MAX_PNG_WIDTH:,})"
     )
@@ -132,7 +152,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="M",
         help="the token of TEXT2 to compare with (default: the first with the same id)",
     )
-    layers.add_argument("-k", type=_positive_int, default=5, help="nearest table rows per layer (default 5)")
+    layers.add_argument(
+        "-k", type=_positive_int, default=5, help="the model's guesses and nearest rows per layer (default 5)"
+    )
     add_compare_parser(commands, _positive_int)
     return parser
 
@@ -226,7 +248,7 @@ def _run(args: argparse.Namespace) -> tuple[dict[str, object], str]:
     from .core.tables.embedding_table import load_table
 
     if args.command == "map":
-        for target in (args.png, args.svg):
+        for target in (args.png, args.svg, args.html, args.csv):
             if target:
                 _check_png_target(target)
     # Progress is for a person watching; piped stderr keeps to the one-line error.
@@ -292,6 +314,9 @@ def _answer(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, 
     if args.command == "analogy":
         return _analogy(table, args)
 
+    if args.command == "direction":
+        return _direction(table, args)
+
     if args.command == "neighbours":
         result = table.neighbours(args.word, args.k)
         query = result.query
@@ -335,7 +360,11 @@ def _answer(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, 
             "memory_bytes": facts.memory_bytes,
             "neighbour_search": table.search_method(),
         }
-        return payload, f"{facts.summary()}\nneighbour search: {payload['neighbour_search']}"
+        head = _output_head(table)
+        payload["output_head"] = None if head is None else head.kind
+        payload["output_head_note"] = None if head is None else head.sentence
+        lines = [facts.summary(), f"neighbour search: {payload['neighbour_search']}"]
+        return payload, "\n".join(lines + ([] if head is None else [head.sentence]))
 
     if args.command == "layers":
         return _layers(args, table)
@@ -346,8 +375,10 @@ def _answer(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, 
     if args.command == "map":
         from .core.exercises.family_distances import family_distances
         from .core.maps.family_map import family_map, load_families
+        from .core.maps.map_origin import with_provenance
 
         drawn = family_map(table, load_families(args.families), args.multi_token)
+        drawn = with_provenance(drawn, table, args.multi_token)
         # Ranking families needs two of them; a single family still gets its map.
         distances = family_distances(table, drawn) if len(drawn.families) >= 2 else None
         payload = drawn.to_dict(table.name)
@@ -368,21 +399,43 @@ def _answer(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, 
             *ranking,
             *(f"note: {n}" for n in drawn.notes),
         ]
-        lines += [f"map written to {target}" for target in (args.png, args.svg) if target]
+        lines += _written(args)
         return payload, "\n".join(lines)
 
     raise EmbedExplorerError(f"Unknown command {args.command!r}.")  # argparse prevents this
 
 
 def _draw_pictures(args: argparse.Namespace, drawn: Any, model_name: str, payload: dict[str, object]) -> None:
-    """``--png`` and ``--svg``: the map drawn as the window draws it, through the same module."""
-    from .map_pictures import write_map_picture
+    """``--png`` and ``--svg``: the map drawn as the window draws it, through the same module;
+    ``--html`` and ``--csv``: the page and the points, written by the engine (no Qt).
+    Every one says where the map came from, and so does the JSON."""
+    from .core.maps.points_export import write_points
+    from .core.maps.provenance import export_date, stamped
+    from .core.maps.web_page import write_map_page
 
+    date = export_date()
+    payload["provenance"] = stamped(drawn.provenance, date)
     for key in ("png", "svg"):
         target = getattr(args, key)
         if target:
-            write_map_picture(drawn, model_name, target, width=args.width)
+            from .map_pictures import write_map_picture
+
+            write_map_picture(drawn, model_name, target, width=args.width, date=date)
             payload[key] = target
+    if args.html:
+        write_map_page(args.html, drawn, model_name, date=date)
+        payload["html"] = args.html
+    if args.csv:
+        try:
+            write_points(args.csv, drawn, model_name, date=date)
+        except OSError as exc:
+            raise EmbedExplorerError(f"Cannot write the points to {args.csv}: {exc.strerror or exc}.") from exc
+        payload["csv"] = args.csv
+
+
+def _written(args: argparse.Namespace) -> list[str]:
+    lines = [f"map written to {target}" for target in (args.png, args.svg, args.html) if target]
+    return lines + ([f"points written to {args.csv}"] if args.csv else [])
 
 
 def _bare_download_is_table(argv: Sequence[str]) -> list[str]:
@@ -396,6 +449,7 @@ def _word_map(args: argparse.Namespace, table: EmbeddingTable, header: str) -> t
     """``map --words ... --projection ...``: any rows of the table, flattened by PCA, t-SNE or UMAP."""
     from .core.maps.family_map import load_families
     from .core.maps.map_cache import MapCache
+    from .core.maps.map_origin import with_provenance
     from .core.maps.word_maps import word_map
     from .core.maps.word_sets import choose
 
@@ -404,6 +458,7 @@ def _word_map(args: argparse.Namespace, table: EmbeddingTable, header: str) -> t
     drawn = word_map(
         table, words, load_families(args.families), args.projection, seed=args.seed, cache=MapCache(), progress=progress
     )
+    drawn = with_provenance(drawn, table, args.multi_token)
     _end_progress()
     payload = drawn.to_dict()
     _draw_pictures(args, drawn, table.name, payload)
@@ -421,7 +476,7 @@ def _word_map(args: argparse.Namespace, table: EmbeddingTable, header: str) -> t
     if len(drawn) > shown:
         lines.append(f"... and {len(drawn) - shown:,} more points (--json lists them all)")
     lines += [f"note: {terminal_safe(n)}" for n in drawn.notes]
-    lines += [f"map written to {target}" for target in (args.png, args.svg) if target]
+    lines += _written(args)
     return payload, "\n".join(lines)
 
 
@@ -444,6 +499,21 @@ def _analogy(table: EmbeddingTable, args: argparse.Namespace) -> tuple[dict[str,
     return payload, "\n".join(lines)
 
 
+def _direction(table: EmbeddingTable, args: argparse.Namespace) -> tuple[dict[str, object], str]:
+    from .core.directions.direction import DEFAULT_PAIRS, DirectionSpec, load_groups
+    from .core.directions.report import direction_report
+
+    if args.groups and args.pair:
+        raise EmbedExplorerError("Give --pair or --groups, not both.")
+    spec = (
+        DirectionSpec(groups=load_groups(args.groups))
+        if args.groups
+        else DirectionSpec(pairs=tuple((a, b) for a, b in (args.pair or DEFAULT_PAIRS)))
+    )
+    report = direction_report(table, spec, tuple(args.words), args.k, baseline=not args.no_baseline)
+    return report.to_dict(), "\n".join(report.text_lines())
+
+
 def _number(value: float, digits: int) -> str:
     """A statistic for the table output; one without pairs to average (NaN) is "n/a"."""
     return f"{value:.{digits}f}" if value == value else "n/a"
@@ -456,9 +526,18 @@ def _png_width(text: str) -> int:
     return value
 
 
+def _output_head(table: EmbeddingTable) -> Any:
+    """Whether the model's output head is the table itself (a model folder only; None for a GGUF file)."""
+    from .core.layers.output_head import describe
+
+    folder = table.folder
+    return describe(folder) if folder is not None and Path(folder).is_dir() else None
+
+
 def _layers(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, object], str]:
     """One token through every layer: one row per layer, the JSON a list of those rows."""
     from .core.common.errors import QueryError
+    from .core.layers.output_head import percent
     from .core.layers.questions import check_layers_question
     from .core.layers.trace import load_layer_model, trace
 
@@ -478,13 +557,20 @@ def _layers(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, 
     if other is not None:
         shown = f"{other.token.token} (id {other.token.id})"
         lines.append(f"compared with {shown} at place {other.place} of {other.text!r}")
-    lines += [f"note: {answer.head_note}", f"input: {answer.input.note}"]
-    lines.append(f"{'layer':<7}{'length':>9}{'cos row':>9}{'cos other':>11}  nearest rows")
+    lines += [f"note: {answer.guess_note}", f"note: {answer.head_note}", f"input: {answer.input.note}"]
+    if answer.head_row_cosine is not None:
+        lines.append(
+            f"output head: its own table; cosine of {token.token.token}'s input row and output row "
+            f"{answer.head_row_cosine:.3f}"
+        )
+    columns = "guess (probability) | nearest rows (cosine)"
+    lines.append(f"{'layer':<7}{'length':>9}{'cos row':>9}{'cos other':>11}  {columns}")
     for step in answer.steps:
         name = "input" if step.layer == 0 else str(step.layer)
         versus = "" if step.cosine_to_compare is None else f"{step.cosine_to_compare:.3f}"
+        guess = ", ".join(f"{g.token} {percent(g.prob)}" for g in step.guess) or "-"
         nearest = ", ".join(f"{n.token} {n.cosine:.2f}" for n in step.nearest)
-        lines.append(f"{name:<7}{step.length:9.3f}{step.cosine_to_row:9.3f}{versus:>11}  {nearest}")
+        lines.append(f"{name:<7}{step.length:9.3f}{step.cosine_to_row:9.3f}{versus:>11}  {guess} | {nearest}")
     return {"layers": answer.as_rows()}, "\n".join(lines)
 
 

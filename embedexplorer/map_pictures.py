@@ -23,10 +23,10 @@ MAX_PNG_WIDTH = EXPORT_WIDTH_RANGE[1]
 
 
 def write_map_picture(
-    family_map: FamilyMap | WordMap, model_name: str, path: str | Path, width: int = 1600
+    family_map: FamilyMap | WordMap, model_name: str, path: str | Path, width: int = 1600, date: str | None = None
 ) -> None:
     """Render offscreen with the same canvas the window uses and write ``path``: SVG for a ``.svg``
-    name, PNG otherwise."""
+    name, PNG otherwise; either says where the map came from, exported on ``date`` (now by default)."""
     if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtCore import qInstallMessageHandler
@@ -50,9 +50,9 @@ def write_map_picture(
         app.processEvents()
         try:
             if str(path).lower().endswith(".svg"):
-                write_svg(canvas, path)
+                write_svg(canvas, path, date)
             else:
-                canvas.export_png(path, width=width)
+                canvas.export_png(path, width=width, texts=png_texts(canvas, date))
         except OSError as exc:
             reason = exc.strerror or str(exc)
             said = f" (Qt said: {heard[0]})" if heard else ""
@@ -63,20 +63,54 @@ def write_map_picture(
         qInstallMessageHandler(previous)
 
 
+# ----- where the map came from, in the picture's own kind of metadata ---------------------------
+PNG_PROVENANCE_KEY = "EmbedExplorer provenance"
+
+
+def png_texts(canvas: MapCanvas, date: str | None = None) -> dict[str, str]:
+    """PNG text chunks: the standard Software, Title and Creation Time, and every fact as JSON.
+
+    The date is in Creation Time alone, so two exports of one map differ in that chunk only.
+    """
+    import json
+
+    from .core.maps.provenance import DATE_KEY, stamped
+
+    shown = canvas.map
+    facts = stamped(shown.provenance if shown is not None else None, date)
+    when = str(facts.pop(DATE_KEY))
+    title = canvas.caption_html.split("<br>")[0].replace("<b>", "").replace("</b>", "")
+    return {
+        "Software": str(facts["app"]),
+        "Title": title,
+        "Creation Time": when,
+        PNG_PROVENANCE_KEY: json.dumps(facts, ensure_ascii=False, sort_keys=False),
+    }
+
+
+def svg_metadata(facts: dict[str, object]) -> str:
+    """An SVG ``<metadata>`` element holding the facts as JSON, one key a line (the date's line last)."""
+    import json
+
+    lines = ",\n".join(f"  {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}" for k, v in facts.items())
+    text = "{\n" + lines + "\n}"
+    return f'<metadata id="embedexplorer-provenance">{escape(text, quote=False)}</metadata>'
+
+
 # ----- SVG: written from the map's own numbers ---------------------------------------------------
 SVG_WIDTH, SVG_HEIGHT = 1200, 900
 _PLOT_LEFT, _PLOT_TOP, _LEGEND_WIDTH, _AXIS_ROOM, _CAPTION_LINE = 80, 20, 250, 60, 20
 _LEGEND_FONT_PX, _AXIS_FONT_PX = 15, 14
 
 
-def write_svg(canvas: MapCanvas, path: str | Path) -> None:
+def write_svg(canvas: MapCanvas, path: str | Path, date: str | None = None) -> None:
     """Write an SVG drawing of the map, atomically: every marker a shape, one grid, the same labels."""
     from .core.common.files import atomic_write_bytes
 
-    atomic_write_bytes(path, svg_drawing(canvas).encode("utf-8"))
+    atomic_write_bytes(path, svg_drawing(canvas, date).encode("utf-8"))
 
 
-def svg_drawing(canvas: MapCanvas) -> str:
+def svg_drawing(canvas: MapCanvas, date: str | None = None) -> str:
     """The map on screen as SVG text: dots, star and rings as shapes, one grid, the placed labels.
 
     Drawn from the map's numbers rather than by painting the scene, so that every marker
@@ -87,6 +121,7 @@ def svg_drawing(canvas: MapCanvas) -> str:
     from PySide6.QtCore import QPointF, QRectF, QSizeF
     from PySide6.QtGui import QFont, QFontMetricsF
 
+    from .core.maps.provenance import stamped
     from .core.maps.word_maps import NO_FAMILY
     from .ui import theme
     from .ui.map_canvas import place_labels, star_label_corner
@@ -111,6 +146,7 @@ def svg_drawing(canvas: MapCanvas) -> str:
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{SVG_WIDTH}" height="{SVG_HEIGHT}" '
         f'viewBox="0 0 {SVG_WIDTH} {SVG_HEIGHT}" font-family="DejaVu Sans, Arial, sans-serif">',
         "<title>EmbedExplorer map</title>",
+        svg_metadata(stamped(shown.provenance if shown is not None else None, date)),
         f'<rect width="100%" height="100%" fill="{background}"/>',
         f'<defs><clipPath id="plot"><rect x="{_PLOT_LEFT}" y="{_PLOT_TOP}" width="{plot_w}" height="{plot_h}"/>'
         "</clipPath></defs>",
@@ -144,15 +180,15 @@ def svg_drawing(canvas: MapCanvas) -> str:
         f'<rect x="{_PLOT_LEFT}" y="{_PLOT_TOP}" width="{plot_w}" height="{plot_h}" fill="none" '
         f'stroke="{foreground}" stroke-width="1"/>'
     )
-    name = shown.layout.name if shown is not None else ""
+    titles = (shown.layout.axis_title(0), shown.layout.axis_title(1)) if shown is not None else ("", "")
     out.append(
         f'<text x="{_PLOT_LEFT + plot_w / 2:.1f}" y="{_PLOT_TOP + plot_h + 3 * axis_px:.1f}" text-anchor="middle" '
-        f'fill="{foreground}" font-size="{axis_px:g}">direction 1 of the {name} map</text>'
+        f'fill="{foreground}" font-size="{axis_px:g}">{escape(titles[0])}</text>'
     )
     mid_y = _PLOT_TOP + plot_h / 2
     out.append(
         f'<text x="20" y="{mid_y:.1f}" text-anchor="middle" fill="{foreground}" font-size="{axis_px:g}" '
-        f'transform="rotate(-90 20 {mid_y:.1f})">direction 2 of the {name} map</text>'
+        f'transform="rotate(-90 20 {mid_y:.1f})">{escape(titles[1])}</text>'
     )
 
     out.append('<g clip-path="url(#plot)">')
@@ -255,12 +291,12 @@ def svg_drawing(canvas: MapCanvas) -> str:
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
-def escape(text: str) -> str:
+def escape(text: str, quote: bool = True) -> str:
     """Text for an SVG element: markup escaped, and characters XML cannot hold (a token may
     stand for any byte) shown as the replacement character."""
     from html import escape as html_escape
 
-    return html_escape(_NOT_XML.sub("\ufffd", text), quote=True)
+    return html_escape(_NOT_XML.sub("\ufffd", text), quote=quote)
 
 
 def _star(cx: float, cy: float, radius: float, fill: str) -> str:

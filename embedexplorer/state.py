@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from .core.exercises.lessons import Lesson, MapView
+from .core.maps.provenance import Provenance
 
 Range = tuple[tuple[float, float], tuple[float, float]]
 
@@ -49,6 +50,7 @@ class Snapshot:
     projection: str = "pca"
     map_range: Range | None = None  # the part of the map on screen
     map_range_wanted: Range | None = None  # a lesson's view, applied once its map is drawn
+    map_provenance: Provenance | None = None  # where the map on screen came from: lesson files say it
     guess_mode: bool = False  # Exercises > Guess first
     # Guess first keeps the neighbours back: the sentence said instead, or "" when they show.
     neighbours_held: str = ""

@@ -20,11 +20,24 @@ os.environ.pop("HF_HUB_CACHE", None)
 os.environ["EMBEDEXPLORER_CACHE_DIR"] = tempfile.mkdtemp(prefix="ee-cache-")
 
 from .gpt2_fixture import build_gpt2_folder  # noqa: E402
+from .llama_fixture import build_llama_folder  # noqa: E402
 
 
 @pytest.fixture(scope="session")
 def gpt2_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_gpt2_folder(tmp_path_factory.mktemp("gpt2-lmhead"))
+
+
+@pytest.fixture(scope="session")
+def gpt2_varied_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """GPT-2-shaped, its table's rows (the tied head) of differing lengths, as trained rows are."""
+    return build_gpt2_folder(tmp_path_factory.mktemp("gpt2-varied"), rows_vary=True, seed=3)
+
+
+@pytest.fixture(scope="session")
+def llama_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Llama-shaped and small, with an output head of its own (untied) whose rows vary in length."""
+    return build_llama_folder(tmp_path_factory.mktemp("llama-untied"))
 
 
 @pytest.fixture(scope="session")

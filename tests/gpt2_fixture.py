@@ -29,16 +29,31 @@ def build_gpt2_tokenizer():  # type: ignore[no-untyped-def]
     return GPT2Tokenizer(vocab=vocab, merges=merges)
 
 
+def scale_rows(weight, generator) -> None:  # type: ignore[no-untyped-def]
+    """Scale every row by its own factor (0.3 to 3, log-uniform), in place: trained rows differ in length,
+    and only then does ranking by dot product (what the model does) differ from ranking by cosine."""
+    import torch
+
+    factors = torch.exp(torch.empty(weight.shape[0], 1).uniform_(-1.2, 1.1, generator=generator))
+    weight.mul_(factors.to(weight.dtype))
+
+
 def build_gpt2_folder(
-    folder: Path, *, head: bool = True, max_shard_size: str | None = None, seed: int = 0
+    folder: Path, *, head: bool = True, max_shard_size: str | None = None, seed: int = 0, rows_vary: bool = False
 ) -> Path:
-    """Save a random-weight GPT-2 small as GPT2LMHeadModel (``head``) or GPT2Model."""
+    """Save a random-weight GPT-2 small as GPT2LMHeadModel (``head``) or GPT2Model.
+
+    ``rows_vary``: the table's rows (which are also the tied output head) get lengths of their own.
+    """
     import torch
     from transformers import GPT2Config, GPT2LMHeadModel, GPT2Model
 
     torch.manual_seed(seed)
     model_class = GPT2LMHeadModel if head else GPT2Model
     model = model_class(GPT2Config())
+    if rows_vary:
+        with torch.no_grad():
+            scale_rows(model.get_input_embeddings().weight, torch.Generator().manual_seed(seed + 1))
     folder.mkdir(parents=True, exist_ok=True)
     kwargs = {"max_shard_size": max_shard_size} if max_shard_size else {}
     model.save_pretrained(folder, **kwargs)

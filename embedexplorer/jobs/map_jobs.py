@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
+from ..core.directions.direction import DirectionSpec, make_direction
+from ..core.maps.direction_axes import direction_layout
 from ..core.maps.family_map import Families, load_families
 from ..core.maps.map_cache import MapCache
+from ..core.maps.map_origin import with_provenance
 from ..core.maps.projections import SEED
 from ..core.maps.word_maps import WordMap, word_map
 from ..core.maps.word_sets import WordSet, from_list, matching, whole_vocabulary
@@ -26,6 +30,7 @@ class WordMapRequest:
     multi_token: str = "average"
     seed: int = SEED
     cache_dir: str | None = None  # None: the per-user cache folder
+    axes: tuple[DirectionSpec, DirectionSpec] | None = None  # x and y directions instead of a projection
 
 
 def chosen_words(ctx: JobContext, request: WordMapRequest) -> WordSet:
@@ -41,6 +46,10 @@ def draw_word_map(ctx: JobContext, request: WordMapRequest) -> WordMap:
     table = ctx.session.table
     words = chosen_words(ctx, request)
     families = request.families if isinstance(request.families, dict) else load_families(request.families)
+    layout_of = None
+    if request.axes is not None:
+        x, y = (make_direction(table, spec) for spec in request.axes)
+        layout_of = partial(direction_layout, x=x, y=y)
     ctx.check()
     answer = word_map(
         table,
@@ -52,7 +61,9 @@ def draw_word_map(ctx: JobContext, request: WordMapRequest) -> WordMap:
         progress=ctx.progress,
         should_stop=ctx.stopped,
         separate_process=True,  # the window's threads never wait on openTSNE's hold of the lock
+        layout_of=layout_of,
     )
+    answer = with_provenance(answer, table, request.multi_token, ctx.check, ctx.progress)
     ctx.session.derived[MAP_KEY] = answer  # neighbours of a selected token place themselves on it
     return answer
 

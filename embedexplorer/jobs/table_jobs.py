@@ -15,6 +15,7 @@ import numpy as np
 
 from ..core.layers.layer_input import Recipe, layer_input, recipe_for
 from ..core.maps.family_map import Families, FamilyMap, family_map, load_families
+from ..core.maps.map_origin import with_provenance
 from ..core.maps.word_maps import WordMap
 from ..core.tables.embedding_table import EmbeddingTable, NeighbourResult, TableFacts, open_table
 from ..core.text.texts import Token, TokenReport
@@ -124,10 +125,10 @@ class RowAnswer:
     recipe_short: str = ""
 
     def place_text(self) -> str:
-        """ "place 1, position-table row 0": the chapter's count and the table's own index."""
+        """ "place 1, position-table row 1": both counted from 1, as the chapter counts."""
         if self.position_index is None:
             return f"place {self.place + 1:,}"
-        return f"place {self.place + 1:,}, position-table row {self.position_index:,}"
+        return f"place {self.place + 1:,}, position-table row {self.position_index + 1:,}"
 
 
 def layer_recipe(session: Session, table: EmbeddingTable) -> Recipe:
@@ -245,6 +246,8 @@ def draw_family_map(ctx: JobContext, request: MapRequest) -> FamilyMap:
     chosen = request.families if isinstance(request.families, dict) else load_families(request.families)
     ctx.check()
     answer = family_map(table, chosen, request.multi_token)
+    # Where the map came from, for its exports: the table file is hashed once, then cached.
+    answer = with_provenance(answer, table, request.multi_token, ctx.check, ctx.progress)
     ctx.session.derived[MAP_KEY] = answer
     return answer
 

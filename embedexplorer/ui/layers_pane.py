@@ -1,4 +1,5 @@
-"""The selected token through every layer: lines across the layers, nearest rows per layer, two tokens compared."""
+"""The selected token through every layer: lines across the layers, the model's own guess and the nearest
+table rows per layer, two tokens compared."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core.layers.trace import LayersAnswer
+from ..core.layers import output_head as oh
+from ..core.layers.trace import LayersAnswer, LayerStep
 from ..jobs.layer_jobs import LAYERS, LAYERS_WARM, LayersReply, LayersRequest, ModelMissing, WarmRequest
 from ..state import Selection
 from ..worker import Failure
@@ -39,6 +41,44 @@ LEGEND_TEXT_PT, TICK_TEXT_PT = 9.0, 8.0
 # The cosine axis's least extent; a lower value widens it (a cosine can end below zero).
 COSINE_BOTTOM, COSINE_TOP = -0.1, 1.08
 BELOW_LOWEST = 0.05
+# The per-layer table's columns.
+LAYER_COLUMN, ROW_COLUMN, TWO_COLUMN, GUESS_COLUMN, NEAREST_COLUMN = range(5)
+COLUMNS = ("layer", "cos row", "cos two tokens", "the model's guess (probability)", "nearest table rows (cosine)")
+COLUMN_TIPS = (
+    "After which layer (input: what enters layer 1)",
+    "Cosine of the vector and the token's own table row",
+    "Cosine of the two compared tokens' vectors after the same layer",
+    "What the model itself would say had it stopped here: its output head (final norm, dot product with "
+    "every head row, length and all, softmax). After the last layer it is the model's real guess.",
+    "The table rows pointing the same way as the vector (cosine, length ignored): which rows it "
+    "resembles, not what the model would say",
+)
+
+
+def head_words(answer: LayersAnswer) -> str:
+    """Whether the embedding table is used again at the end, and for an own head how alike the token's two rows are."""
+    token = _escape(answer.token.token.token)
+    if answer.head_kind == oh.TIED:
+        return "Output head: <b>the embedding table itself</b> (tied): the table is used again at the end."
+    if answer.head_kind == oh.MASKED:
+        return "Output head: a masked-LM head whose rows are <b>the embedding table</b> (tied), after a transform."
+    if answer.head_kind == oh.OWN:
+        cosine = answer.head_row_cosine
+        shown = (
+            "" if cosine is None else f" Cosine of <b>{token}</b>'s input row and its output row: <b>{cosine:.3f}</b>."
+        )
+        return f"Output head: <b>a table of its own</b> (untied), not the embedding table.{shown}"
+    return "Output head: <b>none</b> in this folder (an encoder saved without one): no guess to show."
+
+
+def place_words(answer: LayersAnswer) -> str:
+    """Which position row the place reads, counted from 1 as places are (BERT's [CLS] takes row 1)."""
+    placed = answer.token
+    row = next((name for name, _ in answer.input.parts if name.startswith("position row")), None)
+    if row is None:
+        return f"Place {placed.place} (counted from 1): this model has no position table."
+    shift = " ([CLS] takes row 1, so each place reads the row after it)" if placed.position != placed.place - 1 else ""
+    return f"Place {placed.place} reads {row}; both count from 1, as the chapter does{shift}."
 
 
 def label_fits(plot_height: float, label_height: float) -> bool:
@@ -109,10 +149,13 @@ class LayersPane(QWidget):
 
         self.headline = SteadyLabel(2)
         self.headline.setAccessibleName("cosine of the two tokens")
-        self.note = SteadyLabel(3)
+        self.head_line = SteadyLabel(1)
+        self.head_line.setAccessibleName("the model's output head")
+        self.note = SteadyLabel(4)
         self.note.setObjectName("hint")
-        for label in (self.heading, self.headline, self.note):
+        for label in (self.heading, self.headline, self.head_line, self.note):
             label.setTextFormat(Qt.TextFormat.RichText)
+        self._steps: tuple[LayerStep, ...] = ()
 
         self.missing = QWidget()
         self.missing_label = QLabel()
@@ -167,18 +210,32 @@ class LayersPane(QWidget):
         self.cosine_plot.addItem(self._compare_curve)
         self.cosine_plot.addItem(self._row_curve)
         self.length_plot.addItem(self._length_curve)
+        # Each point tells its value when the mouse rests on it.
+        for curve, what in (
+            (self._compare_curve, "the two tokens"),
+            (self._row_curve, "vs its own table row"),
+            (self._length_curve, "length"),
+        ):
+            curve.scatter.opts["hoverable"] = True
+            curve.scatter.opts["tip"] = lambda x, y, data, what=what: self.point_tip(what, x, y)
 
-        self.nearest = QTableWidget(0, 3)
-        self.nearest.setHorizontalHeaderLabels(["layer", "cos row", "nearest table rows (cosine)"])
+        self.nearest = QTableWidget(0, len(COLUMNS))
+        self.nearest.setHorizontalHeaderLabels(list(COLUMNS))
+        for column, tip in enumerate(COLUMN_TIPS):
+            header_item = self.nearest.horizontalHeaderItem(column)
+            if header_item is not None:
+                header_item.setToolTip(tip)
+        self.nearest.setWordWrap(False)
         self.nearest.verticalHeader().setVisible(False)
         self.nearest.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.nearest.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.nearest.setAlternatingRowColors(True)
-        self.nearest.setAccessibleName("nearest table rows per layer")
+        self.nearest.setAccessibleName("the model's guess and the nearest table rows per layer")
         header = self.nearest.horizontalHeader()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        for column in (LAYER_COLUMN, ROW_COLUMN, TWO_COLUMN):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(GUESS_COLUMN, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(NEAREST_COLUMN, QHeaderView.ResizeMode.Stretch)
 
         top = QHBoxLayout()
         top.addWidget(self.heading, 1)
@@ -204,6 +261,7 @@ class LayersPane(QWidget):
         layout.addLayout(compare)
         layout.addWidget(self.missing)
         layout.addWidget(self.headline)
+        layout.addWidget(self.head_line)
         layout.addWidget(plots, 1)
         layout.addWidget(self.note)
         # On a short screen (a 1024x640 laptop in presentation mode) the pane scrolls rather than
@@ -250,7 +308,12 @@ class LayersPane(QWidget):
 
     # ----- what the window asks of the pane ------------------------------------------------
     def set_token(self, text: str, place: int, token: str = "") -> None:
-        """The selected token: ``place`` counts from 1 in ``text``. Runs at once once the model is loaded."""
+        """The selected token: ``place`` counts from 1 in ``text``. Runs at once once the model is loaded.
+
+        The last token's numbers go at once: they never stand under the new token's heading.
+        """
+        if (text, place) != (self._text, self._place):
+            self._clear_numbers()
         self._text, self._place, self._token = text, place, token
         shown = _escape(token) if token else f"token {place}"
         self.heading.setText(f"Through the layers: <b>{shown}</b> at place {place} of “{_escape(text)}”")
@@ -260,6 +323,8 @@ class LayersPane(QWidget):
 
     def set_compare(self, text: str | None, place: int | None = None) -> None:
         """The token to compare with: a second text and its place (None: the same token, found by its id)."""
+        if (text or "", place or 0) != (self.compare_input.text(), self.compare_place.value()):
+            self._clear_numbers()
         self.compare_input.setText(text or "")
         self.compare_place.setValue(place or 0)
         if self._ran_once and self._text is not None:
@@ -279,6 +344,8 @@ class LayersPane(QWidget):
             self.layers_requested.emit(request)
 
     def show_reply(self, reply: LayersReply) -> None:
+        if (reply.request.text, reply.request.place) != (self._text, self._place) and self._text is not None:
+            return  # a late answer about a token no longer selected
         if reply.missing is not None:
             self.show_missing(reply.missing)
         elif reply.answer is not None:
@@ -288,6 +355,7 @@ class LayersPane(QWidget):
         self._ran_once = True
         self.missing.hide()
         steps = answer.steps
+        self._steps = steps
         xs = [s.layer for s in steps]
         ticks = [(x, "input" if x == 0 else str(x)) for x in xs]
         for plot in (self.cosine_plot, self.length_plot):
@@ -320,18 +388,40 @@ class LayersPane(QWidget):
         self._legend_row.fit()
         self.nearest.setRowCount(len(steps))
         for row, step in enumerate(steps):
+            two = "" if step.cosine_to_compare is None else f"{step.cosine_to_compare:.3f}"
             items = (
                 QTableWidgetItem("input" if step.layer == 0 else str(step.layer)),
                 QTableWidgetItem(f"{step.cosine_to_row:.3f}"),
+                QTableWidgetItem(two),
+                QTableWidgetItem(", ".join(f"{g.token} {oh.percent(g.prob)}" for g in step.guess)),
                 QTableWidgetItem(", ".join(f"{n.token} {n.cosine:.2f}" for n in step.nearest)),
             )
             for column, item in enumerate(items):
+                if column in (GUESS_COLUMN, NEAREST_COLUMN):
+                    item.setToolTip(item.text())
                 self.nearest.setItem(row, column, item)
+        self.nearest.setColumnHidden(TWO_COLUMN, other is None)
+        # No head, no guess: the head line says so, and the nearest rows get the room.
+        self.nearest.setColumnHidden(GUESS_COLUMN, answer.head_kind == oh.NONE)
         compared = [s.cosine_to_compare for s in steps if s.cosine_to_compare is not None]
         cosines = [s.cosine_to_row for s in steps] + compared
         self._lowest = min(cosines, default=COSINE_BOTTOM)
         self._fit_cosine_axis()
-        self.note.setText(f"{_escape(answer.head_note)} Input: {_escape(answer.input.note)}")
+        self.head_line.setText(head_words(answer))
+        self.note.setText(
+            f"{_escape(answer.guess_note)} {_escape(answer.head_note)} {_escape(place_words(answer))} "
+            f"Input: {_escape(answer.input.note)}"
+        )
+
+    def point_tip(self, what: str, x: float, y: float) -> str:
+        """A point's tooltip: which layer, which line, its value."""
+        layer = int(round(x))
+        where = "input" if layer == 0 else f"after layer {layer}"
+        if what == "length":
+            return f"{where}\nlength {y:.3f}"
+        token = self._token or "the token"
+        line = "the two tokens" if what == "the two tokens" else f"{token} {what}"
+        return f"{where}\n{line}: cosine {y:.3f}"
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
         super().resizeEvent(event)
@@ -353,7 +443,14 @@ class LayersPane(QWidget):
         self._text = self._place = None
         self.run_button.setEnabled(False)
         self.missing.hide()
+        self._clear_numbers()
+        self.heading.setText("Through the layers: select a token of a text")
+
+    def _clear_numbers(self) -> None:
+        """Forget the shown answer: plots, table, headline and notes (the heading stays)."""
+        self._steps = ()
         self.headline.clear()
+        self.head_line.clear()
         self.note.clear()
         self.nearest.setRowCount(0)
         for curve in (self._row_curve, self._compare_curve, self._length_curve):
@@ -363,7 +460,6 @@ class LayersPane(QWidget):
         self.cosine_legend.clear()
         for plot in (self.cosine_plot, self.length_plot):
             plot.getAxis("bottom").setTicks(None)
-        self.heading.setText("Through the layers: select a token of a text")
 
     def _on_download(self) -> None:
         if self._download_id:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, QSizeF, Signal
+from PySide6.QtCore import QPointF, QRectF, QSizeF, Qt, Signal
 from PySide6.QtGui import (
     QColor,
     QFont,
@@ -27,8 +27,8 @@ from PySide6.QtWidgets import QWidget
 
 from ..core.common.files import atomic_write_bytes
 from ..core.maps.family_map import FamilyMap
+from ..core.maps.map_caption import caption_lines
 from ..core.maps.word_maps import NO_FAMILY, WordMap, from_family_map
-from ..core.text.texts import fixed
 from . import fonts, theme
 
 # Beyond this many points only family words (and rings) get labels; hover tips name the rest.
@@ -510,8 +510,14 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         for axis_name, room in (("bottom", view.width()), ("left", view.height())):
             axis = self.plot.getAxis(axis_name)
             whole = self._axis_titles[axis_name]
-            fits = QFontMetricsF(axis.label.font()).horizontalAdvance(whole) <= room
-            title = whole if fits else whole.split(" of the ")[0]
+            metrics = QFontMetricsF(axis.label.font())
+            fits = metrics.horizontalAdvance(whole) <= room
+            if fits:
+                title = whole
+            elif " of the " in whole:
+                title = whole.split(" of the ")[0]
+            else:  # a direction's pairs: as many as fit, then an ellipsis
+                title = metrics.elidedText(whole, Qt.TextElideMode.ElideRight, max(room, 40.0))
             if axis.labelText != title:
                 axis.setLabel(title)
 
@@ -583,8 +589,7 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             item.setZValue(2)
             self._family_items[family] = item
         self._set_labels()
-        kind = shown.layout.name
-        self._axis_titles = {"bottom": f"direction 1 of the {kind} map", "left": f"direction 2 of the {kind} map"}
+        self._axis_titles = {"bottom": shown.layout.axis_title(0), "left": shown.layout.axis_title(1)}
         self._fit_axis_titles()
         self._matches = np.empty(0, dtype=np.int64)
         self._current = -1
@@ -1095,11 +1100,16 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             areas[f"{axis} axis title"] = mapped(self.plot.getAxis(axis).label.sceneBoundingRect())
         return areas
 
-    def export_png(self, path: str | Path, width: int = 1600) -> None:
-        """Write a PNG atomically: a failed write (full disk, no permission) leaves no file."""
+    def export_png(self, path: str | Path, width: int = 1600, texts: dict[str, str] | None = None) -> None:
+        """Write a PNG atomically: a failed write (full disk, no permission) leaves no file.
+
+        ``texts`` become the PNG's text chunks (where the map came from).
+        """
         from PySide6.QtCore import QBuffer, QByteArray, QIODevice
 
         image = self.render_image(width)
+        for key, value in (texts or {}).items():
+            image.setText(key, value)
         data = QByteArray()
         buffer = QBuffer(data)
         buffer.open(QIODevice.OpenModeFlag.WriteOnly)
@@ -1118,27 +1128,6 @@ def _rest_colour(big: bool) -> QColor:
 
 
 def _caption(shown: WordMap, model_name: str, hidden: set[str]) -> str:
-    counts = shown.family_counts()
-    visible = {name: n for name, n in counts.items() if name not in hidden and n}
-    rest = int((shown.family_of == NO_FAMILY).sum())
-    between = shown.between_family_cosine
-    if rest:
-        first = (
-            f"<b>{model_name}</b>: {shown.description}, {rest + sum(visible.values()):,} shown; "
-            f"{sum(visible.values())} family words in {len(visible)} families"
-        )
-    else:
-        first = f"<b>{model_name}</b>: {sum(visible.values())} words in {len(visible)} families"
-    lines = [first, f"{shown.layout.name} map: it keeps {shown.layout.keeps}."]
-    if not np.isnan(between):
-        # A ratio to a mean that rounds to zero is noise (an untrained table's is about 0).
-        ratio = f"ratio {shown.family_ratio:.1f}" if abs(between) >= 0.005 else "no ratio: that is about 0"
-        lines.append(
-            f"On all {shown.width} numbers: mean cosine within a family {fixed(shown.within_family_cosine, 2)}, "
-            f"between families {fixed(between, 2)} ({ratio})."
-        )
-    multi = [n for n in shown.notes if "tokens" in n]
-    if multi:
-        lines.append(f"{len(multi)} word(s) were not single tokens: see the notes below the map.")
+    lines = caption_lines(shown, model_name, hidden)
+    lines[0] = f"<b>{model_name}</b>{lines[0][len(model_name):]}"
     return "<br>".join(lines)
-

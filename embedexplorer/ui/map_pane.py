@@ -43,6 +43,7 @@ class MapPane(MapView):
 
         client.channel(MAP).ready.connect(self._on_map_ready)
         client.channel(MAP).failed.connect(self._on_map_failed)
+        client.channel(MAP).progress.connect(shell.show_progress)  # a model file hashed for its first map
         client.channel(WORD_MAP).ready.connect(self._on_map_ready)
         client.channel(WORD_MAP).failed.connect(self._on_word_map_failed)
         client.channel(WORD_MAP).progress.connect(shell.show_progress)
@@ -72,6 +73,7 @@ class MapPane(MapView):
     def _build_menus(self, ctx: PaneContext) -> None:
         file_menu = ctx.shell.menu("&File")
         file_menu.addAction(self.export_action)
+        file_menu.addActions(list(self.export_actions))  # as a web page, the points
         map_menu = ctx.shell.menu("&Map")
         map_menu.addAction("&Load families file...").triggered.connect(self.choose_families_file)
         map_menu.addAction("Use the &chapter's families").triggered.connect(lambda: self.use_families(""))
@@ -81,6 +83,7 @@ class MapPane(MapView):
         map_menu.addAction("&Family words only").triggered.connect(self.show_family_map)
         map_menu.addAction("&Whole vocabulary").triggered.connect(lambda: self.request_word_map("all"))
         map_menu.addAction("Words &matching...").triggered.connect(self.ask_words)
+        map_menu.addAction("&Axes from directions...").triggered.connect(self.ask_axes)
         projection = map_menu.addMenu("&Projection")
         self.projection_actions: dict[str, QAction] = {}
         for method, label in PROJECTION_LABELS.items():
@@ -100,6 +103,7 @@ class MapPane(MapView):
             self.multi_token_actions[mode] = action
         map_menu.addSeparator()
         map_menu.addAction(self.export_action)
+        map_menu.addActions(list(self.export_actions))
 
         view_menu = ctx.shell.menu("&View")
         labels = view_menu.addAction("Word &labels on the map")
@@ -125,6 +129,7 @@ class MapPane(MapView):
         self._request_map()
 
     def _on_map_failed(self, failure: Failure) -> None:
+        self._shell.hide_progress()
         self._map_coming = False
         self.map_failed(failure.message)
         self._apply_wanted_range()
@@ -169,7 +174,7 @@ class MapPane(MapView):
         self._check_projection(self.projection)
         self.export_action.setEnabled(True)
         self._map_coming = False
-        state.update(families_file=self.families_file)
+        state.update(families_file=self.families_file, map_provenance=family_map.provenance)
         self._apply_wanted_range()
         if state.selection is not None:  # place the selection on the new map
             self._client.submit(NEIGHBOURS, NeighboursRequest(state.selection.token_id, state.k))

@@ -4,9 +4,11 @@ a search box, the families in use (edited here, saved as a families file), bigge
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
@@ -31,14 +33,18 @@ from PySide6.QtWidgets import (
 
 from ..core.common.constants import EXPORT_WIDTH_RANGE
 from ..core.common.errors import EmbedExplorerError
+from ..core.directions.direction import DirectionSpec
 from ..core.maps.family_map import Families, FamilyMap, load_families, save_families
-from ..core.maps.projections import METHOD_NAMES, check_method
+from ..core.maps.points_export import write_points
+from ..core.maps.projections import METHOD_NAMES, METHODS, check_method
+from ..core.maps.web_page import write_map_page
 from ..core.maps.word_maps import WordMap
 from ..errorlog import app_data_dir
 from ..jobs.map_jobs import WordMapRequest
-from ..map_pictures import write_svg
+from ..map_pictures import png_texts, write_svg
 from ..settings import Settings
 from . import theme
+from .axes_dialog import DEFAULT_X_PAIRS, DEFAULT_Y_PAIRS, AxesDialog
 from .family_editor import FamilyEditor, swatch
 from .map_canvas import MapCanvas
 from .steady_label import SteadyLabel
@@ -199,6 +205,8 @@ class MapView(QWidget):
         self.projection = "pca"
         self._words: tuple[str, str] | None = None  # the bigger map on screen: ("all"|"regex"|"list", text)
         self._pending: WordMapRequest | None = None
+        self._axes: tuple[DirectionSpec, DirectionSpec] | None = None  # the map on screen is on two directions
+        self._axes_typed = (DEFAULT_X_PAIRS, DEFAULT_Y_PAIRS)  # what the axes dialog shows next
         self.canvas = MapCanvas()
         self.canvas.setMinimumSize(360, 260)
         self.panel = FamilyPanel()
@@ -246,6 +254,16 @@ class MapView(QWidget):
         layout.addLayout(top, 1)
         layout.addWidget(self.notes)
 
+        # File menu entries the window places; usable once a map is on screen.
+        self.page_action = QAction("Export map as &web page...", self)
+        self.page_action.setToolTip("One HTML file that opens offline in any browser: zoom, pan, find, hover tips")
+        self.page_action.triggered.connect(self.export_page_dialog)
+        self.points_action = QAction("Export &points (CSV or JSON)...", self)
+        self.points_action.triggered.connect(self.export_points_dialog)
+        self.export_actions = (self.page_action, self.points_action)
+        for action in self.export_actions:
+            action.setEnabled(False)
+
     # ----- the map ------------------------------------------------------------------------
     @property
     def requested_families(self) -> str:
@@ -259,13 +277,16 @@ class MapView(QWidget):
         self.settings.families_file = self.families_file
         if isinstance(the_map, WordMap):
             self._words = (self._pending.words, self._pending.text) if self._pending else self._words
-            self.projection = the_map.method
+            self._axes = self._pending.axes if self._pending else self._axes
+            if the_map.method in METHODS:  # a map on two directions keeps the projection chosen before
+                self.projection = the_map.method
             families = list(the_map.families)
             notes = list(the_map.notes)
             if the_map.from_cache:
                 notes.insert(0, f"This {the_map.layout.name} map was read from the cache.")
         else:
             self._words = None
+            self._axes = None
             self.projection = "pca"
             families, notes = the_map.families, list(the_map.notes)
         self._pending = None
@@ -273,6 +294,8 @@ class MapView(QWidget):
         self.isolate_button.setChecked(False)
         self.canvas.set_map(the_map, model_name, self._hidden)
         self.panel.set_families(families, self._hidden)
+        for action in self.export_actions:
+            action.setEnabled(True)
         self.notes.setText(" ".join(notes))
         if self.search_box.text():
             self._on_search_changed(self.search_box.text())
@@ -308,8 +331,15 @@ class MapView(QWidget):
             return load_families()
 
     # ----- bigger maps ----------------------------------------------------------------------------
-    def request_word_map(self, words: str, text: str = "", method: str | None = None) -> WordMapRequest | None:
-        """Ask for a map of "all" rows, a "regex" or a "list"; None (and a message) when it cannot be."""
+    def request_word_map(
+        self,
+        words: str,
+        text: str = "",
+        method: str | None = None,
+        axes: tuple[DirectionSpec, DirectionSpec] | None = None,
+    ) -> WordMapRequest | None:
+        """Ask for a map of "all" rows, a "regex" or a "list" (on two directions with ``axes``);
+        None (and a message) when it cannot be."""
         method = method or self.projection
         try:
             check_method(method)
@@ -317,10 +347,10 @@ class MapView(QWidget):
             self.message.emit(str(exc), "error")
             return None
         request = WordMapRequest(
-            words, text, self._requested_file or None, method, self.settings.multi_token
+            words, text, self._requested_file or None, method, self.settings.multi_token, axes=axes
         )
         self._pending = request
-        self.stop_button.setVisible(method != "pca")
+        self.stop_button.setVisible(method != "pca" and axes is None)
         self.word_map_requested.emit(request)
         return request
 
@@ -331,9 +361,34 @@ class MapView(QWidget):
         if dialog.exec() == QDialog.DialogCode.Accepted:
             self.request_word_map(*dialog.request())
 
+    def ask_axes(self) -> None:
+        """Map > Axes from directions: ask for the pairs of each axis, then for the map."""
+        dialog = AxesDialog(*self._axes_typed, parent=self)
+        if dialog.exec() == QDialog.DialogCode.Accepted:
+            self._axes_typed = (dialog.x_box.text(), dialog.y_box.text())
+            self.request_axes(*dialog.specs())
+
+    def request_axes(self, x: DirectionSpec, y: DirectionSpec) -> WordMapRequest | None:
+        """Map > Axes from directions: the words on screen (the family words, the whole vocabulary,
+        matching words or a list) placed at their cosines with ``x`` and ``y``."""
+        if self._words is not None:
+            words, text = self._words
+        else:
+            families = self.current_families()
+            words, text = "list", "\n".join(w for group in families.values() for w in group)
+        request = self.request_word_map(words, text, axes=(x, y))
+        if request is not None:
+            self.status.emit(f"Placing the words on {x.label} and {y.label}...")
+        return request
+
+    @property
+    def axes(self) -> tuple[DirectionSpec, DirectionSpec] | None:
+        """The two directions of the map on screen, or None for a projection."""
+        return self._axes
+
     def set_projection(self, method: str) -> None:
         """PCA, t-SNE or UMAP for the bigger map on screen (the family map is always PCA)."""
-        if method == self.projection and self.big_map:
+        if method == self.projection and self.big_map and self._axes is None:
             return
         if not self.big_map:
             if method == "pca":
@@ -539,7 +594,7 @@ class MapView(QWidget):
             if target.suffix.lower() == ".svg":
                 write_svg(self.canvas, target)
             else:
-                self.canvas.export_png(target, width or self.settings.export_width)
+                self.canvas.export_png(target, width or self.settings.export_width, png_texts(self.canvas))
         except OSError as exc:
             reason = exc.strerror or str(exc)
             self.message.emit(
@@ -549,4 +604,67 @@ class MapView(QWidget):
             return False
         self.settings.export_dir = str(target.parent)
         self.status.emit(f"Map exported to {target}")
+        return True
+
+    def export_page_dialog(self) -> None:
+        """File > Export map as web page...: ask where, then write the page."""
+        path = self._ask_target("Export the map as a web page", "embedding-map.html", "Web page (*.html)", (".html",))
+        if path:
+            self.export_page_to(path)
+
+    def export_page_to(self, path: str) -> bool:
+        """Write the map on screen (its hidden families hidden) as one self-contained web page."""
+        shown = self.family_map
+        if shown is None:
+            return False
+        return self._write(path, "map", lambda: write_map_page(path, shown, self.model_name, self._hidden))
+
+    def export_points_dialog(self) -> None:
+        """File > Export points...: the points as CSV or JSON, by the chosen kind."""
+        path = self._ask_target(
+            "Export the map's points", "embedding-points.csv", "CSV table (*.csv);;JSON (*.json)", (".csv", ".json")
+        )
+        if path:
+            self.export_points_to(path)
+
+    def export_points_to(self, path: str) -> bool:
+        """Write every point (token, id, family, x, y): CSV for a ``.csv`` name, JSON otherwise."""
+        shown = self.family_map
+        if shown is None:
+            return False
+        return self._write(path, "points", lambda: write_points(path, shown, self.model_name))
+
+    def _ask_target(self, title: str, name: str, kinds: str, suffixes: tuple[str, ...]) -> str:
+        """A file name from the save dialog, ending in one of ``suffixes`` (the chosen kind's when it
+        ends in none); "" when cancelled or when the user keeps the file already there."""
+        if not self.can_export:
+            return ""
+        start = Path(self.settings.export_dir or Path.home()) / name
+        path, chosen = QFileDialog.getSaveFileName(
+            self, title, str(start), kinds, options=QFileDialog.Option.DontConfirmOverwrite
+        )
+        if not path:
+            return ""
+        if Path(path).suffix.lower() not in suffixes:
+            path += next((s for s in suffixes if s[1:] in chosen.lower()), suffixes[0])
+        if Path(path).exists() and not self._confirm_overwrite(path):
+            return ""
+        return path
+
+    def _write(self, path: str, what: str, write: Callable[[], None]) -> bool:
+        target = Path(path)
+        try:
+            write()
+        except OSError as exc:
+            self.message.emit(
+                f"The {what} was not exported to {target}: {exc.strerror or exc}. Nothing was overwritten; "
+                "choose another folder.",
+                "error",
+            )
+            return False
+        except EmbedExplorerError as exc:
+            self.message.emit(f"{exc} Nothing was overwritten; choose another folder.", "error")
+            return False
+        self.settings.export_dir = str(target.parent)
+        self.status.emit(f"{what.capitalize()} exported to {target}")
         return True

@@ -275,8 +275,11 @@ class NeighboursPane(QWidget):
 
         def on_k(k: int) -> None:
             pane.set_k(k)
+            pane._k_timer.start()  # the list is asked for once the spinning stops
+
+        def ask_again(_k: int) -> None:
             if state.selection is not None:
-                client.submit(NEIGHBOURS, NeighboursRequest(state.selection.token_id, k))
+                client.submit(NEIGHBOURS, NeighboursRequest(state.selection.token_id, state.k))
 
         def on_compare(other: str) -> None:
             state.update(compare_text=other)
@@ -290,7 +293,9 @@ class NeighboursPane(QWidget):
         state.watch("model_serial", lambda _serial: pane.clear())
         state.watch("neighbours_held", lambda held: pane.set_hidden(bool(held), held))
         state.watch("guess_mark", pane.mark)
-        pane.k_changed.connect(lambda k: state.update(k=k))
+        # k is the state's at once (a lesson saved now has it); the request waits for the pause.
+        pane.k_box.valueChanged.connect(lambda k: state.update(k=k))
+        pane.k_changed.connect(ask_again)
         pane.neighbour_activated.connect(lambda text: state.update(text=text))
         pane.compare_requested.connect(on_compare)
         client.channel(NEIGHBOURS).ready.connect(pane.show_neighbours)

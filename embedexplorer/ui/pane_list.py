@@ -6,6 +6,7 @@ Adding a pane is one line here and its module (a class with ``plug(ctx)``, see `
 from __future__ import annotations
 
 from .compare_pane import CompareDialog
+from .directions_pane import DirectionsPane
 from .exercise_desk import ExerciseDesk
 from .guess_first import GuessFirstBar, SuggestionsPane
 from .layers_pane import LayersPane
@@ -24,6 +25,7 @@ PANES: tuple[PaneEntry, ...] = (
     PaneEntry("row_view", Place.LEFT_UPPER, RowView),
     PaneEntry("map_view", Place.RIGHT_TAB, MapPane, "&Map"),
     PaneEntry("layers_pane", Place.RIGHT_TAB, LayersPane, "Through the &layers"),
+    PaneEntry("directions_pane", Place.RIGHT_TAB, DirectionsPane, "&Directions"),
     PaneEntry("exercises", Place.NOWHERE, ExerciseDesk),
     PaneEntry("teaching", Place.NOWHERE, TeachingTools),
     PaneEntry("compare", Place.NOWHERE, CompareDialog),

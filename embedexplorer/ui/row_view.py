@@ -144,7 +144,8 @@ class RowView(QWidget):
             return []
         lines = [("token row", result.row)]
         if result.position_row is not None:
-            index = "" if result.position_index is None else f" {result.position_index:,}"
+            # Counted from 1, as places are.
+            index = "" if result.position_index is None else f" {result.position_index + 1:,}"
             lines.append((f"position row{index}", result.position_row))
         combined = result.combined
         if combined is not None and (

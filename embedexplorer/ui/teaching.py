@@ -7,6 +7,7 @@ field too: each pane enlarges what it draws, and the application's font grows he
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QObject
@@ -14,6 +15,7 @@ from PySide6.QtGui import QAction, QFont, QKeySequence
 from PySide6.QtWidgets import QApplication, QFileDialog
 
 from ..core.exercises.lessons import Lesson, LessonError, check_model, load_lesson, save_lesson
+from ..core.maps.provenance import stamped
 from ..state import changes_of, lesson_of
 from .plugging import PaneContext
 from .theme import presentation_scale
@@ -85,7 +87,8 @@ class TeachingTools(QObject):
 
     # ----- lessons ---------------------------------------------------------------------------
     def current_lesson(self) -> Lesson:
-        return lesson_of(self.state.now)
+        """The state as a lesson, with where its map came from (and the date it is saved)."""
+        return replace(lesson_of(self.state.now), provenance=stamped(self.state.map_provenance))
 
     def save_dialog(self) -> None:
         start = Path(self.settings.export_dir or Path.home()) / "lesson.lesson.json"

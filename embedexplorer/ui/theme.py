@@ -6,19 +6,7 @@ from collections.abc import Callable
 
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 
-# Colour-blind-safe first (Okabe-Ito), then distinct extras for custom families.
-FAMILY_COLOURS = (
-    "#0072B2",  # blue
-    "#E69F00",  # orange
-    "#009E73",  # green
-    "#D55E00",  # vermillion
-    "#CC79A7",  # purple-pink
-    "#8C6D31",  # brown
-    "#56B4E9",  # sky blue
-    "#7F7F7F",  # grey
-    "#BCBD22",
-    "#17BECF",
-)
+from ..core.maps.colours import FAMILY_COLOURS
 
 
 def family_colour(index: int) -> QColor:

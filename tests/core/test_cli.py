@@ -151,7 +151,8 @@ def test_layers_json_is_one_object_per_layer(minilm_table) -> None:
     assert result.stderr == ""  # no progress bars or load reports from transformers
     rows = json.loads(result.stdout)
     assert [r["layer"] for r in rows] == list(range(7))
-    assert all(set(r) == {"layer", "length", "cosine_to_row", "cosine_to_compare", "nearest"} for r in rows)
+    assert all(set(r) == {"layer", "length", "cosine_to_row", "cosine_to_compare", "nearest", "guess"} for r in rows)
+    assert all(r["guess"] == [] for r in rows)  # MiniLM was saved without an output head: no guess to give
     assert all(len(r["nearest"]) == 3 and set(r["nearest"][0]) == {"token", "id", "cosine"} for r in rows)
     assert rows[0]["nearest"][0] == {"token": "bank", "id": 2924, "cosine": rows[0]["nearest"][0]["cosine"]}
     # The second "bank" was found in the second text by its id; the two drift apart.
@@ -159,6 +160,28 @@ def test_layers_json_is_one_object_per_layer(minilm_table) -> None:
     alone = run_json("layers", "the river bank", "--place", "3", "--model", "bundled")
     assert all(r["cosine_to_compare"] is None for r in alone)
     assert [r["length"] for r in alone] == pytest.approx([r["length"] for r in rows], rel=1e-6)
+
+
+def test_layers_json_guess_is_the_models_own_and_info_names_the_head(llama_folder, gpt2_folder) -> None:
+    from transformers import AutoModelForCausalLM
+
+    rows = run_json("layers", " The river bank was steep", "--place", "3", "-k", "4", "--model", str(llama_folder))
+    assert all(len(r["guess"]) == 4 and set(r["guess"][0]) == {"id", "token", "prob"} for r in rows)
+    full = AutoModelForCausalLM.from_pretrained(str(llama_folder), use_safetensors=True).eval()
+    import torch
+
+    from embedexplorer import open_table
+
+    ids = [t.id for t in open_table(str(llama_folder)).encode(" The river bank was steep")]
+    with torch.inference_mode():
+        probs = torch.softmax(full(torch.tensor([ids])).logits[0, 2], -1)
+    top = torch.topk(probs, 4)
+    assert [g["id"] for g in rows[-1]["guess"]] == top.indices.tolist()
+    assert [g["prob"] for g in rows[-1]["guess"]] == pytest.approx(top.values.tolist(), abs=1e-5)
+    assert run_json("info", "--model", str(llama_folder))["output_head"] == "own"
+    info = run_cli("info", "--model", str(gpt2_folder))
+    assert "output head: the embedding table itself (tied)" in info.stdout
+    assert run_json("info", "--model", "bundled")["output_head"] == "none"
 
 
 def test_layers_readable_output_has_a_row_per_layer(gpt2_folder) -> None:

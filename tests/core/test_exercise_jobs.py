@@ -57,5 +57,5 @@ def test_analogy_two_texts_and_the_honest_row(ctx) -> None:
     compared = TWO_TEXTS.run(ctx, TwoTextsRequest("the river bank", 2, "my bank account", 1))
     assert compared.same_id and compared.row_cosine == 1.0
     row = ROW.run(ctx, RowRequest(6928, 0))
-    assert row.position_index == 1 and row.normalised and row.place_text() == "place 1, position-table row 1"
+    assert row.position_index == 1 and row.normalised and row.place_text() == "place 1, position-table row 2"
     assert "LayerNorm" in row.recipe and row.recipe_short.startswith("Layer 1 gets LayerNorm(")

@@ -36,11 +36,12 @@ def test_minilm_adds_token_type_puts_cls_first_and_normalises(minilm_table) -> N
         assert sums.normalised
         np.testing.assert_allclose(sums.enters, expected[place + 1], atol=2e-6)
     first = layer_input(minilm_table, recipe, minilm_table.query("the").id, 0)
-    assert first.place_text() == "place 1, position-table row 1"
-    assert first.steps == (f"token row {first.token_id:,}", "position row 1", "token-type row 0")
+    # Rows counted from 1, as places are: [CLS] takes row 1, so place 1 reads row 2.
+    assert first.place_text() == "place 1, position-table row 2"
+    assert first.steps == (f"token row {first.token_id:,}", "position row 2", "token-type row 0")
     description = recipe.describe(has_positions=True)
     assert "LayerNorm(token row + position row + token-type row 0)" in description
-    assert "first word stands at position-table row 1" in description
+    assert "first word stands at position-table row 2" in description
 
 
 def test_gpt2_adds_token_row_and_position_row_only(gpt2_table, gpt2_folder) -> None:
@@ -54,13 +55,14 @@ def test_gpt2_adds_token_row_and_position_row_only(gpt2_table, gpt2_folder) -> N
         assert sums.position_index == place
         np.testing.assert_array_equal(sums.enters, sums.token_row + gpt2_table.positions[place])
         np.testing.assert_allclose(sums.enters, expected[place], atol=1e-6)
-    assert layer_input(gpt2_table, recipe, 4881, 3).place_text() == "place 4, position-table row 3"
+    # Places and position-table rows both count from 1: GPT-2's place 4 reads row 4.
+    assert layer_input(gpt2_table, recipe, 4881, 3).place_text() == "place 4, position-table row 4"
 
 
 def test_a_place_past_the_position_table_says_so(minilm_table, gpt2_table) -> None:
-    beyond = layer_input(minilm_table, recipe_for(minilm_table), 2000, 511)  # needs row 512 of 512
+    beyond = layer_input(minilm_table, recipe_for(minilm_table), 2000, 511)  # [CLS] first: needs row 513 of 512
     assert beyond.enters is None and beyond.position_row is None
-    assert "no position row for place 512" in beyond.note and "row 512" in beyond.note
+    assert "no position row for place 512" in beyond.note and "position-table row 513;" in beyond.note
     last = layer_input(gpt2_table, recipe_for(gpt2_table), 464, 1023)
     assert last.enters is not None and last.position_index == 1023
 

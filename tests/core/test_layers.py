@@ -161,11 +161,12 @@ def test_gpt2_twelve_layers_match_a_direct_transformers_call(gpt2_table, gpt2_mo
     np.testing.assert_allclose([s.cosine_to_row for s in answer.steps], [_cos(v, row) for v in normed], atol=1e-5)
     expected = [_cos(a, b) for a, b in zip(raw, other_raw, strict=True)]
     np.testing.assert_allclose([s.cosine_to_compare for s in answer.steps], expected, atol=1e-5)
-    # The nearest rows after the last layer are the head's reading of ln_f's output (the head is the table).
+    # The nearest rows after the last layer: ln_f's output against every row by cosine (not the model's ranking).
     unit = gpt2_table.rows / np.linalg.norm(gpt2_table.rows, axis=1, keepdims=True)
     scores = unit @ (normed[-1] / np.linalg.norm(normed[-1]))
     assert [n.id for n in answer.steps[-1].nearest] == np.argsort(-scores, kind="stable")[:4].tolist()
-    assert "next-token guess" in answer.head_note and "ln_f" in answer.head_note
+    assert "not the model's guess" in answer.head_note and "ln_f" in answer.head_note
+    assert "next-token guess" in answer.guess_note
 
 
 def test_the_last_text_is_remembered(gpt2_table, gpt2_model) -> None:

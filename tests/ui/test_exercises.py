@@ -207,8 +207,8 @@ def test_two_texts_bank_on_gpt2(qtbot, window, gpt2_folder, gpt2_table) -> None:
     answer = blocker.args[0]
     assert [t.token if t else None for t in pane.picked_tokens()] == ["_bank", "_bank"]
     assert "Same token id 3,331 (_bank): the same table row, cosine 1.000." in pane.verdict.text()
-    assert "place 3, position-table row 2" in pane.sides[0].text()
-    assert "place 2, position-table row 1" in pane.sides[1].text()
+    assert "place 3, position-table row 3" in pane.sides[0].text()
+    assert "place 2, position-table row 2" in pane.sides[1].text()
     sums = answer.first.input.enters - answer.second.input.enters
     np.testing.assert_allclose(sums, gpt2_table.positions[2] - gpt2_table.positions[1], atol=1e-6)
 
@@ -224,7 +224,7 @@ def test_two_texts_on_minilm_count_the_cls_row(qtbot, window) -> None:
     with qtbot.waitSignal(window.client.channel(TWO_TEXTS).ready, timeout=ANSWER_TIMEOUT_MS):
         window.panes.exercises.show_two_texts()
     assert "Same token id 2,924 (bank)" in pane.verdict.text()
-    assert "place 3, position-table row 3" in pane.sides[0].text() and "LayerNorm(sum)" in pane.sides[0].text()
+    assert "place 3, position-table row 4" in pane.sides[0].text() and "LayerNorm(sum)" in pane.sides[0].text()
 
 
 # ----- 5. honest sums -------------------------------------------------------------------------------
@@ -243,9 +243,9 @@ def test_row_pane_sum_is_what_minilm_sends_to_layer_1(qtbot, window, minilm_tabl
     expected = normed * weights["embeddings.LayerNorm.weight"] + weights["embeddings.LayerNorm.bias"]
     np.testing.assert_allclose(shown.combined, expected, atol=1e-5)
     view = window.panes.row_view
-    assert "place 1, position-table row 1" in view.title.text()
+    assert "place 1, position-table row 2" in view.title.text()
     # Names as the pane gives them (a narrow pane prints them short: "pos 1", "layer 1").
-    assert [name for name, _ in view.row_lines()] == ["token row", "position row 1", "LayerNorm, enters layer 1"]
+    assert [name for name, _ in view.row_lines()] == ["token row", "position row 2", "LayerNorm, enters layer 1"]
     assert view.numbers.text().count("more]") == 3
     assert "LayerNorm(token + position + type 0); [CLS] first" in view.note.text()
     assert "[CLS] comes first" in view.note.toolTip()
@@ -256,7 +256,7 @@ def test_row_pane_on_gpt2_and_on_a_rotary_model(qtbot, window, gpt2_folder, gpt2
     with qtbot.waitSignal(window.client.channel(ROW).ready, timeout=ANSWER_TIMEOUT_MS) as blocker:
         type_text(qtbot, window, " Paris")
     np.testing.assert_array_equal(blocker.args[0].combined, gpt2_table.row(6342) + gpt2_table.position_row(0))
-    assert "place 1, position-table row 0" in window.panes.row_view.title.text()
+    assert "place 1, position-table row 1" in window.panes.row_view.title.text()
     assert [name for name, _ in window.panes.row_view.row_lines()][-1] == "sum, enters layer 1"
 
     from tests.faults.helpers import build_rotary_folder

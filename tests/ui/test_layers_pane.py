@@ -10,14 +10,25 @@ import time
 import numpy as np
 import pyqtgraph as pg
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, QPointF, Qt
+from PySide6.QtGui import QMouseEvent
+from PySide6.QtWidgets import QApplication
 
 from embedexplorer import open_table
+from embedexplorer.core.layers.output_head import percent
 from embedexplorer.jobs.base import JobContext, Session
 from embedexplorer.jobs.layer_jobs import LAYERS, LayersReply, LayersRequest, ModelMissing, run_layers
 from embedexplorer.jobs.table_jobs import NEIGHBOURS, ROW, NeighboursRequest
-from embedexplorer.ui.layers_pane import LayersPane, label_fits, top_with_room
-from tests.ui.conftest import ANSWER_TIMEOUT_MS, LOAD_TIMEOUT_MS, open_model, type_text
+from embedexplorer.ui.layers_pane import (
+    COLUMNS,
+    GUESS_COLUMN,
+    NEAREST_COLUMN,
+    TWO_COLUMN,
+    LayersPane,
+    label_fits,
+    top_with_room,
+)
+from tests.ui.conftest import ANSWER_TIMEOUT_MS, LOAD_TIMEOUT_MS, open_model, settle, type_text
 
 RIVER, ACCOUNT = "the river bank", "my bank account"
 
@@ -47,9 +58,115 @@ def test_the_pane_draws_every_layer_and_the_two_banks(qtbot, bank_reply: LayersR
     assert pane.nearest.rowCount() == 7
     assert pane.nearest.item(0, 0).text() == "input" and pane.nearest.item(6, 0).text() == "6"
     first = answer.steps[6].nearest[0]
-    assert pane.nearest.item(6, 2).text().startswith(f"{first.token} {first.cosine:.2f}")
-    assert "not a guess of the model" in pane.note.text() and "LayerNorm" in pane.note.text()
+    assert pane.nearest.item(6, NEAREST_COLUMN).text().startswith(f"{first.token} {first.cosine:.2f}")
+    # The two tokens' cosine after each layer, as the command line prints it.
+    assert [pane.nearest.item(r, TWO_COLUMN).text() for r in range(7)] == [f"{c:.3f}" for c in compare]
+    assert not pane.nearest.isColumnHidden(TWO_COLUMN)
+    # MiniLM was saved without an output head: no guess, and the pane says so.
+    assert pane.nearest.isColumnHidden(GUESS_COLUMN) and pane.nearest.item(6, GUESS_COLUMN).text() == ""
+    assert "<b>none</b>" in pane.head_line.text() and "No guess" in pane.note.text()
+    assert "not the model's guess" in pane.note.text() and "LayerNorm" in pane.note.text()
+    # "bank" is place 3; [CLS] comes first, so it reads the fourth position row, counted as places are.
+    assert "Place 3 reads position row 4" in pane.note.text() and "[CLS] takes row 1" in pane.note.text()
     assert pane._table_line.value() == 1.0
+
+
+@pytest.fixture(scope="module")
+def llama_reply(llama_folder) -> LayersReply:  # type: ignore[no-untyped-def]
+    """The engine's answer on the small Llama with an output head of its own, through its model process."""
+    session = Session()
+    session.replace_table(open_table(str(llama_folder)))
+    reply = run_layers(JobContext(session), LayersRequest(" The river bank was steep", 3, k=4))
+    session.replace_table(None)  # ends the model's process
+    return reply
+
+
+def test_the_guess_column_is_the_models_own_guess_beside_the_nearest_rows(qtbot, llama_reply, llama_folder) -> None:
+    from transformers import AutoModelForCausalLM
+
+    pane = LayersPane()
+    qtbot.addWidget(pane)
+    answer = llama_reply.answer
+    assert answer is not None
+    pane.set_token(answer.token.text, answer.token.place, answer.token.token.token)
+    pane.show_reply(llama_reply)
+    headers = [pane.nearest.horizontalHeaderItem(c).text() for c in range(pane.nearest.columnCount())]
+    assert headers == list(COLUMNS)
+    assert "length and all" in pane.nearest.horizontalHeaderItem(GUESS_COLUMN).toolTip()
+    assert "not what the model would say" in pane.nearest.horizontalHeaderItem(NEAREST_COLUMN).toolTip()
+    # The last row's guess is transformers' own top 4, with its probabilities.
+    full = AutoModelForCausalLM.from_pretrained(str(llama_folder), use_safetensors=True).eval()
+    import torch
+
+    table = open_table(str(llama_folder))
+    ids = [t.id for t in table.encode(answer.token.text)]
+    with torch.inference_mode():
+        top = torch.topk(torch.softmax(full(torch.tensor([ids])).logits[0, answer.token.position], -1), 4)
+    pairs = zip(top.indices.tolist(), top.values.tolist(), strict=True)
+    want = ", ".join(f"{table.tokens[i]} {percent(p)}" for i, p in pairs)
+    assert pane.nearest.item(4, GUESS_COLUMN).text() == want
+    nearest = answer.steps[4].nearest
+    assert pane.nearest.item(4, NEAREST_COLUMN).text() == ", ".join(f"{n.token} {n.cosine:.2f}" for n in nearest)
+    assert pane.nearest.isColumnHidden(TWO_COLUMN)  # no second token to compare with
+    assert not pane.nearest.isColumnHidden(GUESS_COLUMN)
+    # The head is the model's own: the pane says so, with the token's two rows' cosine.
+    assert "a table of its own" in pane.head_line.text()
+    assert f"<b>{answer.head_row_cosine:.3f}</b>" in pane.head_line.text()
+    assert "Place 3 reads position row" not in pane.note.text()  # Llama has no position table
+    assert "its own output table" in pane.note.text()
+
+
+def test_another_token_never_shows_the_old_tokens_numbers(qtbot, bank_reply: LayersReply) -> None:
+    pane = LayersPane()
+    qtbot.addWidget(pane)
+    pane.set_token(RIVER, 3, "bank")
+    pane.set_compare(ACCOUNT)
+    pane.show_reply(bank_reply)
+    assert pane.nearest.rowCount() == 7 and pane.headline.text()
+    pane.set_token(RIVER, 2, "river")
+    assert "river" in pane.heading.text()
+    assert pane.nearest.rowCount() == 0 and pane.headline.text() == "" and pane.head_line.text() == ""
+    assert len(pane._row_curve.getData()[0] or []) == 0 and len(pane._compare_curve.getData()[0] or []) == 0
+    # The old token's answer arriving late is not shown under the new heading.
+    pane.show_reply(bank_reply)
+    assert pane.nearest.rowCount() == 0
+    # Another second text also clears what was shown for the old one.
+    pane.set_token(RIVER, 3, "bank")
+    pane.show_reply(bank_reply)
+    pane.set_compare("the bank of the river")
+    assert pane.nearest.rowCount() == 0
+
+
+def test_plot_points_show_their_values_on_hover(qtbot, bank_reply: LayersReply) -> None:
+    pane = LayersPane()
+    qtbot.addWidget(pane)
+    pane.resize(900, 800)
+    pane.show()
+    pane.set_token(RIVER, 3, "bank")
+    pane.set_compare(ACCOUNT)
+    pane.show_reply(bank_reply)
+    qtbot.waitExposed(pane)
+    settle()  # the plots laid out at their final size
+    steps = bank_reply.answer.steps
+    view = pane.cosine_plot.getViewBox()
+    for layer in (2, 5):
+        qtbot.wait(50)  # pyqtgraph drops mouse moves closer together than a screen refresh
+        scene_point = view.mapViewToScene(pg.Point(layer, steps[layer].cosine_to_compare))
+        pixel = QPointF(pane.cosine_plot.mapFromScene(scene_point))
+        viewport = pane.cosine_plot.viewport()
+        # The mouse moving over the plot, as Qt delivers it to the plot's view.
+        move = QMouseEvent(
+            QEvent.Type.MouseMove,
+            pixel,
+            QPointF(viewport.mapToGlobal(pixel.toPoint())),
+            Qt.MouseButton.NoButton,
+            Qt.MouseButton.NoButton,
+            Qt.KeyboardModifier.NoModifier,
+        )
+        QApplication.sendEvent(viewport, move)
+        qtbot.waitUntil(lambda layer=layer: f"after layer {layer}" in view.toolTip(), timeout=2000)
+        assert f"after layer {layer}" in view.toolTip()
+        assert f"{steps[layer].cosine_to_compare:.3f}" in view.toolTip()
 
 
 def test_the_cosine_legend_sits_above_the_curves_and_is_never_cut(qtbot, bank_reply: LayersReply) -> None:
@@ -171,9 +288,9 @@ def test_two_banks_in_the_window_while_quick_questions_keep_answering(qtbot, win
     assert not window.progress.isVisible()
     # The row pane now shows what really enters layer 1: the model's own step, LayerNorm included.
     np.testing.assert_allclose(window.panes.row_view._result.combined, bank_reply.answer.input.enters, atol=1e-6)
-    # "bank" is place 3; MiniLM puts [CLS] first, so its position-table row (counted from 0) is 3.
+    # "bank" is place 3; MiniLM puts [CLS] first, so its position-table row (counted from 1, as places are) is 4.
     names = [name for name, _ in window.panes.row_view.row_lines()]
-    assert names == ["token row", "position row 3", "LayerNorm, enters layer 1"]
+    assert names == ["token row", "position row 4", "LayerNorm, enters layer 1"]
     assert "LayerNorm" in window.panes.row_view.note.text()
     # A token the second text does not have: the pane says so, in words.
     with qtbot.waitSignal(channel(LAYERS).failed, timeout=ANSWER_TIMEOUT_MS):

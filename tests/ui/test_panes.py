@@ -53,9 +53,9 @@ def test_row_view_with_and_without_a_position_row(qtbot) -> None:
     position = np.full(768, 0.5, dtype=np.float32)
     view.show_row(RowAnswer(PARIS, 0, row, position, row + position, position_index=0))
     assert "row 6,342" in view.title.text() and "... 762 more]" in view.numbers.text()
-    # The chapter counts places from 1; the position table's own rows from 0.
-    assert "place 1, position-table row 0" in view.title.text()
-    assert "position row 0:" in view.numbers.text() and "sum, enters layer 1:" in view.numbers.text()
+    # The chapter counts places from 1, and the position table's rows the same way.
+    assert "place 1, position-table row 1" in view.title.text()
+    assert "position row 1:" in view.numbers.text() and "sum, enters layer 1:" in view.numbers.text()
     # A byte token keeps its name in the header, and a model without positions shows no sum.
     view.show_row(RowAnswer(BYTE, 2, row[:4], None, None, "no position table: rotary"))
     assert "&lt;0x8D&gt;" in view.title.text()

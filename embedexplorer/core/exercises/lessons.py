@@ -51,6 +51,9 @@ class Lesson:
     hidden_families: tuple[str, ...] = field(default=())
     map_view: MapView | None = None
     note: str = ""
+    # Where the lesson's map came from (model, table file's SHA-256, projection, app, date): for the
+    # reader's information, so a class can tell whether its model is the teacher's. Never applied.
+    provenance: dict[str, object] | None = None
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -63,6 +66,7 @@ class Lesson:
             "hidden_families": list(self.hidden_families),
             "map_view": None if self.map_view is None else {k: list(v) for k, v in asdict(self.map_view).items()},
             "note": self.note,
+            "provenance": self.provenance,
         }
 
 
@@ -135,6 +139,7 @@ def lesson_from_dict(data: object, source: str = "the lesson") -> Lesson:
         hidden_families=_names(data.get("hidden_families", []), source),
         map_view=_map_view(data.get("map_view"), source),
         note=_text(data, "note", f"{source}: note"),
+        provenance=_provenance(data.get("provenance"), source),
     )
 
 
@@ -207,3 +212,11 @@ def _map_view(value: object, source: str) -> MapView | None:
             raise LessonError(f"{where}.{axis} must be two finite numbers, the smaller first.")
         ranges.append((float(pair[0]), float(pair[1])))
     return MapView(ranges[0], ranges[1])
+
+
+def _provenance(value: object, source: str) -> dict[str, object] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        raise LessonError(f"{source}: 'provenance' must be an object of facts, or null.")
+    return dict(value)

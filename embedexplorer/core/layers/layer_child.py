@@ -20,7 +20,7 @@ import numpy as np
 from ..common.errors import EmbedExplorerError, Interrupted
 from ..text.tokenizer_child import _forget_working_folder
 from .layer_process import error_frame, receive_frame, send_frame
-from .trace import LayerInput, LayerModel, ModelDesign, load_layer_model, read_design
+from .trace import LayerGuesses, LayerInput, LayerModel, ModelDesign, load_layer_model, read_design
 
 
 def serve(threads: str = "1") -> int:
@@ -149,6 +149,7 @@ class _Server:
         position = int(message["position"])
         token = message.get("token")
         token_id = None if token is None else int(token)
+        k = int(message.get("k") or 0)
         if self.stopped(request_id):
             raise Interrupted("Stopped before it ran.")
         if model.remembers(ids):
@@ -156,6 +157,7 @@ class _Server:
             self._send_layers(request_id, list(range(vectors.shape[0])), vectors, model.for_table(vectors))
             if token_id is not None:
                 self._send_input(request_id, model.input_parts(token_id, position, vectors[0]))
+            self._send_guesses(request_id, model.guesses(vectors, k, token_id))
         else:
             # The forward pass only copies each layer's row; the sender thread compares it with the table's
             # form and sends it meanwhile, on the core the model leaves free (it cost 3 % of the pass inline).
@@ -173,10 +175,17 @@ class _Server:
             # Sent after the pass, not in it: the parent needs it only with the last layer.
             if token_id is not None:
                 self._send_input(request_id, model.input_parts(token_id, position, states[0, position]))
+            # Every layer through the head in one product once the pass is done: the head's rows are read once.
+            self._send_guesses(request_id, model.guesses(states[:, position], k, token_id))
         self.send({"id": request_id, "done": True})
 
     def _send_layers(self, request_id: int, layers: list[int], vectors: np.ndarray, compared: np.ndarray) -> None:
         self.send({"id": request_id, "layers": layers}, (vectors, compared))
+
+    def _send_guesses(self, request_id: int, guesses: LayerGuesses | None) -> None:
+        if guesses is not None:
+            message = {"id": request_id, "guess_ids": guesses.ids.tolist(), "row_cosine": guesses.row_cosine}
+            self.send(message, (guesses.probs,))
 
     def _send_input(self, request_id: int, parts: LayerInput) -> None:
         names = [name for name, _ in parts.parts]

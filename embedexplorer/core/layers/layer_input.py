@@ -113,7 +113,8 @@ class Recipe:
         sentence = f"What enters layer 1: {text}."
         if has_positions and self.position_index(0):
             first = f"{' '.join(self.leading)} comes first, so the" if self.leading else "The"
-            sentence += f" {first} first word stands at position-table row {self.position_index(0)}."
+            # Rows counted from 1, as places are (the chapter's count).
+            sentence += f" {first} first word stands at position-table row {self.position_index(0) + 1}."
         if self.left_out:
             sentence += " Not computed here: " + "; ".join(self.left_out) + "."
         return sentence
@@ -141,10 +142,10 @@ class LayerInput:
     steps: tuple[str, ...] = field(default=())
 
     def place_text(self) -> str:
-        """ "place 1, position-table row 0" """
+        """ "place 1, position-table row 1": both counted from 1, as the chapter counts."""
         if self.position_index is None:
             return f"place {self.place + 1:,}"
-        return f"place {self.place + 1:,}, position-table row {self.position_index:,}"
+        return f"place {self.place + 1:,}, position-table row {self.position_index + 1:,}"
 
 
 def recipe_for(table: EmbeddingTable) -> Recipe:
@@ -218,10 +219,10 @@ def layer_input(table: EmbeddingTable, recipe: Recipe, token_id: int, place: int
         if position_row is None:
             notes.append(
                 f"There is no position row for place {place + 1:,} (it would be position-table row "
-                f"{position_index:,}; the table has {table.positions.shape[0]:,} rows)."
+                f"{position_index + 1:,}; the table has {table.positions.shape[0]:,} rows)."
             )
         else:
-            steps.append(f"position row {position_index:,}")
+            steps.append(f"position row {position_index + 1:,}")  # counted from 1, as places are
     else:
         notes.append(table.position_note + ".")
     total = scaled.astype(np.float32)

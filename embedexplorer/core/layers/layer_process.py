@@ -35,7 +35,7 @@ from ..common import errors
 from ..common.errors import EmbedExplorerError, IncompleteModelError, Interrupted
 from ..common.progress import ProgressCallback
 from ..text.tokenizer_process import child_sys_path, last_line
-from .trace import LayerBatch, LayerInput, LayerRun, ModelFacts, StopCheck, default_threads
+from .trace import LayerBatch, LayerGuesses, LayerInput, LayerRun, ModelFacts, StopCheck, default_threads
 
 # The flag the app's entry point reads to run the child side (frozen apps have no -m).
 CHILD_FLAG = "--layer-process"
@@ -356,7 +356,13 @@ class LayerProcess:
                 raise EmbedExplorerError("The model's process was restarted; ask again.")
             request_ids = [next(self._ids) for _ in runs]
             for request_id, run in zip(request_ids, runs, strict=True):
-                message = {"id": request_id, "run": list(run.ids), "position": run.position, "token": run.token_id}
+                message = {
+                    "id": request_id,
+                    "run": list(run.ids),
+                    "position": run.position,
+                    "token": run.token_id,
+                    "k": run.k,
+                }
                 self._send(message)
             index_of = {request_id: i for i, request_id in enumerate(request_ids)}
             pending = set(request_ids)
@@ -395,6 +401,7 @@ def _batch(frames: list[tuple[dict[str, Any], list[np.ndarray]]]) -> LayerBatch:
     vectors: list[np.ndarray] = []
     compared: list[np.ndarray] = []
     layer_input = None
+    guesses = None
     for message, arrays in frames:
         if "layers" in message:
             layers += [int(i) for i in message["layers"]]
@@ -404,9 +411,21 @@ def _batch(frames: list[tuple[dict[str, Any], list[np.ndarray]]]) -> LayerBatch:
             names = [str(n) for n in message["parts"]]
             parts = tuple((n, np.array(a)) for n, a in zip(names, arrays[: len(names)], strict=True))
             layer_input = LayerInput(parts, np.array(arrays[-2]), np.array(arrays[-1]), str(message["note"]))
+        elif "guess_ids" in message:
+            guesses = _guesses(message, arrays)
     if not layers:
-        return LayerBatch((), np.empty((0, 0), np.float32), np.empty((0, 0), np.float32), layer_input)
-    return LayerBatch(tuple(layers), np.concatenate(vectors), np.concatenate(compared), layer_input)
+        return LayerBatch((), np.empty((0, 0), np.float32), np.empty((0, 0), np.float32), layer_input, guesses)
+    return LayerBatch(tuple(layers), np.concatenate(vectors), np.concatenate(compared), layer_input, guesses)
+
+
+def _guesses(message: dict[str, Any], arrays: list[np.ndarray]) -> LayerGuesses:
+    """The child's guesses frame: ids in the header (exact integers), probabilities as the one array."""
+    ids = np.array(message["guess_ids"], dtype=np.int64)
+    probs = np.array(arrays[0], dtype=np.float32) if arrays else np.empty((0, 0), np.float32)
+    if ids.ndim != 2 or ids.shape != probs.shape:
+        raise ValueError(f"guesses of shape {ids.shape} and probabilities of shape {probs.shape} do not match")
+    cosine = message.get("row_cosine")
+    return LayerGuesses(ids, probs, float(cosine) if isinstance(cosine, (int, float)) else None)
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:

@@ -44,6 +44,7 @@ from ..search import neighbours as nb
 from ..search.scan_threads import own_thread_only
 from ..tables.embedding_table import EmbeddingTable, Neighbour
 from ..text.texts import Token
+from . import output_head as oh
 from .layer_schedule import SearchSchedule
 
 StopCheck = Callable[[], bool]
@@ -86,7 +87,11 @@ class LayerStep:
     cosine_to_compare:
         Cosine between this token's vector and the compared token's vector after the same layer, or None.
     nearest:
-        The table rows nearest to the vector compared with the table, best first.
+        The table rows nearest to the vector compared with the table, best first (cosine: which rows
+        it points like).
+    guess:
+        The model's own guess after this layer, most likely first: its output head applied to the
+        vector (final norm, dot product with every head row, bias, softmax). Empty without a head.
     """
 
     layer: int
@@ -94,6 +99,16 @@ class LayerStep:
     cosine_to_row: float
     cosine_to_compare: float | None
     nearest: tuple[Neighbour, ...]
+    guess: tuple[Guess, ...] = ()
+
+
+@dataclass(frozen=True)
+class Guess:
+    """One token the model's output head ranks high, with its probability."""
+
+    id: int
+    token: str
+    prob: float
 
 
 @dataclass(frozen=True)
@@ -134,6 +149,10 @@ class LayersAnswer:
     head_note: str
     layers: int
     k: int
+    head_kind: str = oh.NONE  # see ``output_head``: tied, own, masked or none
+    guess_note: str = ""
+    # Cosine between the token's input row and its row in an untied output head (None: tied or no head).
+    head_row_cosine: float | None = None
 
     def as_rows(self) -> list[dict[str, object]]:
         """The per-layer rows as plain data (the CLI's JSON)."""
@@ -144,18 +163,30 @@ class LayersAnswer:
                 "cosine_to_row": s.cosine_to_row,
                 "cosine_to_compare": s.cosine_to_compare,
                 "nearest": [{"token": n.token, "id": n.id, "cosine": n.cosine} for n in s.nearest],
+                "guess": [{"id": g.id, "token": g.token, "prob": g.prob} for g in s.guess],
             }
             for s in self.steps
         ]
 
 
 class LayerRun(NamedTuple):
-    """One text to run forward: the ids the model reads, the position to follow, and the token
-    whose input parts are wanted (None for a compared text, which needs only its vectors)."""
+    """One text to run forward: the ids the model reads, the position to follow, the token
+    whose input parts are wanted (None for a compared text, which needs only its vectors),
+    and how many of the model's guesses to give after each layer (0: none)."""
 
     ids: tuple[int, ...]
     position: int
     token_id: int | None
+    k: int = 0
+
+
+@dataclass(frozen=True)
+class LayerGuesses:
+    """The model's guesses after the input and every layer of one run, from its own output head."""
+
+    ids: np.ndarray  # (layers + 1, k) token ids, most likely first
+    probs: np.ndarray  # (layers + 1, k) float32
+    row_cosine: float | None  # the token's input row vs its output row (untied heads only)
 
 
 @dataclass(frozen=True)
@@ -167,6 +198,7 @@ class LayerBatch:
     vectors: np.ndarray  # (len(layers), width), float32
     compared: np.ndarray  # (len(layers), width), float32
     input: LayerInput | None = None
+    guesses: LayerGuesses | None = None  # sent once, after the last layer
 
 
 class LayerRunner(Protocol):
@@ -176,6 +208,7 @@ class LayerRunner(Protocol):
     layers: int
     max_positions: int | None
     head_note: str
+    head_kind: str
 
     def model_input(self, text_ids: list[int]) -> tuple[list[int], list[int]]: ...
 
@@ -204,6 +237,7 @@ class ModelFacts:
     max_positions: int | None
     head_is_table: bool
     head_note: str
+    head_kind: str
     weights: int
     memory_bytes: int
     dtype: str
@@ -233,6 +267,7 @@ class ModelFacts:
             "max_positions": int(limit) if isinstance(limit, int) else None,
             "head_is_table": bool(data["head_is_table"]),
             "head_note": str(data["head_note"]),
+            "head_kind": str(data["head_kind"]),
             "weights": int(data["weights"]),
             "memory_bytes": int(data["memory_bytes"]),
             "dtype": str(data["dtype"]),
@@ -246,8 +281,9 @@ class LayerModel(ModelFacts):
     Build it with ``load_layer_model``; ``trace`` answers questions with it.
     """
 
-    model: Any  # a transformers PreTrainedModel, in eval mode
+    model: Any  # a transformers PreTrainedModel (the base model, whose layers run), in eval mode
     _final_norm: Any = None
+    _output: oh.OutputHead | None = None  # the model's own output head, when the folder has one
     _hidden: OrderedDict[tuple[int, ...], np.ndarray] = field(default_factory=OrderedDict, repr=False)
 
     def remembers(self, ids: Sequence[int]) -> bool:
@@ -342,7 +378,17 @@ class LayerModel(ModelFacts):
         layers = tuple(layer for layer in range(vectors.shape[0]) if layer not in skip)
         parts = None if run.token_id is None else self.input_parts(run.token_id, run.position, vectors[0])
         chosen = vectors[list(layers)]
-        return LayerBatch(layers, chosen, self.for_table(chosen) if layers else chosen, parts)
+        guesses = self.guesses(vectors, run.k, run.token_id)
+        return LayerBatch(layers, chosen, self.for_table(chosen) if layers else chosen, parts, guesses)
+
+    def guesses(self, vectors: np.ndarray, k: int, token_id: int | None) -> LayerGuesses | None:
+        """The model's top ``k`` guesses after each of ``vectors`` (the input and every layer, raw), or
+        None without a head or when none are wanted. All layers go through the head in one product."""
+        if self._output is None or k <= 0:
+            return None
+        ids, probs = self._output.top(vectors, k)
+        row_cosine = None if token_id is None else self._output.row_cosine(token_id)
+        return LayerGuesses(ids, probs, row_cosine)
 
     def _streamed_run(self, run: LayerRun, should_stop: StopCheck | None) -> Iterator[LayerBatch]:
         """One run forward on a thread of its own, each layer handed over as soon as it exists."""
@@ -500,11 +546,10 @@ def load_layer_model(
     dtype = torch.float32 if stored == "F32" or expected <= _FLOAT32_UP_TO else torch.bfloat16
     loaded_bytes = expected * (4 if dtype == torch.float32 else 2)
     report(1, 4, f"Loading the whole model: {expected:,} weights ({_size(loaded_bytes)})")
+    kind = oh.head_kind(_head_config(config), entries)
     with _quiet_transformers():
-        from transformers import AutoModel
-
         try:
-            model, info = AutoModel.from_pretrained(
+            full, info = oh.head_class(kind).from_pretrained(
                 str(folder),
                 config=config,
                 use_safetensors=True,
@@ -515,21 +560,31 @@ def load_layer_model(
             )
         except (OSError, ValueError, RuntimeError, KeyError) as exc:
             raise UnsupportedModelError(f"transformers cannot load the model in {folder}: {_first_line(exc)}") from exc
-    missing = sorted(k for k in info.get("missing_keys", ()) if not k.startswith("pooler."))
+    model, output = oh.split(full, kind, config, _final_norm_of)
+    prefix_of_base = "" if model is full else f"{full.base_model_prefix}."
+    missing = sorted(
+        k.removeprefix(prefix_of_base)
+        for k in info.get("missing_keys", ())
+        if k.startswith(prefix_of_base) and "pooler." not in k
+    )
     if missing:
         raise IncompleteModelError(
             _incomplete_message(folder, have, expected, model_bytes, stored, missing), model_bytes, expected
         )
+    if any(not k.startswith(prefix_of_base) for k in info.get("missing_keys", ())):
+        kind, output = oh.NONE, None  # the head's own weights are not in the folder: no guess, never a random one
     _check(should_stop)
     model.eval()
+    full.eval()
     # The last hidden state is the last block's own output, as for every other layer;
     # the final norm is applied where the table is compared, and said so.
     model.config.tie_last_hidden_states = False
     report(2, 4, "Reading the tokenizer's special tokens")
     prefix, suffix = design.prefix, design.suffix
     final_norm, head_is_table, head_note = _head(model, config)
-    weights = sum(p.numel() for p in model.parameters())
-    memory = sum(p.numel() * p.element_size() for p in model.parameters())
+    kept = model if output is None else full
+    weights = sum(p.numel() for p in kept.parameters())
+    memory = sum(p.numel() * p.element_size() for p in kept.parameters())
     report(4, 4, "Model ready")
     return LayerModel(
         name=name or str(folder),
@@ -541,11 +596,26 @@ def load_layer_model(
         max_positions=_max_positions(config),
         head_is_table=head_is_table,
         head_note=head_note,
+        head_kind=kind if output is not None else oh.NONE,
         weights=int(weights),
         memory_bytes=int(memory),
         dtype=str(dtype).removeprefix("torch."),
         _final_norm=final_norm if head_is_table else None,
+        _output=output,
     )
+
+
+def _head_config(config: Any) -> dict[str, Any]:
+    """What ``output_head.head_kind`` reads of a config, from transformers' config object."""
+    return {
+        "is_encoder_decoder": bool(getattr(config, "is_encoder_decoder", False)),
+        "tie_word_embeddings": bool(getattr(config, "tie_word_embeddings", True)),
+        "model_type": str(getattr(config, "model_type", "")),
+    }
+
+
+def _final_norm_of(model: Any) -> Any:
+    return next((getattr(model, n) for n in _FINAL_NORMS if getattr(model, n, None) is not None), None)
 
 
 @dataclass(frozen=True)
@@ -700,23 +770,18 @@ def _incomplete_message(
 
 
 def _head(model: Any, config: Any) -> tuple[Any, bool, str]:
-    final_norm = next((getattr(model, n) for n in _FINAL_NORMS if getattr(model, n, None) is not None), None)
+    """The final norm the nearest rows are compared after (tied heads only), and what they mean."""
+    final_norm = _final_norm_of(model)
     tied = bool(getattr(config, "tie_word_embeddings", False))
     if final_norm is not None and tied and not getattr(config, "is_encoder_decoder", False):
         name = next(n for n in _FINAL_NORMS if getattr(model, n, None) is final_norm)
         return final_norm, True, (
-            "This model's output head is the embedding table itself. After each layer the vector goes "
-            f"through the final norm ({name}) and is compared with every row: the nearest rows are the "
-            "model's next-token guess had it stopped after that layer."
-        )
-    if final_norm is not None:
-        return final_norm, False, (
-            "This model's output head is a separate table, not the embedding table: the nearest rows show "
-            "which tokens' input rows point the same way as the vector, not the model's guess."
+            f"Nearest rows: the vector after the final norm ({name}) against every table row by cosine, "
+            "length ignored: rows it points like, not the model's guess."
         )
     return None, False, (
-        "This model has no output head tied to the embedding table: the nearest rows show which tokens' "
-        "rows point the same way as the vector after each layer, not a guess of the model."
+        "Nearest rows: the vector against the table's input rows by cosine, length ignored: rows it "
+        "points like, not the model's guess."
     )
 
 
@@ -831,7 +896,7 @@ def trace(
     report = progress or (lambda done, total, message: None)
     placed, ids = place_token(table, model, text, place)
     other = None if compare is None else place_token(table, model, compare[0], compare[1])
-    runs = [LayerRun(tuple(ids), placed.position, placed.token.id)]
+    runs = [LayerRun(tuple(ids), placed.position, placed.token.id, k)]
     if other is not None:
         runs.append(LayerRun(tuple(other[1]), other[0].position, None))
     report(0, 2, "Running the text through the layers")
@@ -840,12 +905,14 @@ def trace(
     pending: list[int] = []  # layers that arrived but are not compared with the table yet
     schedule = SearchSchedule(model.layers + 1)
     layer_input: LayerInput | None = None
+    guesses: LayerGuesses | None = None
     for index, batch in model.layer_runs(runs, should_stop):
         for layer, vector, compared in zip(batch.layers, batch.vectors, batch.compared, strict=True):
             found[index][layer] = (vector, compared)
         if index != 0:
             continue
         layer_input = batch.input or layer_input
+        guesses = batch.guesses or guesses
         pending += batch.layers
         schedule.arrived(len(batch.layers))
         if k and schedule.search_now(len(pending)):
@@ -864,8 +931,11 @@ def trace(
             pending = []
     vectors, compared_all = _stacked(found[0])
     other_vectors = None if other is None else _stacked(found[1])[0]
+    has_guess = model.head_kind != oh.NONE and k > 0
     if layer_input is None or (k and len(nearest) != vectors.shape[0]):
         raise EmbedExplorerError("The model's answer was incomplete; ask again.")
+    if has_guess and (guesses is None or guesses.ids.shape[0] != vectors.shape[0]):
+        raise EmbedExplorerError("The model's guesses were incomplete; ask again.")
     row = table.row(placed.token.id)
     _check(should_stop)
     steps = []
@@ -877,6 +947,7 @@ def trace(
                 cosine_to_row=nb.cosine(compared_all[layer], row),
                 cosine_to_compare=None if other_vectors is None else nb.cosine(vectors[layer], other_vectors[layer]),
                 nearest=nearest.get(layer, ()),
+                guess=() if guesses is None else _guesses_of(table, guesses, layer),
             )
         )
     report(2, 2, "Layers ready")
@@ -889,7 +960,19 @@ def trace(
         head_note=model.head_note,
         layers=model.layers,
         k=k,
+        head_kind=model.head_kind,
+        guess_note=oh.guess_note(model.head_kind),
+        head_row_cosine=None if guesses is None else guesses.row_cosine,
     )
+
+
+def _guesses_of(table: EmbeddingTable, guesses: LayerGuesses, layer: int) -> tuple[Guess, ...]:
+    """One layer's guesses with their tokens' readable forms (an id past the table's rows shows as its id)."""
+    found = []
+    for token_id, prob in zip(guesses.ids[layer].tolist(), guesses.probs[layer].tolist(), strict=True):
+        token = table.tokens[token_id] if 0 <= token_id < len(table.tokens) else f"[id {token_id}]"
+        found.append(Guess(int(token_id), token, float(prob)))
+    return tuple(found)
 
 
 def _stacked(layers: dict[int, tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:

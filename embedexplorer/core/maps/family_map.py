@@ -7,6 +7,7 @@ import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -17,6 +18,9 @@ from ..common.errors import FamiliesError
 from ..common.files import FAMILIES_FILE_LIMIT, atomic_write_bytes, parse_json, read_regular
 from ..search.stored_rows import StoredRows
 from ..tables.embedding_table import EmbeddingTable
+
+if TYPE_CHECKING:
+    from .provenance import Provenance
 
 Families = dict[str, list[str]]
 # What one map shows at most: a legend of 1,000 families is already unreadable, and 20,000
@@ -234,6 +238,7 @@ class FamilyMap:
     within_family_cosine: float
     between_family_cosine: float
     notes: tuple[str, ...]
+    provenance: Provenance | None = None  # where it came from, for exports (provenance.with_provenance)
 
     @property
     def explained_variance(self) -> float:

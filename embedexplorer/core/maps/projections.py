@@ -24,7 +24,7 @@ from ..search.stored_rows import StoredRows
 from .family_map import Projection, pca_2d
 
 METHODS = ("pca", "tsne", "umap")
-METHOD_NAMES = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP"}
+METHOD_NAMES = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP", "directions": "two-direction"}
 SEED = 42
 PERPLEXITY = 30
 # How many rows a block of neighbour look-ups covers between progress reports.
@@ -58,10 +58,18 @@ class Layout:
     method: str
     pca: Projection | None  # PCA only: it places any further row (a selected token) too
     keeps: str  # one sentence for the caption
+    # The axes' own titles (a map on two directions names their pairs); None: "direction 1 of the ... map".
+    axis_titles: tuple[str, str] | None = None
 
     @property
     def name(self) -> str:
         return METHOD_NAMES[self.method]
+
+    def axis_title(self, axis: int) -> str:
+        """The title of the x (0) or y (1) axis."""
+        if self.axis_titles is not None:
+            return self.axis_titles[axis]
+        return f"direction {axis + 1} of the {self.name} map"
 
 
 def available(method: str) -> bool:

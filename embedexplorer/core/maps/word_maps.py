@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -14,6 +15,9 @@ from .family_map import Families, FamilyMap, family_cosines
 from .map_cache import MapCache
 from .projections import KEEPS, SEED, Layout, Progress, ShouldStop, check_method, project
 from .word_sets import WordSet
+
+if TYPE_CHECKING:
+    from .provenance import Provenance
 
 NO_FAMILY = -1
 
@@ -40,6 +44,8 @@ class WordMap:
     notes: tuple[str, ...] = ()
     from_cache: bool = False
     seconds: float = 0.0
+    seed: int | None = None  # t-SNE's and UMAP's; None for PCA and direction axes, which have no randomness
+    provenance: Provenance | None = None  # where it came from, for exports (provenance.with_provenance)
 
     def __len__(self) -> int:
         return len(self.labels)
@@ -140,6 +146,7 @@ def from_family_map(family_map: FamilyMap, model: str) -> WordMap:
         within_family_cosine=family_map.within_family_cosine,
         between_family_cosine=family_map.between_family_cosine,
         notes=family_map.notes,
+        provenance=family_map.provenance,
     )
 
 
@@ -162,13 +169,16 @@ def word_map(
     progress: Progress | None = None,
     should_stop: ShouldStop | None = None,
     separate_process: bool = False,
+    layout_of: Callable[[np.ndarray], Layout] | None = None,
 ) -> WordMap:
     """Map the rows of ``words``; the family words among them get their family's colour.
 
     t-SNE and UMAP maps are read from ``cache`` when it has this model, word set,
-    projection and seed, and kept there when computed.
+    projection and seed, and kept there when computed. ``layout_of`` places the rows
+    itself instead of ``method`` (a map on two directions).
     """
-    check_method(method)
+    if layout_of is None:
+        check_method(method)
     started = time.perf_counter()
     ids = np.asarray(words.ids, dtype=np.int64)
     table.check_files()  # the rows are read from the mapped file below
@@ -207,10 +217,10 @@ def word_map(
     else:
         within = between = float("nan")
 
-    layout: Layout | None = None
+    layout: Layout | None = layout_of(matrix) if layout_of is not None else None
     from_cache = False
     key = ""
-    if method != "pca" and cache is not None:
+    if layout is None and method != "pca" and cache is not None:
         key = cache.key(table, words, method, seed)
         stored = cache.load(key, matrix.shape[0])
         if stored is not None:
@@ -237,5 +247,6 @@ def word_map(
         notes=tuple(notes),
         from_cache=from_cache,
         seconds=time.perf_counter() - started,
+        seed=seed if layout.method in ("tsne", "umap") else None,
     )
 

@@ -158,6 +158,8 @@ class EmbeddingTable:
     config: dict[str, object] = field(default_factory=dict)
     # The memory-mapped files, as they were when opened: see check_files().
     mapped_files: tuple[FileState, ...] = ()
+    # Where it came from ("bundled", "folder", "file", "ollama", "hub"; "" when built by hand): exports say so.
+    source_kind: str = ""
     # Words already looked up, as gensim keeps key_to_index: a repeated query skips the tokenizer.
     _queries: dict[str, Query] = field(default_factory=dict, init=False, repr=False, compare=False)
 
@@ -512,6 +514,7 @@ def load_table(source: ModelSource, report: ProgressCallback, separate_tokenizer
     """Open ``source`` with the reader that claims it; the table does not depend on which one did."""
     opened = reader_for(source.location).open(source.location, report, separate_tokenizer)
     table = table_from(source.name, opened)
+    table.source_kind = source.kind
     if table.stored:
         try:
             table.prepare(progress=report)  # the row lengths (or dequantising), with progress

@@ -81,7 +81,7 @@ def child_sys_path() -> list[str]:
     and the user's site-packages only when the tokenizer's libraries are installed there."""
     here = os.path.realpath(os.getcwd())
     # The child must import this very package, even when it runs from a checkout that is not installed.
-    package_parent = str(Path(__file__).resolve().parents[2])
+    package_parent = str(Path(__file__).resolve().parents[3])  # embedexplorer/core/text/this file
     user_site = _user_site()
     keep_user_site = user_site is not None and any(
         _installed_under(name, user_site) for name in ("tokenizers", "numpy", "embedexplorer")

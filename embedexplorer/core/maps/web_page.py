@@ -1,0 +1,115 @@
+"""A map as one self-contained web page: points, colours, labels, tips, zoom, find, family toggles.
+
+The page is ``resources/map_page.html`` with the map's numbers put in: every script and
+style is inside it and it loads nothing (its Content-Security-Policy forbids any request),
+so a student opens it offline in any browser. Drawn on a 2-D canvas: the grey rows of a
+whole vocabulary are stamped into the pixels directly, which keeps 50,257 points fluid
+without WebGL (see docs/sharing.md for the figures).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from collections.abc import Collection
+from html import escape
+from pathlib import Path
+
+import numpy as np
+
+from ...resources import resource_path
+from ..common.errors import EmbedExplorerError
+from ..common.files import atomic_write_bytes, read_regular
+from .colours import FAMILY_COLOURS
+from .family_map import FamilyMap
+from .map_caption import caption_lines
+from .provenance import stamped
+from .word_maps import WordMap, from_family_map
+
+TEMPLATE = "map_page.html"
+_TEMPLATE_LIMIT = 1 << 20
+# Characters text in a page cannot hold (a token may stand for any byte): shown as the replacement character.
+_NOT_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+# Where the template takes the map: all four put in by one pass, so text that looks like a mark stays text.
+_MARKS = re.compile("__(MAP_DATA|TITLE|CAPTION|FACTS)__")
+
+
+class PageError(EmbedExplorerError):
+    """The page could not be written."""
+
+
+def clean(text: str) -> str:
+    return _NOT_TEXT.sub("\ufffd", text)
+
+
+def _packed(values: np.ndarray, dtype: str) -> str:
+    """Numbers as base64 of their little-endian bytes: a fifth of the size of JSON numbers."""
+    return base64.b64encode(np.ascontiguousarray(values, dtype=np.dtype(dtype).newbyteorder("<")).tobytes()).decode()
+
+
+def page_data(shown: WordMap, model_name: str, hidden: Collection[str], facts: dict[str, object]) -> dict[str, object]:
+    """What the page's script reads: the points packed, the words, families, caption and facts."""
+    labels = [clean(label) for label in shown.labels]
+    texts = [None if clean(t) == label else clean(t) for t, label in zip(shown.texts, labels, strict=True)]
+    return {
+        "model": clean(model_name),
+        "projection": shown.layout.name,
+        "axes": [clean(shown.layout.axis_title(0)), clean(shown.layout.axis_title(1))],
+        "count": len(shown),
+        "x": _packed(shown.coords[:, 0], "float32"),
+        "y": _packed(shown.coords[:, 1], "float32"),
+        "family": _packed(shown.family_of, "int16"),
+        "labels": labels,
+        "texts": texts,
+        "ids": [p[0] if len(p) == 1 else list(p) for p in shown.pieces],
+        "families": [clean(name) for name in shown.families],
+        "colours": [FAMILY_COLOURS[i % len(FAMILY_COLOURS)] for i in range(len(shown.families))],
+        "hidden": sorted(clean(name) for name in hidden if name in shown.families),
+        "caption": [clean(line) for line in caption_lines(shown, model_name, hidden)],
+        "provenance": facts,
+    }
+
+
+def map_page(
+    the_map: FamilyMap | WordMap, model_name: str, hidden: Collection[str] = (), date: str | None = None
+) -> str:
+    """The page's text. ``date`` (ISO 8601) is the export's; now when not given."""
+    shown = the_map if isinstance(the_map, WordMap) else from_family_map(the_map, model_name)
+    facts = stamped(shown.provenance, date)
+    data = page_data(shown, model_name, hidden, facts)
+    # "<" escaped: no "</script>" or "<!--" in a token can end the data early.
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
+    template = read_regular(resource_path(TEMPLATE), "page template", _TEMPLATE_LIMIT, PageError).decode("utf-8")
+    caption = "\n".join(f"<p>{escape(line)}</p>" for line in data["caption"])  # type: ignore[attr-defined]
+    rows = "\n".join(
+        f"<dt>{escape(str(key))}</dt><dd>{escape(_fact_text(value))}</dd>" for key, value in facts.items()
+    )
+    title = escape(f"{clean(model_name)}: {shown.layout.name} map of {clean(shown.description)}")
+    values = {"MAP_DATA": text, "TITLE": title, "CAPTION": caption, "FACTS": rows}
+    return _MARKS.sub(lambda mark: values[mark.group(1)], template)
+
+
+def _fact_text(value: object) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, list):
+        return ", ".join(clean(str(v)) for v in value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {v}" for k, v in value.items())
+    return clean(str(value))
+
+
+def write_map_page(
+    path: str | Path,
+    the_map: FamilyMap | WordMap,
+    model_name: str,
+    hidden: Collection[str] = (),
+    date: str | None = None,
+) -> None:
+    """Write the page atomically: a failed write leaves no half page."""
+    page = map_page(the_map, model_name, hidden, date)
+    try:
+        atomic_write_bytes(path, page.encode("utf-8"))
+    except OSError as exc:
+        raise PageError(f"Cannot write the page to {path}: {exc.strerror or exc}.") from exc
