@@ -295,7 +295,7 @@ def _row_changes(
     """Each token's cosine between its two rows and |a - b| / |a|, in float64."""
     cosine = np.empty(ids_a.size, dtype=np.float64)
     error = np.empty(ids_a.size, dtype=np.float64)
-    step = 8192
+    step = 1024  # float64 copies of this many rows of each table: a few MB, not a table's worth
     for start in range(0, ids_a.size, step):
         row_a = np.asarray(a.rows[ids_a[start : start + step]], dtype=np.float64)
         row_b = np.asarray(b.rows[ids_b[start : start + step]], dtype=np.float64)
