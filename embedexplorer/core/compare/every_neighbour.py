@@ -38,7 +38,7 @@ class Nearest:
 def inverse_lengths(rows: np.ndarray) -> np.ndarray:
     """1 / |row| for each row in float32 (summed in float64); 0 for an empty or unreadable row."""
     lengths = np.empty(rows.shape[0], dtype=np.float64)
-    step = max(1, (64 << 20) // max(1, rows.shape[1] * 8))
+    step = max(1, (8 << 20) // max(1, rows.shape[1] * 8))
     for start in range(0, rows.shape[0], step):
         block = np.asarray(rows[start : start + step], dtype=np.float64)
         lengths[start : start + step] = np.sqrt(np.einsum("ij,ij->i", block, block))
@@ -84,6 +84,8 @@ def nearest_of_all(
         ids[picked], cosines[picked], candidates = _best_k(scores, bar, k)
         if ranks is not None and targets is not None:
             ranks[picked] = _ranks(scores, bar, candidates, targets[picked])
+        # Let go of this block's scores before the next is made: two at once doubled the memory.
+        del scores, bar, candidates
         if step is not None:
             step(start + block.size)
     return Nearest(ids, cosines, ranks)
