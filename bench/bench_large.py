@@ -26,6 +26,7 @@ from pathlib import Path
 from bench.common import CACHE, Row, emit, median, run_python
 
 ROUNDS = 3
+IMPORT_ROUNDS = 7
 QUERIES = 15
 ROW_CACHE = CACHE / "embedexplorer-cache"
 
@@ -52,6 +53,7 @@ def plain_read(file, start, size):
             left -= got
     return time.perf_counter() - began
 
+before_import = time.perf_counter()
 from embedexplorer import open_table
 from embedexplorer.core.search.stored_rows import StoredRows
 before = hwm()
@@ -73,12 +75,34 @@ for token_id in ids.tolist():
     table.neighbours(int(token_id), k=8)
     queries.append(time.perf_counter() - start)
 print(json.dumps({{
-    "open": opened - began, "first": answered - began, "before": before, "peak": peak,
+    "open": opened - began, "first": answered - began, "from_import": answered - before_import,
+    "before": before, "peak": peak,
     "table_bytes": int(raw.nbytes), "queries": queries, "reads": reads, "messages": messages,
     "storage": table.facts().storage, "memory": table.memory_bytes(), "method": table.search_method(),
     "neighbours": [n.id for n in first.neighbours],
 }}))
 """
+
+
+# The floor for "from import to first neighbours": a bare tokenizers load of the folder's
+# tokenizer.json (its import included) and one plain read of the table's bytes, one after the other.
+BARE_CHILD = """
+import json, time
+began = time.perf_counter()
+from tokenizers import Tokenizer
+Tokenizer.from_file({tokenizer!r})
+loaded = time.perf_counter()
+buffer = memoryview(bytearray(16 << 20))
+with open({weights!r}, "rb", buffering=0) as handle:
+    while handle.readinto(buffer):
+        pass
+print(json.dumps({{"load": loaded - began, "read": time.perf_counter() - loaded}}))
+"""
+
+
+def _bare(folder: Path) -> dict[str, object]:
+    weights = max(folder.glob("*.safetensors"), key=_size)
+    return run_python(BARE_CHILD.format(tokenizer=str(folder / "tokenizer.json"), weights=str(weights)))
 
 
 def _child(spec: str, cache_dir: Path) -> dict[str, object]:
@@ -104,14 +128,21 @@ def measure_folder(label: str, folder: Path, rounds: int = ROUNDS) -> tuple[list
     """Rows for one bfloat16 folder; returns them and the open times (for the GGUF's comparison)."""
     _plain_read_of(folder)  # warm the page cache
     _child(str(folder), ROW_CACHE)  # warm the row-length cache
-    opens, firsts, reads, runs = [], [], [], []
-    for _ in range(rounds):
-        reads.append(_plain_read_of(folder))
+    opens, firsts, reads, runs, bares = [], [], [], [], []
+    # More rounds than the other rows: on a shared machine one pair of runs can differ by 2x.
+    for round_no in range(max(rounds, IMPORT_ROUNDS)):
+        if round_no < rounds:
+            reads.append(_plain_read_of(folder))
+        bares.append(_bare(folder))
         run = _child(str(folder), ROW_CACHE)
         runs.append(run)
         opens.append(float(run["open"]))  # type: ignore[arg-type]
         firsts.append(float(run["first"]))  # type: ignore[arg-type]
-        reads.append(_plain_read_of(folder))
+        if round_no < rounds:
+            reads.append(_plain_read_of(folder))
+    from_import = [float(r["from_import"]) for r in runs]  # type: ignore[arg-type]
+    floors = [float(b["load"]) + float(b["read"]) for b in bares]  # type: ignore[arg-type]
+    import_ratio = median([a / b for a, b in zip(from_import, floors, strict=True)])
     last = runs[-1]
     table_bytes = int(last["table_bytes"])  # type: ignore[call-overload]
     read = median(reads)
@@ -121,6 +152,19 @@ def measure_folder(label: str, folder: Path, rounds: int = ROUNDS) -> tuple[list
     query_reads = [q for r in runs for q in r["reads"]]  # type: ignore[attr-defined]
     query_ratio = median([q / r for q, r in zip(queries, query_reads, strict=True)])
     return [
+        Row(
+            f"{label}: from import to first neighbours, new process, caches warm",
+            median(from_import),
+            "s",
+            median(floors),
+            "a bare tokenizers load of tokenizer.json + one plain read of the table's bytes",
+            import_ratio,
+            "<= 1.2x",
+            import_ratio <= 1.2,
+            f"median of {len(runs)} paired ratios; ratio of the medians {median(from_import) / median(floors):.2f}x; "
+            f"bare load {median([float(b['load']) for b in bares]):.3g} s, "  # type: ignore[arg-type]
+            f"plain read {median([float(b['read']) for b in bares]):.3g} s",  # type: ignore[arg-type]
+        ),
         Row(
             f"{label}: open to first neighbours, new process, caches warm",
             median(firsts),

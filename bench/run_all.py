@@ -37,6 +37,8 @@ BENCHMARKS = {
     "projections": "bench.bench_projections",
     "layers": "bench.bench_layers",
     "download": "bench.bench_download",
+    # 500 fake models (HF cache, Ollama, LM Studio) listed by File > Local models
+    "local_models": "bench.bench_local_models",
 }
 
 

@@ -15,14 +15,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from .cli_compare import add_compare_parser, run_compare
-from .core.common.constants import EXPORT_WIDTH_RANGE, MULTI_TOKEN_ACTIONS
+from .core.common.constants import EXPORT_WIDTH_RANGE, MAX_SEED, MULTI_TOKEN_ACTIONS
 from .core.common.errors import EmbedExplorerError
 from .core.common.terminal import finite_or_none, json_text_safe, one_line, terminal_safe
 
 if TYPE_CHECKING:
     from .core.tables.embedding_table import EmbeddingTable
 
-COMMANDS = ("tokens", "neighbours", "cosine", "analogy", "direction", "info", "map", "layers", "compare")
+COMMANDS = ("tokens", "neighbours", "cosine", "analogy", "direction", "info", "map", "layers", "models", "compare")
+# They take no --model: they list and open nothing, or name their models themselves.
+COMMANDS_WITHOUT_MODEL = ("models", "compare")
 MAX_PNG_WIDTH = EXPORT_WIDTH_RANGE[1]
 DOWNLOADS = ("table", "full")
 
@@ -120,7 +122,9 @@ def build_parser() -> argparse.ArgumentParser:
         default="pca",
         help="how the rows are flattened (default pca; tsne and umap need --words and are cached on disk)",
     )
-    family_map.add_argument("--seed", type=int, default=42, help="seed of t-SNE and UMAP (default 42)")
+    family_map.add_argument(
+        "--seed", type=_seed, default=42, help=f"seed of t-SNE and UMAP, 0 to {MAX_SEED:,} (default 42)"
+    )
     family_map.add_argument("--png", default=None, help="also draw the map into this PNG file")
     family_map.add_argument("--svg", default=None, help="also draw the map into this SVG file (every marker a shape)")
     family_map.add_argument(
@@ -156,6 +160,12 @@ def build_parser() -> argparse.ArgumentParser:
         "-k", type=_positive_int, default=5, help="the model's guesses and nearest rows per layer (default 5)"
     )
     add_compare_parser(commands, _positive_int)
+
+    models = commands.add_parser(
+        "models",
+        help="the models on this computer: Hugging Face cache, Ollama, LM Studio and recent files",
+    )
+    models.add_argument("--json", action="store_true", help="print JSON instead of a table")
     return parser
 
 
@@ -179,7 +189,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     payload, text = result
     if args.json:
         # ``layers --json`` is a list with one object per layer; every other command one object.
-        data = payload["layers"] if args.command == "layers" else payload
+        data = payload[args.command] if args.command in ("layers", "models") else payload
         return _print(json_text_safe(json.dumps(finite_or_none(data), ensure_ascii=False, indent=2)))
     return _print(terminal_safe(text))
 
@@ -247,6 +257,8 @@ def _run(args: argparse.Namespace) -> tuple[dict[str, object], str]:
     from .core.sources.resolve import resolve_source
     from .core.tables.embedding_table import load_table
 
+    if args.command == "models":
+        return _local_models()
     if args.command == "map":
         for target in (args.png, args.svg, args.html, args.csv):
             if target:
@@ -271,6 +283,24 @@ def _run(args: argparse.Namespace) -> tuple[dict[str, object], str]:
         return _answer(args, table)
     finally:
         table.close()
+
+
+def _local_models() -> tuple[dict[str, object], str]:
+    """The models File > Local models lists (without the window's recent files: they are its settings, in Qt)."""
+    from .core.common.files import size_text
+    from .core.sources.discovery import local_models
+
+    models = local_models()
+    rows = [("NAME", "SOURCE", "FORMAT", "STORAGE", "SIZE", "WHERE")]
+    for model in models:
+        where = f"MISSING: {model.missing} ({model.location})" if model.missing else model.location
+        size = size_text(model.size_bytes) if model.size_bytes else "-"
+        rows.append((model.name, model.kind, model.file_format or "-", model.storage or "-", size, where))
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row[:5], widths, strict=True)) + "  " + row[5] for row in rows]
+    if not models:
+        lines = ["No models found (looked in the Hugging Face cache, Ollama's and LM Studio's folders)."]
+    return {"models": [model.as_json() for model in models]}, "\n".join(lines)
 
 
 def _check_png_target(path: str) -> None:
@@ -572,6 +602,16 @@ def _layers(args: argparse.Namespace, table: EmbeddingTable) -> tuple[dict[str, 
         nearest = ", ".join(f"{n.token} {n.cosine:.2f}" for n in step.nearest)
         lines.append(f"{name:<7}{step.length:9.3f}{step.cosine_to_row:9.3f}{versus:>11}  {guess} | {nearest}")
     return {"layers": answer.as_rows()}, "\n".join(lines)
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"must be from 0 to {MAX_SEED:,}")
+    return value
 
 
 def _positive_int(text: str) -> int:

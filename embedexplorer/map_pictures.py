@@ -107,7 +107,7 @@ def write_svg(canvas: MapCanvas, path: str | Path, date: str | None = None) -> N
     """Write an SVG drawing of the map, atomically: every marker a shape, one grid, the same labels."""
     from .core.common.files import atomic_write_bytes
 
-    atomic_write_bytes(path, svg_drawing(canvas, date).encode("utf-8"))
+    atomic_write_bytes(path, svg_drawing(canvas, date).encode("utf-8"), through_link=True)
 
 
 def svg_drawing(canvas: MapCanvas, date: str | None = None) -> str:

@@ -54,11 +54,21 @@ def write_gguf(
     table_name: str = "token_embd.weight",
     extra: dict[str, np.ndarray] | None = None,
     architecture: str = "gpt2",
+    split_max_tensors: int = 0,
+    small_first_shard: bool = False,
+    metadata: dict[str, int | str] | None = None,
 ) -> Path:
-    """A GGUF file with one token table stored as ``qtype`` and a tokenizer in its metadata."""
+    """A GGUF file with one token table stored as ``qtype`` and a tokenizer in its metadata.
+
+    ``split_max_tensors`` splits it as llama.cpp's gguf-split does (the gguf package's own
+    writer): ``NAME-00001-of-0000N.gguf`` and its siblings, the first of which is returned;
+    ``small_first_shard`` leaves the first part without tensors (gguf-split's --no-tensor-first-split).
+    """
     rows = stored.shape[0]
     tokens = tokens if tokens is not None else small_vocabulary(rows)
-    writer = gguf.GGUFWriter(str(path), architecture)
+    writer = gguf.GGUFWriter(
+        str(path), architecture, split_max_tensors=split_max_tensors, small_first_shard=small_first_shard
+    )
     writer.add_tokenizer_model(tokenizer_model)
     if pre is not None:
         writer.add_tokenizer_pre(pre)
@@ -67,6 +77,11 @@ def write_gguf(
         writer.add_token_merges(merges)
     elif tokenizer_model == "gpt2":
         writer.add_token_merges(["! !"])
+    for key, value in (metadata or {}).items():  # further keys: whole numbers as uint32, else text
+        if isinstance(value, int):
+            writer.add_uint32(key, value)
+        else:
+            writer.add_string(key, value)
     if token_types is not None:
         writer.add_token_types(token_types)
     if scores is not None:
@@ -81,6 +96,8 @@ def write_gguf(
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
     writer.close()
+    if split_max_tensors:
+        return writer.format_shard_names(path)[0]
     return path
 
 

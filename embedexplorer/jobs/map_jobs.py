@@ -38,7 +38,7 @@ def chosen_words(ctx: JobContext, request: WordMapRequest) -> WordSet:
     if request.words == "all":
         return whole_vocabulary(table)
     if request.words == "regex":
-        return matching(table, request.text)
+        return matching(table, request.text, ctx.stopped)
     return from_list(table, request.text, request.multi_token, source="the pasted list")
 
 

@@ -1117,7 +1117,7 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         if not image.save(buffer, "PNG"):  # type: ignore[call-overload]
             raise OSError("The map image could not be encoded as PNG.")
         buffer.close()
-        atomic_write_bytes(path, bytes(data.data()))
+        atomic_write_bytes(path, bytes(data.data()), through_link=True)
 
 
 def _rest_colour(big: bool) -> QColor:

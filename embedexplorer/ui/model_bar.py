@@ -19,6 +19,7 @@ from ..jobs.table_jobs import LOAD, LoadedModel, LoadRequest
 from ..worker import Failure
 from .chapter_notice import ChapterNotice
 from .fitting import MODEL_BOX_CHARS, BarFit
+from .local_models import complete_from_local_models
 from .plugging import PaneContext
 
 
@@ -46,6 +47,7 @@ class ModelBar(QObject):
             line.setPlaceholderText("folder, model file, Hugging Face id, or bundled")
             line.returnPressed.connect(self._on_entered)
         self.box.activated.connect(lambda _index: self._on_entered())
+        complete_from_local_models(self.box, self.client, self.settings)
         bar.addWidget(self.box)
         open_button = bar.addAction("Open")
         open_button.setToolTip("Open the model named in the box")

@@ -10,6 +10,7 @@ from .directions_pane import DirectionsPane
 from .exercise_desk import ExerciseDesk
 from .guess_first import GuessFirstBar, SuggestionsPane
 from .layers_pane import LayersPane
+from .local_models import LocalModels
 from .map_pane import MapPane
 from .neighbours_pane import NeighboursPane
 from .plugging import PaneEntry, Place
@@ -18,6 +19,7 @@ from .teaching import TeachingTools
 from .token_pane import TokenPane
 
 PANES: tuple[PaneEntry, ...] = (
+    PaneEntry("local_models", Place.NOWHERE, LocalModels),  # first: its File menu entry follows the open ones
     PaneEntry("token_pane", Place.TOP, TokenPane),
     PaneEntry("suggestions", Place.TOP, SuggestionsPane),
     PaneEntry("guess_bar", Place.LEFT_LOWER, GuessFirstBar),

@@ -106,7 +106,10 @@ def test_hf_cache_snapshots_and_recent_files_are_listed(tmp_path: Path, small_gg
         assert [m.spec for m in cached] == ["someone/listed-model"]
         assert cached[0].size_bytes >= (snapshot / "model.safetensors").stat().st_size
         recent = [m for m in found if m.kind == "recent"]
-        assert [(m.spec, m.size_bytes) for m in recent] == [(str(small_gguf), small_gguf.stat().st_size)]
+        assert [(m.spec, m.size_bytes, m.missing) for m in recent] == [
+            (str(small_gguf), small_gguf.stat().st_size, ""),
+            (str(tmp_path / "deleted.gguf"), 0, "file not found"),  # shown as missing, not left out
+        ]
     finally:
         shutil.rmtree(repo)
         assert not os.path.exists(repo)

@@ -100,7 +100,7 @@ def test_a_quantised_table_reopens_from_its_cached_first_pass(tmp_path: Path) ->
     messages.clear()
     second = open_table(str(path), progress=lambda done, total, message: messages.append(message))
     assert "Dequantising the Q4_K table" not in messages
-    assert isinstance(second.screen.bits, np.memmap)
+    # (A cache this small is copied into memory rather than mapped: truncating it can never end the process.)
     np.testing.assert_array_equal(np.asarray(second.screen.bits), np.asarray(first.screen.bits))
     numbers = dequantize(stored, Q.Q4_K).astype(np.float64)
     for query in (0, 2047):

@@ -92,9 +92,12 @@ def test_lengths_are_cached_by_file_identity(tmp_path: Path) -> None:
     first = open_table(str(folder))
     made = set(cache.cache_dir().glob("*.lengths")) - before
     assert len(made) == 1
+    (entry,) = made
+    written = entry.stat().st_mtime_ns
     second = open_table(str(folder))
-    # The second open maps the cached lengths instead of measuring the rows again.
-    assert isinstance(second.screen.lengths, np.memmap)
+    # The second open reads the cached lengths (checked, not rewritten) instead of measuring the rows again.
+    _ = second.screen
+    assert entry.stat().st_mtime_ns == written and second.screen.notes == ()
     np.testing.assert_array_equal(np.asarray(second.screen.lengths), first.screen.lengths)
     # A rewritten file is a new identity: its lengths are measured, never read stale.
     shard = folder / "model-00001-of-00002.safetensors"

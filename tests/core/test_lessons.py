@@ -76,7 +76,7 @@ def test_missing_and_huge_files(tmp_path) -> None:
         load_lesson(tmp_path / "nowhere.json")
     huge = tmp_path / "huge.json"
     huge.write_bytes(b" " * 1_000_001)
-    with pytest.raises(LessonError, match="too large"):
+    with pytest.raises(LessonError, match="more than a lesson file can sensibly be"):
         load_lesson(huge)
     with pytest.raises(LessonError, match="Cannot save the lesson"):
         save_lesson(LESSON, tmp_path / "no-such-folder" / "x.json")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from embedexplorer.cli import COMMANDS
+from embedexplorer.cli import COMMANDS, COMMANDS_WITHOUT_MODEL
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
@@ -36,7 +36,8 @@ def cases() -> list[tuple[list[str], str]]:
     """Each command with each model; a command that names its model runs once, as written."""
     found = []
     for argv in readme_commands():
-        for model in ("as written",) if "--model" in argv else ("bundled", "gpt2"):
+        as_written = "--model" in argv or argv[1] in COMMANDS_WITHOUT_MODEL
+        for model in ("as written",) if as_written else ("bundled", "gpt2"):
             found.append((argv, model))
     return found
 

@@ -124,3 +124,31 @@ def test_the_self_test_leaves_nothing_in_the_temporary_folder(tmp_path) -> None:
     assert kept.read_bytes()[:4] == b"\x89PNG"
     assert list(scratch.iterdir()) == []
     shutil.rmtree(scratch)
+
+
+def test_lessons_and_ollama_manifests_that_are_traps_are_messages_in_the_window(qtbot, window, tmp_path) -> None:
+    """Hostile round 2: a lesson nested past Python's stack, one naming an Ollama model whose manifest is,
+    and a lesson that is a FIFO: each a message on the window's own thread, none a crash or a hang."""
+    deep = tmp_path / "deep.lesson.json"
+    deep.write_text("[" * 200_000 + "]" * 200_000, encoding="utf-8")
+    assert not window.panes.teaching.open_from(str(deep))
+    assert "deep.lesson.json is not a lesson file: it is nested too deeply" in window.message_bar.text()
+
+    fifo = tmp_path / "pipe.lesson.json"
+    os.mkfifo(fifo)
+    assert not window.panes.teaching.open_from(str(fifo))
+    assert "is a FIFO (named pipe), not a regular file" in window.message_bar.text()
+
+    store = tmp_path / "ollama"
+    manifest = store / "manifests" / "registry.ollama.ai" / "library" / "deep" / "latest"
+    manifest.parent.mkdir(parents=True)
+    manifest.write_text("{\"layers\": " + "[" * 200_000 + "]" * 200_000 + "}", encoding="utf-8")
+    (store / "blobs").mkdir()
+    os.environ["OLLAMA_MODELS"] = str(store)
+    try:
+        lesson = tmp_path / "ollama.lesson.json"
+        lesson.write_text(json.dumps({"embedexplorer_lesson": 1, "model": "ollama:deep"}), encoding="utf-8")
+        assert not window.panes.teaching.open_from(str(lesson))  # checked on this (the GUI) thread
+    finally:
+        del os.environ["OLLAMA_MODELS"]
+    assert "nested too deeply" in window.message_bar.text()

@@ -13,11 +13,15 @@ from pathlib import Path
 
 import numpy as np
 
-from .files import atomic_write_bytes
+from .files import FileState, atomic_write_bytes, open_own_file, read_own_file
 
 APP_NAME = "EmbedExplorer"
 # Bump when the layout of an entry changes, so old entries are never read as new ones.
 CACHE_FORMAT = 1
+# Entries up to this size are copied into memory when read: a file cut short while it is
+# open then costs nothing (a mapped one would end the process with SIGBUS).  Larger ones
+# (the first-pass rows of a quantised table) stay mapped and are checked before each read.
+IN_MEMORY_LIMIT = 64 * 1024 * 1024
 
 
 def cache_dir() -> Path:
@@ -50,19 +54,49 @@ def file_key(file: Path | str, *parts: object) -> str | None:
 
 
 def load_array(key: str | None, suffix: str, shape: tuple[int, ...], dtype: type) -> np.ndarray | None:
-    """A cached array of exactly this shape and type, memory-mapped read-only; None when there is none."""
+    """A cached array of exactly this shape and type; None when there is none.
+
+    Small entries come back as a copy in memory, large ones memory-mapped read-only
+    (``mapped_state`` gives their FileState, to check before reading).  A symbolic link,
+    a FIFO or a file of the wrong size is no entry: it is never followed nor waited on.
+    """
     if key is None:
         return None
     path = cache_dir() / f"{key}.{suffix}"
     expected = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
-    try:
-        if path.stat().st_size != expected:
+    if expected <= IN_MEMORY_LIMIT:
+        data = read_own_file(path, expected)
+        if data is None or len(data) != expected:
             return None
-        if expected == 0:
-            return np.zeros(shape, dtype=dtype)
+        return np.frombuffer(data, dtype=dtype).reshape(shape).copy()
+    try:
+        if path.is_symlink() or not path.is_file() or path.stat().st_size != expected:
+            return None
         return np.memmap(path, dtype=dtype, mode="r", shape=shape)
     except (OSError, ValueError):
         return None
+
+
+def mapped_state(array: np.ndarray) -> FileState | None:
+    """The size and time of the file behind a mapped cache entry, or None for one in memory."""
+    name = getattr(array, "filename", None)
+    if not isinstance(array, np.memmap) or name is None:
+        return None
+    try:
+        return FileState(name)
+    except OSError:
+        return None
+
+
+def discard(key: str | None, *suffixes: str) -> None:
+    """Remove entries found wrong (they are made again); a link is removed, never what it names."""
+    if key is None:
+        return
+    for suffix in suffixes:
+        try:
+            (cache_dir() / f"{key}.{suffix}").unlink(missing_ok=True)
+        except OSError:
+            pass
 
 
 def save_array(key: str | None, suffix: str, array: np.ndarray) -> None:
@@ -82,7 +116,8 @@ def new_array_file(
 ) -> tuple[np.ndarray, Path] | None:
     """A writable file-backed array to fill block by block (big entries never sit in memory whole).
 
-    Returns the array and its temporary path; ``keep`` renames it into place.
+    Returns the array and its temporary path; ``keep`` renames it into place.  The
+    temporary is opened without following links: one planted under its name is replaced.
     """
     if key is None:
         return None
@@ -90,7 +125,11 @@ def new_array_file(
         folder = cache_dir()
         folder.mkdir(parents=True, exist_ok=True)
         temporary = folder / f".{key}.{suffix}.{os.getpid()}.tmp"
-        return np.memmap(temporary, dtype=dtype, mode="w+", shape=shape), temporary
+        size = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+        with open_own_file(temporary, fresh=True) as handle:
+            handle.truncate(size)
+            array = np.memmap(handle, dtype=dtype, mode="r+", shape=shape)
+        return array, temporary
     except (OSError, ValueError):
         return None
 

@@ -12,6 +12,8 @@ K_RANGE = (1, 200)
 MULTI_TOKEN_ACTIONS = ("average", "skip")
 # Widths a PNG export of the map may have, in pixels.
 EXPORT_WIDTH_RANGE = (200, 20_000)
+# Seeds of t-SNE and UMAP: numpy's and scikit-learn's seeds are 32-bit.
+MAX_SEED = 2**32 - 1
 
 
 def hub_offline() -> bool:

@@ -3,8 +3,11 @@
 Every file the engine reads is named by someone else (a model folder, a families file),
 so a read must never wait on a FIFO, never stream a device such as ``/dev/zero``, and
 never take more memory than its kind of file can sensibly need.  Every file it writes
-replaces the old one atomically, follows a symbolic link to the regular file it names,
-and gets the permissions the user's umask asks for.
+replaces the old one atomically and gets the permissions the user's umask asks for.  A
+file the program keeps for itself (a cache, a download's part file, a note) never
+follows a symbolic link: a link found where it belongs is replaced by a new regular
+file, so a planted link cannot make it overwrite a file of the user's.  Only an output
+the user named (a PNG, an SVG, a lesson) is written through a link the user made.
 """
 
 from __future__ import annotations
@@ -132,12 +135,14 @@ class NotRegularFileError(OSError):
     """The path to write names something that is not a regular file (a FIFO, a device, a folder)."""
 
 
-def write_target(path: str | Path) -> Path:
-    """Where writing ``path`` lands: the path itself, or the file a symbolic link names.
+def write_target(path: str | Path, through_link: bool = True) -> Path:
+    """Where writing ``path`` lands: the path itself, or (``through_link``) the file a symbolic link names.
 
-    Writing through a link keeps the link; a FIFO, a device or a folder (named directly
-    or through links) raises NotRegularFileError, whose ``strerror`` says what it is.
+    A FIFO, a device or a folder (named directly or, when following, through links)
+    raises NotRegularFileError, whose ``strerror`` says what it is.
     """
+    if os.path.islink(path) and not through_link:
+        return Path(path)  # the link itself is replaced; what it names is never touched
     target = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
     try:
         info = os.stat(target)
@@ -151,18 +156,21 @@ def write_target(path: str | Path) -> Path:
     return target
 
 
-def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+def atomic_write_bytes(path: str | Path, data: bytes, *, through_link: bool = False) -> None:
     """Write ``data`` to a temporary file beside ``path``, then rename it into place.
 
-    A symbolic link is written through (the link stays, its regular file is replaced);
-    anything else that is not a regular file is refused.  The new file keeps the old
-    one's permissions, or gets those the umask gives a new file.  Raises OSError (no
-    space, no permission, not a regular file, ...) with the target untouched.
+    A symbolic link at ``path`` is replaced by a new regular file (the file it named is
+    left as it was), unless ``through_link``: then, for an output the user named, the
+    link stays and its regular file is replaced.  Anything else that is not a regular
+    file is refused.  The new file keeps the old one's permissions, or gets those the
+    umask gives a new file.  Raises OSError (no space, no permission, not a regular
+    file, ...) with the target untouched; no partial file is ever left at ``path``.
     """
-    target = write_target(path)
+    target = write_target(path, through_link)
     mode = _mode_for(target)
     # The temporary name stays short: a target whose name is already near the 255-byte
-    # limit must still get a temporary beside it.
+    # limit must still get a temporary beside it.  mkstemp creates it exclusively
+    # (O_EXCL), so a link planted under a guessed temporary name is never followed.
     handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name[:40]}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as out:
@@ -175,6 +183,73 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+
+
+def open_own_file(path: str | Path, *, fresh: bool) -> BinaryIO:
+    """Open a file the program keeps for itself (a part file, a cache being filled) for reading and writing.
+
+    Never through a symbolic link and never anything but a regular file: a link, a
+    FIFO or a device found at ``path`` is removed (the name only; what a link named is
+    untouched) and a new empty file made in its place.  ``fresh`` empties the file.
+    A folder at ``path`` raises NotRegularFileError.
+    """
+    for _attempt in range(3):
+        try:
+            descriptor = os.open(path, os.O_RDWR | _NOFOLLOW | _CLOEXEC | getattr(os, "O_NONBLOCK", 0))
+        except FileNotFoundError:
+            try:
+                descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o666)
+            except FileExistsError:
+                continue  # made by someone else meanwhile: look again
+            return os.fdopen(descriptor, "r+b")
+        except OSError as exc:
+            if not os.path.islink(path):
+                raise
+            del exc
+            os.unlink(path)  # a link: the name goes, the file it named stays as it was
+            continue
+        info = os.fstat(descriptor)
+        if stat.S_ISREG(info.st_mode):
+            if hasattr(os, "set_blocking"):
+                os.set_blocking(descriptor, True)
+            handle = os.fdopen(descriptor, "r+b")
+            if fresh:
+                handle.truncate(0)
+            return handle
+        os.close(descriptor)
+        if stat.S_ISDIR(info.st_mode):
+            raise NotRegularFileError(0, "it is a folder, not a regular file", str(path))
+        os.unlink(path)  # a FIFO or a device node where our file belongs
+    raise NotRegularFileError(0, "it keeps changing under us", str(path))
+
+
+def read_own_file(path: str | Path, limit: int) -> bytes | None:
+    """The bytes of a file the program keeps for itself, or None when it is not a plain file of at most ``limit``.
+
+    Never through a link, never waiting on a FIFO, never more than ``limit`` bytes:
+    a cache that is anything else is no cache, and is made again.
+    """
+    try:
+        descriptor = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC | getattr(os, "O_NONBLOCK", 0))
+    except (OSError, ValueError):
+        return None
+    try:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            return None
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(descriptor, True)
+        with os.fdopen(descriptor, "rb", closefd=False) as handle:
+            data = handle.read(limit + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(descriptor)
+    return data if len(data) <= limit else None
 
 
 def _mode_for(target: Path) -> int:

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from ..common.errors import EmbedExplorerError, ModelNotFoundError, OfflineError
-from ..common.files import atomic_write_bytes
+from ..common.files import atomic_write_bytes, read_regular
 from ..sources.resolve import resolve_source
 
 LESSON_VERSION = 1
@@ -85,7 +85,7 @@ def save_lesson(lesson: Lesson, path: str | Path) -> None:
     checked = lesson_from_dict(lesson.to_dict(), target.name)  # never write a file we could not read back
     payload = json.dumps(checked.to_dict(), indent=2, ensure_ascii=False) + "\n"
     try:
-        atomic_write_bytes(target, payload.encode("utf-8"))
+        atomic_write_bytes(target, payload.encode("utf-8"), through_link=True)
     except OSError as exc:
         raise LessonError(f"Cannot save the lesson to {target}: {exc.strerror or exc}.") from exc
 
@@ -93,18 +93,16 @@ def save_lesson(lesson: Lesson, path: str | Path) -> None:
 def load_lesson(path: str | Path) -> Lesson:
     """Read a lesson file; a families file named relative to it is found beside it."""
     file = Path(path)
+    # Bounded, and never a FIFO or a device (a link to /dev/zero): refused at once, not waited on.
+    raw = read_regular(file, "lesson file", MAX_LESSON_BYTES, LessonError)
     try:
-        if file.stat().st_size > MAX_LESSON_BYTES:
-            raise LessonError(f"{file.name} is too large to be a lesson file ({file.stat().st_size:,} bytes).")
-        text = file.read_bytes().decode("utf-8-sig")
-    except OSError as exc:
-        raise LessonError(f"Cannot read the lesson file {file}: {exc.strerror or exc}.") from exc
+        data = json.loads(raw.decode("utf-8-sig"))
     except UnicodeDecodeError as exc:
         raise LessonError(f"{file.name} is not a lesson file: it is not UTF-8 text.") from exc
-    try:
-        data = json.loads(text)
     except ValueError as exc:
         raise LessonError(f"{file.name} is not a lesson file: it is not valid JSON ({exc}).") from exc
+    except RecursionError as exc:
+        raise LessonError(f"{file.name} is not a lesson file: it is nested too deeply to read.") from exc
     lesson = lesson_from_dict(data, file.name)
     if lesson.families_file and not Path(lesson.families_file).is_absolute():
         beside = file.parent / lesson.families_file
@@ -124,6 +122,8 @@ def lesson_from_dict(data: object, source: str = "the lesson") -> Lesson:
             f"{source} was written by a newer EmbedExplorer (lesson format {version}; this one reads {LESSON_VERSION})."
         )
     model = data.get("model")
+    if isinstance(model, str):
+        model = _text(data, "model", f"{source}: model")
     if not isinstance(model, str) or not model.strip():
         raise LessonError(f"{source}: 'model' must name a model (a folder, a Hugging Face id or 'bundled').")
     texts = _object(data, "texts", source)
@@ -169,6 +169,9 @@ def _text(data: dict[str, object], key: str, where: str) -> str:
         return ""
     if not isinstance(value, str):
         raise LessonError(f"{where} must be text.")
+    if any("\ud800" <= c <= "\udfff" for c in value):
+        # JSON can spell half a character ("\ud800"); no file could save it again.
+        raise LessonError(f"{where} holds half of a character (a lone surrogate), which is not text.")
     if len(value) > MAX_TEXT_CHARS:
         raise LessonError(f"{where} is {len(value):,} characters; a lesson keeps at most {MAX_TEXT_CHARS:,}.")
     return value
@@ -191,6 +194,8 @@ def _k(value: object, source: str) -> int:
 def _names(value: object, source: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise LessonError(f"{source}: 'hidden_families' must be a list of family names.")
+    for name in value:
+        _text({"name": name}, "name", f"{source}: hidden_families")
     return tuple(dict.fromkeys(value))
 
 

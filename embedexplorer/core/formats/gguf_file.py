@@ -9,16 +9,39 @@ reported in one sentence instead of being read past its end.
 
 from __future__ import annotations
 
+import enum
 import math
 import mmap
 import struct
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-from gguf.constants import GGML_QUANT_SIZES, GGUF_DEFAULT_ALIGNMENT, GGMLQuantizationType, GGUFValueType
 
 from ..common.errors import CorruptWeightsError
+
+if TYPE_CHECKING:  # the gguf package takes a third of a second to import: only a GGUF file needs it
+    from gguf.constants import GGMLQuantizationType
+
+
+class GGUFValueType(enum.IntEnum):
+    """The value types of GGUF metadata, numbered as the GGUF specification (and the gguf package) number them."""
+
+    UINT8 = 0
+    INT8 = 1
+    UINT16 = 2
+    INT16 = 3
+    UINT32 = 4
+    INT32 = 5
+    FLOAT32 = 6
+    BOOL = 7
+    STRING = 8
+    ARRAY = 9
+    UINT64 = 10
+    INT64 = 11
+    FLOAT64 = 12
+
 
 MAGIC = b"GGUF"
 _SCALARS: dict[int, tuple[str, type]] = {
@@ -37,6 +60,12 @@ _SCALARS: dict[int, tuple[str, type]] = {
 # A model has a few thousand tensors at most; far larger counts mean a damaged header.
 _MAX_TENSORS = 1 << 20
 _MAX_KEYS = 1 << 20
+# The longest array a header may hold (a vocabulary, its merges, scores): the most rows a
+# token table may have (``readers.base.MAX_TABLE_ROWS``). Checked before the array is read,
+# so a sparse file declaring 100 million tokens costs nothing.
+MAX_ARRAY_ITEMS = 4_194_304
+# general.alignment: a power of two llama.cpp writes as 32; anything up to 1 MiB is accepted.
+_MAX_ALIGNMENT = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -126,6 +155,11 @@ class _Parser:
     def array(self, kind: int, count: int) -> object:
         if count > self.size:
             raise self.fail("an array longer than the file")
+        if count > MAX_ARRAY_ITEMS:
+            raise CorruptWeightsError(
+                f"{self.path.name} declares a list of {count:,} entries in its header; EmbedExplorer reads "
+                f"lists of at most {MAX_ARRAY_ITEMS:,} (the largest vocabularies have about 260,000)."
+            )
         if kind in _SCALARS:
             dtype = np.dtype(_SCALARS[kind][1]).newbyteorder("<")
             start = self.take(count * dtype.itemsize)
@@ -179,16 +213,37 @@ class _Parser:
                 raise self.fail(f"tensor {name!r} has {dims} dimensions")
             shape = tuple(int(self.scalar("<Q")) for _ in range(dims))
             infos.append((name, int(self.scalar("<I")), shape[::-1], int(self.scalar("<Q"))))
-        alignment = int(metadata.get("general.alignment", GGUF_DEFAULT_ALIGNMENT))  # type: ignore[call-overload]
-        if alignment <= 0:
-            raise self.fail(f"an alignment of {alignment}")
+        from gguf.constants import GGUF_DEFAULT_ALIGNMENT
+
+        alignment = self.alignment(metadata.get("general.alignment", GGUF_DEFAULT_ALIGNMENT))
         data_start = -(-self.pos // alignment) * alignment
         tensors: dict[str, GgufTensor] = {}
         for name, type_code, shape, offset in infos:
             tensors[name] = self.tensor(name, type_code, shape, data_start + offset)
+        self.refuse_overlaps(tensors)
         return GgufFile(self.path, version, metadata, tensors, self.size)
 
+    def alignment(self, value: object) -> int:
+        """general.alignment: a whole number from 1 to 1 MiB (not text, not NaN, not a fraction)."""
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+            raise self.fail(f"general.alignment is {value!r}, not a whole number of bytes")
+        if not 1 <= int(value) <= _MAX_ALIGNMENT:
+            raise self.fail(f"an alignment of {int(value):,} bytes")
+        return int(value)
+
+    def refuse_overlaps(self, tensors: dict[str, GgufTensor]) -> None:
+        """Two tensors sharing bytes are a damaged or forged header: each tensor's bytes are its own."""
+        spans = sorted((t.start, t.start + t.nbytes, t.name) for t in tensors.values() if t.nbytes > 0)
+        for (_, end, first), (start, _, second) in zip(spans, spans[1:], strict=False):
+            if start < end:
+                raise CorruptWeightsError(
+                    f"{self.path.name} is not a readable GGUF file: tensors {first!r} and {second!r} share "
+                    "bytes, which no GGUF writer does. Download the file again."
+                )
+
     def tensor(self, name: str, type_code: int, shape: tuple[int, ...], start: int) -> GgufTensor:
+        from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
+
         try:
             kind = GGMLQuantizationType(type_code)
         except ValueError:

@@ -12,11 +12,14 @@ import json
 from pathlib import Path
 
 from ..common.cache import cache_dir
+from ..common.files import read_own_file
 from .safetensors_io import SINGLE_FILE, TensorEntry
 
 # The note beside the table: repository, revision and every tensor of the whole model.
 NOTE_FILE = "embedexplorer-table.json"
 NOTE_FORMAT = 1
+# The note lists every tensor of the whole model: 100 KB for a thousand tensors.
+NOTE_LIMIT = 64 * 1024 * 1024
 
 
 def tables_dir() -> Path:
@@ -40,9 +43,10 @@ def _folder_name(repo_id: str) -> str:
 
 def read_note(folder: Path) -> dict[str, object] | None:
     """The note of a table-only folder, or None when ``folder`` is not one (or is broken)."""
+    raw = read_own_file(folder / NOTE_FILE, NOTE_LIMIT)  # never a link, a FIFO or a giant
     try:
-        note = json.loads((folder / NOTE_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        note = json.loads(raw.decode("utf-8")) if raw is not None else None
+    except (ValueError, RecursionError):
         return None
     if not isinstance(note, dict) or note.get("format") != NOTE_FORMAT:
         return None

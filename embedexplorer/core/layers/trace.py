@@ -13,7 +13,6 @@ asking the quick questions never pays for them.
 
 from __future__ import annotations
 
-import json
 import logging
 import queue
 import threading
@@ -37,6 +36,7 @@ from ..common.errors import (
     TextTooLongError,
     UnsupportedModelError,
 )
+from ..common.files import TOKENIZER_FILE_LIMIT, read_json
 from ..common.progress import ProgressCallback
 from ..formats.safetensors_io import FLOAT_DTYPES, PICKLE_PATTERNS, read_all_headers, weight_files
 from ..readers.safetensors import BUFFER_NAMES, _named
@@ -46,6 +46,7 @@ from ..tables.embedding_table import EmbeddingTable, Neighbour
 from ..text.texts import Token
 from . import output_head as oh
 from .layer_schedule import SearchSchedule
+from .model_config import built_in_attention, read_model_config
 
 StopCheck = Callable[[], bool]
 # Called with a layer's number (0 for the input) and every position's vector after it, as soon as it is computed.
@@ -398,9 +399,14 @@ class LayerModel(ModelFacts):
         def on_layer(layer: int, hidden: Any) -> None:
             arrived.put((layer, hidden[run.position : run.position + 1].clone()))
 
+        abandoned = threading.Event()
+
+        def stop_pass() -> bool:
+            return abandoned.is_set() or (should_stop is not None and should_stop())
+
         def forward() -> None:
             try:
-                outcome["states"] = self.hidden_states(list(run.ids), should_stop, on_layer)
+                outcome["states"] = self.hidden_states(list(run.ids), stop_pass, on_layer)
             except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
                 outcome["error"] = exc
             finally:
@@ -415,7 +421,10 @@ class LayerModel(ModelFacts):
                 streamed.add(layer)
                 yield LayerBatch((layer,), *self.layer_vector(row, 0))
         finally:
-            thread.join()  # also when the caller stops early: never two passes through the model at once
+            # The caller left early (Ctrl-C, an error, a stop): the pass stops at its next layer
+            # instead of running to the end. Never two passes through the model at once.
+            abandoned.set()
+            thread.join()
         if "error" in outcome:
             raise outcome["error"]
         # What enters layer 1, and any layer no hook could hand over (a model whose blocks were not found).
@@ -555,6 +564,7 @@ def load_layer_model(
                 use_safetensors=True,
                 local_files_only=True,
                 trust_remote_code=False,
+                attn_implementation=built_in_attention(config),
                 dtype=dtype,
                 output_loading_info=True,
             )
@@ -635,8 +645,18 @@ def read_design(folder: Path | str, config: Any = None) -> ModelDesign:
     """The design of the model in ``folder``; raises as ``load_layer_model`` would for a design it cannot run."""
     folder = Path(folder)
     stamp = _stamp(folder)
-    expected, _shell = _expected_weights(config if config is not None else _config(folder))
+    config = config if config is not None else _config(folder)
+    expected, _shell = _expected_weights(config)
     prefix, suffix = special_tokens(folder)
+    rows = getattr(config.get_text_config(), "vocab_size", None)
+    if isinstance(rows, int):
+        outside = [i for i in prefix + suffix if not 0 <= i < rows]
+        if outside:
+            # The model would index its table past the end.
+            raise EmbedExplorerError(
+                f"The tokenizer in {folder} puts token id {outside[0]:,} around every text, but the model's "
+                f"table has {rows:,} rows (0 to {rows - 1:,}): the tokenizer belongs to another model."
+            )
     return ModelDesign(folder, stamp, expected, prefix, suffix)
 
 
@@ -660,11 +680,13 @@ def special_tokens(folder: Path) -> tuple[tuple[int, ...], tuple[int, ...]]:
     file = folder / "tokenizer.json"
     if not file.is_file():
         return _special_tokens_from_transformers(folder)
+    data = read_json(file, "tokenizer file", TOKENIZER_FILE_LIMIT, EmbedExplorerError)
     try:
-        processor = json.loads(file.read_text(encoding="utf-8")).get("post_processor")
-    except (OSError, ValueError, AttributeError) as exc:
-        raise EmbedExplorerError(f"Cannot read {file}: {exc}") from exc
-    return _template(processor)
+        return _template(data.get("post_processor") if isinstance(data, dict) else None)
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError) as exc:
+        raise EmbedExplorerError(
+            f"The tokenizer file {file} has a post-processor that cannot be read ({exc!r})."
+        ) from exc
 
 
 def _template(processor: object) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -718,20 +740,9 @@ def model_size(folder: Path | str) -> tuple[int, int] | None:
 
 
 def _config(folder: Path) -> Any:
+    """config.json through the allow-list of ``model_config`` (no key there can choose code to run)."""
     with _quiet_transformers():
-        from transformers import AutoConfig
-        from transformers.models.auto.configuration_auto import CONFIG_MAPPING
-
-        try:
-            config = AutoConfig.from_pretrained(str(folder), local_files_only=True, trust_remote_code=False)
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise UnsupportedModelError(
-                f"transformers cannot read the model design in {folder}: {_first_line(exc)}. Only architectures "
-                "transformers supports itself are run (GPT-2, BERT, Llama, Qwen2, ...); a model's own code never runs."
-            ) from exc
-    if config.model_type not in CONFIG_MAPPING:
-        raise UnsupportedModelError(f"transformers has no class of its own for '{config.model_type}'.")
-    return config
+        return read_model_config(folder)
 
 
 def _expected_weights(config: Any) -> tuple[int, Any]:
@@ -742,7 +753,9 @@ def _expected_weights(config: Any) -> tuple[int, Any]:
         from transformers import AutoModel
 
         try:
-            shell = AutoModel.from_config(config, trust_remote_code=False)
+            shell = AutoModel.from_config(
+                config, trust_remote_code=False, attn_implementation=built_in_attention(config)
+            )
         except (ValueError, KeyError, TypeError, RuntimeError) as exc:
             raise UnsupportedModelError(
                 f"transformers has no model class of its own for '{config.model_type}': {_first_line(exc)}"

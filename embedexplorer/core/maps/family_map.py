@@ -107,7 +107,7 @@ def save_families(families: Families, path: str | Path) -> None:
     clean = _checked(families, "The families to save")
     payload = json.dumps({"families": clean}, indent=2, ensure_ascii=False) + "\n"
     try:
-        atomic_write_bytes(target, payload.encode("utf-8"))
+        atomic_write_bytes(target, payload.encode("utf-8"), through_link=True)
     except OSError as exc:
         raise FamiliesError(
             f"Cannot save the families to {target}: {exc.strerror or exc}. The file there is unchanged."

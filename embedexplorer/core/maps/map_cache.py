@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from ..common.cache import cache_dir
-from ..common.files import atomic_write_bytes
+from ..common.files import atomic_write_bytes, read_own_file
 from ..tables.embedding_table import EmbeddingTable
 from .word_sets import WordSet
 
@@ -18,6 +18,8 @@ from .word_sets import WordSet
 # (a fine-tuned copy, a re-download) differ, few enough to read in a millisecond.
 _FINGERPRINT_ROWS = 257
 _LIBRARIES = {"tsne": "openTSNE", "umap": "umap-learn"}
+# numpy's .npy header is 128 bytes for an array like ours; room for any version of it.
+_NPY_HEADER_LIMIT = 64 * 1024
 
 
 def default_cache_dir() -> Path:
@@ -57,9 +59,13 @@ class MapCache:
 
     def load(self, key: str, rows: int) -> np.ndarray | None:
         """The stored coordinates, or None when there are none (or they are unreadable or the wrong size)."""
+        # Never through a link, never waiting on a FIFO, never more than the map's own size.
+        data = read_own_file(self.path(key), rows * 2 * 8 + _NPY_HEADER_LIMIT)
+        if data is None:
+            return None
         try:
-            coords = np.load(self.path(key), allow_pickle=False)
-        except (OSError, ValueError):
+            coords = np.load(io.BytesIO(data), allow_pickle=False)
+        except (OSError, ValueError, EOFError):
             return None
         if coords.shape != (rows, 2) or not np.isfinite(coords).all():
             return None

@@ -75,4 +75,4 @@ def write_points(path: str | Path, the_map: FamilyMap | WordMap, model_name: str
         text = points_csv(the_map, model_name, date)
     else:
         text = json.dumps(points_json(the_map, model_name, date), ensure_ascii=False, indent=1) + "\n"
-    atomic_write_bytes(path, text.encode("utf-8", "replace"))
+    atomic_write_bytes(path, text.encode("utf-8", "replace"), through_link=True)  # a file the user named

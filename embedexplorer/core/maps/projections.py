@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..common.constants import MAX_SEED
 from ..common.errors import Interrupted, QueryError
 from ..search.stored_rows import StoredRows
 from .family_map import Projection, pca_2d
@@ -111,6 +112,8 @@ def project(
     a window whose worker thread runs them.
     """
     check_method(method)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed <= MAX_SEED:
+        raise QueryError(f"The seed of a map must be a whole number from 0 to {MAX_SEED:,}, not {seed!r}.")
     if rows.ndim != 2 or rows.shape[0] < 2:
         raise QueryError("A map needs at least two rows.")
     report = progress or (lambda done, total, message: None)
@@ -269,6 +272,9 @@ def _tsne_in_child(data: np.ndarray, seed: int, report: Progress, stop: ShouldSt
 
 def _tsne_child(data: np.ndarray, seed: int, threads: int, messages: object, stop_event: object) -> None:
     """The child's side: the same ``_tsne``, reporting on ``messages`` and stopping on ``stop_event``."""
+    from ..common.children import die_with_parent
+
+    die_with_parent()  # Ctrl-C or a crash of the parent must not leave t-SNE running on its own
 
     def report(done: int, total: int, message: str) -> None:
         messages.put(("progress", done, total, message))  # type: ignore[attr-defined]

@@ -110,6 +110,6 @@ def write_map_page(
     """Write the page atomically: a failed write leaves no half page."""
     page = map_page(the_map, model_name, hidden, date)
     try:
-        atomic_write_bytes(path, page.encode("utf-8"))
+        atomic_write_bytes(path, page.encode("utf-8"), through_link=True)  # a file the user named
     except OSError as exc:
         raise PageError(f"Cannot write the page to {path}: {exc.strerror or exc}.") from exc

@@ -3,18 +3,31 @@
 from __future__ import annotations
 
 import hashlib
-import re
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import regex
 
-from ..common.errors import FamiliesError, QueryError
+from ..common.errors import FamiliesError, Interrupted, QueryError
+from ..common.files import read_regular
 from ..tables.embedding_table import EmbeddingTable
 
 # The longest list a person can paste or name with @FILE; more lines than a table has rows
 # cannot be meant.
 MAX_LIST_LINES = 1_000_000
+# A user's regular expression runs with the ``regex`` package, which lets go of Python's
+# lock while it matches (the window stays live) and gives up after a time: at most this
+# long on one token (a catastrophic pattern such as "(a|aa)+$" is caught there, and
+# Ctrl-C is heard between tokens), and at most MATCH_SECONDS over the whole vocabulary.
+TOKEN_MATCH_SECONDS = 0.2
+MATCH_SECONDS = 10.0
+# Tokens matched between two asks whether the user pressed Stop.
+_STOP_EVERY = 4096
+# A word list of that many lines of ordinary words is a few MB; a larger file is not read.
+WORD_LIST_LIMIT = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -52,26 +65,49 @@ def whole_vocabulary(table: EmbeddingTable) -> WordSet:
     return WordSet(np.arange(count, dtype=np.int64), (), f"all {count:,} rows")
 
 
-def matching(table: EmbeddingTable, pattern: str) -> WordSet:
+def matching(table: EmbeddingTable, pattern: str, should_stop: Callable[[], bool] | None = None) -> WordSet:
     """The rows whose token text (what it stands for, e.g. " Paris" with its space) ``pattern`` finds.
 
-    ``re.search`` semantics: anchor with ``^`` and ``$`` for whole tokens.
+    ``re.search`` semantics: anchor with ``^`` and ``$`` for whole tokens. The pattern
+    runs outside Python's lock with a time bound per token and over all tokens (see
+    ``TOKEN_MATCH_SECONDS``); ``should_stop`` is asked every few thousand tokens.
     """
     if not pattern:
         raise QueryError("Type a regular expression: an empty one would match every row (use Whole vocabulary).")
     try:
-        compiled = re.compile(pattern)
-    except re.error as exc:
+        compiled = regex.compile(pattern, flags=regex.VERSION0)
+    except (regex.error, ValueError, OverflowError, RecursionError) as exc:
         raise QueryError(f"{pattern!r} is not a valid regular expression: {exc}.") from None
     vocabulary = table.vocabulary
     known = min(vocabulary.size, table.rows.shape[0])
-    ids = [i for i in range(known) if compiled.search(vocabulary.text_of(i))]
+    deadline = time.monotonic() + MATCH_SECONDS
+    ids = []
+    for i in range(known):
+        if i % _STOP_EVERY == 0 and i:
+            if should_stop is not None and should_stop():
+                raise Interrupted("The search for matching tokens was stopped.")
+            if time.monotonic() > deadline:
+                raise QueryError(_too_slow(pattern, f"more than {MATCH_SECONDS:g} seconds over the vocabulary"))
+        text = vocabulary.text_of(i)
+        try:
+            found = compiled.search(text, concurrent=True, timeout=TOKEN_MATCH_SECONDS)
+        except TimeoutError:
+            raise QueryError(_too_slow(pattern, f"more than {TOKEN_MATCH_SECONDS:g} s on the token {text!r}")) from None
+        if found:
+            ids.append(i)
     if not ids:
         raise QueryError(
             f"No token of {table.name} matches {pattern!r}. Tokens are matched as the text they stand for "
             "(GPT-2's ' Paris' starts with a space)."
         )
     return WordSet(np.asarray(ids, dtype=np.int64), (), f"{len(ids):,} rows matching /{pattern}/")
+
+
+def _too_slow(pattern: str, how: str) -> str:
+    return (
+        f"The regular expression {pattern!r} took {how}, so the search was stopped: a pattern with a "
+        "repeat inside a repeat, such as (a+)+, can take exponential time. Write it without the nested repeat."
+    )
 
 
 def from_list(table: EmbeddingTable, text: str, multi_token: str = "average", source: str = "the list") -> WordSet:
@@ -115,19 +151,21 @@ def from_list(table: EmbeddingTable, text: str, multi_token: str = "average", so
 def from_file(table: EmbeddingTable, path: str | Path, multi_token: str = "average") -> WordSet:
     """A list of words in a UTF-8 text file, one a line (see ``from_list``)."""
     file = Path(path)
+    # Bounded, and never a FIFO or a device (a link to /dev/zero): refused at once, not waited on.
+    data = read_regular(file, "word list", WORD_LIST_LIMIT, QueryError)
     try:
-        text = file.read_text(encoding="utf-8-sig")
-    except OSError as exc:
-        raise QueryError(f"Cannot read the word list {file}: {exc.strerror or exc}") from None
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise QueryError(f"The word list {file.name} is not UTF-8 text.") from None
     return from_list(table, text, multi_token, source=file.name)
 
 
-def choose(table: EmbeddingTable, spec: str, multi_token: str = "average") -> WordSet:
+def choose(
+    table: EmbeddingTable, spec: str, multi_token: str = "average", should_stop: Callable[[], bool] | None = None
+) -> WordSet:
     """The command line's ``--words``: ``all``, ``@FILE`` (one word a line) or a regular expression."""
     if spec == "all":
         return whole_vocabulary(table)
     if spec.startswith("@"):
         return from_file(table, spec[1:], multi_token)
-    return matching(table, spec)
+    return matching(table, spec, should_stop)

@@ -13,6 +13,7 @@ from ..common.errors import TableNotFoundError
 if TYPE_CHECKING:
     from ..common.files import FileState
     from ..search.stored_rows import StoredRows
+    from ..search.stored_search import StoredScreen
     from ..text.vocabulary import Vocabulary
 
 from ..common.progress import ProgressCallback
@@ -20,6 +21,10 @@ from ..common.progress import ProgressCallback
 # The most rows a token table may have: 16 times the largest vocabulary in common use
 # (Gemma's 262,144), and few enough that a readable token for each fits in memory.
 MAX_TABLE_ROWS = 4_194_304
+# The most numbers a row may have: four times the widest tables in use (16,384 for
+# Llama 3.1 405B, 18,432 for Nemotron-4 340B). A wider row is a damaged or hostile header,
+# and every row is copied and scaled whole.
+MAX_TABLE_WIDTH = 65_536
 
 
 def check_table_shape(rows: int, width: int, what: str) -> None:
@@ -34,6 +39,11 @@ def check_table_shape(rows: int, width: int, what: str) -> None:
         raise TableNotFoundError(
             f"{what} claims {rows:,} rows; EmbedExplorer opens tables of at most {MAX_TABLE_ROWS:,} rows "
             "(the largest vocabularies in use have about 260,000)."
+        )
+    if width > MAX_TABLE_WIDTH:
+        raise TableNotFoundError(
+            f"{what} claims rows of {width:,} numbers; EmbedExplorer opens rows of at most {MAX_TABLE_WIDTH:,} "
+            "(the widest models in use have about 18,000)."
         )
 
 
@@ -55,6 +65,8 @@ class OpenedModel:
     config: dict[str, object] = field(default_factory=dict)
     # The memory-mapped files as they were when opened, checked before rows are read.
     mapped_files: tuple[FileState, ...] = ()
+    # The first pass over stored rows, when the reader made it while the tokenizer loaded.
+    stored_screen: StoredScreen | None = None
 
 
 class Reader(Protocol):

@@ -14,19 +14,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-from gguf.constants import GGMLQuantizationType
-from gguf.quants import dequantize
 
+from ..common.background import Background
 from ..common.errors import TableNotFoundError, TokenizerStartError
 from ..common.files import FileState
-from ..formats.gguf_file import GgufFile, GgufTensor, is_gguf, read_gguf
+from ..formats.gguf_file import GgufFile, GgufTensor, is_gguf
+from ..formats.gguf_split import read_parts
 from ..search.stored_rows import StoredRows
 from ..text.gguf_tokenizer import build_gguf_tokenizer, gguf_tokenizer_facts, load_gguf_tokenizer
 from ..text.vocabulary import Vocabulary, encode_with
 from .base import OpenedModel, ProgressCallback, check_table_shape
-from .safetensors import check_vocabulary
+from .safetensors import check_vocabulary, prepare_stored
 
 if TYPE_CHECKING:
+    from gguf.constants import GGMLQuantizationType
     from tokenizers import Tokenizer
 
 log = logging.getLogger(__name__)
@@ -34,8 +35,8 @@ log = logging.getLogger(__name__)
 TOKEN_TABLE = "token_embd.weight"
 POSITION_TABLE = "position_embd.weight"
 # Tensor types whose rows come out as float32 unchanged or by a cast: no dequantising.
-_FLOAT32 = GGMLQuantizationType.F32
-_HALF = {GGMLQuantizationType.BF16: "BF16", GGMLQuantizationType.F16: "F16"}
+_FLOAT32 = "F32"
+_HALF = ("BF16", "F16")
 
 
 class GgufReader:
@@ -53,21 +54,33 @@ class GgufReader:
 
     def open(self, path: Path, report: ProgressCallback, separate_tokenizer: bool = False) -> OpenedModel:
         report(1, 4, "Reading the GGUF header")
-        header = read_gguf(path)
+        parts = read_parts(path)  # one, or every part of a split model (any part opens it)
+        first = parts[0]
+        header = next((part for part in parts if TOKEN_TABLE in part.tensors), first)
         token_tensor = header.tensors.get(TOKEN_TABLE)
         if token_tensor is None or len(token_tensor.shape) != 2:
             raise TableNotFoundError(f"{path.name} has no token table ({TOKEN_TABLE}); it is not a language model.")
         check_table_shape(token_tensor.shape[0], token_tensor.shape[1], f"The token table of {path.name}")
         report(2, 4, "Reading the tokenizer")
-        vocabulary = _vocabulary(path, header.metadata, separate_tokenizer)
+        finish_vocabulary = _start_vocabulary(first.path, first.metadata, separate_tokenizer)
         report(3, 4, "Mapping the embedding table")
+        rows = map_gguf_rows(header, token_tensor)
+        # Dequantising (or measuring) the rows while the tokenizer is built; a tokenizer that
+        # is refused stops it at the next progress report.
         try:
-            rows = map_gguf_rows(header, token_tensor)
+            screen = prepare_stored(rows, _reporting_failures(report, finish_vocabulary))
+        except BaseException:
+            if separate_tokenizer:  # its child process started at once: stop it (a thread just ends)
+                finish_vocabulary.result().close()
+            raise
+        vocabulary = finish_vocabulary.result()
+        try:
             check_vocabulary(vocabulary, rows.shape[0])
         except BaseException:
             vocabulary.close()
             raise
-        position_tensor = header.tensors.get(POSITION_TABLE)
+        position_header = next((part for part in parts if POSITION_TABLE in part.tensors), header)
+        position_tensor = position_header.tensors.get(POSITION_TABLE)
         positions = None
         if (
             position_tensor is not None
@@ -75,35 +88,48 @@ class GgufReader:
             and position_tensor.shape[0] > 0
             and position_tensor.shape[-1] == token_tensor.shape[-1]
         ):
-            positions = np.asarray(map_gguf_rows(header, position_tensor)[:], dtype=np.float32)
+            positions = np.asarray(map_gguf_rows(position_header, position_tensor)[:], dtype=np.float32)
         return OpenedModel(
             rows=rows,
             vocabulary=vocabulary,
-            model_weights=sum(t.numel for t in header.tensors.values()),
+            model_weights=sum(t.numel for part in parts for t in part.tensors.values()),
             storage=token_tensor.type.name,
             positions=positions,
-            position_note=_position_note(header, positions),
+            position_note=_position_note(first, positions),
             folder=path.parent,
-            config={"gguf_architecture": header.metadata.get("general.architecture", "")},
-            mapped_files=(FileState(path),),
+            config={"gguf_architecture": first.metadata.get("general.architecture", "")},
+            mapped_files=(FileState(header.path),),
+            stored_screen=screen,
         )
 
 
 READER = GgufReader()
 
 
-def _vocabulary(path: Path, metadata: dict[str, object], separate_tokenizer: bool) -> Vocabulary:
-    """The file's tokenizer: built here, or in a child process that builds it while the table is prepared.
+def _start_vocabulary(path: Path, metadata: dict[str, object], separate_tokenizer: bool) -> Background[Vocabulary]:
+    """The file's tokenizer: built on a thread while the table is prepared, or in a child process.
 
-    Its facts (tokens, kind) come from the metadata either way, so a tokenizer that
-    cannot be rebuilt is refused here, at once.
+    With a child, its facts (tokens, kind) come from the metadata here, so a tokenizer that
+    cannot be rebuilt is refused at once.
     """
     if not separate_tokenizer:
-        tokenizer, facts = build_gguf_tokenizer(metadata, path.name)
-        return Vocabulary(facts, partial(encode_with, tokenizer))
+
+        def build() -> Vocabulary:
+            tokenizer, facts = build_gguf_tokenizer(metadata, path.name)
+            return Vocabulary(facts, partial(encode_with, tokenizer))
+
+        return Background(build, "embedexplorer-tokenizer")
     facts = gguf_tokenizer_facts(metadata, path.name)
     child = _ChildTokenizer(path)
-    return Vocabulary(facts, child.encode, child.close)
+    return Background(lambda: Vocabulary(facts, child.encode, child.close), "embedexplorer-tokenizer")
+
+
+def _reporting_failures(report: ProgressCallback, background: Background[Vocabulary]) -> ProgressCallback:
+    def reporting(done: int, total: int, message: str) -> None:
+        background.raise_if_failed()
+        report(done, total, message)
+
+    return reporting
 
 
 class _ChildTokenizer:
@@ -134,11 +160,11 @@ class _ChildTokenizer:
 def map_gguf_rows(header: GgufFile, tensor: GgufTensor) -> np.ndarray | StoredRows:
     """A 2-D tensor of the file: float32 mapped as is, anything else as StoredRows."""
     count, width = tensor.shape
-    if tensor.type == _FLOAT32:
+    if tensor.type.name == _FLOAT32:
         return np.memmap(header.path, dtype="<f4", mode="r", offset=tensor.start, shape=(count, width))
-    if tensor.type in _HALF:
+    if tensor.type.name in _HALF:
         bits = np.memmap(header.path, dtype="<u2", mode="r", offset=tensor.start, shape=(count, width))
-        return StoredRows.half(bits, _HALF[tensor.type])
+        return StoredRows.half(bits, tensor.type.name)
     raw = np.memmap(header.path, dtype=np.uint8, mode="r", offset=tensor.start, shape=(count, tensor.nbytes // count))
     check_dequantizable(tensor, header.path.name)
     return StoredRows(raw, tensor.type.name, width, partial(_dequantize_rows, qtype=tensor.type))
@@ -147,6 +173,7 @@ def map_gguf_rows(header: GgufFile, tensor: GgufTensor) -> np.ndarray | StoredRo
 def check_dequantizable(tensor: GgufTensor, file_name: str) -> None:
     """Refuse, in one sentence, a storage type the installed gguf package cannot dequantise."""
     from gguf.constants import GGML_QUANT_SIZES
+    from gguf.quants import dequantize
 
     block, block_bytes = GGML_QUANT_SIZES[tensor.type]
     try:
@@ -159,6 +186,8 @@ def check_dequantizable(tensor: GgufTensor, file_name: str) -> None:
 
 
 def _dequantize_rows(raw: np.ndarray, qtype: GGMLQuantizationType) -> np.ndarray:
+    from gguf.quants import dequantize
+
     return np.asarray(dequantize(np.ascontiguousarray(raw), qtype), dtype=np.float32)
 
 

@@ -15,6 +15,7 @@ from ..common.files import CONFIG_FILE_LIMIT, FileState, read_json
 from ..formats.safetensors_io import FLOAT_DTYPES, TensorEntry, map_tensor, read_all_headers, weight_files
 from ..formats.table_store import whole_model_entries
 from ..search.stored_rows import HALF_KINDS, StoredRows
+from ..search.stored_search import StoredScreen, screen_for_stored
 from ..text.vocabulary import Vocabulary
 from .base import OpenedModel, ProgressCallback, check_table_shape
 
@@ -63,13 +64,14 @@ class SafetensorsFolder:
         check_table_shape(token_entry.shape[0], token_entry.shape[1], where)
         position_entry = _find_tensor(entries, POSITION_TABLE_NAMES, width=token_entry.shape[1])
         report(2, 4, "Reading the tokenizer")
-        # A separate tokenizer process loads while the tables are mapped.
+        # The tokenizer loads (on a thread, or in its own process) while the tables are mapped and prepared.
         finish_vocabulary = Vocabulary.start(
             folder, separate_process=separate_tokenizer, max_rows=token_entry.shape[0]
         )
         report(3, 4, "Mapping the embedding table")
         rows = map_rows(token_entry)
         positions = None if position_entry is None else map_tensor(position_entry)
+        screen = prepare_stored(rows, report)
         vocabulary = finish_vocabulary()
         mapped = tuple(FileState(e.file) for e in (token_entry, position_entry) if e is not None and e.numel)
         try:
@@ -89,6 +91,7 @@ class SafetensorsFolder:
             folder=folder,
             config=config,
             mapped_files=mapped,
+            stored_screen=screen,
         )
 
 
@@ -104,6 +107,15 @@ def map_rows(entry: TensorEntry) -> np.ndarray | StoredRows:
             raise CorruptWeightsError(f"Cannot map tensor {entry.name!r} from {entry.file.name}: {exc}") from exc
         return StoredRows.half(bits, entry.dtype)
     return map_tensor(entry)
+
+
+def prepare_stored(rows: np.ndarray | StoredRows, report: ProgressCallback) -> StoredScreen | None:
+    """The first pass of half-precision or quantised rows (their lengths, or bfloat16 roundings), made now.
+
+    Done while the tokenizer loads: measuring or dequantising runs in C and numpy without
+    the interpreter's lock, which the tokenizer's build holds.
+    """
+    return screen_for_stored(rows, report) if isinstance(rows, StoredRows) else None
 
 
 def check_vocabulary(vocabulary: Vocabulary, rows_count: int) -> None:

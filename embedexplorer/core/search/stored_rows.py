@@ -122,4 +122,8 @@ class UnitRows:
             index = np.arange(self.shape[0])[index]
         picked = self.rows[index]
         scale = self.screen.scale[index]
-        return picked * (scale[:, None] if picked.ndim == 2 else scale)  # type: ignore[no-any-return]
+        scale = scale[:, None] if picked.ndim == 2 else scale
+        # Rows pointing nowhere (scale 0) are zero, also when they hold infinity or NaN (a damaged
+        # quantised block): NaN x 0 would otherwise carry into the baseline and the maps.
+        with np.errstate(invalid="ignore", over="ignore"):
+            return np.where(scale != 0, picked * scale, np.float32(0.0))  # type: ignore[no-any-return]

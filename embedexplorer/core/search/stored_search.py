@@ -8,11 +8,16 @@ float64 from the stored numbers, every row that could be among the best: the ans
 that of a float64 search over the stored values.
 
 The row lengths come from one threaded pass in C and are cached on disk by file
-identity (``cache``), so the next open of the same file reads them instead.
+identity (``cache``), so the next open of the same file reads them instead.  A cache
+entry is only trusted after a check against the table it belongs to: rows drawn at
+random each open are measured (and rounded) again and must agree, so a poisoned or
+damaged entry is discarded and made again, with a note, instead of giving quiet
+wrong cosines.
 """
 
 from __future__ import annotations
 
+import logging
 import shutil
 from functools import partial
 from pathlib import Path
@@ -38,6 +43,14 @@ BF16_ROUNDING = 2.0**-8
 _SCALE_ROUNDING = 4 * 2.0**-24
 # Rows dequantised at a time when a quantised table's first-pass rows are built.
 _BLOCK_ROWS = 2048
+# Rows of a cache entry checked against the table at each open, drawn afresh each time
+# (so no one can know which): a few milliseconds, and an entry with 1% of its rows wrong
+# is caught with probability 1 - 0.99^512 > 99.4%.
+CHECKED_ROWS = 512
+# Lengths are measured in float64 by two different summations: they agree far closer than this.
+_LENGTH_TOLERANCE = 1e-9
+
+log = logging.getLogger(__name__)
 
 
 class StoredScreen:
@@ -54,10 +67,20 @@ class StoredScreen:
         ``bits`` are the stored numbers, 2^-8 when they are bfloat16 roundings.
     """
 
-    def __init__(self, bits: np.ndarray, kind: int, lengths: np.ndarray, rounding: float) -> None:
+    def __init__(
+        self,
+        bits: np.ndarray,
+        kind: int,
+        lengths: np.ndarray,
+        rounding: float,
+        notes: tuple[str, ...] = (),
+    ) -> None:
         if _scan is None:
             raise RuntimeError("the 16-bit scan was not built (no C compiler at install time)")
         self.bits, self.kind, self.rounding = bits, kind, rounding
+        self.notes = notes
+        # The mapped file of the 16-bit rows (a cache entry, or the model file): checked before each pass.
+        self.cache_file = cache.mapped_state(bits)
         self.shape = (int(bits.shape[0]), int(bits.shape[1]))
         self.lengths = lengths
         usable = np.isfinite(lengths) & (lengths > 0)
@@ -73,6 +96,8 @@ class StoredScreen:
 
     def scores(self, query: np.ndarray) -> np.ndarray:
         """Every row's cosine with ``query`` times its length, each within ``error_bound(|query|)``."""
+        if self.cache_file is not None:
+            self.cache_file.check()  # cut short by another program: a message, not SIGBUS
         query = np.ascontiguousarray(query, dtype=np.float32)
         out = np.empty(self.shape[0], dtype=np.float32)
         shared_pass(self.bits.size, partial(_scan.half_scores, self.bits, self.kind, query, self.scale, out))
@@ -117,18 +142,51 @@ def screen_for_stored(rows: StoredRows, report: ProgressCallback | None = None) 
     report = report or (lambda done, total, message: None)
     key = _identity(rows)
     count, width = rows.shape
+    notes: list[str] = []
     if rows.half_kind is not None:
-        lengths = cache.load_array(key, "lengths", (count,), np.float64)
+        lengths = _checked(cache.load_array(key, "lengths", (count,), np.float64), rows, None, key, notes)
         if lengths is None:
             report(0, 1, "Measuring the rows")
             lengths = half_lengths(rows.raw, rows.half_kind)
             cache.save_array(key, "lengths", lengths)
-        return StoredScreen(rows.raw, rows.half_kind, lengths, 0.0)
+        return StoredScreen(rows.raw, rows.half_kind, lengths, 0.0, tuple(notes))
     bits = cache.load_array(key, "bf16", (count, width), np.uint16)
     lengths = cache.load_array(key, "lengths", (count,), np.float64)
-    if bits is None or lengths is None:
+    if bits is None or lengths is None or _checked(lengths, rows, bits, key, notes) is None:
         bits, lengths = _round_quantised(rows, key, report)
-    return StoredScreen(bits, BF16_KIND, lengths, BF16_ROUNDING)
+    return StoredScreen(bits, BF16_KIND, lengths, BF16_ROUNDING, tuple(notes))
+
+
+def _checked(
+    lengths: np.ndarray | None, rows: StoredRows, bits: np.ndarray | None, key: str | None, notes: list[str]
+) -> np.ndarray | None:
+    """``lengths`` (and first-pass ``bits``) from the cache when rows drawn at random agree with the table.
+
+    A disagreement discards the entry (it is made again by the caller) and adds a note.
+    """
+    if lengths is None:
+        return None
+    count = rows.shape[0]
+    picked = np.unique(np.random.default_rng().integers(0, count, size=min(CHECKED_ROWS, count)))
+    stored = np.asarray(rows[picked], dtype=np.float64)
+    measured = np.sqrt(np.einsum("ij,ij->i", stored, stored))
+    cached = np.asarray(lengths[picked], dtype=np.float64)
+    agree = np.isclose(cached, measured, rtol=_LENGTH_TOLERANCE, atol=0.0, equal_nan=True)
+    if bits is not None and agree.all():
+        rounded = np.empty((picked.size, rows.shape[1]), dtype=np.uint16)
+        _scan.bf16_round(np.ascontiguousarray(rows[picked], dtype=np.float32), rounded)
+        agree &= (np.asarray(bits[picked]) == rounded).all(axis=1)
+    if agree.all():
+        return lengths
+    wrong = int((~agree).sum())
+    note = (
+        f"The cached first pass of this table disagreed with the table itself ({wrong} of {picked.size} rows "
+        "checked), so it was thrown away and computed again from the table."
+    )
+    log.warning("%s (cache key %s)", note, key)
+    notes.append(note)
+    cache.discard(key, "lengths", "bf16")
+    return None
 
 
 def half_lengths(bits: np.ndarray, kind: int) -> np.ndarray:

@@ -1,209 +1,242 @@
 """Models already on this computer: the Hugging Face cache, Ollama, LM Studio and recent files.
 
-Only names, manifests and file sizes are read, so listing is quick and never fails:
-a folder that cannot be read is skipped.  ``ollama_model`` turns ``NAME[:TAG]`` into
-the file Ollama keeps the model in (a GGUF blob named by its digest).
+Only names, manifests, sizes and the first bytes of each model file are read, so listing
+hundreds of models takes well under a second and never fails: a folder that cannot be
+read is skipped.  A model the listing knows of but whose file is gone is kept, marked
+missing, so people see why it does not open.  Ollama's store is read in ``ollama``.
 """
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from ..common.errors import ModelNotFoundError
+from ..formats.gguf_split import missing_parts, split_name
+from ..formats.quick_header import gguf_storage, safetensors_storage
+from .local_model import LocalModel
+from .ollama import ollama_model, ollama_models, ollama_roots
 
-OLLAMA_REGISTRY = "registry.ollama.ai"
-OLLAMA_MODEL_LAYER = "application/vnd.ollama.image.model"
-OLLAMA_TENSOR_LAYER = "application/vnd.ollama.image.tensor"
+__all__ = ["LocalModel", "local_models", "ollama_model", "ollama_models", "ollama_roots"]
+
 # Vision projectors and similar companions are GGUF files without a token table.
 _COMPANION_WORDS = ("mmproj", "projector")
-
-
-@dataclass(frozen=True)
-class LocalModel:
-    """One model found on disk: what to show, what to open (a model spec), its size and where it came from."""
-
-    name: str
-    spec: str
-    size_bytes: int
-    kind: str  # "hf-cache", "ollama", "lmstudio" or "recent"
+# LM Studio keeps models as PUBLISHER/REPO/FILE; a little deeper allows for subfolders.
+_LMSTUDIO_DEPTH = 4
+SETTINGS_LIMIT = 1024 * 1024
 
 
 def local_models(recent: Sequence[str] = ()) -> list[LocalModel]:
-    """Every model found in the usual places, with its size on disk; ``recent`` specs that still exist come first."""
+    """Every model found in the usual places, then the ``recent`` specs not found there, one entry per file."""
     found: list[LocalModel] = []
-    for finder in (_recent_models(recent), hf_cache_models(), ollama_models(), lmstudio_models()):
+    for finder in (hf_cache_models, ollama_models, lmstudio_models, lambda: _recent_models(recent)):
         try:
-            found.extend(finder)
+            found.extend(finder())
         except OSError:  # a folder that vanished or cannot be read mid-listing
             continue
-    seen: set[str] = set()
-    unique = []
-    for model in found:
-        if model.spec not in seen:
-            seen.add(model.spec)
-            unique.append(model)
-    return unique
+    # One entry per model: a recent file that a finder listed already is not listed again.
+    found_elsewhere = [model for model in found if model.kind != "recent"]
+    recents = [model for model in found if model.kind == "recent"]
+    if not recents:
+        return found
+    specs = {model.spec for model in found_elsewhere}
+    places = {_real(model.location) for model in found_elsewhere}
+    for model in recents:
+        if model.spec not in specs and _real(model.location) not in places:
+            specs.add(model.spec)
+            places.add(_real(model.location))
+            found_elsewhere.append(model)
+    return found_elsewhere
 
 
-# ----- Ollama ------------------------------------------------------------------------------------
-def ollama_roots() -> list[Path]:
-    """Where Ollama keeps models: $OLLAMA_MODELS, the user's ~/.ollama/models, the service's folder."""
-    roots = []
-    if os.environ.get("OLLAMA_MODELS"):
-        roots.append(Path(os.environ["OLLAMA_MODELS"]))
-    roots += [Path.home() / ".ollama" / "models", Path("/usr/share/ollama/.ollama/models")]
-    return [root for root in roots if _is_dir(root / "manifests")]
-
-
-def ollama_models() -> Iterable[LocalModel]:
-    for root in ollama_roots():
-        manifests = root / "manifests"
-        for manifest in sorted(manifests.rglob("*")):
-            if not _is_file(manifest):
-                continue
-            parts = manifest.relative_to(manifests).parts
-            if len(parts) < 3:
-                continue
-            name = _ollama_name(parts)
-            layer = _model_layer(manifest)
-            if layer is None:
-                continue
-            size = layer.get("size", 0)
-            yield LocalModel(name, f"ollama:{name}", size if isinstance(size, int) else 0, "ollama")
-
-
-def _ollama_name(parts: tuple[str, ...]) -> str:
-    """registry.ollama.ai/library/llama3/8b -> llama3:8b; other namespaces keep theirs."""
-    host, *path, tag = parts
-    if host == OLLAMA_REGISTRY and len(path) == 2 and path[0] == "library":
-        return f"{path[1]}:{tag}"
-    if host == OLLAMA_REGISTRY:
-        return f"{'/'.join(path)}:{tag}"
-    return f"{host}/{'/'.join(path)}:{tag}"
-
-
-def _manifest_path(root: Path, name: str) -> Path:
-    model, _, tag = name.partition(":")
-    pieces = [p for p in model.split("/") if p]
-    if len(pieces) == 1:
-        pieces = [OLLAMA_REGISTRY, "library", *pieces]
-    elif len(pieces) == 2:
-        pieces = [OLLAMA_REGISTRY, *pieces]
-    return root.joinpath("manifests", *pieces, tag or "latest")
-
-
-def _read_manifest(manifest: Path) -> dict[str, object] | None:
+def _real(location: str) -> str:
     try:
-        data = json.loads(manifest.read_text(encoding="utf-8"))
+        return os.path.realpath(location) if location else ""
     except (OSError, ValueError):
+        return location
+
+
+# ----- one file or folder ----------------------------------------------------------------------
+def gguf_entry(file: Path, name: str, kind: str) -> LocalModel | None:
+    """A GGUF model file as listed: a split model once (by its first part), companions left out."""
+    if any(word in file.name.lower() for word in _COMPANION_WORDS):
         return None
-    return data if isinstance(data, dict) else None
-
-
-def _model_layer(manifest: Path) -> dict[str, object] | None:
-    data = _read_manifest(manifest)
-    layers = data.get("layers") if data else None
-    if not isinstance(layers, list):
+    split = split_name(file)
+    if split is not None and split.number != 1:
         return None
-    for layer in layers:
-        if isinstance(layer, dict) and layer.get("mediaType") == OLLAMA_MODEL_LAYER:
-            return layer
-    return None
+    files = split.parts() if split is not None else [file]
+    missing = ""
+    if split is not None:
+        absent = missing_parts(split)
+        if absent:
+            missing = f"part {', '.join(str(split.parts().index(p) + 1) for p in absent)} of {split.count} missing"
+        name = name.replace(f"-{split.number:05d}-of-{split.count:05d}", "")
+    elif not _is_file(file):
+        missing = "file not found"
+    size = sum(_size(part) for part in files)
+    storage = "" if missing and split is None else gguf_storage(files[0])
+    return LocalModel(name, str(file), size, kind, str(file), "GGUF", storage, missing)
 
 
-def ollama_model(name: str) -> Path:
-    """The GGUF blob of the Ollama model ``NAME[:TAG]`` (tag "latest" when none is given)."""
-    name = name.strip()
-    model, _, tag = name.partition(":")
-    if not model or any(part in ("", ".", "..") for part in model.split("/")) or any(c in tag for c in "/\\"):
-        raise ModelNotFoundError(f"'ollama:{name}' is not an Ollama model name (ollama:NAME or ollama:NAME:TAG).")
-    roots = ollama_roots()
-    if not roots:
-        raise ModelNotFoundError(
-            "No Ollama models were found (looked in $OLLAMA_MODELS, ~/.ollama/models and "
-            "/usr/share/ollama/.ollama/models)."
-        )
-    for root in roots:
-        manifest = _manifest_path(root, name)
-        if not _is_file(manifest):
-            continue
-        data = _read_manifest(manifest)
-        layers = data.get("layers") if data else None
-        if not isinstance(layers, list):
-            raise ModelNotFoundError(f"The Ollama manifest of '{name}' ({manifest}) cannot be read.")
-        kinds = {layer.get("mediaType") for layer in layers if isinstance(layer, dict)}
-        layer = _model_layer(manifest)
-        if layer is None:
-            if OLLAMA_TENSOR_LAYER in kinds:
-                raise ModelNotFoundError(
-                    f"Ollama stores '{name}' as one layer per tensor, which EmbedExplorer cannot read yet."
-                )
-            raise ModelNotFoundError(f"The Ollama manifest of '{name}' names no model layer.")
-        digest = str(layer.get("digest", ""))
-        for blob in (root / "blobs" / digest.replace(":", "-"), root / "blobs" / digest):
-            if digest and _is_file(blob):
-                return blob
-        raise ModelNotFoundError(
-            f"Ollama's manifest of '{name}' points to the blob {digest or '(none)'}, which is missing "
-            f"from {root / 'blobs'}; pull the model again (ollama pull {name})."
-        )
-    raise ModelNotFoundError(f"Ollama has no model '{name}' here; `ollama list` shows the models it has.")
+def folder_entry(folder: Path, name: str, spec: str, kind: str) -> LocalModel:
+    """A safetensors model folder: complete when it has its config and every weight file."""
+    from .hub import snapshot_is_complete
+
+    files = sorted(folder.glob("*.safetensors"))
+    complete = snapshot_is_complete(folder)
+    size = sum(_size(file) for file in folder.iterdir())
+    storage = safetensors_storage(files[0]) if files and complete else ""
+    missing = "" if complete else "weights not downloaded"
+    return LocalModel(name, spec, size, kind, str(folder), "safetensors", storage, missing)
 
 
 # ----- LM Studio -------------------------------------------------------------------------------
 def lmstudio_roots() -> list[Path]:
+    """LM Studio's models folders: the one moved in its settings (downloadsFolder), then its defaults."""
     home = Path.home()
-    return [root for root in (home / ".lmstudio" / "models", home / ".cache" / "lm-studio" / "models") if _is_dir(root)]
+    lmstudio_home = _lmstudio_home(home)
+    roots: list[Path] = []
+    for settings in (lmstudio_home / "settings.json", home / ".config" / "LM Studio" / "settings.json"):
+        folder = _downloads_folder(settings)
+        if folder is not None:
+            roots.append(folder)
+    roots += [lmstudio_home / "models", home / ".lmstudio" / "models", home / ".cache" / "lm-studio" / "models"]
+    unique: list[Path] = []
+    for root in roots:
+        if root not in unique and _is_dir(root):
+            unique.append(root)
+    return unique
 
 
-def lmstudio_models() -> Iterable[LocalModel]:
+def _lmstudio_home(home: Path) -> Path:
+    """~/.lmstudio, or where ~/.lmstudio-home-pointer says LM Studio's home was moved to."""
+    pointer = home / ".lmstudio-home-pointer"
+    try:
+        if pointer.is_file() and pointer.stat().st_size < 4096:
+            text = pointer.read_text(encoding="utf-8").strip()
+            if text:
+                return Path(text).expanduser()
+    except (OSError, UnicodeDecodeError, ValueError):
+        pass
+    return home / ".lmstudio"
+
+
+def _downloads_folder(settings: Path) -> Path | None:
+    from ..common.errors import ModelNotFoundError
+    from ..common.files import read_json
+
+    try:
+        if not settings.is_file():
+            return None
+        data = read_json(settings, "LM Studio settings file", SETTINGS_LIMIT, ModelNotFoundError)
+    except (OSError, ModelNotFoundError):
+        return None
+    folder = data.get("downloadsFolder") if isinstance(data, dict) else None
+    if not isinstance(folder, str) or not folder.strip():
+        return None
+    return Path(folder.strip()).expanduser()
+
+
+def lmstudio_models() -> Iterator[LocalModel]:
     for root in lmstudio_roots():
-        for file in sorted(root.rglob("*.gguf")):
-            if any(word in file.name.lower() for word in _COMPANION_WORDS) or not _is_file(file):
-                continue
-            yield LocalModel(str(file.relative_to(root).with_suffix("")), str(file), file.stat().st_size, "lmstudio")
+        for path, is_dir in _walk(root, _LMSTUDIO_DEPTH):
+            relative = path.relative_to(root)
+            if not is_dir and path.suffix.lower() == ".gguf":
+                entry = gguf_entry(path, str(relative.with_suffix("")), "lmstudio")
+                if entry is not None:
+                    yield entry
+            elif is_dir and _is_file(path / "config.json") and any(path.glob("*.safetensors")):
+                yield folder_entry(path, str(relative), str(path), "lmstudio")
+
+
+def _walk(root: Path, depth: int) -> Iterator[tuple[Path, bool]]:
+    """(path, is a folder) for everything under ``root`` down to ``depth`` levels, in name order."""
+    try:
+        entries = sorted(os.scandir(root), key=lambda e: e.name)
+    except OSError:
+        return
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        try:
+            is_dir = entry.is_dir()
+        except OSError:
+            continue
+        yield Path(entry.path), is_dir
+        if is_dir and depth > 1:
+            yield from _walk(Path(entry.path), depth - 1)
 
 
 # ----- Hugging Face cache ------------------------------------------------------------------------
-def hf_cache_models() -> Iterable[LocalModel]:
-    """Complete model snapshots (config and safetensors) and GGUF files in the HF cache."""
+def hf_cache_root() -> Path | None:
     try:
-        from huggingface_hub import scan_cache_dir
-        from huggingface_hub.errors import CacheNotFound
+        from huggingface_hub.constants import HF_HUB_CACHE
     except ImportError:  # pragma: no cover - huggingface_hub is a dependency
-        return
-    try:
-        info = scan_cache_dir()
-    except (CacheNotFound, OSError, ValueError):
-        return
-    from .hub import snapshot_is_complete
+        return None
+    return Path(HF_HUB_CACHE)
 
-    for repo in sorted(info.repos, key=lambda r: r.repo_id):
-        if repo.repo_type != "model":
+
+def hf_cache_models() -> Iterator[LocalModel]:
+    """Model snapshots (config and safetensors) and GGUF files in the HF cache, newest revision each."""
+    root = hf_cache_root()
+    if root is None or not _is_dir(root):
+        return
+    for repo_folder in sorted(root.glob("models--*")):
+        repo_id = repo_folder.name.removeprefix("models--").replace("--", "/")
+        snapshot = _current_snapshot(repo_folder)
+        if snapshot is None:
             continue
-        revisions = sorted(repo.revisions, key=lambda r: r.last_modified, reverse=True)
-        if revisions and snapshot_is_complete(revisions[0].snapshot_path):
-            yield LocalModel(repo.repo_id, repo.repo_id, int(repo.size_on_disk), "hf-cache")
-        for revision in revisions[:1]:
-            for file in revision.files:
-                if file.file_name.endswith(".gguf") and not any(w in file.file_name.lower() for w in _COMPANION_WORDS):
-                    name = f"{repo.repo_id}/{file.file_name}"
-                    yield LocalModel(name, str(file.file_path), int(file.size_on_disk), "hf-cache")
+        if _is_file(snapshot / "config.json"):
+            yield folder_entry(snapshot, repo_id, repo_id, "hf-cache")
+        for path, is_dir in _walk(snapshot, 3):
+            if not is_dir and path.suffix.lower() == ".gguf":
+                entry = gguf_entry(path, f"{repo_id}/{path.relative_to(snapshot)}", "hf-cache")
+                if entry is not None:
+                    yield entry
 
 
+def _current_snapshot(repo_folder: Path) -> Path | None:
+    """The snapshot refs/main names, else the newest one."""
+    snapshots = repo_folder / "snapshots"
+    try:
+        revision = (repo_folder / "refs" / "main").read_text(encoding="utf-8").strip()
+        if revision and "/" not in revision and _is_dir(snapshots / revision):
+            return snapshots / revision
+    except (OSError, UnicodeDecodeError):
+        pass
+    try:
+        folders = [folder for folder in snapshots.iterdir() if folder.is_dir()]
+    except OSError:
+        return None
+    return max(folders, key=lambda folder: folder.stat().st_mtime, default=None)
+
+
+# ----- recent files ------------------------------------------------------------------------------
 def _recent_models(recent: Sequence[str]) -> Iterable[LocalModel]:
-    """Recent specs that are paths still on disk (Hub ids and ollama names are listed by their own finders)."""
+    """Recent specs that are paths (Hub ids and Ollama names are listed by their own finders)."""
+    from .resolve import FOLDER_FILES
+
     for spec in recent:
         path = Path(spec).expanduser()
-        if _is_file(path):
-            yield LocalModel(path.name, spec, path.stat().st_size, "recent")
-        elif _is_dir(path):
-            size = sum(f.stat().st_size for f in path.glob("*.safetensors") if _is_file(f))
-            yield LocalModel(path.name, spec, size, "recent")
+        if not path.is_absolute():
+            continue
+        if path.name in FOLDER_FILES:
+            path = path.parent
+        if _is_dir(path):
+            yield folder_entry(path, path.name, spec, "recent")
+        elif _is_file(path) or split_name(path) is not None:
+            entry = gguf_entry(path, path.name, "recent")
+            if entry is not None:
+                yield entry
+        else:
+            yield LocalModel(path.name, spec, 0, "recent", str(path), "", "", "file not found")
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size if path.is_file() else 0
+    except OSError:
+        return 0
 
 
 def _is_dir(path: Path) -> bool:

@@ -33,7 +33,15 @@ from typing import Any
 
 from ..common.constants import hub_offline
 from ..common.errors import CorruptWeightsError, EmbedExplorerError, Interrupted, OfflineError, UnsafeCheckpointError
-from ..common.files import atomic_write_bytes
+from ..common.files import (
+    CONFIG_FILE_LIMIT,
+    SHARD_INDEX_LIMIT,
+    TOKENIZER_FILE_LIMIT,
+    atomic_write_bytes,
+    open_own_file,
+    read_own_file,
+    size_text,
+)
 from ..common.progress import ProgressCallback
 from ..formats.safetensors_io import (
     INDEX_FILE,
@@ -47,6 +55,7 @@ from ..formats.safetensors_io import (
     weight_files,
 )
 from ..formats.table_store import NOTE_FILE, NOTE_FORMAT, partial_folder, table_folder
+from ..readers.base import check_table_shape
 from ..readers.safetensors import (
     POSITION_TABLE_NAMES,
     _find_tensor,
@@ -79,6 +88,13 @@ SMALL_FILES = tuple(p for p in DOWNLOAD_PATTERNS if "*" not in p and p != INDEX_
 
 # Seconds a download waits on a Hub that accepted the connection but does not answer.
 HUB_TIMEOUT_SECONDS = 20.0
+# Seconds a small file (config, tokenizer, shard index) may take in all: a Hub that sends
+# it a byte a second is given up on, not waited for (a real one takes well under a second).
+SMALL_FILE_SECONDS = 60.0
+# The most bytes each small file may have, as when it is read from disk.
+SMALL_FILE_LIMITS = {"config.json": CONFIG_FILE_LIMIT, INDEX_FILE: SHARD_INDEX_LIMIT}
+# The download's own state file: a few KB (a thousand-shard model's plan is under 4 MB).
+STATE_FILE_LIMIT = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -173,14 +189,36 @@ class _Remote:
 
         return hf_hub_url(self.repo_id, name, revision=self.commit, endpoint=constants.ENDPOINT)
 
-    def whole(self, name: str) -> bytes:
-        """A small file, whole."""
+    def whole(self, name: str, should_stop: Callable[[], bool] | None = None) -> bytes:
+        """A small file, whole: at most its kind's size, within SMALL_FILE_SECONDS, stoppable between blocks."""
         from huggingface_hub.utils import hf_raise_for_status
 
-        response = self.session.get(self.url(name), headers=self.headers)
-        hf_raise_for_status(response)
-        self.received += len(response.content)
-        return bytes(response.content)
+        limit = SMALL_FILE_LIMITS.get(name, TOKENIZER_FILE_LIMIT)
+        deadline = time.monotonic() + SMALL_FILE_SECONDS
+        pieces: list[bytes] = []
+        size = 0
+        with self.session.stream("GET", self.url(name), headers=self.headers) as response:
+            if response.status_code >= 300:
+                response.read()
+                hf_raise_for_status(response)
+                raise OfflineError(f"The Hub answered {response.status_code} for {name} of '{self.repo_id}'.")
+            for block in response.iter_bytes():
+                self.received += len(block)
+                size += len(block)
+                if size > limit:
+                    raise CorruptWeightsError(
+                        f"The Hub sent more than {size_text(limit)} for {name} of '{self.repo_id}', more than "
+                        "such a file can sensibly be, so the download was stopped."
+                    )
+                pieces.append(block)
+                if should_stop is not None and should_stop():
+                    raise Interrupted(f"The download of '{self.repo_id}' was stopped.")
+                if time.monotonic() > deadline:
+                    raise OfflineError(
+                        f"The Hub took more than {SMALL_FILE_SECONDS:g} seconds to send {name} of "
+                        f"'{self.repo_id}' ({size:,} bytes so far), so the download was stopped. Try again later."
+                    )
+        return b"".join(pieces)
 
     @contextmanager
     def span(self, name: str, start: int, end: int) -> Iterator[tuple[Iterator[bytes], int | None]]:
@@ -315,7 +353,7 @@ class _Download:
         for name in SMALL_FILES:
             if name in names and not (self.staging / name).is_file():
                 self.check()
-                atomic_write_bytes(self.staging / name, remote.whole(name))
+                atomic_write_bytes(self.staging / name, remote.whole(name, self.should_stop))
         if "plan" not in state:
             self.report(0, 0, f"Reading the headers of {self.repo_id}'s weights")
             state["plan"] = self._plan(remote, names)
@@ -336,9 +374,10 @@ class _Download:
 
     def _resume_state(self, commit: str) -> dict[str, Any]:
         """What an earlier, unfinished download of the same commit left; a fresh start otherwise."""
+        raw = read_own_file(self.staging / STATE_FILE, STATE_FILE_LIMIT)
         try:
-            state = json.loads((self.staging / STATE_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            state = json.loads(raw.decode("utf-8")) if raw is not None else None
+        except (ValueError, RecursionError):
             state = None
         if isinstance(state, dict) and state.get("repository") == self.repo_id and state.get("revision") == commit:
             return state
@@ -366,6 +405,10 @@ class _Download:
                 ) from exc
             entries.update(found)
         token_entry = _find_token_table(entries, config)
+        # The shape bound the opener applies, applied before a single row is downloaded.
+        check_table_shape(
+            token_entry.shape[0], token_entry.shape[-1], f"The token table of '{self.repo_id}' ({token_entry.name})"
+        )
         position_entry = _find_tensor(entries, POSITION_TABLE_NAMES, width=token_entry.shape[1])
         pieces = [
             _Piece(e.name, str(e.file), e.dtype, e.shape, e.start, e.end)
@@ -382,9 +425,9 @@ class _Download:
     def _shards(self, remote: _Remote, names: set[str]) -> list[str]:
         if INDEX_FILE in names:
             try:
-                weight_map = json.loads(remote.whole(INDEX_FILE))["weight_map"]
+                weight_map = json.loads(remote.whole(INDEX_FILE, self.should_stop))["weight_map"]
                 shards = sorted({str(v) for v in weight_map.values()})
-            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
                 raise CorruptWeightsError(f"'{self.repo_id}' has a shard index that cannot be read: {exc}") from exc
             missing = [s for s in shards if s not in names]
             if missing:
@@ -430,7 +473,7 @@ class _Download:
         message: str,
     ) -> int:
         step, reported = max(total // 200, 1), arrived
-        with open(part, "r+b") as out:
+        with open_own_file(part, fresh=False) as out:  # never through a link planted under its name
             out.seek(len(head) + arrived)
             out.truncate()
             offset = 0
@@ -524,14 +567,12 @@ def _one_at_a_time(staging: Path, repo_id: str) -> Iterator[None]:
 
 def _arrived(part: Path, head: bytes, total: int) -> int:
     """Bytes of the tables already in the part file; a part file with another header starts over."""
-    try:
-        with open(part, "rb") as existing:
-            if existing.read(len(head)) == head:
-                return min(part.stat().st_size - len(head), total)
-    except OSError:
-        pass
-    with open(part, "wb") as fresh:
-        fresh.write(head)
+    with open_own_file(part, fresh=False) as existing:  # a link or a FIFO there is replaced, never followed
+        if existing.read(len(head)) == head:
+            return min(os.fstat(existing.fileno()).st_size - len(head), total)
+        existing.seek(0)
+        existing.truncate()
+        existing.write(head)
     return 0
 
 

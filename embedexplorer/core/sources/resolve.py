@@ -7,14 +7,17 @@ learners often run offline, and a silent download would hang the window.
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import logging
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..common.constants import BUNDLED
-from ..common.errors import ModelNotFoundError, OfflineError
+from ..common.errors import EmbedExplorerError, ModelNotFoundError, OfflineError
 from ..common.progress import ProgressCallback
 from ..formats.table_store import partial_folder, stored_table_folder
 from ..readers import READERS
@@ -53,6 +56,22 @@ class ModelSource:
     def location(self) -> Path:
         """What a reader opens: the model file, or else the folder."""
         return self.file if self.file is not None else self.folder
+
+
+@contextmanager
+def naming_the_model(source: ModelSource) -> Iterator[None]:
+    """Errors about an Ollama blob name the model as the user typed it, not the blob's hash."""
+    try:
+        yield
+    except EmbedExplorerError as exc:
+        if source.kind != "ollama" or source.file is None:
+            raise
+        text = str(exc).replace(str(source.file), source.name).replace(source.file.name, source.name)
+        if text == str(exc):
+            raise
+        renamed = copy.copy(exc)
+        renamed.args = (text, *exc.args[1:])
+        raise renamed.with_traceback(exc.__traceback__) from exc.__cause__
 
 
 def reader_for(path: Path) -> Reader:
@@ -179,7 +198,7 @@ def resolve_source(
             return ModelSource("file", str(file), file.parent, file)
         raise ModelNotFoundError(f"{spec} is a file that is not a model; choose a model folder or file.")
     if spec.startswith(OLLAMA_PREFIX):
-        from .discovery import ollama_model
+        from .ollama import ollama_model
 
         blob = ollama_model(spec[len(OLLAMA_PREFIX) :])
         return ModelSource("ollama", spec, blob.parent, blob)

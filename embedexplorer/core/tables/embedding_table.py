@@ -26,7 +26,7 @@ from ..search.bf16_rows import Bf16Rows, ScreenChoice, kernel_instructions, scre
 from ..search.many_scores import vectorised
 from ..search.stored_rows import StoredRows, UnitRows
 from ..search.stored_search import StoredScreen, screen_for_stored
-from ..sources.resolve import ModelSource, reader_for, resolve_source
+from ..sources.resolve import ModelSource, naming_the_model, reader_for, resolve_source
 from ..text.texts import MAX_SHOWN_TOKENS, Token, TokenReport, fixed, token_report
 from ..text.vocabulary import Vocabulary
 
@@ -225,10 +225,15 @@ class EmbeddingTable:
         return Bf16Rows(unit)
 
     def prepare(self, progress: ProgressCallback | None = None) -> None:
-        """Do now, with progress, what the first query would otherwise wait for."""
+        """Do now, with progress, what the first query would otherwise wait for.
+
+        Not the baseline cosine: no neighbour query needs it, and it reads 20,000 rows
+        (nearly a second for a 152,064-row bfloat16 table on a busy machine); it is
+        computed when first asked for (the window's load asks at once).
+        """
         if isinstance(self.rows, StoredRows) and "stored_screen" not in self.__dict__:
             self.__dict__["stored_screen"] = screen_for_stored(self.rows, progress)
-        _ = self.screen, self.tokens, self.baseline_cosine
+        _ = self.screen, self.tokens
 
     @property
     def _unit32(self) -> np.ndarray:
@@ -360,6 +365,7 @@ class EmbeddingTable:
         # Stored rows are read from the mapped file during the search, and callers go on to
         # read the neighbours' raw rows (the window places them on its map).
         self.check_files()
+        self._check_finite(answer)
         ids, cosines = self._top_k(self._unit_row(answer.id), k, (answer.id,))
         return NeighbourResult(answer, self._neighbours(ids, cosines), answer.note)
 
@@ -397,6 +403,7 @@ class EmbeddingTable:
     def cosine(self, a: str | int, b: str | int) -> float:
         first, second = self.query(a), self.query(b)
         self.check_files()
+        self._check_finite(first, second)
         if isinstance(self.rows, StoredRows):
             return float(self._unit_row(first.id) @ self._unit_row(second.id))
         return float(self._unit32[first.id] @ self._unit32[second.id])
@@ -408,6 +415,7 @@ class EmbeddingTable:
         k = _check_k(k)
         qa, qb, qc = self.query(a), self.query(b), self.query(c)
         self.check_files()
+        self._check_finite(qa, qb, qc)
         if isinstance(self.rows, StoredRows):
             vector = self._unit_row(qa.id) - self._unit_row(qb.id) + self._unit_row(qc.id)
         else:
@@ -417,6 +425,19 @@ class EmbeddingTable:
         label = f"{qa.token} - {qb.token} + {qc.token}"
         query = Query(qa.id, label, qa.pieces + qb.pieces + qc.pieces, notes)
         return NeighbourResult(query, self._neighbours(ids, cosines), notes)
+
+    def _check_finite(self, *queries: Query) -> None:
+        """A row holding infinity or NaN (a damaged file, a quantised block with such a scale) points
+        nowhere: its cosines would all be 0 and its "neighbours" arbitrary, so say which row it is."""
+        for query in queries:
+            row = np.asarray(self.rows[query.id], dtype=np.float32)
+            bad = int(np.count_nonzero(~np.isfinite(row)))
+            if bad:
+                raise QueryError(
+                    f"The row of {query.token} (id {query.id:,}) holds {bad:,} of {row.size:,} numbers that are not "
+                    "finite (infinity or NaN) in the model file, so it points nowhere and has no neighbours or "
+                    "cosines; the file may be damaged."
+                )
 
     def _unit_row(self, token_id: int) -> np.ndarray:
         """A unit row as the search takes it: float32 for a float32 table, float64 for a stored one."""
@@ -512,15 +533,16 @@ def open_table(
 
 def load_table(source: ModelSource, report: ProgressCallback, separate_tokenizer: bool = False) -> EmbeddingTable:
     """Open ``source`` with the reader that claims it; the table does not depend on which one did."""
-    opened = reader_for(source.location).open(source.location, report, separate_tokenizer)
-    table = table_from(source.name, opened)
-    table.source_kind = source.kind
-    if table.stored:
-        try:
-            table.prepare(progress=report)  # the row lengths (or dequantising), with progress
-        except BaseException:
-            table.close()
-            raise
+    with naming_the_model(source):
+        opened = reader_for(source.location).open(source.location, report, separate_tokenizer)
+        table = table_from(source.name, opened)
+        table.source_kind = source.kind
+        if table.stored:
+            try:
+                table.prepare(progress=report)  # the row lengths (or dequantising), with progress
+            except BaseException:
+                table.close()
+                raise
     report(4, 4, "Ready")
     return table
 
@@ -540,7 +562,7 @@ def _check_k(k: object) -> int:
 
 def table_from(name: str, opened: OpenedModel) -> EmbeddingTable:
     """An EmbeddingTable for what a reader found."""
-    return EmbeddingTable(
+    table = EmbeddingTable(
         name=name,
         rows=opened.rows,
         vocabulary=opened.vocabulary,
@@ -552,5 +574,8 @@ def table_from(name: str, opened: OpenedModel) -> EmbeddingTable:
         config=opened.config,
         mapped_files=opened.mapped_files,
     )
+    if opened.stored_screen is not None:
+        table.__dict__["stored_screen"] = opened.stored_screen  # made by the reader while the tokenizer loaded
+    return table
 
 

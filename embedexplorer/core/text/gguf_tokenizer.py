@@ -71,6 +71,12 @@ def gguf_tokenizer_facts(metadata: dict[str, object], file_name: str) -> Tokeniz
         if not isinstance(metadata.get("tokenizer.ggml.merges"), list):
             raise TokenizerMismatchError(f"{file_name} has a byte-level tokenizer without merges.")
     unknown = metadata.get("tokenizer.ggml.unknown_token_id")
+    if isinstance(unknown, (int, np.integer)) and not isinstance(unknown, bool) and not 0 <= unknown < len(tokens):
+        # The characters it stands for would vanish from every text without a word.
+        raise TokenizerMismatchError(
+            f"{file_name} names token {int(unknown):,} as its unknown token, but its vocabulary has "
+            f"{len(tokens):,} tokens (0 to {len(tokens) - 1:,})."
+        )
     return TokenizerFacts(
         raw_tokens=list(tokens),
         size=len(tokens),
