@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from .cli_compare import add_compare_parser, run_compare
 from .core.common.constants import EXPORT_WIDTH_RANGE, MAX_SEED, MULTI_TOKEN_ACTIONS
 from .core.common.errors import EmbedExplorerError
 from .core.common.terminal import finite_or_none, json_text_safe, one_line, terminal_safe
@@ -21,8 +22,9 @@ from .core.common.terminal import finite_or_none, json_text_safe, one_line, term
 if TYPE_CHECKING:
     from .core.tables.embedding_table import EmbeddingTable
 
-COMMANDS = ("tokens", "neighbours", "cosine", "analogy", "direction", "info", "map", "layers", "models")
-COMMANDS_WITHOUT_MODEL = ("models",)  # they take no --model: they list, they open nothing
+COMMANDS = ("tokens", "neighbours", "cosine", "analogy", "direction", "info", "map", "layers", "models", "compare")
+# They take no --model: they list and open nothing, or name their models themselves.
+COMMANDS_WITHOUT_MODEL = ("models", "compare")
 MAX_PNG_WIDTH = EXPORT_WIDTH_RANGE[1]
 DOWNLOADS = ("table", "full")
 
@@ -157,6 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
     layers.add_argument(
         "-k", type=_positive_int, default=5, help="the model's guesses and nearest rows per layer (default 5)"
     )
+    add_compare_parser(commands, _positive_int)
 
     models = commands.add_parser(
         "models",
@@ -262,6 +265,11 @@ def _run(args: argparse.Namespace) -> tuple[dict[str, object], str]:
                 _check_png_target(target)
     # Progress is for a person watching; piped stderr keeps to the one-line error.
     progress = _after_a_second(_stderr_progress) if sys.stderr.isatty() else None
+    if args.command == "compare":
+        try:
+            return run_compare(args, progress)
+        finally:
+            _end_progress()
     source = resolve_source(
         args.model, allow_download=bool(args.download), progress=progress, whole_model=args.download == "full"
     )

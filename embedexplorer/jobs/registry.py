@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .base import Kind
+from .compare_jobs import COMPARE
 from .direction_jobs import DIRECTION
 from .exercise_jobs import ANALOGY, COMPLETE, FAMILY_DISTANCES, GUESS, PAIR_TOKENS, SUGGEST, TWO_TEXTS
 from .layer_jobs import LAYERS, LAYERS_WARM
@@ -13,5 +14,6 @@ from .table_jobs import COSINE, LOAD, MAP, NEIGHBOURS, ROW, TOKENS
 KINDS: tuple[Kind[object, object], ...] = (  # type: ignore[assignment]
     LOAD, TOKENS, ROW, NEIGHBOURS, COSINE, MAP, WORD_MAP, LAYERS, LAYERS_WARM,
     GUESS, COMPLETE, SUGGEST, FAMILY_DISTANCES, ANALOGY, PAIR_TOKENS, TWO_TEXTS, DIRECTION, LOCAL_MODELS,
+    COMPARE,
 )  # fmt: skip
 

@@ -5,6 +5,7 @@ Adding a pane is one line here and its module (a class with ``plug(ctx)``, see `
 
 from __future__ import annotations
 
+from .compare_pane import CompareDialog
 from .directions_pane import DirectionsPane
 from .exercise_desk import ExerciseDesk
 from .guess_first import GuessFirstBar, SuggestionsPane
@@ -29,4 +30,5 @@ PANES: tuple[PaneEntry, ...] = (
     PaneEntry("directions_pane", Place.RIGHT_TAB, DirectionsPane, "&Directions"),
     PaneEntry("exercises", Place.NOWHERE, ExerciseDesk),
     PaneEntry("teaching", Place.NOWHERE, TeachingTools),
+    PaneEntry("compare", Place.NOWHERE, CompareDialog),
 )

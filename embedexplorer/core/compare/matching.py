@@ -1,0 +1,53 @@
+"""Which rows of two tables stand for the same token: by id when the vocabularies are one, else by text."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..tables.embedding_table import EmbeddingTable
+
+
+@dataclass(frozen=True)
+class TokenMatch:
+    """Rows of A and of B that stand for the same token, in A's id order.
+
+    ``by`` is "id" (the same vocabulary: row i is row i) or "text" (the token's characters).
+    """
+
+    ids_a: np.ndarray
+    ids_b: np.ndarray
+    by: str
+    only_a: int  # tokens of A with no partner in B
+    only_b: int
+
+    def __len__(self) -> int:
+        return int(self.ids_a.size)
+
+    def sentence(self) -> str:
+        how = "by id (the same vocabulary)" if self.by == "id" else "by the text they stand for"
+        return f"{len(self):,} tokens matched {how}; {self.only_a:,} only in A, {self.only_b:,} only in B."
+
+
+def match_tokens(a: EmbeddingTable, b: EmbeddingTable) -> TokenMatch:
+    """Pair the tokens of two tables; rows the tokenizer never uses are paired only by id."""
+    rows_a, rows_b = int(a.rows.shape[0]), int(b.rows.shape[0])
+    if list(a.vocabulary.facts.raw_tokens) == list(b.vocabulary.facts.raw_tokens):
+        shared = min(rows_a, rows_b)
+        ids = np.arange(shared, dtype=np.int64)
+        return TokenMatch(ids, ids, "id", rows_a - shared, rows_b - shared)
+    in_b: dict[str, int] = {}
+    for token_id in range(min(b.vocabulary.size, rows_b)):
+        text = b.vocabulary.text_of(token_id)
+        if text:
+            in_b.setdefault(text, token_id)
+    pairs_a: list[int] = []
+    pairs_b: list[int] = []
+    for token_id in range(min(a.vocabulary.size, rows_a)):
+        partner = in_b.pop(a.vocabulary.text_of(token_id) or "\0none", None)
+        if partner is not None:
+            pairs_a.append(token_id)
+            pairs_b.append(partner)
+    ids_a, ids_b = np.asarray(pairs_a, dtype=np.int64), np.asarray(pairs_b, dtype=np.int64)
+    return TokenMatch(ids_a, ids_b, "text", rows_a - ids_a.size, rows_b - ids_b.size)

@@ -1,0 +1,43 @@
+"""Compare the open table with a second one (another file, or the model's own output head), token by token.
+
+The second table is opened here, used and closed: the open table stays the window's, and
+a second table that fails to open is one message.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..core.common.errors import EmbedExplorerError, Interrupted
+from ..core.compare.comparison import Comparison, compare_tables
+from ..core.compare.output_head import output_head_table
+from ..core.tables.embedding_table import open_table
+from .base import JobContext, Kind, Lane
+
+
+@dataclass(frozen=True)
+class CompareRequest:
+    spec: str  # the second table as the user named it (folder, .gguf, ollama:, Hub id); "" with output_head
+    k: int = 10
+    output_head: bool = False  # compare the open model's input table with its own output head
+
+
+def compare(ctx: JobContext, request: CompareRequest) -> Comparison:
+    first = ctx.session.table
+    if request.output_head:
+        second = output_head_table(first)
+    else:
+        ctx.progress(0, 0, f"Opening {request.spec}")
+        try:
+            second = open_table(request.spec, progress=ctx.progress, separate_tokenizer=True)
+        except EmbedExplorerError as exc:
+            if isinstance(exc, Interrupted):
+                raise
+            raise type(exc)(f"Could not open table B ({request.spec}): {exc} Table A stays open.") from exc
+    try:
+        return compare_tables(first, second, request.k, progress=ctx.progress)
+    finally:
+        second.close()
+
+
+COMPARE = Kind("compare", Lane.LONG, compare)

@@ -1,0 +1,110 @@
+"""The Compare pane through the real window: File > Compare with..., real tables, real answers, bad input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from gguf.constants import GGMLQuantizationType as Q
+from PySide6.QtCore import Qt
+
+from embedexplorer.jobs.compare_jobs import COMPARE
+from embedexplorer.jobs.table_jobs import TOKENS
+
+from ..gguf_fixture import write_gguf
+from .conftest import open_model, settle
+
+COMPARE_TIMEOUT_MS = 120_000
+
+
+@pytest.fixture
+def tables(tmp_path: Path) -> dict[str, Path]:
+    rng = np.random.default_rng(9)
+    rows = rng.standard_normal((500, 16)).astype(np.float32)
+    moved = (rows + 0.5 * rng.standard_normal(rows.shape)).astype(np.float32)
+    wide = rng.standard_normal((500, 24)).astype(np.float32)
+    strangers = ["!", "!!"] + [f"x{i}" for i in range(2000 - 2)]  # "!" and "!!" for the tokenizer's one merge
+    return {
+        "a": write_gguf(tmp_path / "a.gguf", rows, Q.F32),
+        "b": write_gguf(tmp_path / "b.gguf", moved, Q.F32),
+        "wide": write_gguf(tmp_path / "wide.gguf", wide, Q.F32),
+        "strangers": write_gguf(
+            tmp_path / "strangers.gguf", rng.standard_normal((2000, 16)).astype(np.float32), Q.F32, tokens=strangers
+        ),
+    }
+
+
+def compare_with(qtbot, window, spec: str, ok: bool = True):  # type: ignore[no-untyped-def]
+    """Type B into the pane and press Enter, as a person does; wait for the answer or the failure."""
+    pane = window.panes.compare.pane
+    pane.source.clear()
+    qtbot.keyClicks(pane.source, spec)
+    channel = window.client.channel(COMPARE)
+    with qtbot.waitSignal(channel.ready if ok else channel.failed, timeout=COMPARE_TIMEOUT_MS) as signal:
+        qtbot.keyClick(pane.source, Qt.Key.Key_Return)
+    return signal.args[0]
+
+
+def open_compare(window) -> None:  # type: ignore[no-untyped-def]
+    action = next(a for a in window.menuBar().actions()[0].menu().actions() if a.text() == "&Compare with...")
+    action.trigger()
+    assert window.panes.compare.isVisible()
+
+
+def test_compare_shows_lists_neighbours_and_looks_tokens_up(qtbot, window, tables) -> None:  # type: ignore[no-untyped-def]
+    open_model(qtbot, window, str(tables["a"]))
+    open_compare(window)
+    comparison = compare_with(qtbot, window, str(tables["b"]))
+    pane = window.panes.compare.pane
+    assert len(comparison) == 500 and not pane.message.isVisible()
+    assert "F32" in pane.header.text() and "by id" in pane.header.text()
+    assert f"mean <b>{comparison.overlap.mean():.2f}</b>" in pane.stats.text()
+    # The first of the most changed is the token with the fewest neighbours kept.
+    first = pane.most.item(0)
+    assert first.text().startswith(comparison.tokens_a[int(comparison.ids_a[comparison.most_changed()[0]])])
+    k = comparison.k
+    assert k == pane.k() and f"{comparison.overlap.min()}/{k}" in first.text()
+    change = comparison.token(comparison.most_changed()[0])
+    assert pane.neighbours.rowCount() == k
+    assert [pane.neighbours.item(r, 0).text() for r in range(k)] == [n for n, _ in change.near_a]
+    assert [pane.neighbours.item(r, 2).text() for r in range(k)] == [n for n, _ in change.near_b]
+    assert f"<b>{change.overlap}</b> of its {k}" in pane.token_title.text()
+    # A click on a listed token looks it up in the main window.
+    least = pane.least.item(0)
+    with qtbot.waitSignal(window.client.channel(TOKENS).ready, timeout=20_000):
+        rect = pane.least.visualItemRect(least)
+        qtbot.mouseClick(pane.least.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert window.state.text == comparison.text_of(comparison.least_changed()[0])
+    settle()
+    # "w316" is several tokens in the main window: its first ("w") must not replace the clicked token here.
+    clicked = comparison.token(comparison.least_changed()[0])
+    assert window.state.selection is not None and window.state.selection.token_id != clicked.id
+    assert pane.token_title.text().startswith(f"<b>{clicked.token}</b> (id {clicked.id})")
+
+
+def test_bad_input_is_one_sentence_and_table_a_stays(qtbot, window, tables, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    open_model(qtbot, window, str(tables["a"]))
+    open_compare(window)
+    pane = window.panes.compare.pane
+    failure = compare_with(qtbot, window, str(tmp_path / "missing.gguf"), ok=False)
+    assert pane.message.isVisible() and "Could not open table B" in pane.message.text()
+    assert pane.message.text().count(".") <= 3 and "Traceback" not in pane.message.text()
+    assert window.state.loaded and window.state.model_name.endswith("a.gguf")
+    assert failure.message == pane.message.text()
+    compare_with(qtbot, window, str(tables["strangers"]), ok=False)
+    assert "tokens in common" in pane.message.text()
+    wide = compare_with(qtbot, window, str(tables["wide"]))
+    assert wide.row_cosine is None and "different widths" in pane.header.text()
+    same = compare_with(qtbot, window, str(tables["a"]))
+    assert "same file" in pane.header.text() and np.all(same.overlap == same.k)
+    assert "row cosine: mean <b>1.0000</b>" in pane.stats.text()
+    assert window.state.loaded and window.state.model_name.endswith("a.gguf")
+
+
+def test_compare_before_any_model_says_so(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    assert not window.state.loaded  # a window without a model: nothing to be table A
+    open_compare(window)
+    window.panes.compare.pane.source.setText("anything")
+    window.panes.compare.pane.request()
+    assert "Open a model first" in window.panes.compare.pane.message.text()
