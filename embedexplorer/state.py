@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
+from .core.compare.map_change import MapChange
 from .core.exercises.lessons import Lesson, MapView
 from .core.maps.provenance import Provenance
 
@@ -57,6 +58,7 @@ class Snapshot:
     guess_mark: int | None = None  # the id guessed, marked in the revealed list
     presentation: bool = False
     second_model: str = ""  # a table compared with the open one
+    map_change: MapChange | None = None  # the map coloured by each token's change from A to B, or its families
 
 
 Watcher = Callable[[Any], None]
