@@ -802,7 +802,7 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             name = fonts.for_map(self.model_name, self.labels.font)
             self._caption_html = _caption(self.map, name, self._hidden)
             if self.change is not None:
-                self._caption_html += "<br>" + html.escape(self.change.sentence())
+                self._caption_html += "<br>" + html.escape(self.change.sentence(), quote=False)
             self._show_caption(self._caption_html)
             self._caption_short = False
             self._fit_caption(force=True)
