@@ -20,7 +20,7 @@ def test_a_refused_gguf_tokenizer_stops_the_dequantising(tmp_path: Path, monkeyp
     rows = np.random.default_rng(2).standard_normal((40_000, 256)).astype(np.float32)
     path = write_gguf(tmp_path / "q4k.gguf", quantised_rows(rows, Q.Q4_K), Q.Q4_K, pre="no-such-split")
     reports: list[str] = []
-    with pytest.raises(EmbedExplorerError, match="'no-such-split' pre-tokenizer"):
+    with pytest.raises(EmbedExplorerError, match="pre-tokenizer named 'no-such-split'"):
         open_table(str(path), progress=lambda done, total, message: reports.append(message))
     dequantising = [m for m in reports if m.startswith("Dequantising")]
     # The refusal came before the table was done (40,000 rows are 5 blocks of 8,192).

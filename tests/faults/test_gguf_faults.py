@@ -68,12 +68,12 @@ CASES = {
     ),
     "unknown quant type": (with_unknown_type, "has a storage type (number 250) that the installed gguf package"),
     "unknown tokenizer": (
-        lambda p: good_gguf(p, tokenizer_model="bert"),
-        "uses a tokenizer of type 'bert', which EmbedExplorer cannot rebuild",
+        lambda p: good_gguf(p, tokenizer_model="wordpiece"),
+        "uses a tokenizer of type 'wordpiece', which llama.cpp does not know either",
     ),
     "unknown pre-tokenizer": (
-        lambda p: good_gguf(p, pre="chatglm-bpe"),
-        "splits text with llama.cpp's 'chatglm-bpe' pre-tokenizer, which EmbedExplorer does not know yet",
+        lambda p: good_gguf(p, pre="chatglm-bpe-v9"),
+        "splits text with a pre-tokenizer named 'chatglm-bpe-v9', which llama.cpp does not know either",
     ),
 }
 

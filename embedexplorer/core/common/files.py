@@ -308,3 +308,26 @@ class FileState:
                 f"{self.path.name} changed on disk since the model was opened ({now}); "
                 "its rows were not read. Open the model again."
             )
+
+
+# ----- looking without failing ---------------------------------------------------------------------
+# Listing models walks folders nobody vouches for: a path that cannot even be looked at counts as absent.
+def exists_quietly(path: Path) -> bool:
+    try:
+        return path.exists()
+    except OSError:
+        return False
+
+
+def is_dir_quietly(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
+
+
+def is_file_quietly(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:
+        return False

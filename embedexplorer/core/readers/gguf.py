@@ -22,13 +22,14 @@ from ..formats.gguf_file import GgufFile, GgufTensor, is_gguf
 from ..formats.gguf_split import read_parts
 from ..search.stored_rows import StoredRows
 from ..text.gguf_tokenizer import build_gguf_tokenizer, gguf_tokenizer_facts, load_gguf_tokenizer
-from ..text.vocabulary import Vocabulary, encode_with
+from ..text.vocabulary import Vocabulary
 from .base import OpenedModel, ProgressCallback, check_table_shape
 from .safetensors import check_vocabulary, prepare_stored
 
 if TYPE_CHECKING:
     from gguf.constants import GGMLQuantizationType
-    from tokenizers import Tokenizer
+
+    from ..text.llama_vocab import LlamaTokenizer
 
 log = logging.getLogger(__name__)
 
@@ -116,7 +117,7 @@ def _start_vocabulary(path: Path, metadata: dict[str, object], separate_tokenize
 
         def build() -> Vocabulary:
             tokenizer, facts = build_gguf_tokenizer(metadata, path.name)
-            return Vocabulary(facts, partial(encode_with, tokenizer))
+            return Vocabulary(facts, tokenizer.encode)
 
         return Background(build, "embedexplorer-tokenizer")
     facts = gguf_tokenizer_facts(metadata, path.name)
@@ -140,7 +141,7 @@ class _ChildTokenizer:
 
         self.path = path
         self.process = TokenizerProcess(path)
-        self.local: Tokenizer | None = None
+        self.local: LlamaTokenizer | None = None
 
     def encode(self, text: str) -> list[int]:
         if self.local is None:
@@ -150,8 +151,8 @@ class _ChildTokenizer:
             except TokenizerStartError as exc:
                 log.warning("%s Building the tokenizer in this process instead.", exc)
                 self.process.close()
-                self.local = load_gguf_tokenizer(self.path)
-        return encode_with(self.local, text)
+                self.local = load_gguf_tokenizer(self.path)[0]
+        return self.local.encode(text)
 
     def close(self) -> None:
         self.process.close()

@@ -12,6 +12,7 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
+from ..common.files import is_dir_quietly, is_file_quietly
 from ..formats.gguf_split import missing_parts, split_name
 from ..formats.quick_header import gguf_storage, safetensors_storage
 from .local_model import LocalModel
@@ -71,7 +72,7 @@ def gguf_entry(file: Path, name: str, kind: str) -> LocalModel | None:
         if absent:
             missing = f"part {', '.join(str(split.parts().index(p) + 1) for p in absent)} of {split.count} missing"
         name = name.replace(f"-{split.number:05d}-of-{split.count:05d}", "")
-    elif not _is_file(file):
+    elif not is_file_quietly(file):
         missing = "file not found"
     size = sum(_size(part) for part in files)
     storage = "" if missing and split is None else gguf_storage(files[0])
@@ -103,7 +104,7 @@ def lmstudio_roots() -> list[Path]:
     roots += [lmstudio_home / "models", home / ".lmstudio" / "models", home / ".cache" / "lm-studio" / "models"]
     unique: list[Path] = []
     for root in roots:
-        if root not in unique and _is_dir(root):
+        if root not in unique and is_dir_quietly(root):
             unique.append(root)
     return unique
 
@@ -145,7 +146,7 @@ def lmstudio_models() -> Iterator[LocalModel]:
                 entry = gguf_entry(path, str(relative.with_suffix("")), "lmstudio")
                 if entry is not None:
                     yield entry
-            elif is_dir and _is_file(path / "config.json") and any(path.glob("*.safetensors")):
+            elif is_dir and is_file_quietly(path / "config.json") and any(path.glob("*.safetensors")):
                 yield folder_entry(path, str(relative), str(path), "lmstudio")
 
 
@@ -179,14 +180,14 @@ def hf_cache_root() -> Path | None:
 def hf_cache_models() -> Iterator[LocalModel]:
     """Model snapshots (config and safetensors) and GGUF files in the HF cache, newest revision each."""
     root = hf_cache_root()
-    if root is None or not _is_dir(root):
+    if root is None or not is_dir_quietly(root):
         return
     for repo_folder in sorted(root.glob("models--*")):
         repo_id = repo_folder.name.removeprefix("models--").replace("--", "/")
         snapshot = _current_snapshot(repo_folder)
         if snapshot is None:
             continue
-        if _is_file(snapshot / "config.json"):
+        if is_file_quietly(snapshot / "config.json"):
             yield folder_entry(snapshot, repo_id, repo_id, "hf-cache")
         for path, is_dir in _walk(snapshot, 3):
             if not is_dir and path.suffix.lower() == ".gguf":
@@ -200,7 +201,7 @@ def _current_snapshot(repo_folder: Path) -> Path | None:
     snapshots = repo_folder / "snapshots"
     try:
         revision = (repo_folder / "refs" / "main").read_text(encoding="utf-8").strip()
-        if revision and "/" not in revision and _is_dir(snapshots / revision):
+        if revision and "/" not in revision and is_dir_quietly(snapshots / revision):
             return snapshots / revision
     except (OSError, UnicodeDecodeError):
         pass
@@ -222,9 +223,9 @@ def _recent_models(recent: Sequence[str]) -> Iterable[LocalModel]:
             continue
         if path.name in FOLDER_FILES:
             path = path.parent
-        if _is_dir(path):
+        if is_dir_quietly(path):
             yield folder_entry(path, path.name, spec, "recent")
-        elif _is_file(path) or split_name(path) is not None:
+        elif is_file_quietly(path) or split_name(path) is not None:
             entry = gguf_entry(path, path.name, "recent")
             if entry is not None:
                 yield entry
@@ -237,17 +238,3 @@ def _size(path: Path) -> int:
         return path.stat().st_size if path.is_file() else 0
     except OSError:
         return 0
-
-
-def _is_dir(path: Path) -> bool:
-    try:
-        return path.is_dir()
-    except OSError:
-        return False
-
-
-def _is_file(path: Path) -> bool:
-    try:
-        return path.is_file()
-    except OSError:
-        return False

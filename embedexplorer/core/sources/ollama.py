@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..common.errors import ModelNotFoundError
-from ..common.files import read_json
+from ..common.files import exists_quietly, is_dir_quietly, is_file_quietly, read_json
 from .local_model import LocalModel
 
 DEFAULT_HOST = "registry.ollama.ai"
@@ -141,7 +141,7 @@ def ollama_roots() -> list[Path]:
     roots += [Path.home() / ".ollama" / "models", Path("/usr/share/ollama/.ollama/models")]
     unique: list[Path] = []
     for root in roots:
-        if root not in unique and _is_dir(root / "manifests"):
+        if root not in unique and is_dir_quietly(root / "manifests"):
             unique.append(root)
     return unique
 
@@ -183,7 +183,7 @@ def ollama_model(typed: str) -> Path:
                 f"The Ollama manifest of '{typed}' ({manifest}) names its model layer "
                 f"{str(layer.get('digest'))[:100]!r}, which is not a sha256 digest; it was not opened."
             )
-        if not _is_file(blob):
+        if not is_file_quietly(blob):
             raise ModelNotFoundError(
                 f"Ollama's manifest of '{typed}' points to the blob {layer.get('digest')}, which is missing "
                 f"from {root / 'blobs'}; pull the model again (ollama pull {typed})."
@@ -197,7 +197,7 @@ def find_folded(base: Path, parts: tuple[str, ...]) -> Path | None:
     path = base
     for part in parts:
         exact = path / part
-        if _exists(exact):
+        if exists_quietly(exact):
             path = exact
             continue
         wanted = part.lower()
@@ -294,7 +294,7 @@ def _listed(root: Path, manifest: Path, shown: str) -> LocalModel | None:
     missing = ""
     if blob is None:
         missing = "its manifest's digest is malformed"
-    elif not _is_file(blob):
+    elif not is_file_quietly(blob):
         missing = f"blob {layer.get('digest')} missing"
     storage = _config_file_type(root, layers) if not missing else ""
     if not storage and blob is not None and not missing:
@@ -325,24 +325,3 @@ def _config_file_type(root: Path, layers: list[dict[str, object]]) -> str:
         return ""
     file_type = data.get("file_type") if isinstance(data, dict) else None
     return file_type if isinstance(file_type, str) and len(file_type) <= 32 else ""
-
-
-def _exists(path: Path) -> bool:
-    try:
-        return path.exists()
-    except OSError:
-        return False
-
-
-def _is_dir(path: Path) -> bool:
-    try:
-        return path.is_dir()
-    except OSError:
-        return False
-
-
-def _is_file(path: Path) -> bool:
-    try:
-        return path.is_file()
-    except OSError:
-        return False

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import IO
 
@@ -53,9 +55,14 @@ def _limit_memory() -> None:
 
 def _answer_requests(folder: Path, requests: IO[bytes], answers: IO[bytes], max_rows: int | None = None) -> None:
     try:
-        # A model file (GGUF) carries its tokenizer in its header; a folder has tokenizer.json.
-        tokenizer = load_gguf_tokenizer(folder) if folder.is_file() else load_tokenizer(folder)
-        send_message(answers, {"facts": describe_tokenizer(tokenizer, max_rows).as_dict()})
+        if folder.is_file():  # a model file (GGUF) carries its tokenizer in its header
+            gguf_tokenizer, facts = load_gguf_tokenizer(folder)
+            encode: Callable[[str], list[int]] = gguf_tokenizer.encode
+        else:
+            tokenizer = load_tokenizer(folder)
+            facts = describe_tokenizer(tokenizer, max_rows)
+            encode = partial(encode_with, tokenizer)
+        send_message(answers, {"facts": facts.as_dict()})
     except (BrokenPipeError, ConnectionResetError):
         raise
     except Exception as exc:  # noqa: BLE001 - the parent turns it into the same error
@@ -63,7 +70,7 @@ def _answer_requests(folder: Path, requests: IO[bytes], answers: IO[bytes], max_
         return
     while (request := receive_message(requests)) is not None:
         try:
-            ids = encode_with(tokenizer, str(request["encode"]))
+            ids = encode(str(request["encode"]))
         except Exception as exc:  # noqa: BLE001 - one bad text must not end the child
             send_message(answers, error_message(exc))
         else:
