@@ -15,6 +15,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, QSizeF, Qt, Signal
 from PySide6.QtGui import (
+    QBrush,
     QColor,
     QFont,
     QFontMetricsF,
@@ -653,8 +654,15 @@ class MapCanvas(pg.GraphicsLayoutWidget):
                 index = self.map.families.index(family) if family and self.map is not None else -1
                 item.setBrush(pg.mkBrush(theme.family_colour(index) if family else _rest_colour(self._big)))
             else:
-                colours = [self.point_colour(int(i)) for i in item.data["data"]]
-                item.setBrush([pg.mkBrush(c) for c in colours])
+                # One brush a value, shared: a whole vocabulary's points are not 30,000 brushes.
+                brushes: dict[float | None, QBrush] = {}  # overlaps have k + 1 values
+                chosen = []
+                for point in item.data["data"].tolist():
+                    value = self.change.value_of(self.map.pieces[point]) if self.map is not None else None
+                    if value not in brushes:
+                        brushes[value] = pg.mkBrush(self.point_colour(int(point)))
+                    chosen.append(brushes[value])
+                item.setBrush(chosen)
 
     def _set_labels(self) -> None:
         shown = self.map

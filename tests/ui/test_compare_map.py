@@ -11,9 +11,9 @@ import pytest
 from gguf.constants import GGMLQuantizationType as Q
 from gguf.quants import dequantize
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QImage
 
 from embedexplorer.jobs.compare_jobs import COMPARE, CompareRequest
-from embedexplorer.map_pictures import write_svg
 from embedexplorer.ui import theme
 from embedexplorer.ui.change_colours import NOT_COMPARED, change_colour
 
@@ -109,13 +109,25 @@ def test_the_map_coloured_by_neighbours_kept_matches_numpy_and_turns_off(  # typ
     assert "neighbours kept of k = 10" in caption and "grey: not compared" in caption
     assert "minilm-q4_0.gguf" in caption and window.state.model_name in caption
 
-    # The picture shows the same colours and the caption line.
+    # The pictures show the same colours, the caption line and the scale's legend.
     picture = tmp_path / "map.svg"
-    write_svg(canvas, picture)
+    assert window.panes.map_view.export_to(str(picture))
     drawing = picture.read_text(encoding="utf-8")
     fills = re.findall(r'<circle [^>]*fill="(#[0-9a-f]{6})" fill-opacity="1"', drawing)
-    assert len(fills) == len(shown) and NOT_COMPARED.name() in fills
-    assert "neighbours kept of k = 10" in drawing and "not in B" in drawing
+    assert sorted(fills) == sorted(brush.color().name() for brush in brushes.values())  # type: ignore[attr-defined]
+    assert "neighbours kept of k = 10" in drawing and "most changed" in drawing and "not in B" in drawing
+    png = tmp_path / "map.png"
+    assert window.panes.map_view.export_to(str(png))
+    image = QImage(str(png)).convertToFormat(QImage.Format.Format_RGB32)
+    pixels = np.frombuffer(image.constBits(), dtype=np.uint32).reshape(image.height(), -1)[:, : image.width()]
+    legend_shares = (0.0, 0.5, 1.0)  # the legend draws these: a point's own colour must be another
+    own = next(
+        brushes[p].color()  # type: ignore[attr-defined]
+        for p, pieces in enumerate(shown.pieces)
+        if p != left_out and all(expected[t] is not None for t in pieces)
+        and all(brushes[p].color() != change_colour(s) for s in legend_shares)  # type: ignore[attr-defined]
+    )
+    assert np.count_nonzero(pixels == np.uint32(own.rgb() & 0xFFFFFFFF)) > 20
 
     # The row cosine instead: one of the compared points, against numpy in float64.
     pane.measure.setCurrentIndex(1)
