@@ -201,8 +201,10 @@ def svg_drawing(canvas: MapCanvas, date: str | None = None) -> str:
             r = (1.6 if big else 3.5) * scale
             out.append(f'<g fill="{foreground}" fill-opacity="{0.3 if big else 0.6}">')
             out += [
-                f'<circle cx="{a:.2f}" cy="{b:.2f}" r="{r}"/>'
-                for a, b in zip(px(coords[rest, 0]).tolist(), py(coords[rest, 1]).tolist(), strict=True)
+                f'<circle cx="{a:.2f}" cy="{b:.2f}" r="{r}"{_fill(canvas, i)}/>'
+                for i, a, b in zip(
+                    rest.tolist(), px(coords[rest, 0]).tolist(), py(coords[rest, 1]).tolist(), strict=True
+                )
             ]
             out.append("</g>")
         for f in range(len(shown.families)):
@@ -212,8 +214,10 @@ def svg_drawing(canvas: MapCanvas, date: str | None = None) -> str:
             colour = theme.family_colour(f)
             out.append(f'<g fill="{colour.name()}" stroke="{colour.darker(150).name()}" stroke-width="1">')
             out += [
-                f'<circle cx="{a:.2f}" cy="{b:.2f}" r="{(4.5 if big else 5.5) * scale:g}"/>'
-                for a, b in zip(px(coords[members, 0]).tolist(), py(coords[members, 1]).tolist(), strict=True)
+                f'<circle cx="{a:.2f}" cy="{b:.2f}" r="{(4.5 if big else 5.5) * scale:g}"{_fill(canvas, i)}/>'
+                for i, a, b in zip(
+                    members.tolist(), px(coords[members, 0]).tolist(), py(coords[members, 1]).tolist(), strict=True
+                )
             ]
             out.append("</g>")
         token, star_at, rings = canvas.selection
@@ -302,6 +306,12 @@ def svg_drawing(canvas: MapCanvas, date: str | None = None) -> str:
 
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _fill(canvas: MapCanvas, point: int) -> str:
+    """A point's own fill when the map is coloured by change (its group's otherwise)."""
+    colour = canvas.point_colour(point)
+    return "" if colour is None else f' fill="{colour.name()}" fill-opacity="1"'
 
 
 def escape(text: str, quote: bool = True) -> str:

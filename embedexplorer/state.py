@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
+from .core.compare.map_change import MapChange
 from .core.exercises.lessons import Lesson, MapView
 from .core.maps.provenance import Provenance
 
@@ -58,6 +59,7 @@ class Snapshot:
     presentation: bool = False
     lesson_note: str = ""  # the teacher's note of the lesson open (shown when it opens, saved with it)
     second_model: str = ""  # a table compared with the open one
+    map_change: MapChange | None = None  # the map coloured by each token's change from A to B, or its families
 
 
 Watcher = Callable[[Any], None]

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..core.common.errors import EmbedExplorerError, Interrupted
 from ..core.compare.comparison import Comparison, compare_tables
 from ..core.compare.output_head import output_head_table
@@ -20,6 +22,7 @@ class CompareRequest:
     spec: str  # the second table as the user named it (folder, .gguf, ollama:, Hub id); "" with output_head
     k: int = 10
     output_head: bool = False  # compare the open model's input table with its own output head
+    words: tuple[int, ...] | None = None  # only these tokens of A (say, the map's), each against every row
 
 
 def compare(ctx: JobContext, request: CompareRequest) -> Comparison:
@@ -34,8 +37,9 @@ def compare(ctx: JobContext, request: CompareRequest) -> Comparison:
             if isinstance(exc, Interrupted):
                 raise
             raise type(exc)(f"Could not open table B ({request.spec}): {exc} Table A stays open.") from exc
+    words = None if request.words is None else np.asarray(request.words, dtype=np.int64)
     try:
-        return compare_tables(first, second, request.k, progress=ctx.progress)
+        return compare_tables(first, second, request.k, words=words, progress=ctx.progress)
     finally:
         second.close()
 

@@ -16,6 +16,8 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QFont, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
+    QComboBox,
     QDialog,
     QFileDialog,
     QGridLayout,
@@ -36,6 +38,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..core.compare.comparison import Comparison
+from ..core.compare.map_change import MEASURES, OVERLAP, MapChange, map_change_of
 from ..jobs.compare_jobs import COMPARE, CompareRequest
 from ..state import Selection
 from . import theme
@@ -52,6 +55,7 @@ class ComparePane(QWidget):
     compare_requested = Signal(str, int, bool)  # B as typed, k, compare with the output head instead
     stop_requested = Signal()
     token_clicked = Signal(str)  # the text to look up in the main window
+    map_change_chosen = Signal(object)  # a MapChange to colour the map with, or None for its families
 
     def __init__(self, k: int = 10, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -103,6 +107,20 @@ class ComparePane(QWidget):
         self.message.setWordWrap(True)
         self.message.setStyleSheet("color: #a01010; font-weight: bold;")
         self.message.hide()
+
+        self.colour_map = QCheckBox("Colour the &map by change")
+        self.colour_map.setToolTip("Colour each point of the main window's map by how much its token changed")
+        self.colour_map.setEnabled(False)
+        self.measure = QComboBox()
+        self.measure.addItems(["neighbours kept (overlap@k)", "row cosine"])
+        self.measure.setAccessibleName("the change the map's colours show")
+        self.measure.setEnabled(False)
+        self.colour_map.toggled.connect(lambda _on: self._publish_map_change())
+        self.measure.currentIndexChanged.connect(lambda _index: self._publish_map_change())
+        colouring = QHBoxLayout()
+        colouring.addWidget(self.colour_map)
+        colouring.addWidget(self.measure)
+        colouring.addStretch(1)
 
         self.overlap_plot = _plot("tokens", "neighbours kept (of k)")
         self.cosine_plot = _plot("tokens", "cosine of a token's two rows")
@@ -156,6 +174,7 @@ class ComparePane(QWidget):
         layout.addWidget(self.progress)
         layout.addWidget(self.message)
         layout.addWidget(self.header)
+        layout.addLayout(colouring)
         layout.addWidget(body, 1)
 
     # ----- what the window calls ---------------------------------------------------------
@@ -218,6 +237,11 @@ class ComparePane(QWidget):
         self._fill(self.most, comparison, comparison.most_changed())
         self._fill(self.least, comparison, comparison.least_changed())
         self.most.setCurrentRow(0)
+        self.colour_map.setEnabled(True)
+        self.measure.setEnabled(comparison.row_cosine is not None)
+        if comparison.row_cosine is None:
+            self.measure.setCurrentIndex(MEASURES.index(OVERLAP))
+        self._publish_map_change()
 
     def show_token_id(self, token_id: int) -> bool:
         """Show the token of A with this id, if it was compared (the main window's selection)."""
@@ -232,6 +256,9 @@ class ComparePane(QWidget):
 
     def clear(self) -> None:
         self.comparison = None
+        self.colour_map.setChecked(False)
+        self.colour_map.setEnabled(False)
+        self.measure.setEnabled(False)
         self.overlap_plot.clear()
         self.cosine_plot.clear()
         self.most.clear()
@@ -239,7 +266,16 @@ class ComparePane(QWidget):
         self.neighbours.setRowCount(0)
         self.stats.clear()
 
+    def map_change(self) -> MapChange | None:
+        """The map's colouring as chosen here: None unless a comparison is shown and the box is ticked."""
+        if self.comparison is None or not self.colour_map.isChecked():
+            return None
+        return map_change_of(self.comparison, MEASURES[self.measure.currentIndex()])
+
     # ----- inside ------------------------------------------------------------------------
+    def _publish_map_change(self) -> None:
+        self.map_change_chosen.emit(self.map_change())
+
     def _finished(self) -> None:
         self.progress.hide()
         self.stop_button.setEnabled(False)
@@ -355,8 +391,9 @@ class CompareDialog(QDialog):
         pane.compare_requested.connect(request)
         pane.stop_requested.connect(lambda: client.cancel(COMPARE))
         pane.token_clicked.connect(lambda text: state.update(text=text))
+        pane.map_change_chosen.connect(lambda change: state.update(map_change=change))
         state.watch("selection", on_selection)
-        state.watch("model_serial", lambda _serial: pane.clear())
+        state.watch("model_serial", lambda _serial: pane.clear())  # unticks the box: the map shows families
         return dialog
 
     def __init__(self, k: int, parent: QWidget | None = None) -> None:

@@ -7,6 +7,7 @@ token's star and its neighbours' rings, search matches, and PNG and SVG export.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, QSizeF, Qt, Signal
 from PySide6.QtGui import (
+    QBrush,
     QColor,
     QFont,
     QFontMetricsF,
@@ -26,10 +28,12 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QWidget
 
 from ..core.common.files import atomic_write_bytes
+from ..core.compare.map_change import MapChange
 from ..core.maps.family_map import FamilyMap
 from ..core.maps.map_caption import caption_lines
 from ..core.maps.word_maps import NO_FAMILY, WordMap, from_family_map
 from . import fonts, theme
+from .change_colours import change_colour
 
 # Beyond this many points only family words (and rings) get labels; hover tips name the rest.
 MAX_LABELLED_POINTS = 500
@@ -473,6 +477,7 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         self._caption_short = False  # True while only the first line is shown
         self.addItem(self.caption, row=1, col=0, colspan=2)
         self.map: WordMap | None = None
+        self.change: MapChange | None = None  # points coloured by their token's change, or by family
         self._folded: list[str] | None = None
         self.model_name = ""
         self._family_items: dict[str, pg.ScatterPlotItem] = {}
@@ -631,6 +636,7 @@ class MapCanvas(pg.GraphicsLayoutWidget):
             item = self._scatter(members, pg.mkBrush(colour), pg.mkPen(colour.darker(150), width=1), size, family)
             item.setZValue(2)
             self._family_items[family] = item
+        self._colour_by_change()
         self._set_labels()
         self._axis_titles = {"bottom": shown.layout.axis_title(0), "left": shown.layout.axis_title(1)}
         self._fit_axis_titles()
@@ -663,6 +669,43 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         item.sigHovered.connect(self._on_hovered)
         self.plot.addItem(item)
         return item
+
+    # ----- colour by change -----------------------------------------------------------------
+    def set_change(self, change: MapChange | None) -> None:
+        """Colour each point by its token's change from table A to B (None: by family again)."""
+        self.change = change
+        self._colour_by_change()
+        self._update_caption()
+
+    @property
+    def _big(self) -> bool:
+        return self.map is not None and len(self.map) > MAX_LABELLED_POINTS
+
+    def point_colour(self, point: int) -> QColor | None:
+        """A point's colour on the change scale, or None while the map shows families."""
+        if self.change is None or self.map is None:
+            return None
+        value = self.change.value_of(self.map.pieces[point])
+        return change_colour(None if value is None else self.change.share(value))
+
+    def _colour_by_change(self) -> None:
+        items = list(self._family_items.items()) + ([("", self._rest_item)] if self._rest_item else [])
+        for family, item in items:
+            if self.change is None:
+                # Back to the item's one brush: no point keeps a style of its own (the fast drawing).
+                item.data["brush"] = None
+                index = self.map.families.index(family) if family and self.map is not None else -1
+                item.setBrush(pg.mkBrush(theme.family_colour(index) if family else _rest_colour(self._big)))
+            else:
+                # One brush a value, shared: a whole vocabulary's points are not 30,000 brushes.
+                brushes: dict[float | None, QBrush] = {}  # overlaps have k + 1 values
+                chosen = []
+                for point in item.data["data"].tolist():
+                    value = self.change.value_of(self.map.pieces[point]) if self.map is not None else None
+                    if value not in brushes:
+                        brushes[value] = pg.mkBrush(self.point_colour(int(point)))
+                    chosen.append(brushes[value])
+                item.setBrush(chosen)
 
     def _set_labels(self) -> None:
         shown = self.map
@@ -809,6 +852,8 @@ class MapCanvas(pg.GraphicsLayoutWidget):
         if self.map is not None:
             name = fonts.for_map(self.model_name, self.labels.font)
             self._caption_html = _caption(self.map, name, self._hidden)
+            if self.change is not None:
+                self._caption_html += "<br>" + html.escape(self.change.sentence(), quote=False)
             self._show_caption(self._caption_html)
             self._caption_short = False
             self._fit_caption(force=True)
@@ -958,8 +1003,11 @@ class MapCanvas(pg.GraphicsLayoutWidget):
     def legend_entries(self) -> list[tuple[str, QColor | None, QColor | None, int, str]]:
         """What the exported legend lists: (symbol, fill, outline, size in px, text)."""
         entries: list[tuple[str, QColor | None, QColor | None, int, str]] = []
+        if self.change is not None:
+            for share, text in ((0.0, "most changed"), (0.5, "half way"), (1.0, "unchanged"), (None, "not in B")):
+                entries.append(("o", change_colour(share), None, 10, text))
         for family, item in self._family_items.items():
-            if family not in self._hidden:
+            if family not in self._hidden and self.change is None:
                 colour = item.opts["brush"].color()
                 entries.append(("o", colour, colour.darker(150), 10, family))
         if self._rest_item is not None:

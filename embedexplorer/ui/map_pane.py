@@ -68,6 +68,7 @@ class MapPane(MapView):
         state.watch("families_file", self._on_families_file)
         state.watch("map_range_wanted", lambda _wanted: self._apply_wanted_range())
         state.watch("presentation", lambda on: self.set_marker_scale(theme.presentation_scale(on)))
+        state.watch("map_change", self.canvas.set_change)
         self.set_marker_scale(theme.presentation_scale(state.presentation))
         self._client = client
         self._shell = shell
