@@ -293,4 +293,6 @@ def test_a_hub_sending_an_endless_config_is_cut_at_the_bound(tmp_path: Path) -> 
     assert result.returncode == 0, result.stderr
     _, name, message = result.stdout.strip().split("|", 2)
     assert name == "CorruptWeightsError" and "more than 4 MiB for config.json" in message
-    assert hub.sent < CONFIG_FILE_LIMIT + 64 * 65536  # what was in flight when the client hung up, no more
+    # The server also fills the loopback's socket buffers (several MiB, more the slower the client
+    # is to hang up on a busy machine); a client without the bound reads on for its whole time limit.
+    assert hub.sent < CONFIG_FILE_LIMIT + 32 * 1024 * 1024
