@@ -160,6 +160,7 @@ def test_a_family_toggle_hides_its_points(browser, small_page, tmp_path) -> None
     assert browser.evaluate("document.getElementById('found').textContent") == "none found"
     browser.click(*box_of(browser, "input[data-family='days']"))
     assert browser.evaluate("document.getElementById('found').textContent") == "7 found"
+    browser.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")  # the redraw
     assert browser.evaluate("window.mapPage.drawn()") == 63
 
 
