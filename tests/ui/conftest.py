@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
+from PySide6.QtCore import QTimer
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QDialog
 
 from embedexplorer.jobs.table_jobs import LOAD, MAP, NEIGHBOURS, TOKENS, NeighboursAnswer
 
@@ -25,6 +28,33 @@ def bundled_font(qapp):  # type: ignore[no-untyped-def]
     assert family, "the bundled font is missing: .ci/setup installs fonts-dejavu-core"
     qapp.setFont(QFont(family, WINDOW_TEST_POINT_SIZE))
     return family
+
+
+# A modal dialog nobody answers holds its test, and the run, for ever: after this long it is closed
+# and the test fails, naming it. (The longest answer a test waits for is LOAD_TIMEOUT_MS.)
+DIALOG_PATIENCE_S = 2 * LOAD_TIMEOUT_MS / 1000
+
+
+@pytest.fixture(autouse=True)
+def no_dialog_waits_for_ever(qapp):  # type: ignore[no-untyped-def]
+    up: list[tuple[object, float]] = []  # the modal dialog on screen, and since when
+    stuck: list[str] = []
+
+    def look() -> None:
+        dialog = QApplication.activeModalWidget()
+        if dialog is None or not up or up[0][0] is not dialog:
+            up[:] = [] if dialog is None else [(dialog, time.monotonic())]
+        elif time.monotonic() - up[0][1] > DIALOG_PATIENCE_S:
+            stuck.append(f"{type(dialog).__name__} {dialog.windowTitle()!r}")
+            dialog.reject() if isinstance(dialog, QDialog) else dialog.close()
+            up.clear()
+
+    watch = QTimer()
+    watch.timeout.connect(look)
+    watch.start(1000)
+    yield
+    watch.stop()
+    assert not stuck, f"modal dialogs were left open {DIALOG_PATIENCE_S:.0f} s without an answer: {stuck}"
 
 
 @pytest.fixture

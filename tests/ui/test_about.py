@@ -4,22 +4,19 @@ from __future__ import annotations
 
 from importlib import metadata
 
-from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtWidgets import QMessageBox
+
+from tests.ui.dialogs import answer_next_dialog
 
 
 def test_about_lists_the_parts_with_versions(qtbot, window) -> None:
     seen: list[str] = []
 
-    def read_and_close() -> None:
-        box = QApplication.activeModalWidget()
-        if isinstance(box, QMessageBox):
-            seen.append(box.text())
-            box.accept()
-        else:
-            QTimer.singleShot(20, read_and_close)
+    def read_and_close(box: QMessageBox) -> None:
+        seen.append(box.text())
+        box.accept()
 
-    QTimer.singleShot(0, read_and_close)
+    answer_next_dialog(QMessageBox, read_and_close)
     window.show_about()
     assert seen, "the About box did not open"
     text = seen[0]

@@ -5,13 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 import pytest
-from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt, QTimer
+from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt
 from PySide6.QtGui import QFontMetricsF
 from PySide6.QtTest import QTest
 
 from embedexplorer.jobs.table_jobs import COSINE
 from tests.ui.bundled_type import bundled_type  # noqa: F401 - a fixture
 from tests.ui.conftest import ANSWER_TIMEOUT_MS, open_model, settle, type_text
+from tests.ui.dialogs import answer_next_dialog, focus_on
 
 
 def dot_position(canvas, word: str) -> QPoint:  # type: ignore[no-untyped-def]
@@ -422,20 +423,19 @@ def menu_action(window, menu: str, text: str):  # type: ignore[no-untyped-def]
     return next(a for a in window.menu(menu).actions() if a.text() == text)
 
 
-def answer_words_dialog(qtbot, typed: str) -> None:  # type: ignore[no-untyped-def]
+def answer_words_dialog(typed: str) -> None:
     """When the dialog opens: type where the focus is, as a person does, and press Enter."""
-    from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication, QLineEdit
 
-    def answer() -> None:
-        field = QApplication.focusWidget()
-        if not isinstance(field, QLineEdit):  # the pattern's field must have the focus
-            QApplication.activeModalWidget().reject()
-            return
-        qtbot.keyClicks(field, typed)
-        qtbot.keyClick(field, Qt.Key.Key_Return)
+    from embedexplorer.ui.map_view import WordsDialog
 
-    QTimer.singleShot(300, answer)
+    def answer(dialog: WordsDialog) -> None:
+        field = QApplication.focusWidget()
+        assert isinstance(field, QLineEdit) and dialog.isAncestorOf(field), "the pattern's field must have the focus"
+        QTest.keyClicks(field, typed)
+        QTest.keyClick(field, Qt.Key.Key_Return)
+
+    answer_next_dialog(WordsDialog, answer)
 
 
 def test_words_matching_is_typed_at_once_and_its_error_leaves_with_the_next_map(qtbot, window) -> None:
@@ -445,11 +445,11 @@ def test_words_matching_is_typed_at_once_and_its_error_leaves_with_the_next_map(
     facts = window.facts_label.text()
     words = menu_action(window, "&Map", "Words &matching...")
     with qtbot.waitSignal(window.client.channel(WORD_MAP).failed, timeout=ANSWER_TIMEOUT_MS):
-        answer_words_dialog(qtbot, "(unclosed")
+        answer_words_dialog("(unclosed")
         words.trigger()
     assert "could not be drawn" in window.message_bar.text()
     with qtbot.waitSignal(window.client.channel(WORD_MAP).ready, timeout=ANSWER_TIMEOUT_MS) as drawn:
-        answer_words_dialog(qtbot, "^day")
+        answer_words_dialog("^day")
         words.trigger()
         # While it is computed, the status bar says what, and the model's facts stay as they were.
         assert window.statusBar().currentMessage() == "Computing the PCA map of rows matching /^day/..."
@@ -462,20 +462,6 @@ def test_words_matching_is_typed_at_once_and_its_error_leaves_with_the_next_map(
 
 
 # ----- the lesson's note: written when saving, shown when opening; shortcuts for the lesson and furthest -------
-def when_dialog(qtbot, act) -> None:  # type: ignore[no-untyped-def]
-    """Once the next modal dialog is up, hand it to ``act`` (as a person answers it)."""
-    from PySide6.QtWidgets import QApplication
-
-    def check() -> None:
-        dialog = QApplication.activeModalWidget()
-        if dialog is None:
-            QTimer.singleShot(50, check)
-        else:
-            act(dialog)
-
-    QTimer.singleShot(50, check)
-
-
 def test_a_lessons_note_is_written_with_it_and_shown_when_it_opens(qtbot, window, tmp_path) -> None:
     import json
 
@@ -489,22 +475,23 @@ def test_a_lessons_note_is_written_with_it_and_shown_when_it_opens(qtbot, window
     lesson = tmp_path / "river-bank.lesson.json"
     note = "Which bank is which? Guess before you look."
 
-    def save_as(dialog) -> None:  # type: ignore[no-untyped-def]
-        assert isinstance(dialog, QFileDialog)
+    def save_as(dialog: QFileDialog) -> None:
         name = dialog.findChild(QLineEdit, "fileNameEdit")  # where a person types the file's name
-        name.clear()
+        focus_on(qtbot, name)
+        name.selectAll()
         qtbot.keyClicks(name, str(lesson))
-        when_dialog(qtbot, write_note)
-        dialog.accept()
+        answer_next_dialog(QInputDialog, write_note)
+        qtbot.keyClick(name, Qt.Key.Key_Return)
 
-    def write_note(dialog) -> None:  # type: ignore[no-untyped-def]
-        assert isinstance(dialog, QInputDialog)
-        qtbot.keyClicks(dialog.findChild(QPlainTextEdit), note)
-        dialog.accept()
+    def write_note(dialog: QInputDialog) -> None:
+        field = dialog.findChild(QPlainTextEdit)
+        focus_on(qtbot, field)
+        qtbot.keyClicks(field, note)
+        dialog.accept()  # the OK button: Enter in a text of several lines starts a new line
 
     window.activateWindow()  # the keys go to the window in front, as on a desk
     qtbot.waitUntil(window.isActiveWindow, timeout=ANSWER_TIMEOUT_MS)
-    when_dialog(qtbot, save_as)
+    answer_next_dialog(QFileDialog, save_as)
     qtbot.keyClick(window, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
     qtbot.waitUntil(lesson.exists, timeout=ANSWER_TIMEOUT_MS)
     assert json.loads(lesson.read_text(encoding="utf-8"))["note"] == note
