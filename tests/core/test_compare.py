@@ -179,6 +179,43 @@ def test_minilm_against_its_own_q4_0_gguf(tmp_path: Path, minilm_table) -> None:
     assert 5 < float(result.overlap.mean()) < 10
 
 
+def test_minilm_against_a_gguf_with_llama_cpps_vocabulary(tmp_path: Path, minilm_table) -> None:  # type: ignore[no-untyped-def]
+    # llama.cpp's converter writes MiniLM's "the" as "▁the" and "##ing" as "ing": every token still pairs.
+    path = write_minilm_gguf(tmp_path / "minilm-q8_0.gguf", Q.Q8_0, vocabulary="llama.cpp")
+    quantised = open_table(path)
+    assert quantised.vocabulary.facts.raw_tokens[2000:2002] == ["\u2581to", "\u2581was"]
+    words = np.arange(0, 30522, 101)
+    result = compare_tables(minilm_table, quantised, k=10, words=words)
+    assert result.match.by == "text" and (result.match.only_a, result.match.only_b) == (0, 0)
+    # The converter keeps vocab.txt's order, so each token's partner is the row of the same id.
+    np.testing.assert_array_equal(result.match.ids_a, np.arange(30522))
+    np.testing.assert_array_equal(result.match.ids_b, np.arange(30522))
+    import gguf
+
+    tensor = next(t for t in gguf.GGUFReader(str(path)).tensors if t.name == "token_embd.weight")
+    rows_b = dequantize(tensor.data, tensor.tensor_type).reshape(30522, 384)
+    near_a, scores_a = numpy_nearest(np.asarray(minilm_table.rows, dtype=np.float32), words, 10)
+    near_b, scores_b = numpy_nearest(rows_b, words, 10)
+    assert_same_neighbours(result.near_a, near_a, scores_a, tie=1e-6)
+    assert_same_neighbours(result.near_b, near_b, scores_b, tie=1e-6)
+    done = run_cli("bundled", str(path), "--json", "--words", "^(king|queen|##ing)$")
+    assert done.returncode == 0, done.stderr
+    payload = json.loads(done.stdout)
+    assert payload["matched"] == 30522 and [t["token"] for t in payload["tokens"]] == ["##ing", "king", "queen"]
+
+
+def test_wordpiece_facts_name_the_continuing_prefix_and_special_tokens(minilm_table, gpt2_table) -> None:  # type: ignore[no-untyped-def]
+    from tokenizers import Tokenizer
+
+    from embedexplorer.core.sources.resolve import bundled_model_dir
+
+    tokenizer = Tokenizer.from_file(str(bundled_model_dir() / "tokenizer.json"))
+    special = sorted(i for i, token in tokenizer.get_added_tokens_decoder().items() if token.special)
+    facts = minilm_table.vocabulary.facts
+    assert facts.continuing_prefix == "##" and list(facts.special_ids) == special == [0, 100, 101, 102, 103]
+    assert gpt2_table.vocabulary.facts.continuing_prefix == "" and gpt2_table.vocabulary.facts.special_ids == ()
+
+
 @pytest.mark.slow
 def test_gpt2_shaped_tables_against_numpy(tmp_path: Path, gpt2_table) -> None:  # type: ignore[no-untyped-def]
     rows_a = np.asarray(gpt2_table.rows, dtype=np.float32)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..tables.embedding_table import EmbeddingTable
+from ..text.vocabulary import Vocabulary
 
 
 @dataclass(frozen=True)
@@ -37,17 +39,41 @@ def match_tokens(a: EmbeddingTable, b: EmbeddingTable) -> TokenMatch:
         shared = min(rows_a, rows_b)
         ids = np.arange(shared, dtype=np.int64)
         return TokenMatch(ids, ids, "id", rows_a - shared, rows_b - shared)
+    text_a, text_b = matching_text(a.vocabulary), matching_text(b.vocabulary)
     in_b: dict[str, int] = {}
     for token_id in range(min(b.vocabulary.size, rows_b)):
-        text = b.vocabulary.text_of(token_id)
+        text = text_b(token_id)
         if text:
             in_b.setdefault(text, token_id)
     pairs_a: list[int] = []
     pairs_b: list[int] = []
     for token_id in range(min(a.vocabulary.size, rows_a)):
-        partner = in_b.pop(a.vocabulary.text_of(token_id) or "\0none", None)
+        partner = in_b.pop(text_a(token_id) or "\0none", None)
         if partner is not None:
             pairs_a.append(token_id)
             pairs_b.append(partner)
     ids_a, ids_b = np.asarray(pairs_a, dtype=np.int64), np.asarray(pairs_b, dtype=np.int64)
     return TokenMatch(ids_a, ids_b, "text", rows_a - ids_a.size, rows_b - ids_b.size)
+
+
+def matching_text(vocabulary: Vocabulary) -> Callable[[int], str]:
+    """The text each token stands for, written the same way for every kind of tokenizer.
+
+    WordPiece (BERT, MiniLM) writes a token that starts a word bare ("the") and one that
+    goes on a word with "##" ("##ing"); llama.cpp's converter writes the same vocabulary as
+    "▁the" and "ing", and GPT-2 as "Ġthe". So a WordPiece token that starts a word stands
+    for " the" and "##ing" for "ing"; special tokens ([CLS]) stay as they are.
+    """
+    prefix = vocabulary.facts.continuing_prefix
+    if not prefix:
+        return vocabulary.text_of
+    special = frozenset(vocabulary.facts.special_ids)
+    raw = vocabulary.facts.raw_tokens
+
+    def text_of(token_id: int) -> str:
+        token = raw[token_id] if token_id < len(raw) else ""
+        if not token or token_id in special:
+            return token
+        return token[len(prefix) :] if token.startswith(prefix) else " " + token
+
+    return text_of

@@ -108,6 +108,9 @@ class TokenizerFacts:
 
     ``raw_tokens[i]`` is token i as the tokenizer stores it ("" for an id
     without a token); it travels as JSON from a tokenizer process.
+    ``continuing_prefix`` is WordPiece's mark of a token that goes on a word ("##"; ""
+    for other tokenizers) and ``special_ids`` its special tokens ([CLS], [PAD], ...):
+    together they say which tokens start a word, which other tokenizers write with a space.
     """
 
     raw_tokens: list[str]
@@ -115,6 +118,8 @@ class TokenizerFacts:
     byte_level: bool
     sentencepiece: bool
     unknown_id: int | None
+    continuing_prefix: str = ""
+    special_ids: tuple[int, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -128,6 +133,8 @@ class TokenizerFacts:
             byte_level=bool(data["byte_level"]),
             sentencepiece=bool(data["sentencepiece"]),
             unknown_id=None if unknown is None else int(unknown),
+            continuing_prefix=str(data.get("continuing_prefix", "")),
+            special_ids=tuple(int(i) for i in data.get("special_ids", ())),
         )
 
 
@@ -225,7 +232,20 @@ def describe_tokenizer(tokenizer: Tokenizer, max_rows: int | None = None) -> Tok
         byte_level='"ByteLevel"' in decoder_text,
         sentencepiece='"Metaspace"' in decoder_text,
         unknown_id=_unknown_id(tokenizer),
+        **_word_piece_marks(tokenizer, decoder_text),
     )
+
+
+def _word_piece_marks(tokenizer: Tokenizer, decoder_text: str) -> dict[str, Any]:
+    """WordPiece's continuing prefix and special ids (see ``TokenizerFacts``); nothing for other tokenizers."""
+    if '"WordPiece"' not in decoder_text:
+        return {}
+    prefix = getattr(tokenizer.model, "continuing_subword_prefix", None) or "##"
+    try:
+        added = tokenizer.get_added_tokens_decoder()
+    except AttributeError:  # an older tokenizers library
+        added = {}
+    return {"continuing_prefix": str(prefix), "special_ids": tuple(sorted(i for i, t in added.items() if t.special))}
 
 
 def _tokens_by_id(tokenizer: Tokenizer, size: int) -> list[str] | None:
