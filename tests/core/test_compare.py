@@ -204,6 +204,19 @@ def test_minilm_against_a_gguf_with_llama_cpps_vocabulary(tmp_path: Path, minilm
     assert payload["matched"] == 30522 and [t["token"] for t in payload["tokens"]] == ["##ing", "king", "queen"]
 
 
+def test_minilm_pairs_with_llama_cpps_own_bert_vocabulary_file(tmp_path: Path, minilm_table) -> None:  # type: ignore[no-untyped-def]
+    # ggml-vocab-bert-bge.gguf: BERT's vocabulary as an older llama.cpp converter wrote it ("[unused0]" bare).
+    from .test_gguf_llama_ids import model_file
+
+    rows = np.asarray(minilm_table.rows[:], dtype=np.float32)
+    other = open_table(str(model_file(tmp_path, "ggml-vocab-bert-bge.gguf", rows)))
+    assert other.vocabulary.facts.raw_tokens[1] == "[unused0]"
+    result = compare_tables(minilm_table, other, k=10, words=np.arange(0, 30522, 211))
+    assert (len(result.match), result.match.by, result.match.only_a, result.match.only_b) == (30522, "text", 0, 0)
+    np.testing.assert_array_equal(result.match.ids_b, result.match.ids_a)
+    assert np.all(result.overlap == 10) and np.all(result.row_cosine > 0.99999)
+
+
 def test_wordpiece_facts_name_the_continuing_prefix_and_special_tokens(minilm_table, gpt2_table) -> None:  # type: ignore[no-untyped-def]
     from tokenizers import Tokenizer
 

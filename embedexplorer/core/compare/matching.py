@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -62,11 +63,13 @@ def matching_text(vocabulary: Vocabulary) -> Callable[[int], str]:
     WordPiece (BERT, MiniLM) writes a token that starts a word bare ("the") and one that
     goes on a word with "##" ("##ing"); llama.cpp's converter writes the same vocabulary as
     "▁the" and "ing", and GPT-2 as "Ġthe". So a WordPiece token that starts a word stands
-    for " the" and "##ing" for "ing"; special tokens ([CLS]) stay as they are.
+    for " the" and "##ing" for "ing"; special tokens ([CLS]) stay as they are. Bracketed
+    names such as "[unused0]" are matched without a leading space: older versions of the
+    converter wrote them bare (llama.cpp's own ggml-vocab-bert-bge.gguf), newer ones "▁[unused0]".
     """
     prefix = vocabulary.facts.continuing_prefix
     if not prefix:
-        return vocabulary.text_of
+        return lambda token_id: _bare_name(vocabulary.text_of(token_id))
     special = frozenset(vocabulary.facts.special_ids)
     raw = vocabulary.facts.raw_tokens
 
@@ -74,6 +77,13 @@ def matching_text(vocabulary: Vocabulary) -> Callable[[int], str]:
         token = raw[token_id] if token_id < len(raw) else ""
         if not token or token_id in special:
             return token
-        return token[len(prefix) :] if token.startswith(prefix) else " " + token
+        return token[len(prefix) :] if token.startswith(prefix) else _bare_name(" " + token)
 
     return text_of
+
+
+_NAME = re.compile(r" \[\w+\]")
+
+
+def _bare_name(text: str) -> str:
+    return text[1:] if _NAME.fullmatch(text) else text
