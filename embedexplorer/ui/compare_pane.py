@@ -346,13 +346,13 @@ class ComparePane(QWidget):
             f"<b>{change.overlap}</b> of its {comparison.k} neighbours kept; A's nearest is "
             f"number {change.rank_in_b:,} in B"
         )
-        kept = {name for name, _ in change.near_a} & {name for name, _ in change.near_b}
         self.neighbours.setRowCount(comparison.k)
         bold = QFont(self.neighbours.font())
         bold.setBold(True)
-        for row, ((name_a, cos_a), (name_b, cos_b)) in enumerate(zip(change.near_a, change.near_b, strict=True)):
+        lists = zip(change.near_a, change.kept_a, change.near_b, change.kept_b, strict=True)
+        for row, ((name_a, cos_a), kept_a, (name_b, cos_b), kept_b) in enumerate(lists):
             for column, (text, shared) in enumerate(
-                ((name_a, name_a in kept), (f"{cos_a:.3f}", False), (name_b, name_b in kept), (f"{cos_b:.3f}", False))
+                ((name_a, kept_a), (f"{cos_a:.3f}", False), (name_b, kept_b), (f"{cos_b:.3f}", False))
             ):
                 cell = QTableWidgetItem(text)
                 if shared:

@@ -198,6 +198,13 @@ def test_minilm_against_a_gguf_with_llama_cpps_vocabulary(tmp_path: Path, minilm
     near_b, scores_b = numpy_nearest(rows_b, words, 10)
     assert_same_neighbours(result.near_a, near_a, scores_a, tie=1e-6)
     assert_same_neighbours(result.near_b, near_b, scores_b, tie=1e-6)
+    # Each list marks the neighbours the other has, though "##春" in A is "春" in B.
+    for position in range(len(result)):
+        change = result.token(position)
+        in_b, in_a = set(result.near_b[position].tolist()), set(result.near_a[position].tolist())
+        assert change.kept_a == tuple(i in in_b for i in result.near_a[position].tolist())
+        assert change.kept_b == tuple(i in in_a for i in result.near_b[position].tolist())
+        assert sum(change.kept_a) == sum(change.kept_b) == result.overlap[position]
     done = run_cli("bundled", str(path), "--json", "--words", "^(king|queen|##ing)$")
     assert done.returncode == 0, done.stderr
     payload = json.loads(done.stdout)

@@ -69,6 +69,9 @@ def test_compare_shows_lists_neighbours_and_looks_tokens_up(qtbot, window, table
     assert pane.neighbours.rowCount() == k
     assert [pane.neighbours.item(r, 0).text() for r in range(k)] == [n for n, _ in change.near_a]
     assert [pane.neighbours.item(r, 2).text() for r in range(k)] == [n for n, _ in change.near_b]
+    # The neighbours in both lists are marked, as many in each column as the overlap says.
+    for column in (0, 2):
+        assert sum(pane.neighbours.item(r, column).font().bold() for r in range(k)) == change.overlap
     assert f"<b>{change.overlap}</b> of its {k}" in pane.token_title.text()
     # A click on a listed token looks it up in the main window.
     least = pane.least.item(0)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -38,6 +39,8 @@ class TokenChange:
     rank_in_b: int  # where A's nearest token stands among B's neighbours of this token (1 = nearest)
     near_a: tuple[tuple[str, float], ...]
     near_b: tuple[tuple[str, float], ...]
+    kept_a: tuple[bool, ...] = ()  # which of near_a are among near_b (matched tokens, whatever their spelling)
+    kept_b: tuple[bool, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -80,8 +83,17 @@ class Comparison:
         second = self.row_cosine if self.row_cosine is not None else -self.rank_in_b.astype(np.float64)
         return np.lexsort((self.ids_a, second, self.overlap))
 
+    @cached_property
+    def _partner_in_b(self) -> np.ndarray:
+        """For each id of A, the id of its partner in B (-1: none)."""
+        partner = np.full(int(self.match.ids_a.max(initial=-1)) + 1, -1, dtype=np.int64)
+        partner[self.match.ids_a] = self.match.ids_b
+        return partner
+
     def token(self, position: int) -> TokenChange:
         token_id = int(self.ids_a[position])
+        near_a_in_b = self._partner_in_b[self.near_a[position]].tolist()
+        near_b = self.near_b[position].tolist()
         return TokenChange(
             id=token_id,
             token=self.tokens_a[token_id],
@@ -91,6 +103,8 @@ class Comparison:
             rank_in_b=int(self.rank_in_b[position]),
             near_a=_listed(self.tokens_a, self.near_a[position], self.cosines_a[position]),
             near_b=_listed(self.tokens_b, self.near_b[position], self.cosines_b[position]),
+            kept_a=tuple(i in near_b for i in near_a_in_b),
+            kept_b=tuple(i in near_a_in_b for i in near_b),
         )
 
     def position_of(self, token_id: int) -> int | None:
