@@ -222,6 +222,21 @@ def figures(payload: dict[str, object]) -> dict[str, object]:
     }
 
 
+def report(made: dict[str, object]) -> str:
+    """What docs/compare.md quotes, in a few lines."""
+    most = made["most_changed"]
+    assert isinstance(most, list)
+    return "\n".join([
+        f"  the app names: A {made['storage_a']}, B {made['storage_b']}; {made['matched']:,} tokens matched by "
+        f"{made['matched_by']} ({made['only_in_a']} only in A, {made['only_in_b']} only in B)",
+        f"  overlap@{K}: mean {made['mean_overlap']:.2f}, median {made['median_overlap']:g}; A's nearest kept "
+        f"{made['nearest_kept']:.1%}; row cosine mean {made['mean_row_cosine']:.4f}, median "
+        f"{made['median_row_cosine']:.4f}; row error {made['mean_relative_error']:.4f}; {made['seconds']} s",
+        "  most changed: " + ", ".join(f"{token} {kept}/{K} {cosine:.4f}" for token, kept, cosine in most),
+        f"  checks: {json.dumps(made['checks'])}",
+    ])
+
+
 def run_pair(name: str, source_arg: str, source_folder: Path, f32: Path, plans: dict[str, dict[str, object]]) -> dict:
     rows = source_rows(source_folder)
     found: dict[str, object] = {}
@@ -230,9 +245,9 @@ def run_pair(name: str, source_arg: str, source_folder: Path, f32: Path, plans: 
         print(f"{name} {label}: {made.get('token_table_type') or made.get('refused')}", flush=True)
         if made["file"] is not None:
             payload, seconds = compare(source_arg, Path(str(made["file"])))
-            made |= {"seconds": round(seconds, 1), **figures(payload), "checks": check_rows(Path(str(made["file"])), rows,
-                                                                                             payload)}
-            print(json.dumps({k: v for k, v in made.items() if k != "log"}, indent=1, ensure_ascii=False), flush=True)
+            checks = check_rows(Path(str(made["file"])), rows, payload)
+            made |= {"seconds": round(seconds, 1), **figures(payload), "checks": checks}
+            print(report(made), flush=True)
         found[label] = made
     return found
 

@@ -319,7 +319,8 @@ class ComparePane(QWidget):
         for position in positions:
             change = comparison.token(position)
             cosine = "" if change.row_cosine is None else f"  {change.row_cosine:.4f}"
-            item = QListWidgetItem(f"{change.token}   {change.overlap}/{comparison.k}{cosine}")
+            # The left-to-right mark keeps the figures after a right-to-left token (Arabic, Hebrew) in order.
+            item = QListWidgetItem(f"{change.token}\u200e   {change.overlap}/{comparison.k}{cosine}")
             item.setData(POSITION_ROLE, position)
             listing.addItem(item)
 
