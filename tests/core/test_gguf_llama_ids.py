@@ -58,7 +58,7 @@ def test_every_kind_and_every_family_is_covered() -> None:
     for name in FILES:
         metadata = metadata_of(name)
         kinds.setdefault(str(metadata["tokenizer.ggml.model"]), []).append(name)
-    assert {"llama", "gpt2", "bert", "t5", "gemma4", "rwkv", "whitespace", "hybriddna", "test"} <= set(kinds)
+    assert {"llama", "gpt2", "bert", "t5", "gemma4", "rwkv", "whitespace", "hybriddna", "plamo2", "test"} <= set(kinds)
     pres = {check_kind(metadata_of(name), name)[1] for name in FILES}  # the name llama.cpp goes by
     behaviours = {PRE_TOKENIZERS[name] for name in pres if name in PRE_TOKENIZERS}
     assert behaviours == set(PRE_TOKENIZERS.values())

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..common.errors import TokenizerMismatchError
 from .llama_pretokenizers import BPE_KINDS, PRE_TOKENIZERS, SPLITS
-from .llama_vocab import LlamaTokenizer, check_kind, token_texts
+from .llama_vocab import DEFAULT_UNKNOWN, LlamaTokenizer, check_kind, token_texts
 from .vocabulary import TokenizerFacts
 
 _PIECE_KINDS = ("llama", "bert", "t5")  # pieces that show a leading space as U+2581
@@ -38,8 +38,7 @@ def gguf_tokenizer_facts(metadata: dict[str, object], file_name: str) -> Tokeniz
             f"{file_name} names token {int(unknown):,} as its unknown token, but its vocabulary has "
             f"{len(tokens):,} tokens (0 to {len(tokens) - 1:,})."
         )
-    defaults = {"llama": 0, "bert": 100, "t5": 2}
-    unknown_id = int(unknown) if isinstance(unknown, (int, np.integer)) else defaults.get(kind)
+    unknown_id = int(unknown) if isinstance(unknown, (int, np.integer)) else DEFAULT_UNKNOWN.get(kind)
     return TokenizerFacts(
         raw_tokens=token_texts([str(t) for t in tokens]),
         size=len(tokens),
