@@ -187,7 +187,7 @@ def _read_vocab(metadata: dict[str, object], tokens: list[str]) -> _Vocab:
         attrs = np.where(known, table[np.clip(types[:count], 0, 255)], 0).tolist()
     else:
         attrs = [A_NORMAL] * count
-    is_byte = (np.asarray(attrs, dtype=np.int64) & A_BYTE) != 0
+    is_byte = byte_typed(metadata, count)
     scores = metadata.get("tokenizer.ggml.scores")
     if isinstance(scores, np.ndarray) and scores.shape[0] >= count:
         score_array = np.asarray(scores[:count], dtype=np.float32)
@@ -197,6 +197,14 @@ def _read_vocab(metadata: dict[str, object], tokens: list[str]) -> _Vocab:
     vocab = _Vocab(tokens, ids, attrs, score_array, is_byte)
     _adjust_attributes(vocab, metadata)
     return vocab
+
+
+def byte_typed(metadata: dict[str, object], count: int) -> np.ndarray:
+    """Which tokens the file types BYTE (6), before llama.cpp changes any type by the token's text."""
+    types = metadata.get("tokenizer.ggml.token_type")
+    if isinstance(types, np.ndarray) and types.shape[0] >= count:
+        return np.asarray(types[:count] == 6)
+    return np.zeros(count, dtype=bool)
 
 
 def _adjust_attributes(vocab: _Vocab, metadata: dict[str, object]) -> None:
