@@ -63,9 +63,12 @@ def table_scores(scores: np.ndarray) -> list[int]:
 class Plamo2:
     """Encodes text to the ids llama.cpp's PLaMo-2 tokenizer gives."""
 
-    def __init__(self, tokens: Sequence[str], scores: np.ndarray, is_byte: np.ndarray, file_name: str) -> None:
+    def __init__(
+        self, tokens: Sequence[str], ids: dict[str, int], scores: np.ndarray, is_byte: np.ndarray, file_name: str
+    ) -> None:
+        """``ids``: text -> id (llama.cpp's token_to_id); ``is_byte``: the tokens the file types BYTE."""
         self.bytes = byte_tokens(tokens, is_byte, file_name)
-        self.ids = {text: token_id for token_id, text in enumerate(tokens)}
+        self.ids = ids
         # suffix -> table score: a non-byte token's own score, else invalid (llama.cpp's NaN).
         self.pieces: dict[str, int] = {}
         pieces = self.pieces

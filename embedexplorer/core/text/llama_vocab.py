@@ -167,7 +167,8 @@ class LlamaTokenizer:
         if self.kind == "rwkv":
             return _Rwkv(self.vocab).encode
         if self.kind == "plamo2":
-            return Plamo2(self.vocab.tokens, self.vocab.scores, self.vocab.is_byte, self.file_name).encode
+            vocab = self.vocab
+            return Plamo2(vocab.tokens, vocab.ids, vocab.scores, vocab.is_byte, self.file_name).encode
         return _hash_encoder(len(self.vocab.tokens))
 
 

@@ -18,6 +18,15 @@ from pathlib import Path
 LLAMA_CPP_PYTHON = "0.3.36"
 LLAMA_CPP = "llama.cpp 0c1e570 (2026-10-01), as vendored by llama-cpp-python 0.3.36"
 RWKV_VOCAB = "rwkv_vocab_v20230424.txt"
+# Texts a file's quirks need, stored after texts.py's in its ids: llama.cpp's PLaMo-2 table drops a
+# leading U+FEFF, reads specials and <0xXX> as text, and stops its walk at the converter's [PADn]
+# tokens (scored -1000), so the "x" before "[PAD1]" falls back to its byte.
+EXTRA_TEXTS = {
+    "derived-kind-plamo2.gguf": [
+        "\ufeffhello world", "\ufeff", "a\ufeffb", " \ufeff", "[PAD1]", "x[PAD1]y", "[PAD2][PAD3]", "ab [PAD3]!",
+        "<|plamo:bos|>Hi<|plamo:eos|>", "<|plamo:pad|>", "<0x41><0xFF>",
+    ],
+}  # fmt: skip
 # Real files that stand for a split already; every other (split, options) of PRE_TOKENIZERS gets a derived file.
 _BASE = "ggml-vocab-gpt-2.gguf"
 
@@ -57,6 +66,13 @@ def derived_files() -> dict[str, tuple[str, dict[str, object]]]:
     if rwkv_keys():
         out["derived-kind-rwkv.gguf"] = (_BASE, rwkv_keys())
     out["derived-kind-plamo2.gguf"] = ("ggml-vocab-llama-spm.gguf", plamo2_keys())
+    # The same with Llama's own scores (0 down to -31,740, one -1000, one -1e9): llama.cpp's table
+    # drops every score below -2000, stops its walk at -1000 and overflows its int32 at -1e9.
+    raw_scores = [float(s) for s in _read("ggml-vocab-llama-spm.gguf")["tokenizer.ggml.scores"]]  # type: ignore[attr-defined]
+    out["derived-kind-plamo2-raw-scores.gguf"] = (
+        "ggml-vocab-llama-spm.gguf",
+        {**plamo2_keys(), "tokenizer.ggml.scores": raw_scores + [0.0, -1000.0, -1000.0, -1000.0]},
+    )
     return out
 
 
