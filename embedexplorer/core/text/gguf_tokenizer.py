@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 
 from ..common.errors import TokenizerMismatchError
-from .llama_pretokenizers import BPE_KINDS, PRE_TOKENIZERS, SPLITS
 from .llama_plamo2 import byte_tokens
+from .llama_pretokenizers import BPE_KINDS, PRE_TOKENIZERS, SPLITS
 from .llama_vocab import DEFAULT_UNKNOWN, LlamaTokenizer, byte_typed, check_kind, token_texts
 from .vocabulary import TokenizerFacts
 

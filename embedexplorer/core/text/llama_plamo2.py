@@ -137,4 +137,3 @@ class Plamo2:
             if score == _UNKNOWN_SCORE:
                 return 0  # llama.cpp's walk stops at a row scored like the sentinel
         return 1 if text[at] in pieces else 0
-
