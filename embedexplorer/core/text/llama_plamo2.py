@@ -23,7 +23,7 @@ import numpy as np
 
 from ..common.errors import TokenizerMismatchError
 
-_INVALID_SCORE = -20_000_000  # a suffix that is no token, or a score below -2000
+_INVALID_SCORE = -20_000_000  # a suffix that is no token, or a score of -2000 or below
 _UNKNOWN_SCORE = -10_000_000  # the sentinel row: one character no piece covers
 _UNREACHED = 1 << 60
 _BYTE_OF_HEX = {f"{byte:02x}": byte for byte in range(256)}
