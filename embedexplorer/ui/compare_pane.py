@@ -41,7 +41,7 @@ from ..core.compare.comparison import Comparison
 from ..core.compare.map_change import MEASURES, OVERLAP, MapChange, map_change_of
 from ..jobs.compare_jobs import COMPARE, CompareRequest
 from ..state import Selection
-from . import theme
+from . import fonts, theme
 from .plugging import PaneContext
 
 POSITION_ROLE = Qt.ItemDataRole.UserRole
@@ -319,7 +319,7 @@ class ComparePane(QWidget):
         for position in positions:
             change = comparison.token(position)
             cosine = "" if change.row_cosine is None else f"  {change.row_cosine:.4f}"
-            item = QListWidgetItem(f"{change.token}   {change.overlap}/{comparison.k}{cosine}")
+            item = QListWidgetItem(f"{fonts.for_window(change.token)}   {change.overlap}/{comparison.k}{cosine}")
             item.setData(POSITION_ROLE, position)
             listing.addItem(item)
 
@@ -342,7 +342,7 @@ class ComparePane(QWidget):
         cosine = "none (the widths differ)" if change.row_cosine is None else f"{change.row_cosine:.4f}"
         error = "" if change.relative_error is None else f", row error {change.relative_error:.4f}"
         self.token_title.setText(
-            f"<b>{escape(change.token)}</b> (id {change.id}): row cosine {cosine}{error}; "
+            f"<b>{escape(fonts.for_window(change.token))}</b> (id {change.id}): row cosine {cosine}{error}; "
             f"<b>{change.overlap}</b> of its {comparison.k} neighbours kept; A's nearest is "
             f"number {change.rank_in_b:,} in B"
         )
@@ -354,7 +354,7 @@ class ComparePane(QWidget):
             for column, (text, shared) in enumerate(
                 ((name_a, name_a in kept), (f"{cos_a:.3f}", False), (name_b, name_b in kept), (f"{cos_b:.3f}", False))
             ):
-                cell = QTableWidgetItem(text)
+                cell = QTableWidgetItem(fonts.for_window(text))
                 if shared:
                     cell.setFont(bold)
                     cell.setForeground(SHARED_COLOUR)
