@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 from ..core.common.constants import K_RANGE
 from ..core.exercises.analogies import NO_CLAIM, AnalogyAnswer
 from ..jobs.exercise_jobs import AnalogyRequest
+from . import fonts
 from .steady_label import SteadyLabel
 
 EXPECTED_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -140,7 +141,7 @@ class AnalogyPane(QWidget):
         self.table.setRowCount(len(answer.neighbours))
         for row, neighbour in enumerate(answer.neighbours):
             items = (
-                QTableWidgetItem(neighbour.token),
+                QTableWidgetItem(fonts.for_window(neighbour.token)),
                 QTableWidgetItem(f"{neighbour.id}"),
                 QTableWidgetItem(f"{neighbour.cosine:.3f}"),
             )

@@ -41,7 +41,7 @@ from ..core.compare.comparison import Comparison
 from ..core.compare.map_change import MEASURES, OVERLAP, MapChange, map_change_of
 from ..jobs.compare_jobs import COMPARE, CompareRequest
 from ..state import Selection
-from . import theme
+from . import fonts, theme
 from .plugging import PaneContext
 
 POSITION_ROLE = Qt.ItemDataRole.UserRole
@@ -320,7 +320,7 @@ class ComparePane(QWidget):
             change = comparison.token(position)
             cosine = "" if change.row_cosine is None else f"  {change.row_cosine:.4f}"
             # The left-to-right mark keeps the figures after a right-to-left token (Arabic, Hebrew) in order.
-            item = QListWidgetItem(f"{change.token}\u200e   {change.overlap}/{comparison.k}{cosine}")
+            item = QListWidgetItem(f"{fonts.for_window(change.token)}\u200e   {change.overlap}/{comparison.k}{cosine}")
             item.setData(POSITION_ROLE, position)
             listing.addItem(item)
 
@@ -343,7 +343,7 @@ class ComparePane(QWidget):
         cosine = "none (the widths differ)" if change.row_cosine is None else f"{change.row_cosine:.4f}"
         error = "" if change.relative_error is None else f", row error {change.relative_error:.4f}"
         self.token_title.setText(
-            f"<b>{escape(change.token)}</b> (id {change.id}): row cosine {cosine}{error}; "
+            f"<b>{escape(fonts.for_window(change.token))}</b> (id {change.id}): row cosine {cosine}{error}; "
             f"<b>{change.overlap}</b> of its {comparison.k} neighbours kept; A's nearest is "
             f"number {change.rank_in_b:,} in B"
         )
@@ -355,7 +355,7 @@ class ComparePane(QWidget):
             for column, (text, shared) in enumerate(
                 ((name_a, kept_a), (f"{cos_a:.3f}", False), (name_b, kept_b), (f"{cos_b:.3f}", False))
             ):
-                cell = QTableWidgetItem(text)
+                cell = QTableWidgetItem(fonts.for_window(text))
                 if shared:
                     cell.setFont(bold)
                     cell.setForeground(SHARED_COLOUR)

@@ -37,6 +37,7 @@ from ..core.directions.report import MAX_END_SIZE, DirectionReport
 from ..core.directions.scores import END_SIZE, ScoredToken
 from ..core.text.texts import fixed
 from ..jobs.direction_jobs import DIRECTION, DirectionRequest
+from . import fonts
 from .plugging import PaneContext
 from .steady_label import SteadyLabel
 
@@ -235,7 +236,7 @@ class DirectionsPane(QWidget):
             example = row >= len(report.words)
             cells = (
                 place.word + (" (example)" if example else ""),
-                place.query.token,
+                fonts.for_window(place.query.token),
                 fixed(place.score, 3),
                 f"{place.percentile:.1f}%",
             )
@@ -316,7 +317,7 @@ def _fill_ends(table: QTableWidget, ends: tuple[ScoredToken, ...]) -> None:
     table.setRowCount(len(ends))
     for row, token in enumerate(ends):
         items = (
-            QTableWidgetItem(token.token),
+            QTableWidgetItem(fonts.for_window(token.token)),
             QTableWidgetItem(str(token.id)),
             QTableWidgetItem(f"{token.score:+.3f}"),
         )

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 
 from ..core.exercises.guess import GuessOutcome, GuessScore
 from ..jobs.exercise_jobs import Completions, SuggestionsAnswer
+from . import fonts
 from .token_pane import CHIP_STYLE
 from .wrapped_label import WrappedLabel
 
@@ -63,7 +64,7 @@ class SuggestionStrip(QWidget):
     def show_suggestions(self, answer: SuggestionsAnswer) -> None:
         self.list.clear()
         for word in answer.words:
-            item = QListWidgetItem(word.token)
+            item = QListWidgetItem(fonts.for_window(word.token))
             item.setData(TEXT_ROLE, word.text)
             item.setToolTip(f"{word.token}: id {word.id:,}; click to look it up")
             self.list.addItem(item)

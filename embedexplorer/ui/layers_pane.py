@@ -30,7 +30,7 @@ from ..core.layers.trace import LayersAnswer, LayerStep
 from ..jobs.layer_jobs import LAYERS, LAYERS_WARM, LayersReply, LayersRequest, ModelMissing, WarmRequest
 from ..state import Selection
 from ..worker import Failure
-from . import theme
+from . import fonts, theme
 from .plot_legend import TitleRowLegend
 from .plugging import PaneContext
 from .steady_label import SteadyLabel
@@ -393,8 +393,8 @@ class LayersPane(QWidget):
                 QTableWidgetItem("input" if step.layer == 0 else str(step.layer)),
                 QTableWidgetItem(f"{step.cosine_to_row:.3f}"),
                 QTableWidgetItem(two),
-                QTableWidgetItem(", ".join(f"{g.token} {oh.percent(g.prob)}" for g in step.guess)),
-                QTableWidgetItem(", ".join(f"{n.token} {n.cosine:.2f}" for n in step.nearest)),
+                QTableWidgetItem(", ".join(f"{fonts.for_window(g.token)} {oh.percent(g.prob)}" for g in step.guess)),
+                QTableWidgetItem(", ".join(f"{fonts.for_window(n.token)} {n.cosine:.2f}" for n in step.nearest)),
             )
             for column, item in enumerate(items):
                 if column in (GUESS_COLUMN, NEAREST_COLUMN):

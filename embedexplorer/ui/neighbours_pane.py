@@ -25,7 +25,7 @@ from ..core.common.constants import K_RANGE
 from ..core.text.texts import fixed
 from ..jobs.table_jobs import COSINE, NEIGHBOURS, CosineAnswer, CosineRequest, NeighboursAnswer, NeighboursRequest
 from ..state import Selection
-from . import theme
+from . import fonts, theme
 from .plugging import PaneContext
 from .steady_label import SteadyLabel
 from .wrapped_label import WrappedLabel
@@ -217,13 +217,14 @@ class NeighboursPane(QWidget):
         self.table.clearSelection()
         self.table.scrollToTop()
         if result.query is not None:
-            self.heading.setText(f"Nearest to <b>{escape(result.query.token)}</b> (id {result.query.id:,})")
+            shown = escape(fonts.for_window(result.query.token))
+            self.heading.setText(f"Nearest to <b>{shown}</b> (id {result.query.id:,})")
         self.delegate.baseline = baseline
         self.table.setRowCount(len(result.neighbours))
         self._texts = list(answer.typed) or [n.token for n in result.neighbours]
         for row, neighbour in enumerate(result.neighbours):
             token, identifier, cosine = (self._cell(row, column) for column in range(3))
-            token.setText(neighbour.token)
+            token.setText(fonts.for_window(neighbour.token))
             identifier.setText(f"{neighbour.id}")
             cosine.setText(f"{neighbour.cosine:.3f}")
             cosine.setData(COSINE_ROLE, float(neighbour.cosine))

@@ -53,22 +53,28 @@ def metadata_of(name: str) -> dict[str, object]:
 FILES = sorted(expected()["ids"])
 
 
+def texts_of(name: str) -> list[str]:
+    """The stored texts, then the ones this file's quirks need (vocab_files.EXTRA_TEXTS)."""
+    return expected()["texts"] + vocab_files.EXTRA_TEXTS.get(name, [])
+
+
 def test_every_kind_and_every_family_is_covered() -> None:
     kinds = {}
     for name in FILES:
         metadata = metadata_of(name)
         kinds.setdefault(str(metadata["tokenizer.ggml.model"]), []).append(name)
-    assert {"llama", "gpt2", "bert", "t5", "gemma4", "rwkv", "whitespace", "hybriddna", "test"} <= set(kinds)
+    assert {"llama", "gpt2", "bert", "t5", "gemma4", "rwkv", "whitespace", "hybriddna", "plamo2", "test"} <= set(kinds)
     pres = {check_kind(metadata_of(name), name)[1] for name in FILES}  # the name llama.cpp goes by
     behaviours = {PRE_TOKENIZERS[name] for name in pres if name in PRE_TOKENIZERS}
     assert behaviours == set(PRE_TOKENIZERS.values())
-    assert all(len(expected()["ids"][name]) == len(expected()["texts"]) >= 600 for name in FILES)
+    assert len(expected()["texts"]) >= 600
+    assert all(len(expected()["ids"][name]) == len(texts_of(name)) for name in FILES)
 
 
 @pytest.mark.parametrize("name", FILES)
 def test_ids_equal_llama_cpp(name: str) -> None:
     tokenizer = LlamaTokenizer(metadata_of(name), name)
-    texts = expected()["texts"]
+    texts = texts_of(name)
     wrong = []
     for text, ids in zip(texts, expected()["ids"][name], strict=True):
         got = tokenizer.encode(text)
@@ -139,4 +145,39 @@ def test_a_name_llama_cpp_does_not_know_is_refused_in_one_line(tmp_path: Path) -
     result = run_cli("neighbours", "hello", "--model", str(path))
     assert result.returncode == 2
     assert "'no-such-split'" in result.stderr and "llama.cpp does not know" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_plamo2_gguf_opens_with_llama_cpp_ids_and_answers_neighbours(tmp_path: Path) -> None:
+    # Refused before ("plamo2" was not rebuilt). The ids of a text with an emoji (bytes as <0xXX>)
+    # and of a one-token text are llama.cpp's own, through the command line end to end.
+    name = "derived-kind-plamo2.gguf"
+    by_text = dict(zip(texts_of(name), expected()["ids"][name], strict=True))
+    text = next(t for t, ids in by_text.items() if len(ids) > 4 and set(ids) & set(range(3, 259)))
+    word, (token_id,) = next((t, ids) for t, ids in by_text.items() if len(ids) == 1 and len(t.strip()) > 2)
+    rows = np.random.default_rng(11).standard_normal((len(metadata_of(name)["tokenizer.ggml.tokens"]), 16))  # type: ignore[arg-type]
+    rows = rows.astype(np.float16)
+    path = model_file(tmp_path, name, rows)
+    result = run_cli("tokens", text, "--model", str(path), "--json")
+    assert result.returncode == 0, result.stderr
+    assert [t["id"] for t in json.loads(result.stdout)["tokens"]] == by_text[text]
+    result = run_cli("neighbours", word, "-k", "6", "--model", str(path), "--json")
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["query"]["id"] == token_id
+    ids, _ = float64_top_k(rows.astype(np.float64), rows[token_id].astype(np.float64), 6, (token_id,))
+    assert [n["id"] for n in out["neighbours"]] == ids
+
+
+def test_a_plamo2_gguf_without_a_byte_token_is_refused_in_one_line(tmp_path: Path) -> None:
+    # llama.cpp will not load such a file ("Byte token for <0x65> is not set"): neither do we.
+    name = "derived-kind-plamo2.gguf"
+    metadata = metadata_of(name)
+    types = np.array(metadata["tokenizer.ggml.token_type"])
+    types[metadata["tokenizer.ggml.tokens"].index("<0x41>")] = 1  # type: ignore[union-attr]
+    rows = np.zeros((types.shape[0], 8), dtype=np.float16)
+    path = model_file(tmp_path, name, rows, {"tokenizer.ggml.token_type": types})
+    result = run_cli("tokens", "hello", "--model", str(path))
+    assert result.returncode == 2
+    assert "without the byte token <0x41>" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1

@@ -10,7 +10,7 @@ from gguf.constants import GGMLQuantizationType as Q
 from PySide6.QtCore import Qt
 
 from embedexplorer.jobs.compare_jobs import COMPARE
-from embedexplorer.jobs.table_jobs import TOKENS
+from embedexplorer.jobs.table_jobs import LOAD, TOKENS
 
 from ..gguf_fixture import write_gguf
 from .conftest import open_model, settle
@@ -111,3 +111,49 @@ def test_compare_before_any_model_says_so(qtbot, window) -> None:  # type: ignor
     window.panes.compare.pane.source.setText("anything")
     window.panes.compare.pane.request()
     assert "Open a model first" in window.panes.compare.pane.message.text()
+
+
+def boxes_in(text: str, font) -> list[str]:  # type: ignore[no-untyped-def]
+    """The characters Qt would draw as an empty box (glyph 0) with ``font`` and its fallbacks."""
+    from PySide6.QtGui import QTextLayout
+
+    boxed = []
+    for char in dict.fromkeys(text):
+        layout = QTextLayout(char, font)
+        layout.beginLayout()
+        layout.createLine()
+        layout.endLayout()
+        if not char.isspace() and any(i == 0 for run in layout.glyphRuns() for i in run.glyphIndexes()):
+            boxed.append(char)
+    return boxed
+
+
+def test_tokens_of_any_script_are_listed_readably(qtbot, window, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Where no font on this machine has a glyph (CJK on a bare machine), the lists show U+XXXX, never a box."""
+    rng = np.random.default_rng(4)
+    rows = rng.standard_normal((300, 16)).astype(np.float32)
+    scripts = ["家", "ャ", "ᆫ", "ค", "ℵ", "ж", "𝔘", "x"]
+    tokens = ["!", "!!"] + [f"{scripts[i % len(scripts)]}{i}" for i in range(298)]
+    a = write_gguf(tmp_path / "a.gguf", rows, Q.F32, tokens=tokens)
+    moved = (rows + rng.standard_normal(rows.shape)).astype(np.float32)
+    b = write_gguf(tmp_path / "b.gguf", moved, Q.F32, tokens=tokens)
+    with qtbot.waitSignal(window.client.channel(LOAD).ready, timeout=60_000):  # (no family word: no map)
+        window.open_model(str(a))
+    open_compare(window)
+    compare_with(qtbot, window, str(b))
+    pane = window.panes.compare.pane
+    pane.most.setCurrentRow(0)
+    shown = [pane.most.item(r).text() for r in range(pane.most.count())]
+    shown += [pane.least.item(r).text() for r in range(pane.least.count())]
+    shown += [pane.neighbours.item(r, c).text() for r in range(pane.neighbours.rowCount()) for c in (0, 2)]
+    assert len(shown) > 20
+    for text in shown:
+        assert boxes_in(text, pane.most.font()) == [], text
+    from PySide6.QtGui import QTextDocument
+
+    title = QTextDocument()
+    title.setHtml(pane.token_title.text())
+    assert boxes_in(title.toPlainText(), pane.token_title.font()) == []
+    # A token every character of which has a glyph is shown as it is.
+    drawable = [t for t in tokens[2:] if not boxes_in(t, pane.most.font())]
+    assert drawable and any(text.split()[0] in drawable for text in shown)

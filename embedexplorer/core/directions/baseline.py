@@ -9,18 +9,17 @@ depends on the learner's words.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..common import cache
 from ..common.progress import ProgressCallback
 from ..search.many_scores import scores_many, vectorised
 from ..search.stored_search import BF16_KIND
 from ..tables.embedding_table import EmbeddingTable
-from .scores import END_SIZE, Spread, spread_of, stored_cache_key
+from .per_table import LastTable, cached_array
+from .scores import END_SIZE, Spread, spread_of
 
 BASELINE_DIRECTIONS = 100
 BASELINE_SEED = 0
@@ -97,7 +96,7 @@ class Baseline:
 class RandomScores:
     """The random directions' scores over one table, kept while the table is open."""
 
-    _last: tuple[weakref.ref[EmbeddingTable], RandomScores] | None = None
+    _last: LastTable[RandomScores] = LastTable()
 
     def __init__(self, scores: np.ndarray, seed: int) -> None:
         self.scores, self.seed = scores, seed
@@ -112,18 +111,17 @@ class RandomScores:
         progress: ProgressCallback | None = None,
         check: Callable[[], None] | None = None,
     ) -> RandomScores:
-        last = cls._last
-        if last is not None and last[0]() is table:
-            return last[1]
-        key = stored_cache_key(table)
-        suffix = f"random-{BASELINE_DIRECTIONS}-{BASELINE_SEED}"
-        scores = cache.load_array(key, suffix, (BASELINE_DIRECTIONS, table.rows.shape[0]), np.float32)
-        if scores is None:
-            scores = many_direction_scores(table, random_directions(table.width), progress, check)
-            cache.save_array(key, suffix, scores)
-        made = cls(np.asarray(scores), BASELINE_SEED)
-        cls._last = (weakref.ref(table), made)
-        return made
+        def make() -> RandomScores:
+            scores = cached_array(
+                table,
+                f"random-{BASELINE_DIRECTIONS}-{BASELINE_SEED}",
+                (BASELINE_DIRECTIONS, table.rows.shape[0]),
+                np.float32,
+                lambda: many_direction_scores(table, random_directions(table.width), progress, check),
+            )
+            return cls(np.asarray(scores), BASELINE_SEED)
+
+        return cls._last.get(table, make)
 
     def baseline(self, ids_a: np.ndarray, ids_b: np.ndarray) -> Baseline:
         """Each random direction's figures for these examples (only their separation is computed here)."""

@@ -9,16 +9,14 @@ table (and kept on disk for a mapped half-precision table).
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..common import cache
 from ..common.progress import ProgressCallback
 from ..tables.embedding_table import EmbeddingTable
-from .scores import stored_cache_key
+from .per_table import LastTable, cached_array
 
 _BLOCK_ROWS = 2048
 
@@ -45,7 +43,7 @@ class BestCoordinate:
 class CoordinateSpread:
     """Each coordinate's standard deviation over all unit rows of one table."""
 
-    _last: tuple[weakref.ref[EmbeddingTable], CoordinateSpread] | None = None
+    _last: LastTable[CoordinateSpread] = LastTable()
 
     def __init__(self, std: np.ndarray) -> None:
         self.std = std
@@ -57,17 +55,13 @@ class CoordinateSpread:
         progress: ProgressCallback | None = None,
         check: Callable[[], None] | None = None,
     ) -> CoordinateSpread:
-        last = cls._last
-        if last is not None and last[0]() is table:
-            return last[1]
-        key = stored_cache_key(table)
-        std = cache.load_array(key, "coordinate-std", (table.width,), np.float64)
-        if std is None:
-            std = column_std(table, progress, check)
-            cache.save_array(key, "coordinate-std", std)
-        made = cls(np.array(std))
-        cls._last = (weakref.ref(table), made)
-        return made
+        def make() -> CoordinateSpread:
+            std = cached_array(
+                table, "coordinate-std", (table.width,), np.float64, lambda: column_std(table, progress, check)
+            )
+            return cls(np.array(std))
+
+        return cls._last.get(table, make)
 
 
 def column_std(

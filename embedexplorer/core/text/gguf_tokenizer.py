@@ -12,8 +12,9 @@ from pathlib import Path
 import numpy as np
 
 from ..common.errors import TokenizerMismatchError
+from .llama_plamo2 import byte_tokens
 from .llama_pretokenizers import BPE_KINDS, PRE_TOKENIZERS, SPLITS
-from .llama_vocab import LlamaTokenizer, check_kind, token_texts
+from .llama_vocab import DEFAULT_UNKNOWN, LlamaTokenizer, byte_typed, check_kind, token_texts
 from .vocabulary import TokenizerFacts
 
 _PIECE_KINDS = ("llama", "bert", "t5")  # pieces that show a leading space as U+2581
@@ -31,6 +32,9 @@ def gguf_tokenizer_facts(metadata: dict[str, object], file_name: str) -> Tokeniz
     kind, pre = check_kind(metadata, file_name)
     byte_level = kind in BPE_KINDS and SPLITS[PRE_TOKENIZERS[pre].split].byte_encode
     escaped = kind in BPE_KINDS and PRE_TOKENIZERS[pre].escape_whitespaces
+    raw_tokens = token_texts([str(t) for t in tokens])
+    if kind == "plamo2":  # llama.cpp refuses a PLaMo-2 file without all 256 byte tokens
+        byte_tokens(raw_tokens, byte_typed(metadata, len(tokens)), file_name)
     unknown = metadata.get("tokenizer.ggml.unknown_token_id")
     if isinstance(unknown, (int, np.integer)) and not isinstance(unknown, bool) and not 0 <= unknown < len(tokens):
         # The characters it stands for would vanish from every text without a word.
@@ -38,10 +42,9 @@ def gguf_tokenizer_facts(metadata: dict[str, object], file_name: str) -> Tokeniz
             f"{file_name} names token {int(unknown):,} as its unknown token, but its vocabulary has "
             f"{len(tokens):,} tokens (0 to {len(tokens) - 1:,})."
         )
-    defaults = {"llama": 0, "bert": 100, "t5": 2}
-    unknown_id = int(unknown) if isinstance(unknown, (int, np.integer)) else defaults.get(kind)
+    unknown_id = int(unknown) if isinstance(unknown, (int, np.integer)) else DEFAULT_UNKNOWN.get(kind)
     return TokenizerFacts(
-        raw_tokens=token_texts([str(t) for t in tokens]),
+        raw_tokens=raw_tokens,
         size=len(tokens),
         byte_level=byte_level,
         sentencepiece=kind in _PIECE_KINDS or escaped,

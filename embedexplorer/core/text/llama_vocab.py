@@ -4,7 +4,8 @@ Ported step by step from src/llama-vocab.cpp (the version in ``llama_pretokenize
 user-defined tokens cut the text first (control tokens do not: they are read as
 letters), then each piece goes through the kind's own algorithm: SPM's bigram merges
 by score, BPE's merges by rank after llama.cpp's split, WPM's longest match, UGM's
-Viterbi after the file's own normaliser, RWKV's longest match on bytes.
+Viterbi after the file's own normaliser, RWKV's longest match on bytes, PLaMo-2's
+Viterbi over its table of token suffixes (``llama_plamo2``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..common.errors import TokenizerFailedError, TokenizerMismatchError
+from .llama_plamo2 import Plamo2
 from .llama_pretokenizers import BPE_KINDS, PRE_TOKENIZERS, SPLITS, PreTokenizer
 from .llama_split import split_words
 from .llama_unicode import ACCENT_MARK, CONTROL, PUNCTUATION, SYMBOL, WHITESPACE, flags_of, nfd_first, to_lower
@@ -24,9 +26,8 @@ from .llama_unicode import ACCENT_MARK, CONTROL, PUNCTUATION, SYMBOL, WHITESPACE
 A_UNKNOWN, A_UNUSED, A_NORMAL, A_CONTROL, A_USER_DEFINED, A_BYTE = 1, 2, 4, 8, 16, 32
 A_LSTRIP, A_RSTRIP = 128, 256
 _ATTR_OF_TYPE = {0: 0, 1: A_NORMAL, 2: A_UNKNOWN, 3: A_CONTROL, 4: A_USER_DEFINED, 5: A_UNUSED, 6: A_BYTE}
-# The model kinds llama.cpp reads (tokenizer.ggml.model); "plamo2" is known to it but not rebuilt here.
-KINDS = ("llama", "gpt2", "hybriddna", "whitespace", "gemma4", "bert", "t5", "rwkv", "test")
-_NOT_REBUILT = ("plamo2",)
+# The model kinds llama.cpp reads (tokenizer.ggml.model), every one rebuilt here.
+KINDS = ("llama", "gpt2", "hybriddna", "whitespace", "gemma4", "bert", "t5", "rwkv", "plamo2", "test")
 _C_SPACE = " \t\n\v\f\r"
 _ESCAPED_SPACE = "\u2581"
 
@@ -55,20 +56,18 @@ _FIM_KEYS = {
     "fim_rep": ("tokenizer.ggml.fim_rep_token_id",),
     "fim_sep": ("tokenizer.ggml.fim_sep_token_id",),
 }
-_DEFAULT_UNKNOWN = {"llama": 0, "bert": 100, "t5": 2, "plamo2": 0}
+# llama.cpp's special ids for a file without the key (llama_vocab::impl::load).
+DEFAULT_UNKNOWN = {"llama": 0, "bert": 100, "t5": 2, "plamo2": 0}
+_DEFAULT_END_OF_SENTENCE = {"llama": 2, "gpt2": 11, "hybriddna": 11, "whitespace": 11, "t5": 1, "plamo2": 2}
 
 
 def check_kind(metadata: dict[str, object], file_name: str) -> tuple[str, str]:
     """The file's (kind, pre-tokenizer name), or a one-sentence refusal of what llama.cpp does not read."""
     kind = str(metadata.get("tokenizer.ggml.model", ""))
-    if kind in _NOT_REBUILT:
-        raise TokenizerMismatchError(
-            f"{file_name} uses llama.cpp's {kind!r} tokenizer, which EmbedExplorer does not rebuild yet."
-        )
     if kind not in KINDS:
         raise TokenizerMismatchError(
             f"{file_name} uses a tokenizer of type {kind!r}, which llama.cpp does not know either "
-            f"(it reads {', '.join(KINDS + _NOT_REBUILT)})."
+            f"(it reads {', '.join(KINDS)})."
         )
     pre = str(metadata.get("tokenizer.ggml.pre", "") or "default")
     if kind == "gemma4":
@@ -90,6 +89,7 @@ class _Vocab:
     ids: dict[str, int]  # text -> id; the last id wins, as in llama.cpp's token_to_id
     attrs: list[int]
     scores: np.ndarray
+    is_byte: np.ndarray  # typed BYTE in the file, before the changes by text (PLaMo-2's table is built before)
 
 
 class LlamaTokenizer:
@@ -97,11 +97,12 @@ class LlamaTokenizer:
 
     def __init__(self, metadata: dict[str, object], file_name: str) -> None:
         self.kind, self.pre_name = check_kind(metadata, file_name)
+        self.file_name = file_name
         tokens = metadata.get("tokenizer.ggml.tokens")
         if not isinstance(tokens, list) or not tokens:
             raise TokenizerMismatchError(f"{file_name} has no tokenizer in its metadata (tokenizer.ggml.tokens).")
         self.vocab = _read_vocab(metadata, [str(t) for t in tokens])
-        self.unknown_id = _special_id(metadata, "tokenizer.ggml.unknown_token_id", _DEFAULT_UNKNOWN.get(self.kind))
+        self.unknown_id = _special_id(metadata, "tokenizer.ggml.unknown_token_id", DEFAULT_UNKNOWN.get(self.kind))
         if self.unknown_id is not None and not 0 <= self.unknown_id < len(self.vocab.tokens):
             self.unknown_id = None
         self.special = _special_tokens(self.vocab)
@@ -165,6 +166,9 @@ class LlamaTokenizer:
             return _Ugm(self.vocab, metadata, self.unknown_id, self.add_space_prefix).encode
         if self.kind == "rwkv":
             return _Rwkv(self.vocab).encode
+        if self.kind == "plamo2":
+            vocab = self.vocab
+            return Plamo2(vocab.tokens, vocab.ids, vocab.scores, vocab.is_byte, self.file_name).encode
         return _hash_encoder(len(self.vocab.tokens))
 
 
@@ -184,15 +188,24 @@ def _read_vocab(metadata: dict[str, object], tokens: list[str]) -> _Vocab:
         attrs = np.where(known, table[np.clip(types[:count], 0, 255)], 0).tolist()
     else:
         attrs = [A_NORMAL] * count
+    is_byte = byte_typed(metadata, count)
     scores = metadata.get("tokenizer.ggml.scores")
     if isinstance(scores, np.ndarray) and scores.shape[0] >= count:
         score_array = np.asarray(scores[:count], dtype=np.float32)
     else:
         score_array = np.zeros(count, dtype=np.float32)
     ids = dict(zip(tokens, range(count), strict=True))  # the last id of a repeated text wins, as in llama.cpp
-    vocab = _Vocab(tokens, ids, attrs, score_array)
+    vocab = _Vocab(tokens, ids, attrs, score_array, is_byte)
     _adjust_attributes(vocab, metadata)
     return vocab
+
+
+def byte_typed(metadata: dict[str, object], count: int) -> np.ndarray:
+    """Which tokens the file types BYTE (6), before llama.cpp changes any type by the token's text."""
+    types = metadata.get("tokenizer.ggml.token_type")
+    if isinstance(types, np.ndarray) and types.shape[0] >= count:
+        return np.asarray(types[:count] == 6)
+    return np.zeros(count, dtype=bool)
 
 
 def _adjust_attributes(vocab: _Vocab, metadata: dict[str, object]) -> None:
@@ -213,7 +226,8 @@ def _adjust_attributes(vocab: _Vocab, metadata: dict[str, object]) -> None:
     has_call = "<|call|>" in ids or "<|calls|>" in ids
     if "<|end|>" in ids and has_call and ("<|return|>" in ids or "<|flush|>" in ids):
         attrs[ids["<|end|>"]] = A_USER_DEFINED
-    eos = _special_id(metadata, "tokenizer.ggml.eos_token_id", None)
+    kind = str(metadata.get("tokenizer.ggml.model", ""))
+    eos = _special_id(metadata, "tokenizer.ggml.eos_token_id", _DEFAULT_END_OF_SENTENCE.get(kind))
     eos_text = vocab.tokens[eos] if eos is not None and 0 <= eos < len(vocab.tokens) else ""
     if "</s>" in ids and ("<|tool_response>" in ids or eos_text == "<|plamo:eos|>"):
         attrs[ids["</s>"]] = A_NORMAL

@@ -25,18 +25,18 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parents[2])]  # these helpers, and this checkout's package
 
 from texts import texts  # noqa: E402
-from vocab_files import LLAMA_CPP, LLAMA_CPP_PYTHON, all_files, vocab_folder, write_derived  # noqa: E402
+from vocab_files import EXTRA_TEXTS, LLAMA_CPP, LLAMA_CPP_PYTHON, all_files, vocab_folder, write_derived  # noqa: E402
 
 OUT = HERE / "expected.json.gz"
 
 
 def ids_of_one_file(path: str) -> None:
-    """Child: print the ids of every text as one JSON line (None where llama.cpp refused the text)."""
+    """Child: print the ids of every text (and the file's EXTRA_TEXTS) as one JSON line (None: llama.cpp refused)."""
     from llama_cpp import Llama
 
     model = Llama(model_path=path, vocab_only=True, verbose=False)
     out = []
-    for text in texts():
+    for text in texts() + EXTRA_TEXTS.get(Path(path).name, []):
         try:
             out.append(model.tokenize(text.encode("utf-8"), add_bos=False, special=False))
         except Exception:  # noqa: BLE001 - llama.cpp refused this text; say so in the data

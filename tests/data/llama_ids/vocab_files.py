@@ -3,8 +3,9 @@
 Real ones: llama.cpp's models/ggml-vocab-*.gguf, which .ci/setup extracts from llama-cpp-python's
 source package.  Derived ones, for the pre-tokenizers and kinds llama.cpp ships no file for:
 a real file with ``tokenizer.ggml.pre`` (or ``tokenizer.ggml.model``) changed, so that llama.cpp
-runs that split or kind on a real vocabulary; and RWKV's world vocabulary (from the rwkv
-package's wheel, which .ci/setup fetches too), converted as llama.cpp's converter does.
+runs that split or kind on a real vocabulary; RWKV's world vocabulary (from the rwkv
+package's wheel, which .ci/setup fetches too), converted as llama.cpp's converter does; and
+a PLaMo-2 vocabulary made from Llama's SentencePiece one as PLaMo-2's converter writes it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,15 @@ from pathlib import Path
 LLAMA_CPP_PYTHON = "0.3.36"
 LLAMA_CPP = "llama.cpp 0c1e570 (2026-10-01), as vendored by llama-cpp-python 0.3.36"
 RWKV_VOCAB = "rwkv_vocab_v20230424.txt"
+# Texts a file's quirks need, stored after texts.py's in its ids: llama.cpp's PLaMo-2 table drops a
+# leading U+FEFF, reads specials and <0xXX> as text, and stops its walk at the converter's [PADn]
+# tokens (scored -1000), so the "x" before "[PAD1]" falls back to its byte.
+EXTRA_TEXTS = {
+    "derived-kind-plamo2.gguf": [
+        "\ufeffhello world", "\ufeff", "a\ufeffb", " \ufeff", "[PAD1]", "x[PAD1]y", "[PAD2][PAD3]", "ab [PAD3]!",
+        "<|plamo:bos|>Hi<|plamo:eos|>", "<|plamo:pad|>", "<0x41><0xFF>",
+    ],
+}  # fmt: skip
 # Real files that stand for a split already; every other (split, options) of PRE_TOKENIZERS gets a derived file.
 _BASE = "ggml-vocab-gpt-2.gguf"
 
@@ -55,7 +65,55 @@ def derived_files() -> dict[str, tuple[str, dict[str, object]]]:
     out["derived-kind-test.gguf"] = (_BASE, {"tokenizer.ggml.model": "test"})
     if rwkv_keys():
         out["derived-kind-rwkv.gguf"] = (_BASE, rwkv_keys())
+    out["derived-kind-plamo2.gguf"] = ("ggml-vocab-llama-spm.gguf", plamo2_keys())
+    # The same with Llama's own scores (0 down to -31,740, one -1000, one -1e9): llama.cpp's table
+    # drops every score below -2000, stops its walk at -1000 and overflows its int32 at -1e9.
+    raw_scores = [float(s) for s in _read("ggml-vocab-llama-spm.gguf")["tokenizer.ggml.scores"]]  # type: ignore[attr-defined]
+    out["derived-kind-plamo2-raw-scores.gguf"] = (
+        "ggml-vocab-llama-spm.gguf",
+        {**plamo2_keys(), "tokenizer.ggml.scores": raw_scores + [0.0, -1000.0, -1000.0, -1000.0]},
+    )
     return out
+
+
+@lru_cache(maxsize=1)
+def plamo2_keys() -> dict[str, object]:
+    """Llama's SentencePiece vocabulary as PLaMo-2's converter would write it (conversion/base.py, _set_vocab_plamo).
+
+    PLaMo-2's tokenizer.jsonl keeps spaces as spaces, scores pieces with log-probabilities,
+    types its specials <|plamo:...|> CONTROL (UNKNOWN for unk) and its 256 <0xXX> pieces BYTE;
+    the converter pads the vocabulary with [PADn] tokens scored -1000, typed UNUSED.  So: the
+    same pieces with U+2581 as a space, a Zipf log-probability from each piece's rank (ties
+    at 10^-4, llama.cpp's resolution, come out as real ones do), the specials renamed.
+    """
+    import numpy as np
+
+    base = _read("ggml-vocab-llama-spm.gguf")
+    tokens = [str(t).replace("\u2581", " ") for t in base["tokenizer.ggml.tokens"]]  # type: ignore[attr-defined]
+    types = [int(t) for t in base["tokenizer.ggml.token_type"]]  # type: ignore[attr-defined]
+    ranks = -np.asarray(base["tokenizer.ggml.scores"], dtype=np.float64)
+    scores = np.where(np.asarray(types) == 1, -(np.log1p(ranks) + 3.0), 0.0).tolist()
+    tokens[:3] = ["<|plamo:unk|>", "<|plamo:bos|>", "<|plamo:eos|>"]
+    tokens.append("<|plamo:pad|>")
+    types.append(3)
+    scores.append(0.0)
+    for i in range(1, 4):
+        tokens.append(f"[PAD{i}]")
+        types.append(5)
+        scores.append(-1000.0)
+    return {
+        "tokenizer.ggml.model": "plamo2",
+        "tokenizer.ggml.pre": "default",
+        "tokenizer.ggml.tokens": tokens,
+        "tokenizer.ggml.scores": scores,
+        "tokenizer.ggml.token_type": types,
+        "tokenizer.ggml.bos_token_id": 1,
+        "tokenizer.ggml.eos_token_id": 2,
+        "tokenizer.ggml.padding_token_id": len(tokens) - 4,
+        "tokenizer.ggml.unknown_token_id": 0,
+        "tokenizer.ggml.add_space_prefix": False,
+        "llama.vocab_size": len(tokens),
+    }
 
 
 @lru_cache(maxsize=1)
@@ -107,6 +165,8 @@ def metadata_of(name: str) -> dict[str, object]:
             metadata.pop(key, None)
         elif key == "tokenizer.ggml.token_type":
             metadata[key] = np.asarray(value, dtype=np.int32)
+        elif key == "tokenizer.ggml.scores":
+            metadata[key] = np.asarray(value, dtype=np.float32)
         else:
             metadata[key] = value
     return metadata
@@ -127,11 +187,11 @@ def write_derived(name: str, folder: Path) -> Path:
     reader = gguf.GGUFReader(str(vocab_folder() / base))
     architecture = str(reader.fields["general.architecture"].contents())
     writer = gguf.GGUFWriter(str(folder / name), architecture)
-    rwkv = changes.get("tokenizer.ggml.model") == "rwkv"
+    own_vocabulary = "tokenizer.ggml.tokens" in changes  # none of the base's tokenizer keys
     for key, field in reader.fields.items():
         if key.startswith("GGUF.") or key == "general.architecture" or key in changes:
             continue
-        if rwkv and key.startswith("tokenizer."):
+        if own_vocabulary and key.startswith("tokenizer."):
             continue
         sub_type = field.types[-1] if len(field.types) > 1 else None
         writer.add_key_value(key, field.contents(), field.types[0], sub_type=sub_type)
@@ -144,6 +204,10 @@ def write_derived(name: str, folder: Path) -> Path:
             writer.add_token_list(value)  # type: ignore[arg-type]
         elif key == "tokenizer.ggml.token_type":
             writer.add_token_types(value)  # type: ignore[arg-type]
+        elif key == "tokenizer.ggml.scores":
+            writer.add_token_scores(value)  # type: ignore[arg-type]
+        elif isinstance(value, bool):
+            writer.add_bool(key, value)
         else:
             writer.add_uint32(key, int(value))  # type: ignore[call-overload]
     writer.write_header_to_file()
