@@ -654,7 +654,10 @@ class MapView(QWidget):
         shown = self.family_map
         if shown is None:
             return False
-        return self._write(path, "map", lambda: write_map_page(path, shown, self.model_name, self._hidden))
+        change = self.canvas.change  # the colours by change, when the map shows them
+        return self._write(
+            path, "map", lambda: write_map_page(path, shown, self.model_name, self._hidden, change=change)
+        )
 
     def export_points_dialog(self) -> None:
         """File > Export points...: the points as CSV or JSON, by the chosen kind."""

@@ -151,3 +151,83 @@ def test_the_map_coloured_by_neighbours_kept_matches_numpy_and_turns_off(  # typ
     for index, family in enumerate(shown.families):
         assert canvas._family_items[family].opts["brush"].color() == theme.family_colour(index)
     assert "Colour:" not in canvas.caption_html
+
+
+def test_the_web_page_of_a_map_coloured_by_change_shows_the_windows_colours(  # type: ignore[no-untyped-def]
+    qtbot, window, quantised, tmp_path
+) -> None:
+    from tests.browser import Chromium
+    from tests.core.test_map_page_browser import pixel, tip
+
+    open_model(qtbot, window, "bundled")
+    canvas = window.panes.map_view.canvas
+    shown = canvas.map
+    assert shown is not None
+    # One word is left out of the comparison: grey in the window, grey on the page.
+    left_out = next(i for i, p in enumerate(shown.pieces) if len(p) == 1 and shown.family_of[i] >= 0)
+    words = sorted({t for i, p in enumerate(shown.pieces) if i != left_out for t in p} - set(shown.pieces[left_out]))
+    open_compare(window)
+    pane = window.panes.compare.pane
+    with qtbot.waitSignal(window.client.channel(COMPARE).ready, timeout=COMPARE_TIMEOUT_MS):
+        window.client.submit(COMPARE, CompareRequest(str(quantised), K, words=tuple(words)))
+    qtbot.mouseClick(pane.colour_map, Qt.MouseButton.LeftButton)
+    settle()
+    change = window.state.map_change
+    assert change is not None
+    brushes = point_brushes(canvas)
+    page = tmp_path / "coloured.html"
+    assert window.panes.map_view.export_page_to(str(page))
+
+    with Chromium(width=1280, height=800) as browser:
+        browser.open(page)
+        assert browser.requests() == [page.resolve().as_uri()]  # still nothing but the file itself
+        assert browser.evaluate("window.mapPage.drawn()") == len(shown)
+        shot = tmp_path / "coloured.png"
+        browser.screenshot(shot)
+        places = [browser.evaluate(f"window.mapPage.screenOf({i})") for i in range(len(shown))]
+        xy = np.array([[p["x"], p["y"]] for p in places])
+        gaps = np.linalg.norm(xy[:, None] - xy[None], axis=2) + np.eye(len(shown)) * 1e9
+        alone = [i for i in range(len(shown)) if gaps[i].min() > 14]  # no other dot or its outline over it
+        assert len(alone) > 20
+        for i in alone:
+            expected = brushes[i].color().name().upper()  # type: ignore[attr-defined]
+            assert pixel(shot, *xy[i]) == expected, shown.labels[i]
+        assert len({brushes[i].color().name() for i in alone}) > 2  # type: ignore[attr-defined]
+        # What the colours mean: the caption's line and the scale beside the map.
+        caption = browser.evaluate("document.getElementById('caption').innerText")
+        assert change.sentence() in caption and "neighbours kept of k = 10" in caption
+        legend = browser.evaluate(
+            "(() => { const f = document.getElementById('change'); return {hidden: f.hidden, rows: Array.from("
+            "f.querySelectorAll('.family')).map(r => [getComputedStyle(r.firstChild).backgroundColor,"
+            " r.innerText])}; })()"
+        )
+        assert not legend["hidden"]
+        assert [text for _, text in legend["rows"]] == [
+            "0 of 10 neighbours kept", "5", "10 of 10 (unchanged)", "not compared (not in B)"
+        ]
+        for (colour, _), share in zip(legend["rows"], (0.0, 0.5, 1.0, None), strict=True):
+            expected = change_colour(share)
+            assert colour == f"rgb({expected.red()}, {expected.green()}, {expected.blue()})"
+        # A dot's tip says its value, as the comparison has it; the one left out says it was not compared.
+        for i in (alone[0], left_out):
+            browser.mouse("mouseMoved", *places[i].values())
+            value = change.value_of(tuple(shown.pieces[i]))
+            said = "not compared" if value is None else f"neighbours kept: {value:g} of {K}"
+            assert tip(browser)["token"] == shown.labels[i]
+            assert browser.evaluate("document.querySelector('#tip .tip-change').textContent") == said
+        assert change.value_of(tuple(shown.pieces[left_out])) is None
+
+    # Unticked: the page has the family colours again and no scale.
+    qtbot.mouseClick(pane.colour_map, Qt.MouseButton.LeftButton)
+    settle()
+    plain = tmp_path / "plain.html"
+    assert window.panes.map_view.export_page_to(str(plain))
+    with Chromium(width=1280, height=800) as browser:
+        browser.open(plain)
+        assert browser.evaluate("document.getElementById('change').hidden") is True
+        assert "Colour:" not in browser.evaluate("document.getElementById('caption').innerText")
+        shot = tmp_path / "plain.png"
+        browser.screenshot(shot)
+        i = alone[0]  # the caption is a line shorter: the point is drawn elsewhere
+        place = browser.evaluate(f"window.mapPage.screenOf({i})")
+        assert pixel(shot, place["x"], place["y"]) == theme.family_colour(int(shown.family_of[i])).name().upper()

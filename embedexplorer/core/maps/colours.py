@@ -20,3 +20,30 @@ FAMILY_COLOURS = (
 def family_colour_hex(index: int) -> str:
     """The colour of family ``index`` (the list repeats past its end)."""
     return FAMILY_COLOURS[index % len(FAMILY_COLOURS)]
+
+
+# The map coloured by change: ColorBrewer's seven-class RdYlBu, from the most changed (red) through
+# yellow to unchanged (blue), read apart by most colour-blind eyes too. Mixing its two ends alone
+# would pass through grey, which is the colour of a token that was not compared.
+CHANGE_STOPS = ("#d73027", "#fc8d59", "#fee090", "#ffffbf", "#e0f3f8", "#91bfdb", "#4575b4")
+NOT_COMPARED = "#969696"
+
+
+def change_rgb(share: float | None) -> tuple[int, int, int]:
+    """The colour of a point ``share`` of the way from most changed (0) to unchanged (1); grey for None."""
+    if share is None:
+        return _rgb(NOT_COMPARED)
+    where = min(1.0, max(0.0, share)) * (len(CHANGE_STOPS) - 1)
+    low = min(int(where), len(CHANGE_STOPS) - 2)
+    start, end, t = _rgb(CHANGE_STOPS[low]), _rgb(CHANGE_STOPS[low + 1]), where - low
+    red, green, blue = (round(a + (b - a) * t) for a, b in zip(start, end, strict=True))
+    return red, green, blue
+
+
+def change_hex(share: float | None) -> str:
+    return "#{:02x}{:02x}{:02x}".format(*change_rgb(share))
+
+
+def _rgb(hex_colour: str) -> tuple[int, int, int]:
+    value = int(hex_colour[1:], 16)
+    return (value >> 16) & 255, (value >> 8) & 255, value & 255

@@ -15,13 +15,14 @@ import re
 from collections.abc import Collection
 from html import escape
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
 from ...resources import resource_path
 from ..common.errors import EmbedExplorerError
 from ..common.files import atomic_write_bytes, read_regular
-from .colours import FAMILY_COLOURS
+from .colours import FAMILY_COLOURS, change_hex
 from .family_map import FamilyMap
 from .map_caption import caption_lines
 from .provenance import stamped
@@ -39,6 +40,28 @@ class PageError(EmbedExplorerError):
     """The page could not be written."""
 
 
+class ChangeColouring(Protocol):
+    """How much each token changed between two tables (core/compare/map_change.py's ``MapChange``)."""
+
+    @property
+    def measure(self) -> str: ...  # "overlap" or "row cosine"
+
+    @property
+    def low(self) -> float: ...  # the value drawn as the most changed
+
+    @property
+    def high(self) -> float: ...
+
+    @property
+    def k(self) -> int: ...
+
+    def value_of(self, ids: tuple[int, ...]) -> float | None: ...
+
+    def share(self, value: float) -> float: ...
+
+    def sentence(self) -> str: ...
+
+
 def clean(text: str) -> str:
     return _NOT_TEXT.sub("\ufffd", text)
 
@@ -48,8 +71,15 @@ def _packed(values: np.ndarray, dtype: str) -> str:
     return base64.b64encode(np.ascontiguousarray(values, dtype=np.dtype(dtype).newbyteorder("<")).tobytes()).decode()
 
 
-def page_data(shown: WordMap, model_name: str, hidden: Collection[str], facts: dict[str, object]) -> dict[str, object]:
-    """What the page's script reads: the points packed, the words, families, caption and facts."""
+def page_data(
+    shown: WordMap,
+    model_name: str,
+    hidden: Collection[str],
+    facts: dict[str, object],
+    change: ChangeColouring | None = None,
+) -> dict[str, object]:
+    """What the page's script reads: the points packed, the words, families, caption and facts;
+    with ``change``, each point's colour on the change scale (the window's own colours) and its value."""
     labels = [clean(label) for label in shown.labels]
     texts = [None if clean(t) == label else clean(t) for t, label in zip(shown.texts, labels, strict=True)]
     return {
@@ -66,18 +96,49 @@ def page_data(shown: WordMap, model_name: str, hidden: Collection[str], facts: d
         "families": [clean(name) for name in shown.families],
         "colours": [FAMILY_COLOURS[i % len(FAMILY_COLOURS)] for i in range(len(shown.families))],
         "hidden": sorted(clean(name) for name in hidden if name in shown.families),
-        "caption": [clean(line) for line in caption_lines(shown, model_name, hidden)],
+        "caption": [clean(line) for line in caption_lines(shown, model_name, hidden)]
+        + ([clean(change.sentence())] if change is not None else []),
         "provenance": facts,
+        "change": None if change is None else change_data(shown, change),
+    }
+
+
+def change_data(shown: WordMap, change: ChangeColouring) -> dict[str, object]:
+    """Each point's colour (an index into a palette of the colours used) and value (NaN: not compared),
+    with the scale's legend, as the window colours its map."""
+    values = [change.value_of(tuple(pieces)) for pieces in shown.pieces]
+    colours = [change_hex(None if value is None else change.share(value)) for value in values]
+    palette = sorted(set(colours))
+    index = {colour: i for i, colour in enumerate(palette)}
+    if change.measure == "overlap":
+        ends = [f"{change.low:g} of {change.k} neighbours kept", f"{(change.low + change.high) / 2:g}",
+                f"{change.high:g} of {change.k} (unchanged)"]
+    else:
+        middle = (change.low + change.high) / 2
+        ends = [f"row cosine {change.low:.3f}", f"{middle:.4f}", f"{change.high:.3f} (unchanged)"]
+    legend = [[change_hex(share), text] for share, text in zip((0.0, 0.5, 1.0), ends, strict=True)]
+    return {
+        "measure": change.measure,
+        "k": change.k,
+        "palette": palette,
+        "colour": _packed(np.array([index[c] for c in colours]), "uint16"),
+        "value": _packed(np.array([np.nan if v is None else v for v in values]), "float32"),
+        "legend": legend + [[change_hex(None), "not compared (not in B)"]],
     }
 
 
 def map_page(
-    the_map: FamilyMap | WordMap, model_name: str, hidden: Collection[str] = (), date: str | None = None
+    the_map: FamilyMap | WordMap,
+    model_name: str,
+    hidden: Collection[str] = (),
+    date: str | None = None,
+    change: ChangeColouring | None = None,
 ) -> str:
-    """The page's text. ``date`` (ISO 8601) is the export's; now when not given."""
+    """The page's text. ``date`` (ISO 8601) is the export's; now when not given. ``change``: the map
+    coloured by how much each token changed between two tables, as the window shows it."""
     shown = the_map if isinstance(the_map, WordMap) else from_family_map(the_map, model_name)
     facts = stamped(shown.provenance, date)
-    data = page_data(shown, model_name, hidden, facts)
+    data = page_data(shown, model_name, hidden, facts, change)
     # "<" escaped: no "</script>" or "<!--" in a token can end the data early.
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
     template = read_regular(resource_path(TEMPLATE), "page template", _TEMPLATE_LIMIT, PageError).decode("utf-8")
@@ -106,9 +167,10 @@ def write_map_page(
     model_name: str,
     hidden: Collection[str] = (),
     date: str | None = None,
+    change: ChangeColouring | None = None,
 ) -> None:
     """Write the page atomically: a failed write leaves no half page."""
-    page = map_page(the_map, model_name, hidden, date)
+    page = map_page(the_map, model_name, hidden, date, change)
     try:
         atomic_write_bytes(path, page.encode("utf-8"), through_link=True)  # a file the user named
     except OSError as exc:
