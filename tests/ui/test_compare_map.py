@@ -198,7 +198,7 @@ def test_the_web_page_of_a_map_coloured_by_change_shows_the_windows_colours(  # 
         assert change.sentence() in caption and "neighbours kept of k = 10" in caption
         legend = browser.evaluate(
             "(() => { const f = document.getElementById('change'); return {hidden: f.hidden, rows: Array.from("
-            "f.querySelectorAll('.family')).map(r => [getComputedStyle(r.firstChild).backgroundColor,"
+            "f.querySelectorAll('.scale')).map(r => [getComputedStyle(r.firstChild).backgroundColor,"
             " r.innerText])}; })()"
         )
         assert not legend["hidden"]

@@ -107,8 +107,11 @@ def change_data(shown: WordMap, change: ChangeColouring) -> dict[str, object]:
     """Each point's colour (an index into a palette of the colours used) and value (NaN: not compared),
     with the scale's legend, as the window colours its map."""
     values = [change.value_of(tuple(pieces)) for pieces in shown.pieces]
-    colours = [change_hex(None if value is None else change.share(value)) for value in values]
-    palette = sorted(set(colours))
+    shares = [None if value is None else change.share(value) for value in values]
+    colours = [change_hex(share) for share in shares]
+    # The page draws the rows colour by colour in this order: grey, then unchanged to most changed on top.
+    order = {colour: 2.0 if share is None else share for colour, share in zip(colours, shares, strict=True)}
+    palette = sorted(order, key=lambda colour: -order[colour])
     index = {colour: i for i, colour in enumerate(palette)}
     if change.measure == "overlap":
         ends = [f"{change.low:g} of {change.k} neighbours kept", f"{(change.low + change.high) / 2:g}",
