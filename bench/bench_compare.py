@@ -7,8 +7,10 @@ engine (``core/compare``) does that and everything else: matching the tokens, th
 overlaps, the rank in B of A's nearest, the row cosines and errors in float64.
 Goal: at most 1.5x the floor.
 
-Memory: the process's peak resident set while comparing, over the two tables (read once
-so they are resident) and one block of scores; goal at most 1.3x. ``--qwen`` runs the
+Memory: the peak resident set of a new process that opens the two tables and compares
+them, over its imports, against the two tables as float32 (what the floor holds) and one
+block of scores; goal at most 1.3x. (It is measured apart from the timing, whose process
+also holds the floor's float32 copies.) ``--qwen`` runs the
 same on a Qwen2-7B-sized pair (152,064 x 3,584), which takes hours on two cores.
 ``--queries N`` compares only the first N tokens (each still searched among all rows),
 in the floor and in the engine alike, for a shorter run on a busy machine.
@@ -18,26 +20,12 @@ from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-from bench.common import CACHE, Row, emit, gpt2_folder, machine_note
+from bench.common import CACHE, Row, emit, gpt2_folder, machine_note, run_python
 
 K = 10
-
-
-def _resident() -> tuple[int, int]:
-    """(current, peak) resident bytes of this process."""
-    values = {}
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(("VmRSS:", "VmHWM:")):
-            values[line.split(":")[0]] = int(line.split()[1]) * 1024
-    return values["VmRSS"], values["VmHWM"]
-
-
-def _reset_peak() -> None:
-    Path("/proc/self/clear_refs").write_text("5")  # Linux: VmHWM starts again from the current size
 
 
 def floor(rows_a: np.ndarray, rows_b: np.ndarray, k: int, per_block: int, queries: int) -> float:
@@ -51,6 +39,30 @@ def floor(rows_a: np.ndarray, rows_b: np.ndarray, k: int, per_block: int, querie
             scores[lines, lines + start] = -np.inf
             np.argpartition(scores, -k, axis=1)[:, -k:]
     return time.perf_counter() - began
+
+
+# The comparison alone in a new process: its peak resident set over its imports.
+MEMORY_CHILD = """
+import json
+import numpy as np
+from pathlib import Path
+from embedexplorer import open_table
+from embedexplorer.core.compare.comparison import compare_tables
+
+def resident():
+    values = {{}}
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(("VmRSS:", "VmHWM:")):
+            values[line.split(":")[0]] = int(line.split()[1]) * 1024
+    return values["VmRSS"], values["VmHWM"]
+
+before, _ = resident()
+a, b = open_table({a!r}), open_table({b!r})
+count = {count}
+words = None if count == a.rows.shape[0] else np.arange(count)
+result = compare_tables(a, b, {k}, words=words)
+print(json.dumps({{"grown": resident()[1] - before, "overlap": float(result.overlap.mean())}}))
+"""
 
 
 def pair_paths(qwen: bool) -> tuple[str, str]:
@@ -93,25 +105,26 @@ def run(qwen: bool = False, queries: int | None = None) -> list[Row]:
     count = min(queries or rows_a.shape[0], rows_a.shape[0])
     words = None if count == rows_a.shape[0] else np.arange(count)
     floor_seconds = [floor(rows_a, rows_b, K, rows_per_block(rows_a.shape[0]), count)]
-    # The floor's unit copies are gone; the tables stay resident, read once above.
-    float(np.asarray(a.rows).sum() + np.asarray(b.rows).sum())
-    before, _ = _resident()
-    _reset_peak()
     began = time.perf_counter()
     result = compare_tables(a, b, K, words=words)
     engine_seconds = time.perf_counter() - began
-    _, peak = _resident()
     floor_seconds.append(floor(rows_a, rows_b, K, rows_per_block(rows_a.shape[0]), count))
     base = float(np.median(floor_seconds))
-    # Resident before the comparison: the interpreter, its libraries and the two tables.
-    memory_ratio = (tables + peak - before) / (tables + block)
     shape = f"{rows_a.shape[0]:,} x {rows_a.shape[1]:,}" + ("" if words is None else f", first {count:,} tokens")
+    del rows_a, rows_b
+    storages = f"storage {a.storage_note()} and {b.storage_note()}"
+    a.close()
+    b.close()
+    alone = run_python(MEMORY_CHILD.format(a=path_a, b=path_b, count=count, k=K), timeout=6 * 3600)
+    grown = int(alone["grown"])  # type: ignore[call-overload]
+    memory_ratio = grown / (tables + block)
     note = f"mean overlap@{K} {result.overlap.mean():.2f}; {machine_note()}"
     return [
         Row(f"compare every token, {shape} pair, k={K}", engine_seconds, "s", base, "plain floor (two passes)",
             engine_seconds / base, "<= 1.5x", engine_seconds / base <= 1.5, note),
-        Row("peak memory while comparing", (tables + peak - before) / 1e6, "MB", (tables + block) / 1e6,
-            "two tables plus one block", memory_ratio, "<= 1.3x", memory_ratio <= 1.3, ""),
+        Row("peak memory of a process that opens both and compares", grown / 1e6, "MB", (tables + block) / 1e6,
+            "two float32 tables plus one block", memory_ratio, "<= 1.3x", memory_ratio <= 1.3,
+            storages),
     ]  # fmt: skip
 
 
