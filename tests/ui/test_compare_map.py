@@ -63,22 +63,26 @@ def point_brushes(canvas) -> dict[int, object]:  # type: ignore[no-untyped-def]
     return brushes
 
 
-def test_the_map_coloured_by_neighbours_kept_matches_numpy_and_turns_off(  # type: ignore[no-untyped-def]
-    qtbot, window, minilm_table, quantised, tmp_path
-) -> None:
+def compare_all_but_one_word(qtbot, window, quantised):  # type: ignore[no-untyped-def]
+    """The bundled map compared with ``quantised`` on the tokens of every word but one, a one-token family
+    word (its point must stay grey and the caption say why): (the map, that word's index, the tokens)."""
     open_model(qtbot, window, "bundled")
-    canvas = window.panes.map_view.canvas
-    shown = canvas.map
+    shown = window.panes.map_view.canvas.map
     assert shown is not None
-    # One word of the map is left out of the comparison: its point must be grey and the caption say why.
     left_out = next(i for i, p in enumerate(shown.pieces) if len(p) == 1 and shown.family_of[i] >= 0)
     words = sorted({t for i, p in enumerate(shown.pieces) if i != left_out for t in p} - set(shown.pieces[left_out]))
     open_compare(window)
-    pane = window.panes.compare.pane
-    assert not pane.colour_map.isEnabled()  # nothing compared yet
-    channel = window.client.channel(COMPARE)
-    with qtbot.waitSignal(channel.ready, timeout=COMPARE_TIMEOUT_MS):
+    assert not window.panes.compare.pane.colour_map.isEnabled()  # nothing compared yet
+    with qtbot.waitSignal(window.client.channel(COMPARE).ready, timeout=COMPARE_TIMEOUT_MS):
         window.client.submit(COMPARE, CompareRequest(str(quantised), K, words=tuple(words)))
+    return shown, left_out, words
+
+
+def test_the_map_coloured_by_neighbours_kept_matches_numpy_and_turns_off(  # type: ignore[no-untyped-def]
+    qtbot, window, minilm_table, quantised, tmp_path
+) -> None:
+    shown, left_out, words = compare_all_but_one_word(qtbot, window, quantised)
+    canvas, pane = window.panes.map_view.canvas, window.panes.compare.pane
     assert pane.colour_map.isEnabled() and not pane.colour_map.isChecked()
     qtbot.mouseClick(pane.colour_map, Qt.MouseButton.LeftButton)
     settle()
@@ -159,17 +163,8 @@ def test_the_web_page_of_a_map_coloured_by_change_shows_the_windows_colours(  # 
     from tests.browser import Chromium
     from tests.core.test_map_page_browser import pixel, tip
 
-    open_model(qtbot, window, "bundled")
-    canvas = window.panes.map_view.canvas
-    shown = canvas.map
-    assert shown is not None
-    # One word is left out of the comparison: grey in the window, grey on the page.
-    left_out = next(i for i, p in enumerate(shown.pieces) if len(p) == 1 and shown.family_of[i] >= 0)
-    words = sorted({t for i, p in enumerate(shown.pieces) if i != left_out for t in p} - set(shown.pieces[left_out]))
-    open_compare(window)
-    pane = window.panes.compare.pane
-    with qtbot.waitSignal(window.client.channel(COMPARE).ready, timeout=COMPARE_TIMEOUT_MS):
-        window.client.submit(COMPARE, CompareRequest(str(quantised), K, words=tuple(words)))
+    shown, left_out, _ = compare_all_but_one_word(qtbot, window, quantised)
+    canvas, pane = window.panes.map_view.canvas, window.panes.compare.pane
     qtbot.mouseClick(pane.colour_map, Qt.MouseButton.LeftButton)
     settle()
     change = window.state.map_change
