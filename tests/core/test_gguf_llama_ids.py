@@ -131,7 +131,12 @@ def test_a_deepseek_r1_qwen_gguf_opens_and_answers_neighbours(tmp_path: Path) ->
     count = len(metadata_of("ggml-vocab-qwen2.gguf")["tokenizer.ggml.tokens"])  # type: ignore[arg-type]
     rows = np.random.default_rng(7).standard_normal((count, 16)).astype(np.float16)
     path = model_file(tmp_path, "ggml-vocab-qwen2.gguf", rows, {"tokenizer.ggml.pre": "deepseek-r1-qwen"})
-    result = run_cli("neighbours", text, "-k", "6", "--model", str(path), "--json")
+    assert_neighbours_are_float64s(path, text, token_id, rows)
+
+
+def assert_neighbours_are_float64s(path: Path, word: str, token_id: int, rows: np.ndarray) -> None:
+    """``neighbours word`` through the command line reads ``word`` as ``token_id`` and answers a float64 top 6."""
+    result = run_cli("neighbours", word, "-k", "6", "--model", str(path), "--json")
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout)
     assert out["query"]["id"] == token_id
@@ -161,12 +166,7 @@ def test_a_plamo2_gguf_opens_with_llama_cpp_ids_and_answers_neighbours(tmp_path:
     result = run_cli("tokens", text, "--model", str(path), "--json")
     assert result.returncode == 0, result.stderr
     assert [t["id"] for t in json.loads(result.stdout)["tokens"]] == by_text[text]
-    result = run_cli("neighbours", word, "-k", "6", "--model", str(path), "--json")
-    assert result.returncode == 0, result.stderr
-    out = json.loads(result.stdout)
-    assert out["query"]["id"] == token_id
-    ids, _ = float64_top_k(rows.astype(np.float64), rows[token_id].astype(np.float64), 6, (token_id,))
-    assert [n["id"] for n in out["neighbours"]] == ids
+    assert_neighbours_are_float64s(path, word, token_id, rows)
 
 
 def test_a_plamo2_gguf_without_a_byte_token_is_refused_in_one_line(tmp_path: Path) -> None:
