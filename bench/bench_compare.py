@@ -45,23 +45,16 @@ def floor(rows_a: np.ndarray, rows_b: np.ndarray, k: int, per_block: int, querie
 MEMORY_CHILD = """
 import json
 import numpy as np
-from pathlib import Path
+from bench.proc_memory import peak_bytes, resident_bytes
 from embedexplorer import open_table
 from embedexplorer.core.compare.comparison import compare_tables
 
-def resident():
-    values = {{}}
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(("VmRSS:", "VmHWM:")):
-            values[line.split(":")[0]] = int(line.split()[1]) * 1024
-    return values["VmRSS"], values["VmHWM"]
-
-before, _ = resident()
+before = resident_bytes()
 a, b = open_table({a!r}), open_table({b!r})
 count = {count}
 words = None if count == a.rows.shape[0] else np.arange(count)
 result = compare_tables(a, b, {k}, words=words)
-print(json.dumps({{"grown": resident()[1] - before, "overlap": float(result.overlap.mean())}}))
+print(json.dumps({{"grown": peak_bytes() - before, "overlap": float(result.overlap.mean())}}))
 """
 
 

@@ -45,10 +45,7 @@ print([int(i) for i in ids if int(i) != row][:{k}])
 MEMORY = """
 import json
 
-def hwm():
-    for line in open("/proc/self/status"):
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) * 1024
+from bench.proc_memory import peak_bytes as hwm
 
 from embedexplorer.core.tables.embedding_table import open_table
 before = hwm()
