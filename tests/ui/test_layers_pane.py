@@ -18,12 +18,12 @@ from embedexplorer.core.layers.output_head import percent
 from embedexplorer.jobs.base import JobContext, Session
 from embedexplorer.jobs.layer_jobs import LAYERS, LayersReply, LayersRequest, ModelMissing, run_layers
 from embedexplorer.jobs.table_jobs import NEIGHBOURS, ROW, NeighboursRequest
-from embedexplorer.ui.layers_pane import (
+from embedexplorer.ui.panes.layers_pane import LayersPane
+from embedexplorer.ui.panes.layers_text import (
     COLUMNS,
     GUESS_COLUMN,
     NEAREST_COLUMN,
     TWO_COLUMN,
-    LayersPane,
     label_fits,
     top_with_room,
 )

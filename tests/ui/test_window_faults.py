@@ -21,7 +21,7 @@ def test_export_into_a_folder_that_cannot_exist(qtbot, window, tmp_path) -> None
     open_model(qtbot, window, "bundled")
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder", encoding="utf-8")
-    assert not window.panes.map_view.export_to(str(blocker / "map.png"), 800)
+    assert not window.panes.map.exports.export_to(str(blocker / "map.png"), 800)
     assert "was not exported" in window.message_bar.text()
     assert blocker.read_text(encoding="utf-8") == "not a folder"
 
@@ -42,12 +42,12 @@ def test_existing_file_is_replaced_only_after_asking(qtbot, window, tmp_path, mo
         return question
 
     monkeypatch.setattr(QMessageBox, "question", answer(QMessageBox.StandardButton.No))
-    window.panes.map_view.export_dialog()
+    window.panes.map.exports.export_dialog()
     assert asked and "already exists" in asked[0]
     assert target.read_bytes() == b"the user's own picture"
 
     monkeypatch.setattr(QMessageBox, "question", answer(QMessageBox.StandardButton.Yes))
-    window.panes.map_view.export_dialog()
+    window.panes.map.exports.export_dialog()
     assert target.read_bytes().startswith(b"\x89PNG")
     assert window.settings.export_width == 700
 
@@ -82,7 +82,7 @@ def test_full_disk_leaves_the_old_file_and_no_fragment(qtbot, window, tmp_path) 
     with full_disk(folder) as reason:
         target = folder / "map.png"
         target.write_bytes(b"old map")
-        assert not window.panes.map_view.export_to(str(target), 2400)
+        assert not window.panes.map.exports.export_to(str(target), 2400)
         assert reason in window.message_bar.text()
         assert target.read_bytes() == b"old map"
         assert sorted(p.name for p in folder.iterdir()) == ["map.png"]  # no half-written temporary
@@ -158,7 +158,7 @@ def test_saving_families_into_a_full_disk_keeps_the_old_file(qtbot, window, tmp_
         target.write_text('{"families": {"old": [" one"]}}', encoding="utf-8")
         with contextlib.suppress(OSError), open(folder / "filler", "wb") as filler:
             filler.write(b"x" * 64 * 1024)  # fill every page that is left
-        assert not window.panes.map_view.save_families(str(target))
+        assert not window.panes.map.view.save_families(str(target))
         assert "unchanged" in window.message_bar.text()
         assert target.read_text(encoding="utf-8") == '{"families": {"old": [" one"]}}'
         assert sorted(p.name for p in folder.iterdir()) == ["families.json", "filler"]
