@@ -3,41 +3,34 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 
-from .core.common.terminal import terminal_safe
+from ...core.common.terminal import terminal_safe
+from ..arguments import positive_int
+from ..command import Answer, Command, ProgressReport
 
-ProgressReport = Callable[[int, int, str], None]
 
-
-def add_compare_parser(commands: argparse._SubParsersAction, positive_int: Callable[[str], int]) -> None:
-    compare = commands.add_parser(
-        "compare",
-        help="compare two tables token by token (quantisation, training, another model)",
-        description="Compare table A with table B token by token: each token's row cosine and how many of "
-        "its k nearest tokens in A are among its k nearest in B.",
-    )
-    compare.add_argument("a", help="the first model: folder, .gguf file, ollama:NAME, Hugging Face id or 'bundled'")
-    compare.add_argument("b", nargs="?", default=None, help="the second model (left out with --output-head)")
-    compare.add_argument("-k", type=positive_int, default=10, help="neighbours per token (default 10)")
-    compare.add_argument(
+def arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("a", help="the first model: folder, .gguf file, ollama:NAME, Hugging Face id or 'bundled'")
+    parser.add_argument("b", nargs="?", default=None, help="the second model (left out with --output-head)")
+    parser.add_argument("-k", type=positive_int, default=10, help="neighbours per token (default 10)")
+    parser.add_argument(
         "--words",
         default="all",
         help="which tokens: 'all' (default), a regular expression matched against each token of A, or @FILE "
         "(one word a line)",
     )
-    compare.add_argument(
+    parser.add_argument(
         "--output-head", action="store_true", help="compare A's token table with its own output head (lm_head)"
     )
-    compare.add_argument("--json", action="store_true", help="print JSON: one entry per compared token")
+    parser.add_argument("--json", action="store_true", help="print JSON: one entry per compared token")
 
 
-def run_compare(args: argparse.Namespace, progress: ProgressReport | None) -> tuple[dict[str, object], str]:
-    from .core.common.errors import EmbedExplorerError
-    from .core.compare.comparison import compare_tables
-    from .core.compare.output_head import output_head_table
-    from .core.maps.word_sets import choose
-    from .core.tables.embedding_table import open_table
+def run(args: argparse.Namespace, progress: ProgressReport | None) -> Answer:
+    from ...core.common.errors import EmbedExplorerError
+    from ...core.compare.comparison import compare_tables
+    from ...core.compare.output_head import output_head_table
+    from ...core.maps.word_sets import choose
+    from ...core.tables.embedding_table import open_table
 
     if (args.b is None) == (not args.output_head):
         raise EmbedExplorerError("compare needs a second model B, or --output-head (and then no B).")
@@ -87,3 +80,13 @@ def summary_text(payload: dict[str, object]) -> str:
             cosine = "" if entry["row_cosine"] is None else f"  row cosine {entry['row_cosine']:.4f}"
             lines.append(f"  {terminal_safe(entry['token']):<20} overlap {entry['overlap']}/{k}{cosine}")
     return "\n".join(lines)
+
+
+COMMAND = Command(
+    "compare",
+    "compare two tables token by token (quantisation, training, another model)",
+    arguments,
+    run=run,
+    description="Compare table A with table B token by token: each token's row cosine and how many of "
+    "its k nearest tokens in A are among its k nearest in B.",
+)
