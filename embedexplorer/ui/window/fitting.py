@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QByteArray, QEvent, QObject, QTimer
+from PySide6.QtCore import QByteArray, QChildEvent, QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QGuiApplication, QResizeEvent
-from PySide6.QtWidgets import QComboBox, QMainWindow, QSplitter, QTabWidget, QToolBar
+from PySide6.QtWidgets import QComboBox, QDialog, QMainWindow, QSplitter, QTabWidget, QToolBar, QWidget
 
 from ..panes.neighbours_pane import NeighboursPane
 from ..panes.row_view import RowView
@@ -214,7 +214,7 @@ def _later(owner: QObject, call: Callable[[], None]) -> QTimer:
 FRAME_WAIT_MS = 2000
 
 
-def fit_to_screen(window: QMainWindow) -> None:
+def fit_to_screen(window: QWidget) -> None:
     """Never larger than the screen's free area (a laptop's 1366x768 or 1024x640), frame included, and on it."""
     screen = window.screen() or QGuiApplication.primaryScreen()
     if screen is None:
@@ -243,7 +243,7 @@ class ScreenFit(QObject):
     inside the screen. A size asked for (a person's, a test's) is left alone.
     """
 
-    def __init__(self, window: QMainWindow) -> None:
+    def __init__(self, window: QWidget) -> None:
         super().__init__(window)
         self.window = window
         self._frame_pending = False
@@ -252,7 +252,13 @@ class ScreenFit(QObject):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
         kind = event.type()
-        if kind == QEvent.Type.Show:
+        if kind == QEvent.Type.ChildPolished and isinstance(event, QChildEvent):
+            # A dialog of this window (or of one of its dialogs) is about to show: it fits the screen too.
+            child = event.child()
+            own = Qt.FindChildOption.FindDirectChildrenOnly
+            if isinstance(child, QDialog) and child.isWindow() and not child.findChildren(ScreenFit, "", own):
+                ScreenFit(child)
+        elif kind == QEvent.Type.Show:
             self._frame_pending = True
             QTimer.singleShot(FRAME_WAIT_MS, self._frame_came)
             QTimer.singleShot(0, self._fit)
