@@ -397,6 +397,8 @@ class MapCanvas(SelectionMarks, Finding, Pointing, CaptionAndLegend, Picture, pg
         return len(self._highlight_item.data)
 
     def _restyle(self) -> None:
+        if self._highlight not in self._family_items:  # a new map without the highlighted family
+            self._highlight = None
         dim = self._highlight is not None and self._highlight not in self._hidden
         faint = 0.12 if self._isolated else (0.3 if dim else 1.0)
         for family, item in self._family_items.items():
