@@ -1,0 +1,21 @@
+"""Vocabulary health of the open table: a long job with progress, stopped by a newer request or Stop."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..core.health.report import HealthReport
+from ..core.health.vocabulary_health import vocabulary_health
+from .base import JobContext, Kind, Lane
+
+
+@dataclass(frozen=True)
+class HealthRequest:
+    output_head: bool = True  # also read the model's own output head, where it has one
+
+
+def health(ctx: JobContext, request: HealthRequest) -> HealthReport:
+    return vocabulary_health(ctx.session.table, ctx.progress, output_head=request.output_head)
+
+
+HEALTH = Kind("health", Lane.LONG, health)
