@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from .cli_compare import add_compare_parser, run_compare
+from .cli_health import add_health_parser, run_health
 from .core.common.constants import EXPORT_WIDTH_RANGE, MAX_SEED, MULTI_TOKEN_ACTIONS
 from .core.common.errors import EmbedExplorerError
 from .core.common.terminal import finite_or_none, json_text_safe, one_line, terminal_safe
@@ -22,7 +23,9 @@ from .core.common.terminal import finite_or_none, json_text_safe, one_line, term
 if TYPE_CHECKING:
     from .core.tables.embedding_table import EmbeddingTable
 
-COMMANDS = ("tokens", "neighbours", "cosine", "analogy", "direction", "info", "map", "layers", "models", "compare")
+COMMANDS = (
+    "tokens", "neighbours", "cosine", "analogy", "direction", "info", "map", "layers", "models", "compare", "health",
+)  # fmt: skip
 # They take no --model: they list and open nothing, or name their models themselves.
 COMMANDS_WITHOUT_MODEL = ("models", "compare")
 MAX_PNG_WIDTH = EXPORT_WIDTH_RANGE[1]
@@ -160,6 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
         "-k", type=_positive_int, default=5, help="the model's guesses and nearest rows per layer (default 5)"
     )
     add_compare_parser(commands, _positive_int)
+    add_health_parser(commands, common, _positive_int)
 
     models = commands.add_parser(
         "models",
@@ -280,6 +284,11 @@ def _run(args: argparse.Namespace) -> tuple[dict[str, object], str]:
     # memory is stopped there (time and memory limits) and named in one line.
     table = load_table(source, progress or (lambda done, total, message: None), separate_tokenizer=True)
     try:
+        if args.command == "health":
+            try:
+                return run_health(args, table, progress)
+            finally:
+                _end_progress()
         return _answer(args, table)
     finally:
         table.close()
