@@ -63,8 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = _OneLineParser(
         prog="embedexplorer",
-        description="Look inside a language model's token embedding table. "
-        "Run without a command to open the window.",
+        description="Look inside a language model's token embedding table. Run without a command to open the window.",
     )
     parser.add_argument("--version", action="version", version=_version())
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
@@ -101,8 +100,11 @@ def build_parser() -> argparse.ArgumentParser:
         "direction", parents=[common], help="a direction from word pairs or groups: its two ends against chance"
     )
     direction.add_argument(
-        "--pair", nargs=2, action="append", metavar=("A", "B"), help="a pair A -> B (repeat it; default: "
-        "he she, king queen, man woman)"
+        "--pair",
+        nargs=2,
+        action="append",
+        metavar=("A", "B"),
+        help="a pair A -> B (repeat it; default: he she, king queen, man woman)",
     )
     direction.add_argument("--groups", default=None, metavar="FILE", help='two groups: {"from": [...], "to": [...]}')
     direction.add_argument("--words", nargs="+", default=[], help="your words: their scores and percentiles")

@@ -33,7 +33,9 @@ def add_health_parser(
     )
 
 
-def run_health(args: argparse.Namespace, table: object, progress: ProgressReport | None) -> tuple[dict[str, object], str]:
+def run_health(
+    args: argparse.Namespace, table: object, progress: ProgressReport | None
+) -> tuple[dict[str, object], str]:
     from .core.health.vocabulary_health import vocabulary_health
 
     report = vocabulary_health(table, progress)  # type: ignore[arg-type]

@@ -45,7 +45,9 @@ def test_health_text_is_a_readable_table(capsys: pytest.CaptureFixture[str]) -> 
     assert "flagged" in lines[1]
 
 
-def test_health_of_an_untied_model_reads_its_output_head(capsys: pytest.CaptureFixture[str], llama_folder: Path) -> None:
+def test_health_of_an_untied_model_reads_its_output_head(
+    capsys: pytest.CaptureFixture[str], llama_folder: Path
+) -> None:
     code, out, _err = _run(capsys, "health", "--model", str(llama_folder), "--top", "3", "--json")
     assert code == 0
     data = json.loads(out)
