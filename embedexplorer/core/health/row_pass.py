@@ -20,8 +20,10 @@ from ..search.stored_rows import StoredRows
 BLOCK_NUMBERS = 1 << 24
 # Random directions each row is projected on, for the near-duplicate search (two codes of 16 bits).
 SKETCH_WIDTH = 32
-# Rows the first principal component is estimated from: every row up to 2**26 numbers, a sample above.
-PCA_NUMBERS = 1 << 26
+# Rows the first principal component is estimated from: every row up to 2**24 numbers, an even
+# spread of at least 4,096 rows above (the first component of a table is its loudest direction;
+# a few thousand rows pin it down).
+PCA_NUMBERS = 1 << 24
 _SEED = 20240502  # fixed: the same table always gives the same answer
 
 Rows = np.ndarray | StoredRows
@@ -83,13 +85,15 @@ def dot_rows(rows: Rows, vectors: np.ndarray, finite: np.ndarray, check: Check) 
     return out
 
 
-def sample_ids(count: int, width: int, finite: np.ndarray) -> np.ndarray:
-    """Rows the principal component is estimated from: all finite rows, or an even spread of them."""
-    usable = np.flatnonzero(finite)
-    cap = max(4096, PCA_NUMBERS // max(1, width))
-    if usable.size <= cap:
-        return usable
-    return usable[np.linspace(0, usable.size - 1, cap).astype(np.int64)]
+def sample_rows(rows: Rows, usable: np.ndarray) -> np.ndarray:
+    """The rows the principal component is estimated from (float32): all usable rows, or an even spread."""
+    ids = np.flatnonzero(usable)
+    cap = max(4096, PCA_NUMBERS // max(1, rows.shape[1]))
+    if ids.size > cap:
+        ids = ids[np.linspace(0, ids.size - 1, cap).astype(np.int64)]
+    if ids.size == rows.shape[0]:  # every row: one slice reads faster than a list of ids
+        return np.array(rows[:], dtype=np.float32)
+    return np.array(rows[ids], dtype=np.float32)
 
 
 def first_component(sample: np.ndarray) -> np.ndarray:

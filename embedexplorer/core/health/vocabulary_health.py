@@ -18,7 +18,7 @@ from ..tables.embedding_table import EmbeddingTable
 from .duplicates import find_duplicates
 from .reachability import Reachability, check_reachability
 from .report import HealthReport
-from .row_pass import RowFacts, Rows, dot_rows, first_component, read_rows, sample_ids
+from .row_pass import RowFacts, Rows, dot_rows, first_component, read_rows, sample_rows
 from .scoring import THRESHOLD, combine, robust_z
 
 ProgressCallback = Callable[[int, int, str], None]
@@ -41,11 +41,13 @@ def vocabulary_health(
             head_facts = read_rows(
                 head.rows, lambda d, t: report(400 + int(200 * d / max(t, 1)), _STEPS, "Reading the output head")
             )
+        # The first principal components do not need the tokenizer: found while it works.
+        components = [_component(facts, table.rows)] + ([_component(head_facts, head.rows)] if head else [])
         while not trip.done.wait(0.2):
             report(600 + int(150 * trip.fraction), _STEPS, "Decoding and encoding every token again")
         reach = trip.result()
         report(750, _STEPS, "Comparing rows")
-        return _assemble(table, facts, head, head_facts, reach, report)
+        return _assemble(table, facts, head, head_facts, reach, components, report)
     finally:
         trip.stop.set()
         trip.join()
@@ -64,6 +66,7 @@ def _assemble(
     head: EmbeddingTable | None,
     head_facts: RowFacts | None,
     reach: Reachability,
+    components: list[np.ndarray | None],
     report: ProgressCallback,
 ) -> HealthReport:
     size = int(table.rows.shape[0])
@@ -77,6 +80,7 @@ def _assemble(
     cosine = _reference_cosine(
         table.rows,
         facts,
+        components[0],
         reference,
         lambda d, t: report(750 + int(125 * d / t), _STEPS, "Comparing with the unreachable"),
     )
@@ -89,8 +93,9 @@ def _assemble(
         head_cosine = _reference_cosine(
             head.rows,
             head_facts,
+            components[1],
             head_reference,
-            lambda d, t: report(875 + int(75 * d / t), 1000, "Comparing the output head's rows"),
+            lambda d, t: report(875 + int(75 * d / t), _STEPS, "Comparing the output head's rows"),
         )
         indicators["head_length"] = np.where(head_facts.finite, head_facts.length, np.nan)
         indicators["head_cosine"] = head_cosine
@@ -131,8 +136,20 @@ def _assemble(
     )
 
 
+def _component(facts: RowFacts | None, rows: Rows) -> np.ndarray | None:
+    """The table's first principal component, from its usable rows; None when fewer than two."""
+    if facts is None:
+        return None
+    usable = facts.finite & ~facts.zero
+    return first_component(sample_rows(rows, usable)) if int(usable.sum()) >= 2 else None
+
+
 def _reference_cosine(
-    rows: Rows, facts: RowFacts, reference: np.ndarray, progress: Callable[[int, int], None]
+    rows: Rows,
+    facts: RowFacts,
+    component: np.ndarray | None,
+    reference: np.ndarray,
+    progress: Callable[[int, int], None],
 ) -> np.ndarray:
     """Each row's cosine to the mean reference row, both without the first principal component.
 
@@ -143,11 +160,9 @@ def _reference_cosine(
     """
     size = facts.length.size
     count = int(reference.sum())
-    if count < 2:
+    if count < 2 or component is None:
         return np.full(size, np.nan)
     usable = facts.finite & ~facts.zero
-    sample = np.array(rows[sample_ids(size, rows.shape[1], usable)], dtype=np.float32)
-    component = first_component(sample)
     reference_ids = np.flatnonzero(reference)
     ref_rows = np.array(rows[reference_ids], dtype=np.float64)
     ref_rows -= np.outer(ref_rows @ component, component)
