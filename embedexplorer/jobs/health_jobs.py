@@ -12,10 +12,12 @@ from .base import JobContext, Kind, Lane
 @dataclass(frozen=True)
 class HealthRequest:
     output_head: bool = True  # also read the model's own output head, where it has one
+    provenance: bool = True  # hash the table file for the exports' provenance (once per file)
 
 
 def health(ctx: JobContext, request: HealthRequest) -> HealthReport:
-    return vocabulary_health(ctx.session.table, ctx.progress, output_head=request.output_head)
+    table = ctx.session.table
+    return vocabulary_health(table, ctx.progress, output_head=request.output_head, provenance=request.provenance)
 
 
 HEALTH = Kind("health", Lane.LONG, health)

@@ -184,3 +184,27 @@ def test_a_tokenizer_that_fails_on_a_token_marks_that_token(tmp_path: Path) -> N
     assert report.flags["tokenizer-failed"].tolist() == [False, False, True, False]
     assert not report.flags["unreachable"][2]
     assert any("failed on 1 token" in note for note in report.notes)
+
+
+def test_exports_carry_provenance_and_neutralise_formulas(tmp_path: Path, minilm_table) -> None:  # type: ignore[no-untyped-def]
+    import csv
+
+    from embedexplorer.core.health.export import write_health
+
+    report = vocabulary_health(minilm_table, provenance=True)
+    csv_path, json_path = tmp_path / "health.csv", tmp_path / "health.json"
+    write_health(csv_path, report, date="2026-01-01T00:00:00Z")
+    write_health(json_path, report, date="2026-01-01T00:00:00Z")
+    lines = csv_path.read_text(encoding="utf-8").splitlines()
+    facts = [line for line in lines if line.startswith("# ")]
+    assert any(line.startswith("# table_sha256: ") and len(line.split(": ")[1]) == 12 for line in facts)
+    assert facts[-1] == "# exported: 2026-01-01T00:00:00Z"
+    rows = list(csv.DictReader(line for line in lines if not line.startswith("#")))
+    assert len(rows) == report.size
+    by_id = {int(float(row["id"])): row for row in rows}
+    for text in ("=", "+", "-", "@"):  # tokens of BERT's vocabulary a spreadsheet would read as a formula
+        token_id = minilm_table.vocabulary.token_id(text)
+        assert by_id[token_id]["token"] == "'" + text
+    data = json.loads(json_path.read_text(encoding="utf-8"))
+    assert data["provenance"]["model"] == minilm_table.name and len(data["tokens"]) == report.size
+    assert data["tokens"][0]["id"] == int(rows[0]["id"].split(".")[0])

@@ -33,6 +33,8 @@ class HealthReport:
     reference_count: int
     has_head: bool
     notes: list[str] = field(default_factory=list)
+    # Where the report came from, for exports: model, source, table file and its SHA-256, storage, shape, app.
+    provenance: dict[str, object] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # Highest score first; ties keep id order, so the ranking is the same every run.

@@ -26,9 +26,16 @@ _STEPS = 1000  # progress units: rows 40%, head 20%, round trip waits 15%, secon
 
 
 def vocabulary_health(
-    table: EmbeddingTable, progress: ProgressCallback | None = None, *, output_head: bool = True
+    table: EmbeddingTable,
+    progress: ProgressCallback | None = None,
+    *,
+    output_head: bool = True,
+    provenance: bool = False,
 ) -> HealthReport:
-    """Every token's health indicators and score (see ``scoring``), most suspicious first in ``order``."""
+    """Every token's health indicators and score (see ``scoring``), most suspicious first in ``order``.
+
+    ``provenance`` also hashes the table file (once per file) for the report's exports.
+    """
     report = progress or (lambda done, total, message: None)
     trip = _RoundTripThread(table)
     trip.start()
@@ -47,10 +54,30 @@ def vocabulary_health(
             report(600 + int(150 * trip.fraction), _STEPS, "Decoding and encoding every token again")
         reach = trip.result()
         report(750, _STEPS, "Comparing rows")
-        return _assemble(table, facts, head, head_facts, reach, components, report)
+        health = _assemble(table, facts, head, head_facts, reach, components, report)
+        health.provenance = provenance_of(table, lambda: report(990, _STEPS, "Hashing the table file"), provenance)
+        return health
     finally:
         trip.stop.set()
         trip.join()
+
+
+def provenance_of(table: EmbeddingTable, check: Callable[[], None], hashed: bool) -> dict[str, object]:
+    """Model, source, table file (and its SHA-256 when ``hashed``), storage, shape and app, as exports write them."""
+    from ... import __version__
+    from ..maps.map_origin import SOURCES, table_sha256
+
+    file_name, digest = table_sha256(table, check) if hashed else ("", "")
+    rows, width = (int(n) for n in table.rows.shape)
+    return {
+        "app": f"EmbedExplorer {__version__}",
+        "model": table.name,
+        "source": SOURCES.get(table.source_kind, table.source_kind or "opened by the program that called it"),
+        "table_file": file_name or (table.mapped_files[0].path.name if table.mapped_files else ""),
+        "table_sha256": digest,
+        "storage": table.storage_note(),
+        "table": f"{rows} rows x {width} numbers",
+    }
 
 
 def _open_head(table: EmbeddingTable) -> EmbeddingTable | None:

@@ -13,6 +13,7 @@ import io
 import json
 from pathlib import Path
 
+from ..common.csv_cells import safe_cell
 from ..common.files import atomic_write_bytes
 from .family_map import FamilyMap
 from .provenance import stamped
@@ -55,9 +56,9 @@ def points_csv(the_map: FamilyMap | WordMap, model_name: str, date: str | None =
     for row in point_rows(the_map, model_name):
         ids = row["id"]
         writer.writerow([
-            row["token"],
+            safe_cell(str(row["token"])),
             ids if isinstance(ids, int) else " ".join(map(str, ids)),  # type: ignore[call-overload]
-            row["family"] or "",
+            safe_cell(str(row["family"] or "")),
             row["x"],
             row["y"],
         ])
