@@ -74,7 +74,7 @@ def child(folder: str, settings: str) -> dict[str, object]:
 
     from embedexplorer.app import create_app, create_window
     from embedexplorer.jobs.table_jobs import LOAD, MAP, NEIGHBOURS, TOKENS, NeighboursAnswer, TokensAnswer
-    from embedexplorer.ui.token_pane import TYPING_PAUSE_MS
+    from embedexplorer.ui.panes.token_pane import TYPING_PAUSE_MS
 
     app = create_app()  # noqa: F841 - kept alive for the whole run
     window = create_window(settings)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, TypeVar
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QApplication
 
-    from .ui.main_window import MainWindow
+    from .ui.window.main_window import MainWindow
     from .worker import Failure
 
 RequestT = TypeVar("RequestT")
@@ -70,7 +70,7 @@ def create_app(argv: Sequence[str] = ()) -> QApplication:
     app.setOrganizationName("EmbedExplorer")
     app.setDesktopFileName(APP_ID)
     from .resources import resource_path
-    from .ui import fonts
+    from .ui.style import fonts
 
     # The map's font, and the window's too where the system has none that draws text.
     fonts.use_for_window_if_needed(app)
@@ -83,7 +83,7 @@ def create_app(argv: Sequence[str] = ()) -> QApplication:
 
 def create_window(settings_path: str | None = None) -> MainWindow:
     from .settings import Settings
-    from .ui.main_window import MainWindow
+    from .ui.window.main_window import MainWindow
     from .worker import WorkerClient
 
     client = WorkerClient()
@@ -203,7 +203,7 @@ def self_test(model: str | None = None, keep_png: str | None = None) -> int:
         else:
             report["layers"] = "the whole model is not here" if layers.missing else "none"
         png = Path(keep_png) if keep_png else workdir / "map.png"
-        if not window.panes.map_view.export_to(str(png), 1200):
+        if not window.panes.map.exports.export_to(str(png), 1200):
             raise RuntimeError(window.message_bar.text())
         from PySide6.QtGui import QImage
 
@@ -214,10 +214,10 @@ def self_test(model: str | None = None, keep_png: str | None = None) -> int:
             report["png"] = str(png)
         report["png_bytes"] = png.stat().st_size
         report["png_width"] = image.width()
-        from .ui.text_check import check_map_text
+        from .ui.style.text_check import check_map_text
 
         # A picture of empty boxes is still a PNG: check that its text really renders.
-        problems = check_map_text(window.panes.map_view.canvas, png)
+        problems = check_map_text(window.panes.map.view.canvas, png)
         if problems:
             raise RuntimeError("the map's text does not render: " + "; ".join(problems))
         report["text"] = "renders"

@@ -22,7 +22,7 @@ WINDOW_TEST_POINT_SIZE = 9
 
 @pytest.fixture(scope="session", autouse=True)
 def bundled_font(qapp):  # type: ignore[no-untyped-def]
-    from embedexplorer.ui import fonts
+    from embedexplorer.ui.style import fonts
 
     family = fonts.register()
     assert family, "the bundled font is missing: .ci/setup installs fonts-dejavu-core"

@@ -48,13 +48,13 @@ def hover_then_click(qtbot, widget, at: QPoint) -> None:  # type: ignore[no-unty
 
 def test_a_dot_the_pointer_rests_on_looks_its_word_up_when_clicked(qtbot, window) -> None:
     open_model(qtbot, window, "bundled")
-    canvas = window.panes.map_view.canvas
+    canvas = window.panes.map.view.canvas
     settle()
     for word, spelled in (("tokyo", " Tokyo"), ("monday", " Monday")):
         at = dot_position(canvas, word)
         QTest.mouseMove(canvas.viewport(), at)
         qtbot.waitUntil(lambda: canvas.hovered is not None, timeout=ANSWER_TIMEOUT_MS)  # the dot grew
-        with qtbot.waitSignal(window.panes.map_view.word_clicked, timeout=ANSWER_TIMEOUT_MS) as clicked:
+        with qtbot.waitSignal(window.panes.map.view.word_clicked, timeout=ANSWER_TIMEOUT_MS) as clicked:
             qtbot.wait(300)
             qtbot.mouseClick(canvas.viewport(), Qt.MouseButton.LeftButton, pos=at)
         assert clicked.args == [spelled]
@@ -63,11 +63,11 @@ def test_a_dot_the_pointer_rests_on_looks_its_word_up_when_clicked(qtbot, window
 
 def test_a_dot_under_a_ring_is_looked_up_too(qtbot, window) -> None:
     open_model(qtbot, window, "bundled")
-    canvas = window.panes.map_view.canvas
+    canvas = window.panes.map.view.canvas
     type_text(qtbot, window, "monday")
     assert "tuesday" in canvas.ring_names  # a ring is drawn over tuesday's dot
     settle()
-    with qtbot.waitSignal(window.panes.map_view.word_clicked, timeout=ANSWER_TIMEOUT_MS) as clicked:
+    with qtbot.waitSignal(window.panes.map.view.word_clicked, timeout=ANSWER_TIMEOUT_MS) as clicked:
         hover_then_click(qtbot, canvas.viewport(), dot_position(canvas, "tuesday"))
     assert clicked.args == [" Tuesday"]
 
@@ -253,7 +253,7 @@ def test_hiding_a_family_gives_the_caption_the_shown_families_figures(qtbot, win
     import itertools
 
     open_model(qtbot, window, "bundled")
-    canvas, panel = window.panes.map_view.canvas, window.panes.map_view.panel
+    canvas, panel = window.panes.map.view.canvas, window.panes.map.view.panel
     shown_map = canvas.map
     rows = np.asarray(minilm_table.rows, dtype=np.float64)
     points = [rows[list(ids)].mean(axis=0) for ids in shown_map.pieces]
@@ -287,10 +287,10 @@ def rings_under(box, centres, radius: float) -> list[tuple[float, float]]:  # ty
 def test_the_stars_name_lies_clear_of_its_rings_on_screen_and_in_the_svg(qtbot, window, tmp_path, word) -> None:
     import re
 
-    from embedexplorer.ui.map_canvas import RING_SIZE
+    from embedexplorer.ui.map.sizes import RING_SIZE
 
     open_model(qtbot, window, "bundled")
-    canvas = window.panes.map_view.canvas
+    canvas = window.panes.map.view.canvas
     type_text(qtbot, window, word)
     resize_to(qtbot, window, 1366, 768)
     view = canvas.plot.getViewBox()
@@ -300,7 +300,7 @@ def test_the_stars_name_lies_clear_of_its_rings_on_screen_and_in_the_svg(qtbot, 
     assert rings_under(box, [(p.x(), p.y()) for p in rings], RING_SIZE / 2) == [], word
     # The picture places it by the same rule, over its own pixels.
     target = tmp_path / "map.svg"
-    assert window.panes.map_view.export_to(str(target))
+    assert window.panes.map.exports.export_to(str(target))
     drawing = target.read_text(encoding="utf-8")
     text = re.search(rf'<text x="([-0-9.]+)" y="([-0-9.]+)" fill="[^"]+" font-size="14">{re.escape(word)}</text>',
                      drawing)
@@ -342,17 +342,17 @@ def shows_focus(qtbot, widget, elsewhere) -> bool:  # type: ignore[no-untyped-de
 def test_tab_reaches_every_family_in_order_and_focus_is_visible(qtbot, window) -> None:
     open_model(qtbot, window, "bundled")
     type_text(qtbot, window, "monday")
-    panel, view = window.panes.map_view.panel, window.panes.map_view
+    panel, view = window.panes.map.view.panel, window.panes.map.view
     text = window.panes.token_pane.input
     passed = tab_until(qtbot, view.isolate_button, list(panel.highlight_buttons.values())[-1])
     rows = [w for family in panel.visibility for w in (panel.visibility[family], panel.highlight_buttons[family])]
     assert passed[1:] == rows  # each family's box, then its name, in the legend's order
     # Space on a focused name highlights that family, as a click does.
     qtbot.keyClick(panel.highlight_buttons["days"], Qt.Key.Key_Space)
-    assert window.panes.map_view.canvas.highlighted == "days"
+    assert window.panes.map.view.canvas.highlighted == "days"
     # From the text, Tab reaches the map and the legend too.
     tab_until(qtbot, text, panel.visibility["countries"])
-    for widget in (window.panes.token_pane.chip_list, window.panes.map_view.canvas, panel.highlight_buttons["cities"],
+    for widget in (window.panes.token_pane.chip_list, window.panes.map.view.canvas, panel.highlight_buttons["cities"],
                    panel.visibility["cities"]):
         assert shows_focus(qtbot, widget, text), widget
 
@@ -397,7 +397,7 @@ def test_guess_first_turned_on_after_typing_brings_back_star_and_rings(qtbot, wi
 
     open_model(qtbot, window, "bundled")
     answer = type_text(qtbot, window, "monday")  # a word first, as a learner does
-    canvas = window.panes.map_view.canvas
+    canvas = window.panes.map.view.canvas
     names = [n.token for n in answer.result.neighbours]
     assert canvas.selection[0] == "monday" and canvas.ring_names == names
     window.panes.exercises.guess_action.trigger()  # then Guess first
@@ -427,7 +427,7 @@ def answer_words_dialog(typed: str) -> None:
     """When the dialog opens: type where the focus is, as a person does, and press Enter."""
     from PySide6.QtWidgets import QApplication, QLineEdit
 
-    from embedexplorer.ui.map_view import WordsDialog
+    from embedexplorer.ui.map.view import WordsDialog
 
     def answer(dialog: WordsDialog) -> None:
         field = QApplication.focusWidget()
@@ -536,7 +536,7 @@ def controls(window) -> list:  # type: ignore[no-untyped-def]
         QWidget,
     )
 
-    from embedexplorer.ui.map_canvas import MapCanvas
+    from embedexplorer.ui.map.canvas import MapCanvas
 
     kinds = (QAbstractButton, QAbstractItemView, QAbstractSpinBox, QComboBox, QLineEdit, QTabBar, MapCanvas)
     found = []

@@ -52,7 +52,7 @@ def test_guess_first_hides_then_reveals_with_rank_and_score(qtbot, window, minil
     type_text(qtbot, window, "monday")
     settle()
     assert pane.is_hidden() and not pane.table.isVisible() and pane.hidden_note.isVisible()
-    assert window.panes.map_view.canvas._query_item.data.size == 0  # no star, no rings: they would tell
+    assert window.panes.map.view.canvas._query_item.data.size == 0  # no star, no rings: they would tell
 
     outcome = guess(qtbot, window, "tuesday")
     rank, cosine = brute_rank(minilm_table, minilm_table.query("monday").id, minilm_table.query("tuesday").id)
@@ -63,7 +63,7 @@ def test_guess_first_hides_then_reveals_with_rank_and_score(qtbot, window, minil
     assert pane.table.item(0, 0).text() == "tuesday" and pane.table.item(0, 0).font().bold()
     assert not pane.table.item(1, 0).font().bold()
     assert window.panes.guess_bar.score_label.text() == "1 guess: 1 #1, 1 in the top 8"
-    assert window.panes.map_view.canvas._query_item.data.size == 1  # the star comes back with the answer
+    assert window.panes.map.view.canvas._query_item.data.size == 1  # the star comes back with the answer
 
     # A second token: hidden again; a guess far down the list is named by its rank.
     type_text(qtbot, window, "paris")
@@ -152,7 +152,7 @@ def test_furthest_family_guess_then_ranking(qtbot, window, minilm_table) -> None
         window.panes.exercises.distances_action.trigger()
     assert dialog.families() == order
     with qtbot.waitSignal(window.client.channel(FAMILY_DISTANCES).ready, timeout=ANSWER_TIMEOUT_MS):
-        window.panes.map_view.set_hidden_families({"days"})
+        window.panes.map.view.set_hidden_families({"days"})
     # Without the days, every family's "others" are others too: the ranking is measured again.
     without = loop_means({name: rows for name, rows in vectors.items() if name != "days"})
     assert dialog.families() == sorted(without, key=lambda n: without[n][0])

@@ -6,9 +6,9 @@ from __future__ import annotations
 from PySide6.QtGui import QFontDatabase, QFontInfo, QRawFont
 
 from embedexplorer.jobs.table_jobs import TOKENS
-from embedexplorer.ui import fonts
-from embedexplorer.ui.map_canvas import MapCanvas
-from embedexplorer.ui.text_check import check_map_text, ink_share
+from embedexplorer.ui.map.canvas import MapCanvas
+from embedexplorer.ui.style import fonts
+from embedexplorer.ui.style.text_check import check_map_text, ink_share
 from tests.ui.conftest import ANSWER_TIMEOUT_MS, open_model
 
 NIHON = "日本"  # two CJK characters that DejaVu Sans has no glyph for

@@ -9,7 +9,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
 
 from embedexplorer.jobs.table_jobs import COSINE, LOAD, NEIGHBOURS, TOKENS, NeighboursRequest
-from embedexplorer.ui.help_menu import READING_HELP
+from embedexplorer.ui.window.help_menu import READING_HELP
 from tests.ui.conftest import ANSWER_TIMEOUT_MS, open_model, settle, type_text
 
 
@@ -111,14 +111,14 @@ def test_clearing_the_text_clears_row_neighbours_cosine_and_star(qtbot, window) 
     with qtbot.waitSignal(window.client.channel(COSINE).ready, timeout=ANSWER_TIMEOUT_MS):
         window.panes.neighbours_pane.compare_input.setText("tuesday")
     assert "= cosine(monday (id 6,928), tuesday (id 9,857))" in window.panes.neighbours_pane.compare_result.text()
-    assert window.panes.map_view.canvas._query_item.data.size == 1
+    assert window.panes.map.view.canvas._query_item.data.size == 1
     with qtbot.waitSignal(window.client.channel(TOKENS).ready, timeout=ANSWER_TIMEOUT_MS):
         window.panes.token_pane.input.clear()
     assert window.panes.row_view.title.text() == "Select a token to see its row."
     assert window.panes.row_view.numbers.text() == ""
     assert window.panes.neighbours_pane.table.rowCount() == 0
     assert window.panes.neighbours_pane.compare_result.text() == ""
-    assert window.panes.map_view.canvas._query_item.data.size == 0
+    assert window.panes.map.view.canvas._query_item.data.size == 0
     # An answer still on its way for the old token is dropped, not shown.
     window.client.submit(NEIGHBOURS, NeighboursRequest(6928, 8))
     window.client.cancel(NEIGHBOURS)
@@ -182,7 +182,7 @@ def test_save_and_open_a_lesson(qtbot, window, tmp_path) -> None:
     type_text(qtbot, window, "the river bank")
     window.panes.token_pane.select(2)
     window.panes.neighbours_pane.set_k(12)
-    window.panes.map_view.set_hidden_families({"days"})
+    window.panes.map.view.set_hidden_families({"days"})
     window.panes.exercises.two_texts.pane.inputs[1].setText("my bank account")
     window.panes.exercises.two_texts.pane.request_tokens()
     qtbot.waitUntil(lambda: window.panes.exercises.two_texts.pane.places()[1] == 1, timeout=ANSWER_TIMEOUT_MS)
@@ -206,7 +206,7 @@ def test_save_and_open_a_lesson(qtbot, window, tmp_path) -> None:
     assert other.settings.hidden_families == ["days"]
     assert other.panes.exercises.two_texts.pane.texts() == ("the river bank", "my bank account")
     qtbot.waitUntil(lambda: other.panes.teaching.pending is None, timeout=ANSWER_TIMEOUT_MS)
-    x, y = other.panes.map_view.view_range()
+    x, y = other.panes.map.view_range()
     assert x == tuple(data["map_view"]["x"]) and y == tuple(data["map_view"]["y"])
     other.close()
 

@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt
 
 from embedexplorer.jobs.source_jobs import LOCAL_MODELS
 from embedexplorer.jobs.table_jobs import LOAD
-from embedexplorer.ui.local_models import LocalModelsDialog
+from embedexplorer.ui.panes.local_models import LocalModelsDialog
 
 from ..core.test_ollama_names import store_model
 from ..gguf_fixture import write_gguf

@@ -70,19 +70,19 @@ def test_special_files_in_the_window(qtbot, window, tmp_path) -> None:
     fifo = tmp_path / "families.json"
     os.mkfifo(fifo)
     with qtbot.waitSignal(window.client.channel(MAP).failed, timeout=ANSWER_TIMEOUT_MS):
-        window.panes.map_view.use_families(str(fifo))
+        window.panes.map.view.use_families(str(fifo))
     qtbot.waitUntil(lambda: "is a FIFO (named pipe), not a regular file" in window.message_bar.text())
 
     pipe_png = tmp_path / "map.png"
     os.mkfifo(pipe_png)
-    assert not window.panes.map_view.export_to(str(pipe_png), 400)
+    assert not window.panes.map.exports.export_to(str(pipe_png), 400)
     assert "is a FIFO (named pipe), not a regular file" in window.message_bar.text()
     assert stat.S_ISFIFO(os.lstat(pipe_png).st_mode)  # never replaced by a regular file
 
     real, link = tmp_path / "real.png", tmp_path / "link.png"
     real.write_bytes(b"old")
     link.symlink_to(real)
-    assert window.panes.map_view.export_to(str(link), 400)
+    assert window.panes.map.exports.export_to(str(link), 400)
     assert link.is_symlink() and real.read_bytes()[:4] == b"\x89PNG"
 
 

@@ -1,0 +1,47 @@
+"""``embedexplorer analogy A B C``: the tokens nearest to A - B + C."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from ..arguments import positive_int
+from ..command import Answer, Command
+
+if TYPE_CHECKING:
+    from ...core.tables.embedding_table import EmbeddingTable
+
+
+def arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("a")
+    parser.add_argument("b")
+    parser.add_argument("c")
+    parser.add_argument("-k", type=positive_int, default=8)
+    parser.add_argument(
+        "--include-inputs",
+        action="store_true",
+        help="let A, B and C themselves answer (default: left out, as most published results do)",
+    )
+    parser.add_argument("--expect", default=None, help="a word you expect: print its rank and cosine")
+
+
+def answer(args: argparse.Namespace, table: EmbeddingTable) -> Answer:
+    from ...core.exercises.analogies import NO_CLAIM, solve_analogy
+
+    solved = solve_analogy(
+        table, args.a, args.b, args.c, args.k, include_inputs=args.include_inputs, expect=args.expect
+    )
+    payload = {"model": table.name, **solved.to_dict()}
+    lines = [f"model: {table.name}", f"query: {solved.label}"]
+    if solved.note:
+        lines.append(f"note: {solved.note}")
+    lines += [f"{n.token:<20} {n.id:>8}  {n.cosine:6.3f}" for n in solved.neighbours]
+    lines.append(f"(baseline for unrelated tokens here: {table.baseline_cosine:.3f})")
+    lines.append(solved.inputs_line())
+    if solved.expected is not None:
+        lines.append(f"expected: {solved.expected_line()}")
+    lines.append(NO_CLAIM)
+    return payload, "\n".join(lines)
+
+
+COMMAND = Command("analogy", "tokens nearest to A - B + C", arguments, answer=answer)

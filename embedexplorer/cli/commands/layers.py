@@ -1,0 +1,77 @@
+"""``embedexplorer layers TEXT --place N``: one token of a text through every layer of the whole model."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from ..arguments import positive_int
+from ..command import Answer, Command
+
+if TYPE_CHECKING:
+    from ...core.tables.embedding_table import EmbeddingTable
+
+
+def arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("text", help="the text the token stands in, taken literally")
+    parser.add_argument("--place", type=positive_int, required=True, help="which token, counted from 1")
+    parser.add_argument("--compare", default=None, metavar="TEXT2", help="a second text to compare the token with")
+    parser.add_argument(
+        "--compare-place",
+        type=positive_int,
+        default=None,
+        metavar="M",
+        help="the token of TEXT2 to compare with (default: the first with the same id)",
+    )
+    parser.add_argument(
+        "-k", type=positive_int, default=5, help="the model's guesses and nearest rows per layer (default 5)"
+    )
+
+
+def answer(args: argparse.Namespace, table: EmbeddingTable) -> Answer:
+    """One token through every layer: one row per layer, the JSON a list of those rows."""
+    from ...core.common.errors import QueryError
+    from ...core.layers.output_head import percent
+    from ...core.layers.questions import check_layers_question
+    from ...core.layers.trace import load_layer_model, trace
+
+    if args.compare_place is not None and args.compare is None:
+        raise QueryError("--compare-place needs --compare TEXT2.")
+    # Mistakes in the texts are told before the whole model loads, as the window tells them.
+    _chosen, compare = check_layers_question(
+        table, args.text, args.place, args.compare, args.compare_place, "say which token (--compare-place M)"
+    )
+    model = load_layer_model(table.folder or table.name, name=table.name)
+    traced = trace(table, model, args.text, args.place, compare=compare, k=args.k)
+    token, other = traced.token, traced.compare
+    lines = [
+        f"model: {table.name}",
+        f"token {token.token.token} (id {token.token.id}) at place {token.place} of {token.text!r}",
+    ]
+    if other is not None:
+        shown = f"{other.token.token} (id {other.token.id})"
+        lines.append(f"compared with {shown} at place {other.place} of {other.text!r}")
+    lines += [f"note: {traced.guess_note}", f"note: {traced.head_note}", f"input: {traced.input.note}"]
+    if traced.head_row_cosine is not None:
+        lines.append(
+            f"output head: its own table; cosine of {token.token.token}'s input row and output row "
+            f"{traced.head_row_cosine:.3f}"
+        )
+    columns = "guess (probability) | nearest rows (cosine)"
+    lines.append(f"{'layer':<7}{'length':>9}{'cos row':>9}{'cos other':>11}  {columns}")
+    for step in traced.steps:
+        name = "input" if step.layer == 0 else str(step.layer)
+        versus = "" if step.cosine_to_compare is None else f"{step.cosine_to_compare:.3f}"
+        guess = ", ".join(f"{g.token} {percent(g.prob)}" for g in step.guess) or "-"
+        nearest = ", ".join(f"{n.token} {n.cosine:.2f}" for n in step.nearest)
+        lines.append(f"{name:<7}{step.length:9.3f}{step.cosine_to_row:9.3f}{versus:>11}  {guess} | {nearest}")
+    return {"layers": traced.as_rows()}, "\n".join(lines)
+
+
+COMMAND = Command(
+    "layers",
+    "one token of a text through every layer of the whole model",
+    arguments,
+    answer=answer,
+    json_key="layers",
+)
