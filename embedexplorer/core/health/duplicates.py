@@ -105,4 +105,6 @@ def _candidate_pairs(sketch: np.ndarray, usable: np.ndarray) -> np.ndarray:
     if not found:
         return np.zeros((0, 2), dtype=np.int64)
     pairs = np.sort(np.concatenate(found), axis=1)
-    return np.unique(pairs, axis=0)
+    count = np.int64(sketch.shape[0])
+    keys = np.unique(pairs[:, 0] * count + pairs[:, 1])  # each pair once, as one number
+    return np.stack((keys // count, keys % count), axis=1)

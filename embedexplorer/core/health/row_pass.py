@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..search.stored_rows import StoredRows
+from ..search.stored_search import StoredScreen
 
 # Float32 numbers widened at once: 16 M (64 MB), a few blocks of any table.
 BLOCK_NUMBERS = 1 << 24
@@ -44,36 +45,68 @@ class RowFacts:
 
 
 def blocks(rows: Rows) -> Iterator[tuple[int, np.ndarray]]:
-    """(start, float32 copy) of consecutive blocks of rows; non-finite numbers stay as they are."""
+    """(start, float32 rows) of consecutive blocks; non-finite numbers stay as they are.
+
+    The block is the caller's to change until the next one is asked for. bfloat16 rows are
+    widened into one buffer used again for every block: fresh 64 MB arrays would cost a
+    page fault per 4 KB, which on a busy machine took longer than the widening itself.
+    """
     count, width = rows.shape
     step = max(1, BLOCK_NUMBERS // max(1, width))
+    if isinstance(rows, StoredRows) and rows.storage == "BF16":
+        buffer = np.empty((min(step, count), width), dtype=np.uint32)
+        for start in range(0, count, step):
+            bits = rows.raw[start : start + step]
+            out = buffer[: bits.shape[0]]
+            np.left_shift(bits, 16, out=out, dtype=np.uint32)
+            yield start, out.view(np.float32)
+        return
     for start in range(0, count, step):
         yield start, np.array(rows[start : start + step], dtype=np.float32)
 
 
-def read_rows(rows: Rows, check: Check) -> RowFacts:
-    """Length, finiteness and sketch of every row, in one pass; ``check(done, total)`` between blocks."""
+def read_rows(rows: Rows, check: Check, screen: StoredScreen | None = None) -> RowFacts:
+    """Length, finiteness and sketch of every row, in one pass; ``check(done, total)`` between blocks.
+
+    A stored table's ``screen`` already holds every row's length (float64, from the stored
+    numbers, measured when the table opened): they are taken from it, not measured again.
+    """
     count, width = rows.shape
     directions = np.random.default_rng(_SEED).standard_normal((width, SKETCH_WIDTH)).astype(np.float32)
-    length = np.zeros(count, dtype=np.float64)
-    finite = np.ones(count, dtype=bool)
+    known = screen is not None and screen.lengths.shape[0] == count
+    length = np.array(screen.lengths, dtype=np.float64) if known and screen is not None else np.zeros(count)
+    finite = np.isfinite(length) if known else np.ones(count, dtype=bool)
     sketch = np.zeros((count, SKETCH_WIDTH), dtype=np.float32)
     for start, block in blocks(rows):
         stop = start + block.shape[0]
-        ok = np.isfinite(block).all(axis=1)
+        ok = finite[start:stop] if known else np.isfinite(block).all(axis=1)
         if not ok.all():
             block[~ok] = 0.0  # a NaN would spread through every sum it joins
-        finite[start:stop] = ok
-        length[start:stop] = np.sqrt(np.einsum("ij,ij->i", block, block, dtype=np.float64))
+        if not known:
+            finite[start:stop] = ok
+            length[start:stop] = np.sqrt(np.einsum("ij,ij->i", block, block, dtype=np.float64))
         np.matmul(block, directions, out=sketch[start:stop])
         check(stop, count)
+    length[~finite] = 0.0
     return RowFacts(length, finite, sketch)
 
 
-def dot_rows(rows: Rows, vectors: np.ndarray, finite: np.ndarray, check: Check) -> np.ndarray:
-    """Each row's dot product with each of ``vectors`` (k, width) as float64 (rows, k); 0 for non-finite rows."""
+def dot_rows(
+    rows: Rows, vectors: np.ndarray, finite: np.ndarray, check: Check, screen: StoredScreen | None = None
+) -> np.ndarray:
+    """Each row's dot product with each of ``vectors`` (k, width) as float64 (rows, k); 0 for non-finite rows.
+
+    A stored table's ``screen`` answers with its threaded C scan over the stored 16-bit rows
+    (a cosine times the vector's length, within ``screen.error_bound``), times the row's length.
+    """
     count = rows.shape[0]
     out = np.zeros((count, vectors.shape[0]), dtype=np.float64)
+    if screen is not None and screen.shape == tuple(rows.shape):
+        for column, vector in enumerate(vectors):
+            scores = screen.scores(np.asarray(vector, dtype=np.float32)).astype(np.float64)
+            out[:, column] = np.where(finite, scores * np.where(finite, screen.lengths, 0.0), 0.0)
+            check(count * (column + 1) // len(vectors), count)
+        return out
     along = np.ascontiguousarray(vectors.T, dtype=np.float32)
     for start, block in blocks(rows):
         stop = start + block.shape[0]

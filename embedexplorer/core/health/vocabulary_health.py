@@ -14,6 +14,7 @@ import numpy as np
 
 from ..common.errors import EmbedExplorerError, Interrupted, TableNotFoundError
 from ..compare.output_head import output_head_table
+from ..search.stored_search import StoredScreen
 from ..tables.embedding_table import EmbeddingTable
 from .duplicates import find_duplicates
 from .reachability import Reachability, check_reachability
@@ -41,12 +42,16 @@ def vocabulary_health(
     trip.start()
     try:
         table.check_files()
-        facts = read_rows(table.rows, lambda d, t: report(int(400 * d / max(t, 1)), _STEPS, "Reading the rows"))
+        facts = read_rows(
+            table.rows, lambda d, t: report(int(400 * d / max(t, 1)), _STEPS, "Reading the rows"), _screen(table)
+        )
         head = _open_head(table) if output_head else None
         head_facts = None
         if head is not None:
             head_facts = read_rows(
-                head.rows, lambda d, t: report(400 + int(200 * d / max(t, 1)), _STEPS, "Reading the output head")
+                head.rows,
+                lambda d, t: report(400 + int(200 * d / max(t, 1)), _STEPS, "Reading the output head"),
+                _screen(head),
             )
         # The first principal components do not need the tokenizer: found while it works.
         components = [_component(facts, table.rows)] + ([_component(head_facts, head.rows)] if head else [])
@@ -80,6 +85,11 @@ def provenance_of(table: EmbeddingTable, check: Callable[[], None], hashed: bool
     }
 
 
+def _screen(table: EmbeddingTable) -> StoredScreen | None:
+    """A stored table's first-pass screen (row lengths and the C scan), made when it opened; None otherwise."""
+    return table.stored_screen if table.stored else None
+
+
 def _open_head(table: EmbeddingTable) -> EmbeddingTable | None:
     try:
         return output_head_table(table)
@@ -110,6 +120,7 @@ def _assemble(
         components[0],
         reference,
         lambda d, t: report(750 + int(125 * d / t), _STEPS, "Comparing with the unreachable"),
+        _screen(table),
     )
     indicators["cosine"] = cosine
     indicators["cosine_z"] = robust_z(cosine, usable)
@@ -123,6 +134,7 @@ def _assemble(
             components[1],
             head_reference,
             lambda d, t: report(875 + int(75 * d / t), _STEPS, "Comparing the output head's rows"),
+            _screen(head),
         )
         indicators["head_length"] = np.where(head_facts.finite, head_facts.length, np.nan)
         indicators["head_cosine"] = head_cosine
@@ -177,6 +189,7 @@ def _reference_cosine(
     component: np.ndarray | None,
     reference: np.ndarray,
     progress: Callable[[int, int], None],
+    screen: StoredScreen | None = None,
 ) -> np.ndarray:
     """Each row's cosine to the mean reference row, both without the first principal component.
 
@@ -194,7 +207,7 @@ def _reference_cosine(
     ref_rows = np.array(rows[reference_ids], dtype=np.float64)
     ref_rows -= np.outer(ref_rows @ component, component)
     mean = ref_rows.mean(axis=0)
-    dots = dot_rows(rows, np.vstack([component, mean]), facts.finite, progress)
+    dots = dot_rows(rows, np.vstack([component, mean]), facts.finite, progress, screen)
     along, with_mean = dots[:, 0], dots[:, 1]
     residual_sq = np.maximum(facts.length**2 - along**2, 0.0)
     mean_sq = float(mean @ mean)
