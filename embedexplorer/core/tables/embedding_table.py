@@ -152,7 +152,7 @@ class EmbeddingTable:
     vocabulary: Vocabulary
     model_weights: int
     dtype: str = "F32"
-    positions: np.ndarray | None = None
+    positions: np.ndarray | StoredRows | None = None
     position_note: str = ""
     folder: Path | None = None
     config: dict[str, object] = field(default_factory=dict)

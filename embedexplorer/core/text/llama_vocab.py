@@ -101,7 +101,9 @@ class LlamaTokenizer:
         tokens = metadata.get("tokenizer.ggml.tokens")
         if not isinstance(tokens, list) or not tokens:
             raise TokenizerMismatchError(f"{file_name} has no tokenizer in its metadata (tokenizer.ggml.tokens).")
-        self.vocab = _read_vocab(metadata, [str(t) for t in tokens])
+        texts = [str(t) for t in tokens]
+        check_token_sizes(texts, file_name)
+        self.vocab = _read_vocab(metadata, texts)
         self.unknown_id = _special_id(metadata, "tokenizer.ggml.unknown_token_id", DEFAULT_UNKNOWN.get(self.kind))
         if self.unknown_id is not None and not 0 <= self.unknown_id < len(self.vocab.tokens):
             self.unknown_id = None
@@ -173,6 +175,41 @@ class LlamaTokenizer:
 
 
 # ---- reading the vocabulary as llama.cpp's load() does ------------------------------------
+
+
+# The longest token in llama.cpp's own vocabulary files is 1,024 bytes (Aquila, Command-R).  Several
+# kinds index every prefix of a token (RWKV's longest match, T5's user-defined pieces, PLaMo-2's
+# table), which costs the square of its length: one 100,000-character token would take gigabytes.
+MAX_TOKEN_BYTES = 16 * 1024
+# All prefixes of all tokens together; real vocabularies need at most 25 million bytes (Command-R).
+MAX_PREFIX_BYTES = 256 * 1024 * 1024
+
+
+def check_token_sizes(tokens: Sequence[str], file_name: str) -> None:
+    """Refuse, before any tokenizer is built, a vocabulary whose tokens no real tokenizer has.
+
+    Raises ``TokenizerMismatchError`` naming the longest token when one is longer than
+    ``MAX_TOKEN_BYTES`` or when indexing every prefix would pass ``MAX_PREFIX_BYTES``.
+    """
+    prefix_bytes = 0
+    longest, longest_id = 0, 0
+    for token_id, token in enumerate(tokens):
+        size = len(token.encode("utf-8", "surrogatepass"))
+        if size > longest:
+            longest, longest_id = size, token_id
+        prefix_bytes += size * (size + 1) // 2
+    if prefix_bytes > MAX_PREFIX_BYTES and longest <= MAX_TOKEN_BYTES:
+        raise TokenizerMismatchError(
+            f"{file_name} has {len(tokens):,} tokens so long together (the longest {longest:,} bytes) that indexing "
+            f"them would take over {MAX_PREFIX_BYTES // (1024 * 1024):,} MiB; real vocabularies take under 30, "
+            "so its tokenizer was not built."
+        )
+    if longest > MAX_TOKEN_BYTES:
+        raise TokenizerMismatchError(
+            f"{file_name} has a token of {longest:,} bytes (token {longest_id:,}); real vocabularies have none "
+            f"longer than about 1,000 and EmbedExplorer reads tokens of at most {MAX_TOKEN_BYTES:,} bytes, "
+            "so its tokenizer was not built."
+        )
 
 
 def _read_vocab(metadata: dict[str, object], tokens: list[str]) -> _Vocab:
