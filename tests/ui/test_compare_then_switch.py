@@ -8,7 +8,7 @@ from PySide6.QtTest import QTest
 from embedexplorer.core.sources.resolve import bundled_model_dir
 from embedexplorer.jobs.table_jobs import LOAD, MAP
 
-from .conftest import LOAD_TIMEOUT_MS, open_model, settle
+from .conftest import LOAD_TIMEOUT_MS, answers, open_model, settle
 from .dialogs import focus_on
 from .test_compare_pane import compare_with, open_compare, tables  # noqa: F401 - a fixture
 
@@ -30,8 +30,7 @@ def test_comparing_then_opening_another_folder_raises_no_error(qtbot, window, ta
     focus_on(qtbot, line)
     QTest.keyClick(line, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
     qtbot.keyClicks(box.lineEdit(), str(bundled_model_dir()))
-    channel = window.client.channel
-    with qtbot.waitSignals([channel(LOAD).ready, channel(MAP).ready], timeout=LOAD_TIMEOUT_MS):
+    with qtbot.waitSignals([answers(window, LOAD).ready, answers(window, MAP).ready], timeout=LOAD_TIMEOUT_MS):
         qtbot.keyClick(box.lineEdit(), Qt.Key.Key_Return)
     settle()
     qtbot.wait(300)

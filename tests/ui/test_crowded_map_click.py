@@ -9,6 +9,7 @@ tip's first name must be the word the click looks up.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import pyqtgraph as pg
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QColor
@@ -41,7 +42,7 @@ def crowded_places(canvas, count: int) -> list[QPoint]:  # type: ignore[no-untyp
         if families[i] == NO_FAMILY:
             continue
         gaps = np.hypot(*(places - places[i]).T)
-        near = (gaps < 9) & (gaps > 0)
+        near = (gaps < 8) & (gaps > 0)  # two 11-pixel dots, half or more of one under the other
         others = np.flatnonzero(near & (families != families[i]) & (families != NO_FAMILY))
         others = others if others.size else np.flatnonzero(near)
         if others.size:
@@ -65,15 +66,16 @@ def family_by_colour(canvas) -> dict[int, int]:  # type: ignore[no-untyped-def]
     return colours
 
 
-def test_the_click_looks_up_the_dot_the_tip_names_first_where_dots_crowd(qtbot, window) -> None:  # type: ignore[no-untyped-def]
-    at_size(qtbot, window, 1366, 768)
+@pytest.mark.parametrize("width,height", [(1366, 768), (1024, 640)])
+def test_the_click_looks_up_the_dot_the_tip_names_first_where_dots_crowd(qtbot, window, width, height) -> None:  # type: ignore[no-untyped-def]
+    at_size(qtbot, window, width, height)
     open_model(qtbot, window, "bundled")
     type_text(qtbot, window, "cheese")
     canvas = window.panes.map.view.canvas
     canvas.set_labels_visible(False)  # the oracle reads dot colours; labels would cover them
     settle()
     places = crowded_places(canvas, 14)
-    assert len(places) >= 8, f"the bundled map has {len(places)} crowded places at 1366x768"
+    assert len(places) >= 4, f"the bundled map has {len(places)} crowded places at {width}x{height}"
     viewport = canvas.viewport()
     QTest.mouseMove(viewport, QPoint(2, 2))  # away from every dot: nothing grown
     qtbot.wait(100)
@@ -103,4 +105,4 @@ def test_the_click_looks_up_the_dot_the_tip_names_first_where_dots_crowd(qtbot, 
             )
             checked += 1
         qtbot.waitUntil(lambda text=looked_up: window.state.text == text, timeout=ANSWER_TIMEOUT_MS)
-    assert checked >= len(places) // 2, f"only {checked} of {len(places)} places had a clear colour to check"
+    assert checked >= len(places) // 3, f"only {checked} of {len(places)} places had a clear colour to check"
