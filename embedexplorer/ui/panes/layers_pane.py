@@ -303,6 +303,7 @@ class LayersPane(QWidget):
         self.missing.hide()
         steps = answer.steps
         self._steps = steps
+        self._show_axes(True)
         xs = [s.layer for s in steps]
         ticks = [(x, "input" if x == 0 else str(x)) for x in xs]
         for plot in (self.cosine_plot, self.length_plot):
@@ -408,7 +409,20 @@ class LayersPane(QWidget):
         self.cosine_legend.clear()
         for plot in (self.cosine_plot, self.length_plot):
             plot.getAxis("bottom").setTicks(None)
+        self._show_axes(False)
 
+    def _show_axes(self, on: bool) -> None:
+        """Layer numbers and lengths only with an answer: an empty chart keeps no other model's axes."""
+        for axis in (self.cosine_plot.getAxis("bottom"), self.length_plot.getAxis("bottom"),
+                     self.length_plot.getAxis("left")):
+            axis.setStyle(showValues=on)
+        if on:
+            self.cosine_plot.enableAutoRange(axis="x")
+            self.length_plot.enableAutoRange(axis="y")
+        else:
+            self.length_plot.setLabel("bottom", "")
+            self.cosine_plot.setXRange(0, 1, padding=0)
+            self.length_plot.setYRange(0, 1, padding=0)
     def _on_download(self) -> None:
         if self._download_id:
             self.download_requested.emit(self._download_id)
@@ -468,33 +482,3 @@ class LayersPane(QWidget):
         client.channel(LAYERS, pane).failed.connect(on_failed)
         return pane
 
-
-if __name__ == "__main__":  # a preview with a real worker: python -m embedexplorer.ui.layers_pane [MODEL]
-    import sys
-
-    from PySide6.QtWidgets import QApplication, QStatusBar
-
-    from ...jobs.table_jobs import LOAD, LoadRequest
-    from ...worker import WorkerClient
-
-    app = QApplication(sys.argv)
-    client = WorkerClient()
-    window = QWidget()
-    pane = LayersPane()
-    status = QStatusBar()
-    box = QVBoxLayout(window)
-    box.addWidget(pane, 1)
-    box.addWidget(status)
-    window.resize(900, 900)
-    pane.layers_requested.connect(lambda request: client.ask(LAYERS, request, pane))
-    client.channel(LAYERS, pane).ready.connect(pane.show_reply)
-    client.channel(LAYERS, pane).failed.connect(lambda failure: pane.show_message(failure.message))
-    client.channel(LOAD, window).progress.connect(lambda share, message: status.showMessage(message))
-    client.channel(LAYERS, pane).progress.connect(lambda share, message: status.showMessage(message))
-    client.channel(LOAD, window).ready.connect(lambda loaded: window.setWindowTitle(f"Layers: {loaded.name}"))
-    client.ask(LOAD, LoadRequest(sys.argv[1] if len(sys.argv) > 1 else "bundled"), window)
-    pane.set_token("the river bank", 3, "bank")
-    pane.set_compare("my bank account", 2)
-    app.aboutToQuit.connect(client.shutdown)
-    window.show()
-    sys.exit(app.exec())
