@@ -43,6 +43,7 @@ from ..readers.safetensors import BUFFER_NAMES, _named
 from ..search import neighbours as nb
 from ..search.scan_threads import own_thread_only
 from ..tables.embedding_table import EmbeddingTable, Neighbour
+from ..tables.position_rows import row_name
 from ..text.texts import Token
 from . import output_head as oh
 from .layer_schedule import SearchSchedule
@@ -471,9 +472,8 @@ class LayerModel(ModelFacts):
             parts.append(("token row", token_rows[token_id].float().numpy().copy()))
             position_table = _module(self.model, ("wpe", "embeddings.position_embeddings"))
             if position_table is not None and position < position_table.weight.shape[0]:
-                # Rows counted from 1, as the chapter counts them (BERT's [CLS] takes row 1).
                 row = position_table.weight[position].float().numpy().copy()
-                parts.append((f"position row {position + 1}", row))
+                parts.append((row_name(position), row))
             type_table = _module(self.model, ("embeddings.token_type_embeddings",))
             if type_table is not None:
                 parts.append(("token type row 0", type_table.weight[0].float().numpy().copy()))
