@@ -9,8 +9,8 @@ tip's first name must be the word the click looks up.
 from __future__ import annotations
 
 import numpy as np
-import pytest
 import pyqtgraph as pg
+import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtTest import QTest
