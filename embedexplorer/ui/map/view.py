@@ -383,7 +383,7 @@ class MapView(QWidget):
 
     def choose_families_file(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
-            self, "Load a families file", self.families_file or str(Path.home()), "Families (*.json)"
+            self.window(), "Load a families file", self.families_file or str(Path.home()), "Families (*.json)"
         )
         if path:
             self.use_families(path)
@@ -392,7 +392,7 @@ class MapView(QWidget):
         if self.family_map is None:
             return
         path, _ = QFileDialog.getSaveFileName(
-            self,
+            self.window(),
             "Save the families",
             str(Path(self.settings.export_dir or Path.home()) / "families.json"),
             "Families (*.json)",

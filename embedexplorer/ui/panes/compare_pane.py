@@ -288,12 +288,12 @@ class ComparePane(QWidget):
         self.show_failure("Stopped; table A is still open.")
 
     def _choose_file(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Table B: a model file", "", MODEL_FILES)
+        path, _ = QFileDialog.getOpenFileName(self.window(), "Table B: a model file", "", MODEL_FILES)
         if path:
             self.source.setText(path)
 
     def _choose_folder(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Table B: a model folder")
+        folder = QFileDialog.getExistingDirectory(self.window(), "Table B: a model folder")
         if folder:
             self.source.setText(folder)
 

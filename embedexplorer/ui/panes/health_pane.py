@@ -203,7 +203,7 @@ class HealthPane(QWidget):
         if self.report is None:
             return
         start = Path(self.export_dir or Path.home()) / "vocabulary-health.csv"
-        path, chosen = QFileDialog.getSaveFileName(self, "Export vocabulary health", str(start), EXPORT_KINDS)
+        path, chosen = QFileDialog.getSaveFileName(self.window(), "Export vocabulary health", str(start), EXPORT_KINDS)
         if path:
             if Path(path).suffix.lower() not in (".csv", ".json"):
                 path += ".json" if "json" in chosen.lower() else ".csv"

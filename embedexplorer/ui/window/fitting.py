@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import QByteArray, QChildEvent, QEvent, QObject, Qt, QTimer
-from PySide6.QtGui import QGuiApplication, QResizeEvent
+from PySide6.QtGui import QFont, QFontMetrics, QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import QComboBox, QDialog, QMainWindow, QSplitter, QTabWidget, QToolBar, QWidget
 
 from ..panes.row_view import RowView
@@ -215,6 +215,30 @@ def _later(owner: QObject, call: Callable[[], None]) -> QTimer:
 FRAME_WAIT_MS = 2000
 
 
+# What a window manager's title bar takes beside the title: the icon, the buttons, the margins (openbox,
+# GNOME and KDE alike take 100 to 150 pixels); and how much larger its type may be than the window's.
+TITLE_BAR_ROOM = 160
+TITLE_FONT_SCALE = 1.15
+
+
+def room_for_title(dialog: QWidget) -> None:
+    """A dialog at least as wide as its whole title needs in the title bar (never wider than the screen).
+
+    A small dialog (a width to export, a name to type) is laid out for its field alone, and the
+    window manager then cuts its title in the middle: "Export...e map". Called as it shows: a
+    dialog's layout may set its least size itself (QInputDialog's does), so it is widened instead.
+    """
+    font = QFont(dialog.font())
+    font.setBold(True)
+    font.setPointSizeF(font.pointSizeF() * TITLE_FONT_SCALE)
+    needed = QFontMetrics(font).horizontalAdvance(dialog.windowTitle()) + TITLE_BAR_ROOM
+    screen = dialog.screen() or QGuiApplication.primaryScreen()
+    if screen is not None:
+        needed = min(needed, screen.availableGeometry().width())
+    if dialog.width() < needed and dialog.maximumWidth() >= needed:
+        dialog.resize(needed, dialog.height())
+
+
 def fit_to_screen(window: QWidget) -> None:
     """Never larger than the screen's free area (a laptop's 1366x768 or 1024x640), frame included, and on it."""
     screen = window.screen() or QGuiApplication.primaryScreen()
@@ -244,9 +268,10 @@ class ScreenFit(QObject):
     inside the screen. A size asked for (a person's, a test's) is left alone.
     """
 
-    def __init__(self, window: QWidget) -> None:
+    def __init__(self, window: QWidget, title_room: bool = False) -> None:
         super().__init__(window)
         self.window = window
+        self._title_room = title_room  # a dialog: as wide as its title needs
         self._frame_pending = False
         self._grown_by_panes = False
         window.installEventFilter(self)
@@ -258,8 +283,10 @@ class ScreenFit(QObject):
             child = event.child()
             own = Qt.FindChildOption.FindDirectChildrenOnly
             if isinstance(child, QDialog) and child.isWindow() and not child.findChildren(ScreenFit, "", own):
-                ScreenFit(child)
+                ScreenFit(child, title_room=True)
         elif kind == QEvent.Type.Show:
+            if self._title_room:
+                room_for_title(self.window)
             self._frame_pending = True
             QTimer.singleShot(FRAME_WAIT_MS, self._frame_came)
             QTimer.singleShot(0, self._fit)
