@@ -328,7 +328,7 @@ class NeighboursPane(QWidget):
         return pane
 
     def focus_chain(self) -> list[QWidget]:
-        return [self.table, self.compare_input, self.k_box]
+        return [self.k_box, self.table, self.compare_input]  # as drawn: k above the list, Cosine with below
 
     def growth_for_rows(self, rows: int) -> int:
         """How much taller than its least height the list must be to show ``rows`` neighbours."""

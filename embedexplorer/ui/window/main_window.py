@@ -155,8 +155,13 @@ class MainWindow(QMainWindow):
                 button = bar.widgetForAction(action)
                 if isinstance(button, QToolButton):
                     button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
-        # Tab walks the panes in the list's order, each pane's controls in its own order.
-        chain = [widget for _entry, pane in built for widget in getattr(pane, "focus_chain", list)()]
+        # Tab walks the toolbars first, as they are drawn (above everything), then the panes in the
+        # list's order, each pane's controls in its own order.
+        chain = [
+            control for bar in self._toolbars.values() for action in bar.actions()
+            for control in _tab_stops(bar.widgetForAction(action))
+        ]
+        chain += [widget for _entry, pane in built for widget in getattr(pane, "focus_chain", list)()]
         for first, second in zip(chain, chain[1:], strict=False):
             QWidget.setTabOrder(first, second)
 
@@ -251,3 +256,12 @@ def _dropped_model(urls: list[QUrl]) -> Path | None:
         if url.isLocalFile():
             return Path(url.toLocalFile())
     return None
+
+
+def _tab_stops(widget: QWidget | None) -> list[QWidget]:
+    """A toolbar's widget where Tab stops: itself, or the controls inside it (a notice's button)."""
+    if widget is None:
+        return []
+    if widget.focusPolicy() & Qt.FocusPolicy.TabFocus:
+        return [widget]
+    return [child for child in widget.findChildren(QWidget) if child.focusPolicy() & Qt.FocusPolicy.TabFocus]
