@@ -73,6 +73,9 @@ def _run(command: Command, args: argparse.Namespace) -> Answer:
     # memory is stopped there (time and memory limits) and named in one line.
     table = load_table(source, progress or (lambda done, total, message: None), separate_tokenizer=True)
     try:
+        nowhere = table.pointing_nowhere.sentence()  # named once, as the table opens
+        if nowhere:
+            say(f"note: {nowhere}")
         return command.answer(args, table)
     finally:
         table.close()
