@@ -251,7 +251,9 @@ def word_map(
     key = ""
     if layout is None and method != "pca" and cache is not None:
         key = cache.key(table, words, method, seed)
-        stored = cache.load(key, matrix.shape[0])
+        stored, cache_note = cache.checked(key, matrix.shape[0])
+        if cache_note:
+            notes.append(cache_note)
         if stored is not None:
             layout = Layout(stored, method, None, KEEPS[method])
             from_cache = True

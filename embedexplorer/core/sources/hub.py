@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from fnmatch import fnmatch
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,7 @@ from ..readers.safetensors import (
     _read_config,
     count_model_weights,
 )
+from .hub_small_files import CutShortError, fetch_intact, kept_intact
 
 STATE_FILE = "download-state.json"
 PART_FILE = SINGLE_FILE + ".part"
@@ -218,6 +220,10 @@ class _Remote:
                         f"The Hub took more than {SMALL_FILE_SECONDS:g} seconds to send {name} of "
                         f"'{self.repo_id}' ({size:,} bytes so far), so the download was stopped. Try again later."
                     )
+            announced = response.headers.get("Content-Length")
+            plain = not response.headers.get("Content-Encoding")  # a compressed length is not the file's
+            if plain and announced and announced.isdigit() and size < int(announced):
+                raise CutShortError(f"{size:,} of the {int(announced):,} bytes it announced")
         return b"".join(pieces)
 
     @contextmanager
@@ -350,10 +356,12 @@ class _Download:
         state = self._resume_state(commit)
 
         self.report(0, 0, f"Reading {self.repo_id}'s configuration and tokenizer")
-        for name in SMALL_FILES:
-            if name in names and not (self.staging / name).is_file():
+        for name in SMALL_FILES:  # fetched again when an earlier try kept one cut short
+            limit = SMALL_FILE_LIMITS.get(name, TOKENIZER_FILE_LIMIT)
+            if name in names and not kept_intact(self.staging / name, limit):
                 self.check()
-                atomic_write_bytes(self.staging / name, remote.whole(name, self.should_stop))
+                data = fetch_intact(name, partial(remote.whole, name, self.should_stop), self.repo_id)
+                atomic_write_bytes(self.staging / name, data)
         if "plan" not in state:
             self.report(0, 0, f"Reading the headers of {self.repo_id}'s weights")
             state["plan"] = self._plan(remote, names)
