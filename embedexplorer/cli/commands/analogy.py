@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from ...core.common.terminal import one_line
 from ..arguments import positive_int
 from ..command import Answer, Command
 
@@ -32,10 +33,10 @@ def answer(args: argparse.Namespace, table: EmbeddingTable) -> Answer:
         table, args.a, args.b, args.c, args.k, include_inputs=args.include_inputs, expect=args.expect
     )
     payload = {"model": table.name, **solved.to_dict()}
-    lines = [f"model: {table.name}", f"query: {solved.label}"]
+    lines = [f"model: {one_line(table.name)}", f"query: {one_line(solved.label)}"]
     if solved.note:
-        lines.append(f"note: {solved.note}")
-    lines += [f"{n.token:<20} {n.id:>8}  {n.cosine:6.3f}" for n in solved.neighbours]
+        lines.append(f"note: {one_line(solved.note)}")
+    lines += [f"{one_line(n.token):<20} {n.id:>8}  {n.cosine:6.3f}" for n in solved.neighbours]
     lines.append(f"(baseline for unrelated tokens here: {table.baseline_cosine:.3f})")
     lines.append(solved.inputs_line())
     if solved.expected is not None:

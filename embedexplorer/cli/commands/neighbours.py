@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from ...core.common.terminal import one_line
 from ..arguments import positive_int
 from ..command import Answer, Command
 
@@ -27,10 +28,10 @@ def answer(args: argparse.Namespace, table: EmbeddingTable) -> Answer:
     }
     if result.note:
         payload["note"] = result.note
-    lines = [f"model: {table.name}", f"query: {query.token if query else '?'}"]
+    lines = [f"model: {one_line(table.name)}", f"query: {one_line(query.token) if query else '?'}"]
     if result.note:
-        lines.append(f"note: {result.note}")
-    lines += [f"{n.token:<20} {n.id:>8}  {n.cosine:6.3f}" for n in result.neighbours]
+        lines.append(f"note: {one_line(result.note)}")
+    lines += [f"{one_line(n.token):<20} {n.id:>8}  {n.cosine:6.3f}" for n in result.neighbours]
     lines.append(f"(baseline for unrelated tokens here: {table.baseline_cosine:.3f})")
     return payload, "\n".join(lines)
 
