@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QFileDialog,
+    QGridLayout,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -47,6 +48,9 @@ EXPORT_KINDS = "CSV (*.csv);;JSON (*.json)"
 # Scores above this are drawn in the histogram's last bar (a broken row scores 100).
 _DRAWN_UP_TO_THRESHOLDS = 3
 
+
+# How many reason boxes share a row of the filters.
+FILTERS_A_ROW = 4
 
 class HealthPane(QWidget):
     """Ask for the vocabulary's health, then read the ranked tokens, their reasons and the score's spread."""
@@ -89,19 +93,21 @@ class HealthPane(QWidget):
             top.addWidget(widget)
         top.addWidget(self.progress, 1)
         self.filters: dict[str, QCheckBox] = {}
-        filters = QHBoxLayout()
-        filters.addWidget(QLabel("Show tokens with:"))
-        for reason in REASONS:
+        # The reasons in rows of a few: in one row they made the window 1,614 pixels wide at least,
+        # wider than a 1366x768 laptop's screen.
+        filters = QGridLayout()
+        filters.addWidget(QLabel("Show tokens with:"), 0, 0)
+        for index, reason in enumerate(REASONS):
             box = QCheckBox(reason)
             box.setToolTip(f"Show the tokens marked {reason!r} (none ticked: every token)")
             box.toggled.connect(lambda _on: self._refilter())
             self.filters[reason] = box
-            filters.addWidget(box)
+            filters.addWidget(box, index // FILTERS_A_ROW, 1 + index % FILTERS_A_ROW)
         self.flagged_only = QCheckBox("&flagged only")
         self.flagged_only.setToolTip("Only tokens whose score reaches the threshold")
         self.flagged_only.toggled.connect(lambda _on: self._refilter())
-        filters.addWidget(self.flagged_only)
-        filters.addStretch(1)
+        filters.addWidget(self.flagged_only, 0, FILTERS_A_ROW + 1)
+        filters.setColumnStretch(FILTERS_A_ROW + 2, 1)
         self.model = HealthTableModel(self)
         self.table = QTableView()
         self.table.setModel(self.model)

@@ -31,6 +31,7 @@ from ...worker import Failure
 from ..style import fonts, theme
 from ..widgets.plot_legend import TitleRowLegend
 from ..widgets.steady_label import SteadyLabel
+from ..widgets.table_rows import KeepRows
 from ..window.plugging import PaneContext
 from .layers_text import (
     BELOW_LOWEST,
@@ -199,8 +200,9 @@ class LayersPane(QWidget):
         plots.addWidget(self.nearest)
         plots.setSizes([260, 130, 220])
         # Below these heights a plot shows nothing readable; on a screen too short for them the pane scrolls.
-        for part, least in ((self.cosine_plot, 130), (self.length_plot, 70), (self.nearest, 90)):
+        for part, least in ((self.cosine_plot, 130), (self.length_plot, 70)):
             part.setMinimumHeight(least)
+        KeepRows(self.nearest)  # seven layers in sight at once, at any type size
         content = QWidget()
         layout = QVBoxLayout(content)
         layout.setContentsMargins(4, 4, 4, 4)
