@@ -87,6 +87,7 @@ class MapCanvas(SelectionMarks, Finding, Pointing, CaptionAndLegend, Picture, pg
         self._caption_html = ""  # the whole caption; a short canvas shows its first line only
         self._caption_fit: tuple[float, int] | None = None  # the room and height it was last fitted to
         self._caption_short = False  # True while only the first line is shown
+        self.caption_folded = False  # presentation mode: the first line only, whatever the room
         self.addItem(self.caption, row=1, col=0, colspan=2)
         self.map: WordMap | None = None
         self.change: MapChange | None = None  # points coloured by their token's change, or by family

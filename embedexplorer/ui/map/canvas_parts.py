@@ -49,6 +49,7 @@ class CanvasParts:
         _caption_html: str
         _caption_fit: tuple[float, int] | None
         _caption_short: bool
+        caption_folded: bool
 
         def _sized(self, base: float) -> float: ...
         def _set_labels(self) -> None: ...

@@ -24,6 +24,9 @@ from .chapter_notice import ChapterNotice
 MIN_NEIGHBOUR_ROWS = 8
 ROW_TAB_TITLE = "&Row"
 MODEL_BOX_CHARS, COMPACT_MODEL_BOX_CHARS = 34, 16
+MODEL_BOX_TIP = (
+    "A model folder or file, a Hugging Face id such as openai-community/gpt2, or 'bundled'. Press Enter to open."
+)
 BAR_ALLOWANCE = 16  # pixels a toolbar takes beyond its items: its handle and frame
 
 
@@ -131,6 +134,16 @@ class RowPlacement(QObject):
         return False
 
 
+def show_name_start(box: QComboBox) -> None:
+    """A name longer than its box shows its start (which model), the whole of it one hover away."""
+    line = box.lineEdit()
+    if line is not None and not line.hasFocus():
+        line.setCursorPosition(0)
+    name = box.currentText()
+    fits = box.fontMetrics().horizontalAdvance(name) <= (line.width() if line is not None else box.width())
+    box.setToolTip(MODEL_BOX_TIP if fits or not name else f"{name}\n\n{MODEL_BOX_TIP}")
+
+
 class BarFit(QObject):
     """A shorter model box and chapter note when the window is too narrow for the bars in full."""
 
@@ -138,6 +151,9 @@ class BarFit(QObject):
         super().__init__(window)
         self.window, self.model_box, self.notice = window, model_box, notice
         self.compact = False
+        # Presentation: the exercises' bar keeps to the line (its overflow behind its » button, and in
+        # the Exercises menu) rather than taking a second line of the map's height.
+        self.presenting = False
         self._later = _later(self, self.fit)
         # The box as wide as its minimum contents, so that a shorter minimum makes it narrower.
         model_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
@@ -168,11 +184,14 @@ class BarFit(QObject):
         # font may have changed since (presentation mode), and the note come or gone.
         self._set(False)
         if self.bars_width() > self.window.width():
+            # As narrow as the open model's whole name first: only where even that is too wide is it cut.
+            self._set(False, min(MODEL_BOX_CHARS, len(self.model_box.currentText()) + 1))
+        if self.bars_width() > self.window.width():
             self._set(True)
         # Still too wide (large type on a narrow screen): the exercises get a line of their own.
         second = self.second_bar()
         if second is not None:
-            wrap = self.bars_width() > self.window.width()
+            wrap = self.bars_width() > self.window.width() and not self.presenting
             if wrap != self.window.toolBarBreak(second):
                 if wrap:
                     self.window.insertToolBarBreak(second)
@@ -184,12 +203,13 @@ class BarFit(QObject):
         bars = [bar for bar in self.window.findChildren(QToolBar) if bar.isVisible()]
         return bars[1] if len(bars) > 1 else None
 
-    def _set(self, compact: bool) -> None:
+    def _set(self, compact: bool, chars: int = MODEL_BOX_CHARS) -> None:
         self.compact = compact
-        self.model_box.setMinimumContentsLength(COMPACT_MODEL_BOX_CHARS if compact else MODEL_BOX_CHARS)
+        self.model_box.setMinimumContentsLength(COMPACT_MODEL_BOX_CHARS if compact else chars)
         self.notice.set_compact(compact)
         # QComboBox keeps its first width hint, and the bar its first layout: say the width outright.
         self.model_box.setFixedWidth(self.model_box.sizeHint().width())
+        show_name_start(self.model_box)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
         # A new width, a new size of type (presentation), or the chapter's note coming or going.

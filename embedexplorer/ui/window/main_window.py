@@ -47,6 +47,9 @@ from .plugging import MessageAction, PaneContext, PaneEntry, Place
 MENUS = ("&File", "&Map", "&View", "E&xercises", "&Help")
 
 
+# In presentation mode the left column (text, chips, neighbours) takes this share of the width.
+PRESENTING_LEFT_SHARE = 0.3
+
 class MainWindow(QMainWindow):
     """Type a word; see its tokens, rows, neighbours and its place on the family map."""
 
@@ -82,6 +85,9 @@ class MainWindow(QMainWindow):
         quit_action.setShortcut(QKeySequence("Ctrl+Q"))
         add_help_menu(self._menus["&Help"], self)
         self._restore(built)
+        self.state.watch("presentation", self._give_the_map_room)
+        if self.state.presentation:
+            self._give_the_map_room(True)
         self.screen_fit = ScreenFit(self)  # inside the screen with the window manager's frame, whatever grew
 
     # ----- construction ------------------------------------------------------------------
@@ -128,6 +134,7 @@ class MainWindow(QMainWindow):
         self.splitter.setStretchFactor(1, 3)
         self.splitter.setSizes([520, 840])
         self.splitter.setChildrenCollapsible(False)
+        self._sizes_before_presenting: list[int] | None = None
         central = QWidget()
         layout = QVBoxLayout(central)
         layout.setContentsMargins(6, 4, 6, 2)
@@ -164,6 +171,19 @@ class MainWindow(QMainWindow):
         chain += [widget for _entry, pane in built for widget in getattr(pane, "focus_chain", list)()]
         for first, second in zip(chain, chain[1:], strict=False):
             QWidget.setTabOrder(first, second)
+
+    def _give_the_map_room(self, presenting: bool) -> None:
+        """Presentation: the map and plots take two thirds of the width (the list needs less); back after."""
+        self.model_bar.bar_fit.presenting = presenting
+        self.model_bar.bar_fit.fit()
+        if presenting and self._sizes_before_presenting is None:
+            self._sizes_before_presenting = self.splitter.sizes()
+            total = sum(self._sizes_before_presenting)
+            left = max(self.left.minimumSizeHint().width(), round(total * PRESENTING_LEFT_SHARE))
+            self.splitter.setSizes([left, total - left])
+        elif not presenting and self._sizes_before_presenting is not None:
+            self.splitter.setSizes(self._sizes_before_presenting)
+            self._sizes_before_presenting = None
 
     def fit_to_screen(self) -> None:
         """Never larger than the screen's free area (a laptop's 1366x768 or 1024x640), frame included, and on it."""
