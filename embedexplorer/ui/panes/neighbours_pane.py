@@ -315,6 +315,9 @@ class NeighboursPane(QWidget):
         state.watch("guess_mark", pane.mark)
         # k is the state's at once (a lesson saved now has it); the request waits for the pause.
         pane.k_box.valueChanged.connect(lambda k: state.update(k=k))
+        # Larger type, the same sentences: a line more for each, so the baseline and the cosine stay whole.
+        state.watch("presentation", pane.set_presenting)
+        pane.set_presenting(state.presentation)
         pane.k_changed.connect(ask_again)
         pane.neighbour_activated.connect(lambda text: state.update(text=text))
         pane.compare_requested.connect(on_compare)
@@ -326,6 +329,10 @@ class NeighboursPane(QWidget):
         compare.triggered.connect(pane.focus_compare)
         compare.setShortcut(QKeySequence("Ctrl+K"))
         return pane
+
+    def set_presenting(self, on: bool) -> None:
+        for label in (self.baseline_label, self.compare_result):
+            label.set_lines(3 if on else 2)
 
     def focus_chain(self) -> list[QWidget]:
         return [self.k_box, self.table, self.compare_input]  # as drawn: k above the list, Cosine with below

@@ -185,7 +185,7 @@ class BarFit(QObject):
         self._set(False)
         if self.bars_width() > self.window.width():
             # As narrow as the open model's whole name first: only where even that is too wide is it cut.
-            self._set(False, min(MODEL_BOX_CHARS, len(self.model_box.currentText()) + 1))
+            self._set(False, min(MODEL_BOX_CHARS, len(self.model_box.currentText()) + 3))
         if self.bars_width() > self.window.width():
             self._set(True)
         # Still too wide (large type on a narrow screen): the exercises get a line of their own.
