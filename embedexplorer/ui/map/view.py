@@ -319,22 +319,9 @@ class MapView(QWidget):
         presenting = scale > 1
         self.canvas.set_caption_folded(presenting)
         self.panel.hint.setVisible(not presenting)
-        self._place_finder(beside=presenting)
         # The panel's hint needs a wider column in larger type; without it the names alone set the width.
         self.panel.setMinimumWidth(FAMILY_PANEL_WIDTH if presenting else round(FAMILY_PANEL_WIDTH * scale))
         self.panel_scroll.updateGeometry()
-
-    def _place_finder(self, beside: bool) -> None:
-        """The search box and "Show the k nearest" above the map, or beside it over the families."""
-        if beside == (self._layout.indexOf(self.finder_box) < 0):
-            return
-        (self._layout if beside else self._side).removeWidget(self.finder_box)
-        if beside:
-            self._side.insertWidget(0, self.finder_box)
-            self._finder.setDirection(QBoxLayout.Direction.TopToBottom)
-        else:
-            self._layout.insertWidget(0, self.finder_box)
-            self._finder.setDirection(QBoxLayout.Direction.LeftToRight)
 
     def reset_view(self) -> None:
         self.canvas.reset_view()

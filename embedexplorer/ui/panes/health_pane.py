@@ -20,12 +20,14 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QFileDialog,
+    QFrame,
     QGridLayout,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QProgressBar,
     QPushButton,
+    QScrollArea,
     QSplitter,
     QTableView,
     QVBoxLayout,
@@ -134,12 +136,22 @@ class HealthPane(QWidget):
         body.addWidget(self.histogram)
         body.setSizes([700, 320])
         body.setChildrenCollapsible(False)
-        layout = QVBoxLayout(self)
+        content = QWidget()
+        layout = QVBoxLayout(content)
         layout.addLayout(top)
         layout.addWidget(self.message)
         layout.addWidget(self.summary)
         layout.addLayout(filters)
         layout.addWidget(body, 1)
+        # On a small screen in larger type the tab scrolls, as Layers and Directions do, instead of
+        # making the window wider or taller than the screen.
+        scroll = QScrollArea()
+        scroll.setWidget(content)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(scroll)
         self.export_dir = ""
 
     # ----- what the plug calls ---------------------------------------------------------------

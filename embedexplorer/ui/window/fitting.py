@@ -151,9 +151,6 @@ class BarFit(QObject):
         super().__init__(window)
         self.window, self.model_box, self.notice = window, model_box, notice
         self.compact = False
-        # Presentation: the exercises' bar keeps to the line (its overflow behind its » button, and in
-        # the Exercises menu) rather than taking a second line of the map's height.
-        self.presenting = False
         self._later = _later(self, self.fit)
         # The box as wide as its minimum contents, so that a shorter minimum makes it narrower.
         model_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
@@ -184,14 +181,11 @@ class BarFit(QObject):
         # font may have changed since (presentation mode), and the note come or gone.
         self._set(False)
         if self.bars_width() > self.window.width():
-            # As narrow as the open model's whole name first: only where even that is too wide is it cut.
-            self._set(False, min(MODEL_BOX_CHARS, len(self.model_box.currentText()) + 3))
-        if self.bars_width() > self.window.width():
             self._set(True)
         # Still too wide (large type on a narrow screen): the exercises get a line of their own.
         second = self.second_bar()
         if second is not None:
-            wrap = self.bars_width() > self.window.width() and not self.presenting
+            wrap = self.bars_width() > self.window.width()
             if wrap != self.window.toolBarBreak(second):
                 if wrap:
                     self.window.insertToolBarBreak(second)

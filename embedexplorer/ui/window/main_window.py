@@ -48,7 +48,8 @@ MENUS = ("&File", "&Map", "&View", "E&xercises", "&Help")
 
 
 # In presentation mode the left column (text, chips, neighbours) takes this share of the width.
-PRESENTING_LEFT_SHARE = 0.3
+# and never less than PRESENTING_LEFT_LEAST pixels: the cosine answer beside its box needs them.
+PRESENTING_LEFT_SHARE, PRESENTING_LEFT_LEAST = 0.3, 430
 
 class MainWindow(QMainWindow):
     """Type a word; see its tokens, rows, neighbours and its place on the family map."""
@@ -174,12 +175,11 @@ class MainWindow(QMainWindow):
 
     def _give_the_map_room(self, presenting: bool) -> None:
         """Presentation: the map and plots take two thirds of the width (the list needs less); back after."""
-        self.model_bar.bar_fit.presenting = presenting
-        self.model_bar.bar_fit.fit()
         if presenting and self._sizes_before_presenting is None:
             self._sizes_before_presenting = self.splitter.sizes()
             total = sum(self._sizes_before_presenting)
-            left = max(self.left.minimumSizeHint().width(), round(total * PRESENTING_LEFT_SHARE))
+            least = max(self.left.minimumSizeHint().width(), PRESENTING_LEFT_LEAST)
+            left = max(least, round(total * PRESENTING_LEFT_SHARE))
             self.splitter.setSizes([left, total - left])
         elif not presenting and self._sizes_before_presenting is not None:
             self.splitter.setSizes(self._sizes_before_presenting)
