@@ -20,7 +20,7 @@ from PySide6.QtGui import QHelpEvent, QMouseEvent
 from PySide6.QtWidgets import QToolTip
 
 from ...core.maps.word_maps import NO_FAMILY
-from .canvas_parts import CanvasParts
+from .canvas_parts import CanvasParts, scene_points
 from .sizes import HIGHLIGHT_SIZE
 
 # The hover grows a dot by this many pixels (its new edge then hides what it covers).
@@ -54,15 +54,8 @@ class Pointing(CanvasParts):
         def ring_names(self) -> list[str]: ...
 
     def _scene_of(self, coords: np.ndarray) -> np.ndarray:
-        """Map coordinates to scene pixels (the view's mapping is affine)."""
-        view = self.plot.getViewBox()
-        origin = view.mapViewToScene(QPointF(0, 0))
-        unit_x, unit_y = view.mapViewToScene(QPointF(1, 0)) - origin, view.mapViewToScene(QPointF(0, 1)) - origin
-        x, y = coords[:, 0:1], coords[:, 1:2]
-        return np.hstack([
-            origin.x() + x * unit_x.x() + y * unit_y.x(),
-            origin.y() + x * unit_x.y() + y * unit_y.y(),
-        ]).reshape(-1, 2)
+        """Map coordinates to scene pixels."""
+        return scene_points(self.plot.getViewBox(), coords)
 
     def _distances(self, at: QPointF, coords: np.ndarray) -> np.ndarray:
         scene = self._scene_of(np.asarray(coords, dtype=float).reshape(-1, 2))

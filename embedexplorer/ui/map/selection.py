@@ -10,7 +10,7 @@ from PySide6.QtCore import QPointF, QRectF
 
 from ...core.maps.word_maps import NO_FAMILY
 from ..style import fonts, theme
-from .canvas_parts import CanvasParts
+from .canvas_parts import CanvasParts, scene_points
 from .labels import star_label_corner
 from .sizes import (
     STAR_LABEL_CLEARANCE,
@@ -100,14 +100,7 @@ class SelectionMarks(CanvasParts):
 
     @staticmethod
     def _scene_points(view: pg.ViewBox, points: np.ndarray) -> np.ndarray:
-        """Map coordinates to scene pixels, all at once (the view's mapping is affine)."""
-        origin = view.mapViewToScene(QPointF(0, 0))
-        unit_x, unit_y = view.mapViewToScene(QPointF(1, 0)) - origin, view.mapViewToScene(QPointF(0, 1)) - origin
-        x, y = points[:, 0:1], points[:, 1:2]
-        return np.hstack([
-            origin.x() + x * unit_x.x() + y * unit_y.x(),
-            origin.y() + x * unit_x.y() + y * unit_y.y(),
-        ])
+        return scene_points(view, points)
 
     @property
     def selection(self) -> tuple[str, tuple[float, float] | None, list[tuple[float, float]]]:
