@@ -31,7 +31,7 @@ def main(folder: str) -> None:
     pane.grab().save(str(out / "health-tab-minilm.png"))
     window.grab().save(str(out / "health-window-minilm.png"))
     window.panes.map.view.request_word_map("all")
-    wait_for(lambda: len(window.panes.map.view.canvas.map or []) > 20000, 180_000) if hasattr(window.panes.map.view, "canvas") else wait(20000)
+    wait_for(lambda: len(window.panes.map.view.canvas.map or []) > 20000, 180_000)
     pane.colour_action.trigger()
     wait_for(lambda: window.state.map_change is not None, 60_000)
     wait(8000)
