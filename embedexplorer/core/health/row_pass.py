@@ -25,6 +25,8 @@ SKETCH_WIDTH = 32
 # spread of at least 4,096 rows above (the first component of a table is its loudest direction;
 # a few thousand rows pin it down).
 PCA_NUMBERS = 1 << 24
+# The most reference rows whose mean is taken exactly; a larger set is an even spread of this many.
+REFERENCE_ROWS = 8192
 _SEED = 20240502  # fixed: the same table always gives the same answer
 
 Rows = np.ndarray | StoredRows
@@ -128,18 +130,18 @@ def dot_rows(
 
 
 def reference_mean(rows: Rows, reference: np.ndarray) -> np.ndarray:
-    """The mean of the rows marked in ``reference`` (float64), read in blocks: a reference set may be
-    most of a table (a vocabulary whose tokenizer cannot produce its tokens), never gathered whole."""
-    total = np.zeros(rows.shape[1], dtype=np.float64)
+    """The mean of the rows marked in ``reference`` (float64), gathered by id in blocks.
+
+    A reference set larger than ``REFERENCE_ROWS`` (a tokenizer that cannot produce many of its
+    tokens) is represented by an even spread of that many of its rows: their mean is within a
+    small fraction of the whole set's, and reading them is far quicker than another pass.
+    """
     ids = np.flatnonzero(reference)
-    if ids.size * 16 > rows.shape[0]:  # many: one pass over every block is quicker than a gather
-        for start, block in blocks(rows):
-            chosen = reference[start : start + block.shape[0]]
-            if chosen.any():
-                total += block[chosen].sum(axis=0, dtype=np.float64)
-    else:
-        for start in range(0, ids.size, 4096):
-            total += np.asarray(rows[ids[start : start + 4096]], dtype=np.float64).sum(axis=0)
+    if ids.size > REFERENCE_ROWS:
+        ids = ids[np.linspace(0, ids.size - 1, REFERENCE_ROWS).astype(np.int64)]
+    total = np.zeros(rows.shape[1], dtype=np.float64)
+    for start in range(0, ids.size, 4096):
+        total += np.asarray(rows[ids[start : start + 4096]], dtype=np.float64).sum(axis=0)
     return total / max(1, ids.size)
 
 
