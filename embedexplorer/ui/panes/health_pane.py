@@ -23,10 +23,12 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QMenu,
     QProgressBar,
     QPushButton,
     QSplitter,
     QTableView,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -88,20 +90,27 @@ class HealthPane(QWidget):
         for widget in (self.check_button, self.stop_button, self.export_button):
             top.addWidget(widget)
         top.addWidget(self.progress, 1)
-        self.filters: dict[str, QCheckBox] = {}
-        filters = QHBoxLayout()
-        filters.addWidget(QLabel("Show tokens with:"))
+        # The reasons in a menu, not a row of boxes: twelve boxes would make the tab as wide as a screen.
+        self.filter_button = QToolButton()
+        self.filter_button.setText("&Reasons: all tokens")
+        self.filter_button.setToolTip("Show only the tokens that carry any of the ticked reasons")
+        self.filter_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        reasons_menu = QMenu(self.filter_button)
+        self.filters: dict[str, QAction] = {}
         for reason in REASONS:
-            box = QCheckBox(reason)
-            box.setToolTip(f"Show the tokens marked {reason!r} (none ticked: every token)")
-            box.toggled.connect(lambda _on: self._refilter())
-            self.filters[reason] = box
-            filters.addWidget(box)
+            action = reasons_menu.addAction(reason)
+            action.setCheckable(True)
+            action.toggled.connect(lambda _on: self._refilter())
+            self.filters[reason] = action
+        self.filter_button.setMenu(reasons_menu)
         self.flagged_only = QCheckBox("&flagged only")
         self.flagged_only.setToolTip("Only tokens whose score reaches the threshold")
         self.flagged_only.toggled.connect(lambda _on: self._refilter())
+        self.shown_count = _plain_label("")
+        filters = QHBoxLayout()
+        filters.addWidget(self.filter_button)
         filters.addWidget(self.flagged_only)
-        filters.addStretch(1)
+        filters.addWidget(self.shown_count, 1)
         self.model = HealthTableModel(self)
         self.table = QTableView()
         self.table.setModel(self.model)
@@ -171,10 +180,11 @@ class HealthPane(QWidget):
             *report.notes,
         ]
         self.summary.setText("\n".join(lines))
-        for reason, box in self.filters.items():
-            box.setText(f"{reason} ({counts.get(reason, 0):,})")
-            box.setEnabled(counts.get(reason, 0) > 0)
+        for reason, action in self.filters.items():
+            action.setText(f"{reason} ({counts.get(reason, 0):,})")
+            action.setEnabled(counts.get(reason, 0) > 0)
         self.model.set_report(report, self._reasons(), self.flagged_only.isChecked())
+        self._show_count()
         self.table.resizeColumnsToContents()
         self.export_button.setEnabled(True)
         self._draw_histogram(report)
@@ -185,8 +195,9 @@ class HealthPane(QWidget):
         self.histogram.clear()
         self.summary.setText("Open the tab with a model open to check its vocabulary.")
         self.export_button.setEnabled(False)
-        for reason, box in self.filters.items():
-            box.setText(reason)
+        for reason, action in self.filters.items():
+            action.setText(reason)
+        self.shown_count.setText("")
 
     def select_token(self, token_id: int) -> None:
         """Show the state's selection in the list, if the filter shows it (without choosing it again)."""
@@ -227,10 +238,17 @@ class HealthPane(QWidget):
 
     # ----- inside ------------------------------------------------------------------------------
     def _reasons(self) -> set[str]:
-        return {reason for reason, box in self.filters.items() if box.isChecked()}
+        return {reason for reason, action in self.filters.items() if action.isChecked()}
 
     def _refilter(self) -> None:
-        self.model.set_filter(self._reasons(), self.flagged_only.isChecked())
+        reasons = self._reasons()
+        self.filter_button.setText("&Reasons: " + (", ".join(sorted(reasons)) if reasons else "all tokens"))
+        self.model.set_filter(reasons, self.flagged_only.isChecked())
+        self._show_count()
+
+    def _show_count(self) -> None:
+        if self.report is not None:
+            self.shown_count.setText(f"{self.model.rowCount():,} of {self.report.size:,} tokens shown")
 
     def _finished(self) -> None:
         self.progress.hide()
@@ -358,7 +376,7 @@ class HealthPane(QWidget):
 
     def focus_chain(self) -> list[QWidget]:
         """The pane's controls in the order Tab walks them."""
-        return [self.check_button, self.export_button, *self.filters.values(), self.flagged_only, self.table]
+        return [self.check_button, self.export_button, self.filter_button, self.flagged_only, self.table]
 
 
 def _plain_label(text: str) -> QLabel:
