@@ -20,6 +20,8 @@ from docs.make_screenshots import open_window, wait, wait_for  # noqa: E402
 
 def main(folder: str) -> None:
     out, _app, window = open_window(folder, "1400x860", "bundled")
+    window.resize(1500, 900)  # the offscreen screen is 800 x 800; a window may be larger than it
+    wait(500)
     pane = window.panes.health_pane
     tabs = pane.parentWidget()
     while tabs is not None and not hasattr(tabs, "setCurrentWidget"):

@@ -135,7 +135,9 @@ class HealthPane(QWidget):
         body = QSplitter(Qt.Orientation.Horizontal)
         body.addWidget(self.table)
         body.addWidget(self.histogram)
-        body.setSizes([700, 320])
+        body.setSizes([700, 380])
+        body.setStretchFactor(0, 2)  # the list grows twice as fast as the histogram
+        body.setStretchFactor(1, 1)
         body.setChildrenCollapsible(False)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
