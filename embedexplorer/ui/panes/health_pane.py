@@ -291,7 +291,7 @@ class HealthPane(QWidget):
             labelOpts={"position": 0.9, "color": "#c03020"},
         )
         self.histogram.addItem(line)
-        self.histogram.setTitle(f"score of every token (above {top:g} drawn at {top:g})")
+        self.histogram.setTitle(f"every token's score ({top:g}+ drawn at {top:g})", size="9pt")
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
         super().showEvent(event)
