@@ -97,3 +97,23 @@ def test_health_needs_a_model_first(qtbot, window) -> None:  # type: ignore[no-u
     window.right.setCurrentWidget(pane)
     qtbot.mouseClick(pane.check_button, Qt.MouseButton.LeftButton)
     assert pane.message.isVisible() and "Open a model first" in pane.message.text()
+
+
+def test_the_reasons_filter_is_remembered(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from embedexplorer.app import create_window
+
+    settings = str(tmp_path / "settings.ini")
+    first = create_window(settings)
+    qtbot.addWidget(first)
+    first.show()
+    pane = first.panes.health_pane
+    first.right.setCurrentWidget(pane)
+    pane.filters["short"].trigger()
+    qtbot.mouseClick(pane.flagged_only, Qt.MouseButton.LeftButton)
+    first.close()
+    second = create_window(settings)
+    qtbot.addWidget(second)
+    again = second.panes.health_pane
+    assert again._reasons() == {"short"} and again.flagged_only.isChecked()
+    assert again.filter_button.text() == "&Reasons: short"
+    second.close()

@@ -57,6 +57,7 @@ class HealthPane(QWidget):
     stop_requested = Signal()
     shown = Signal()
     token_chosen = Signal(int, str)  # id and readable token: the state's selection
+    filter_changed = Signal(list, bool)  # the ticked reasons and "flagged only", to remember
     exported = Signal(str)  # a status line
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -242,8 +243,16 @@ class HealthPane(QWidget):
     def _reasons(self) -> set[str]:
         return {reason for reason, action in self.filters.items() if action.isChecked()}
 
+    def set_filter(self, reasons: list[str], flagged_only: bool) -> None:
+        """Tick these reasons (unknown names are passed over) and "flagged only", as remembered."""
+        for reason, action in self.filters.items():
+            action.setChecked(reason in reasons)
+        self.flagged_only.setChecked(flagged_only)
+        self._refilter()
+
     def _refilter(self) -> None:
         reasons = self._reasons()
+        self.filter_changed.emit(sorted(reasons), self.flagged_only.isChecked())
         self.filter_button.setText("&Reasons: " + (", ".join(sorted(reasons)) if reasons else "all tokens"))
         self.model.set_filter(reasons, self.flagged_only.isChecked())
         self._show_count()
@@ -304,6 +313,7 @@ class HealthPane(QWidget):
         pane = cls()
         state, client = ctx.state, ctx.client
         pane.export_dir = ctx.settings.export_dir
+        pane.set_filter(ctx.settings.health_reasons, ctx.settings.health_flagged_only)
         asked = False
         ours: list[MapChange | None] = [None]  # the colouring this pane gave the map, if it still shows
 
@@ -370,6 +380,12 @@ class HealthPane(QWidget):
         pane.stop_requested.connect(lambda: client.cancel(HEALTH))
         pane.token_chosen.connect(choose)
         pane.exported.connect(lambda text: ctx.shell.show_status(text))
+
+        def remember(reasons: list[str], flagged_only: bool) -> None:
+            ctx.settings.health_reasons = reasons
+            ctx.settings.health_flagged_only = flagged_only
+
+        pane.filter_changed.connect(remember)
         pane.exported.connect(lambda _text: setattr(ctx.settings, "export_dir", pane.export_dir))
         state.watch("model_serial", on_model)
         state.watch("map_change", on_map_change)
