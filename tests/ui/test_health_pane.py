@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QFileDialog
 
 from embedexplorer.jobs.health_jobs import HEALTH
 from embedexplorer.jobs.table_jobs import NEIGHBOURS
-from tests.ui.conftest import ANSWER_TIMEOUT_MS, open_model
+from tests.ui.conftest import ANSWER_TIMEOUT_MS, answers, open_model
 
 HEALTH_TIMEOUT_MS = ANSWER_TIMEOUT_MS * 6
 
@@ -30,7 +30,7 @@ def test_health_tab_ranks_selects_filters_colours_and_exports(qtbot, window, tmp
     open_model(qtbot, window, "bundled")
     pane = window.panes.health_pane
     # Turning to the tab checks the vocabulary, on the long lane, with progress.
-    with qtbot.waitSignal(window.client.channel(HEALTH).ready, timeout=HEALTH_TIMEOUT_MS):
+    with qtbot.waitSignal(answers(window, HEALTH).ready, timeout=HEALTH_TIMEOUT_MS):
         window.right.setCurrentWidget(pane)
     first = pane.model.index(0, 2).data()
     assert first.startswith("[unused"), first
@@ -38,7 +38,7 @@ def test_health_tab_ranks_selects_filters_colours_and_exports(qtbot, window, tmp
     # A click on the first token makes it the selection: the neighbours follow.
     token_id = int(pane.model.index(0, 1).data())
     with qtbot.waitSignal(
-        window.client.channel(NEIGHBOURS).ready,
+        answers(window, NEIGHBOURS).ready,
         timeout=ANSWER_TIMEOUT_MS,
         check_params_cb=lambda answer: answer.result.query is not None and answer.result.query.id == token_id,
     ):
@@ -87,7 +87,7 @@ def test_stop_keeps_what_was_there(qtbot, window) -> None:  # type: ignore[no-un
     qtbot.mouseClick(pane.stop_button, Qt.MouseButton.LeftButton)
     assert "Stopped" in pane.message.text() and pane.check_button.isEnabled()
     # Checking again answers in full.
-    with qtbot.waitSignal(window.client.channel(HEALTH).ready, timeout=HEALTH_TIMEOUT_MS):
+    with qtbot.waitSignal(answers(window, HEALTH).ready, timeout=HEALTH_TIMEOUT_MS):
         qtbot.mouseClick(pane.check_button, Qt.MouseButton.LeftButton)
     assert pane.model.rowCount() == 30522
 

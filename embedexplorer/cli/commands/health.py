@@ -3,15 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
-from typing import TYPE_CHECKING
 
-from ...core.common.terminal import end_progress, one_line, show_progress
+from ...core.common.terminal import one_line
 from ..arguments import positive_int
-from ..command import Answer, Command
-
-if TYPE_CHECKING:
-    from ...core.tables.embedding_table import EmbeddingTable
+from ..command import Answer, Asker, Command
 
 DEFAULT_TOP = 100
 # Characters of a token shown in the text table (the JSON always has the whole token).
@@ -28,15 +23,12 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def answer(args: argparse.Namespace, table: EmbeddingTable) -> Answer:
-    from ...core.health.vocabulary_health import vocabulary_health
+def answer(args: argparse.Namespace, asker: Asker) -> Answer:
+    from ...jobs.health_jobs import HEALTH, HealthRequest
 
-    # The round trip and two passes over a large table take seconds: a person watching sees where it is.
-    progress = show_progress if sys.stderr.isatty() else None
-    try:
-        report = vocabulary_health(table, progress)
-    finally:
-        end_progress()
+    # The window's Health tab asks the same request kind; the round trip and two passes over a
+    # large table take seconds, and a person watching sees where it is (the asker's progress).
+    report = asker.ask(HEALTH, HealthRequest())
     payload = report.as_json(args.top)
     return payload, health_text(report.model, payload, report.table_header(), report.table_rows(args.top))
 
@@ -48,12 +40,12 @@ def health_text(model: str, payload: dict[str, object], header: list[str], rows:
     reasons = summary["reasons"]
     assert isinstance(reasons, dict)
     lines = [
-        f"model: {model}",
+        f"model: {one_line(model)}",
         f"{summary['tokens']:,} tokens, {summary['flagged']:,} flagged (score >= {summary['threshold']:g}); "
         f"{summary['reference_tokens']:,} unreachable tokens are the reference"
         + ("; the output head was read too" if summary["output_head"] else ""),
         "reasons: " + ", ".join(f"{name} {count:,}" for name, count in reasons.items() if count),
-        *(f"note: {note}" for note in summary["notes"]),
+        *(f"note: {one_line(note)}" for note in summary["notes"]),
         f"rule: {summary['rule']}",
         "",
     ]

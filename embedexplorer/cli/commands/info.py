@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..command import Answer, Command
+from ...core.common.terminal import one_line
+from ..command import Answer, Asker, Command
 
 if TYPE_CHECKING:
     from ...core.tables.embedding_table import EmbeddingTable
@@ -16,7 +18,8 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     """No arguments of its own: the common --model, --json and --download."""
 
 
-def answer(args: argparse.Namespace, table: EmbeddingTable) -> Answer:
+def answer(args: argparse.Namespace, asker: Asker) -> Answer:
+    table = asker.table
     facts = table.facts()
     payload: dict[str, object] = {
         "model": facts.model,
@@ -36,8 +39,8 @@ def answer(args: argparse.Namespace, table: EmbeddingTable) -> Answer:
     head = _output_head(table)
     payload["output_head"] = None if head is None else head.kind
     payload["output_head_note"] = None if head is None else head.sentence
-    lines = [facts.summary(), f"neighbour search: {payload['neighbour_search']}"]
-    return payload, "\n".join(lines + ([] if head is None else [head.sentence]))
+    lines = [replace(facts, model=one_line(facts.model)).summary(), f"neighbour search: {payload['neighbour_search']}"]
+    return payload, "\n".join(lines + ([] if head is None else [one_line(head.sentence)]))
 
 
 def _output_head(table: EmbeddingTable) -> Any:

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 from ...core.common.constants import MAX_SEED, MULTI_TOKEN_ACTIONS
 from ...core.common.errors import EmbedExplorerError
-from ...core.common.terminal import end_progress, show_progress, terminal_safe
+from ...core.common.terminal import one_line
 from ..arguments import MAX_PNG_WIDTH, png_width, seed
-from ..command import Answer, Command
+from ..command import Answer, Asker, Command
 
 if TYPE_CHECKING:
-    from ...core.tables.embedding_table import EmbeddingTable
+    from ...jobs.map_jobs import WordMapRequest
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
@@ -65,17 +65,17 @@ def check_targets(args: argparse.Namespace) -> None:
                 raise EmbedExplorerError(f"Cannot write the map to {path}: {exc.strerror or exc}.") from exc
 
 
-def answer(args: argparse.Namespace, table: EmbeddingTable) -> Answer:
+def answer(args: argparse.Namespace, asker: Asker) -> Answer:
+    """The map the window draws for the same question, through the same request kinds."""
     if args.words is not None or args.projection != "pca":
-        return _word_map(args, table)
-    from ...core.exercises.family_distances import family_distances
-    from ...core.maps.family_map import family_map, load_families
-    from ...core.maps.map_origin import with_provenance
+        return _word_map(args, asker)
+    from ...jobs.exercise_jobs import FAMILY_DISTANCES, DistancesRequest
+    from ...jobs.table_jobs import MAP, MapRequest
 
-    drawn = family_map(table, load_families(args.families), args.multi_token)
-    drawn = with_provenance(drawn, table, args.multi_token)
+    table = asker.table
+    drawn = asker.ask(MAP, MapRequest(args.families, args.multi_token))
     # Ranking families needs two of them; a single family still gets its map.
-    distances = family_distances(table, drawn) if len(drawn.families) >= 2 else None
+    distances = asker.ask(FAMILY_DISTANCES, DistancesRequest(family_map=drawn)) if len(drawn.families) >= 2 else None
     payload = drawn.to_dict(table.name)
     payload["family_distances"] = None if distances is None else distances.to_list()
     ranking = ["families from the furthest away, by mean cosine of whole rows to the other families:"]
@@ -84,53 +84,58 @@ def answer(args: argparse.Namespace, table: EmbeddingTable) -> Answer:
     else:
         ranking += distances.lines()
     _draw_pictures(args, drawn, table.name, payload)
-    lines = [f"model: {table.name}"]
-    lines += [f"{p.family:<10} {p.token:<16} {p.x:8.3f} {p.y:8.3f}" for p in drawn.points]
+    lines = [f"model: {one_line(table.name)}"]
+    lines += [f"{one_line(p.family):<10} {one_line(p.token):<16} {p.x:8.3f} {p.y:8.3f}" for p in drawn.points]
     lines += [
         f"the two axes keep {drawn.explained_variance:.1%} of the spread",
         f"mean cosine within a family {_number(drawn.within_family_cosine, 3)}, "
         f"between families {_number(drawn.between_family_cosine, 3)} "
         f"(ratio {_number(drawn.family_ratio, 1)})",
         *ranking,
-        *(f"note: {n}" for n in drawn.notes),
+        *(f"note: {one_line(n)}" for n in drawn.notes),
     ]
     lines += _written(args)
     return payload, "\n".join(lines)
 
 
-def _word_map(args: argparse.Namespace, table: EmbeddingTable) -> Answer:
-    """``map --words ... --projection ...``: any rows of the table, flattened by PCA, t-SNE or UMAP."""
-    import sys
+def word_map_request(args: argparse.Namespace) -> WordMapRequest:
+    """``--words`` and ``--projection`` as the request the window's Map menu sends."""
+    from ...jobs.map_jobs import WordMapRequest
 
-    from ...core.maps.family_map import load_families
-    from ...core.maps.map_cache import MapCache
-    from ...core.maps.map_origin import with_provenance
-    from ...core.maps.word_maps import word_map
-    from ...core.maps.word_sets import choose
-
-    words = choose(table, args.words or "all", args.multi_token)
-    progress = show_progress if sys.stderr.isatty() else None
-    drawn = word_map(
-        table, words, load_families(args.families), args.projection, seed=args.seed, cache=MapCache(), progress=progress
+    spec = args.words or "all"
+    if spec == "all":
+        words, text = "all", ""
+    elif spec.startswith("@"):
+        words, text = "file", spec[1:]
+    else:
+        words, text = "regex", spec
+    return WordMapRequest(
+        words, text, families=args.families, method=args.projection, multi_token=args.multi_token, seed=args.seed
     )
-    drawn = with_provenance(drawn, table, args.multi_token)
-    end_progress()
+
+
+def _word_map(args: argparse.Namespace, asker: Asker) -> Answer:
+    """``map --words ... --projection ...``: any rows of the table, flattened by PCA, t-SNE or UMAP."""
+    from ...jobs.map_jobs import WORD_MAP
+
+    table = asker.table
+    drawn = asker.ask(WORD_MAP, word_map_request(args))
     payload = drawn.to_dict()
     _draw_pictures(args, drawn, table.name, payload)
-    counts = ", ".join(f"{name} {count}" for name, count in drawn.family_counts().items() if count)
+    counts = ", ".join(f"{one_line(name)} {count}" for name, count in drawn.family_counts().items() if count)
     lines = [
-        f"model: {table.name}",
-        f"{drawn.description}, flattened by {drawn.layout.name}"
+        f"model: {one_line(table.name)}",
+        f"{one_line(drawn.description)}, flattened by {drawn.layout.name}"
         + (" (read from the cache)" if drawn.from_cache else f" in {drawn.seconds:.1f} s"),
         f"the map keeps {drawn.layout.keeps}",
         f"family words among them: {counts or 'none'}",
     ]
     shown = min(len(drawn), 20)
     pairs = zip(drawn.labels[:shown], drawn.coords[:shown].tolist(), strict=True)
-    lines += [f"{terminal_safe(label):<20} {x:9.3f} {y:9.3f}" for label, (x, y) in pairs]
+    lines += [f"{one_line(label):<20} {x:9.3f} {y:9.3f}" for label, (x, y) in pairs]
     if len(drawn) > shown:
         lines.append(f"... and {len(drawn) - shown:,} more points (--json lists them all)")
-    lines += [f"note: {terminal_safe(n)}" for n in drawn.notes]
+    lines += [f"note: {one_line(n)}" for n in drawn.notes]
     lines += _written(args)
     return payload, "\n".join(lines)
 
@@ -164,8 +169,8 @@ def _draw_pictures(args: argparse.Namespace, drawn: Any, model_name: str, payloa
 
 
 def _written(args: argparse.Namespace) -> list[str]:
-    lines = [f"map written to {target}" for target in (args.png, args.svg, args.html) if target]
-    return lines + ([f"points written to {args.csv}"] if args.csv else [])
+    lines = [f"map written to {one_line(target)}" for target in (args.png, args.svg, args.html) if target]
+    return lines + ([f"points written to {one_line(args.csv)}"] if args.csv else [])
 
 
 def _number(value: float, digits: int) -> str:

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
 
-from ..command import Answer, Command
-
-if TYPE_CHECKING:
-    from ...core.tables.embedding_table import EmbeddingTable
+from ...core.common.terminal import one_line
+from ..command import Answer, Asker, Command
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
@@ -20,7 +17,8 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def answer(args: argparse.Namespace, table: EmbeddingTable) -> Answer:
+def answer(args: argparse.Namespace, asker: Asker) -> Answer:
+    table = asker.table
     from ...core.common.errors import QueryError
     from ...core.text.texts import MAX_SHOWN_TOKENS
 
@@ -38,12 +36,12 @@ def answer(args: argparse.Namespace, table: EmbeddingTable) -> Answer:
     }
     if report.note:
         payload["note"] = report.note
-    lines = [f"{t.token:<20} {t.id:>8}" for t in tokens]
+    lines = [f"{one_line(t.token):<20} {t.id:>8}" for t in tokens]
     rows = report.position_rows
     if rows is not None and len(tokens) > rows:
         lines.insert(rows, f"-- no position row from position {rows + 1:,} on --")
-    lines += [f"note: {report.note}"] if report.note else []
-    return payload, "\n".join([f"model: {table.name}", f"{report.count} token(s)", *lines])
+    lines += [f"note: {one_line(report.note)}"] if report.note else []
+    return payload, "\n".join([f"model: {one_line(table.name)}", f"{report.count} token(s)", *lines])
 
 
 COMMAND = Command("tokens", "split text into tokens and ids", arguments, answer=answer)

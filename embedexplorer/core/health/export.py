@@ -2,8 +2,8 @@
 
 CSV: the facts as ``# key: value`` lines, then a header and one row per token, most
 suspicious first; text cells are neutralised against formula injection
-(``csv_cells.safe_cell``) and quoted, numbers are not. JSON: ``{"provenance": ...}``
-followed by the command line's ``--json`` shape with every token.
+(``csv_cells.csv_cell``; the provenance lines through ``csv_comment``) and quoted, numbers
+are not. JSON: ``{"provenance": ...}`` followed by the command line's ``--json`` shape with every token.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import io
 import json
 from pathlib import Path
 
-from ..common.csv_cells import safe_cell
+from ..common.csv_cells import csv_cell, csv_comment
 from ..common.files import atomic_write_bytes
 from ..maps.provenance import DATE_KEY, export_date
 from .report import INDICATOR_NAMES, HealthReport
@@ -32,7 +32,7 @@ def health_csv(report: HealthReport, date: str | None = None) -> str:
     out.write("# EmbedExplorer vocabulary health\n")
     for key, value in health_facts(report, date).items():
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        out.write(f"# {key}: {' '.join(str(text).split())}\n")
+        out.write(csv_comment(f"# {key}: {' '.join(str(text).split())}") + "\n")
     writer = csv.writer(out, quoting=csv.QUOTE_NONNUMERIC, lineterminator="\n")
     names = [n for n in INDICATOR_NAMES if n in report.indicators]
     writer.writerow(["rank", "id", "token", "score", "reasons", *names])
@@ -43,7 +43,7 @@ def health_csv(report: HealthReport, date: str | None = None) -> str:
         values = ["" if indicators.get(n) is None else indicators[n] for n in names]
         score = "" if entry["score"] is None else entry["score"]
         reasons = " ".join(entry["reasons"])  # type: ignore[arg-type]
-        writer.writerow([rank, token_id, safe_cell(str(entry["token"])), score, safe_cell(reasons), *values])
+        writer.writerow([rank, token_id, csv_cell(str(entry["token"])), score, csv_cell(reasons), *values])
     return out.getvalue()
 
 

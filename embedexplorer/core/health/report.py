@@ -1,7 +1,7 @@
 """A table's health as one object: the score and indicators of every token, ranked, and its plain forms.
 
 The JSON form is what ``embedexplorer health --json`` prints and the window exports; the
-CSV form's cells are neutralised (``provenance.safe_cell``) before they are written.
+CSV form's cells are neutralised (``common.csv_cells.csv_cell``) before they are written.
 """
 
 from __future__ import annotations

@@ -324,7 +324,7 @@ class HealthPane(QWidget):
                 return
             asked = True
             pane.show_started()
-            client.submit(HEALTH, HealthRequest())
+            client.ask(HEALTH, HealthRequest(), pane)
 
         def colour_map(on: bool) -> None:
             if on and pane.report is not None:
@@ -371,13 +371,13 @@ class HealthPane(QWidget):
         colour_action.setToolTip("Colour every point of the map by its token's health score (red: untrained-looking)")
         colour_action.toggled.connect(colour_map)
         pane.colour_action = colour_action
-        channel = client.channel(HEALTH)
+        channel = client.channel(HEALTH, pane)
         channel.progress.connect(pane.show_progress)
         channel.ready.connect(on_report)
         channel.failed.connect(lambda failure: pane.show_failure(failure.message))
         pane.requested.connect(submit)
         pane.shown.connect(lambda: None if asked or not state.loaded else submit())
-        pane.stop_requested.connect(lambda: client.cancel(HEALTH))
+        pane.stop_requested.connect(lambda: client.cancel(HEALTH, pane))
         pane.token_chosen.connect(choose)
         pane.exported.connect(lambda text: ctx.shell.show_status(text))
 
