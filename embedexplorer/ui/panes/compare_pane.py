@@ -39,13 +39,13 @@ from PySide6.QtWidgets import (
 
 from ...core.compare.comparison import Comparison
 from ...core.compare.map_change import MEASURES, OVERLAP, MapChange, map_change_of
+from ...core.readers import file_dialog_filter
 from ...jobs.compare_jobs import COMPARE, CompareRequest
 from ...state import Selection
 from ..style import fonts, theme
 from ..window.plugging import PaneContext, Place
 
 POSITION_ROLE = Qt.ItemDataRole.UserRole
-MODEL_FILES = "Model files (*.safetensors *.gguf config.json);;All files (*)"
 SHARED_COLOUR = QColor(40, 120, 60)
 
 
@@ -285,7 +285,8 @@ class ComparePane(QWidget):
         self.show_failure("Stopped; table A is still open.")
 
     def _choose_file(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Table B: a model file", "", MODEL_FILES)
+        # The kinds of file the readers say they open, as File > Open model file offers them.
+        path, _ = QFileDialog.getOpenFileName(self, "Table B: a model file", "", file_dialog_filter())
         if path:
             self.source.setText(path)
 
