@@ -53,7 +53,9 @@ def answer_rows(rounds: int = ROUNDS) -> list[Row]:
     import torch
 
     from embedexplorer import open_table
-    from embedexplorer.core.layers.trace import default_threads, load_layer_model, trace
+    from embedexplorer.core.layers.layer_model import default_threads
+    from embedexplorer.core.layers.loading import load_layer_model
+    from embedexplorer.core.layers.trace import trace
     from embedexplorer.jobs.base import JobContext, Session
     from embedexplorer.jobs.layer_jobs import LayersRequest, model_process, run_layers
 
@@ -156,7 +158,7 @@ if which == "bare":
     print(json.dumps({"seconds": seconds, "added": rss() - before}))
     raise SystemExit
 from embedexplorer.core.layers.layer_process import LayerProcess
-from embedexplorer.core.layers.trace import LayerRun
+from embedexplorer.core.layers.answers import LayerRun
 start = time.perf_counter()
 process = LayerProcess(prepare=folder)
 warm = None

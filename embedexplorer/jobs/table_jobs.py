@@ -247,8 +247,10 @@ def cosine_of(ctx: JobContext, request: CosineRequest) -> CosineAnswer:
     read = word_or_first_token
     a = table.query(request.first) if isinstance(request.first, int) else read(table, request.first)
     b = read(table, request.other)
+    # A typed first word (the command line's) says how it was read too; a selected token needs no note.
+    note = " ".join(q.note for q in (a, b) if q.note) if isinstance(request.first, str) else b.note
     return CosineAnswer(
-        a.token, b.token, table.cosine(a.id, b.id), table.baseline_cosine, b.note, a.id, b.id, len(b.pieces)
+        a.token, b.token, table.cosine(a.id, b.id), table.baseline_cosine, note, a.id, b.id, len(b.pieces)
     )
 
 

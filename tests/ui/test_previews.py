@@ -40,6 +40,9 @@ def _shows(window: Any, name: str) -> Callable[[], bool]:
     if name == "layers_pane":
         window.right.setCurrentWidget(pane)
         return lambda: "<b>monday</b> at place 1" in pane.heading.text() and pane.run_button.isEnabled()
+    if name == "health_pane":
+        window.right.setCurrentWidget(pane)  # its first showing checks the vocabulary
+        return lambda: pane.report is not None and pane.model.rowCount() > 0
     if name in ("guess_bar", "suggestions"):
         window.state.update(guess_mode=True)
         return lambda: pane.isVisible()

@@ -152,6 +152,8 @@ class ModelBar(QObject):
             model_serial=state.model_serial + 1,
         )
         self.shell.show_status(f"Opened {loaded.name} in {loaded.seconds:.2f} s", 5000)
+        if facts.pointing_nowhere:  # named once, as the table opens
+            self.shell.show_message(facts.pointing_nowhere, "info")
 
     def _on_failed(self, failure: Failure) -> None:
         self.shell.hide_progress()

@@ -12,6 +12,7 @@ from ..exercises.teaching import TeachingTools
 from ..map.pane import MapPane
 from ..panes.compare_pane import CompareDialog
 from ..panes.directions_pane import DirectionsPane
+from ..panes.health_pane import HealthPane
 from ..panes.layers_pane import LayersPane
 from ..panes.local_models import LocalModels
 from ..panes.neighbours_pane import NeighboursPane
@@ -29,6 +30,7 @@ PANES: tuple[PaneEntry, ...] = (
     PaneEntry("map", MapPane),
     PaneEntry("layers_pane", LayersPane),
     PaneEntry("directions_pane", DirectionsPane),
+    PaneEntry("health_pane", HealthPane),
     PaneEntry("exercises", ExerciseDesk),
     PaneEntry("teaching", TeachingTools),
     PaneEntry("compare", CompareDialog),
