@@ -16,7 +16,7 @@ from .core.common.constants import EXPORT_WIDTH_RANGE
 if TYPE_CHECKING:
     from .core.maps.family_map import FamilyMap
     from .core.maps.word_maps import WordMap
-    from .ui.map_canvas import MapCanvas
+    from .ui.map.canvas import MapCanvas
 
 # The widest map drawn, as the window's export dialog allows: 20,000 x 15,200 pixels take 1.2 GB.
 MAX_PNG_WIDTH = EXPORT_WIDTH_RANGE[1]
@@ -33,7 +33,7 @@ def write_map_picture(
     from PySide6.QtWidgets import QApplication
 
     from .core.common.errors import EmbedExplorerError
-    from .ui.map_canvas import MapCanvas
+    from .ui.map.canvas import MapCanvas
 
     if not 1 <= width <= MAX_PNG_WIDTH:
         raise EmbedExplorerError(f"A map is drawn at most {MAX_PNG_WIDTH:,} pixels wide, not {width:,}.")
@@ -123,8 +123,8 @@ def svg_drawing(canvas: MapCanvas, date: str | None = None) -> str:
 
     from .core.maps.provenance import stamped
     from .core.maps.word_maps import NO_FAMILY
-    from .ui import theme
-    from .ui.map_canvas import place_labels, star_label_corner
+    from .ui.map.labels import place_labels, star_label_corner
+    from .ui.style import theme
 
     shown = canvas.map
     scale = canvas.marker_scale

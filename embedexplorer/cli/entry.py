@@ -76,6 +76,9 @@ def _run(command: Command, args: argparse.Namespace) -> Answer:
     session = Session()
     session.replace_table(table)
     try:
+        nowhere = table.pointing_nowhere.sentence()  # named once, as the table opens
+        if nowhere:
+            say(f"note: {nowhere}")
         return command.answer(args, Asker(session, progress))
     finally:
         end_progress()

@@ -14,7 +14,6 @@ from ..core.maps.projections import SEED
 from ..core.maps.word_maps import WordMap, word_map
 from ..core.maps.word_sets import WordSet, from_file, from_list, matching, whole_vocabulary
 from .base import JobContext, Kind, Lane
-from .table_jobs import MAP_KEY
 
 WORDS_KINDS = ("all", "regex", "list", "file")
 
@@ -67,7 +66,6 @@ def draw_word_map(ctx: JobContext, request: WordMapRequest) -> WordMap:
         layout_of=layout_of,
     )
     answer = with_provenance(answer, table, request.multi_token, ctx.check, ctx.progress)
-    ctx.session.derived[MAP_KEY] = answer  # neighbours of a selected token place themselves on it
     return answer
 
 

@@ -7,9 +7,9 @@ from PySide6.QtWidgets import QLabel
 from embedexplorer.jobs.table_jobs import ROW, RowAnswer, RowRequest
 from embedexplorer.settings import Settings
 from embedexplorer.state import AppState, Selection
-from embedexplorer.ui.main_window import MainWindow
-from embedexplorer.ui.pane_list import PANES
-from embedexplorer.ui.plugging import PaneContext, PaneEntry, Place
+from embedexplorer.ui.window.main_window import MainWindow
+from embedexplorer.ui.window.pane_list import PANES
+from embedexplorer.ui.window.plugging import PaneContext, PaneEntry, Place
 from embedexplorer.worker import WorkerClient
 
 from .conftest import ANSWER_TIMEOUT_MS, open_model, type_text
@@ -21,8 +21,8 @@ class RowLengthPane(QLabel):
     @classmethod
     def plug(cls, ctx: PaneContext) -> RowLengthPane:
         pane = cls("Select a token.")
-        ctx.state.watch("selection", lambda s: s and ctx.client.submit(ROW, RowRequest(s.token_id, s.place)))
-        ctx.client.channel(ROW).ready.connect(pane.show_row)
+        ctx.state.watch("selection", lambda s: s and ctx.client.ask(ROW, RowRequest(s.token_id, s.place), pane))
+        ctx.client.channel(ROW, pane).ready.connect(pane.show_row)
         ctx.shell.menu("&View").addAction("Row &length")
         return pane
 

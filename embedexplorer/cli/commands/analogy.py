@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ...core.common.terminal import one_line
 from ..arguments import add_exact, positive_int, typed
 from ..command import Answer, Asker, Command
 
@@ -31,10 +32,10 @@ def answer(args: argparse.Namespace, asker: Asker) -> Answer:
     expect = "" if args.expect is None else typed(args, args.expect)
     solved = asker.ask(ANALOGY, AnalogyRequest(a, b, c, args.k, args.include_inputs, expect))
     payload = {"model": table.name, **solved.to_dict()}
-    lines = [f"model: {table.name}", f"query: {solved.label}"]
+    lines = [f"model: {one_line(table.name)}", f"query: {one_line(solved.label)}"]
     if solved.note:
-        lines.append(f"note: {solved.note}")
-    lines += [f"{n.token:<20} {n.id:>8}  {n.cosine:6.3f}" for n in solved.neighbours]
+        lines.append(f"note: {one_line(solved.note)}")
+    lines += [f"{one_line(n.token):<20} {n.id:>8}  {n.cosine:6.3f}" for n in solved.neighbours]
     lines.append(f"(baseline for unrelated tokens here: {table.baseline_cosine:.3f})")
     lines.append(solved.inputs_line())
     if solved.expected is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ...core.common.terminal import terminal_safe
+from ...core.common.terminal import one_line
 from ..arguments import positive_int
 from ..command import Answer, Asker, Command, ProgressReport
 
@@ -53,9 +53,9 @@ def summary_text(payload: dict[str, object]) -> str:
     assert isinstance(summary, dict)
     k = payload["k"]
     lines = [
-        f"A: {payload['a']} ({summary['storage_a']})",
-        f"B: {payload['b']} ({summary['storage_b']})",
-        *summary["notes"],
+        f"A: {one_line(str(payload['a']))} ({summary['storage_a']})",
+        f"B: {one_line(str(payload['b']))} ({summary['storage_b']})",
+        *(one_line(note) for note in summary["notes"]),
         f"compared {summary['compared']:,} tokens, {k} neighbours each",
         f"neighbours kept (overlap@{k}): mean {summary['mean_overlap']:.2f}, median {summary['median_overlap']:g}",
         f"A's nearest still nearest in B: {summary['nearest_kept']:.1%}; its median rank in B "
@@ -74,7 +74,7 @@ def summary_text(payload: dict[str, object]) -> str:
         lines.append(f"{title}:")
         for entry in summary[key]:
             cosine = "" if entry["row_cosine"] is None else f"  row cosine {entry['row_cosine']:.4f}"
-            lines.append(f"  {terminal_safe(entry['token']):<20} overlap {entry['overlap']}/{k}{cosine}")
+            lines.append(f"  {one_line(entry['token']):<20} overlap {entry['overlap']}/{k}{cosine}")
     return "\n".join(lines)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ...core.common.terminal import one_line
 from ..arguments import add_exact, typed
 from ..command import Answer, Asker, Command
 
@@ -30,11 +31,11 @@ def answer(args: argparse.Namespace, asker: Asker) -> Answer:
     if cosine.note:
         payload["note"] = cosine.note
     lines = [
-        f"model: {table.name}",
-        f"cosine({cosine.a}, {cosine.b}) = {cosine.cosine:.3f}",
+        f"model: {one_line(table.name)}",
+        f"cosine({one_line(cosine.a)}, {one_line(cosine.b)}) = {cosine.cosine:.3f}",
         f"(baseline for unrelated tokens here: {table.baseline_cosine:.3f})",
     ]
-    return payload, "\n".join(lines + ([f"note: {cosine.note}"] if cosine.note else []))
+    return payload, "\n".join(lines + ([f"note: {one_line(cosine.note)}"] if cosine.note else []))
 
 
 COMMAND = Command("cosine", "cosine of two tokens", arguments, answer=answer)

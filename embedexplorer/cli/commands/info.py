@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ...core.common.terminal import one_line
 from ..command import Answer, Asker, Command
 
 if TYPE_CHECKING:
@@ -37,8 +39,8 @@ def answer(args: argparse.Namespace, asker: Asker) -> Answer:
     head = _output_head(table)
     payload["output_head"] = None if head is None else head.kind
     payload["output_head_note"] = None if head is None else head.sentence
-    lines = [facts.summary(), f"neighbour search: {payload['neighbour_search']}"]
-    return payload, "\n".join(lines + ([] if head is None else [head.sentence]))
+    lines = [replace(facts, model=one_line(facts.model)).summary(), f"neighbour search: {payload['neighbour_search']}"]
+    return payload, "\n".join(lines + ([] if head is None else [one_line(head.sentence)]))
 
 
 def _output_head(table: EmbeddingTable) -> Any:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ...core.common.terminal import one_line
 from ..arguments import positive_int
 from ..command import Answer, Asker, Command
 
@@ -46,13 +47,14 @@ def answer(args: argparse.Namespace, asker: Asker) -> Answer:
     assert traced is not None  # a reply holds the answer or what is missing
     token, other = traced.token, traced.compare
     lines = [
-        f"model: {table.name}",
+        f"model: {one_line(table.name)}",
         f"token {token.token.token} (id {token.token.id}) at place {token.place} of {token.text!r}",
     ]
     if other is not None:
         shown = f"{other.token.token} (id {other.token.id})"
         lines.append(f"compared with {shown} at place {other.place} of {other.text!r}")
-    lines += [f"note: {traced.guess_note}", f"note: {traced.head_note}", f"input: {traced.input.note}"]
+    lines += [f"note: {one_line(traced.guess_note)}", f"note: {one_line(traced.head_note)}"]
+    lines.append(f"input: {one_line(traced.input.note)}")
     if traced.head_row_cosine is not None:
         lines.append(
             f"output head: its own table; cosine of {token.token.token}'s input row and output row "

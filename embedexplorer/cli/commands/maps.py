@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...core.common.constants import MAX_SEED, MULTI_TOKEN_ACTIONS
 from ...core.common.errors import EmbedExplorerError
-from ...core.common.terminal import terminal_safe
+from ...core.common.terminal import one_line
 from ..arguments import MAX_PNG_WIDTH, png_width, seed
 from ..command import Answer, Asker, Command
 
@@ -84,15 +84,15 @@ def answer(args: argparse.Namespace, asker: Asker) -> Answer:
     else:
         ranking += distances.lines()
     _draw_pictures(args, drawn, table.name, payload)
-    lines = [f"model: {table.name}"]
-    lines += [f"{p.family:<10} {p.token:<16} {p.x:8.3f} {p.y:8.3f}" for p in drawn.points]
+    lines = [f"model: {one_line(table.name)}"]
+    lines += [f"{one_line(p.family):<10} {one_line(p.token):<16} {p.x:8.3f} {p.y:8.3f}" for p in drawn.points]
     lines += [
         f"the two axes keep {drawn.explained_variance:.1%} of the spread",
         f"mean cosine within a family {_number(drawn.within_family_cosine, 3)}, "
         f"between families {_number(drawn.between_family_cosine, 3)} "
         f"(ratio {_number(drawn.family_ratio, 1)})",
         *ranking,
-        *(f"note: {n}" for n in drawn.notes),
+        *(f"note: {one_line(n)}" for n in drawn.notes),
     ]
     lines += _written(args)
     return payload, "\n".join(lines)
@@ -122,20 +122,20 @@ def _word_map(args: argparse.Namespace, asker: Asker) -> Answer:
     drawn = asker.ask(WORD_MAP, word_map_request(args))
     payload = drawn.to_dict()
     _draw_pictures(args, drawn, table.name, payload)
-    counts = ", ".join(f"{name} {count}" for name, count in drawn.family_counts().items() if count)
+    counts = ", ".join(f"{one_line(name)} {count}" for name, count in drawn.family_counts().items() if count)
     lines = [
-        f"model: {table.name}",
-        f"{drawn.description}, flattened by {drawn.layout.name}"
+        f"model: {one_line(table.name)}",
+        f"{one_line(drawn.description)}, flattened by {drawn.layout.name}"
         + (" (read from the cache)" if drawn.from_cache else f" in {drawn.seconds:.1f} s"),
         f"the map keeps {drawn.layout.keeps}",
         f"family words among them: {counts or 'none'}",
     ]
     shown = min(len(drawn), 20)
     pairs = zip(drawn.labels[:shown], drawn.coords[:shown].tolist(), strict=True)
-    lines += [f"{terminal_safe(label):<20} {x:9.3f} {y:9.3f}" for label, (x, y) in pairs]
+    lines += [f"{one_line(label):<20} {x:9.3f} {y:9.3f}" for label, (x, y) in pairs]
     if len(drawn) > shown:
         lines.append(f"... and {len(drawn) - shown:,} more points (--json lists them all)")
-    lines += [f"note: {terminal_safe(n)}" for n in drawn.notes]
+    lines += [f"note: {one_line(n)}" for n in drawn.notes]
     lines += _written(args)
     return payload, "\n".join(lines)
 
@@ -169,8 +169,8 @@ def _draw_pictures(args: argparse.Namespace, drawn: Any, model_name: str, payloa
 
 
 def _written(args: argparse.Namespace) -> list[str]:
-    lines = [f"map written to {target}" for target in (args.png, args.svg, args.html) if target]
-    return lines + ([f"points written to {args.csv}"] if args.csv else [])
+    lines = [f"map written to {one_line(target)}" for target in (args.png, args.svg, args.html) if target]
+    return lines + ([f"points written to {one_line(args.csv)}"] if args.csv else [])
 
 
 def _number(value: float, digits: int) -> str:

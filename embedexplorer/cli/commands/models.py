@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ...core.common.terminal import one_line
 from ..command import Answer, Command, ProgressReport
 
 
@@ -17,11 +18,13 @@ def run(args: argparse.Namespace, progress: ProgressReport | None) -> Answer:
     from ...core.sources.discovery import local_models
 
     models = local_models()
-    rows = [("NAME", "SOURCE", "FORMAT", "STORAGE", "SIZE", "WHERE")]
+    rows: list[tuple[str, ...]] = [("NAME", "SOURCE", "FORMAT", "STORAGE", "SIZE", "WHERE")]
     for model in models:
         where = f"MISSING: {model.missing} ({model.location})" if model.missing else model.location
         size = size_text(model.size_bytes) if model.size_bytes else "-"
-        rows.append((model.name, model.kind, model.file_format or "-", model.storage or "-", size, where))
+        # One row per model whatever its name holds: a newline in a folder name cannot forge a row.
+        cells = (model.name, model.kind, model.file_format or "-", model.storage or "-", size, where)
+        rows.append(tuple(one_line(cell) for cell in cells))
     widths = [max(len(row[i]) for row in rows) for i in range(5)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(row[:5], widths, strict=True)) + "  " + row[5] for row in rows]
     if not models:

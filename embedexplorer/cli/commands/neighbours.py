@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ...core.common.terminal import one_line
 from ..arguments import add_exact, positive_int, typed
 from ..command import Answer, Asker, Command
 
@@ -30,10 +31,10 @@ def answer(args: argparse.Namespace, asker: Asker) -> Answer:
     }
     if note:
         payload["note"] = note
-    lines = [f"model: {table.name}", f"query: {query.token}"]
+    lines = [f"model: {one_line(table.name)}", f"query: {one_line(query.token)}"]
     if note:
-        lines.append(f"note: {note}")
-    lines += [f"{n.token:<20} {n.id:>8}  {n.cosine:6.3f}" for n in result.neighbours]
+        lines.append(f"note: {one_line(note)}")
+    lines += [f"{one_line(n.token):<20} {n.id:>8}  {n.cosine:6.3f}" for n in result.neighbours]
     lines.append(f"(baseline for unrelated tokens here: {table.baseline_cosine:.3f})")
     return payload, "\n".join(lines)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ...core.common.terminal import one_line
 from ..command import Answer, Asker, Command
 
 
@@ -35,12 +36,12 @@ def answer(args: argparse.Namespace, asker: Asker) -> Answer:
     }
     if report.note:
         payload["note"] = report.note
-    lines = [f"{t.token:<20} {t.id:>8}" for t in tokens]
+    lines = [f"{one_line(t.token):<20} {t.id:>8}" for t in tokens]
     rows = report.position_rows
     if rows is not None and len(tokens) > rows:
         lines.insert(rows, f"-- no position row from position {rows + 1:,} on --")
-    lines += [f"note: {report.note}"] if report.note else []
-    return payload, "\n".join([f"model: {table.name}", f"{report.count} token(s)", *lines])
+    lines += [f"note: {one_line(report.note)}"] if report.note else []
+    return payload, "\n".join([f"model: {one_line(table.name)}", f"{report.count} token(s)", *lines])
 
 
 COMMAND = Command("tokens", "split text into tokens and ids", arguments, answer=answer)

@@ -84,6 +84,7 @@ def trace(
             if not nearest:
                 report(1, 2, "Comparing every layer with the table")
             vectors_now = np.stack([found[0][layer][1] for layer in pending])
+            _check_model_numbers(pending, vectors_now)
             # While the model still runs it needs the other cores; once it is done the search takes them all.
             running = sum(map(len, found)) < (model.layers + 1) * len(runs)
             began = time.perf_counter()
@@ -137,6 +138,19 @@ def _guesses_of(table: EmbeddingTable, guesses: LayerGuesses, layer: int) -> tup
         token = table.tokens[token_id] if 0 <= token_id < len(table.tokens) else f"[id {token_id}]"
         found.append(Guess(int(token_id), token, float(prob)))
     return tuple(found)
+
+
+def _check_model_numbers(layers: list[int], vectors: np.ndarray) -> None:
+    """Refuse, naming the layer, a model whose own numbers went NaN or infinite (the user gave no vector)."""
+    finite = np.isfinite(vectors).all(axis=1)
+    if finite.all():
+        return
+    layer = layers[int(np.argmin(finite))]
+    where = "what enters layer 1" if layer == 0 else f"the output of layer {layer}"
+    raise EmbedExplorerError(
+        f"The model's own numbers are not finite (NaN or infinity) in {where}: its weights hold such numbers or "
+        "overflow there, so its layers cannot be compared with the table. The model file may be damaged."
+    )
 
 
 def _stacked(layers: dict[int, tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:

@@ -272,15 +272,26 @@ def analogy_vector(unit: np.ndarray, a: int, b: int, c: int) -> np.ndarray:
     return unit[a] - unit[b] + unit[c]
 
 
-def baseline_cosine(unit: np.ndarray, rows_with_tokens: int, pairs: int = 10_000, seed: int = 0) -> float:
-    """Mean cosine of random pairs of distinct tokens: what "nothing in common" looks like here."""
+def baseline_cosine(
+    unit: np.ndarray, rows_with_tokens: int, pairs: int = 10_000, seed: int = 0, left_out: np.ndarray | None = None
+) -> float:
+    """Mean cosine of random pairs of distinct tokens: what "nothing in common" looks like here.
+
+    ``left_out``: ids never drawn (rows pointing nowhere, whose cosine 0 would pull the mean).
+    """
     n = min(rows_with_tokens, unit.shape[0])
+    drawn = None
+    if left_out is not None and left_out.size:
+        drawn = np.setdiff1d(np.arange(n), left_out)
+        n = int(drawn.size)
     if n < 2:
         return 0.0
     rng = np.random.default_rng(seed)
     first = rng.integers(0, n, size=pairs)
     second = rng.integers(0, n - 1, size=pairs)
     second = second + (second >= first)  # never pair a row with itself
+    if drawn is not None:
+        first, second = drawn[first], drawn[second]
     # A thousand pairs at a time: gathering all the rows at once would copy 60 MB for GPT-2.
     cosines = np.concatenate(
         [

@@ -25,11 +25,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from ..common.errors import CorruptWeightsError, EmbedExplorerError, Interrupted, OfflineError
-from ..common.files import atomic_write_bytes, open_own_file, read_own_file
+from ..common.files import TOKENIZER_FILE_LIMIT, atomic_write_bytes, open_own_file, read_own_file
 from ..common.progress import ProgressCallback
 from ..formats.safetensors_io import INDEX_FILE, SINGLE_FILE, TensorEntry, read_header
 from ..formats.table_store import NOTE_FILE, NOTE_FORMAT, partial_folder, table_folder
@@ -41,7 +42,7 @@ from ..readers.safetensors import (
     _read_config,
     count_model_weights,
 )
-from .hub_ranges import Piece, Remote
+from .hub_ranges import SMALL_FILE_LIMITS, Piece, Remote
 from .hub_session import (
     DOWNLOAD_PATTERNS,
     bound_hub_waits,
@@ -50,6 +51,7 @@ from .hub_session import (
     refuse_if_offline,
     refuse_without_safetensors,
 )
+from .hub_small_files import fetch_intact, kept_intact
 
 STATE_FILE = "download-state.json"
 PART_FILE = SINGLE_FILE + ".part"
@@ -139,10 +141,12 @@ class _Download:
         state = self._resume_state(commit)
 
         self.report(0, 0, f"Reading {self.repo_id}'s configuration and tokenizer")
-        for name in SMALL_FILES:
-            if name in names and not (self.staging / name).is_file():
+        for name in SMALL_FILES:  # fetched again when an earlier try kept one cut short
+            limit = SMALL_FILE_LIMITS.get(name, TOKENIZER_FILE_LIMIT)
+            if name in names and not kept_intact(self.staging / name, limit):
                 self.check()
-                atomic_write_bytes(self.staging / name, remote.whole(name, self.should_stop))
+                data = fetch_intact(name, partial(remote.whole, name, self.should_stop), self.repo_id)
+                atomic_write_bytes(self.staging / name, data)
         if "plan" not in state:
             self.report(0, 0, f"Reading the headers of {self.repo_id}'s weights")
             state["plan"] = self._plan(remote, names)

@@ -17,6 +17,7 @@ from pathlib import Path
 from ..common.errors import CorruptWeightsError, Interrupted, OfflineError
 from ..common.files import CONFIG_FILE_LIMIT, SHARD_INDEX_LIMIT, TOKENIZER_FILE_LIMIT, size_text
 from ..formats.safetensors_io import INDEX_FILE, MAX_HEADER_BYTES, TensorEntry, parse_header
+from .hub_small_files import CutShortError
 
 # Seconds a small file (config, tokenizer, shard index) may take in all: a Hub that sends
 # it a byte a second is given up on, not waited for (a real one takes well under a second).
@@ -96,6 +97,10 @@ class Remote:
                         f"The Hub took more than {SMALL_FILE_SECONDS:g} seconds to send {name} of "
                         f"'{self.repo_id}' ({size:,} bytes so far), so the download was stopped. Try again later."
                     )
+            announced = response.headers.get("Content-Length")
+            plain = not response.headers.get("Content-Encoding")  # a compressed length is not the file's
+            if plain and announced and announced.isdigit() and size < int(announced):
+                raise CutShortError(f"{size:,} of the {int(announced):,} bytes it announced")
         return b"".join(pieces)
 
     @contextmanager

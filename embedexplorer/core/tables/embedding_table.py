@@ -29,6 +29,7 @@ from ..search.stored_search import StoredScreen, screen_for_stored
 from ..sources.resolve import ModelSource, naming_the_model, reader_for, resolve_source
 from ..text.texts import MAX_SHOWN_TOKENS, Token, TokenReport, fixed, token_report
 from ..text.vocabulary import Vocabulary
+from .pointing_nowhere import PointingNowhere, row_lengths, row_sentence
 
 # How many looked-up words each table remembers.
 QUERY_MEMORY = 4096
@@ -114,6 +115,7 @@ class TableFacts:
     dtype: str
     storage: str = ""  # how the file stores the table, in words: "BF16", "Q4_K, dequantised"
     memory_bytes: int = 0  # what the table's rows and its first pass take, mapped or copied
+    pointing_nowhere: str = ""  # the rows holding NaN or infinity or all zero, in a sentence ("" for none)
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -152,7 +154,7 @@ class EmbeddingTable:
     vocabulary: Vocabulary
     model_weights: int
     dtype: str = "F32"
-    positions: np.ndarray | None = None
+    positions: np.ndarray | StoredRows | None = None
     position_note: str = ""
     folder: Path | None = None
     config: dict[str, object] = field(default_factory=dict)
@@ -206,6 +208,14 @@ class EmbeddingTable:
         """A stored table's first pass (rows and reciprocal lengths); ``prepare`` builds it with progress."""
         assert isinstance(self.rows, StoredRows)
         return screen_for_stored(self.rows)
+
+    @cached_property
+    def pointing_nowhere(self) -> PointingNowhere:
+        """The rows holding NaN or infinity and the all-zero rows (see ``pointing_nowhere``)."""
+        if isinstance(self.rows, StoredRows):
+            return PointingNowhere.from_lengths(self.stored_screen.lengths)
+        self.check_files()
+        return PointingNowhere.from_lengths(row_lengths(self.rows))
 
     @cached_property
     def many_screen(self) -> Bf16Rows | None:
@@ -275,7 +285,8 @@ class EmbeddingTable:
 
     @cached_property
     def baseline_cosine(self) -> float:
-        return nb.baseline_cosine(self.unit, min(self.vocabulary.size, self.rows.shape[0]))  # type: ignore[arg-type]
+        count = min(self.vocabulary.size, self.rows.shape[0])
+        return nb.baseline_cosine(self.unit, count, left_out=self.pointing_nowhere.ids)  # type: ignore[arg-type]
 
 
     # ----- text ------------------------------------------------------------------------
@@ -427,17 +438,13 @@ class EmbeddingTable:
         return NeighbourResult(query, self._neighbours(ids, cosines), notes)
 
     def _check_finite(self, *queries: Query) -> None:
-        """A row holding infinity or NaN (a damaged file, a quantised block with such a scale) points
-        nowhere: its cosines would all be 0 and its "neighbours" arbitrary, so say which row it is."""
+        """A row holding infinity or NaN (a damaged file, a quantised block with such a scale) or all
+        zero points nowhere: its cosines would all be 0 and its "neighbours" arbitrary, so say which row it is."""
         for query in queries:
             row = np.asarray(self.rows[query.id], dtype=np.float32)
-            bad = int(np.count_nonzero(~np.isfinite(row)))
-            if bad:
-                raise QueryError(
-                    f"The row of {query.token} (id {query.id:,}) holds {bad:,} of {row.size:,} numbers that are not "
-                    "finite (infinity or NaN) in the model file, so it points nowhere and has no neighbours or "
-                    "cosines; the file may be damaged."
-                )
+            why = row_sentence(query.id, query.token, row, "has no neighbours or cosines")
+            if why is not None:
+                raise QueryError(why)
 
     def _unit_row(self, token_id: int) -> np.ndarray:
         """A unit row as the search takes it: float32 for a float32 table, float64 for a stored one."""
@@ -491,6 +498,7 @@ class EmbeddingTable:
             dtype=self.dtype,
             storage=self.storage_note(),
             memory_bytes=self.memory_bytes(),
+            pointing_nowhere=self.pointing_nowhere.sentence(),
         )
 
     def storage_note(self) -> str:
