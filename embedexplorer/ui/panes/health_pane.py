@@ -23,10 +23,12 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QMenu,
     QProgressBar,
     QPushButton,
     QSplitter,
     QTableView,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -55,6 +57,7 @@ class HealthPane(QWidget):
     stop_requested = Signal()
     shown = Signal()
     token_chosen = Signal(int, str)  # id and readable token: the state's selection
+    filter_changed = Signal(list, bool)  # the ticked reasons and "flagged only", to remember
     exported = Signal(str)  # a status line
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -92,20 +95,27 @@ class HealthPane(QWidget):
         for widget in (self.check_button, self.stop_button, self.export_button):
             top.addWidget(widget)
         top.addWidget(self.progress, 1)
-        self.filters: dict[str, QCheckBox] = {}
-        filters = QHBoxLayout()
-        filters.addWidget(QLabel("Show tokens with:"))
+        # The reasons in a menu, not a row of boxes: twelve boxes would make the tab as wide as a screen.
+        self.filter_button = QToolButton()
+        self.filter_button.setText("&Reasons: all tokens")
+        self.filter_button.setToolTip("Show only the tokens that carry any of the ticked reasons")
+        self.filter_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        reasons_menu = QMenu(self.filter_button)
+        self.filters: dict[str, QAction] = {}
         for reason in REASONS:
-            box = QCheckBox(reason)
-            box.setToolTip(f"Show the tokens marked {reason!r} (none ticked: every token)")
-            box.toggled.connect(lambda _on: self._refilter())
-            self.filters[reason] = box
-            filters.addWidget(box)
+            action = reasons_menu.addAction(reason)
+            action.setCheckable(True)
+            action.toggled.connect(lambda _on: self._refilter())
+            self.filters[reason] = action
+        self.filter_button.setMenu(reasons_menu)
         self.flagged_only = QCheckBox("&flagged only")
         self.flagged_only.setToolTip("Only tokens whose score reaches the threshold")
         self.flagged_only.toggled.connect(lambda _on: self._refilter())
+        self.shown_count = _plain_label("")
+        filters = QHBoxLayout()
+        filters.addWidget(self.filter_button)
         filters.addWidget(self.flagged_only)
-        filters.addStretch(1)
+        filters.addWidget(self.shown_count, 1)
         self.model = HealthTableModel(self)
         self.table = QTableView()
         self.table.setModel(self.model)
@@ -130,7 +140,9 @@ class HealthPane(QWidget):
         body = QSplitter(Qt.Orientation.Horizontal)
         body.addWidget(self.table)
         body.addWidget(self.histogram)
-        body.setSizes([700, 320])
+        body.setSizes([700, 380])
+        body.setStretchFactor(0, 2)  # the list grows twice as fast as the histogram
+        body.setStretchFactor(1, 1)
         body.setChildrenCollapsible(False)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
@@ -175,10 +187,11 @@ class HealthPane(QWidget):
             *report.notes,
         ]
         self.summary.setText("\n".join(lines))
-        for reason, box in self.filters.items():
-            box.setText(f"{reason} ({counts.get(reason, 0):,})")
-            box.setEnabled(counts.get(reason, 0) > 0)
+        for reason, action in self.filters.items():
+            action.setText(f"{reason} ({counts.get(reason, 0):,})")
+            action.setEnabled(counts.get(reason, 0) > 0)
         self.model.set_report(report, self._reasons(), self.flagged_only.isChecked())
+        self._show_count()
         self.table.resizeColumnsToContents()
         self.export_button.setEnabled(True)
         self._draw_histogram(report)
@@ -189,8 +202,9 @@ class HealthPane(QWidget):
         self.histogram.clear()
         self.summary.setText("Open the tab with a model open to check its vocabulary.")
         self.export_button.setEnabled(False)
-        for reason, box in self.filters.items():
-            box.setText(reason)
+        for reason, action in self.filters.items():
+            action.setText(reason)
+        self.shown_count.setText("")
 
     def select_token(self, token_id: int) -> None:
         """Show the state's selection in the list, if the filter shows it (without choosing it again)."""
@@ -231,10 +245,25 @@ class HealthPane(QWidget):
 
     # ----- inside ------------------------------------------------------------------------------
     def _reasons(self) -> set[str]:
-        return {reason for reason, box in self.filters.items() if box.isChecked()}
+        return {reason for reason, action in self.filters.items() if action.isChecked()}
+
+    def set_filter(self, reasons: list[str], flagged_only: bool) -> None:
+        """Tick these reasons (unknown names are passed over) and "flagged only", as remembered."""
+        for reason, action in self.filters.items():
+            action.setChecked(reason in reasons)
+        self.flagged_only.setChecked(flagged_only)
+        self._refilter()
 
     def _refilter(self) -> None:
-        self.model.set_filter(self._reasons(), self.flagged_only.isChecked())
+        reasons = self._reasons()
+        self.filter_changed.emit(sorted(reasons), self.flagged_only.isChecked())
+        self.filter_button.setText("&Reasons: " + (", ".join(sorted(reasons)) if reasons else "all tokens"))
+        self.model.set_filter(reasons, self.flagged_only.isChecked())
+        self._show_count()
+
+    def _show_count(self) -> None:
+        if self.report is not None:
+            self.shown_count.setText(f"{self.model.rowCount():,} of {self.report.size:,} tokens shown")
 
     def _finished(self) -> None:
         self.progress.hide()
@@ -275,7 +304,7 @@ class HealthPane(QWidget):
             labelOpts={"position": 0.9, "color": "#c03020"},
         )
         self.histogram.addItem(line)
-        self.histogram.setTitle(f"score of every token (above {top:g} drawn at {top:g})")
+        self.histogram.setTitle(f"every token's score ({top:g}+ drawn at {top:g})", size="9pt")
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
         super().showEvent(event)
@@ -292,6 +321,7 @@ class HealthPane(QWidget):
         self.ctx = ctx
         state, client = ctx.state, ctx.client
         self.export_dir = ctx.settings.export_dir
+        self.set_filter(ctx.settings.health_reasons, ctx.settings.health_flagged_only)
         self._asked = False
         self._ours: MapChange | None = None  # the colouring this pane gave the map, if it still shows
         ctx.shell.menu("&Map").addAction(self.colour_action)
@@ -306,6 +336,7 @@ class HealthPane(QWidget):
         self.token_chosen.connect(self._on_token_chosen)
         self.exported.connect(lambda text: ctx.shell.show_status(text))
         self.exported.connect(lambda _text: setattr(ctx.settings, "export_dir", self.export_dir))
+        self.filter_changed.connect(self._remember_filter)
         state.watch("model_serial", self._on_model_serial_changed)
         state.watch("map_change", self._on_map_change_changed)
         state.watch("selection", self._on_selection_changed)
@@ -359,9 +390,13 @@ class HealthPane(QWidget):
             state.touch("selection")
         state.update(selection=selection)
 
+    def _remember_filter(self, reasons: list[str], flagged_only: bool) -> None:
+        self.ctx.settings.health_reasons = reasons
+        self.ctx.settings.health_flagged_only = flagged_only
+
     def focus_chain(self) -> list[QWidget]:
         """The pane's controls in the order Tab walks them."""
-        return [self.check_button, self.export_button, *self.filters.values(), self.flagged_only, self.table]
+        return [self.check_button, self.export_button, self.filter_button, self.flagged_only, self.table]
 
 
 def _plain_label(text: str) -> QLabel:
