@@ -121,3 +121,27 @@ def test_planted_markup_is_text_in_every_label_and_in_the_exported_picture(qtbot
     assert path_mark in image.text("Title") or path_mark in image.text("Description") or any(
         path_mark in image.text(key) for key in image.textKeys()
     )
+
+
+def test_a_tooltip_holding_markup_shows_its_text(qtbot, window, tmp_path):  # type: ignore[no-untyped-def]
+    # Tooltips are rendered as HTML when they look like it; the family buttons' tooltips name the family.
+    from PySide6.QtCore import QEvent, QPoint
+    from PySide6.QtGui import QHelpEvent
+    from PySide6.QtWidgets import QApplication, QToolTip
+
+    from embedexplorer.ui.style.plain_text import plain_tip
+
+    mark = f'<img src="{secret_picture(tmp_path / "secret.png")}">'
+    label = QLabel("hover me")
+    qtbot.addWidget(label)
+    label.setToolTip(f"Show or hide the {mark} family")
+    label.show()
+    qtbot.waitExposed(label)
+    event = QHelpEvent(QEvent.Type.ToolTip, QPoint(2, 2), label.mapToGlobal(QPoint(2, 2)))
+    QApplication.sendEvent(label, event)  # what Qt sends when the pointer rests on the label
+    qtbot.waitUntil(QToolTip.isVisible, timeout=2000)
+    assert QToolTip.text() == plain_tip(f"Show or hide the {mark} family")
+    document = QTextDocument()
+    document.setHtml(QToolTip.text())
+    assert document.toPlainText() == f"Show or hide the {mark} family"
+    QToolTip.hideText()
