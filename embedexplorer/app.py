@@ -154,7 +154,8 @@ def self_test(model: str | None = None, keep_png: str | None = None) -> int:
     from .jobs.base import Kind
     from .jobs.table_jobs import LOAD, MAP, NEIGHBOURS
 
-    def wait_for(kind: Kind[RequestT, AnswerT], what: str) -> AnswerT:
+    def wait_for(kind: Kind[RequestT, AnswerT], asker: object, what: str) -> AnswerT:
+        """The answer to ``asker``'s question of ``kind``: each pane hears only its own."""
         loop = QEventLoop()
         box: dict[str, object] = {}
 
@@ -166,7 +167,7 @@ def self_test(model: str | None = None, keep_png: str | None = None) -> int:
             box["error"] = f"{kind.name}: {failure.message}"
             loop.quit()
 
-        channel = window.client.channel(kind)
+        channel = window.client.channel(kind, asker)
         channel.ready.connect(done)
         channel.failed.connect(failed)
         QTimer.singleShot(SELF_TEST_TIMEOUT_S * 1000, loop.quit)
@@ -182,22 +183,22 @@ def self_test(model: str | None = None, keep_png: str | None = None) -> int:
     try:
         window.show()
         window.open_model(model or "")
-        loaded = wait_for(LOAD, "the model")
+        loaded = wait_for(LOAD, window.model_bar, "the model")
         report["model"] = loaded.name
         report["rows"], report["width"] = loaded.facts.rows, loaded.facts.width
-        family_map = wait_for(MAP, "the map")
+        family_map = wait_for(MAP, window.panes.map, "the map")
         report["map_points"] = len(family_map.points)
         word = " Paris" if loaded.byte_level else "paris"
         window.state.update(text=word)
-        answer = wait_for(NEIGHBOURS, "neighbours")
+        answer = wait_for(NEIGHBOURS, window.panes.neighbours_pane, "neighbours")
         query = answer.result.query
         report["query"] = query.token if query is not None else ""
         report["neighbours"] = [n.token for n in answer.result.neighbours[:5]]
         from .jobs.layer_jobs import LAYERS, LayersRequest
 
         # The whole model forward in the window's child process (the frozen app runs itself for it).
-        window.client.submit(LAYERS, LayersRequest(word, 1, k=3))
-        layers = wait_for(LAYERS, "the layers")
+        window.client.ask(LAYERS, LayersRequest(word, 1, k=3), "self-test")
+        layers = wait_for(LAYERS, "self-test", "the layers")
         if layers.answer is not None:
             report["layers"] = len(layers.answer.steps) - 1
         else:

@@ -34,3 +34,20 @@ def png_width(text: str) -> int:
     if value > MAX_PNG_WIDTH:
         raise argparse.ArgumentTypeError(f"at most {MAX_PNG_WIDTH:,} pixels")
     return value
+
+
+def add_exact(parser: argparse.ArgumentParser) -> None:
+    """``--exact``: the words read as the tokenizer reads exactly what was typed (as a word in double quotes)."""
+    parser.add_argument(
+        "--exact",
+        action="store_true",
+        help='read each word exactly as typed, as a word in double quotes is read (GPT-2: "Paris" is then '
+        "the token that starts a text; default: a word alone is the word inside a sentence, _Paris)",
+    )
+
+
+def typed(args: argparse.Namespace, word: str) -> str:
+    """``word`` as the window's one rule for typed words should read it (``core/tables/spelling.py``)."""
+    from ..core.tables.spelling import exactly
+
+    return exactly(word) if getattr(args, "exact", False) else word

@@ -5,14 +5,37 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TypeVar
 
-if TYPE_CHECKING:
-    from ..core.tables.embedding_table import EmbeddingTable
+from ..core.tables.embedding_table import EmbeddingTable
+from ..jobs.base import JobContext, Kind, Session
 
 # What every command returns: the JSON payload and the readable text.
 Answer = tuple[dict[str, object], str]
 ProgressReport = Callable[[int, int, str], None]
+RequestT = TypeVar("RequestT")
+AnswerT = TypeVar("AnswerT")
+
+
+@dataclass(frozen=True)
+class Asker:
+    """The command line's side of the question layer: it asks the window's request kinds, in this thread.
+
+    The session holds the table the command is about, as the worker's does; what a question
+    derives from it (the model's process for the layers) ends with it.
+    """
+
+    session: Session
+    progress: ProgressReport | None = None
+
+    @property
+    def table(self) -> EmbeddingTable:
+        return self.session.table
+
+    def ask(self, kind: Kind[RequestT, AnswerT], request: RequestT) -> AnswerT:
+        """``kind``'s answer to ``request``, computed by the same function the window's worker runs."""
+        report = self.progress or (lambda done, total, message: None)
+        return kind.run(JobContext(self.session, report=report), request)
 
 
 @dataclass(frozen=True)
@@ -26,8 +49,8 @@ class Command:
     name: str
     help: str
     arguments: Callable[[argparse.ArgumentParser], None]
-    # Given the table the common --model option opened (the CLI closes it after).
-    answer: Callable[[argparse.Namespace, EmbeddingTable], Answer] | None = None
+    # Given the asker holding the table the common --model option opened (the CLI closes it after).
+    answer: Callable[[argparse.Namespace, Asker], Answer] | None = None
     # Given the progress report for a person watching (None when stderr is not a terminal).
     run: Callable[[argparse.Namespace, ProgressReport | None], Answer] | None = None
     description: str | None = None

@@ -17,7 +17,7 @@ from ..core.common.terminal import (
     say,
     show_progress,
 )
-from .command import Answer, Command, ProgressReport
+from .command import Answer, Asker, Command, ProgressReport
 from .parser import bare_download_is_table, build_parser
 from .table import TABLE, command_named
 
@@ -52,6 +52,7 @@ def main(argv: Sequence[str] | None = None, table: tuple[Command, ...] = TABLE) 
 def _run(command: Command, args: argparse.Namespace) -> Answer:
     from ..core.sources.resolve import resolve_source
     from ..core.tables.embedding_table import load_table
+    from ..jobs.base import Session
 
     if command.before is not None:
         command.before(args)
@@ -72,13 +73,16 @@ def _run(command: Command, args: argparse.Namespace) -> Answer:
     # The tokenizer runs in a child process: a tokenizer file built to hang or to blow up
     # memory is stopped there (time and memory limits) and named in one line.
     table = load_table(source, progress or (lambda done, total, message: None), separate_tokenizer=True)
+    session = Session()
+    session.replace_table(table)
     try:
         nowhere = table.pointing_nowhere.sentence()  # named once, as the table opens
         if nowhere:
             say(f"note: {nowhere}")
-        return command.answer(args, table)
+        return command.answer(args, Asker(session, progress))
     finally:
-        table.close()
+        end_progress()
+        session.replace_table(None)  # closes the table and what its questions started (the model's process)
 
 
 def _quiet_libraries() -> None:

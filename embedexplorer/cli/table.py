@@ -7,7 +7,7 @@ Adding a command is one module in ``cli/commands/`` that declares ``COMMAND`` an
 from __future__ import annotations
 
 from .command import Command
-from .commands import analogy, compare, cosine, direction, info, layers, maps, models, neighbours, tokens
+from .commands import analogy, compare, cosine, direction, health, info, layers, maps, models, neighbours, tokens
 
 # In the order ``embedexplorer --help`` lists them.
 TABLE: tuple[Command, ...] = (
@@ -20,6 +20,7 @@ TABLE: tuple[Command, ...] = (
     maps.COMMAND,
     layers.COMMAND,
     compare.COMMAND,
+    health.COMMAND,
     models.COMMAND,
 )
 

@@ -243,8 +243,9 @@ def trick_hub(how: str, delay: float) -> _TrickHub:
 SLOW_DOWNLOAD = """
 import sys, time
 import embedexplorer.core.sources.hub as hub
+import embedexplorer.core.sources.hub_ranges as hub_ranges
 from embedexplorer.core.common.errors import EmbedExplorerError
-hub.SMALL_FILE_SECONDS = float(sys.argv[1])
+hub_ranges.SMALL_FILE_SECONDS = float(sys.argv[1])
 stop_after = float(sys.argv[2])
 start = time.monotonic()
 try:

@@ -25,7 +25,8 @@ from hypothesis import strategies as st
 from embedexplorer import open_table
 from embedexplorer.core.common.errors import TableNotFoundError, TokenizerMismatchError
 from embedexplorer.core.exercises.lessons import LessonError, load_lesson
-from embedexplorer.core.layers.trace import LayerRun, load_layer_model
+from embedexplorer.core.layers.answers import LayerRun
+from embedexplorer.core.layers.loading import load_layer_model
 
 from .helpers import safetensors_bytes, word_level_tokenizer, write_table_folder
 

@@ -79,10 +79,10 @@ def test_download_with_hf_hub_offline_set(tmp_path: Path) -> None:
 def test_a_hub_that_never_answers_does_not_hang_a_download(tmp_path: Path) -> None:
     code = (
         "import time\n"
-        "import embedexplorer.core.sources.hub as hub\n"
+        "import embedexplorer.core.sources.hub_session as hub_session\n"
         "import embedexplorer.core.sources.resolve as sources\n"
         "from embedexplorer.core.common.errors import OfflineError\n"
-        "hub.HUB_TIMEOUT_SECONDS = 2.0\n"
+        "hub_session.HUB_TIMEOUT_SECONDS = 2.0\n"
         "start = time.perf_counter()\n"
         "try:\n"
         f"    sources.download_hub_model({REPO!r})\n"

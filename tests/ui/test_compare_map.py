@@ -18,7 +18,7 @@ from embedexplorer.ui.map.change_colours import NOT_COMPARED, change_colour
 from embedexplorer.ui.style import theme
 
 from ..minilm_gguf import write_minilm_gguf
-from .conftest import open_model, settle
+from .conftest import answers, open_model, settle
 from .test_compare_pane import COMPARE_TIMEOUT_MS, open_compare
 
 K = 10
@@ -73,8 +73,8 @@ def compare_all_but_one_word(qtbot, window, quantised):  # type: ignore[no-untyp
     words = sorted({t for i, p in enumerate(shown.pieces) if i != left_out for t in p} - set(shown.pieces[left_out]))
     open_compare(window)
     assert not window.panes.compare.pane.colour_map.isEnabled()  # nothing compared yet
-    with qtbot.waitSignal(window.client.channel(COMPARE).ready, timeout=COMPARE_TIMEOUT_MS):
-        window.client.submit(COMPARE, CompareRequest(str(quantised), K, words=tuple(words)))
+    with qtbot.waitSignal(answers(window, COMPARE).ready, timeout=COMPARE_TIMEOUT_MS):
+        window.client.ask(COMPARE, CompareRequest(str(quantised), K, words=tuple(words)), window.panes.compare)
     return shown, left_out, words
 
 

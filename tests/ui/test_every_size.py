@@ -18,7 +18,7 @@ from embedexplorer.ui.widgets.elided_label import ElidedLabel
 from embedexplorer.ui.widgets.steady_label import SteadyLabel
 from embedexplorer.ui.widgets.wrapped_label import WrappedLabel
 from tests.ui.bundled_type import bundled_type  # noqa: F401 - a fixture
-from tests.ui.conftest import ANSWER_TIMEOUT_MS, open_model, settle, type_text
+from tests.ui.conftest import ANSWER_TIMEOUT_MS, answers, open_model, settle, type_text
 
 SIZES = [(1600, 1000), (1366, 768), (1024, 640)]
 
@@ -84,7 +84,7 @@ def read_sizes(window) -> dict[str, float]:  # type: ignore[no-untyped-def]
 def test_presentation_enlarges_what_a_class_reads_by_one_factor_and_cuts_nothing(qtbot, window):
     open_model(qtbot, window, "bundled")
     type_text(qtbot, window, "monday")
-    with qtbot.waitSignal(window.client.channel(COSINE).ready, timeout=ANSWER_TIMEOUT_MS):
+    with qtbot.waitSignal(answers(window, COSINE).ready, timeout=ANSWER_TIMEOUT_MS):
         qtbot.keyClicks(window.panes.neighbours_pane.compare_input, "tuesday")
     normal = read_sizes(window)
     try:

@@ -17,7 +17,7 @@ from embedexplorer.ui.map.sizes import BIG_FAMILY_SIZE, REST_SIZE
 from embedexplorer.ui.panes.row_view import MIN_ROW_PLOT_HEIGHT
 from embedexplorer.ui.style.theme import PRESENTATION_SCALE
 from embedexplorer.ui.window.fitting import MIN_NEIGHBOUR_ROWS
-from tests.ui.conftest import LOAD_TIMEOUT_MS, open_model, settle, type_text
+from tests.ui.conftest import LOAD_TIMEOUT_MS, answers, open_model, settle, type_text
 
 
 def rect_in(widget: QWidget, window: QWidget) -> QRect:
@@ -218,7 +218,7 @@ def test_presentation_draws_the_map_larger_and_is_remembered(qtbot, tmp_path) ->
         assert rects and not any(a.intersects(b) for n, a in enumerate(rects) for b in rects[n + 1 :])
 
         # A new map while presentation is on is drawn large too: the whole vocabulary...
-        with qtbot.waitSignal(window.client.channel(WORD_MAP).ready, timeout=LOAD_TIMEOUT_MS):
+        with qtbot.waitSignal(answers(window, WORD_MAP).ready, timeout=LOAD_TIMEOUT_MS):
             window.panes.map.view.request_word_map("all")
         qtbot.waitUntil(lambda: canvas._rest_item is not None)
         big = drawn_sizes(window)
@@ -228,7 +228,7 @@ def test_presentation_draws_the_map_larger_and_is_remembered(qtbot, tmp_path) ->
         assert drawn_sizes(window)["rest"] == REST_SIZE and drawn_sizes(window)["days"] == BIG_FAMILY_SIZE
         window.panes.teaching.presentation_action.trigger()
         # ...and the family map again.
-        with qtbot.waitSignal(window.client.channel(MAP).ready, timeout=LOAD_TIMEOUT_MS):
+        with qtbot.waitSignal(answers(window, MAP).ready, timeout=LOAD_TIMEOUT_MS):
             window.panes.map.view.show_family_map()
         qtbot.waitUntil(lambda: canvas._rest_item is None and "star" in drawn_sizes(window))
         assert drawn_sizes(window) == pytest.approx(large)

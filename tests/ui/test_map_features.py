@@ -12,13 +12,13 @@ from embedexplorer.core.maps.word_maps import WordMap
 from embedexplorer.jobs.map_jobs import WORD_MAP
 from embedexplorer.jobs.table_jobs import MAP
 from embedexplorer.ui.map.family_editor import FamilyEditor
-from tests.ui.conftest import ANSWER_TIMEOUT_MS, LOAD_TIMEOUT_MS, open_model, settle, type_text
+from tests.ui.conftest import ANSWER_TIMEOUT_MS, LOAD_TIMEOUT_MS, answers, open_model, settle, type_text
 
 DAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 
 
 def whole_vocabulary(qtbot, window) -> WordMap:  # type: ignore[no-untyped-def]
-    with qtbot.waitSignal(window.client.channel(WORD_MAP).ready, timeout=LOAD_TIMEOUT_MS) as ready:
+    with qtbot.waitSignal(answers(window, WORD_MAP).ready, timeout=LOAD_TIMEOUT_MS) as ready:
         window.panes.map.view.request_word_map("all")
     return ready.args[0]
 
@@ -42,7 +42,7 @@ def test_families_edited_in_the_dialog_round_trip_through_the_saved_file(qtbot, 
     assert edited["weekdays"][-1] == "holiday" and edited["colours"] == ["red", "green", "blue"]
 
     saved = tmp_path / "mine.json"
-    with qtbot.waitSignal(window.client.channel(MAP).ready, timeout=ANSWER_TIMEOUT_MS) as drawn:
+    with qtbot.waitSignal(answers(window, MAP).ready, timeout=ANSWER_TIMEOUT_MS) as drawn:
         assert window.panes.map.view.apply_edited_families(edited, saved)
     assert load_families(saved) == edited  # the format that loads today, in the same order
     assert drawn.args[0].families == list(edited)
@@ -100,7 +100,7 @@ def test_a_regex_that_matches_nothing_or_is_invalid_is_one_clear_message(qtbot, 
     open_model(qtbot, window, "bundled")
     before = window.panes.map.view.canvas.map
     for pattern, words in ((r"^zzqqxx$", "matches"), ("(unclosed", "not a valid regular expression")):
-        with qtbot.waitSignal(window.client.channel(WORD_MAP).failed, timeout=ANSWER_TIMEOUT_MS):
+        with qtbot.waitSignal(answers(window, WORD_MAP).failed, timeout=ANSWER_TIMEOUT_MS):
             window.panes.map.view.request_word_map("regex", pattern)
         assert words in window.message_bar.text() and "The map on screen stays" in window.message_bar.text()
         assert window.panes.map.view.canvas.map is before
@@ -110,14 +110,14 @@ def test_cancelling_a_tsne_map_leaves_the_previous_map(qtbot, window) -> None:
     open_model(qtbot, window, "bundled")
     before = window.panes.map.view.canvas.map
     messages: list[str] = []
-    window.client.channel(WORD_MAP).progress.connect(lambda _share, message: messages.append(message))
+    answers(window, WORD_MAP).progress.connect(lambda _share, message: messages.append(message))
     window.panes.map.view.set_projection("tsne")
     assert window.panes.map.view.computing and window.panes.map.view.stop_button.isVisibleTo(window.panes.map)
     qtbot.waitUntil(lambda: len(messages) > 0, timeout=LOAD_TIMEOUT_MS)  # under way, with progress
     qtbot.mouseClick(window.panes.map.view.stop_button, Qt.MouseButton.LeftButton)
     assert not window.panes.map.view.computing and not window.progress.isVisibleTo(window)
     # The long lane runs one job at a time: a family map arriving proves the t-SNE job has stopped.
-    with qtbot.waitSignal(window.client.channel(MAP).ready, timeout=LOAD_TIMEOUT_MS):
+    with qtbot.waitSignal(answers(window, MAP).ready, timeout=LOAD_TIMEOUT_MS):
         window.panes.map.view.show_family_map()
     assert window.panes.map.view.canvas.map.method == "pca" and len(window.panes.map.view.canvas.map) == len(before)
     assert window.panes.map.view.projection == "pca" and window.panes.map.projection_actions["pca"].isChecked()

@@ -21,8 +21,8 @@ class RowLengthPane(QLabel):
     @classmethod
     def plug(cls, ctx: PaneContext) -> RowLengthPane:
         pane = cls("Select a token.")
-        ctx.state.watch("selection", lambda s: s and ctx.client.submit(ROW, RowRequest(s.token_id, s.place)))
-        ctx.client.channel(ROW).ready.connect(pane.show_row)
+        ctx.state.watch("selection", lambda s: s and ctx.client.ask(ROW, RowRequest(s.token_id, s.place), pane))
+        ctx.client.channel(ROW, pane).ready.connect(pane.show_row)
         ctx.shell.menu("&View").addAction("Row &length")
         return pane
 

@@ -14,7 +14,7 @@ import pytest
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox
 
 from embedexplorer.jobs.table_jobs import LOAD, TOKENS
-from tests.ui.conftest import ANSWER_TIMEOUT_MS, open_model
+from tests.ui.conftest import ANSWER_TIMEOUT_MS, answers, open_model
 
 
 def test_export_into_a_folder_that_cannot_exist(qtbot, window, tmp_path) -> None:
@@ -92,7 +92,7 @@ def test_pickle_only_folder_is_refused_in_the_window(qtbot, window, tmp_path) ->
     open_model(qtbot, window, "bundled")
     (tmp_path / "config.json").write_text("{}", encoding="utf-8")
     (tmp_path / "pytorch_model.bin").write_bytes(b"\x80\x04 pretend pickle")
-    with qtbot.waitSignal(window.client.channel(LOAD).failed, timeout=ANSWER_TIMEOUT_MS):
+    with qtbot.waitSignal(answers(window, LOAD).failed, timeout=ANSWER_TIMEOUT_MS):
         window.open_model(str(tmp_path))
     assert "pickle" in window.message_bar.text()
     assert window.state.model_name == "all-MiniLM-L6-v2 (bundled)"  # the open model stays
@@ -101,7 +101,7 @@ def test_pickle_only_folder_is_refused_in_the_window(qtbot, window, tmp_path) ->
 def test_uncached_hub_id_offline_answers_at_once(qtbot, window) -> None:
     # No network is asked: the answer comes from the cache's index alone (a network wait would
     # outlast the signal's bound).
-    with qtbot.waitSignal(window.client.channel(LOAD).failed, timeout=ANSWER_TIMEOUT_MS):
+    with qtbot.waitSignal(answers(window, LOAD).failed, timeout=ANSWER_TIMEOUT_MS):
         window.open_model("someone/not-in-any-cache")
     assert "not in the local Hugging Face cache" in window.message_bar.text()
     assert window.message_bar.action_button.text() == "Open the bundled model"
@@ -138,7 +138,7 @@ def test_closing_while_a_model_loads_exits_quickly(gpt2_folder, tmp_path) -> Non
 def test_odd_text_never_breaks_the_window(qtbot, window, text: str) -> None:
     open_model(qtbot, window, "bundled")
     with qtbot.waitSignal(
-        window.client.channel(TOKENS).ready, timeout=ANSWER_TIMEOUT_MS, check_params_cb=lambda r: r.text == text
+        answers(window, TOKENS).ready, timeout=ANSWER_TIMEOUT_MS, check_params_cb=lambda r: r.text == text
     ):
         window.panes.token_pane.input.setText(text)
         window.panes.token_pane.flush()

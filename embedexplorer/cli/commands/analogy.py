@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
 
 from ...core.common.terminal import one_line
-from ..arguments import positive_int
-from ..command import Answer, Command
-
-if TYPE_CHECKING:
-    from ...core.tables.embedding_table import EmbeddingTable
+from ..arguments import add_exact, positive_int, typed
+from ..command import Answer, Asker, Command
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
@@ -24,14 +20,17 @@ def arguments(parser: argparse.ArgumentParser) -> None:
         help="let A, B and C themselves answer (default: left out, as most published results do)",
     )
     parser.add_argument("--expect", default=None, help="a word you expect: print its rank and cosine")
+    add_exact(parser)
 
 
-def answer(args: argparse.Namespace, table: EmbeddingTable) -> Answer:
-    from ...core.exercises.analogies import NO_CLAIM, solve_analogy
+def answer(args: argparse.Namespace, asker: Asker) -> Answer:
+    from ...core.exercises.analogies import NO_CLAIM
+    from ...jobs.exercise_jobs import ANALOGY, AnalogyRequest
 
-    solved = solve_analogy(
-        table, args.a, args.b, args.c, args.k, include_inputs=args.include_inputs, expect=args.expect
-    )
+    table = asker.table
+    a, b, c = (typed(args, word) for word in (args.a, args.b, args.c))
+    expect = "" if args.expect is None else typed(args, args.expect)
+    solved = asker.ask(ANALOGY, AnalogyRequest(a, b, c, args.k, args.include_inputs, expect))
     payload = {"model": table.name, **solved.to_dict()}
     lines = [f"model: {one_line(table.name)}", f"query: {one_line(solved.label)}"]
     if solved.note:

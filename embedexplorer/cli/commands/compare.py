@@ -6,7 +6,7 @@ import argparse
 
 from ...core.common.terminal import one_line
 from ..arguments import positive_int
-from ..command import Answer, Command, ProgressReport
+from ..command import Answer, Asker, Command, ProgressReport
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,28 +26,24 @@ def arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, progress: ProgressReport | None) -> Answer:
+    """Open A here, then ask the window's request kind: it opens B, compares and closes B."""
     from ...core.common.errors import EmbedExplorerError
-    from ...core.compare.comparison import compare_tables
-    from ...core.compare.output_head import output_head_table
     from ...core.maps.word_sets import choose
     from ...core.tables.embedding_table import open_table
+    from ...jobs.base import Session
+    from ...jobs.compare_jobs import COMPARE, CompareRequest
 
     if (args.b is None) == (not args.output_head):
         raise EmbedExplorerError("compare needs a second model B, or --output-head (and then no B).")
     quiet: ProgressReport = progress or (lambda done, total, message: None)
-    first = open_table(args.a, progress=quiet, separate_tokenizer=True)
+    session = Session()
+    session.replace_table(open_table(args.a, progress=quiet, separate_tokenizer=True))
     try:
-        words = None if args.words == "all" else choose(first, args.words, "skip").ids
-        try:
-            second = output_head_table(first) if args.output_head else open_table(args.b, progress=quiet)
-        except EmbedExplorerError as exc:
-            raise EmbedExplorerError(f"Cannot open B: {exc}") from exc
-        try:
-            comparison = compare_tables(first, second, args.k, words=words, progress=progress)
-        finally:
-            second.close()
+        asker = Asker(session, progress)
+        words = None if args.words == "all" else tuple(int(i) for i in choose(asker.table, args.words, "skip").ids)
+        comparison = asker.ask(COMPARE, CompareRequest(args.b or "", args.k, args.output_head, words))
     finally:
-        first.close()
+        session.replace_table(None)
     payload = comparison.to_dict()
     return payload, summary_text(payload)
 

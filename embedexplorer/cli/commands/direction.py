@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
 
-from ..arguments import positive_int
-from ..command import Answer, Command
-
-if TYPE_CHECKING:
-    from ...core.tables.embedding_table import EmbeddingTable
+from ..arguments import add_exact, positive_int, typed
+from ..command import Answer, Asker, Command
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
@@ -21,21 +17,26 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--words", nargs="+", default=[], help="your words: their scores and percentiles")
     parser.add_argument("-k", type=positive_int, default=20, help="tokens at each end (default 20)")
     parser.add_argument("--no-baseline", action="store_true", help="leave out the 100 random directions")
+    add_exact(parser)
 
 
-def answer(args: argparse.Namespace, table: EmbeddingTable) -> Answer:
+def answer(args: argparse.Namespace, asker: Asker) -> Answer:
     from ...core.common.errors import EmbedExplorerError
     from ...core.directions.direction import DEFAULT_PAIRS, DirectionSpec, load_groups
-    from ...core.directions.report import direction_report
+    from ...jobs.direction_jobs import DIRECTION, DirectionRequest
 
     if args.groups and args.pair:
         raise EmbedExplorerError("Give --pair or --groups, not both.")
-    spec = (
-        DirectionSpec(groups=load_groups(args.groups))
-        if args.groups
-        else DirectionSpec(pairs=tuple((a, b) for a, b in (args.pair or DEFAULT_PAIRS)))
-    )
-    report = direction_report(table, spec, tuple(args.words), args.k, baseline=not args.no_baseline)
+
+    def read(words: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+        return tuple(typed(args, word) for word in words)
+
+    if args.groups:
+        first, second = load_groups(args.groups)
+        spec = DirectionSpec(groups=(read(first), read(second)))
+    else:
+        spec = DirectionSpec(pairs=tuple((typed(args, a), typed(args, b)) for a, b in (args.pair or DEFAULT_PAIRS)))
+    report = asker.ask(DIRECTION, DirectionRequest(spec, read(args.words), args.k, baseline=not args.no_baseline))
     return report.to_dict(), "\n".join(report.text_lines())
 
 

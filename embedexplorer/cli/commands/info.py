@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...core.common.terminal import one_line
-from ..command import Answer, Command
+from ..command import Answer, Asker, Command
 
 if TYPE_CHECKING:
     from ...core.tables.embedding_table import EmbeddingTable
@@ -18,7 +18,8 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     """No arguments of its own: the common --model, --json and --download."""
 
 
-def answer(args: argparse.Namespace, table: EmbeddingTable) -> Answer:
+def answer(args: argparse.Namespace, asker: Asker) -> Answer:
+    table = asker.table
     facts = table.facts()
     payload: dict[str, object] = {
         "model": facts.model,

@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
 
 from ...core.common.terminal import one_line
 from ..arguments import positive_int
-from ..command import Answer, Command
-
-if TYPE_CHECKING:
-    from ...core.tables.embedding_table import EmbeddingTable
+from ..command import Answer, Asker, Command
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
@@ -29,21 +25,26 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def answer(args: argparse.Namespace, table: EmbeddingTable) -> Answer:
+def answer(args: argparse.Namespace, asker: Asker) -> Answer:
     """One token through every layer: one row per layer, the JSON a list of those rows."""
-    from ...core.common.errors import QueryError
+    from ...core.common.errors import IncompleteModelError, QueryError
     from ...core.layers.output_head import percent
     from ...core.layers.questions import check_layers_question
-    from ...core.layers.trace import load_layer_model, trace
+    from ...jobs.layer_jobs import LAYERS, LayersRequest
 
+    table = asker.table
     if args.compare_place is not None and args.compare is None:
         raise QueryError("--compare-place needs --compare TEXT2.")
-    # Mistakes in the texts are told before the whole model loads, as the window tells them.
-    _chosen, compare = check_layers_question(
+    # The window's check, told before the whole model loads, with the flag that chooses another place.
+    check_layers_question(
         table, args.text, args.place, args.compare, args.compare_place, "say which token (--compare-place M)"
     )
-    model = load_layer_model(table.folder or table.name, name=table.name)
-    traced = trace(table, model, args.text, args.place, compare=compare, k=args.k)
+    # The window's request kind: the model runs in its own process, closed with the session.
+    reply = asker.ask(LAYERS, LayersRequest(args.text, args.place, args.compare, args.compare_place, args.k))
+    if reply.missing is not None:
+        raise IncompleteModelError(reply.missing.message)
+    traced = reply.answer
+    assert traced is not None  # a reply holds the answer or what is missing
     token, other = traced.token, traced.compare
     lines = [
         f"model: {one_line(table.name)}",

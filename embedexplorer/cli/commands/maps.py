@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 from ...core.common.constants import MAX_SEED, MULTI_TOKEN_ACTIONS
 from ...core.common.errors import EmbedExplorerError
-from ...core.common.terminal import end_progress, one_line, show_progress
+from ...core.common.terminal import one_line
 from ..arguments import MAX_PNG_WIDTH, png_width, seed
-from ..command import Answer, Command
+from ..command import Answer, Asker, Command
 
 if TYPE_CHECKING:
-    from ...core.tables.embedding_table import EmbeddingTable
+    from ...jobs.map_jobs import WordMapRequest
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
@@ -65,17 +65,17 @@ def check_targets(args: argparse.Namespace) -> None:
                 raise EmbedExplorerError(f"Cannot write the map to {path}: {exc.strerror or exc}.") from exc
 
 
-def answer(args: argparse.Namespace, table: EmbeddingTable) -> Answer:
+def answer(args: argparse.Namespace, asker: Asker) -> Answer:
+    """The map the window draws for the same question, through the same request kinds."""
     if args.words is not None or args.projection != "pca":
-        return _word_map(args, table)
-    from ...core.exercises.family_distances import family_distances
-    from ...core.maps.family_map import family_map, load_families
-    from ...core.maps.map_origin import with_provenance
+        return _word_map(args, asker)
+    from ...jobs.exercise_jobs import FAMILY_DISTANCES, DistancesRequest
+    from ...jobs.table_jobs import MAP, MapRequest
 
-    drawn = family_map(table, load_families(args.families), args.multi_token)
-    drawn = with_provenance(drawn, table, args.multi_token)
+    table = asker.table
+    drawn = asker.ask(MAP, MapRequest(args.families, args.multi_token))
     # Ranking families needs two of them; a single family still gets its map.
-    distances = family_distances(table, drawn) if len(drawn.families) >= 2 else None
+    distances = asker.ask(FAMILY_DISTANCES, DistancesRequest()) if len(drawn.families) >= 2 else None
     payload = drawn.to_dict(table.name)
     payload["family_distances"] = None if distances is None else distances.to_list()
     ranking = ["families from the furthest away, by mean cosine of whole rows to the other families:"]
@@ -98,23 +98,28 @@ def answer(args: argparse.Namespace, table: EmbeddingTable) -> Answer:
     return payload, "\n".join(lines)
 
 
-def _word_map(args: argparse.Namespace, table: EmbeddingTable) -> Answer:
-    """``map --words ... --projection ...``: any rows of the table, flattened by PCA, t-SNE or UMAP."""
-    import sys
+def word_map_request(args: argparse.Namespace) -> WordMapRequest:
+    """``--words`` and ``--projection`` as the request the window's Map menu sends."""
+    from ...jobs.map_jobs import WordMapRequest
 
-    from ...core.maps.family_map import load_families
-    from ...core.maps.map_cache import MapCache
-    from ...core.maps.map_origin import with_provenance
-    from ...core.maps.word_maps import word_map
-    from ...core.maps.word_sets import choose
-
-    words = choose(table, args.words or "all", args.multi_token)
-    progress = show_progress if sys.stderr.isatty() else None
-    drawn = word_map(
-        table, words, load_families(args.families), args.projection, seed=args.seed, cache=MapCache(), progress=progress
+    spec = args.words or "all"
+    if spec == "all":
+        words, text = "all", ""
+    elif spec.startswith("@"):
+        words, text = "file", spec[1:]
+    else:
+        words, text = "regex", spec
+    return WordMapRequest(
+        words, text, families=args.families, method=args.projection, multi_token=args.multi_token, seed=args.seed
     )
-    drawn = with_provenance(drawn, table, args.multi_token)
-    end_progress()
+
+
+def _word_map(args: argparse.Namespace, asker: Asker) -> Answer:
+    """``map --words ... --projection ...``: any rows of the table, flattened by PCA, t-SNE or UMAP."""
+    from ...jobs.map_jobs import WORD_MAP
+
+    table = asker.table
+    drawn = asker.ask(WORD_MAP, word_map_request(args))
     payload = drawn.to_dict()
     _draw_pictures(args, drawn, table.name, payload)
     counts = ", ".join(f"{one_line(name)} {count}" for name, count in drawn.family_counts().items() if count)

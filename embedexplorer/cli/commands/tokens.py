@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
 
 from ...core.common.terminal import one_line
-from ..command import Answer, Command
-
-if TYPE_CHECKING:
-    from ...core.tables.embedding_table import EmbeddingTable
+from ..command import Answer, Asker, Command
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
@@ -21,7 +17,8 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def answer(args: argparse.Namespace, table: EmbeddingTable) -> Answer:
+def answer(args: argparse.Namespace, asker: Asker) -> Answer:
+    table = asker.table
     from ...core.common.errors import QueryError
     from ...core.text.texts import MAX_SHOWN_TOKENS
 

@@ -88,7 +88,7 @@ def gguf_entry(file: Path, name: str, kind: str) -> LocalModel | None:
 
 def folder_entry(folder: Path, name: str, spec: str, kind: str) -> LocalModel:
     """A safetensors model folder: complete when it has its config and every weight file."""
-    from .hub import snapshot_is_complete
+    from .hub_session import snapshot_is_complete
 
     files = sorted(folder.glob("*.safetensors"))
     complete = snapshot_is_complete(folder)

@@ -19,9 +19,7 @@ from ...jobs.exercise_jobs import (
     TWO_TEXTS,
     DistancesRequest,
 )
-from ...jobs.map_jobs import WORD_MAP
-from ...jobs.table_jobs import MAP
-from ...worker import Failure
+from ...worker import Channel, Failure
 from ..window.plugging import PaneContext
 from .analogy import AnalogyDialog
 from .family_distances import FamilyDistancesDialog
@@ -78,7 +76,11 @@ class ExerciseDesk(QObject):
         return [self.guess_action, self.furthest_action, self.analogy_action, self.two_texts_action]
 
     def _connect(self) -> None:
-        state, channel = self.state, self.client.channel
+        state = self.state
+
+        def channel(kind: object) -> Channel:
+            return self.client.channel(kind, self)  # type: ignore[arg-type]
+
         pane = self.two_texts.pane
         channel(FAMILY_DISTANCES).ready.connect(self.family_distances.show_distances)
         channel(FAMILY_DISTANCES).failed.connect(lambda failure: self.family_distances.show_message(failure.message))
@@ -88,8 +90,6 @@ class ExerciseDesk(QObject):
         channel(PAIR_TOKENS).failed.connect(self._two_texts_failed)
         channel(TWO_TEXTS).ready.connect(pane.show_comparison)
         channel(TWO_TEXTS).failed.connect(self._two_texts_failed)
-        channel(MAP).ready.connect(lambda _map: self._map_changed())
-        channel(WORD_MAP).ready.connect(lambda _map: self._map_changed())
 
         self.analogy.pane.requested.connect(lambda request: self._submit(ANALOGY, request))
         pane.tokens_wanted.connect(lambda request: self._submit(PAIR_TOKENS, request, pair_texts=pane.texts()))
@@ -99,6 +99,7 @@ class ExerciseDesk(QObject):
         state.watch("pair_places", lambda _places: self._show_pair())
         state.watch("model_serial", lambda _serial: self._model_loaded())
         state.watch("hidden_families", lambda _hidden: self._map_changed())
+        state.watch("shown_map", lambda _shown: self._map_changed())  # the map pane drew a new one
         state.watch("guess_mode", self.guess_action.setChecked)
 
     def _show_pair(self) -> None:
@@ -111,7 +112,7 @@ class ExerciseDesk(QObject):
     def _submit(self, kind: object, request: object, **changes: object) -> None:
         self.state.update(**changes)
         if self.state.loaded:
-            self.client.submit(kind, request)  # type: ignore[arg-type]
+            self.client.ask(kind, request, self)  # type: ignore[arg-type]
 
     # ----- what the state tells the desk ---------------------------------------------------
     def _model_loaded(self) -> None:
@@ -137,7 +138,9 @@ class ExerciseDesk(QObject):
         self._request_distances()
 
     def _request_distances(self) -> None:
-        self._submit(FAMILY_DISTANCES, DistancesRequest(frozenset(self.state.hidden_families)))
+        shown = self.state.shown_map
+        on_map = None if shown is None else shown.map
+        self._submit(FAMILY_DISTANCES, DistancesRequest(frozenset(self.state.hidden_families), on_map))
 
     def show_analogies(self) -> None:
         self._open(self.analogy)

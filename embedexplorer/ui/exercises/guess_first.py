@@ -36,12 +36,12 @@ class GuessFirstBar(GuessBar):
         state.watch("model_serial", lambda _serial: self.reset_score(state.k))  # a new model, a new round
         self.guess_made.connect(self._on_guess_made)
         self.completions_wanted.connect(
-            lambda prefix: client.submit(COMPLETE, CompletionRequest(prefix)) if state.loaded else None
+            lambda prefix: client.ask(COMPLETE, CompletionRequest(prefix), self) if state.loaded else None
         )
         self.reveal_wanted.connect(lambda: self._reveal(None))
-        client.channel(GUESS).ready.connect(self._on_outcome)
-        client.channel(GUESS).failed.connect(lambda failure: self.show_message(failure.message))
-        client.channel(COMPLETE).ready.connect(self.show_completions)
+        client.channel(GUESS, self).ready.connect(self._on_outcome)
+        client.channel(GUESS, self).failed.connect(lambda failure: self.show_message(failure.message))
+        client.channel(COMPLETE, self).ready.connect(self.show_completions)
         self._client = client
 
     def _hold(self, selection: Selection) -> None:
@@ -71,7 +71,7 @@ class GuessFirstBar(GuessBar):
         if self._asked is None:
             self.show_message("Select a token first: click a chip or type a word.")
         elif self._state.loaded:
-            self._client.submit(GUESS, GuessRequest(self._asked.token_id, text))
+            self._client.ask(GUESS, GuessRequest(self._asked.token_id, text), self)
 
     def _on_outcome(self, outcome: GuessOutcome) -> None:
         if self._asked is None or outcome.query.id != self._asked.token_id:
@@ -99,9 +99,9 @@ class SuggestionsPane(SuggestionStrip):
         state, client = ctx.state, ctx.client
         state.watch("guess_mode", strip.setVisible)
         def ask(_serial: int) -> None:
-            client.submit(SUGGEST, SuggestionsRequest())
+            client.ask(SUGGEST, SuggestionsRequest(), strip)
 
         state.watch("model_serial", ask)
-        client.channel(SUGGEST).ready.connect(strip.show_suggestions)
+        client.channel(SUGGEST, strip).ready.connect(strip.show_suggestions)
         strip.word_picked.connect(lambda text: state.update(text=text))
         return strip

@@ -75,7 +75,8 @@ class CaptionAndLegend(CanvasParts):
         """What the exported legend lists: (symbol, fill, outline, size in px, text)."""
         entries: list[tuple[str, QColor | None, QColor | None, int, str]] = []
         if self.change is not None:
-            for share, text in ((0.0, "most changed"), (0.5, "half way"), (1.0, "unchanged"), (None, "not in B")):
+            texts = self.change.legend or ("most changed", "half way", "unchanged", "not in B")
+            for share, text in zip((0.0, 0.5, 1.0, None), texts, strict=True):
                 entries.append(("o", change_colour(share), None, 10, text))
         for family, item in self._family_items.items():
             if family not in self._hidden and self.change is None:

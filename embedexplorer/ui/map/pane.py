@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
@@ -12,7 +13,7 @@ from ...core.maps.word_maps import WordMap
 from ...jobs.map_jobs import WORD_MAP, WordMapRequest
 from ...jobs.table_jobs import MAP, NEIGHBOURS, MapRequest, NeighboursAnswer, NeighboursRequest
 from ...settings import Settings
-from ...state import AppState, Range, Selection
+from ...state import AppState, Range, Selection, ShownMap
 from ...worker import Failure
 from ..style import theme
 from ..window.plugging import PaneContext
@@ -20,6 +21,8 @@ from .exports import MapExports
 from .view import MapView
 
 MULTI_TOKEN_LABELS = {"average": "&Average their rows", "skip": "&Leave them off the map"}
+# How long after k last changed the map asks for its rings again (as the Neighbours pane waits).
+K_PAUSE_MS = 150
 PROJECTION_LABELS = {"pca": "&PCA (instant)", "tsne": "&t-SNE", "umap": "&UMAP"}
 
 
@@ -52,16 +55,24 @@ class MapPane(QWidget):
         self.state = state
         self._kept: NeighboursAnswer | None = None  # the last neighbours: shown at once, or after a guess
         self._map_coming = False  # a family map was asked for and has not come yet
+        self._map_serial = 0  # the model the map on screen was drawn from (its model_serial)
+        # k is asked about once the spinning stops, as the Neighbours pane does.
+        self._k_timer = QTimer(self)
+        self._k_timer.setSingleShot(True)
+        self._k_timer.setInterval(K_PAUSE_MS)
+        self._k_timer.timeout.connect(self._ask_neighbours)
         self._error_shown = ""  # the pane's last error in the message bar, withdrawn when a map comes
         self._build_menus(ctx)
 
-        client.channel(MAP).ready.connect(self._on_map_ready)
-        client.channel(MAP).failed.connect(self._on_map_failed)
-        client.channel(MAP).progress.connect(shell.show_progress)  # a model file hashed for its first map
-        client.channel(WORD_MAP).ready.connect(self._on_map_ready)
-        client.channel(WORD_MAP).failed.connect(self._on_word_map_failed)
-        client.channel(WORD_MAP).progress.connect(shell.show_progress)
-        client.channel(NEIGHBOURS).ready.connect(self._on_neighbours)
+        client.channel(MAP, self).ready.connect(self._on_map_ready)
+        client.channel(MAP, self).failed.connect(self._on_map_failed)
+        client.channel(MAP, self).progress.connect(shell.show_progress)  # a model file hashed for its first map
+        client.channel(WORD_MAP, self).ready.connect(self._on_map_ready)
+        client.channel(WORD_MAP, self).failed.connect(self._on_word_map_failed)
+        client.channel(WORD_MAP, self).progress.connect(shell.show_progress)
+        # The map asks for its own selection's neighbours, placed on the map it shows.
+        client.channel(NEIGHBOURS, self).ready.connect(self._on_neighbours)
+        client.channel(NEIGHBOURS, self).failed.connect(lambda _failure: self._forget_selection())
         self.view.word_map_requested.connect(self._on_word_map_requested)
         self.view.word_map_cancelled.connect(self._on_word_map_cancelled)
         self.view.word_clicked.connect(lambda text: state.update(text=text))
@@ -75,6 +86,7 @@ class MapPane(QWidget):
         state.watch("model_serial", lambda _serial: self._request_map())
         state.watch("multi_token", self._on_multi_token)
         state.watch("selection", self._on_selection)
+        state.watch("k", lambda _k: self._k_timer.start())
         state.watch("neighbours_held", self._on_held)
         state.watch("hidden_families", lambda hidden: self.view.set_hidden_families(set(hidden)))
         state.watch("families_file", self._on_families_file)
@@ -134,7 +146,7 @@ class MapPane(QWidget):
     def _request_map(self) -> None:
         if self.state.loaded:
             self._map_coming = True
-            self._client.submit(MAP, MapRequest(self.view.requested_families or None, self.state.multi_token))
+            self._client.ask(MAP, MapRequest(self.view.requested_families or None, self.state.multi_token), self)
 
     def _on_multi_token(self, mode: str) -> None:
         for name, action in self.multi_token_actions.items():
@@ -159,7 +171,7 @@ class MapPane(QWidget):
         if not self.state.loaded:
             self.view.map_failed("Open a model first.")
             return
-        self._client.submit(WORD_MAP, request)
+        self._client.ask(WORD_MAP, request, self)
         # What is being done, in words, until the job's own progress says more.
         what = self.view._describe((request.words, request.text))
         self._shell.show_progress(-1.0, f"Computing the {METHOD_NAMES[request.method]} map of {what}...")
@@ -170,7 +182,7 @@ class MapPane(QWidget):
         self._check_projection(self.view.projection)
 
     def _on_word_map_cancelled(self) -> None:
-        self._client.cancel(WORD_MAP)
+        self._client.cancel(WORD_MAP, self)
         self._shell.hide_progress()
         self._check_projection(self.view.projection)
 
@@ -196,12 +208,31 @@ class MapPane(QWidget):
         self._check_projection(self.view.projection)
         self.exports.set_enabled(True)
         self._map_coming = False
-        state.update(families_file=self.view.families_file, map_provenance=family_map.provenance)
+        self._map_serial = state.model_serial
+        state.update(
+            families_file=self.view.families_file,
+            map_provenance=family_map.provenance,
+            shown_map=ShownMap(family_map),
+        )
         self._apply_wanted_range()
-        if state.selection is not None:  # place the selection on the new map
-            self._client.submit(NEIGHBOURS, NeighboursRequest(state.selection.token_id, state.k))
+        self._ask_neighbours()  # place the selection on the new map
 
     # ----- the selection: a star and rings ---------------------------------------------------
+    def _ask_neighbours(self) -> None:
+        """Ask for the selection's neighbours placed on the map on screen, once that map is this model's.
+
+        While a new model's map is on its way the question waits for it (``_on_map_ready`` asks),
+        so each model open asks once.
+        """
+        selection, shown = self.state.selection, self.view.family_map
+        if selection is None or shown is None or self._map_coming or self._map_serial != self.state.model_serial:
+            return
+        self._client.ask(NEIGHBOURS, NeighboursRequest(selection.token_id, self.state.k, on_map=shown), self)
+
+    def _forget_selection(self) -> None:
+        self._kept = None
+        self.view.clear_selection()
+
     def _on_neighbours(self, answer: NeighboursAnswer) -> None:
         self._kept = answer
         if not self.state.neighbours_held:  # the rings would give a guess away
@@ -215,8 +246,10 @@ class MapPane(QWidget):
 
     def _on_selection(self, selection: Selection | None) -> None:
         if selection is None:
-            self._kept = None
-            self.view.clear_selection()
+            self._client.cancel(NEIGHBOURS, self)
+            self._forget_selection()
+        else:
+            self._ask_neighbours()
 
     def _star(self, answer: NeighboursAnswer) -> None:
         query = answer.result.query

@@ -379,18 +379,18 @@ class CompareDialog(QDialog):
                 return
             pane.show_started("its output head" if output_head else spec)
             state.update(second_model="output head" if output_head else spec)
-            client.submit(COMPARE, CompareRequest(spec, k, output_head))
+            client.ask(COMPARE, CompareRequest(spec, k, output_head), dialog)
 
         def on_selection(selection: Selection | None) -> None:
             if selection is not None:
                 pane.show_token_id(selection.token_id)
 
-        channel = client.channel(COMPARE)
+        channel = client.channel(COMPARE, dialog)
         channel.progress.connect(pane.show_progress)
         channel.ready.connect(pane.show_comparison)
         channel.failed.connect(lambda failure: pane.show_failure(failure.message))
         pane.compare_requested.connect(request)
-        pane.stop_requested.connect(lambda: client.cancel(COMPARE))
+        pane.stop_requested.connect(lambda: client.cancel(COMPARE, dialog))
         pane.token_clicked.connect(lambda text: state.update(text=text))
         pane.map_change_chosen.connect(lambda change: state.update(map_change=change))
         state.watch("selection", on_selection)

@@ -71,7 +71,7 @@ class DirectionsPane(QWidget):
             nonlocal asked
             if state.loaded:
                 asked = True
-                client.submit(DIRECTION, request)
+                client.ask(DIRECTION, request, pane)
             else:
                 pane.show_message("Open a model first.")
 
@@ -89,9 +89,9 @@ class DirectionsPane(QWidget):
         pane.shown.connect(on_shown)
         pane.token_activated.connect(lambda text: state.update(text=text))
         state.watch("model_serial", on_model)
-        client.channel(DIRECTION).ready.connect(pane.show_report)
-        client.channel(DIRECTION).failed.connect(lambda failure: pane.show_message(failure.message))
-        client.channel(DIRECTION).progress.connect(pane.show_progress)
+        client.channel(DIRECTION, pane).ready.connect(pane.show_report)
+        client.channel(DIRECTION, pane).failed.connect(lambda failure: pane.show_message(failure.message))
+        client.channel(DIRECTION, pane).progress.connect(pane.show_progress)
         return pane
 
     def __init__(self, parent: QWidget | None = None) -> None:

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 from ...core.layers import output_head as oh
 from ...core.layers.trace import LayersAnswer, LayerStep
 from ...jobs.layer_jobs import LAYERS, LAYERS_WARM, LayersReply, LayersRequest, ModelMissing, WarmRequest
-from ...state import Selection
+from ...state import Selection, ShownLayerInput
 from ...worker import Failure
 from ..style import fonts, theme
 from ..widgets.plot_legend import TitleRowLegend
@@ -428,7 +428,7 @@ class LayersPane(QWidget):
         def warm() -> None:
             # So that torch is imported before the first question (its memory: docs/benchmarks.md).
             if seen and state.loaded:
-                client.submit(LAYERS_WARM, WarmRequest())
+                client.ask(LAYERS_WARM, WarmRequest(), pane)
 
         def on_shown() -> None:
             nonlocal seen
@@ -446,6 +446,9 @@ class LayersPane(QWidget):
         def on_ready(reply: LayersReply) -> None:
             shell.hide_progress()
             pane.show_reply(reply)
+            if reply.answer is not None:  # the row pane shows what really enters layer 1
+                shown = reply.answer.token
+                state.update(layer_input=ShownLayerInput(shown.token.id, shown.place - 1, reply.answer.input))
             if reply.load_seconds is not None and reply.answer is not None:
                 shell.show_status(f"Loaded the whole model in {reply.load_seconds:.1f} s")
 
@@ -454,16 +457,16 @@ class LayersPane(QWidget):
             pane.show_message(failure.message)
 
         pane.shown.connect(on_shown)
-        pane.layers_requested.connect(lambda request: client.submit(LAYERS, request) if state.loaded else None)
+        pane.layers_requested.connect(lambda request: client.ask(LAYERS, request, pane) if state.loaded else None)
         # The layers need every weight: the whole model into the HF cache, not the table alone.
         pane.download_requested.connect(lambda hub_id: shell.open_model(hub_id, allow_download=True, whole_model=True))
         state.watch("selection", on_selection)
         state.watch("model_serial", on_model)
         state.watch("presentation", lambda on: pane.set_scale(theme.presentation_scale(on)))
         pane.set_scale(theme.presentation_scale(state.presentation))
-        client.channel(LAYERS).progress.connect(shell.show_progress)
-        client.channel(LAYERS).ready.connect(on_ready)
-        client.channel(LAYERS).failed.connect(on_failed)
+        client.channel(LAYERS, pane).progress.connect(shell.show_progress)
+        client.channel(LAYERS, pane).ready.connect(on_ready)
+        client.channel(LAYERS, pane).failed.connect(on_failed)
         return pane
 
 
@@ -484,13 +487,13 @@ if __name__ == "__main__":  # a preview with a real worker: python -m embedexplo
     box.addWidget(pane, 1)
     box.addWidget(status)
     window.resize(900, 900)
-    pane.layers_requested.connect(lambda request: client.submit(LAYERS, request))
-    client.channel(LAYERS).ready.connect(pane.show_reply)
-    client.channel(LAYERS).failed.connect(lambda failure: pane.show_message(failure.message))
-    client.channel(LOAD).progress.connect(lambda share, message: status.showMessage(message))
-    client.channel(LAYERS).progress.connect(lambda share, message: status.showMessage(message))
-    client.channel(LOAD).ready.connect(lambda loaded: window.setWindowTitle(f"Layers: {loaded.name}"))
-    client.submit(LOAD, LoadRequest(sys.argv[1] if len(sys.argv) > 1 else "bundled"))
+    pane.layers_requested.connect(lambda request: client.ask(LAYERS, request, pane))
+    client.channel(LAYERS, pane).ready.connect(pane.show_reply)
+    client.channel(LAYERS, pane).failed.connect(lambda failure: pane.show_message(failure.message))
+    client.channel(LOAD, window).progress.connect(lambda share, message: status.showMessage(message))
+    client.channel(LAYERS, pane).progress.connect(lambda share, message: status.showMessage(message))
+    client.channel(LOAD, window).ready.connect(lambda loaded: window.setWindowTitle(f"Layers: {loaded.name}"))
+    client.ask(LOAD, LoadRequest(sys.argv[1] if len(sys.argv) > 1 else "bundled"), window)
     pane.set_token("the river bank", 3, "bank")
     pane.set_compare("my bank account", 2)
     app.aboutToQuit.connect(client.shutdown)

@@ -173,8 +173,9 @@ class LocalModels(QObject):
         self.client, self.settings, self.shell = ctx.client, ctx.settings, ctx.shell
         self.dialog: LocalModelsDialog | None = None
         ctx.shell.menu("&File").addAction("Local &models...").triggered.connect(self.show_dialog)
-        ctx.client.channel(LOCAL_MODELS).ready.connect(self._on_listed)
-        ctx.client.channel(LOCAL_MODELS).failed.connect(self._on_failed)
+        self.state = ctx.state
+        ctx.client.channel(LOCAL_MODELS, self).ready.connect(self._on_listed)
+        ctx.client.channel(LOCAL_MODELS, self).failed.connect(self._on_failed)
 
     def show_dialog(self) -> LocalModelsDialog:
         if self.dialog is None:
@@ -184,10 +185,11 @@ class LocalModels(QObject):
         self.dialog.show()
         self.dialog.raise_()
         self.dialog.activateWindow()
-        request_listing(self.client, self.settings)
+        request_listing(self.client, self.settings, self)
         return self.dialog
 
     def _on_listed(self, answer: LocalModelsAnswer) -> None:
+        self.state.update(local_models=openable(answer))
         if self.dialog is not None:
             self.dialog.show_models(answer.models)
 
@@ -196,24 +198,31 @@ class LocalModels(QObject):
             self.dialog.show_failure(failure.message)
 
 
-def request_listing(client: WorkerClient, settings: Settings) -> None:
-    client.submit(LOCAL_MODELS, LocalModelsRequest(tuple(settings.recent_models)))
+def request_listing(client: WorkerClient, settings: Settings, owner: object) -> None:
+    client.ask(LOCAL_MODELS, LocalModelsRequest(tuple(settings.recent_models)), owner)
 
 
-def complete_from_local_models(box: QComboBox, client: WorkerClient, settings: Settings) -> None:
+def openable(answer: LocalModelsAnswer) -> tuple[str, ...]:
+    """The specs of the listed models that can be opened (their files are all there)."""
+    return tuple(model.spec for model in answer.models if not model.missing)
+
+
+def complete_from_local_models(box: QComboBox, ctx: PaneContext) -> None:
     """The Model box completes (any part of a name, any case) from the recent models and the models listed here.
 
-    It asks for the listing once, now, and follows every listing after (File > Local models asks again).
+    It asks for the listing once, now, and follows the state's ``local_models`` after (File > Local
+    models lists them again).
     """
+    client, settings, state = ctx.client, ctx.settings, ctx.state
     specs = QStringListModel(box)
     completer = QCompleter(specs, box)
     completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
     completer.setFilterMode(Qt.MatchFlag.MatchContains)
     box.setCompleter(completer)
 
-    def listed(answer: LocalModelsAnswer) -> None:
-        openable = [model.spec for model in answer.models if not model.missing]
-        specs.setStringList(list(dict.fromkeys([*settings.recent_models, *openable])))
+    def follow(found: tuple[str, ...]) -> None:
+        specs.setStringList(list(dict.fromkeys([*settings.recent_models, *found])))
 
-    client.channel(LOCAL_MODELS).ready.connect(listed)
-    request_listing(client, settings)
+    state.watch("local_models", follow)
+    client.channel(LOCAL_MODELS, box).ready.connect(lambda answer: state.update(local_models=openable(answer)))
+    request_listing(client, settings, box)

@@ -286,13 +286,13 @@ class NeighboursPane(QWidget):
 
         def ask(selection: Selection | None) -> None:
             if selection is None:
-                client.cancel(NEIGHBOURS)
-                client.cancel(COSINE)
+                client.cancel(NEIGHBOURS, pane)
+                client.cancel(COSINE, pane)
                 pane.clear()
                 return
-            client.submit(NEIGHBOURS, NeighboursRequest(selection.token_id, state.k))
+            client.ask(NEIGHBOURS, NeighboursRequest(selection.token_id, state.k), pane)
             if state.compare_text.strip():
-                client.submit(COSINE, CosineRequest(selection.token_id, state.compare_text))
+                client.ask(COSINE, CosineRequest(selection.token_id, state.compare_text), pane)
 
         def on_k(k: int) -> None:
             pane.set_k(k)
@@ -300,12 +300,12 @@ class NeighboursPane(QWidget):
 
         def ask_again(_k: int) -> None:
             if state.selection is not None:
-                client.submit(NEIGHBOURS, NeighboursRequest(state.selection.token_id, state.k))
+                client.ask(NEIGHBOURS, NeighboursRequest(state.selection.token_id, state.k), pane)
 
         def on_compare(other: str) -> None:
             state.update(compare_text=other)
             if state.selection is not None:
-                client.submit(COSINE, CosineRequest(state.selection.token_id, other))
+                client.ask(COSINE, CosineRequest(state.selection.token_id, other), pane)
             else:
                 pane.show_compare_message("Select a token first.")
 
@@ -319,10 +319,10 @@ class NeighboursPane(QWidget):
         pane.k_changed.connect(ask_again)
         pane.neighbour_activated.connect(lambda text: state.update(text=text))
         pane.compare_requested.connect(on_compare)
-        client.channel(NEIGHBOURS).ready.connect(pane.show_neighbours)
-        client.channel(NEIGHBOURS).failed.connect(lambda failure: ctx.shell.show_message(failure.message))
-        client.channel(COSINE).ready.connect(pane.show_cosine)
-        client.channel(COSINE).failed.connect(lambda failure: pane.show_compare_message(failure.message))
+        client.channel(NEIGHBOURS, pane).ready.connect(pane.show_neighbours)
+        client.channel(NEIGHBOURS, pane).failed.connect(lambda failure: ctx.shell.show_message(failure.message))
+        client.channel(COSINE, pane).ready.connect(pane.show_cosine)
+        client.channel(COSINE, pane).failed.connect(lambda failure: pane.show_compare_message(failure.message))
         compare = ctx.shell.menu("&View").addAction("&Compare with another word")
         compare.triggered.connect(pane.focus_compare)
         compare.setShortcut(QKeySequence("Ctrl+K"))

@@ -12,9 +12,8 @@ from PySide6.QtGui import QFont, QFontDatabase, QGuiApplication, QKeySequence, Q
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from ...core.layers.trace import LayerInput
-from ...jobs.layer_jobs import LAYERS, LayersReply
 from ...jobs.table_jobs import ROW, RowAnswer, RowRequest
-from ...state import Selection
+from ...state import Selection, ShownLayerInput
 from ..style import theme
 from ..widgets.plot_legend import TitleRowLegend
 from ..widgets.steady_label import SteadyLabel
@@ -296,23 +295,22 @@ class RowView(QWidget):
 
         def on_selection(selection: Selection | None) -> None:
             if selection is None:
-                client.cancel(ROW)
+                client.cancel(ROW, pane)
                 pane.clear()
             else:
-                client.submit(ROW, RowRequest(selection.token_id, selection.place))
+                client.ask(ROW, RowRequest(selection.token_id, selection.place), pane)
 
-        def on_layers(reply: LayersReply) -> None:
-            if reply.answer is not None:
-                shown = reply.answer.token
-                pane.show_layer_input(shown.token.id, shown.place - 1, reply.answer.input)
+        def on_layer_input(shown: ShownLayerInput | None) -> None:
+            if shown is not None:
+                pane.show_layer_input(shown.token_id, shown.place, shown.input)
 
         state.watch("selection", on_selection)
         state.watch("model_serial", lambda _serial: pane.clear())
         state.watch("presentation", lambda on: pane.set_scale(theme.presentation_scale(on)))
         pane.set_scale(theme.presentation_scale(state.presentation))
-        client.channel(ROW).ready.connect(pane.show_row)
-        client.channel(ROW).failed.connect(lambda failure: ctx.shell.show_message(failure.message))
-        client.channel(LAYERS).ready.connect(on_layers)
+        client.channel(ROW, pane).ready.connect(pane.show_row)
+        client.channel(ROW, pane).failed.connect(lambda failure: ctx.shell.show_message(failure.message))
+        state.watch("layer_input", on_layer_input)  # the Layers pane's answer, through the state
         pane.copied.connect(lambda text: ctx.shell.show_status(text, 4000))
         theme.on_colour_scheme_change(pane.apply_palette)
         copy_row = ctx.shell.menu("&View").addAction("Copy the selected &row")

@@ -259,7 +259,7 @@ class TokenPane(QWidget):
             if not text.strip():
                 state.update(selection=None)  # no text, no token: nothing of the last one stays on screen
             if state.loaded:
-                client.submit(TOKENS, TokensRequest(text))
+                client.ask(TOKENS, TokensRequest(text), pane)
 
         def on_state_text(text: str) -> None:
             if pane.text() != text:
@@ -288,8 +288,8 @@ class TokenPane(QWidget):
             state.update(selection=selection, place_wanted=None)
 
         pane.token_selected.connect(on_selected)
-        client.channel(TOKENS).ready.connect(pane.show_tokens)
-        client.channel(TOKENS).failed.connect(lambda failure: pane.show_message(failure.message))
+        client.channel(TOKENS, pane).ready.connect(pane.show_tokens)
+        client.channel(TOKENS, pane).failed.connect(lambda failure: pane.show_message(failure.message))
         focus = ctx.shell.menu("&View").addAction("Focus the &text")
         focus.triggered.connect(pane.focus)
         focus.setShortcut(QKeySequence("Ctrl+L"))

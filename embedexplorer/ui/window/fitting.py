@@ -15,9 +15,8 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QByteArray, QEvent, QObject, QTimer
 from PySide6.QtGui import QGuiApplication, QResizeEvent
-from PySide6.QtWidgets import QComboBox, QMainWindow, QSplitter, QTabWidget, QToolBar
+from PySide6.QtWidgets import QComboBox, QMainWindow, QSplitter, QTabWidget, QToolBar, QWidget
 
-from ..panes.neighbours_pane import NeighboursPane
 from ..panes.row_view import RowView
 from .chapter_notice import ChapterNotice
 
@@ -43,7 +42,7 @@ class RowPlacement(QObject):
         The tabs beside the map, where the row pane goes on a short window.
     """
 
-    def __init__(self, left: QSplitter, row_view: RowView, neighbours: NeighboursPane, tabs: QTabWidget) -> None:
+    def __init__(self, left: QSplitter, row_view: RowView, neighbours: QWidget, tabs: QTabWidget) -> None:
         super().__init__(left)
         self.left, self.row_view, self.neighbours, self.tabs = left, row_view, neighbours, tabs
         self._split_state: QByteArray | None = None  # the left column's sizes, kept while the row pane is away
@@ -105,7 +104,9 @@ class RowPlacement(QObject):
         lower = self.left.widget(self.left.count() - 1)  # the neighbours, with what stacks on them
         if lower is None:
             return 0
-        return lower.minimumSizeHint().height() + self.neighbours.growth_for_rows(MIN_NEIGHBOUR_ROWS)
+        # A list pane says how much taller it must be to show that many rows; another needs its least size only.
+        growth = getattr(self.neighbours, "growth_for_rows", None)
+        return lower.minimumSizeHint().height() + (growth(MIN_NEIGHBOUR_ROWS) if growth is not None else 0)
 
     def _fit_sizes(self, height: int) -> None:
         """Both panes at least as tall as they need: the first time, the neighbours get what

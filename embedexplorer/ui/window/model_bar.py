@@ -47,7 +47,7 @@ class ModelBar(QObject):
             line.setPlaceholderText("folder, model file, Hugging Face id, or bundled")
             line.returnPressed.connect(self._on_entered)
         self.box.activated.connect(lambda _index: self._on_entered())
-        complete_from_local_models(self.box, self.client, self.settings)
+        complete_from_local_models(self.box, ctx)
         bar.addWidget(self.box)
         open_button = bar.addAction("Open")
         open_button.setToolTip("Open the model named in the box")
@@ -58,7 +58,7 @@ class ModelBar(QObject):
         self.chapter_notice.download_wanted.connect(lambda spec: self.open(spec, allow_download=True))
         self.bar_fit = BarFit(window, self.box, self.chapter_notice)
         self._build_menu(ctx)
-        channel = self.client.channel(LOAD)
+        channel = self.client.channel(LOAD, self)
         channel.progress.connect(self._on_progress)
         channel.ready.connect(self._on_loaded)
         channel.failed.connect(self._on_failed)
@@ -86,7 +86,7 @@ class ModelBar(QObject):
         self.shell.show_progress(-1.0, "")
         self.shell.set_facts(f"Opening {spec or 'the default model'}...")
         self.shell.show_message("", "info")
-        self.client.submit(LOAD, LoadRequest(spec, allow_download, whole_model))
+        self.client.ask(LOAD, LoadRequest(spec, allow_download, whole_model), self)
 
     def _on_entered(self) -> None:
         self.open(self.box.currentText())

@@ -11,6 +11,7 @@ from ..exercises.teaching import TeachingTools
 from ..map.pane import MapPane
 from ..panes.compare_pane import CompareDialog
 from ..panes.directions_pane import DirectionsPane
+from ..panes.health_pane import HealthPane
 from ..panes.layers_pane import LayersPane
 from ..panes.local_models import LocalModels
 from ..panes.neighbours_pane import NeighboursPane
@@ -28,6 +29,7 @@ PANES: tuple[PaneEntry, ...] = (
     PaneEntry("map", Place.RIGHT_TAB, MapPane, "&Map"),
     PaneEntry("layers_pane", Place.RIGHT_TAB, LayersPane, "Through the &layers"),
     PaneEntry("directions_pane", Place.RIGHT_TAB, DirectionsPane, "&Directions"),
+    PaneEntry("health_pane", Place.RIGHT_TAB, HealthPane, "Vocabulary heal&th"),
     PaneEntry("exercises", Place.NOWHERE, ExerciseDesk),
     PaneEntry("teaching", Place.NOWHERE, TeachingTools),
     PaneEntry("compare", Place.NOWHERE, CompareDialog),

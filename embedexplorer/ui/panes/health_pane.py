@@ -1,0 +1,384 @@
+"""The Health tab: which tokens of the open table look untrained, and why.
+
+The pane asks the worker for the vocabulary's health (a long job with progress and Stop)
+the first time it shows for a model, and draws the answer: the ranked tokens with their
+reason chips and indicators, filters by reason, a histogram of the score with the
+threshold marked, and exports. A click on a token makes it the state's selection, so the
+row, the neighbours and the map follow; Map > Colour by health colours any map by the
+score. It computes nothing itself.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QItemSelection, Qt, Signal
+from PySide6.QtGui import QAction, QShowEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ...core.common.errors import EmbedExplorerError
+from ...core.compare.map_change import MapChange
+from ...core.health.export import write_health
+from ...core.health.map_colouring import health_colouring
+from ...core.health.report import HealthReport
+from ...core.health.scoring import REASONS
+from ...jobs.health_jobs import HEALTH, HealthRequest
+from ...state import Selection
+from ..style import theme
+from ..window.plugging import PaneContext
+from .health_table import ID_ROLE, HealthTableModel, ReasonChips
+
+EXPORT_KINDS = "CSV (*.csv);;JSON (*.json)"
+# Scores above this are drawn in the histogram's last bar (a broken row scores 100).
+_DRAWN_UP_TO_THRESHOLDS = 3
+
+
+class HealthPane(QWidget):
+    """Ask for the vocabulary's health, then read the ranked tokens, their reasons and the score's spread."""
+
+    requested = Signal()
+    stop_requested = Signal()
+    shown = Signal()
+    token_chosen = Signal(int, str)  # id and readable token: the state's selection
+    exported = Signal(str)  # a status line
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.report: HealthReport | None = None
+        self.colour_action: QAction | None = None  # Map > Colour by health, once plugged in
+        self.check_button = QPushButton("&Check the vocabulary")
+        self.check_button.setToolTip("Round-trip every token through the tokenizer and read every row (long lane)")
+        self.check_button.clicked.connect(self.requested.emit)
+        self.stop_button = QPushButton("&Stop")
+        self.stop_button.setEnabled(False)
+        self.stop_button.clicked.connect(self._stop)
+        self.export_button = QPushButton("&Export...")
+        self.export_button.setToolTip("Save every token's score, reasons and indicators as CSV or JSON")
+        self.export_button.setEnabled(False)
+        self.export_button.clicked.connect(self.export_dialog)
+        for button in (self.check_button, self.stop_button, self.export_button):
+            button.setAutoDefault(False)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        # Hidden, it keeps its room: the buttons stay their own size instead of spreading out.
+        policy = self.progress.sizePolicy()
+        policy.setRetainSizeWhenHidden(True)
+        self.progress.setSizePolicy(policy)
+        self.progress.hide()
+        self.summary = _plain_label("Open the tab with a model open to check its vocabulary.")
+        self.message = _plain_label("")
+        self.message.setStyleSheet("color: #a01010; font-weight: bold;")
+        self.message.hide()
+        top = QHBoxLayout()
+        for widget in (self.check_button, self.stop_button, self.export_button):
+            top.addWidget(widget)
+        top.addWidget(self.progress, 1)
+        self.filters: dict[str, QCheckBox] = {}
+        filters = QHBoxLayout()
+        filters.addWidget(QLabel("Show tokens with:"))
+        for reason in REASONS:
+            box = QCheckBox(reason)
+            box.setToolTip(f"Show the tokens marked {reason!r} (none ticked: every token)")
+            box.toggled.connect(lambda _on: self._refilter())
+            self.filters[reason] = box
+            filters.addWidget(box)
+        self.flagged_only = QCheckBox("&flagged only")
+        self.flagged_only.setToolTip("Only tokens whose score reaches the threshold")
+        self.flagged_only.toggled.connect(lambda _on: self._refilter())
+        filters.addWidget(self.flagged_only)
+        filters.addStretch(1)
+        self.model = HealthTableModel(self)
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.table.setItemDelegate(ReasonChips(self.table))
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.verticalHeader().setVisible(False)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.setAccessibleName("tokens ranked by how untrained their rows look")
+        self.table.clicked.connect(lambda index: self._choose(index.row()))
+        self.table.activated.connect(lambda index: self._choose(index.row()))
+        self.table.selectionModel().selectionChanged.connect(self._on_selection)
+        self.histogram = pg.PlotWidget()
+        self.histogram.setBackground(theme.plot_background())
+        self.histogram.setLabel("bottom", "score")
+        self.histogram.setLabel("left", "tokens (log scale)")
+        self.histogram.setMouseEnabled(x=False, y=False)
+        self.histogram.hideButtons()
+        self.histogram.setMinimumWidth(260)
+        body = QSplitter(Qt.Orientation.Horizontal)
+        body.addWidget(self.table)
+        body.addWidget(self.histogram)
+        body.setSizes([700, 320])
+        body.setChildrenCollapsible(False)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(self.message)
+        layout.addWidget(self.summary)
+        layout.addLayout(filters)
+        layout.addWidget(body, 1)
+        self.export_dir = ""
+
+    # ----- what the plug calls ---------------------------------------------------------------
+    def show_started(self) -> None:
+        self.message.hide()
+        self.progress.setRange(0, 0)
+        self.progress.setFormat("Checking the vocabulary...")
+        self.progress.show()
+        self.stop_button.setEnabled(True)
+        self.check_button.setEnabled(False)
+
+    def show_progress(self, share: float, message: str) -> None:
+        if share < 0:
+            self.progress.setRange(0, 0)
+        else:
+            self.progress.setRange(0, 1000)
+            self.progress.setValue(int(share * 1000))
+        self.progress.setFormat(f"{message}: %p%")
+        self.progress.show()
+
+    def show_failure(self, message: str) -> None:
+        self._finished()
+        self.message.setText(message)
+        self.message.show()
+
+    def show_report(self, report: HealthReport) -> None:
+        self._finished()
+        self.report = report
+        summary = report.summary()
+        counts = report.counts()
+        head = "; its own output head was read too" if report.has_head else ""
+        lines = [
+            f"{report.model}: {report.size:,} tokens, {int(summary['flagged']):,} flagged "  # type: ignore[call-overload]
+            f"(score >= {report.threshold:g}); {report.reference_count:,} unreachable tokens are the reference{head}.",
+            *report.notes,
+        ]
+        self.summary.setText("\n".join(lines))
+        for reason, box in self.filters.items():
+            box.setText(f"{reason} ({counts.get(reason, 0):,})")
+            box.setEnabled(counts.get(reason, 0) > 0)
+        self.model.set_report(report, self._reasons(), self.flagged_only.isChecked())
+        self.table.resizeColumnsToContents()
+        self.export_button.setEnabled(True)
+        self._draw_histogram(report)
+
+    def clear(self) -> None:
+        self.report = None
+        self.model.set_report(None, set(), False)
+        self.histogram.clear()
+        self.summary.setText("Open the tab with a model open to check its vocabulary.")
+        self.export_button.setEnabled(False)
+        for reason, box in self.filters.items():
+            box.setText(reason)
+
+    def select_token(self, token_id: int) -> None:
+        """Show the state's selection in the list, if the filter shows it (without choosing it again)."""
+        row = self.model.row_of(token_id)
+        if row is None:
+            return
+        index = self.model.index(row, 0)
+        blocked = self.table.selectionModel().blockSignals(True)
+        self.table.selectRow(row)
+        self.table.selectionModel().blockSignals(blocked)
+        self.table.scrollTo(index)
+
+    def export_dialog(self) -> None:
+        if self.report is None:
+            return
+        start = Path(self.export_dir or Path.home()) / "vocabulary-health.csv"
+        path, chosen = QFileDialog.getSaveFileName(self, "Export vocabulary health", str(start), EXPORT_KINDS)
+        if path:
+            if Path(path).suffix.lower() not in (".csv", ".json"):
+                path += ".json" if "json" in chosen.lower() else ".csv"
+            self.export_to(path)
+
+    def export_to(self, path: str) -> bool:
+        """Write the report to ``path`` (CSV or JSON by its suffix); one sentence if it cannot be written."""
+        if self.report is None:
+            return False
+        try:
+            write_health(path, self.report)
+        except OSError as exc:
+            self.show_failure(f"The list was not exported to {path}: {exc.strerror or exc}. Nothing was overwritten.")
+            return False
+        except EmbedExplorerError as exc:
+            self.show_failure(f"{exc} Nothing was overwritten.")
+            return False
+        self.export_dir = str(Path(path).parent)
+        self.exported.emit(f"Vocabulary health exported to {path}")
+        return True
+
+    # ----- inside ------------------------------------------------------------------------------
+    def _reasons(self) -> set[str]:
+        return {reason for reason, box in self.filters.items() if box.isChecked()}
+
+    def _refilter(self) -> None:
+        self.model.set_filter(self._reasons(), self.flagged_only.isChecked())
+
+    def _finished(self) -> None:
+        self.progress.hide()
+        self.stop_button.setEnabled(False)
+        self.check_button.setEnabled(True)
+
+    def _stop(self) -> None:
+        self.stop_requested.emit()
+        self.show_failure("Stopped; nothing was lost, and Check the vocabulary starts again.")
+
+    def _choose(self, row: int) -> None:
+        if self.report is None or not 0 <= row < self.model.rowCount():
+            return
+        token_id = int(self.model.index(row, 0).data(ID_ROLE))
+        self.token_chosen.emit(token_id, str(self.report.tokens[token_id]))
+
+    def _on_selection(self, selected: QItemSelection, _deselected: QItemSelection) -> None:
+        rows = {index.row() for index in selected.indexes()}
+        if len(rows) == 1:  # the arrow keys move through the list: each token is looked at in turn
+            self._choose(rows.pop())
+
+    def _draw_histogram(self, report: HealthReport) -> None:
+        self.histogram.clear()
+        top = _DRAWN_UP_TO_THRESHOLDS * report.threshold
+        drawn = np.clip(report.score, min(float(report.score.min()), 0.0), top)
+        edges = np.linspace(float(drawn.min()), top, 61)
+        counts, edges = np.histogram(drawn, bins=edges)
+        # Counts span 1 to the whole vocabulary: drawn on a log scale, with ticks at powers of ten.
+        heights = np.log10(1 + counts)
+        self.histogram.plot(edges, heights, stepMode="center", fillLevel=0, brush=theme.family_colour(0))
+        ticks = [(float(np.log10(1 + 10**p)), f"{10**p:,}") for p in range(int(heights.max()) + 1)]
+        self.histogram.getAxis("left").setTicks([ticks])
+        line = pg.InfiniteLine(
+            report.threshold,
+            angle=90,
+            pen=pg.mkPen("#c03020", width=2),
+            label=f"threshold {report.threshold:g}",
+            labelOpts={"position": 0.9, "color": "#c03020"},
+        )
+        self.histogram.addItem(line)
+        self.histogram.setTitle(f"score of every token (above {top:g} drawn at {top:g})")
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        self.shown.emit()
+
+    # ----- plugging in -------------------------------------------------------------------------
+    @classmethod
+    def plug(cls, ctx: PaneContext) -> HealthPane:
+        """Asks for HEALTH on the long lane the first time it shows for a model; Map > Colour by health."""
+        pane = cls()
+        state, client = ctx.state, ctx.client
+        pane.export_dir = ctx.settings.export_dir
+        asked = False
+        ours: list[MapChange | None] = [None]  # the colouring this pane gave the map, if it still shows
+
+        def submit() -> None:
+            nonlocal asked
+            if not state.loaded:
+                pane.show_failure("Open a model first: its vocabulary is what is checked.")
+                return
+            asked = True
+            pane.show_started()
+            client.ask(HEALTH, HealthRequest(), pane)
+
+        def colour_map(on: bool) -> None:
+            if on and pane.report is not None:
+                ours[0] = health_colouring(pane.report)
+                state.update(map_change=ours[0])
+            elif on:
+                if not asked:
+                    submit()  # the colours come with the answer
+            elif state.map_change is not None and state.map_change is ours[0]:
+                state.update(map_change=None)
+
+        def on_report(report: HealthReport) -> None:
+            pane.show_report(report)
+            if colour_action.isChecked():
+                colour_map(True)
+
+        def on_map_change(change: MapChange | None) -> None:
+            if change is not ours[0] and colour_action.isChecked():
+                colour_action.blockSignals(True)  # another colouring (a comparison) took the map
+                colour_action.setChecked(False)
+                colour_action.blockSignals(False)
+
+        def on_model(_serial: int) -> None:
+            nonlocal asked
+            asked = False
+            pane.clear()
+            if colour_action.isChecked():
+                colour_action.setChecked(False)
+            if pane.isVisible():
+                submit()
+
+        def on_selection(selection: Selection | None) -> None:
+            if selection is not None:
+                pane.select_token(selection.token_id)
+
+        def choose(token_id: int, token: str) -> None:
+            selection = Selection(token_id, 0, token)
+            if selection == state.selection:
+                state.touch("selection")
+            state.update(selection=selection)
+
+        colour_action: QAction = ctx.shell.menu("&Map").addAction("Colour by &health")
+        colour_action.setCheckable(True)
+        colour_action.setToolTip("Colour every point of the map by its token's health score (red: untrained-looking)")
+        colour_action.toggled.connect(colour_map)
+        pane.colour_action = colour_action
+        channel = client.channel(HEALTH, pane)
+        channel.progress.connect(pane.show_progress)
+        channel.ready.connect(on_report)
+        channel.failed.connect(lambda failure: pane.show_failure(failure.message))
+        pane.requested.connect(submit)
+        pane.shown.connect(lambda: None if asked or not state.loaded else submit())
+        pane.stop_requested.connect(lambda: client.cancel(HEALTH, pane))
+        pane.token_chosen.connect(choose)
+        pane.exported.connect(lambda text: ctx.shell.show_status(text))
+        pane.exported.connect(lambda _text: setattr(ctx.settings, "export_dir", pane.export_dir))
+        state.watch("model_serial", on_model)
+        state.watch("map_change", on_map_change)
+        state.watch("selection", on_selection)
+        return pane
+
+    def focus_chain(self) -> list[QWidget]:
+        """The pane's controls in the order Tab walks them."""
+        return [self.check_button, self.export_button, *self.filters.values(), self.flagged_only, self.table]
+
+
+def _plain_label(text: str) -> QLabel:
+    label = QLabel(text)
+    label.setTextFormat(Qt.TextFormat.PlainText)  # model names and notes come from files
+    label.setWordWrap(True)
+    return label
+
+
+if __name__ == "__main__":  # a preview of the pane alone, on the bundled model
+    import sys
+
+    from PySide6.QtWidgets import QApplication
+
+    from ...core.health.vocabulary_health import vocabulary_health
+    from ...core.tables.embedding_table import open_table
+
+    app = QApplication(sys.argv)
+    preview = HealthPane()
+    preview.show_report(vocabulary_health(open_table("bundled")))
+    preview.resize(1200, 700)
+    preview.show()
+    sys.exit(app.exec())
