@@ -10,7 +10,7 @@ exported pictures.  The rule, in one place:
   escapes every value it holds with ``markup_free``;
 - tooltips: the guard shows one that looks like HTML as its literal text (widgets and the
   items of lists and tables alike); ``plain_tip`` does the same where a tooltip is set
-  on something the guard does not see (a map point's hover tip);
+  on something the guard does not see (a map point's hover tip), and for a message box's text;
 - pyqtgraph text (the map's caption and legend) is HTML: each value goes in through
   ``markup_free``.
 """
@@ -39,7 +39,7 @@ _LITERAL_END = "</p></qt>"
 
 
 def plain_tip(text: str) -> str:
-    """``text`` as a tooltip shows it literally (a tooltip that looks like HTML is rendered as HTML)."""
+    """``text`` shown literally where Qt renders text that looks like HTML as HTML (tooltips, message boxes)."""
     if not text or not GuiQt.mightBeRichText(text):
         return text
     return _LITERAL_START + markup_free(text) + _LITERAL_END
