@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QLabel
 from embedexplorer.core.sources.resolve import bundled_model_dir
 from embedexplorer.jobs.table_jobs import MAP
 from tests.faults.helpers import link_files
-from tests.ui.conftest import ANSWER_TIMEOUT_MS, open_model
+from tests.ui.conftest import ANSWER_TIMEOUT_MS, answers, open_model
 
 MAGENTA = QColor(255, 0, 255)
 
@@ -74,7 +74,7 @@ def test_planted_markup_is_text_in_every_label_and_in_the_exported_picture(qtbot
         json.dumps({"families": {f"{mark} animals": ["dog", "cat", "horse"], "<b>days</b>": ["monday", "friday"]}}),
         encoding="utf-8",
     )
-    with qtbot.waitSignal(window.client.channel(MAP).ready, timeout=ANSWER_TIMEOUT_MS):
+    with qtbot.waitSignal(answers(window, MAP).ready, timeout=ANSWER_TIMEOUT_MS):
         window.panes.map.view.use_families(str(families))
 
     # A lesson: its note is shown in the message bar once the lesson is set up.
