@@ -143,9 +143,9 @@ class ComparePane(QWidget):
         lists = QWidget()
         lists_layout = QGridLayout(lists)
         lists_layout.setContentsMargins(0, 0, 0, 0)
-        lists_layout.addWidget(QLabel("<b>Most changed</b> (click: look it up)"), 0, 0)
+        lists_layout.addWidget(_bold_title("Most changed", " (click: look it up)"), 0, 0)
         lists_layout.addWidget(self.most, 1, 0)
-        lists_layout.addWidget(QLabel("<b>Least changed</b>"), 2, 0)
+        lists_layout.addWidget(_bold_title("Least changed"), 2, 0)
         lists_layout.addWidget(self.least, 3, 0)
 
         self.token_title = QLabel("Select a token to see its neighbours in both tables.")
@@ -440,3 +440,9 @@ def _token_list(name: str) -> QListWidget:
     listing.setAccessibleName(name)
     listing.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
     return listing
+
+
+def _bold_title(title: str, rest: str = "") -> QLabel:
+    label = QLabel(f"<b>{title}</b>{rest}")
+    label.setTextFormat(Qt.TextFormat.RichText)  # our own words only
+    return label

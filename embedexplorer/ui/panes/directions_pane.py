@@ -140,6 +140,8 @@ class DirectionsPane(QWidget):
         _fit_columns(self.baseline_table)
         self.baseline_line = SteadyLabel(1)
         self.best_line = SteadyLabel(2)
+        for label in (self.heading, self.best_line):  # markup of their own; values escaped
+            label.setTextFormat(Qt.TextFormat.RichText)
 
         inputs = QGridLayout()
         inputs.addWidget(self.pairs_button, 0, 0)

@@ -106,6 +106,7 @@ class LayersPane(QWidget):
 
         self.missing = QWidget()
         self.missing_label = QLabel()
+        self.missing_label.setTextFormat(Qt.TextFormat.RichText)  # rich_text() escapes its values
         self.missing_label.setWordWrap(True)
         self.download_button = QPushButton("&Download the whole model")
         self.download_button.clicked.connect(self._on_download)

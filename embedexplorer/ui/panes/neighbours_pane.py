@@ -73,6 +73,7 @@ class NeighboursPane(QWidget):
     def __init__(self, k: int = 8, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.heading = SteadyLabel(1, "Nearest neighbours by cosine")
+        self.heading.setTextFormat(Qt.TextFormat.RichText)  # the token in bold, escaped
         self.k_box = QSpinBox()
         self.k_box.setRange(*K_RANGE)
         self.k_box.setValue(k)

@@ -61,6 +61,7 @@ class RowView(QWidget):
         self.numbers.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.note = SteadyLabel(2)
         self.note.setObjectName("hint")
+        self.note.setTextFormat(Qt.TextFormat.RichText)  # values escaped
 
         self.plot_widget = pg.PlotWidget()
         # Small enough that the row, its plot and eight neighbours fit a 768-pixel laptop screen.
@@ -219,7 +220,7 @@ class RowView(QWidget):
         position = next((row for name, row in parts.items() if name.startswith("position")), result.position_row)
         self._result = replace(result, position_row=position, combined=given.enters)
         self._fill_numbers()
-        self.note.setText(f"Exact, from the model itself: {given.note}")
+        self.note.setText(escape(f"Exact, from the model itself: {given.note}"))
         self._redraw()
 
     def clear(self) -> None:

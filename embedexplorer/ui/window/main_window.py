@@ -22,6 +22,7 @@ from PySide6.QtGui import (
     QKeySequence,
 )
 from PySide6.QtWidgets import (
+    QApplication,
     QMainWindow,
     QMenu,
     QProgressBar,
@@ -37,6 +38,7 @@ from ...settings import Settings
 from ...state import AppState
 from ...worker import WorkerClient
 from ..style.focus import show_focus_everywhere
+from ..style.plain_text import guard_plain_text
 from ..widgets.elided_label import ElidedLabel
 from .fitting import RowPlacement, ScreenFit, fit_to_screen
 from .help_menu import add_help_menu, show_about
@@ -51,6 +53,9 @@ class MainWindow(QMainWindow):
 
     def __init__(self, client: WorkerClient, settings: Settings, panes: Sequence[PaneEntry] = PANES) -> None:
         super().__init__()
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            guard_plain_text(app)  # every label and tooltip shows a file's or a person's text as text
         self.client = client
         self.settings = settings
         self.worker_stuck = False
