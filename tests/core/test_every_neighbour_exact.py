@@ -1,4 +1,4 @@
-"""Every token's neighbours (``nearest_of_all``) against a brute force in extended precision, on tables built to have ties.
+"""Every token's neighbours (``nearest_of_all``) against an extended-precision brute force, on tables with ties.
 
 The oracle is numpy in float64: every row scaled to length 1, all cosines at once, each
 query's row sorted. Tables hold exact ties (copies of rows, and copies scaled by powers of
@@ -15,7 +15,6 @@ import pytest
 
 from embedexplorer.core.compare import every_neighbour
 from embedexplorer.core.compare.every_neighbour import nearest_of_all
-
 
 
 def tied_table(count: int, width: int, seed: int) -> np.ndarray:
