@@ -1,0 +1,95 @@
+"""A float32 table searched as it is: its rows and one reciprocal length per row, no unit copy.
+
+A one-shot command (one neighbour query, one cosine) needs no unit table: the lengths
+take one read of the table, and a query one more (``rows @ q`` times the reciprocal
+lengths), which is what a plain numpy script does. The exact scores, here and for every
+later query of the table, are float64 from the stored float32 numbers, so the answer
+does not depend on which first pass found the candidates: this one, the float32 unit
+rows or their bfloat16 roundings (``bf16_rows``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .neighbours import accumulation_error
+
+_UNIT_ROUNDOFF = 2.0**-24
+# Rows read at a time for the lengths (8 MB of float64).
+_LENGTH_BYTES = 8 << 20
+# Rows whose lengths are outside this range are left out of the float32 first pass's proof
+# (products of numbers that small or large leave float32's range): see ``RawRows.safe``.
+SAFE_LENGTHS = (1e-30, 1e30)
+
+
+class RawRows:
+    """A float32 table's rows with their float64 lengths: the exact scores of neighbour queries."""
+
+    def __init__(self, rows: np.ndarray) -> None:
+        self.rows = rows
+        self.shape = rows.shape
+        lengths = np.empty(rows.shape[0], dtype=np.float64)
+        step = max(1, _LENGTH_BYTES // max(1, rows.shape[1] * 8))
+        for start in range(0, rows.shape[0], step):
+            block = rows[start : start + step]
+            lengths[start : start + step] = np.sqrt(np.einsum("ij,ij->i", block, block, dtype=np.float64))
+        usable = np.isfinite(lengths) & (lengths > 0)
+        self.inverse = np.zeros(rows.shape[0], dtype=np.float64)
+        self.inverse[usable] = 1.0 / lengths[usable]
+        self.inverse32 = self.inverse.astype(np.float32)
+        live = lengths[usable]
+        # float32 products of the raw numbers keep their precision for every row.
+        self.safe = live.size == 0 or (live.min() >= SAFE_LENGTHS[0] and live.max() <= SAFE_LENGTHS[1])
+
+    def unit_row(self, token_id: int) -> np.ndarray:
+        """Row ``token_id`` scaled to length 1, in float64 (zero for a row pointing nowhere)."""
+        row = np.asarray(self.rows[token_id], dtype=np.float64)
+        scale = self.inverse[token_id]
+        return row * scale if scale else np.zeros_like(row)
+
+    def scores(self, query: np.ndarray) -> np.ndarray:
+        """Every row's cosine with ``query`` times |query|, each within ``error_bound(|query|)`` of the exact one."""
+        scores = self.rows @ np.asarray(query, dtype=np.float32)
+        scores *= self.inverse32
+        scores[self.inverse32 == 0] = 0.0  # rows pointing nowhere (their products may be NaN)
+        return scores  # type: ignore[no-any-return]
+
+    def error_bound(self, query_length: float) -> float:
+        """How far a score from ``scores`` may be from the exact cosine times ``query_length``.
+
+        The float32 sum of products is within gamma_n of the sum of the products' sizes
+        (any order), at most gamma_n |row| |query| (Cauchy-Schwarz); the float32 query,
+        the reciprocal length and the product with it round by 2^-24 each. 1 % on top.
+        """
+        return 1.01 * query_length * (accumulation_error(self.shape[1]) + 4 * _UNIT_ROUNDOFF)
+
+    def exact_scores(self, ids: np.ndarray, query: np.ndarray) -> np.ndarray:
+        """Cosines times |query| of rows ``ids``, in float64 from the stored numbers (0 for rows pointing nowhere)."""
+        query64 = np.asarray(query, dtype=np.float64)
+        out = np.empty(ids.shape[0], dtype=np.float64)
+        for start in range(0, ids.shape[0], 1024):
+            chosen = ids[start : start + 1024]
+            block = np.asarray(self.rows[chosen], dtype=np.float64)
+            scale = self.inverse[chosen]
+            with np.errstate(invalid="ignore", over="ignore"):
+                dots = np.einsum("ij,j->i", block, query64) * scale
+            out[start : start + 1024] = np.where(scale != 0, dots, 0.0)
+        return out
+
+    def baseline_cosine(self, rows_with_tokens: int, pairs: int = 10_000, seed: int = 0) -> float:
+        """``neighbours.baseline_cosine`` from the rows and their lengths: the same random pairs, no unit table."""
+        n = min(rows_with_tokens, self.shape[0])
+        if n < 2:
+            return 0.0
+        rng = np.random.default_rng(seed)
+        first = rng.integers(0, n, size=pairs)
+        second = rng.integers(0, n - 1, size=pairs)
+        second = second + (second >= first)
+        cosines = []
+        for i in range(0, pairs, 1000):
+            a, b = first[i : i + 1000], second[i : i + 1000]
+            with np.errstate(invalid="ignore", over="ignore"):
+                dots = np.einsum("ij,ij->i", self.rows[a], self.rows[b], dtype=np.float64)
+                values = dots * self.inverse[a] * self.inverse[b]
+            cosines.append(np.where((self.inverse[a] != 0) & (self.inverse[b] != 0), values, 0.0))
+        return float(np.concatenate(cosines).mean())
