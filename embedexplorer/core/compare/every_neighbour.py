@@ -46,6 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..search import neighbours as nb
+from ..search.raw_rows import float64_lengths
 
 try:
     from ..search import _every
@@ -80,11 +81,7 @@ class Nearest:
 
 def inverse_lengths(rows: np.ndarray) -> np.ndarray:
     """1 / |row| for each row in float64 (0 for an empty or unreadable row)."""
-    lengths = np.empty(rows.shape[0], dtype=np.float64)
-    step = max(1, (8 << 20) // max(1, rows.shape[1] * 8))
-    for start in range(0, rows.shape[0], step):
-        block = np.asarray(rows[start : start + step], dtype=np.float64)
-        lengths[start : start + step] = np.sqrt(np.einsum("ij,ij->i", block, block))
+    lengths = float64_lengths(rows)
     good = np.isfinite(lengths) & (lengths > 0)
     inverse = np.zeros(rows.shape[0], dtype=np.float64)
     inverse[good] = 1.0 / lengths[good]

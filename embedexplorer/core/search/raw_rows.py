@@ -14,6 +14,11 @@ import numpy as np
 
 from .neighbours import accumulation_error
 
+try:
+    from . import _every
+except ImportError:  # built without a C compiler
+    _every = None  # type: ignore[assignment]
+
 _UNIT_ROUNDOFF = 2.0**-24
 # Rows read at a time for the lengths (8 MB of float64).
 _LENGTH_BYTES = 8 << 20
@@ -22,17 +27,27 @@ _LENGTH_BYTES = 8 << 20
 SAFE_LENGTHS = (1e-30, 1e30)
 
 
+def float64_lengths(rows: np.ndarray) -> np.ndarray:
+    """Each float32 row's length, summed in float64: one read of the table (C where it is built, else numpy)."""
+    lengths = np.empty(rows.shape[0], dtype=np.float64)
+    step = max(1, _LENGTH_BYTES // max(1, rows.shape[1] * 8))
+    in_c = _every is not None and rows.shape[1] > 0
+    for start in range(0, rows.shape[0], step):
+        block = rows[start : start + step]
+        if in_c and isinstance(block, np.ndarray) and block.dtype == np.float32 and block.flags.c_contiguous:
+            _every.row_squares(block, rows.shape[1], lengths[start : start + step])
+        else:
+            lengths[start : start + step] = np.einsum("ij,ij->i", block, block, dtype=np.float64)
+    return np.sqrt(lengths)
+
+
 class RawRows:
     """A float32 table's rows with their float64 lengths: the exact scores of neighbour queries."""
 
     def __init__(self, rows: np.ndarray) -> None:
         self.rows = rows
         self.shape = rows.shape
-        lengths = np.empty(rows.shape[0], dtype=np.float64)
-        step = max(1, _LENGTH_BYTES // max(1, rows.shape[1] * 8))
-        for start in range(0, rows.shape[0], step):
-            block = rows[start : start + step]
-            lengths[start : start + step] = np.sqrt(np.einsum("ij,ij->i", block, block, dtype=np.float64))
+        lengths = float64_lengths(rows) if rows.shape[1] else np.zeros(rows.shape[0])
         usable = np.isfinite(lengths) & (lengths > 0)
         self.inverse = np.zeros(rows.shape[0], dtype=np.float64)
         self.inverse[usable] = 1.0 / lengths[usable]
@@ -88,8 +103,9 @@ class RawRows:
         cosines = []
         for i in range(0, pairs, 1000):
             a, b = first[i : i + 1000], second[i : i + 1000]
+            # float32 sums, as the unit rows' were: the figure is shown to three decimals.
             with np.errstate(invalid="ignore", over="ignore"):
-                dots = np.einsum("ij,ij->i", self.rows[a], self.rows[b], dtype=np.float64)
-                values = dots * self.inverse[a] * self.inverse[b]
-            cosines.append(np.where((self.inverse[a] != 0) & (self.inverse[b] != 0), values, 0.0))
+                dots = np.einsum("ij,ij->i", self.rows[a], self.rows[b])
+                values = dots * self.inverse32[a] * self.inverse32[b]
+            cosines.append(np.where((self.inverse[a] != 0) & (self.inverse[b] != 0), values, np.float32(0.0)))
         return float(np.concatenate(cosines).mean())
