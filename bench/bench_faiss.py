@@ -17,9 +17,13 @@ and measures only the app against the plain floors.
    the GPT-2-shaped table in float32 and bfloat16; ``--qwen`` adds the Qwen2-7B-sized
    bfloat16 table (1.09 GB, built under bench/.cache/ once).
 
-Options: ``--queries N`` searches the neighbours of the first N tokens only (no symmetry:
-a shorter run on a busy machine); ``--pairs N`` (default 3); ``--skip-all`` or
-``--skip-one`` leave a part out. The load average is printed with every figure.
+Each side's CPU seconds (the process's, over the call) are printed too: on a machine
+shared with other work, a 1-thread run's CPU time is what the load changes least.
+
+Options: ``--rows N`` makes the table the first N rows (every token of it, still the
+symmetric search: a shorter run on a busy machine); ``--queries N`` searches the
+neighbours of the first N tokens only (no symmetry); ``--pairs N`` (default 3); ``--threads N`` runs part 1 on N
+threads only; ``--skip-all`` or ``--skip-one`` leave a part out. The load average is printed with every figure.
 """
 
 from __future__ import annotations
@@ -60,7 +64,7 @@ def gpt2_rows() -> np.ndarray:
     return rows
 
 
-def every_token(rows: np.ndarray, queries: int | None, pairs: int) -> list[Row]:
+def every_token(rows: np.ndarray, queries: int | None, pairs: int, thread_counts: tuple[int, ...]) -> list[Row]:
     """Rows of part 1: the app's all-tokens search against faiss on 1 and 2 threads, in turns."""
     import torch
 
@@ -76,35 +80,43 @@ def every_token(rows: np.ndarray, queries: int | None, pairs: int) -> list[Row]:
         index.add(unit)
     shape = f"{rows.shape[0]:,} x {rows.shape[1]:,}" + ("" if queries is None else f", first {count:,} tokens")
     out: list[Row] = []
-    for threads in (1, 2):
+    for threads in thread_counts:
         app_times: list[float] = []
         faiss_times: list[float] = []
+        app_cpu: list[float] = []
+        faiss_cpu: list[float] = []
         loads: list[str] = []
         same = float("nan")
         used = ""
         for pair in range(pairs):
-            began = time.perf_counter()
+            began, cpu = time.perf_counter(), time.process_time()
             found = nearest_of_all(rows, picked, K, threads=threads)
             app_times.append(time.perf_counter() - began)
+            app_cpu.append(time.process_time() - cpu)
             used = f"{found.threads} thread(s), {found.product} product"
             if index is not None:
                 faiss.omp_set_num_threads(threads)
-                began = time.perf_counter()
+                began, cpu = time.perf_counter(), time.process_time()
                 _, theirs = index.search(unit[:count], K + 1)
                 faiss_times.append(time.perf_counter() - began)
+                faiss_cpu.append(time.process_time() - cpu)
                 if pair == 0:
                     theirs = np.array([[j for j in line if j != i][:K] for i, line in enumerate(theirs)])
                     same = float(np.mean((np.sort(theirs, 1) == np.sort(found.ids, 1)).all(axis=1)))
             loads.append(load())
-            print(f"  {threads} thread(s), pair {pair + 1}: app {app_times[-1]:.2f} s"
-                  + (f", faiss {faiss_times[-1]:.2f} s" if faiss_times else "") + f" ({loads[-1]})",
-                  file=sys.stderr)  # fmt: skip
+            print(f"  {threads} thread(s), pair {pair + 1}: app {app_times[-1]:.2f} s ({app_cpu[-1]:.1f} CPU s)"
+                  + (f", faiss {faiss_times[-1]:.2f} s ({faiss_cpu[-1]:.1f} CPU s)" if faiss_times else "")
+                  + f" ({loads[-1]})", file=sys.stderr, flush=True)  # fmt: skip
         torch.set_num_threads(os.cpu_count() or 1)
         app = median(app_times)
         note = f"{used}; loads per pair: {'; '.join(loads)}"
         if faiss_times:
             ratio = median([a / f for a, f in zip(app_times, faiss_times, strict=True)])
-            note += f"; same neighbour sets as faiss for {same:.2%} of tokens"
+            cpu_ratio = median([a / f for a, f in zip(app_cpu, faiss_cpu, strict=True)])
+            note += (
+                f"; CPU seconds: app {median(app_cpu):.1f}, faiss {median(faiss_cpu):.1f}, median paired ratio "
+                f"{cpu_ratio:.2f}x; same neighbour sets as faiss for {same:.2%} of tokens"
+            )
             out.append(Row(f"every token's {K} nearest, {shape}, {threads} thread(s)", app, "s",
                            median(faiss_times), f"faiss IndexFlatIP, {threads} thread(s)", ratio, "<= 0.6x",
                            ratio <= 0.6, note))  # fmt: skip
@@ -191,7 +203,11 @@ def run(argv: list[str]) -> list[Row]:
     print(machine_note(), file=sys.stderr)
     rows: list[Row] = []
     if "--skip-all" not in argv:
-        rows += every_token(gpt2_rows(), queries, pairs)
+        table = gpt2_rows()
+        if "--rows" in argv:
+            table = np.ascontiguousarray(table[: int(argv[argv.index("--rows") + 1])])
+        threads = (int(argv[argv.index("--threads") + 1]),) if "--threads" in argv else (1, 2)
+        rows += every_token(table, queries, pairs, threads)
     if "--skip-one" not in argv:
         rows += one_query(pairs, "--qwen" in argv)
     return rows

@@ -65,7 +65,6 @@ def oracle_ranks(cosines: np.ndarray, targets: np.ndarray) -> np.ndarray:
 @pytest.fixture(params=["numpy", "torch"])
 def product(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Tiles multiplied by numpy's BLAS or by torch's (the big-table path), on small tiles so there are many."""
-    monkeypatch.setattr(every_neighbour, "TORCH_FROM", 0 if request.param == "torch" else 1 << 62)
     monkeypatch.setattr(every_neighbour, "TILE_BYTES", 4 * 700 * 700)
     return str(request.param)
 
@@ -76,7 +75,7 @@ def test_every_row_equals_an_extended_precision_brute_force(product: str, count:
     queries = np.arange(count)
     targets = (queries * 7 + 3) % count
     targets[targets == queries] = (queries[targets == queries] + 1) % count
-    found = nearest_of_all(rows, queries, k, targets=targets)
+    found = nearest_of_all(rows, queries, k, targets=targets, product=product)
     ids, cosines, every = oracle(rows, queries, k)
     np.testing.assert_array_equal(found.ids, ids)
     np.testing.assert_allclose(found.cosines, cosines.astype(np.float64), rtol=0, atol=1e-7)
@@ -90,7 +89,7 @@ def test_some_rows_in_any_order_equal_the_brute_force(product: str) -> None:
     queries = np.random.default_rng(2).permutation(1900)[:555]
     targets = np.random.default_rng(3).integers(0, 1900, size=queries.size)
     targets[targets == queries] = (queries[targets == queries] + 1) % 1900
-    found = nearest_of_all(rows, queries, 10, targets=targets)
+    found = nearest_of_all(rows, queries, 10, targets=targets, product=product)
     ids, _, every = oracle(rows, queries, 10)
     np.testing.assert_array_equal(found.ids, ids)
     assert found.target_ranks is not None
@@ -100,6 +99,6 @@ def test_some_rows_in_any_order_equal_the_brute_force(product: str) -> None:
 def test_every_row_in_a_shuffled_order_is_the_symmetric_search(product: str) -> None:
     rows = tied_table(1300, 32, seed=5)
     queries = np.random.default_rng(9).permutation(1300)
-    found = nearest_of_all(rows, queries, 7)
+    found = nearest_of_all(rows, queries, 7, product=product)
     ids, _, _ = oracle(rows, queries, 7)
     np.testing.assert_array_equal(found.ids, ids)

@@ -55,15 +55,16 @@ except ImportError:  # built without a C compiler
 
 # Bytes of one tile of scores (float32): 4,096 x 4,096.
 TILE_BYTES = 64 << 20
-# Candidates and band columns kept per query before it is searched on its own.
-EXTRA_CANDIDATES = 48
-BAND_COLUMNS = 32
+# Candidates and band columns kept per query before it is searched on its own: the window is
+# about 1e-4 wide, so after pruning a list holds the k best and the rare near ties.
+EXTRA_CANDIDATES = 24
+BAND_COLUMNS = 16
 # Rows whose lengths are outside this range are screened from a unit copy (float32 products
 # of raw rows that small or large would underflow or overflow).
 SAFE_LENGTHS = (1e-30, 1e30)
-# torch's MKL multiplies float32 faster than numpy's OpenBLAS here; below this many products
-# importing torch costs more than it saves.
-TORCH_FROM = 1 << 34
+# torch's MKL multiplied float32 tiles about 1.2x faster than numpy's OpenBLAS here, but
+# importing it maps about 200 MB: it is used when already imported or for tables this large.
+TORCH_FOR_TABLES_FROM = 1 << 30
 _UNIT_ROUNDOFF = 2.0**-24
 
 
@@ -107,11 +108,6 @@ def tile_side(count: int) -> int:
     return int(max(64, min(count, int(np.sqrt(TILE_BYTES // 4)))))
 
 
-def rows_per_block(count: int) -> int:
-    """Query rows per tile (the tiles are square)."""
-    return tile_side(count)
-
-
 def nearest_of_all(
     rows: np.ndarray,
     queries: np.ndarray,
@@ -120,13 +116,15 @@ def nearest_of_all(
     targets: np.ndarray | None = None,
     step: Callable[[int], None] | None = None,
     threads: int | None = None,
+    product: str | None = None,
 ) -> Nearest:
     """The k nearest rows of each of ``rows[queries]`` among all ``rows``, the query itself left out.
 
     ``rows`` is a float32 array (a mapped table is fine: it is only read). ``targets`` names
     one row per query whose rank among all rows is wanted. ``step(done)`` is called after
     each tile with about how many queries are done; it may raise to stop the work.
-    ``threads`` limits the cores (default: all of them).
+    ``threads`` limits the cores (default: all of them); ``product`` names the BLAS of the tiles,
+    "torch" or "numpy" (default: torch's when it is imported already or the table is large).
     """
     count, width = (int(n) for n in rows.shape)
     if not 1 <= k < count:
@@ -135,7 +133,7 @@ def nearest_of_all(
         raise RuntimeError("the neighbour search's C loop was not built (no C compiler at install time)")
     queries = np.asarray(queries, dtype=np.int64)
     rows = np.ascontiguousarray(rows, dtype=np.float32)
-    search = _Search(rows, queries, k, targets, threads)
+    search = _Search(rows, queries, k, targets, _Product(rows, product, threads))
     search.run(step)
     return search.answer()
 
@@ -144,7 +142,7 @@ class _Search:
     """One call of ``nearest_of_all``: the queries' lists, filled tile by tile, then answered."""
 
     def __init__(
-        self, rows: np.ndarray, queries: np.ndarray, k: int, targets: np.ndarray | None, threads: int | None
+        self, rows: np.ndarray, queries: np.ndarray, k: int, targets: np.ndarray | None, product: _Product
     ) -> None:
         count, width = rows.shape
         self.rows, self.queries, self.k = rows, queries, k
@@ -165,7 +163,7 @@ class _Search:
         self.cand_scores = np.zeros((n, self.cap), dtype=np.float32)
         self.cand_count = np.zeros(n, dtype=np.int32)
         self.overflow = np.zeros(n, dtype=np.uint8)
-        self.product = _Product(rows.size * n, threads)
+        self.product = product
         self.targets = None if targets is None else self._state_order(np.asarray(targets, dtype=np.int64))
         self.t_exact = np.zeros(n, dtype=np.float64)
         self.t_low = np.zeros(n, dtype=np.float32)
@@ -319,10 +317,14 @@ def _screen_rows(rows: np.ndarray, inverse: np.ndarray) -> tuple[np.ndarray, np.
 class _Product:
     """float32 tile products: torch's (MKL) for a large search where its float32 is IEEE float32, else numpy's."""
 
-    def __init__(self, products: int, threads: int | None) -> None:
+    def __init__(self, rows: np.ndarray, name: str | None, threads: int | None) -> None:
+        import sys
+
         from ..common.blas import blas_threads
 
-        self._torch = _torch_if_exact() if products >= TORCH_FROM else None
+        if name is None:
+            name = "torch" if "torch" in sys.modules or rows.nbytes >= TORCH_FOR_TABLES_FROM else "numpy"
+        self._torch = _torch_if_exact() if name == "torch" else None
         self.name = "numpy" if self._torch is None else "torch"
         available = self._torch.get_num_threads() if self._torch is not None else blas_threads()
         self.threads = max(1, min(threads or available, available))
