@@ -41,6 +41,43 @@ def float64_lengths(rows: np.ndarray) -> np.ndarray:
     return np.sqrt(lengths)
 
 
+def row_inverses(rows: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """1 / |row| in float64 for rows ``ids`` alone (0 for a row pointing nowhere), summed as ``float64_lengths``."""
+    picked = np.ascontiguousarray(rows[np.asarray(ids, dtype=np.intp)], dtype=np.float32)
+    lengths = float64_lengths(picked.reshape(-1, rows.shape[1]))
+    usable = np.isfinite(lengths) & (lengths > 0)
+    inverse = np.zeros(lengths.shape, dtype=np.float64)
+    inverse[usable] = 1.0 / lengths[usable]
+    return inverse
+
+
+def unit_row(rows: np.ndarray, token_id: int) -> np.ndarray:
+    """One float32 row scaled to length 1 in float64, without reading the rest of the table."""
+    row = np.asarray(rows[token_id], dtype=np.float64)
+    scale = float(row_inverses(rows, np.array([token_id]))[0])
+    return row * scale if scale else np.zeros_like(row)
+
+
+def baseline_cosine(rows: np.ndarray, rows_with_tokens: int, pairs: int = 10_000, seed: int = 0) -> float:
+    """``neighbours.baseline_cosine`` from float32 rows: the same random pairs, only their rows read."""
+    n = min(rows_with_tokens, rows.shape[0])
+    if n < 2:
+        return 0.0
+    rng = np.random.default_rng(seed)
+    first = rng.integers(0, n, size=pairs)
+    second = rng.integers(0, n - 1, size=pairs)
+    second = second + (second >= first)
+    cosines = []
+    for i in range(0, pairs, 1000):
+        a, b = first[i : i + 1000], second[i : i + 1000]
+        scale = row_inverses(rows, a) * row_inverses(rows, b)
+        # float32 sums, as the unit rows' were: the figure is shown to three decimals.
+        with np.errstate(invalid="ignore", over="ignore"):
+            dots = np.einsum("ij,ij->i", rows[a], rows[b]).astype(np.float64)
+        cosines.append(np.where(scale != 0, dots * scale, 0.0))
+    return float(np.concatenate(cosines).mean())
+
+
 class RawRows:
     """A float32 table's rows with their float64 lengths: the exact scores of neighbour queries."""
 
@@ -90,22 +127,3 @@ class RawRows:
                 dots = np.einsum("ij,j->i", block, query64) * scale
             out[start : start + 1024] = np.where(scale != 0, dots, 0.0)
         return out
-
-    def baseline_cosine(self, rows_with_tokens: int, pairs: int = 10_000, seed: int = 0) -> float:
-        """``neighbours.baseline_cosine`` from the rows and their lengths: the same random pairs, no unit table."""
-        n = min(rows_with_tokens, self.shape[0])
-        if n < 2:
-            return 0.0
-        rng = np.random.default_rng(seed)
-        first = rng.integers(0, n, size=pairs)
-        second = rng.integers(0, n - 1, size=pairs)
-        second = second + (second >= first)
-        cosines = []
-        for i in range(0, pairs, 1000):
-            a, b = first[i : i + 1000], second[i : i + 1000]
-            # float32 sums, as the unit rows' were: the figure is shown to three decimals.
-            with np.errstate(invalid="ignore", over="ignore"):
-                dots = np.einsum("ij,ij->i", self.rows[a], self.rows[b])
-                values = dots * self.inverse32[a] * self.inverse32[b]
-            cosines.append(np.where((self.inverse[a] != 0) & (self.inverse[b] != 0), values, np.float32(0.0)))
-        return float(np.concatenate(cosines).mean())

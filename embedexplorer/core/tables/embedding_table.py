@@ -22,6 +22,7 @@ from ..common.files import FileState
 from ..common.progress import ProgressCallback
 from ..readers.base import OpenedModel
 from ..search import neighbours as nb
+from ..search import raw_rows as raw_search
 from ..search.bf16_rows import Bf16Rows, ScreenChoice, kernel_instructions, screen_for
 from ..search.many_scores import vectorised
 from ..search.raw_rows import RawRows
@@ -289,7 +290,7 @@ class EmbeddingTable:
         rows_with_tokens = min(self.vocabulary.size, self.rows.shape[0])
         if isinstance(self.rows, StoredRows):
             return nb.baseline_cosine(self.unit, rows_with_tokens)  # type: ignore[arg-type]
-        return self.raw_rows.baseline_cosine(rows_with_tokens)
+        return raw_search.baseline_cosine(self.rows, rows_with_tokens)
 
 
     # ----- text ------------------------------------------------------------------------
@@ -452,7 +453,9 @@ class EmbeddingTable:
         """A unit row as the search takes it, in float64 from the stored numbers."""
         if isinstance(self.rows, StoredRows):
             return self.stored_screen.unit_rows(self.rows, token_id)
-        return self.raw_rows.unit_row(token_id)
+        if "raw_rows" in self.__dict__:
+            return self.raw_rows.unit_row(token_id)
+        return raw_search.unit_row(self.rows, token_id)  # a cosine reads its two rows, not the table
 
     def _top_k(self, vector: np.ndarray, k: int, exclude: Iterable[int]) -> tuple[np.ndarray, np.ndarray]:
         first_pass, error_bound, exact = self.search_passes()
