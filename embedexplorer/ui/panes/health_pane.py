@@ -42,7 +42,7 @@ from ...core.health.scoring import REASONS
 from ...jobs.health_jobs import HEALTH, HealthRequest
 from ...state import Selection
 from ..style import theme
-from ..window.plugging import PaneContext
+from ..window.plugging import PaneContext, Place
 from .health_table import ID_ROLE, HealthTableModel, ReasonChips
 
 EXPORT_KINDS = "CSV (*.csv);;JSON (*.json)"
@@ -63,7 +63,11 @@ class HealthPane(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.report: HealthReport | None = None
-        self.colour_action: QAction | None = None  # Map > Colour by health, once plugged in
+        self.colour_action = QAction("Colour by &health", self)  # Map > Colour by health, once bound
+        self.colour_action.setCheckable(True)
+        self.colour_action.setToolTip(
+            "Colour every point of the map by its token's health score (red: untrained-looking)"
+        )
         self.check_button = QPushButton("&Check the vocabulary")
         self.check_button.setToolTip("Round-trip every token through the tokenizer and read every row (long lane)")
         self.check_button.clicked.connect(self.requested.emit)
@@ -306,91 +310,89 @@ class HealthPane(QWidget):
         super().showEvent(event)
         self.shown.emit()
 
-    # ----- plugging in -------------------------------------------------------------------------
-    @classmethod
-    def plug(cls, ctx: PaneContext) -> HealthPane:
+    # ----- the pane contract (ui/window/plugging.py) ------------------------------------------
+    TITLE = "Vocabulary heal&th"
+    PLACE = Place.RIGHT_TAB
+    MENUS = ("&Map",)
+    ctx: PaneContext
+
+    def bind(self, ctx: PaneContext) -> None:
         """Asks for HEALTH on the long lane the first time it shows for a model; Map > Colour by health."""
-        pane = cls()
+        self.ctx = ctx
         state, client = ctx.state, ctx.client
-        pane.export_dir = ctx.settings.export_dir
-        pane.set_filter(ctx.settings.health_reasons, ctx.settings.health_flagged_only)
-        asked = False
-        ours: list[MapChange | None] = [None]  # the colouring this pane gave the map, if it still shows
+        self.export_dir = ctx.settings.export_dir
+        self.set_filter(ctx.settings.health_reasons, ctx.settings.health_flagged_only)
+        self._asked = False
+        self._ours: MapChange | None = None  # the colouring this pane gave the map, if it still shows
+        ctx.shell.menu("&Map").addAction(self.colour_action)
+        self.colour_action.toggled.connect(self._colour_map)
+        channel = client.channel(HEALTH, self)
+        channel.progress.connect(self.show_progress)
+        channel.ready.connect(self._on_report)
+        channel.failed.connect(lambda failure: self.show_failure(failure.message))
+        self.requested.connect(self._ask)
+        self.shown.connect(lambda: None if self._asked or not state.loaded else self._ask())
+        self.stop_requested.connect(lambda: client.cancel(HEALTH, self))
+        self.token_chosen.connect(self._on_token_chosen)
+        self.exported.connect(lambda text: ctx.shell.show_status(text))
+        self.exported.connect(lambda _text: setattr(ctx.settings, "export_dir", self.export_dir))
+        self.filter_changed.connect(self._remember_filter)
+        state.watch("model_serial", self._on_model_serial_changed)
+        state.watch("map_change", self._on_map_change_changed)
+        state.watch("selection", self._on_selection_changed)
 
-        def submit() -> None:
-            nonlocal asked
-            if not state.loaded:
-                pane.show_failure("Open a model first: its vocabulary is what is checked.")
-                return
-            asked = True
-            pane.show_started()
-            client.ask(HEALTH, HealthRequest(), pane)
+    def _ask(self) -> None:
+        if not self.ctx.state.loaded:
+            self.show_failure("Open a model first: its vocabulary is what is checked.")
+            return
+        self._asked = True
+        self.show_started()
+        self.ctx.client.ask(HEALTH, HealthRequest(), self)
 
-        def colour_map(on: bool) -> None:
-            if on and pane.report is not None:
-                ours[0] = health_colouring(pane.report)
-                state.update(map_change=ours[0])
-            elif on:
-                if not asked:
-                    submit()  # the colours come with the answer
-            elif state.map_change is not None and state.map_change is ours[0]:
-                state.update(map_change=None)
+    def _colour_map(self, on: bool) -> None:
+        state = self.ctx.state
+        if on and self.report is not None:
+            self._ours = health_colouring(self.report)
+            state.update(map_change=self._ours)
+        elif on:
+            if not self._asked:
+                self._ask()  # the colours come with the answer
+        elif state.map_change is not None and state.map_change is self._ours:
+            state.update(map_change=None)
 
-        def on_report(report: HealthReport) -> None:
-            pane.show_report(report)
-            if colour_action.isChecked():
-                colour_map(True)
+    def _on_report(self, report: HealthReport) -> None:
+        self.show_report(report)
+        if self.colour_action.isChecked():
+            self._colour_map(True)
 
-        def on_map_change(change: MapChange | None) -> None:
-            if change is not ours[0] and colour_action.isChecked():
-                colour_action.blockSignals(True)  # another colouring (a comparison) took the map
-                colour_action.setChecked(False)
-                colour_action.blockSignals(False)
+    def _on_map_change_changed(self, change: MapChange | None) -> None:
+        if change is not self._ours and self.colour_action.isChecked():
+            self.colour_action.blockSignals(True)  # another colouring (a comparison) took the map
+            self.colour_action.setChecked(False)
+            self.colour_action.blockSignals(False)
 
-        def on_model(_serial: int) -> None:
-            nonlocal asked
-            asked = False
-            pane.clear()
-            if colour_action.isChecked():
-                colour_action.setChecked(False)
-            if pane.isVisible():
-                submit()
+    def _on_model_serial_changed(self, _serial: int) -> None:
+        self._asked = False
+        self.clear()
+        if self.colour_action.isChecked():
+            self.colour_action.setChecked(False)
+        if self.isVisible():
+            self._ask()
 
-        def on_selection(selection: Selection | None) -> None:
-            if selection is not None:
-                pane.select_token(selection.token_id)
+    def _on_selection_changed(self, selection: Selection | None) -> None:
+        if selection is not None:
+            self.select_token(selection.token_id)
 
-        def choose(token_id: int, token: str) -> None:
-            selection = Selection(token_id, 0, token)
-            if selection == state.selection:
-                state.touch("selection")
-            state.update(selection=selection)
+    def _on_token_chosen(self, token_id: int, token: str) -> None:
+        state = self.ctx.state
+        selection = Selection(token_id, 0, token)
+        if selection == state.selection:
+            state.touch("selection")
+        state.update(selection=selection)
 
-        colour_action: QAction = ctx.shell.menu("&Map").addAction("Colour by &health")
-        colour_action.setCheckable(True)
-        colour_action.setToolTip("Colour every point of the map by its token's health score (red: untrained-looking)")
-        colour_action.toggled.connect(colour_map)
-        pane.colour_action = colour_action
-        channel = client.channel(HEALTH, pane)
-        channel.progress.connect(pane.show_progress)
-        channel.ready.connect(on_report)
-        channel.failed.connect(lambda failure: pane.show_failure(failure.message))
-        pane.requested.connect(submit)
-        pane.shown.connect(lambda: None if asked or not state.loaded else submit())
-        pane.stop_requested.connect(lambda: client.cancel(HEALTH, pane))
-        pane.token_chosen.connect(choose)
-        pane.exported.connect(lambda text: ctx.shell.show_status(text))
-
-        def remember(reasons: list[str], flagged_only: bool) -> None:
-            ctx.settings.health_reasons = reasons
-            ctx.settings.health_flagged_only = flagged_only
-
-        pane.filter_changed.connect(remember)
-        pane.exported.connect(lambda _text: setattr(ctx.settings, "export_dir", pane.export_dir))
-        state.watch("model_serial", on_model)
-        state.watch("map_change", on_map_change)
-        state.watch("selection", on_selection)
-        return pane
+    def _remember_filter(self, reasons: list[str], flagged_only: bool) -> None:
+        self.ctx.settings.health_reasons = reasons
+        self.ctx.settings.health_flagged_only = flagged_only
 
     def focus_chain(self) -> list[QWidget]:
         """The pane's controls in the order Tab walks them."""
