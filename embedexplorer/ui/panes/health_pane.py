@@ -20,11 +20,14 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QFileDialog,
+    QFrame,
+    QGridLayout,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QProgressBar,
     QPushButton,
+    QScrollArea,
     QSplitter,
     QTableView,
     QVBoxLayout,
@@ -47,6 +50,9 @@ EXPORT_KINDS = "CSV (*.csv);;JSON (*.json)"
 # Scores above this are drawn in the histogram's last bar (a broken row scores 100).
 _DRAWN_UP_TO_THRESHOLDS = 3
 
+
+# How many reasons a row of the filters holds.
+FILTER_COLUMNS = 4
 
 class HealthPane(QWidget):
     """Ask for the vocabulary's health, then read the ranked tokens, their reasons and the score's spread."""
@@ -93,19 +99,21 @@ class HealthPane(QWidget):
             top.addWidget(widget)
         top.addWidget(self.progress, 1)
         self.filters: dict[str, QCheckBox] = {}
-        filters = QHBoxLayout()
-        filters.addWidget(QLabel("Show tokens with:"))
-        for reason in REASONS:
+        # The reasons in rows of a few: in one row they held the whole window wider than a laptop's screen.
+        filters = QGridLayout()
+        filters.setContentsMargins(0, 0, 0, 0)
+        filters.addWidget(QLabel("Show tokens with:"), 0, 0)
+        for index, reason in enumerate(REASONS):
             box = QCheckBox(reason)
             box.setToolTip(f"Show the tokens marked {reason!r} (none ticked: every token)")
             box.toggled.connect(lambda _on: self._refilter())
             self.filters[reason] = box
-            filters.addWidget(box)
+            filters.addWidget(box, index // FILTER_COLUMNS, 1 + index % FILTER_COLUMNS)
         self.flagged_only = QCheckBox("&flagged only")
         self.flagged_only.setToolTip("Only tokens whose score reaches the threshold")
         self.flagged_only.toggled.connect(lambda _on: self._refilter())
-        filters.addWidget(self.flagged_only)
-        filters.addStretch(1)
+        filters.addWidget(self.flagged_only, 1, 0)
+        filters.setColumnStretch(FILTER_COLUMNS + 1, 1)
         self.model = HealthTableModel(self)
         self.table = QTableView()
         self.table.setModel(self.model)
@@ -132,7 +140,17 @@ class HealthPane(QWidget):
         body.addWidget(self.histogram)
         body.setSizes([700, 320])
         body.setChildrenCollapsible(False)
-        layout = QVBoxLayout(self)
+        # On a narrow or short window (a laptop, presentation mode) the pane scrolls rather than
+        # holding the whole window wider or taller than the screen, as the Layers pane does.
+        content = QWidget()
+        self.scroll_area = QScrollArea()
+        self.scroll_area.setWidget(content)
+        self.scroll_area.setWidgetResizable(True)
+        self.scroll_area.setFrameShape(QFrame.Shape.NoFrame)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self.scroll_area)
+        layout = QVBoxLayout(content)
         layout.addLayout(top)
         layout.addWidget(self.message)
         layout.addWidget(self.summary)
