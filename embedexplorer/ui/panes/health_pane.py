@@ -20,12 +20,14 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QFileDialog,
+    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QMenu,
     QProgressBar,
     QPushButton,
+    QScrollArea,
     QSplitter,
     QTableView,
     QToolButton,
@@ -49,6 +51,8 @@ EXPORT_KINDS = "CSV (*.csv);;JSON (*.json)"
 # Scores above this are drawn in the histogram's last bar (a broken row scores 100).
 _DRAWN_UP_TO_THRESHOLDS = 3
 
+
+# How many reasons a row of the filters holds.
 
 class HealthPane(QWidget):
     """Ask for the vocabulary's health, then read the ranked tokens, their reasons and the score's spread."""
@@ -144,7 +148,17 @@ class HealthPane(QWidget):
         body.setStretchFactor(0, 2)  # the list grows twice as fast as the histogram
         body.setStretchFactor(1, 1)
         body.setChildrenCollapsible(False)
-        layout = QVBoxLayout(self)
+        # On a narrow or short window (a laptop, presentation mode) the pane scrolls rather than
+        # holding the whole window wider or taller than the screen, as the Layers pane does.
+        content = QWidget()
+        self.scroll_area = QScrollArea()
+        self.scroll_area.setWidget(content)
+        self.scroll_area.setWidgetResizable(True)
+        self.scroll_area.setFrameShape(QFrame.Shape.NoFrame)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self.scroll_area)
+        layout = QVBoxLayout(content)
         layout.addLayout(top)
         layout.addWidget(self.message)
         layout.addWidget(self.summary)
