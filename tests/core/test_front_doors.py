@@ -125,7 +125,7 @@ def through_the_window(args: argparse.Namespace, session: Session, cache: str | 
         return direction_figures(plain(report.to_dict()))
     if command == "map" and args.words is None and args.projection == "pca":
         drawn = ask(session, MAP, MapRequest(args.families, args.multi_token))
-        distances = ask(session, FAMILY_DISTANCES, DistancesRequest())
+        distances = ask(session, FAMILY_DISTANCES, DistancesRequest(family_map=drawn))
         return {"points": map_points(plain(drawn.to_dict(table.name))), "distances": plain(distances.to_list())}
     if command == "map":
         # Map > Whole vocabulary, Words matching..., or the words pasted into the list box.
