@@ -28,6 +28,7 @@ from ...core.compare.map_change import MapChange
 from ...core.maps.family_map import FamilyMap
 from ...core.maps.word_maps import NO_FAMILY, WordMap, from_family_map
 from ..style import fonts, theme
+from ..style.plain_text import plain_tip
 from .caption import CaptionAndLegend
 from .change_colours import change_colour
 from .finding import Finding
@@ -366,7 +367,7 @@ class MapCanvas(SelectionMarks, Finding, CaptionAndLegend, Picture, pg.GraphicsL
         i = int(str(data))
         family = shown.family_of[i]
         where = shown.families[family] if family >= 0 else "no family"
-        return f"{shown.labels[i]}  ({where})\nid {', '.join(map(str, shown.pieces[i]))}"
+        return plain_tip(f"{shown.labels[i]}  ({where})\nid {', '.join(map(str, shown.pieces[i]))}")
 
     def _on_hovered(self, item: pg.ScatterPlotItem, spots: Sequence[object], _event: object) -> None:
         if len(spots):

@@ -10,6 +10,7 @@ from PySide6.QtCore import QPointF, QRectF
 
 from ...core.maps.word_maps import NO_FAMILY
 from ..style import fonts, theme
+from ..style.plain_text import plain_tip
 from .canvas_parts import CanvasParts
 from .labels import star_label_corner
 from .sizes import (
@@ -52,7 +53,7 @@ class SelectionMarks(CanvasParts):
         colour = theme.accent()
         self._query_item.setData(
             x=[at[0]], y=[at[1]], brush=pg.mkBrush(colour), pen=pg.mkPen("k", width=self._sized(1)), data=[token],
-            tip=lambda x, y, data: f"{data}  (the selected token)",
+            tip=lambda x, y, data: plain_tip(f"{data}  (the selected token)"),
         )
         rings = [(p, n) for p, n in zip(places, names, strict=False) if p is not None and not self._ring_hidden(n)]
         self._neighbour_item.setData(
@@ -61,7 +62,7 @@ class SelectionMarks(CanvasParts):
             data=[n for _, n in rings],
             brush=pg.mkBrush(None),
             pen=pg.mkPen(colour, width=self._sized(2)),
-            tip=lambda x, y, data: f"{data}  (a nearest row of {token})",
+            tip=lambda x, y, data: plain_tip(f"{data}  (a nearest row of {token})"),
         )
         self._query_label.setText(fonts.for_map(token, self.labels.font), color=colour)
         self._query_label.setPos(at[0], at[1])

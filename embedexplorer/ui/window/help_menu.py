@@ -6,6 +6,8 @@ from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QMenu, QMessageBox, QWidget
 
+from ..style.plain_text import plain_tip
+
 READING_HELP = (
     "<p><b>Tokens.</b> The text is split into tokens; each chip shows a token and its id, a house number "
     "in the vocabulary. <b>_</b> stands for a space: GPT-2's <i>_Paris</i> is \" Paris\" with the space "
@@ -48,7 +50,7 @@ def show_log(window: QWidget) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.touch()
     if not QDesktopServices.openUrl(QUrl.fromLocalFile(str(path))):
-        QMessageBox.information(window, "The log", f"The log of unexpected errors is at\n{path}")
+        QMessageBox.information(window, "The log", plain_tip(f"The log of unexpected errors is at\n{path}"))
 
 
 def show_about(window: QWidget) -> None:
