@@ -66,7 +66,7 @@ def child(folder: str, settings: str) -> dict[str, object]:
         return time.perf_counter() - began
 
     loop = QEventLoop()
-    client.channel(MAP).ready.connect(loop.quit)
+    client.channel(MAP, "bench").ready.connect(loop.quit)
     window.open_model(folder)
     loop.exec()
     rows = window.model_bar.loaded_model.facts.rows if window.model_bar.loaded_model else 50257
@@ -74,9 +74,8 @@ def child(folder: str, settings: str) -> dict[str, object]:
     ids = [rng.randrange(rows) for _ in range(2 * QUERIES + 5)]
 
     def query(token_id: int) -> float:
-        return wait_for(
-            client.channel(NEIGHBOURS).ready, lambda: client.submit(NEIGHBOURS, NeighboursRequest(token_id, 8))
-        )
+        asked = NeighboursRequest(token_id, 8)
+        return wait_for(client.channel(NEIGHBOURS, "bench").ready, lambda: client.ask(NEIGHBOURS, asked, "bench"))
 
     for token_id in ids[:5]:  # warm up the query path
         query(token_id)
@@ -88,14 +87,14 @@ def child(folder: str, settings: str) -> dict[str, object]:
     heartbeat.setInterval(HEARTBEAT_MS)
     heartbeat.timeout.connect(lambda: ticks.append(time.perf_counter()))
     finished: list[int] = []
-    client.channel(busy_kind).ready.connect(finished.append)
+    client.channel(busy_kind, "bench").ready.connect(finished.append)
     heartbeat.start()
     busy_started = time.perf_counter()
-    client.submit(busy_kind, Busy(LONG_JOB_S))
+    client.ask(busy_kind, Busy(LONG_JOB_S), "bench")
     busy = [query(token_id) for token_id in ids[5 + QUERIES :]]
     queries_done = time.perf_counter() - busy_started
     done = QEventLoop()
-    client.channel(busy_kind).ready.connect(done.quit)
+    client.channel(busy_kind, "bench").ready.connect(done.quit)
     if not finished:
         done.exec()
     heartbeat.stop()

@@ -53,7 +53,9 @@ def answer_rows(rounds: int = ROUNDS) -> list[Row]:
     import torch
 
     from embedexplorer import open_table
-    from embedexplorer.core.layers.trace import default_threads, load_layer_model, trace
+    from embedexplorer.core.layers.layer_model import default_threads
+    from embedexplorer.core.layers.loading import load_layer_model
+    from embedexplorer.core.layers.trace import trace
     from embedexplorer.jobs.base import JobContext, Session
     from embedexplorer.jobs.layer_jobs import LayersRequest, model_process, run_layers
 
@@ -156,7 +158,7 @@ if which == "bare":
     print(json.dumps({"seconds": seconds, "added": rss() - before}))
     raise SystemExit
 from embedexplorer.core.layers.layer_process import LayerProcess
-from embedexplorer.core.layers.trace import LayerRun
+from embedexplorer.core.layers.answers import LayerRun
 start = time.perf_counter()
 process = LayerProcess(prepare=folder)
 warm = None
@@ -247,12 +249,12 @@ def wait(kind, request, timeout=600):
     def failed(failure):
         got["failure"] = failure.message
         loop.quit()
-    channel = client.channel(kind)
+    channel = client.channel(kind, "bench")
     channel.ready.connect(ready)
     channel.failed.connect(failed)
     QTimer.singleShot(timeout * 1000, loop.quit)
     start = time.perf_counter()
-    client.submit(kind, request)
+    client.ask(kind, request, "bench")
     loop.exec()
     seconds = time.perf_counter() - start
     channel.ready.disconnect(ready)
@@ -271,11 +273,11 @@ for i in range(rounds):
     # A new text each time, so the long lane really runs the model forward.
     text = f" The river bank number {i} was steep and the water ran fast"
     layers_done = {}
-    channel = client.channel(LAYERS)
+    channel = client.channel(LAYERS, "bench")
     def mark(answer):
         layers_done["at"] = time.perf_counter()
     channel.ready.connect(mark)
-    client.submit(LAYERS, LayersRequest(text, 3))
+    client.ask(LAYERS, LayersRequest(text, 3), "bench")
     start = time.perf_counter()
     busy.append(wait(NEIGHBOURS, NeighboursRequest(word, 8))[0])
     finished = time.perf_counter()
@@ -324,7 +326,7 @@ window = create_window(os.environ["EE_BENCH_SETTINGS"])
 window.show()
 channel = window.client.channel
 loop = QEventLoop()
-channel(MAP).ready.connect(loop.quit)
+channel(MAP, window.panes.map).ready.connect(loop.quit)
 window.open_model(os.environ["EE_BENCH_FOLDER"])
 loop.exec()
 # The window draws the map it just got; the clock starts once it is idle again.
@@ -341,12 +343,16 @@ def ready(reply):
     answers.append(reply)
     if len(answers) < 3:
         text = f" The river bank number {len(answers)} was steep"
-        window.client.submit(LAYERS, LayersRequest(text, 3, " my bank", 2))
+        window.client.ask(LAYERS, LayersRequest(text, 3, " my bank", 2), window.panes.layers_pane)
     else:
         loop.quit()
-channel(LAYERS).ready.connect(ready)
-channel(LAYERS).failed.connect(lambda failure: (print(failure.message, file=sys.stderr), loop.quit()))
-window.client.submit(LAYERS, LayersRequest(" The river bank was steep", 3, " my bank", 2))  # loads the model first
+channel(LAYERS, window.panes.layers_pane).ready.connect(ready)
+def failed(failure):
+    print(failure.message, file=sys.stderr)
+    loop.quit()
+channel(LAYERS, window.panes.layers_pane).failed.connect(failed)
+# loads the model first
+window.client.ask(LAYERS, LayersRequest(" The river bank was steep", 3, " my bank", 2), window.panes.layers_pane)
 loop.exec()
 heartbeat.stop()
 gaps = sorted(b - a for a, b in zip(ticks, ticks[1:]))

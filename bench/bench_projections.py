@@ -127,8 +127,8 @@ def stall_child(pattern: str) -> dict[str, object]:
     app = QApplication.instance() or QApplication(["stall"])
     client = WorkerClient()
     loop = QEventLoop()
-    client.channel(LOAD).ready.connect(lambda _a: loop.quit())
-    client.submit(LOAD, LoadRequest("bundled"))
+    client.channel(LOAD, "bench").ready.connect(lambda _a: loop.quit())
+    client.ask(LOAD, LoadRequest("bundled"), "bench")
     loop.exec()
     clock = QElapsedTimer()
     ticks: list[int] = []
@@ -137,13 +137,13 @@ def stall_child(pattern: str) -> dict[str, object]:
     heartbeat.setInterval(10)
     heartbeat.timeout.connect(lambda: ticks.append(clock.elapsed()))
     progress: list[int] = []
-    client.channel(WORD_MAP).progress.connect(lambda _s, _m: progress.append(clock.elapsed()))
+    client.channel(WORD_MAP, "bench").progress.connect(lambda _s, _m: progress.append(clock.elapsed()))
     answers: list[object] = []
-    client.channel(WORD_MAP).ready.connect(lambda a: (answers.append(a), loop.quit()))
-    client.channel(WORD_MAP).failed.connect(lambda f: (answers.append(f), loop.quit()))
+    client.channel(WORD_MAP, "bench").ready.connect(lambda a: (answers.append(a), loop.quit()))
+    client.channel(WORD_MAP, "bench").failed.connect(lambda f: (answers.append(f), loop.quit()))
     clock.start()
     heartbeat.start()
-    client.submit(WORD_MAP, WordMapRequest("regex", pattern, None, "tsne", cache_dir=tempfile.mkdtemp()))
+    client.ask(WORD_MAP, WordMapRequest("regex", pattern, None, "tsne", cache_dir=tempfile.mkdtemp()), "bench")
     loop.exec()
     heartbeat.stop()
     client.shutdown()

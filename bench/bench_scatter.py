@@ -91,7 +91,7 @@ def child(folder: str, size: str, scatter: str) -> dict[str, object]:
     hovered: list[int] = []
     start = time.perf_counter()
     if scatter == "canvas":
-        from embedexplorer.ui.map_canvas import MapCanvas
+        from embedexplorer.ui.map.canvas import MapCanvas
 
         widget = MapCanvas()
         widget.resize(840, 700)

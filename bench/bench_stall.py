@@ -74,7 +74,7 @@ def child(folder: str, settings: str) -> dict[str, object]:
 
     from embedexplorer.app import create_app, create_window
     from embedexplorer.jobs.table_jobs import LOAD, MAP, NEIGHBOURS, TOKENS, NeighboursAnswer, TokensAnswer
-    from embedexplorer.ui.token_pane import TYPING_PAUSE_MS
+    from embedexplorer.ui.panes.token_pane import TYPING_PAUSE_MS
 
     app = create_app()  # noqa: F841 - kept alive for the whole run
     window = create_window(settings)
@@ -129,12 +129,14 @@ def child(folder: str, settings: str) -> dict[str, object]:
     typist.timeout.connect(type_next)
 
     channel = window.client.channel
-    channel(LOAD).ready.connect(lambda _r: events.setdefault("loaded", time.perf_counter()))
-    channel(MAP).ready.connect(lambda _r: events.setdefault("map", time.perf_counter()))
-    channel(TOKENS).ready.connect(on_tokens)
-    channel(NEIGHBOURS).ready.connect(on_neighbours)
-    for kind in (LOAD, MAP, TOKENS, NEIGHBOURS):
-        channel(kind).failed.connect(lambda f, k=kind: events.setdefault(f"failed {k.name}: {f.message}", 0.0))
+    channel(LOAD, window.model_bar).ready.connect(lambda _r: events.setdefault("loaded", time.perf_counter()))
+    channel(MAP, window.panes.map).ready.connect(lambda _r: events.setdefault("map", time.perf_counter()))
+    channel(TOKENS, window.panes.token_pane).ready.connect(on_tokens)
+    channel(NEIGHBOURS, window.panes.neighbours_pane).ready.connect(on_neighbours)
+    askers = {LOAD: window.model_bar, MAP: window.panes.map, TOKENS: window.panes.token_pane}
+    askers[NEIGHBOURS] = window.panes.neighbours_pane
+    for kind, asker in askers.items():
+        channel(kind, asker).failed.connect(lambda f, k=kind: events.setdefault(f"failed {k.name}: {f.message}", 0.0))
     QTimer.singleShot(TIMEOUT_S * 1000, done.quit)
 
     start = time.perf_counter()

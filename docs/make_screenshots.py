@@ -52,7 +52,7 @@ def open_window(folder: str, size: str, model: str):  # type: ignore[no-untyped-
     window.fit_to_screen()
     window.show()
     window.open_model(model)
-    wait_for(lambda: window.state.loaded and window.panes.map_view.can_export)
+    wait_for(lambda: window.state.loaded and window.panes.map.view.can_export)
     return out, app, window
 
 
@@ -60,21 +60,21 @@ def main(folder: str, size: str) -> None:
     out, app, window = open_window(folder, size, "bundled")
     type_into(window, "monday")
     wait_for(lambda: window.panes.neighbours_pane.neighbour_tokens()[:1] == ["tuesday"])
-    wait_for(lambda: window.panes.map_view.canvas.selection[0] == "monday")
+    wait_for(lambda: window.panes.map.view.canvas.selection[0] == "monday")
     wait(300)
     shot(out / f"window-{size}.png")
     if window.row_placement.compact:  # the row pane beside the map on a short screen
         window.right.setCurrentWidget(window.panes.row_view)
         wait(300)
         shot(out / f"window-row-tab-{size}.png")
-        window.right.setCurrentWidget(window.panes.map_view)
+        window.right.setCurrentWidget(window.panes.map)
 
     # For teachers: presentation mode, on screen and in the exported map.
     window.panes.teaching.presentation_action.setChecked(True)
     wait(500)
     shot(out / f"presentation-{size}.png")
-    window.panes.map_view.export_to(str(out / f"map-presentation-{size}.png"), 1600)
-    window.panes.map_view.export_to(str(out / f"map-presentation-{size}.svg"))
+    window.panes.map.exports.export_to(str(out / f"map-presentation-{size}.png"), 1600)
+    window.panes.map.exports.export_to(str(out / f"map-presentation-{size}.svg"))
     svg_to_png(out / f"map-presentation-{size}.svg", out / f"map-presentation-{size}-svg.png")
     window.panes.teaching.presentation_action.setChecked(False)
     wait(300)

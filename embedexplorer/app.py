@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, TypeVar
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QApplication
 
-    from .ui.main_window import MainWindow
+    from .ui.window.main_window import MainWindow
     from .worker import Failure
 
 RequestT = TypeVar("RequestT")
@@ -70,7 +70,7 @@ def create_app(argv: Sequence[str] = ()) -> QApplication:
     app.setOrganizationName("EmbedExplorer")
     app.setDesktopFileName(APP_ID)
     from .resources import resource_path
-    from .ui import fonts
+    from .ui.style import fonts
 
     # The map's font, and the window's too where the system has none that draws text.
     fonts.use_for_window_if_needed(app)
@@ -83,7 +83,7 @@ def create_app(argv: Sequence[str] = ()) -> QApplication:
 
 def create_window(settings_path: str | None = None) -> MainWindow:
     from .settings import Settings
-    from .ui.main_window import MainWindow
+    from .ui.window.main_window import MainWindow
     from .worker import WorkerClient
 
     client = WorkerClient()
@@ -154,7 +154,8 @@ def self_test(model: str | None = None, keep_png: str | None = None) -> int:
     from .jobs.base import Kind
     from .jobs.table_jobs import LOAD, MAP, NEIGHBOURS
 
-    def wait_for(kind: Kind[RequestT, AnswerT], what: str) -> AnswerT:
+    def wait_for(kind: Kind[RequestT, AnswerT], asker: object, what: str) -> AnswerT:
+        """The answer to ``asker``'s question of ``kind``: each pane hears only its own."""
         loop = QEventLoop()
         box: dict[str, object] = {}
 
@@ -166,7 +167,7 @@ def self_test(model: str | None = None, keep_png: str | None = None) -> int:
             box["error"] = f"{kind.name}: {failure.message}"
             loop.quit()
 
-        channel = window.client.channel(kind)
+        channel = window.client.channel(kind, asker)
         channel.ready.connect(done)
         channel.failed.connect(failed)
         QTimer.singleShot(SELF_TEST_TIMEOUT_S * 1000, loop.quit)
@@ -182,28 +183,28 @@ def self_test(model: str | None = None, keep_png: str | None = None) -> int:
     try:
         window.show()
         window.open_model(model or "")
-        loaded = wait_for(LOAD, "the model")
+        loaded = wait_for(LOAD, window.model_bar, "the model")
         report["model"] = loaded.name
         report["rows"], report["width"] = loaded.facts.rows, loaded.facts.width
-        family_map = wait_for(MAP, "the map")
+        family_map = wait_for(MAP, window.panes.map, "the map")
         report["map_points"] = len(family_map.points)
         word = " Paris" if loaded.byte_level else "paris"
         window.state.update(text=word)
-        answer = wait_for(NEIGHBOURS, "neighbours")
+        answer = wait_for(NEIGHBOURS, window.panes.neighbours_pane, "neighbours")
         query = answer.result.query
         report["query"] = query.token if query is not None else ""
         report["neighbours"] = [n.token for n in answer.result.neighbours[:5]]
         from .jobs.layer_jobs import LAYERS, LayersRequest
 
         # The whole model forward in the window's child process (the frozen app runs itself for it).
-        window.client.submit(LAYERS, LayersRequest(word, 1, k=3))
-        layers = wait_for(LAYERS, "the layers")
+        window.client.ask(LAYERS, LayersRequest(word, 1, k=3), "self-test")
+        layers = wait_for(LAYERS, "self-test", "the layers")
         if layers.answer is not None:
             report["layers"] = len(layers.answer.steps) - 1
         else:
             report["layers"] = "the whole model is not here" if layers.missing else "none"
         png = Path(keep_png) if keep_png else workdir / "map.png"
-        if not window.panes.map_view.export_to(str(png), 1200):
+        if not window.panes.map.exports.export_to(str(png), 1200):
             raise RuntimeError(window.message_bar.text())
         from PySide6.QtGui import QImage
 
@@ -214,10 +215,10 @@ def self_test(model: str | None = None, keep_png: str | None = None) -> int:
             report["png"] = str(png)
         report["png_bytes"] = png.stat().st_size
         report["png_width"] = image.width()
-        from .ui.text_check import check_map_text
+        from .ui.style.text_check import check_map_text
 
         # A picture of empty boxes is still a PNG: check that its text really renders.
-        problems = check_map_text(window.panes.map_view.canvas, png)
+        problems = check_map_text(window.panes.map.view.canvas, png)
         if problems:
             raise RuntimeError("the map's text does not render: " + "; ".join(problems))
         report["text"] = "renders"

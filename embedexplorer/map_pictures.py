@@ -6,6 +6,7 @@ written as SVG from the map's numbers.
 
 from __future__ import annotations
 
+import html
 import os
 import re
 from pathlib import Path
@@ -16,7 +17,7 @@ from .core.common.constants import EXPORT_WIDTH_RANGE
 if TYPE_CHECKING:
     from .core.maps.family_map import FamilyMap
     from .core.maps.word_maps import WordMap
-    from .ui.map_canvas import MapCanvas
+    from .ui.map.canvas import MapCanvas
 
 # The widest map drawn, as the window's export dialog allows: 20,000 x 15,200 pixels take 1.2 GB.
 MAX_PNG_WIDTH = EXPORT_WIDTH_RANGE[1]
@@ -33,7 +34,7 @@ def write_map_picture(
     from PySide6.QtWidgets import QApplication
 
     from .core.common.errors import EmbedExplorerError
-    from .ui.map_canvas import MapCanvas
+    from .ui.map.canvas import MapCanvas
 
     if not 1 <= width <= MAX_PNG_WIDTH:
         raise EmbedExplorerError(f"A map is drawn at most {MAX_PNG_WIDTH:,} pixels wide, not {width:,}.")
@@ -79,7 +80,7 @@ def png_texts(canvas: MapCanvas, date: str | None = None) -> dict[str, str]:
     shown = canvas.map
     facts = stamped(shown.provenance if shown is not None else None, date)
     when = str(facts.pop(DATE_KEY))
-    title = canvas.caption_html.split("<br>")[0].replace("<b>", "").replace("</b>", "")
+    title = html.unescape(canvas.caption_html.split("<br>")[0].replace("<b>", "").replace("</b>", ""))
     return {
         "Software": str(facts["app"]),
         "Title": title,
@@ -123,13 +124,15 @@ def svg_drawing(canvas: MapCanvas, date: str | None = None) -> str:
 
     from .core.maps.provenance import stamped
     from .core.maps.word_maps import NO_FAMILY
-    from .ui import theme
-    from .ui.map_canvas import place_labels, star_label_corner
+    from .ui.map.labels import place_labels, star_label_corner
+    from .ui.style import theme
 
     shown = canvas.map
     scale = canvas.marker_scale
     axis_px, legend_px, caption_line = _AXIS_FONT_PX * scale, _LEGEND_FONT_PX * scale, _CAPTION_LINE * scale
-    caption_lines = [line for line in canvas.caption_html.replace("<b>", "").replace("</b>", "").split("<br>")]
+    # The caption's HTML holds its names escaped: back to their text, which the SVG escapes its own way.
+    caption_html = canvas.caption_html.replace("<b>", "").replace("</b>", "")
+    caption_lines = [html.unescape(line) for line in caption_html.split("<br>")]
     plot_w = SVG_WIDTH - _PLOT_LEFT - _LEGEND_WIDTH * scale - 20
     plot_h = SVG_HEIGHT - _PLOT_TOP - _AXIS_ROOM * scale - caption_line * len(caption_lines) - 10
     (x0, x1), (y0, y1) = canvas.plot.getViewBox().viewRange()

@@ -14,7 +14,10 @@ from typing import Any
 
 from .core.compare.map_change import MapChange
 from .core.exercises.lessons import Lesson, MapView
+from .core.layers.trace import LayerInput
+from .core.maps.family_map import FamilyMap
 from .core.maps.provenance import Provenance
+from .core.maps.word_maps import WordMap
 
 Range = tuple[tuple[float, float], tuple[float, float]]
 
@@ -26,6 +29,22 @@ class Selection:
     token_id: int
     place: int
     token: str
+
+
+@dataclass(frozen=True, eq=False)  # compared by identity: a new map is a new fact
+class ShownMap:
+    """The map on screen: the family map or a bigger one."""
+
+    map: FamilyMap | WordMap
+
+
+@dataclass(frozen=True, eq=False)  # compared by identity: numpy rows inside
+class ShownLayerInput:
+    """What really enters layer 1 for the token at ``place`` (from 0) of the text, from the whole model's run."""
+
+    token_id: int
+    place: int
+    input: LayerInput
 
 
 @dataclass(frozen=True)
@@ -48,7 +67,6 @@ class Snapshot:
     families_file: str = ""
     hidden_families: frozenset[str] = frozenset()
     multi_token: str = "average"
-    projection: str = "pca"
     map_range: Range | None = None  # the part of the map on screen
     map_range_wanted: Range | None = None  # a lesson's view, applied once its map is drawn
     map_provenance: Provenance | None = None  # where the map on screen came from: lesson files say it
@@ -58,8 +76,10 @@ class Snapshot:
     guess_mark: int | None = None  # the id guessed, marked in the revealed list
     presentation: bool = False
     lesson_note: str = ""  # the teacher's note of the lesson open (shown when it opens, saved with it)
-    second_model: str = ""  # a table compared with the open one
     map_change: MapChange | None = None  # the map coloured by each token's change from A to B, or its families
+    shown_map: ShownMap | None = None  # the map on screen (the map pane writes it; the exercises read it)
+    layer_input: ShownLayerInput | None = None  # what enters layer 1, once the whole model ran (the Layers pane)
+    local_models: tuple[str, ...] = ()  # the models found on this machine that open, as last listed
 
 
 Watcher = Callable[[Any], None]

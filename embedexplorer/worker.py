@@ -1,12 +1,14 @@
 """The background worker: two threads (lanes) that own the tables and answer requests.
 
-The window talks to them only through ``WorkerClient``: ``submit(KIND, request)``
-numbers the request and queues it on its kind's lane; the answer comes back on
-``channel(KIND).ready`` in the GUI thread.  Quick questions (tokens, rows,
-neighbours, cosine) have a lane of their own, so they never wait behind a model load,
-a big map or a forward pass.  A request that a newer one of the same kind has
+The window talks to them only through ``WorkerClient``: a pane asks for itself,
+``ask(KIND, request, owner)`` numbers the request and queues it on its kind's lane; the
+answer, a failure or progress comes back in the GUI thread on ``channel(KIND, owner)``,
+the asker's own channel, and nowhere else.  Quick questions (tokens, rows, neighbours,
+cosine) have a lane of their own, so they never wait behind a model load, a big map or
+a forward pass.  A request that a newer one of the same kind from the same asker has
 replaced is skipped before it runs, stops at its next check while it runs, and its
-answer is dropped on arrival, so fast typing never shows stale neighbours.
+answer is dropped on arrival, so fast typing never shows stale neighbours; two panes
+asking the same kind never make each other's questions stale.
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ def failure_for(exc: BaseException) -> Failure:
 
 
 class _Staleness:
-    """The newest request id of each kind, and whether the worker is closing.
+    """The newest request id of each asker's kind (a key: ``kind@asker``), and whether the worker is closing.
 
     Written by the GUI thread, read by the lanes: single dict reads and writes are atomic.
     """
@@ -82,9 +84,9 @@ class _Staleness:
 class LaneWorker(QObject):
     """Runs the requests of one lane, one at a time, in its own thread."""
 
-    answered = Signal(str, int, object)  # kind name, request id, answer
-    failed = Signal(str, int, object)  # kind name, request id, Failure
-    progressed = Signal(str, int, float, str)  # kind name, request id, share done (-1: unknown), message
+    answered = Signal(str, int, object)  # asker's key, request id, answer
+    failed = Signal(str, int, object)  # asker's key, request id, Failure
+    progressed = Signal(str, int, float, str)  # asker's key, request id, share done (-1: unknown), message
 
     def __init__(self, session: Session, staleness: _Staleness, blas_threads: int | None = None) -> None:
         super().__init__()
@@ -95,9 +97,8 @@ class LaneWorker(QObject):
     def _limits(self) -> AbstractContextManager[object]:
         return nullcontext() if self._blas_threads is None else limit_blas(self._blas_threads)
 
-    @Slot(object, int, object)
-    def run(self, kind: Kind[object, object], request_id: int, request: object) -> None:
-        name = kind.name
+    @Slot(object, str, int, object)
+    def run(self, kind: Kind[object, object], name: str, request_id: int, request: object) -> None:
         if not self._staleness.is_current(name, request_id):
             return
 
@@ -112,7 +113,7 @@ class LaneWorker(QObject):
             return  # a newer request asked for this: nobody waits for the answer
         except Exception as exc:  # noqa: BLE001 - every failure must reach the window as words
             if not isinstance(exc, EmbedExplorerError):
-                log.error("%s request failed:\n%s", name, traceback.format_exc())
+                log.error("%s request failed:\n%s", kind.name, traceback.format_exc())
             self.failed.emit(name, request_id, failure_for(exc))
         else:
             self.answered.emit(name, request_id, answer)
@@ -128,7 +129,7 @@ def long_lane_blas_threads() -> int:
 
 
 class Channel(QObject):
-    """The GUI side of one request kind: its answers, failures and progress, current ones only."""
+    """The GUI side of one asker's request kind: its answers, failures and progress, current ones only."""
 
     ready = Signal(object)  # the kind's answer type
     failed = Signal(object)  # Failure
@@ -148,15 +149,20 @@ class _Lane:
 
 
 class WorkerClient(QObject):
-    """The GUI's handle on the worker: submit requests, listen on each kind's channel.
+    """The GUI's handle on the worker: a pane asks for itself and listens on its own channel.
 
-    >>> client.channel(NEIGHBOURS).ready.connect(pane.show_neighbours)   # doctest: +SKIP
-    >>> client.submit(NEIGHBOURS, NeighboursRequest(" Paris", 8))        # doctest: +SKIP
+    >>> client.channel(NEIGHBOURS, pane).ready.connect(pane.show_neighbours)   # doctest: +SKIP
+    >>> client.ask(NEIGHBOURS, NeighboursRequest(" Paris", 8), pane)           # doctest: +SKIP
+
+    The asker (``owner``) is any object: a pane, a dialog, or a name (a string) for a
+    caller without one. There is no window-wide channel: what every pane must know (a model
+    opened, a map drawn) reaches it through the application state, which the asking pane
+    changes when its answer comes.
     """
 
     # Requests, delivered to each lane's thread by queued connections.
-    _to_quick = Signal(object, int, object)
-    _to_long = Signal(object, int, object)
+    _to_quick = Signal(object, str, int, object)
+    _to_long = Signal(object, str, int, object)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -180,42 +186,56 @@ class WorkerClient(QObject):
         """The lanes' threads (quick, long), for tests and benchmarks."""
         return [lane.thread for lane in self._lanes.values()]
 
-    def channel(self, kind: Kind[RequestT, AnswerT]) -> Channel:
-        """Where answers, failures and progress of ``kind`` arrive (created on first use)."""
-        channel = self._channels.get(kind.name)
+    def channel(self, kind: Kind[RequestT, AnswerT], owner: object) -> Channel:
+        """Where the answers, failures and progress of ``owner``'s requests of ``kind`` arrive."""
+        key = self._key(kind, owner)
+        channel = self._channels.get(key)
         if channel is None:
-            channel = self._channels[kind.name] = Channel(self)
+            channel = self._channels[key] = Channel(self)
+            if isinstance(owner, QObject):
+                # A pane that goes takes its channels along: a new object at its address starts afresh.
+                owner.destroyed.connect(lambda _obj=None, k=key: self._channels.pop(k, None))
         return channel
 
-    def submit(self, kind: Kind[RequestT, AnswerT], request: RequestT) -> int:
-        """Queue ``request`` on its kind's lane; a pending one of the same kind becomes stale."""
-        self.channel(kind)
+    def ask(self, kind: Kind[RequestT, AnswerT], request: RequestT, owner: object) -> int:
+        """Queue ``owner``'s ``request`` on its kind's lane; its pending one of the same kind becomes stale."""
+        key = self._key(kind, owner)
+        self.channel(kind, owner)
         if kind.replaces_all:
             self._staleness.replace_all()  # a new model makes every answer about the old one stale
-        request_id = self._staleness.next(kind.name)
+        request_id = self._staleness.next(key)
         lane = self._to_quick if kind.lane is Lane.QUICK else self._to_long
-        lane.emit(kind, request_id, request)
+        lane.emit(kind, key, request_id, request)
         return request_id
 
-    def cancel(self, kind: Kind[RequestT, AnswerT]) -> None:
-        """Drop the pending request of ``kind``: a running job stops at its next check."""
-        self._staleness.next(kind.name)
+    def cancel(self, kind: Kind[RequestT, AnswerT], owner: object) -> None:
+        """Drop ``owner``'s pending request of ``kind``: a running job stops at its next check."""
+        self._staleness.next(self._key(kind, owner))
+
+    @staticmethod
+    def _key(kind: Kind[RequestT, AnswerT], owner: object) -> str:
+        """``kind@asker``: staleness and channels are kept per asker and kind."""
+        asker = owner if isinstance(owner, str) else f"{type(owner).__name__}-{id(owner):x}"
+        return f"{kind.name}@{asker}"
 
     # ----- receiving ---------------------------------------------------------------------
     @Slot(str, int, object)
-    def _on_answered(self, name: str, request_id: int, answer: object) -> None:
-        if self._staleness.is_current(name, request_id):
-            self._channels[name].ready.emit(answer)
+    def _on_answered(self, key: str, request_id: int, answer: object) -> None:
+        channel = self._channels.get(key)
+        if channel is not None and self._staleness.is_current(key, request_id):
+            channel.ready.emit(answer)
 
     @Slot(str, int, object)
-    def _on_failed(self, name: str, request_id: int, failure: Failure) -> None:
-        if self._staleness.is_current(name, request_id):
-            self._channels[name].failed.emit(failure)
+    def _on_failed(self, key: str, request_id: int, failure: Failure) -> None:
+        channel = self._channels.get(key)
+        if channel is not None and self._staleness.is_current(key, request_id):
+            channel.failed.emit(failure)
 
     @Slot(str, int, float, str)
-    def _on_progressed(self, name: str, request_id: int, share: float, message: str) -> None:
-        if self._staleness.is_current(name, request_id):
-            self._channels[name].progress.emit(share, message)
+    def _on_progressed(self, key: str, request_id: int, share: float, message: str) -> None:
+        channel = self._channels.get(key)
+        if channel is not None and self._staleness.is_current(key, request_id):
+            channel.progress.emit(share, message)
 
     def shutdown(self, timeout_ms: int = 3000) -> bool:
         """Stop both lanes; True when they ended within the timeout.

@@ -54,7 +54,7 @@ def datas() -> list[tuple[str, str]]:
     pairs = [(str(p), "resources") for p in sorted((ROOT / "resources").glob("*")) if p.is_file()]
     # the window sets resources/icons/embedexplorer.svg as its icon; the PNGs serve the desktop entry
     pairs += [(str(p), "resources/icons") for p in sorted(ICONS.glob("*")) if p.suffix in {".svg", ".png"}]
-    # the map's font (Debian's fonts-dejavu-core): embedexplorer.ui.fonts registers it at start
+    # the map's font (Debian's fonts-dejavu-core): embedexplorer.ui.style.fonts registers it at start
     pairs += [(str(p), "resources/fonts") for p in font_files()]
     model = bundled_model_dir()
     skip = {".gitattributes"}
@@ -66,7 +66,7 @@ def datas() -> list[tuple[str, str]]:
 
 
 FONT_DIR = Path("/usr/share/fonts/truetype/dejavu")
-FONT_FILES = ("DejaVuSans.ttf", "DejaVuSans-Bold.ttf")  # the names embedexplorer.ui.fonts registers
+FONT_FILES = ("DejaVuSans.ttf", "DejaVuSans-Bold.ttf")  # the names embedexplorer.ui.style.fonts registers
 
 
 def font_files() -> list[Path]:

@@ -52,7 +52,7 @@ def write_gguf(
     token_types: list[int] | None = None,
     scores: list[float] | None = None,
     table_name: str = "token_embd.weight",
-    extra: dict[str, np.ndarray] | None = None,
+    extra: dict[str, np.ndarray | tuple[np.ndarray, GGMLQuantizationType]] | None = None,
     architecture: str = "gpt2",
     split_max_tensors: int = 0,
     small_first_shard: bool = False,
@@ -91,7 +91,10 @@ def write_gguf(
     else:
         writer.add_tensor(table_name, stored)
     for name, tensor in (extra or {}).items():
-        writer.add_tensor(name, tensor)
+        if isinstance(tensor, tuple):  # (stored blocks, their type): a quantised extra tensor
+            writer.add_tensor(name, tensor[0], raw_shape=tensor[0].shape, raw_dtype=tensor[1])
+        else:
+            writer.add_tensor(name, tensor)
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()

@@ -26,6 +26,11 @@ class CompareRequest:
 
 
 def compare(ctx: JobContext, request: CompareRequest) -> Comparison:
+    """The open table (A) against B, token by token: the window's File > Compare and ``embedexplorer compare``.
+
+    B is opened with its tokenizer in a child process (time and memory limits), used and closed;
+    A stays as it was.
+    """
     first = ctx.session.table
     if request.output_head:
         second = output_head_table(first)
@@ -36,7 +41,7 @@ def compare(ctx: JobContext, request: CompareRequest) -> Comparison:
         except EmbedExplorerError as exc:
             if isinstance(exc, Interrupted):
                 raise
-            raise type(exc)(f"Could not open table B ({request.spec}): {exc} Table A stays open.") from exc
+            raise type(exc)(f"Could not open table B ({request.spec}): {exc}") from exc
     words = None if request.words is None else np.asarray(request.words, dtype=np.int64)
     try:
         return compare_tables(first, second, request.k, words=words, progress=ctx.progress)

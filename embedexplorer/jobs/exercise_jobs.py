@@ -6,7 +6,7 @@ engine's own result types.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..core.common.errors import QueryError
 from ..core.exercises.analogies import AnalogyAnswer, solve_analogy
@@ -14,10 +14,11 @@ from ..core.exercises.family_distances import FamilyDistances, family_distances
 from ..core.exercises.guess import GuessOutcome, Suggestion, guess_outcome, suggestions
 from ..core.exercises.two_texts import TwoTokens, compare, word_key
 from ..core.maps.family_map import FamilyMap
+from ..core.maps.word_maps import WordMap
 from ..core.tables.spelling import COMPLETIONS, TokenIndex
 from ..core.text.texts import Token
 from .base import JobContext, Kind, Lane
-from .table_jobs import MAP_KEY, layer_recipe
+from .table_jobs import layer_recipe
 
 
 # ----- guess first ------------------------------------------------------------------------------
@@ -77,12 +78,15 @@ SUGGEST = Kind("suggest", Lane.QUICK, suggest_words)
 # ----- which family sits furthest away ----------------------------------------------------------
 @dataclass(frozen=True)
 class DistancesRequest:
+    """The families ranked by distance on ``family_map`` (the map the window shows), hidden ones left out."""
+
     hidden: frozenset[str] = frozenset()
+    family_map: FamilyMap | WordMap | None = field(default=None, compare=False)
 
 
 def rank_family_distances(ctx: JobContext, request: DistancesRequest) -> FamilyDistances:
     table = ctx.session.table
-    on_map = ctx.session.derived.get(MAP_KEY)
+    on_map = request.family_map
     if not isinstance(on_map, FamilyMap):
         raise QueryError("The family map is not drawn yet; wait for it, then ask again.")
     return family_distances(table, on_map, request.hidden)

@@ -15,9 +15,10 @@ from dataclasses import dataclass
 
 from ..core.common.blas import limit_blas
 from ..core.common.errors import IncompleteModelError
+from ..core.layers.answers import DEFAULT_K, LayersAnswer
 from ..core.layers.layer_process import LayerProcess
 from ..core.layers.questions import check_layers_question
-from ..core.layers.trace import DEFAULT_K, LayersAnswer, trace
+from ..core.layers.trace import trace
 from ..core.sources.resolve import looks_like_hub_id
 from .base import JobContext, Kind, Lane, Session
 

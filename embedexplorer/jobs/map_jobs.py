@@ -12,16 +12,16 @@ from ..core.maps.map_cache import MapCache
 from ..core.maps.map_origin import with_provenance
 from ..core.maps.projections import SEED
 from ..core.maps.word_maps import WordMap, word_map
-from ..core.maps.word_sets import WordSet, from_list, matching, whole_vocabulary
+from ..core.maps.word_sets import WordSet, from_file, from_list, matching, whole_vocabulary
 from .base import JobContext, Kind, Lane
-from .table_jobs import MAP_KEY
 
-WORDS_KINDS = ("all", "regex", "list")
+WORDS_KINDS = ("all", "regex", "list", "file")
 
 
 @dataclass(frozen=True)
 class WordMapRequest:
-    """``words``: "all", "regex" (``text`` is the pattern) or "list" (``text`` has one word a line)."""
+    """``words``: "all", "regex" (``text`` is the pattern), "list" (``text`` has one word a line)
+    or "file" (``text`` names a file of one word a line: the command line's ``--words @FILE``)."""
 
     words: str = "all"
     text: str = ""
@@ -39,6 +39,8 @@ def chosen_words(ctx: JobContext, request: WordMapRequest) -> WordSet:
         return whole_vocabulary(table)
     if request.words == "regex":
         return matching(table, request.text, ctx.stopped)
+    if request.words == "file":
+        return from_file(table, request.text, request.multi_token)
     return from_list(table, request.text, request.multi_token, source="the pasted list")
 
 
@@ -64,7 +66,6 @@ def draw_word_map(ctx: JobContext, request: WordMapRequest) -> WordMap:
         layout_of=layout_of,
     )
     answer = with_provenance(answer, table, request.multi_token, ctx.check, ctx.progress)
-    ctx.session.derived[MAP_KEY] = answer  # neighbours of a selected token place themselves on it
     return answer
 
 

@@ -24,8 +24,6 @@ from .base import JobContext, Kind, Lane, Session
 
 # How many chips the token pane shows at most; the report's note says how many were left out.
 MAX_CHIPS = 512
-# Where the family map lives in ``Session.derived``: neighbours place themselves on it.
-MAP_KEY = "family_map"
 # Where the recipe of what enters layer 1 lives in ``Session.derived``.
 RECIPE_KEY = "layer_recipe"
 
@@ -166,8 +164,11 @@ ROW = Kind("row", Lane.QUICK, token_row)
 # ----- neighbours -------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class NeighboursRequest:
+    """The ``k`` nearest rows of ``query``; placed on ``on_map`` too when the asker shows that map."""
+
     query: str | int
     k: int
+    on_map: FamilyMap | WordMap | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -185,7 +186,7 @@ def nearest_rows(ctx: JobContext, request: NeighboursRequest) -> NeighboursAnswe
     table = ctx.session.table
     result = table.neighbours(request.query, request.k)
     typed = tuple(typed_form(table, n.id) for n in result.neighbours)
-    on_map = ctx.session.derived.get(MAP_KEY)
+    on_map = request.on_map
     if result.query is None:
         return NeighboursAnswer(result, table.baseline_cosine, typed)
     ids = [result.query.id] + [n.id for n in result.neighbours]
@@ -246,8 +247,10 @@ def cosine_of(ctx: JobContext, request: CosineRequest) -> CosineAnswer:
     read = word_or_first_token
     a = table.query(request.first) if isinstance(request.first, int) else read(table, request.first)
     b = read(table, request.other)
+    # A typed first word (the command line's) says how it was read too; a selected token needs no note.
+    note = " ".join(q.note for q in (a, b) if q.note) if isinstance(request.first, str) else b.note
     return CosineAnswer(
-        a.token, b.token, table.cosine(a.id, b.id), table.baseline_cosine, b.note, a.id, b.id, len(b.pieces)
+        a.token, b.token, table.cosine(a.id, b.id), table.baseline_cosine, note, a.id, b.id, len(b.pieces)
     )
 
 
@@ -268,7 +271,6 @@ def draw_family_map(ctx: JobContext, request: MapRequest) -> FamilyMap:
     answer = family_map(table, chosen, request.multi_token)
     # Where the map came from, for its exports: the table file is hashed once, then cached.
     answer = with_provenance(answer, table, request.multi_token, ctx.check, ctx.progress)
-    ctx.session.derived[MAP_KEY] = answer
     return answer
 
 

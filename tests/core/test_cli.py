@@ -82,7 +82,7 @@ def test_readable_output_names_the_model() -> None:
     ("args", "message"),
     [
         (("info", "--model", "/no/such/folder"), "No such folder"),
-        (("neighbours", "   ", "--model", "bundled"), "no token"),
+        (("neighbours", "   ", "--model", "bundled"), "Type a word first"),  # the window's words, one rule
         (("neighbours", "monday", "-k", "0"), "at least 1"),
         (("map", "--families", "/no/such/file.json", "--model", "bundled"), "Cannot read the families file"),
     ],

@@ -44,8 +44,8 @@ def test_guess_completion_and_suggestions(ctx, minilm_table) -> None:
 def test_family_distances_need_the_map_first(ctx) -> None:
     with pytest.raises(QueryError, match="not drawn yet"):
         FAMILY_DISTANCES.run(ctx, DistancesRequest())
-    MAP.run(ctx, MapRequest(None))
-    ranking = FAMILY_DISTANCES.run(ctx, DistancesRequest(frozenset({"days"})))
+    drawn = MAP.run(ctx, MapRequest(None))
+    ranking = FAMILY_DISTANCES.run(ctx, DistancesRequest(frozenset({"days"}), drawn))
     assert len(ranking.ranking) == 7 and "days" not in {e.family for e in ranking.ranking}
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -14,23 +13,52 @@ from embedexplorer.core.search import bf16_rows
 from embedexplorer.core.search import neighbours as nb
 
 
+class _Clock:
+    """A clock that moves only when a pass says how long it took: the choice's decisions are then
+    the same on a quiet and on a busy machine (the real passes still run and give the answers)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+class _SlowedScan:
+    """The real bfloat16 scan, taking ``seconds`` on the choice's clock (a scan on a starved memory bus)."""
+
+    def __init__(self, screen: bf16_rows.Bf16Rows, clock: _Clock, seconds: float) -> None:
+        self.screen, self.clock, self.seconds = screen, clock, seconds
+
+    def scores(self, query: np.ndarray) -> np.ndarray:
+        self.clock.advance(self.seconds)
+        return self.screen.scores(query)
+
+    def error_bound(self, query_length: float) -> float:
+        return self.screen.error_bound(query_length)
+
+
+class _SlowedMatmul:
+    """The real float32 pass, taking ``seconds`` on the choice's clock."""
+
+    def __init__(self, unit: np.ndarray, clock: _Clock, seconds: float) -> None:
+        self.unit, self.clock, self.seconds = unit, clock, seconds
+
+    def __matmul__(self, query: np.ndarray) -> np.ndarray:
+        self.clock.advance(self.seconds)
+        return self.unit @ query
+
+
 @pytest.mark.skipif(bf16_rows._scan is None, reason="the C scan is not built")
 def test_a_scan_that_loses_in_use_is_dropped(minilm_table) -> None:  # type: ignore[no-untyped-def]
     unit = minilm_table.unit
-    screen = bf16_rows.Bf16Rows(unit)
-    choice = bf16_rows.ScreenChoice(screen, unit)
+    clock = _Clock()
+    choice = bf16_rows.ScreenChoice(None, _SlowedMatmul(unit, clock, 0.004), clock=clock)  # type: ignore[arg-type]
+    choice.screen = _SlowedScan(bf16_rows.Bf16Rows(unit), clock, 0.020)  # type: ignore[assignment]
     plain_ids = [nb.top_k(unit, unit[i], 5, exclude=(i,))[0].tolist() for i in range(3)]
-
-    class Slowed(bf16_rows.Bf16Rows):
-        """The same rows, but each scan waits as a scan on a starved memory bus would."""
-
-        def scores(self, query: np.ndarray) -> np.ndarray:
-            time.sleep(0.02)
-            return super().scores(query)
-
-    slowed = Slowed.__new__(Slowed)
-    slowed.__dict__.update(screen.__dict__)
-    choice.screen = slowed
     used = 0
     for query_number in range(bf16_rows.RECHECK_EVERY * 4):
         current = choice.current()
@@ -48,39 +76,35 @@ def test_a_scan_that_loses_in_use_is_dropped(minilm_table) -> None:  # type: ign
 @pytest.mark.skipif(bf16_rows._scan is None, reason="the C scan is not built")
 def test_a_scan_that_keeps_winning_stays(minilm_table) -> None:  # type: ignore[no-untyped-def]
     unit = minilm_table.unit
-
-    choice = bf16_rows.ScreenChoice(bf16_rows.Bf16Rows(unit), unit)
-    # A float32 pass that always takes longer than the scan: the choice holds.
-    choice.unit = _SlowMatmul(unit)  # type: ignore[assignment]
+    clock = _Clock()
+    choice = bf16_rows.ScreenChoice(None, _SlowedMatmul(unit, clock, 0.050), clock=clock)  # type: ignore[arg-type]
+    choice.screen = _SlowedScan(bf16_rows.Bf16Rows(unit), clock, 0.004)  # type: ignore[assignment]
     for row in range(bf16_rows.RECHECK_EVERY * 4):
         current = choice.current()
         assert current is not None
         current.scores(unit[row])
-
-
-class _SlowMatmul:
-    def __init__(self, unit: np.ndarray) -> None:
-        self.unit = unit
-
-    def __matmul__(self, query: np.ndarray) -> np.ndarray:
-        time.sleep(0.05)
-        return self.unit @ query
+    # The float32 pass was timed every RECHECK_EVERY-th query, four times, and lost each time.
+    assert len(choice.float32_times) == 4
 
 
 @pytest.mark.skipif(bf16_rows._scan is None, reason="the C scan is not built")
 def test_scans_right_after_the_float32_check_are_not_counted(minilm_table) -> None:  # type: ignore[no-untyped-def]
     """BLAS's threads can still spin on the other core then: such a scan's time says nothing of the scan."""
     unit = minilm_table.unit
-    choice = bf16_rows.ScreenChoice(bf16_rows.Bf16Rows(unit), unit)
+    clock = _Clock()
+    slowed = _SlowedMatmul(unit, clock, 0.004)
+    choice = bf16_rows.ScreenChoice(bf16_rows.Bf16Rows(unit), slowed, clock=clock)  # type: ignore[arg-type]
     query = np.asarray(unit[0])
     for _ in range(bf16_rows.RECHECK_EVERY):  # the last of these also times the float32 pass
+        clock.advance(0.004)
         choice.record(query, 0.004)
     assert len(choice.float32_times) == 1
     counted = len(choice.scan_times)
-    choice.record(query, 0.004)
+    clock.advance(0.004)
+    choice.record(query, 0.004)  # a scan that began as the float32 pass ended
     assert len(choice.scan_times) == counted
-    time.sleep(bf16_rows.BLAS_SPIN_SECONDS)
-    choice.record(query, 0.004)
+    clock.advance(bf16_rows.BLAS_SPIN_SECONDS + 0.004)
+    choice.record(query, 0.004)  # a scan that began after BLAS's threads went to sleep
     assert len(choice.scan_times) == min(counted + 1, bf16_rows.RECHECK_SAMPLES) and choice.scan_times[-1] == 0.004
 
 

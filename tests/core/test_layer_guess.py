@@ -18,7 +18,9 @@ from transformers import AutoModelForCausalLM, BertConfig, BertForMaskedLM
 
 from embedexplorer import open_table
 from embedexplorer.core.layers import output_head as oh
-from embedexplorer.core.layers.trace import LayerModel, load_layer_model, trace
+from embedexplorer.core.layers.layer_model import LayerModel
+from embedexplorer.core.layers.loading import load_layer_model
+from embedexplorer.core.layers.trace import trace
 from embedexplorer.core.sources.resolve import bundled_model_dir
 
 TEXTS = (

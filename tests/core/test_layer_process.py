@@ -12,8 +12,11 @@ import numpy as np
 import pytest
 
 from embedexplorer.core.common.errors import Interrupted
+from embedexplorer.core.layers.answers import LayerRun
+from embedexplorer.core.layers.layer_model import LayerModel
 from embedexplorer.core.layers.layer_process import LayerProcess
-from embedexplorer.core.layers.trace import LayerModel, LayerRun, load_layer_model, trace
+from embedexplorer.core.layers.loading import load_layer_model
+from embedexplorer.core.layers.trace import trace
 from embedexplorer.jobs.base import JobContext, Session
 from embedexplorer.jobs.layer_jobs import LAYERS_WARM, LayersRequest, WarmRequest, model_process, run_layers
 

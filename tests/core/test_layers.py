@@ -9,7 +9,10 @@ from tokenizers import Tokenizer
 from transformers import BertModel, GPT2Model
 
 from embedexplorer.core.common.errors import Interrupted, PlaceError, QueryError, TextTooLongError
-from embedexplorer.core.layers.trace import LayerModel, find_place, load_layer_model, trace
+from embedexplorer.core.layers.layer_model import LayerModel
+from embedexplorer.core.layers.loading import load_layer_model
+from embedexplorer.core.layers.places import find_place
+from embedexplorer.core.layers.trace import trace
 from embedexplorer.core.sources.resolve import bundled_model_dir
 
 RIVER, ACCOUNT = "the river bank", "my bank account"
@@ -240,7 +243,7 @@ def test_a_long_forward_pass_stops_between_layers(gpt2_table, gpt2_model) -> Non
 def test_special_tokens_come_from_the_tokenizers_own_template(gpt2_folder, tmp_path) -> None:
     import json
 
-    from embedexplorer.core.layers.trace import special_tokens
+    from embedexplorer.core.layers.loading import special_tokens
 
     direct = Tokenizer.from_file(str(bundled_model_dir() / "tokenizer.json"))
     direct.no_padding()

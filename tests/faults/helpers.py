@@ -149,7 +149,9 @@ class FakeHub(ThreadingHTTPServer):
 
     ``cut`` names a file whose download stops at byte ``cut_at`` (default: half the
     file), the connection closed as a dropped network would: every attempt, resumed
-    ones included. ``ignore_range`` makes both hosts send whole files. ``token`` makes
+    ones included. ``short`` maps a file to how many answers send only its first half,
+    with a Content-Length that agrees (a proxy that cuts files and says nothing).
+    ``ignore_range`` makes both hosts send whole files. ``token`` makes
     the repository gated: without ``Authorization: Bearer <token>`` the Hub answers 401.
     ``sent`` counts the body bytes each file put on the wire, on both hosts together.
     """
@@ -165,8 +167,11 @@ class FakeHub(ThreadingHTTPServer):
         cut_at: int | None = None,
         ignore_range: bool = False,
         token: str | None = None,
+        short: dict[str, int] | None = None,
     ) -> None:
         super().__init__((LOOPBACK, 0), _HubHandler)
+        # name -> how many answers send its first half only, with a Content-Length that agrees (a cutting proxy)
+        self.short = dict(short or {})
         self.repo_id = repo_id
         self.paths = {p.name: p for p in sorted(folder.iterdir()) if p.is_file()}
         self.cut = cut
@@ -262,6 +267,19 @@ class _FileSender(BaseHTTPRequestHandler):
     def _send_file(self, name: str, body: bool) -> None:
         hub = self.hub()
         size = hub.size(name)
+        with hub._lock:
+            cut_short = body and hub.short.get(name, 0) > 0
+            if cut_short:
+                hub.short[name] -= 1
+        if cut_short:
+            data = hub.paths[name].read_bytes()[: size // 2]
+            self.send_response(200)
+            self.send_header("X-Repo-Commit", COMMIT)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            hub.count(name, len(data), 0)
+            return
         first, last = 0, size - 1
         ranged = self.headers.get("Range", "")
         partial = ranged.startswith("bytes=") and not hub.ignore_range

@@ -20,7 +20,7 @@ from embedexplorer.core.common.errors import (
     UnsupportedModelError,
 )
 from embedexplorer.core.layers.layer_process import LayerProcess, receive_frame, send_frame
-from embedexplorer.core.layers.trace import load_layer_model
+from embedexplorer.core.layers.loading import load_layer_model
 from embedexplorer.jobs.base import JobContext, Session
 from embedexplorer.jobs.layer_jobs import LayersRequest, model_process, run_layers
 

@@ -12,7 +12,7 @@ from safetensors.numpy import load_file, save_file
 
 from embedexplorer import open_table
 from embedexplorer.core.common.errors import IncompleteModelError, UnsafeCheckpointError, UnsupportedModelError
-from embedexplorer.core.layers.trace import load_layer_model, model_size
+from embedexplorer.core.layers.loading import load_layer_model, model_size
 from tests.core.test_sources import run_cli
 
 from .helpers import assert_one_line_error

@@ -25,7 +25,8 @@ from hypothesis import strategies as st
 from embedexplorer import open_table
 from embedexplorer.core.common.errors import TableNotFoundError, TokenizerMismatchError
 from embedexplorer.core.exercises.lessons import LessonError, load_lesson
-from embedexplorer.core.layers.trace import LayerRun, load_layer_model
+from embedexplorer.core.layers.answers import LayerRun
+from embedexplorer.core.layers.loading import load_layer_model
 
 from .helpers import safetensors_bytes, word_level_tokenizer, write_table_folder
 
@@ -33,10 +34,12 @@ ROOT = Path(__file__).resolve().parents[2]
 SETTINGS = settings(max_examples=20, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 
 TSNE_PARENT = """
+import faulthandler, signal
 import numpy as np
 from embedexplorer.core.maps.projections import project
 
 if __name__ == "__main__":
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # the test asks for the stacks if this hangs
     rows = np.random.default_rng(0).standard_normal((20000, 32)).astype(np.float32)
     project(rows, "tsne", separate_process=True, progress=lambda d, t, m: print(m, flush=True))
 """
@@ -64,22 +67,41 @@ def test_the_tsne_process_ends_with_its_parent(tmp_path: Path, how: signal.Signa
     script = tmp_path / "parent.py"
     script.write_text(TSNE_PARENT, encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True, env=env)
-    assert parent.stdout is not None
+    parent = subprocess.Popen(
+        [sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+    assert parent.stdout is not None and parent.stderr is not None
     for line in parent.stdout:  # the child reports from inside t-SNE
         if line.startswith("t-SNE:") and "starting" not in line:
             break
+    # Both pipes are read to their end from here on: a parent must never wait on a full pipe
+    # the test stopped reading (that would be the test holding it, not the program).
+    said: list[str] = []
+    pipes = (parent.stdout, parent.stderr)
+    readers = [threading.Thread(target=lambda p=pipe: said.extend(p), daemon=True) for pipe in pipes]
+    for reader in readers:
+        reader.start()
     kids = children(parent.pid)
     assert kids
     parent.send_signal(how)
-    parent.wait(timeout=60)
-    deadline = time.monotonic() + 10
+    try:
+        # Generous: what is tested is that the child ends with the parent, not how fast a busy machine is.
+        parent.wait(timeout=180)
+    except subprocess.TimeoutExpired:
+        os.kill(parent.pid, signal.SIGUSR1)  # faulthandler writes every thread's stack to stderr
+        time.sleep(2)
+        parent.kill()
+        parent.wait()
+        for reader in readers:
+            reader.join(timeout=10)
+        pytest.fail(f"the parent did not end 180 s after {how.name}; its stacks:\n{''.join(said)[-6000:]}")
+    deadline = time.monotonic() + 60
     while any(running(k) for k in kids) and time.monotonic() < deadline:
         time.sleep(0.1)
     left = [k for k in kids if running(k)]
     for k in left:
         os.kill(k, signal.SIGKILL)
-    assert not left, f"still running after the parent ended by {how.name}"
+    assert not left, f"still running 60 s after the parent ended by {how.name}"
 
 
 def test_leaving_a_forward_pass_stops_it_at_the_next_layer(tmp_path: Path, gpt2_folder: Path) -> None:

@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from embedexplorer.core.common.errors import EmbedExplorerError, UnsupportedModelError
+from embedexplorer.core.layers.loading import load_layer_model, read_design
 from embedexplorer.core.layers.model_config import BUILT_IN_ATTENTION, MAX_LAYERS, read_model_config
-from embedexplorer.core.layers.trace import load_layer_model, read_design
 
 from .helpers import assert_one_line_error, run_cli
 

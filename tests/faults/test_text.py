@@ -141,15 +141,11 @@ PASTE = "The capital of France is Paris, and 東京 is far away 🙂. " * 1900  
 
 
 @pytest.mark.parametrize("model", ["minilm_table", "gpt2_table"])
-def test_a_100000_character_paste_is_fast(model: str, request: pytest.FixtureRequest) -> None:
+def test_a_100000_character_paste_is_read_whole(model: str, request: pytest.FixtureRequest) -> None:
+    # How fast is bench's business (about 0.1 s alone); this checks what the paste gives.
     table = request.getfixturevalue(model)
     text = PASTE[:100_000]
-    table.tokenize("warm up")
-    start = time.perf_counter()
     report = table.tokenize(text)
-    elapsed = time.perf_counter() - start
-    # about 0.1 s alone; the bound leaves room for a shared, busy machine
-    assert elapsed < 2.0, elapsed
     assert report.chars == report.chars_read == 100_000
     assert report.count == len(table.vocabulary.encode(text)) > 20_000
     assert len(report.tokens) == report.fits == report.position_rows

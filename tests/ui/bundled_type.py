@@ -6,7 +6,7 @@ import pytest
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QApplication
 
-from embedexplorer.ui import fonts
+from embedexplorer.ui.style import fonts
 
 
 @pytest.fixture

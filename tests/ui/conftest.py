@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import pytest
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QApplication, QDialog
 
+from embedexplorer.jobs.base import Kind
 from embedexplorer.jobs.table_jobs import LOAD, MAP, NEIGHBOURS, TOKENS, NeighboursAnswer
+from embedexplorer.worker import Channel
 
 LOAD_TIMEOUT_MS = 60_000
 ANSWER_TIMEOUT_MS = 20_000
@@ -22,7 +25,7 @@ WINDOW_TEST_POINT_SIZE = 9
 
 @pytest.fixture(scope="session", autouse=True)
 def bundled_font(qapp):  # type: ignore[no-untyped-def]
-    from embedexplorer.ui import fonts
+    from embedexplorer.ui.style import fonts
 
     family = fonts.register()
     assert family, "the bundled font is missing: .ci/setup installs fonts-dejavu-core"
@@ -75,30 +78,65 @@ def settle() -> None:
         QApplication.processEvents()
 
 
+# Which part of the window asks each kind of question: its answers reach that asker alone.
+ASKERS = {
+    "load": "model_bar", "tokens": "panes.token_pane", "row": "panes.row_view",
+    "neighbours": "panes.neighbours_pane", "cosine": "panes.neighbours_pane",
+    "map": "panes.map", "word_map": "panes.map", "layers": "panes.layers_pane", "layers_warm": "panes.layers_pane",
+    "direction": "panes.directions_pane", "compare": "panes.compare", "local_models": "panes.local_models",
+    "guess": "panes.guess_bar", "complete": "panes.guess_bar", "suggest": "panes.suggestions",
+    "analogy": "panes.exercises", "family_distances": "panes.exercises", "two_texts": "panes.exercises",
+    "pair_tokens": "panes.exercises", "health": "panes.health_pane",
+}  # fmt: skip
+
+
+def asker(window, kind: Kind[Any, Any]) -> object:  # type: ignore[no-untyped-def]
+    """The pane (or the model bar) of ``window`` that asks ``kind``."""
+    found: object = window
+    for name in ASKERS[kind.name].split("."):
+        found = getattr(found, name)
+    return found
+
+
+def answers(window, kind: Kind[Any, Any]) -> Channel:  # type: ignore[no-untyped-def]
+    """The channel on which the pane that asks ``kind`` hears its answers, failures and progress."""
+    return window.client.channel(kind, asker(window, kind))
+
+
 def open_model(qtbot, window, spec: str) -> None:  # type: ignore[no-untyped-def]
     """Open a model and wait until its map is drawn (the map is requested right after loading)."""
-    channel = window.client.channel
-    with qtbot.waitSignals([channel(LOAD).ready, channel(MAP).ready], timeout=LOAD_TIMEOUT_MS):
+    with qtbot.waitSignals([answers(window, LOAD).ready, answers(window, MAP).ready], timeout=LOAD_TIMEOUT_MS):
         window.open_model(spec)
 
 
 def type_text(qtbot, window, text: str) -> NeighboursAnswer:  # type: ignore[no-untyped-def]
-    """Type into the text field; return the neighbours of the token the pane then selects."""
-    answers: list[NeighboursAnswer] = []
-    neighbours = window.client.channel(NEIGHBOURS).ready
-    neighbours.connect(answers.append)
+    """Type into the text field; return the neighbours of the token the pane then selects.
+
+    It waits for the Neighbours pane's answer and, when a map is drawn, for the map's own
+    (its star and rings), each asked by its pane.
+    """
+    heard: dict[str, list[NeighboursAnswer]] = {"list": [], "map": []}
+    listeners = {
+        "list": answers(window, NEIGHBOURS).ready,
+        "map": window.client.channel(NEIGHBOURS, window.panes.map).ready,
+    }
+    for name, signal in listeners.items():
+        signal.connect(heard[name].append)
     try:
         window.panes.token_pane.input.clear()
-        with qtbot.waitSignal(
-            window.client.channel(TOKENS).ready, timeout=ANSWER_TIMEOUT_MS, check_params_cb=lambda r: r.text == text
-        ):
+        tokens = answers(window, TOKENS).ready
+        with qtbot.waitSignal(tokens, timeout=ANSWER_TIMEOUT_MS, check_params_cb=lambda r: r.text == text):
             qtbot.keyClicks(window.panes.token_pane.input, text)
         selected = window.panes.token_pane.chip_tokens[window.panes.token_pane.selected_index()].id
-        # The answer may arrive in the same event pass as the tokens: record, then look.
-        qtbot.waitUntil(lambda: any(query_id(a) == selected for a in answers), timeout=ANSWER_TIMEOUT_MS)
+        waited = ["list", "map"] if window.panes.map.view.family_map is not None else ["list"]
+        # The answers may arrive in the same event pass as the tokens: record, then look.
+        qtbot.waitUntil(
+            lambda: all(any(query_id(a) == selected for a in heard[name]) for name in waited), timeout=ANSWER_TIMEOUT_MS
+        )
     finally:
-        neighbours.disconnect(answers.append)
-    return next(a for a in reversed(answers) if query_id(a) == selected)
+        for name, signal in listeners.items():
+            signal.disconnect(heard[name].append)
+    return next(a for a in reversed(heard["list"]) if query_id(a) == selected)
 
 
 def query_id(answer: NeighboursAnswer) -> int | None:

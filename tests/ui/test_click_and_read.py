@@ -11,7 +11,7 @@ from PySide6.QtTest import QTest
 
 from embedexplorer.jobs.table_jobs import COSINE
 from tests.ui.bundled_type import bundled_type  # noqa: F401 - a fixture
-from tests.ui.conftest import ANSWER_TIMEOUT_MS, open_model, settle, type_text
+from tests.ui.conftest import ANSWER_TIMEOUT_MS, answers, open_model, settle, type_text
 from tests.ui.dialogs import answer_next_dialog, focus_on
 
 
@@ -48,13 +48,13 @@ def hover_then_click(qtbot, widget, at: QPoint) -> None:  # type: ignore[no-unty
 
 def test_a_dot_the_pointer_rests_on_looks_its_word_up_when_clicked(qtbot, window) -> None:
     open_model(qtbot, window, "bundled")
-    canvas = window.panes.map_view.canvas
+    canvas = window.panes.map.view.canvas
     settle()
     for word, spelled in (("tokyo", " Tokyo"), ("monday", " Monday")):
         at = dot_position(canvas, word)
         QTest.mouseMove(canvas.viewport(), at)
         qtbot.waitUntil(lambda: canvas.hovered is not None, timeout=ANSWER_TIMEOUT_MS)  # the dot grew
-        with qtbot.waitSignal(window.panes.map_view.word_clicked, timeout=ANSWER_TIMEOUT_MS) as clicked:
+        with qtbot.waitSignal(window.panes.map.view.word_clicked, timeout=ANSWER_TIMEOUT_MS) as clicked:
             qtbot.wait(300)
             qtbot.mouseClick(canvas.viewport(), Qt.MouseButton.LeftButton, pos=at)
         assert clicked.args == [spelled]
@@ -63,11 +63,11 @@ def test_a_dot_the_pointer_rests_on_looks_its_word_up_when_clicked(qtbot, window
 
 def test_a_dot_under_a_ring_is_looked_up_too(qtbot, window) -> None:
     open_model(qtbot, window, "bundled")
-    canvas = window.panes.map_view.canvas
+    canvas = window.panes.map.view.canvas
     type_text(qtbot, window, "monday")
     assert "tuesday" in canvas.ring_names  # a ring is drawn over tuesday's dot
     settle()
-    with qtbot.waitSignal(window.panes.map_view.word_clicked, timeout=ANSWER_TIMEOUT_MS) as clicked:
+    with qtbot.waitSignal(window.panes.map.view.word_clicked, timeout=ANSWER_TIMEOUT_MS) as clicked:
         hover_then_click(qtbot, canvas.viewport(), dot_position(canvas, "tuesday"))
     assert clicked.args == [" Tuesday"]
 
@@ -106,7 +106,7 @@ def test_the_cosine_answer_is_whole_or_one_hover_away_at_every_size(qtbot, windo
     open_model(qtbot, window, "bundled")
     type_text(qtbot, window, "france")
     pane = window.panes.neighbours_pane
-    with qtbot.waitSignal(window.client.channel(COSINE).ready, timeout=ANSWER_TIMEOUT_MS):
+    with qtbot.waitSignal(answers(window, COSINE).ready, timeout=ANSWER_TIMEOUT_MS):
         qtbot.keyClicks(pane.compare_input, "paris")
     rows = np.asarray(minilm_table.rows, dtype=np.float64)
     a, b = rows[minilm_table.query("france").id], rows[minilm_table.query("paris").id]
@@ -150,7 +150,7 @@ def test_gpt2_words_mean_the_same_token_in_every_box_and_each_box_names_it(qtbot
     open_model(qtbot, window, str(gpt2_folder))
     type_text(qtbot, window, " Paris")
     pane = window.panes.neighbours_pane
-    with qtbot.waitSignal(window.client.channel(COSINE).ready, timeout=ANSWER_TIMEOUT_MS) as answered:
+    with qtbot.waitSignal(answers(window, COSINE).ready, timeout=ANSWER_TIMEOUT_MS) as answered:
         qtbot.keyClicks(pane.compare_input, "France")
     assert answered.args[0].b_id == france  # not "France" (Fra nce at a text's start)
     from safetensors.numpy import load_file
@@ -168,7 +168,7 @@ def test_gpt2_words_mean_the_same_token_in_every_box_and_each_box_names_it(qtbot
     hf = build_gpt2_tokenizer()  # Hugging Face's own reading of the word inside a sentence
     pieces = hf.encode(" embeddings")
     spelled = " ".join(t.replace("Ġ", "_") for t in hf.tokenize(" embeddings"))
-    with qtbot.waitSignal(window.client.channel(COSINE).ready, timeout=ANSWER_TIMEOUT_MS) as answered:
+    with qtbot.waitSignal(answers(window, COSINE).ready, timeout=ANSWER_TIMEOUT_MS) as answered:
         pane.compare_input.setText("embeddings")
     assert answered.args[0].b_id == pieces[0]
     resize_to(qtbot, window, 1600, 1000)
@@ -189,14 +189,14 @@ def test_the_analogy_command_line_pastes_as_typed_and_a_failure_or_another_model
 
     open_model(qtbot, window, str(gpt2_folder))
     pane = window.panes.exercises.analogy.pane
-    with qtbot.waitSignal(window.client.channel(ANALOGY).ready, timeout=ANSWER_TIMEOUT_MS):
+    with qtbot.waitSignal(answers(window, ANALOGY).ready, timeout=ANSWER_TIMEOUT_MS):
         window.panes.exercises.show_analogies()
     command = pane.command_line.text()  # what a learner selects and pastes into a terminal
     assert "&#" not in command and "&amp;" not in command
     assert shlex.split(command)[2:5] == [" king", " man", " woman"]  # GPT-2's words inside a sentence
     assert pane.inputs_line.text() and pane.expected_line.text()
     # A question that fails: its message alone, nothing of the answer before it.
-    with qtbot.waitSignal(window.client.channel(ANALOGY).failed, timeout=ANSWER_TIMEOUT_MS):
+    with qtbot.waitSignal(answers(window, ANALOGY).failed, timeout=ANSWER_TIMEOUT_MS):
         pane.inputs[0].setText("embeddings")  # several tokens: refused
         qtbot.keyClick(pane.inputs[0], Qt.Key.Key_Return)
     assert "one token is needed" in pane.heading.text()
@@ -204,7 +204,7 @@ def test_the_analogy_command_line_pastes_as_typed_and_a_failure_or_another_model
     assert pane.tokens() == []
     # Another model: the old answer's lines go at once.
     pane.inputs[0].setText("king")
-    with qtbot.waitSignal(window.client.channel(ANALOGY).ready, timeout=ANSWER_TIMEOUT_MS):
+    with qtbot.waitSignal(answers(window, ANALOGY).ready, timeout=ANSWER_TIMEOUT_MS):
         qtbot.keyClick(pane.inputs[0], Qt.Key.Key_Return)
     assert pane.command_line.text()
     window.panes.exercises.analogy.close()
@@ -223,12 +223,12 @@ def test_the_completion_list_closes_over_the_guess_result_and_the_sentence_is_wh
     type_text(qtbot, window, "paris")
     bar = window.panes.guess_bar
     bar.input.setFocus()
-    with qtbot.waitSignal(window.client.channel(COMPLETE).ready, timeout=ANSWER_TIMEOUT_MS):
+    with qtbot.waitSignal(answers(window, COMPLETE).ready, timeout=ANSWER_TIMEOUT_MS):
         qtbot.keyClicks(bar.input, "fran")
     qtbot.waitUntil(bar.completions_open, timeout=ANSWER_TIMEOUT_MS)  # the list opens under the box, as it should
     # Typed on to the whole word and Enter at once, as a quick hand does: the list's answer for
     # the last letters is still to come when the guess is made.
-    with qtbot.waitSignal(window.client.channel(GUESS).ready, timeout=ANSWER_TIMEOUT_MS):
+    with qtbot.waitSignal(answers(window, GUESS).ready, timeout=ANSWER_TIMEOUT_MS):
         qtbot.keyClicks(typing_target(bar.input), "ce")
         qtbot.keyClick(typing_target(bar.input), Qt.Key.Key_Return)
     qtbot.wait(400)  # longer than the pause after which completions are asked for
@@ -253,7 +253,7 @@ def test_hiding_a_family_gives_the_caption_the_shown_families_figures(qtbot, win
     import itertools
 
     open_model(qtbot, window, "bundled")
-    canvas, panel = window.panes.map_view.canvas, window.panes.map_view.panel
+    canvas, panel = window.panes.map.view.canvas, window.panes.map.view.panel
     shown_map = canvas.map
     rows = np.asarray(minilm_table.rows, dtype=np.float64)
     points = [rows[list(ids)].mean(axis=0) for ids in shown_map.pieces]
@@ -287,10 +287,10 @@ def rings_under(box, centres, radius: float) -> list[tuple[float, float]]:  # ty
 def test_the_stars_name_lies_clear_of_its_rings_on_screen_and_in_the_svg(qtbot, window, tmp_path, word) -> None:
     import re
 
-    from embedexplorer.ui.map_canvas import RING_SIZE
+    from embedexplorer.ui.map.sizes import RING_SIZE
 
     open_model(qtbot, window, "bundled")
-    canvas = window.panes.map_view.canvas
+    canvas = window.panes.map.view.canvas
     type_text(qtbot, window, word)
     resize_to(qtbot, window, 1366, 768)
     view = canvas.plot.getViewBox()
@@ -300,7 +300,7 @@ def test_the_stars_name_lies_clear_of_its_rings_on_screen_and_in_the_svg(qtbot, 
     assert rings_under(box, [(p.x(), p.y()) for p in rings], RING_SIZE / 2) == [], word
     # The picture places it by the same rule, over its own pixels.
     target = tmp_path / "map.svg"
-    assert window.panes.map_view.export_to(str(target))
+    assert window.panes.map.exports.export_to(str(target))
     drawing = target.read_text(encoding="utf-8")
     text = re.search(rf'<text x="([-0-9.]+)" y="([-0-9.]+)" fill="[^"]+" font-size="14">{re.escape(word)}</text>',
                      drawing)
@@ -342,17 +342,17 @@ def shows_focus(qtbot, widget, elsewhere) -> bool:  # type: ignore[no-untyped-de
 def test_tab_reaches_every_family_in_order_and_focus_is_visible(qtbot, window) -> None:
     open_model(qtbot, window, "bundled")
     type_text(qtbot, window, "monday")
-    panel, view = window.panes.map_view.panel, window.panes.map_view
+    panel, view = window.panes.map.view.panel, window.panes.map.view
     text = window.panes.token_pane.input
     passed = tab_until(qtbot, view.isolate_button, list(panel.highlight_buttons.values())[-1])
     rows = [w for family in panel.visibility for w in (panel.visibility[family], panel.highlight_buttons[family])]
     assert passed[1:] == rows  # each family's box, then its name, in the legend's order
     # Space on a focused name highlights that family, as a click does.
     qtbot.keyClick(panel.highlight_buttons["days"], Qt.Key.Key_Space)
-    assert window.panes.map_view.canvas.highlighted == "days"
+    assert window.panes.map.view.canvas.highlighted == "days"
     # From the text, Tab reaches the map and the legend too.
     tab_until(qtbot, text, panel.visibility["countries"])
-    for widget in (window.panes.token_pane.chip_list, window.panes.map_view.canvas, panel.highlight_buttons["cities"],
+    for widget in (window.panes.token_pane.chip_list, window.panes.map.view.canvas, panel.highlight_buttons["cities"],
                    panel.visibility["cities"]):
         assert shows_focus(qtbot, widget, text), widget
 
@@ -362,7 +362,7 @@ def test_the_token_row_keeps_its_scale_beside_the_layernorm_line(qtbot, window, 
     from embedexplorer.jobs.table_jobs import ROW
 
     open_model(qtbot, window, "bundled")
-    with qtbot.waitSignal(window.client.channel(ROW).ready, timeout=ANSWER_TIMEOUT_MS) as shown:
+    with qtbot.waitSignal(answers(window, ROW).ready, timeout=ANSWER_TIMEOUT_MS) as shown:
         type_text(qtbot, window, "monday")
     resize_to(qtbot, window, 1600, 1000)
     row_view = window.panes.row_view
@@ -397,14 +397,14 @@ def test_guess_first_turned_on_after_typing_brings_back_star_and_rings(qtbot, wi
 
     open_model(qtbot, window, "bundled")
     answer = type_text(qtbot, window, "monday")  # a word first, as a learner does
-    canvas = window.panes.map_view.canvas
+    canvas = window.panes.map.view.canvas
     names = [n.token for n in answer.result.neighbours]
     assert canvas.selection[0] == "monday" and canvas.ring_names == names
     window.panes.exercises.guess_action.trigger()  # then Guess first
     assert canvas.selection[1] is None and canvas.ring_names == []  # nothing given away
     bar = window.panes.guess_bar
     bar.input.setText("tuesday")
-    with qtbot.waitSignal(window.client.channel(GUESS).ready, timeout=ANSWER_TIMEOUT_MS):
+    with qtbot.waitSignal(answers(window, GUESS).ready, timeout=ANSWER_TIMEOUT_MS):
         qtbot.keyClick(bar.input, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: canvas.selection[1] is not None, timeout=ANSWER_TIMEOUT_MS)
     assert canvas.selection[0] == "monday" and canvas.ring_names == names  # the reveal shows both
@@ -427,7 +427,7 @@ def answer_words_dialog(typed: str) -> None:
     """When the dialog opens: type where the focus is, as a person does, and press Enter."""
     from PySide6.QtWidgets import QApplication, QLineEdit
 
-    from embedexplorer.ui.map_view import WordsDialog
+    from embedexplorer.ui.map.view import WordsDialog
 
     def answer(dialog: WordsDialog) -> None:
         field = QApplication.focusWidget()
@@ -444,11 +444,11 @@ def test_words_matching_is_typed_at_once_and_its_error_leaves_with_the_next_map(
     open_model(qtbot, window, "bundled")
     facts = window.facts_label.text()
     words = menu_action(window, "&Map", "Words &matching...")
-    with qtbot.waitSignal(window.client.channel(WORD_MAP).failed, timeout=ANSWER_TIMEOUT_MS):
+    with qtbot.waitSignal(answers(window, WORD_MAP).failed, timeout=ANSWER_TIMEOUT_MS):
         answer_words_dialog("(unclosed")
         words.trigger()
     assert "could not be drawn" in window.message_bar.text()
-    with qtbot.waitSignal(window.client.channel(WORD_MAP).ready, timeout=ANSWER_TIMEOUT_MS) as drawn:
+    with qtbot.waitSignal(answers(window, WORD_MAP).ready, timeout=ANSWER_TIMEOUT_MS) as drawn:
         answer_words_dialog("^day")
         words.trigger()
         # While it is computed, the status bar says what, and the model's facts stay as they were.
@@ -499,7 +499,7 @@ def test_a_lessons_note_is_written_with_it_and_shown_when_it_opens(qtbot, window
     other = create_window(str(tmp_path / "other.ini"))
     qtbot.addWidget(other)
     other.show()
-    with qtbot.waitSignal(other.client.channel(LOAD).ready, timeout=ANSWER_TIMEOUT_MS * 3):
+    with qtbot.waitSignal(answers(other, LOAD).ready, timeout=ANSWER_TIMEOUT_MS * 3):
         assert other.panes.teaching.open_from(str(lesson))
     qtbot.waitUntil(lambda: other.message_bar.text() == f"Lesson: {note}", timeout=ANSWER_TIMEOUT_MS)
     assert other.message_bar.level == "info"
@@ -536,7 +536,7 @@ def controls(window) -> list:  # type: ignore[no-untyped-def]
         QWidget,
     )
 
-    from embedexplorer.ui.map_canvas import MapCanvas
+    from embedexplorer.ui.map.canvas import MapCanvas
 
     kinds = (QAbstractButton, QAbstractItemView, QAbstractSpinBox, QComboBox, QLineEdit, QTabBar, MapCanvas)
     found = []

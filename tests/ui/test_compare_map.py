@@ -14,11 +14,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
 
 from embedexplorer.jobs.compare_jobs import COMPARE, CompareRequest
-from embedexplorer.ui import theme
-from embedexplorer.ui.change_colours import NOT_COMPARED, change_colour
+from embedexplorer.ui.map.change_colours import NOT_COMPARED, change_colour
+from embedexplorer.ui.style import theme
 
 from ..minilm_gguf import write_minilm_gguf
-from .conftest import open_model, settle
+from .conftest import answers, open_model, settle
 from .test_compare_pane import COMPARE_TIMEOUT_MS, open_compare
 
 K = 10
@@ -67,14 +67,14 @@ def compare_all_but_one_word(qtbot, window, quantised):  # type: ignore[no-untyp
     """The bundled map compared with ``quantised`` on the tokens of every word but one, a one-token family
     word (its point must stay grey and the caption say why): (the map, that word's index, the tokens)."""
     open_model(qtbot, window, "bundled")
-    shown = window.panes.map_view.canvas.map
+    shown = window.panes.map.view.canvas.map
     assert shown is not None
     left_out = next(i for i, p in enumerate(shown.pieces) if len(p) == 1 and shown.family_of[i] >= 0)
     words = sorted({t for i, p in enumerate(shown.pieces) if i != left_out for t in p} - set(shown.pieces[left_out]))
     open_compare(window)
     assert not window.panes.compare.pane.colour_map.isEnabled()  # nothing compared yet
-    with qtbot.waitSignal(window.client.channel(COMPARE).ready, timeout=COMPARE_TIMEOUT_MS):
-        window.client.submit(COMPARE, CompareRequest(str(quantised), K, words=tuple(words)))
+    with qtbot.waitSignal(answers(window, COMPARE).ready, timeout=COMPARE_TIMEOUT_MS):
+        window.client.ask(COMPARE, CompareRequest(str(quantised), K, words=tuple(words)), window.panes.compare)
     return shown, left_out, words
 
 
@@ -82,7 +82,7 @@ def test_the_map_coloured_by_neighbours_kept_matches_numpy_and_turns_off(  # typ
     qtbot, window, minilm_table, quantised, tmp_path
 ) -> None:
     shown, left_out, words = compare_all_but_one_word(qtbot, window, quantised)
-    canvas, pane = window.panes.map_view.canvas, window.panes.compare.pane
+    canvas, pane = window.panes.map.view.canvas, window.panes.compare.pane
     assert pane.colour_map.isEnabled() and not pane.colour_map.isChecked()
     qtbot.mouseClick(pane.colour_map, Qt.MouseButton.LeftButton)
     settle()
@@ -115,13 +115,13 @@ def test_the_map_coloured_by_neighbours_kept_matches_numpy_and_turns_off(  # typ
 
     # The pictures show the same colours, the caption line and the scale's legend.
     picture = tmp_path / "map.svg"
-    assert window.panes.map_view.export_to(str(picture))
+    assert window.panes.map.exports.export_to(str(picture))
     drawing = picture.read_text(encoding="utf-8")
     fills = re.findall(r'<circle [^>]*fill="(#[0-9a-f]{6})" fill-opacity="1"', drawing)
     assert sorted(fills) == sorted(brush.color().name() for brush in brushes.values())  # type: ignore[attr-defined]
     assert "neighbours kept of k = 10" in drawing and "most changed" in drawing and "not in B" in drawing
     png = tmp_path / "map.png"
-    assert window.panes.map_view.export_to(str(png))
+    assert window.panes.map.exports.export_to(str(png))
     image = QImage(str(png)).convertToFormat(QImage.Format.Format_RGB32)
     pixels = np.frombuffer(image.constBits(), dtype=np.uint32).reshape(image.height(), -1)[:, : image.width()]
     legend_shares = (0.0, 0.5, 1.0)  # the legend draws these: a point's own colour must be another
@@ -164,14 +164,14 @@ def test_the_web_page_of_a_map_coloured_by_change_shows_the_windows_colours(  # 
     from tests.core.test_map_page_browser import pixel, tip
 
     shown, left_out, _ = compare_all_but_one_word(qtbot, window, quantised)
-    canvas, pane = window.panes.map_view.canvas, window.panes.compare.pane
+    canvas, pane = window.panes.map.view.canvas, window.panes.compare.pane
     qtbot.mouseClick(pane.colour_map, Qt.MouseButton.LeftButton)
     settle()
     change = window.state.map_change
     assert change is not None
     brushes = point_brushes(canvas)
     page = tmp_path / "coloured.html"
-    assert window.panes.map_view.export_page_to(str(page))
+    assert window.panes.map.exports.export_page_to(str(page))
 
     with Chromium(width=1280, height=800) as browser:
         browser.open(page)
@@ -216,7 +216,7 @@ def test_the_web_page_of_a_map_coloured_by_change_shows_the_windows_colours(  # 
     qtbot.mouseClick(pane.colour_map, Qt.MouseButton.LeftButton)
     settle()
     plain = tmp_path / "plain.html"
-    assert window.panes.map_view.export_page_to(str(plain))
+    assert window.panes.map.exports.export_page_to(str(plain))
     with Chromium(width=1280, height=800) as browser:
         browser.open(plain)
         assert browser.evaluate("document.getElementById('change').hidden") is True

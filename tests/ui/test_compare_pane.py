@@ -13,7 +13,7 @@ from embedexplorer.jobs.compare_jobs import COMPARE
 from embedexplorer.jobs.table_jobs import LOAD, TOKENS
 
 from ..gguf_fixture import write_gguf
-from .conftest import open_model, settle
+from .conftest import answers, open_model, settle
 
 COMPARE_TIMEOUT_MS = 120_000
 
@@ -40,7 +40,7 @@ def compare_with(qtbot, window, spec: str, ok: bool = True):  # type: ignore[no-
     pane = window.panes.compare.pane
     pane.source.clear()
     qtbot.keyClicks(pane.source, spec)
-    channel = window.client.channel(COMPARE)
+    channel = answers(window, COMPARE)
     with qtbot.waitSignal(channel.ready if ok else channel.failed, timeout=COMPARE_TIMEOUT_MS) as signal:
         qtbot.keyClick(pane.source, Qt.Key.Key_Return)
     return signal.args[0]
@@ -75,7 +75,7 @@ def test_compare_shows_lists_neighbours_and_looks_tokens_up(qtbot, window, table
     assert f"<b>{change.overlap}</b> of its {k}" in pane.token_title.text()
     # A click on a listed token looks it up in the main window.
     least = pane.least.item(0)
-    with qtbot.waitSignal(window.client.channel(TOKENS).ready, timeout=20_000):
+    with qtbot.waitSignal(answers(window, TOKENS).ready, timeout=20_000):
         rect = pane.least.visualItemRect(least)
         qtbot.mouseClick(pane.least.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     assert window.state.text == comparison.text_of(comparison.least_changed()[0])
@@ -137,7 +137,7 @@ def test_tokens_of_any_script_are_listed_readably(qtbot, window, tmp_path) -> No
     a = write_gguf(tmp_path / "a.gguf", rows, Q.F32, tokens=tokens)
     moved = (rows + rng.standard_normal(rows.shape)).astype(np.float32)
     b = write_gguf(tmp_path / "b.gguf", moved, Q.F32, tokens=tokens)
-    with qtbot.waitSignal(window.client.channel(LOAD).ready, timeout=60_000):  # (no family word: no map)
+    with qtbot.waitSignal(answers(window, LOAD).ready, timeout=60_000):  # (no family word: no map)
         window.open_model(str(a))
     open_compare(window)
     compare_with(qtbot, window, str(b))
@@ -157,3 +157,19 @@ def test_tokens_of_any_script_are_listed_readably(qtbot, window, tmp_path) -> No
     # A token every character of which has a glyph is shown as it is.
     drawable = [t for t in tokens[2:] if not boxes_in(t, pane.most.font())]
     assert drawable and any(text.split()[0] in drawable for text in shown)
+
+
+def test_table_bs_file_dialog_offers_what_the_readers_open(qtbot, window, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtWidgets import QFileDialog
+
+    from embedexplorer.core.readers import READERS
+
+    offered: list[str] = []
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *args: (offered.append(args[3]), ("", ""))[1])
+    window.panes.compare.pane._choose_file()
+    lines = offered[0].split(";;")
+    # One line per reader, with the patterns each reader declares, and every pattern in the first line.
+    for reader in READERS:
+        assert f"{reader.label} ({' '.join(reader.patterns)})" in lines
+        assert all(pattern in lines[0] for pattern in reader.patterns)
+    assert lines[-1] == "All files (*)"

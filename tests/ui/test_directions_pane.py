@@ -10,10 +10,10 @@ from embedexplorer.core.directions.direction import DEFAULT_PAIRS, DirectionSpec
 from embedexplorer.core.directions.report import direction_report
 from embedexplorer.jobs.direction_jobs import DIRECTION, DirectionRequest
 from embedexplorer.jobs.map_jobs import WORD_MAP
-from embedexplorer.ui.directions_pane import DirectionsPane
+from embedexplorer.ui.panes.directions_pane import DirectionsPane
 
 from ..images import png_facts
-from .conftest import ANSWER_TIMEOUT_MS, open_model
+from .conftest import ANSWER_TIMEOUT_MS, answers, open_model
 
 
 def click_cell(qtbot, table, row: int) -> None:  # type: ignore[no-untyped-def]
@@ -73,7 +73,7 @@ def test_in_the_window(qtbot, window, tmp_path) -> None:  # type: ignore[no-unty
     open_model(qtbot, window, "bundled")
     pane = window.panes.directions_pane
     # Showing the tab scores the default pairs in the long lane.
-    with qtbot.waitSignal(window.client.channel(DIRECTION).ready, timeout=ANSWER_TIMEOUT_MS * 3) as answered:
+    with qtbot.waitSignal(answers(window, DIRECTION).ready, timeout=ANSWER_TIMEOUT_MS * 3) as answered:
         window.right.setCurrentWidget(pane)
     report = answered.args[0]
     assert report.label == "he\u2192she, king\u2192queen, man\u2192woman"
@@ -82,7 +82,7 @@ def test_in_the_window(qtbot, window, tmp_path) -> None:  # type: ignore[no-unty
 
     # Bad input in the window: one sentence in the pane.
     pane.pairs_box.setText("king->king")
-    with qtbot.waitSignal(window.client.channel(DIRECTION).failed, timeout=ANSWER_TIMEOUT_MS):
+    with qtbot.waitSignal(answers(window, DIRECTION).failed, timeout=ANSWER_TIMEOUT_MS):
         qtbot.mouseClick(pane.go, Qt.MouseButton.LeftButton)
     assert "pair of the same word" in unescape(pane.heading.text())
 
@@ -93,18 +93,18 @@ def test_in_the_window(qtbot, window, tmp_path) -> None:  # type: ignore[no-unty
 
     # Map > Axes from directions: the family words on two directions, the axes named by their pairs.
     x, y = DirectionSpec(pairs=(("he", "she"),)), DirectionSpec(pairs=(("man", "king"),))
-    with qtbot.waitSignal(window.client.channel(WORD_MAP).ready, timeout=ANSWER_TIMEOUT_MS * 3) as drawn:
-        window.panes.map_view.request_axes(x, y)
+    with qtbot.waitSignal(answers(window, WORD_MAP).ready, timeout=ANSWER_TIMEOUT_MS * 3) as drawn:
+        window.panes.map.view.request_axes(x, y)
     assert drawn.args[0].method == "directions"
-    canvas = window.panes.map_view.canvas
+    canvas = window.panes.map.view.canvas
     qtbot.waitUntil(lambda: canvas.plot.getAxis("bottom").labelText.startswith("cosine with he"))
     assert canvas.plot.getAxis("left").labelText.startswith("cosine with man")
-    assert window.panes.map_view.axes == (x, y)
-    assert "y: man\u2192king" in window.panes.map_view.canvas.caption_html
+    assert window.panes.map.view.axes == (x, y)
+    assert "y: man\u2192king" in window.panes.map.view.canvas.caption_html
 
     # Exported pictures name the axes' pairs too.
     svg, png = tmp_path / "axes.svg", tmp_path / "axes.png"
-    assert window.panes.map_view.export_to(str(svg)) and window.panes.map_view.export_to(str(png), 800)
+    assert window.panes.map.exports.export_to(str(svg)) and window.panes.map.exports.export_to(str(png), 800)
     drawing = svg.read_text(encoding="utf-8")
     assert ">cosine with he\u2192she</text>" in drawing and ">cosine with man\u2192king</text>" in drawing
     width, _height, colours = png_facts(png)

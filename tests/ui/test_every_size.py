@@ -13,12 +13,12 @@ from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QAbstractButton, QAbstractScrollArea, QLabel, QWidget
 
 from embedexplorer.jobs.table_jobs import COSINE
-from embedexplorer.ui.elided_label import ElidedLabel
-from embedexplorer.ui.steady_label import SteadyLabel
-from embedexplorer.ui.theme import PRESENTATION_SCALE
-from embedexplorer.ui.wrapped_label import WrappedLabel
+from embedexplorer.ui.style.theme import PRESENTATION_SCALE
+from embedexplorer.ui.widgets.elided_label import ElidedLabel
+from embedexplorer.ui.widgets.steady_label import SteadyLabel
+from embedexplorer.ui.widgets.wrapped_label import WrappedLabel
 from tests.ui.bundled_type import bundled_type  # noqa: F401 - a fixture
-from tests.ui.conftest import ANSWER_TIMEOUT_MS, open_model, settle, type_text
+from tests.ui.conftest import ANSWER_TIMEOUT_MS, answers, open_model, settle, type_text
 
 SIZES = [(1600, 1000), (1366, 768), (1024, 640)]
 
@@ -74,8 +74,8 @@ def read_sizes(window) -> dict[str, float]:  # type: ignore[no-untyped-def]
         "row numbers": panes.row_view.numbers.font().pointSizeF(),
         "neighbour table": panes.neighbours_pane.table.font().pointSizeF(),
         "neighbour rows": float(panes.neighbours_pane.table.verticalHeader().defaultSectionSize()),
-        "legend": panes.map_view.panel.highlight_buttons["days"].font().pointSizeF(),
-        "caption": panes.map_view.canvas.caption.item.font().pointSizeF(),
+        "legend": panes.map.view.panel.highlight_buttons["days"].font().pointSizeF(),
+        "caption": panes.map.view.canvas.caption.item.font().pointSizeF(),
         "cosine line": panes.neighbours_pane.compare_result.font().pointSizeF(),
     }
 
@@ -84,7 +84,7 @@ def read_sizes(window) -> dict[str, float]:  # type: ignore[no-untyped-def]
 def test_presentation_enlarges_what_a_class_reads_by_one_factor_and_cuts_nothing(qtbot, window):
     open_model(qtbot, window, "bundled")
     type_text(qtbot, window, "monday")
-    with qtbot.waitSignal(window.client.channel(COSINE).ready, timeout=ANSWER_TIMEOUT_MS):
+    with qtbot.waitSignal(answers(window, COSINE).ready, timeout=ANSWER_TIMEOUT_MS):
         qtbot.keyClicks(window.panes.neighbours_pane.compare_input, "tuesday")
     normal = read_sizes(window)
     try:

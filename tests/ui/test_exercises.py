@@ -15,7 +15,7 @@ from embedexplorer.jobs.table_jobs import ROW, TOKENS
 from embedexplorer.state import Selection
 from tests.core.test_family_distances import loop_means
 from tests.core.test_sources import run_cli
-from tests.ui.conftest import ANSWER_TIMEOUT_MS, open_model, settle, type_text
+from tests.ui.conftest import ANSWER_TIMEOUT_MS, answers, open_model, settle, type_text
 
 FAMILIES = ("countries", "cities", "animals", "days", "numbers", "food", "feelings", "jobs")
 
@@ -37,7 +37,7 @@ def brute_rank(table, query: int, row: int) -> tuple[int, float]:  # type: ignor
 def guess(qtbot, window, text: str):  # type: ignore[no-untyped-def]
     bar = window.panes.guess_bar
     bar.input.setText(text)
-    with qtbot.waitSignal(window.client.channel(GUESS).ready, timeout=ANSWER_TIMEOUT_MS) as blocker:
+    with qtbot.waitSignal(answers(window, GUESS).ready, timeout=ANSWER_TIMEOUT_MS) as blocker:
         qtbot.keyClick(bar.input, Qt.Key.Key_Return)
     return blocker.args[0]
 
@@ -46,13 +46,13 @@ def guess(qtbot, window, text: str):  # type: ignore[no-untyped-def]
 def test_guess_first_hides_then_reveals_with_rank_and_score(qtbot, window, minilm_table) -> None:
     open_model(qtbot, window, "bundled")
     desk, pane = window.panes.exercises, window.panes.neighbours_pane
-    with qtbot.waitSignal(window.client.channel(SUGGEST).ready, timeout=ANSWER_TIMEOUT_MS, raising=False):
+    with qtbot.waitSignal(answers(window, SUGGEST).ready, timeout=ANSWER_TIMEOUT_MS, raising=False):
         desk.guess_action.trigger()  # the toolbar button; Ctrl+G is its shortcut
     assert desk.guess_action.shortcut().toString() == "Ctrl+G"
     type_text(qtbot, window, "monday")
     settle()
     assert pane.is_hidden() and not pane.table.isVisible() and pane.hidden_note.isVisible()
-    assert window.panes.map_view.canvas._query_item.data.size == 0  # no star, no rings: they would tell
+    assert window.panes.map.view.canvas._query_item.data.size == 0  # no star, no rings: they would tell
 
     outcome = guess(qtbot, window, "tuesday")
     rank, cosine = brute_rank(minilm_table, minilm_table.query("monday").id, minilm_table.query("tuesday").id)
@@ -63,7 +63,7 @@ def test_guess_first_hides_then_reveals_with_rank_and_score(qtbot, window, minil
     assert pane.table.item(0, 0).text() == "tuesday" and pane.table.item(0, 0).font().bold()
     assert not pane.table.item(1, 0).font().bold()
     assert window.panes.guess_bar.score_label.text() == "1 guess: 1 #1, 1 in the top 8"
-    assert window.panes.map_view.canvas._query_item.data.size == 1  # the star comes back with the answer
+    assert window.panes.map.view.canvas._query_item.data.size == 1  # the star comes back with the answer
 
     # A second token: hidden again; a guess far down the list is named by its rank.
     type_text(qtbot, window, "paris")
@@ -80,21 +80,21 @@ def test_guess_first_hides_then_reveals_with_rank_and_score(qtbot, window, minil
 def test_guess_completion_and_twenty_suggestions(qtbot, window, minilm_table) -> None:
     open_model(qtbot, window, "bundled")
     desk = window.panes.exercises
-    with qtbot.waitSignal(window.client.channel(SUGGEST).ready, timeout=ANSWER_TIMEOUT_MS):
+    with qtbot.waitSignal(answers(window, SUGGEST).ready, timeout=ANSWER_TIMEOUT_MS):
         desk.guess_action.setChecked(True)
         window.open_model("bundled")  # suggestions come with every model
     words = window.panes.suggestions.tokens()
     assert len(words) == 20 and words[:6] == ["paris", "france", "cat", "monday", "happy", "doctor"]
     assert window.panes.suggestions.isVisible()
     with qtbot.waitSignal(
-        window.client.channel(TOKENS).ready, timeout=ANSWER_TIMEOUT_MS, check_params_cb=lambda a: a.text == " king"
+        answers(window, TOKENS).ready, timeout=ANSWER_TIMEOUT_MS, check_params_cb=lambda a: a.text == " king"
     ):
         rect = window.panes.suggestions.list.visualItemRect(window.panes.suggestions.list.item(6))
         qtbot.mouseClick(window.panes.suggestions.list.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     assert [t.token for t in window.panes.token_pane.chip_tokens] == ["king"]
 
     window.panes.guess_bar.input.setFocus()
-    with qtbot.waitSignal(window.client.channel(COMPLETE).ready, timeout=ANSWER_TIMEOUT_MS) as blocker:
+    with qtbot.waitSignal(answers(window, COMPLETE).ready, timeout=ANSWER_TIMEOUT_MS) as blocker:
         qtbot.keyClicks(window.panes.guess_bar.input, "quee")
     offered = [token for _, token in blocker.args[0].tokens]
     assert "queen" in offered and all(t.removeprefix("##").startswith("quee") for t in offered)
@@ -115,7 +115,7 @@ def test_guess_on_gpt2_takes_the_leading_space(qtbot, window, gpt2_folder, gpt2_
     window.state.update(selection=Selection(friday, 1, "_Friday"))
     bar = window.panes.guess_bar
     bar.input.setText("tuesday")
-    with qtbot.waitSignal(window.client.channel(GUESS).failed, timeout=ANSWER_TIMEOUT_MS):
+    with qtbot.waitSignal(answers(window, GUESS).failed, timeout=ANSWER_TIMEOUT_MS):
         qtbot.keyClick(bar.input, Qt.Key.Key_Return)
     assert "one token is needed; try" in bar.result.text() and "_Tuesday" in bar.result.text()
     assert window.panes.neighbours_pane.is_hidden()
@@ -125,7 +125,7 @@ def test_guess_on_gpt2_takes_the_leading_space(qtbot, window, gpt2_folder, gpt2_
 def test_furthest_family_guess_then_ranking(qtbot, window, minilm_table) -> None:
     open_model(qtbot, window, "bundled")
     dialog = window.panes.exercises.family_distances
-    with qtbot.waitSignal(window.client.channel(FAMILY_DISTANCES).ready, timeout=ANSWER_TIMEOUT_MS):
+    with qtbot.waitSignal(answers(window, FAMILY_DISTANCES).ready, timeout=ANSWER_TIMEOUT_MS):
         window.panes.exercises.furthest_action.trigger()
     assert dialog.isVisible() and dialog.families() == []  # nothing to see before a guess
     assert sorted(dialog._buttons) == sorted(FAMILIES)
@@ -148,11 +148,11 @@ def test_furthest_family_guess_then_ranking(qtbot, window, minilm_table) -> None
     assert dialog.table.item(row, 3).text() == f"{expected['days'][1]:.3f}"
 
     # Map > Family distances: the ranking at once; hidden families are left out.
-    with qtbot.waitSignal(window.client.channel(FAMILY_DISTANCES).ready, timeout=ANSWER_TIMEOUT_MS):
+    with qtbot.waitSignal(answers(window, FAMILY_DISTANCES).ready, timeout=ANSWER_TIMEOUT_MS):
         window.panes.exercises.distances_action.trigger()
     assert dialog.families() == order
-    with qtbot.waitSignal(window.client.channel(FAMILY_DISTANCES).ready, timeout=ANSWER_TIMEOUT_MS):
-        window.panes.map_view.set_hidden_families({"days"})
+    with qtbot.waitSignal(answers(window, FAMILY_DISTANCES).ready, timeout=ANSWER_TIMEOUT_MS):
+        window.panes.map.view.set_hidden_families({"days"})
     # Without the days, every family's "others" are others too: the ranking is measured again.
     without = loop_means({name: rows for name, rows in vectors.items() if name != "days"})
     assert dialog.families() == sorted(without, key=lambda n: without[n][0])
@@ -162,7 +162,7 @@ def test_furthest_family_guess_then_ranking(qtbot, window, minilm_table) -> None
 def test_analogy_pane_both_ways_and_same_as_the_cli(qtbot, window, minilm_table) -> None:
     open_model(qtbot, window, "bundled")
     pane = window.panes.exercises.analogy.pane
-    with qtbot.waitSignal(window.client.channel(ANALOGY).ready, timeout=ANSWER_TIMEOUT_MS) as blocker:
+    with qtbot.waitSignal(answers(window, ANALOGY).ready, timeout=ANSWER_TIMEOUT_MS) as blocker:
         window.panes.exercises.analogy_action.trigger()
     assert pane.tokens()[0] == "queen"
     assert "left out" in pane.inputs_line.text()
@@ -176,7 +176,7 @@ def test_analogy_pane_both_ways_and_same_as_the_cli(qtbot, window, minilm_table)
     assert blocker.args[0].expected.rank.rank == ranked.index(queen) + 1
     assert f"queen is #{ranked.index(queen) + 1:,} of 30,519" in pane.expected_line.text()
 
-    with qtbot.waitSignal(window.client.channel(ANALOGY).ready, timeout=ANSWER_TIMEOUT_MS):
+    with qtbot.waitSignal(answers(window, ANALOGY).ready, timeout=ANSWER_TIMEOUT_MS):
         pane.include_inputs.setChecked(True)
     everything = [int(i) for i in np.lexsort((np.arange(len(scores)), -scores))]
     assert pane.tokens()[0] == minilm_table.tokens[everything[0]] == "king"
@@ -192,7 +192,7 @@ def test_analogy_pane_both_ways_and_same_as_the_cli(qtbot, window, minilm_table)
 
 def test_analogy_on_gpt2_spells_words_as_inside_a_sentence(qtbot, window, gpt2_folder) -> None:
     open_model(qtbot, window, str(gpt2_folder))
-    with qtbot.waitSignal(window.client.channel(ANALOGY).ready, timeout=ANSWER_TIMEOUT_MS) as blocker:
+    with qtbot.waitSignal(answers(window, ANALOGY).ready, timeout=ANSWER_TIMEOUT_MS) as blocker:
         window.panes.exercises.show_analogies()
     assert blocker.args[0].label == "_king - _man + _woman"
     assert "_king - _man + _woman" in window.panes.exercises.analogy.pane.heading.text()
@@ -202,7 +202,7 @@ def test_analogy_on_gpt2_spells_words_as_inside_a_sentence(qtbot, window, gpt2_f
 def test_two_texts_bank_on_gpt2(qtbot, window, gpt2_folder, gpt2_table) -> None:
     open_model(qtbot, window, str(gpt2_folder))
     pane = window.panes.exercises.two_texts.pane
-    with qtbot.waitSignal(window.client.channel(TWO_TEXTS).ready, timeout=ANSWER_TIMEOUT_MS) as blocker:
+    with qtbot.waitSignal(answers(window, TWO_TEXTS).ready, timeout=ANSWER_TIMEOUT_MS) as blocker:
         window.panes.exercises.two_texts_action.trigger()
     answer = blocker.args[0]
     assert [t.token if t else None for t in pane.picked_tokens()] == ["_bank", "_bank"]
@@ -212,7 +212,7 @@ def test_two_texts_bank_on_gpt2(qtbot, window, gpt2_folder, gpt2_table) -> None:
     sums = answer.first.input.enters - answer.second.input.enters
     np.testing.assert_allclose(sums, gpt2_table.positions[2] - gpt2_table.positions[1], atol=1e-6)
 
-    with qtbot.waitSignal(window.client.channel(TWO_TEXTS).ready, timeout=ANSWER_TIMEOUT_MS):
+    with qtbot.waitSignal(answers(window, TWO_TEXTS).ready, timeout=ANSWER_TIMEOUT_MS):
         pane.inputs[1].setText("bank account")
     assert "Different tokens: _bank is id 3,331, bank is id 17,796" in pane.verdict.text()
     assert "at the start of a text" in pane.verdict.text()
@@ -221,7 +221,7 @@ def test_two_texts_bank_on_gpt2(qtbot, window, gpt2_folder, gpt2_table) -> None:
 def test_two_texts_on_minilm_count_the_cls_row(qtbot, window) -> None:
     open_model(qtbot, window, "bundled")
     pane = window.panes.exercises.two_texts.pane
-    with qtbot.waitSignal(window.client.channel(TWO_TEXTS).ready, timeout=ANSWER_TIMEOUT_MS):
+    with qtbot.waitSignal(answers(window, TWO_TEXTS).ready, timeout=ANSWER_TIMEOUT_MS):
         window.panes.exercises.show_two_texts()
     assert "Same token id 2,924 (bank)" in pane.verdict.text()
     assert "place 3, position-table row 4" in pane.sides[0].text() and "LayerNorm(sum)" in pane.sides[0].text()
@@ -230,7 +230,7 @@ def test_two_texts_on_minilm_count_the_cls_row(qtbot, window) -> None:
 # ----- 5. honest sums -------------------------------------------------------------------------------
 def test_row_pane_sum_is_what_minilm_sends_to_layer_1(qtbot, window, minilm_table) -> None:
     open_model(qtbot, window, "bundled")
-    with qtbot.waitSignal(window.client.channel(ROW).ready, timeout=ANSWER_TIMEOUT_MS) as blocker:
+    with qtbot.waitSignal(answers(window, ROW).ready, timeout=ANSWER_TIMEOUT_MS) as blocker:
         type_text(qtbot, window, "monday")
     shown = blocker.args[0]
     weights = load_file(str(minilm_table.folder / "model.safetensors"))
@@ -253,7 +253,7 @@ def test_row_pane_sum_is_what_minilm_sends_to_layer_1(qtbot, window, minilm_tabl
 
 def test_row_pane_on_gpt2_and_on_a_rotary_model(qtbot, window, gpt2_folder, gpt2_table, tmp_path) -> None:
     open_model(qtbot, window, str(gpt2_folder))
-    with qtbot.waitSignal(window.client.channel(ROW).ready, timeout=ANSWER_TIMEOUT_MS) as blocker:
+    with qtbot.waitSignal(answers(window, ROW).ready, timeout=ANSWER_TIMEOUT_MS) as blocker:
         type_text(qtbot, window, " Paris")
     np.testing.assert_array_equal(blocker.args[0].combined, gpt2_table.row(6342) + gpt2_table.position_row(0))
     assert "place 1, position-table row 1" in window.panes.row_view.title.text()
@@ -262,7 +262,7 @@ def test_row_pane_on_gpt2_and_on_a_rotary_model(qtbot, window, gpt2_folder, gpt2
     from tests.faults.helpers import build_rotary_folder
 
     open_model(qtbot, window, str(build_rotary_folder(tmp_path / "rotary")))
-    with qtbot.waitSignal(window.client.channel(ROW).ready, timeout=ANSWER_TIMEOUT_MS):
+    with qtbot.waitSignal(answers(window, ROW).ready, timeout=ANSWER_TIMEOUT_MS):
         type_text(qtbot, window, "hello")
     numbers = window.panes.row_view.numbers
     assert numbers.textFormat() == Qt.TextFormat.RichText  # "&nbsp;" is markup, never printed
@@ -289,7 +289,7 @@ def test_download_button_says_why_it_cannot_and_keeps_the_model_box(qtbot, windo
     from embedexplorer.jobs.table_jobs import LOAD
 
     open_model(qtbot, window, spec)
-    with qtbot.waitSignal(window.client.channel(LOAD).failed, timeout=ANSWER_TIMEOUT_MS):
+    with qtbot.waitSignal(answers(window, LOAD).failed, timeout=ANSWER_TIMEOUT_MS):
         qtbot.mouseClick(window.model_bar.chapter_notice.download, Qt.MouseButton.LeftButton)
     # Tests run with HF_HUB_OFFLINE: the download is refused in words, and the model in use stays named.
     assert "HF_HUB_OFFLINE" in window.message_bar.text()

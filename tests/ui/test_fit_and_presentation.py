@@ -12,12 +12,12 @@ from PySide6.QtWidgets import QApplication, QToolBar, QWidget
 
 from embedexplorer.jobs.map_jobs import WORD_MAP
 from embedexplorer.jobs.table_jobs import MAP
-from embedexplorer.ui.fitting import MIN_NEIGHBOUR_ROWS
-from embedexplorer.ui.map_canvas import BIG_FAMILY_SIZE, REST_SIZE
-from embedexplorer.ui.row_view import MIN_ROW_PLOT_HEIGHT
-from embedexplorer.ui.teaching import SCALED_PROPERTY
-from embedexplorer.ui.theme import PRESENTATION_SCALE
-from tests.ui.conftest import LOAD_TIMEOUT_MS, open_model, settle, type_text
+from embedexplorer.ui.exercises.teaching import SCALED_PROPERTY
+from embedexplorer.ui.map.sizes import BIG_FAMILY_SIZE, REST_SIZE
+from embedexplorer.ui.panes.row_view import MIN_ROW_PLOT_HEIGHT
+from embedexplorer.ui.style.theme import PRESENTATION_SCALE
+from embedexplorer.ui.window.fitting import MIN_NEIGHBOUR_ROWS
+from tests.ui.conftest import LOAD_TIMEOUT_MS, answers, open_model, settle, type_text
 
 
 def rect_in(widget: QWidget, window: QWidget) -> QRect:
@@ -38,8 +38,8 @@ def check_fits(qtbot, window, width: int, height: int) -> None:  # type: ignore[
     screen = QRect(0, 0, width, height)
     assert (window.width(), window.height()) == (width, height)  # its smallest size fits the screen
     central = rect_in(window.centralWidget(), window)
-    canvas = window.panes.map_view.canvas
-    window.right.setCurrentWidget(window.panes.map_view)
+    canvas = window.panes.map.view.canvas
+    window.right.setCurrentWidget(window.panes.map)
     settle()
     on_screen = rect_in(canvas, window)
     assert central.contains(on_screen) and screen.contains(on_screen), (on_screen, central)
@@ -47,7 +47,7 @@ def check_fits(qtbot, window, width: int, height: int) -> None:  # type: ignore[
     view = QRectF(canvas.viewport().rect())
     for item in (canvas.plot, canvas.caption):
         assert view.contains(QRectF(canvas.mapFromScene(item.sceneBoundingRect()).boundingRect())), item
-    assert not on_screen.intersects(rect_in(window.panes.map_view.panel, window))
+    assert not on_screen.intersects(rect_in(window.panes.map.view.panel, window))
     assert not rect_in(window.panes.neighbours_pane, window).intersects(rect_in(window.right, window))
     if not window.row_placement.compact:
         assert not rect_in(window.panes.row_view, window).intersects(rect_in(window.panes.neighbours_pane, window))
@@ -62,7 +62,7 @@ def check_fits(qtbot, window, width: int, height: int) -> None:  # type: ignore[
         window.right.setCurrentWidget(window.panes.row_view)
         settle()
     assert window.panes.row_view.plot_widget.height() >= MIN_ROW_PLOT_HEIGHT
-    window.right.setCurrentWidget(window.panes.map_view)
+    window.right.setCurrentWidget(window.panes.map)
 
 
 @pytest.mark.parametrize("model", ["bundled", "gpt2"])
@@ -96,7 +96,7 @@ def test_presentation_fits_1024x640_and_the_layers_pane_scrolls_instead(qtbot, w
         check_fits(qtbot, window, 1024, 640)  # the Layers pane's height no longer sets the window's floor
         # The map keeps a plot, not a strip: its caption shows its first line, the rest in the tooltip,
         # and a picture still carries the whole caption.
-        canvas = window.panes.map_view.canvas
+        canvas = window.panes.map.view.canvas
         whole = canvas.caption_html
         assert canvas.caption.text == whole.split("<br>")[0] != whole
         assert "between families" in canvas.caption.toolTip() and "between families" in whole
@@ -133,12 +133,12 @@ def test_presentation_fits_1024x640_and_the_layers_pane_scrolls_instead(qtbot, w
     finally:
         window.panes.teaching.presentation_action.setChecked(False)
     at_size(qtbot, window, 1366, 768)  # room again: the whole caption and titles on screen
-    assert window.panes.map_view.canvas.caption.text == window.panes.map_view.canvas.caption_html
-    window.right.setCurrentWidget(window.panes.map_view)
+    assert window.panes.map.view.canvas.caption.text == window.panes.map.view.canvas.caption_html
+    window.right.setCurrentWidget(window.panes.map)
     settle()
-    assert window.panes.map_view.canvas.plot.getAxis("left").labelText == "direction 2 of the PCA map"
+    assert window.panes.map.view.canvas.plot.getAxis("left").labelText == "direction 2 of the PCA map"
     assert window.facts_label.shown_text() == window.facts_label.text()
-    assert window.panes.map_view.canvas.caption.toolTip() == ""
+    assert window.panes.map.view.canvas.caption.toolTip() == ""
 
 
 def test_the_left_column_sizes_are_remembered_through_a_small_window(qtbot, tmp_path) -> None:
@@ -167,7 +167,7 @@ def test_the_left_column_sizes_are_remembered_through_a_small_window(qtbot, tmp_
 
 def drawn_sizes(window) -> dict[str, float]:  # type: ignore[no-untyped-def]
     """The size pyqtgraph draws the first point of each scatter item at (families, rest, star, rings)."""
-    canvas = window.panes.map_view.canvas
+    canvas = window.panes.map.view.canvas
     items = dict(canvas._family_items)
     items.update({"rest": canvas._rest_item, "star": canvas._query_item, "rings": canvas._neighbour_item})
     return {name: item.points()[0].size() for name, item in items.items() if item is not None and len(item.data)}
@@ -184,7 +184,7 @@ def test_presentation_draws_the_map_larger_and_is_remembered(qtbot, tmp_path) ->
     try:
         open_model(qtbot, window, "bundled")
         type_text(qtbot, window, "monday")
-        canvas, row_view = window.panes.map_view.canvas, window.panes.row_view
+        canvas, row_view = window.panes.map.view.canvas, window.panes.row_view
         normal = drawn_sizes(window)
         assert {"star", "rings", "days"} <= set(normal)
         normal_text = (canvas.labels.font.pointSizeF(), canvas.caption.item.font().pointSizeF())
@@ -218,8 +218,8 @@ def test_presentation_draws_the_map_larger_and_is_remembered(qtbot, tmp_path) ->
         assert rects and not any(a.intersects(b) for n, a in enumerate(rects) for b in rects[n + 1 :])
 
         # A new map while presentation is on is drawn large too: the whole vocabulary...
-        with qtbot.waitSignal(window.client.channel(WORD_MAP).ready, timeout=LOAD_TIMEOUT_MS):
-            window.panes.map_view.request_word_map("all")
+        with qtbot.waitSignal(answers(window, WORD_MAP).ready, timeout=LOAD_TIMEOUT_MS):
+            window.panes.map.view.request_word_map("all")
         qtbot.waitUntil(lambda: canvas._rest_item is not None)
         big = drawn_sizes(window)
         assert big["rest"] == pytest.approx(REST_SIZE * PRESENTATION_SCALE)
@@ -228,8 +228,8 @@ def test_presentation_draws_the_map_larger_and_is_remembered(qtbot, tmp_path) ->
         assert drawn_sizes(window)["rest"] == REST_SIZE and drawn_sizes(window)["days"] == BIG_FAMILY_SIZE
         window.panes.teaching.presentation_action.trigger()
         # ...and the family map again.
-        with qtbot.waitSignal(window.client.channel(MAP).ready, timeout=LOAD_TIMEOUT_MS):
-            window.panes.map_view.show_family_map()
+        with qtbot.waitSignal(answers(window, MAP).ready, timeout=LOAD_TIMEOUT_MS):
+            window.panes.map.view.show_family_map()
         qtbot.waitUntil(lambda: canvas._rest_item is None and "star" in drawn_sizes(window))
         assert drawn_sizes(window) == pytest.approx(large)
 
@@ -274,10 +274,10 @@ def test_exports_follow_presentation(qtbot, window, tmp_path) -> None:
             window.panes.teaching.presentation_action.setChecked(on)
             svg = tmp_path / f"map-{on}.svg"
             png = tmp_path / f"map-{on}.png"
-            assert window.panes.map_view.export_to(str(svg)) and window.panes.map_view.export_to(str(png), 1200)
+            assert window.panes.map.exports.export_to(str(svg)) and window.panes.map.exports.export_to(str(png), 1200)
             assert png_facts(png)[0] == 1200
             drawings[on] = svg.read_text(encoding="utf-8")
-            canvas = window.panes.map_view.canvas
+            canvas = window.panes.map.view.canvas
             areas = canvas.export_text_areas
             # Each of the legend's lines at least as tall as the axis title: as readable in the picture.
             line = areas["legend names"].height() / len(canvas.legend_entries())

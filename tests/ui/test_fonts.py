@@ -6,10 +6,10 @@ from __future__ import annotations
 from PySide6.QtGui import QFontDatabase, QFontInfo, QRawFont
 
 from embedexplorer.jobs.table_jobs import TOKENS
-from embedexplorer.ui import fonts
-from embedexplorer.ui.map_canvas import MapCanvas
-from embedexplorer.ui.text_check import check_map_text, ink_share
-from tests.ui.conftest import ANSWER_TIMEOUT_MS, open_model
+from embedexplorer.ui.map.canvas import MapCanvas
+from embedexplorer.ui.style import fonts
+from embedexplorer.ui.style.text_check import check_map_text, ink_share
+from tests.ui.conftest import ANSWER_TIMEOUT_MS, answers, open_model
 
 NIHON = "日本"  # two CJK characters that DejaVu Sans has no glyph for
 
@@ -77,7 +77,7 @@ def test_characters_the_bundled_font_lacks_become_escapes_on_the_map(qtbot) -> N
 def test_chips_escape_what_no_installed_font_can_draw(qtbot, window) -> None:
     open_model(qtbot, window, "bundled")
     text = f"bank {NIHON}"  # set, not typed: Qt's test keyboard has no CJK keys
-    answered = window.client.channel(TOKENS).ready
+    answered = answers(window, TOKENS).ready
     with qtbot.waitSignal(answered, timeout=ANSWER_TIMEOUT_MS, check_params_cb=lambda r: r.text == text):
         window.panes.token_pane.set_text(text)
     tokens = window.panes.token_pane.chip_tokens

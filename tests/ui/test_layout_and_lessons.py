@@ -9,8 +9,8 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
 
 from embedexplorer.jobs.table_jobs import COSINE, LOAD, NEIGHBOURS, TOKENS, NeighboursRequest
-from embedexplorer.ui.help_menu import READING_HELP
-from tests.ui.conftest import ANSWER_TIMEOUT_MS, open_model, settle, type_text
+from embedexplorer.ui.window.help_menu import READING_HELP
+from tests.ui.conftest import ANSWER_TIMEOUT_MS, answers, open_model, settle, type_text
 
 
 def test_eight_neighbour_rows_at_1366x768_and_everything_fits_1024x640(qtbot, window) -> None:
@@ -64,7 +64,7 @@ def test_new_query_scrolls_to_the_top_and_clears_the_selection(qtbot, window) ->
     open_model(qtbot, window, "bundled")
     window.panes.neighbours_pane.set_k(60)
     table = window.panes.neighbours_pane.table
-    with qtbot.waitSignal(window.client.channel(NEIGHBOURS).ready, timeout=ANSWER_TIMEOUT_MS):
+    with qtbot.waitSignal(answers(window, NEIGHBOURS).ready, timeout=ANSWER_TIMEOUT_MS):
         type_text(qtbot, window, "monday")
     qtbot.waitUntil(lambda: table.rowCount() == 60, timeout=ANSWER_TIMEOUT_MS)
     table.selectRow(40)
@@ -108,27 +108,27 @@ def test_tab_leaves_the_neighbour_table(qtbot, window) -> None:
 def test_clearing_the_text_clears_row_neighbours_cosine_and_star(qtbot, window) -> None:
     open_model(qtbot, window, "bundled")
     type_text(qtbot, window, "monday")
-    with qtbot.waitSignal(window.client.channel(COSINE).ready, timeout=ANSWER_TIMEOUT_MS):
+    with qtbot.waitSignal(answers(window, COSINE).ready, timeout=ANSWER_TIMEOUT_MS):
         window.panes.neighbours_pane.compare_input.setText("tuesday")
     assert "= cosine(monday (id 6,928), tuesday (id 9,857))" in window.panes.neighbours_pane.compare_result.text()
-    assert window.panes.map_view.canvas._query_item.data.size == 1
-    with qtbot.waitSignal(window.client.channel(TOKENS).ready, timeout=ANSWER_TIMEOUT_MS):
+    assert window.panes.map.view.canvas._query_item.data.size == 1
+    with qtbot.waitSignal(answers(window, TOKENS).ready, timeout=ANSWER_TIMEOUT_MS):
         window.panes.token_pane.input.clear()
     assert window.panes.row_view.title.text() == "Select a token to see its row."
     assert window.panes.row_view.numbers.text() == ""
     assert window.panes.neighbours_pane.table.rowCount() == 0
     assert window.panes.neighbours_pane.compare_result.text() == ""
-    assert window.panes.map_view.canvas._query_item.data.size == 0
+    assert window.panes.map.view.canvas._query_item.data.size == 0
     # An answer still on its way for the old token is dropped, not shown.
-    window.client.submit(NEIGHBOURS, NeighboursRequest(6928, 8))
-    window.client.cancel(NEIGHBOURS)
+    window.client.ask(NEIGHBOURS, NeighboursRequest(6928, 8), window.panes.neighbours_pane)
+    window.client.cancel(NEIGHBOURS, window.panes.neighbours_pane)
     settle()
     assert window.panes.neighbours_pane.table.rowCount() == 0
 
 
 def test_a_failed_load_leaves_the_model_in_use_in_the_box(qtbot, window, tmp_path) -> None:
     open_model(qtbot, window, "bundled")
-    with qtbot.waitSignal(window.client.channel(LOAD).failed, timeout=ANSWER_TIMEOUT_MS):
+    with qtbot.waitSignal(answers(window, LOAD).failed, timeout=ANSWER_TIMEOUT_MS):
         window.open_model(str(tmp_path / "no-such-model"))
     assert window.model_bar.box.currentText() == "bundled"
     assert "No such folder" in window.message_bar.text()
@@ -182,7 +182,7 @@ def test_save_and_open_a_lesson(qtbot, window, tmp_path) -> None:
     type_text(qtbot, window, "the river bank")
     window.panes.token_pane.select(2)
     window.panes.neighbours_pane.set_k(12)
-    window.panes.map_view.set_hidden_families({"days"})
+    window.panes.map.view.set_hidden_families({"days"})
     window.panes.exercises.two_texts.pane.inputs[1].setText("my bank account")
     window.panes.exercises.two_texts.pane.request_tokens()
     qtbot.waitUntil(lambda: window.panes.exercises.two_texts.pane.places()[1] == 1, timeout=ANSWER_TIMEOUT_MS)
@@ -197,7 +197,7 @@ def test_save_and_open_a_lesson(qtbot, window, tmp_path) -> None:
     other = create_window(str(tmp_path / "other.ini"))
     qtbot.addWidget(other)
     other.show()
-    with qtbot.waitSignals([other.client.channel(LOAD).ready, other.client.channel(NEIGHBOURS).ready],
+    with qtbot.waitSignals([answers(other, LOAD).ready, answers(other, NEIGHBOURS).ready],
                            timeout=ANSWER_TIMEOUT_MS * 3):  # fmt: skip
         assert other.panes.teaching.open_from(str(lesson))
     qtbot.waitUntil(lambda: other.panes.token_pane.selected_index() == 2, timeout=ANSWER_TIMEOUT_MS)
@@ -206,7 +206,7 @@ def test_save_and_open_a_lesson(qtbot, window, tmp_path) -> None:
     assert other.settings.hidden_families == ["days"]
     assert other.panes.exercises.two_texts.pane.texts() == ("the river bank", "my bank account")
     qtbot.waitUntil(lambda: other.panes.teaching.pending is None, timeout=ANSWER_TIMEOUT_MS)
-    x, y = other.panes.map_view.view_range()
+    x, y = other.panes.map.view_range()
     assert x == tuple(data["map_view"]["x"]) and y == tuple(data["map_view"]["y"])
     other.close()
 

@@ -12,11 +12,11 @@ from PySide6.QtCore import Qt
 
 from embedexplorer.jobs.source_jobs import LOCAL_MODELS
 from embedexplorer.jobs.table_jobs import LOAD
-from embedexplorer.ui.local_models import LocalModelsDialog
+from embedexplorer.ui.panes.local_models import LocalModelsDialog
 
 from ..core.test_ollama_names import store_model
 from ..gguf_fixture import write_gguf
-from .conftest import LOAD_TIMEOUT_MS, settle
+from .conftest import LOAD_TIMEOUT_MS, answers, settle
 
 
 @pytest.fixture()
@@ -40,7 +40,7 @@ def fake_machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, P
 def open_dialog(qtbot, window) -> LocalModelsDialog:  # type: ignore[no-untyped-def]
     file_menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&File")
     action = next(a for a in file_menu.actions() if a.text() == "Local &models...")
-    with qtbot.waitSignal(window.client.channel(LOCAL_MODELS).ready, timeout=20_000):
+    with qtbot.waitSignal(answers(window, LOCAL_MODELS).ready, timeout=20_000):
         action.trigger()
     dialog = window.panes.local_models.dialog
     assert dialog is not None and dialog.isVisible()
@@ -59,7 +59,7 @@ def test_search_then_enter_opens_the_model(fake_machine, window, qtbot) -> None:
     assert cells[1:4] == ["Ollama, GGUF", cells[2], "F16"] and cells[2].endswith("KiB")
     qtbot.keyClicks(dialog.search, "TINY")
     assert shown_names(dialog) == ["tiny:latest"]
-    with qtbot.waitSignal(window.client.channel(LOAD).ready, timeout=LOAD_TIMEOUT_MS) as loaded:
+    with qtbot.waitSignal(answers(window, LOAD).ready, timeout=LOAD_TIMEOUT_MS) as loaded:
         qtbot.keyClick(dialog.search, Qt.Key.Key_Return)
     assert loaded.args[0].name == "ollama:tiny:latest" and loaded.args[0].facts.rows == 320
     assert not dialog.isVisible()
@@ -85,7 +85,7 @@ def test_double_click_opens_and_the_model_box_completes(fake_machine, window, qt
     dialog.search.setText("lm-model")
     index = dialog.shown.index(0, 0)
     rect = dialog.table.visualRect(index)
-    with qtbot.waitSignal(window.client.channel(LOAD).ready, timeout=LOAD_TIMEOUT_MS) as loaded:
+    with qtbot.waitSignal(answers(window, LOAD).ready, timeout=LOAD_TIMEOUT_MS) as loaded:
         qtbot.mouseClick(dialog.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
         qtbot.mouseDClick(dialog.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     assert loaded.args[0].name == str(fake_machine["lm"])

@@ -11,21 +11,21 @@ from embedexplorer.core.maps.family_map import load_families
 from embedexplorer.core.maps.word_maps import WordMap
 from embedexplorer.jobs.map_jobs import WORD_MAP
 from embedexplorer.jobs.table_jobs import MAP
-from embedexplorer.ui.family_editor import FamilyEditor
-from tests.ui.conftest import ANSWER_TIMEOUT_MS, LOAD_TIMEOUT_MS, open_model, settle, type_text
+from embedexplorer.ui.map.family_editor import FamilyEditor
+from tests.ui.conftest import ANSWER_TIMEOUT_MS, LOAD_TIMEOUT_MS, answers, open_model, settle, type_text
 
 DAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 
 
 def whole_vocabulary(qtbot, window) -> WordMap:  # type: ignore[no-untyped-def]
-    with qtbot.waitSignal(window.client.channel(WORD_MAP).ready, timeout=LOAD_TIMEOUT_MS) as ready:
-        window.panes.map_view.request_word_map("all")
+    with qtbot.waitSignal(answers(window, WORD_MAP).ready, timeout=LOAD_TIMEOUT_MS) as ready:
+        window.panes.map.view.request_word_map("all")
     return ready.args[0]
 
 
 def test_families_edited_in_the_dialog_round_trip_through_the_saved_file(qtbot, window, tmp_path) -> None:
     open_model(qtbot, window, "bundled")
-    editor = FamilyEditor(window.panes.map_view.current_families())
+    editor = FamilyEditor(window.panes.map.view.current_families())
     qtbot.addWidget(editor)
     days = editor.tree.topLevelItem(editor.families_in_order().index("days"))
     editor.tree.setCurrentItem(days)
@@ -42,11 +42,11 @@ def test_families_edited_in_the_dialog_round_trip_through_the_saved_file(qtbot, 
     assert edited["weekdays"][-1] == "holiday" and edited["colours"] == ["red", "green", "blue"]
 
     saved = tmp_path / "mine.json"
-    with qtbot.waitSignal(window.client.channel(MAP).ready, timeout=ANSWER_TIMEOUT_MS) as drawn:
-        assert window.panes.map_view.apply_edited_families(edited, saved)
+    with qtbot.waitSignal(answers(window, MAP).ready, timeout=ANSWER_TIMEOUT_MS) as drawn:
+        assert window.panes.map.view.apply_edited_families(edited, saved)
     assert load_families(saved) == edited  # the format that loads today, in the same order
     assert drawn.args[0].families == list(edited)
-    assert window.panes.map_view.canvas.families == list(edited)
+    assert window.panes.map.view.canvas.families == list(edited)
     assert window.settings.families_file == str(saved)  # remembered for the next start
     # A family left empty or two with one name cannot be saved.
     editor.add_family("weekdays")
@@ -56,7 +56,7 @@ def test_families_edited_in_the_dialog_round_trip_through_the_saved_file(qtbot, 
 def test_whole_vocabulary_search_counts_and_centres_on_each_match(qtbot, window, minilm_table) -> None:
     open_model(qtbot, window, "bundled")
     drawn = whole_vocabulary(qtbot, window)
-    view, canvas = window.panes.map_view, window.panes.map_view.canvas
+    view, canvas = window.panes.map.view, window.panes.map.view.canvas
     assert len(drawn) == 30_522 and canvas.map is drawn
     assert sum(drawn.family_counts().values()) == 63  # the chapter's words, coloured among the grey rows
     qtbot.keyClicks(view.search_box, "tuesday")
@@ -73,7 +73,7 @@ def test_whole_vocabulary_search_counts_and_centres_on_each_match(qtbot, window,
 def test_hovering_a_grey_row_of_the_whole_vocabulary_names_it_and_draws_it_larger(qtbot, window) -> None:
     open_model(qtbot, window, "bundled")
     drawn = whole_vocabulary(qtbot, window)
-    canvas = window.panes.map_view.canvas
+    canvas = window.panes.map.view.canvas
     settle()
     box = canvas.plot.getViewBox()
     (x0, x1), (y0, y1) = box.viewRange()
@@ -98,35 +98,35 @@ def test_hovering_a_grey_row_of_the_whole_vocabulary_names_it_and_draws_it_large
 
 def test_a_regex_that_matches_nothing_or_is_invalid_is_one_clear_message(qtbot, window) -> None:
     open_model(qtbot, window, "bundled")
-    before = window.panes.map_view.canvas.map
+    before = window.panes.map.view.canvas.map
     for pattern, words in ((r"^zzqqxx$", "matches"), ("(unclosed", "not a valid regular expression")):
-        with qtbot.waitSignal(window.client.channel(WORD_MAP).failed, timeout=ANSWER_TIMEOUT_MS):
-            window.panes.map_view.request_word_map("regex", pattern)
+        with qtbot.waitSignal(answers(window, WORD_MAP).failed, timeout=ANSWER_TIMEOUT_MS):
+            window.panes.map.view.request_word_map("regex", pattern)
         assert words in window.message_bar.text() and "The map on screen stays" in window.message_bar.text()
-        assert window.panes.map_view.canvas.map is before
+        assert window.panes.map.view.canvas.map is before
 
 
 def test_cancelling_a_tsne_map_leaves_the_previous_map(qtbot, window) -> None:
     open_model(qtbot, window, "bundled")
-    before = window.panes.map_view.canvas.map
+    before = window.panes.map.view.canvas.map
     messages: list[str] = []
-    window.client.channel(WORD_MAP).progress.connect(lambda _share, message: messages.append(message))
-    window.panes.map_view.set_projection("tsne")
-    assert window.panes.map_view.computing and window.panes.map_view.stop_button.isVisibleTo(window.panes.map_view)
+    answers(window, WORD_MAP).progress.connect(lambda _share, message: messages.append(message))
+    window.panes.map.view.set_projection("tsne")
+    assert window.panes.map.view.computing and window.panes.map.view.stop_button.isVisibleTo(window.panes.map)
     qtbot.waitUntil(lambda: len(messages) > 0, timeout=LOAD_TIMEOUT_MS)  # under way, with progress
-    qtbot.mouseClick(window.panes.map_view.stop_button, Qt.MouseButton.LeftButton)
-    assert not window.panes.map_view.computing and not window.progress.isVisibleTo(window)
+    qtbot.mouseClick(window.panes.map.view.stop_button, Qt.MouseButton.LeftButton)
+    assert not window.panes.map.view.computing and not window.progress.isVisibleTo(window)
     # The long lane runs one job at a time: a family map arriving proves the t-SNE job has stopped.
-    with qtbot.waitSignal(window.client.channel(MAP).ready, timeout=LOAD_TIMEOUT_MS):
-        window.panes.map_view.show_family_map()
-    assert window.panes.map_view.canvas.map.method == "pca" and len(window.panes.map_view.canvas.map) == len(before)
-    assert window.panes.map_view.projection == "pca" and window.panes.map_view.projection_actions["pca"].isChecked()
+    with qtbot.waitSignal(answers(window, MAP).ready, timeout=LOAD_TIMEOUT_MS):
+        window.panes.map.view.show_family_map()
+    assert window.panes.map.view.canvas.map.method == "pca" and len(window.panes.map.view.canvas.map) == len(before)
+    assert window.panes.map.view.projection == "pca" and window.panes.map.projection_actions["pca"].isChecked()
 
 
 def test_rings_are_named_hidden_families_leave_nothing_and_the_caption_counts_what_is_shown(qtbot, window) -> None:
     open_model(qtbot, window, "bundled")
     answer = type_text(qtbot, window, "monday")
-    canvas, panel = window.panes.map_view.canvas, window.panes.map_view.panel
+    canvas, panel = window.panes.map.view.canvas, window.panes.map.view.panel
     names = [n.token for n in answer.result.neighbours]
     assert canvas.ring_names == names  # each ring's hover tip names it
     labelled = set(canvas.labels.shown)
@@ -137,21 +137,21 @@ def test_rings_are_named_hidden_families_leave_nothing_and_the_caption_counts_wh
     assert set(canvas.ring_names) == {n for n in names if n not in DAYS}
     assert "56 words in 7 families" in canvas.caption.text
     # Show the k nearest: the star and its rings alone, zoomed to them; Reset view shows everything.
-    qtbot.mouseClick(window.panes.map_view.isolate_button, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(window.panes.map.view.isolate_button, Qt.MouseButton.LeftButton)
     assert canvas.isolated
-    window.panes.map_view.reset_view()
-    qtbot.mouseClick(window.panes.map_view.isolate_button, Qt.MouseButton.LeftButton)
+    window.panes.map.view.reset_view()
+    qtbot.mouseClick(window.panes.map.view.isolate_button, Qt.MouseButton.LeftButton)
     assert not canvas.isolated
 
 
 def test_clicking_a_dot_looks_its_word_up(qtbot, window) -> None:
     open_model(qtbot, window, "bundled")
-    canvas = window.panes.map_view.canvas
+    canvas = window.panes.map.view.canvas
     settle()
     index = canvas.map.labels.index("tokyo")
     view = canvas.plot.getViewBox()
     at = canvas.mapFromScene(view.mapViewToScene(pg_point(*canvas.map.coords[index])))
-    with qtbot.waitSignal(window.panes.map_view.word_clicked, timeout=ANSWER_TIMEOUT_MS) as clicked:
+    with qtbot.waitSignal(window.panes.map.view.word_clicked, timeout=ANSWER_TIMEOUT_MS) as clicked:
         qtbot.mouseClick(canvas.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(at.x(), at.y()))
     assert clicked.args == [" Tokyo"]  # the word as the families file spells it
     qtbot.waitUntil(lambda: window.panes.token_pane.input.text() == " Tokyo", timeout=ANSWER_TIMEOUT_MS)
@@ -167,10 +167,10 @@ def test_svg_export_draws_markers_as_shapes_and_the_legend_explains_star_and_rin
     open_model(qtbot, window, "bundled")
     type_text(qtbot, window, "monday")
     target = tmp_path / "map.svg"
-    assert window.panes.map_view.export_to(str(target))
+    assert window.panes.map.exports.export_to(str(target))
     drawing = target.read_text(encoding="utf-8")
     assert "<image" not in drawing  # no marker squeezed into a bitmap
-    assert len(re.findall(r"<circle", drawing)) >= 63 + len(window.panes.map_view.canvas.ring_names)
+    assert len(re.findall(r"<circle", drawing)) >= 63 + len(window.panes.map.view.canvas.ring_names)
     assert len(re.findall(r"<polygon", drawing)) == 2  # the star, on the map and in the legend
     # One grid: each major tick of each axis is one line, none drawn twice.
     lines = re.findall(r"<line [^>]*/>", drawing)
@@ -181,7 +181,7 @@ def test_svg_export_draws_markers_as_shapes_and_the_legend_explains_star_and_rin
 def test_the_one_style_scatter_draws_exactly_what_pyqtgraph_draws(qtbot) -> None:
     import pyqtgraph as pg
 
-    from embedexplorer.ui.map_canvas import UniformScatter
+    from embedexplorer.ui.map.scatter import UniformScatter
 
     rng = np.random.default_rng(0)
     x, y = rng.normal(size=2_000), rng.normal(size=2_000)

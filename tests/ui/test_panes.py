@@ -13,10 +13,11 @@ from embedexplorer.core.tables.embedding_table import Neighbour, NeighbourResult
 from embedexplorer.core.text.texts import Token, TokenReport
 from embedexplorer.jobs.table_jobs import CosineAnswer, NeighboursAnswer, RowAnswer, TokensAnswer
 from embedexplorer.settings import Settings
-from embedexplorer.ui.map_view import MapView
-from embedexplorer.ui.neighbours_pane import NeighboursPane
-from embedexplorer.ui.row_view import RowView
-from embedexplorer.ui.token_pane import TokenPane
+from embedexplorer.ui.map.exports import MapExports
+from embedexplorer.ui.map.view import MapView
+from embedexplorer.ui.panes.neighbours_pane import NeighboursPane
+from embedexplorer.ui.panes.row_view import RowView
+from embedexplorer.ui.panes.token_pane import TokenPane
 
 PARIS = Token(6342, "_Paris", " Paris")
 BYTE = Token(127, "<0x8D>", "\udc8d")
@@ -108,7 +109,7 @@ def test_map_view_draws_hides_and_exports(qtbot, tmp_path) -> None:
     assert view.settings.hidden_families == ["fruit"]
     statuses: list[str] = []
     view.status.connect(statuses.append)
-    assert view.export_to(str(tmp_path / "map.png"), 400)
+    assert MapExports(view).export_to(str(tmp_path / "map.png"), 400)
     assert (tmp_path / "map.png").read_bytes().startswith(b"\x89PNG")
     assert statuses and "map.png" in statuses[0]
 

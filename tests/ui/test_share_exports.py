@@ -23,15 +23,15 @@ def answer_save_dialog(monkeypatch, path, kind: str) -> None:  # type: ignore[no
 
 
 def test_the_window_exports_the_map_as_a_web_page_with_its_hidden_families(qtbot, window, tmp_path, monkeypatch):
-    view = window.panes.map_view
-    assert not view.page_action.isEnabled() and not view.points_action.isEnabled()
-    assert view.page_action in window.menuBar().actions()[0].menu().actions()
+    view, exports = window.panes.map.view, window.panes.map.exports
+    assert not exports.page_action.isEnabled() and not exports.points_action.isEnabled()
+    assert exports.page_action in window.menuBar().actions()[0].menu().actions()
     open_model(qtbot, window, "bundled")
-    assert view.page_action.isEnabled() and view.points_action.isEnabled()
+    assert exports.page_action.isEnabled() and exports.points_action.isEnabled()
     view.panel.visibility["food"].setChecked(False)  # as a click on its box does
     target = tmp_path / "shared"
     answer_save_dialog(monkeypatch, target, "Web page (*.html)")
-    view.page_action.trigger()
+    exports.page_action.trigger()
     written = tmp_path / "shared.html"
     assert written.is_file()
     data = page_data(written)
@@ -47,9 +47,9 @@ def test_the_window_exports_the_map_as_a_web_page_with_its_hidden_families(qtbot
 
 def test_the_window_exports_points_as_csv_and_json_that_read_back(qtbot, window, tmp_path, monkeypatch):
     open_model(qtbot, window, "bundled")
-    view = window.panes.map_view
+    view, exports = window.panes.map.view, window.panes.map.exports
     answer_save_dialog(monkeypatch, tmp_path / "points", "CSV table (*.csv)")
-    view.points_action.trigger()
+    exports.points_action.trigger()
     text = (tmp_path / "points.csv").read_text(encoding="utf-8")
     rows = list(csv.reader((line for line in text.splitlines() if not line.startswith("#")),
                            quoting=csv.QUOTE_NONNUMERIC))
@@ -61,7 +61,7 @@ def test_the_window_exports_points_as_csv_and_json_that_read_back(qtbot, window,
     assert any(line.startswith("# table_sha256: ") for line in text.splitlines())
 
     answer_save_dialog(monkeypatch, tmp_path / "points", "JSON (*.json)")
-    view.points_action.trigger()
+    exports.points_action.trigger()
     data = json.loads((tmp_path / "points.json").read_text(encoding="utf-8"))
     assert [(p["token"], p["x"], p["y"]) for p in data["points"]] == [
         (label, x, y) for label, (x, y) in zip(shown.labels, shown.coords.tolist(), strict=True)
@@ -71,14 +71,14 @@ def test_the_window_exports_points_as_csv_and_json_that_read_back(qtbot, window,
 
 def test_pictures_and_lessons_from_the_window_say_where_the_map_came_from(qtbot, window, tmp_path):
     open_model(qtbot, window, "bundled")
-    sha = window.panes.map_view.family_map.provenance.table_sha256
+    sha = window.panes.map.view.family_map.provenance.table_sha256
     png = tmp_path / "map.png"
-    assert window.panes.map_view.export_to(str(png), 800)
+    assert window.panes.map.exports.export_to(str(png), 800)
     image = QImage(str(png))
     assert json.loads(image.text("EmbedExplorer provenance"))["table_sha256"] == sha
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", image.text("Creation Time"))
     svg = tmp_path / "map.svg"
-    assert window.panes.map_view.export_to(str(svg))
+    assert window.panes.map.exports.export_to(str(svg))
     assert f'"table_sha256": "{sha}"' in svg.read_text(encoding="utf-8")
     lesson = tmp_path / "class.lesson.json"
     assert window.panes.teaching.save_to(str(lesson))
@@ -88,11 +88,11 @@ def test_pictures_and_lessons_from_the_window_say_where_the_map_came_from(qtbot,
 def test_a_page_that_cannot_be_written_is_one_sentence(qtbot, window, tmp_path):
     open_model(qtbot, window, "bundled")
     said: list[str] = []
-    window.panes.map_view.message.connect(lambda text, _level: said.append(text))
+    window.panes.map.view.message.connect(lambda text, _level: said.append(text))
     folder = tmp_path / "a folder"
     folder.mkdir()
-    assert not window.panes.map_view.export_page_to(str(folder))
-    assert not window.panes.map_view.export_points_to(str(folder))
+    assert not window.panes.map.exports.export_page_to(str(folder))
+    assert not window.panes.map.exports.export_points_to(str(folder))
     assert len(said) == 2 and all("\n" not in s and "Traceback" not in s for s in said)
     assert "Nothing was overwritten" in said[0] and folder.is_dir()
 
@@ -100,5 +100,5 @@ def test_a_page_that_cannot_be_written_is_one_sentence(qtbot, window, tmp_path):
 def test_the_state_holds_where_the_map_came_from(qtbot, window):
     open_model(qtbot, window, "bundled")
     provenance = window.state.map_provenance
-    assert provenance is not None and provenance is window.panes.map_view.family_map.provenance
+    assert provenance is not None and provenance is window.panes.map.view.family_map.provenance
     assert provenance.model == window.state.model_name

@@ -12,7 +12,7 @@ from PySide6.QtCore import QPointF, Qt
 
 from embedexplorer.jobs.table_jobs import COSINE, MAP, NEIGHBOURS, ROW, TOKENS, RowRequest, TokensRequest
 from tests.images import png_facts
-from tests.ui.conftest import ANSWER_TIMEOUT_MS, open_model, settle, type_text
+from tests.ui.conftest import ANSWER_TIMEOUT_MS, answers, open_model, settle, type_text
 
 
 def test_chapter_sentence_shows_five_chips_with_ids(qtbot, window, gpt2_folder) -> None:
@@ -23,7 +23,7 @@ def test_chapter_sentence_shows_five_chips_with_ids(qtbot, window, gpt2_folder) 
     assert "31.0%" in window.facts_label.text()
     assert "38,597,376" in window.facts_label.text()
     # Untrained rows: family means round to zero, and neither "-0.00" nor a ratio of noise is shown.
-    caption = window.panes.map_view.canvas.caption.text
+    caption = window.panes.map.view.canvas.caption.text
     assert "between families 0.00 (no ratio" in caption and "-0.00" not in caption
     assert "The tick marks 0.000," in window.panes.neighbours_pane.baseline_label.text()
 
@@ -31,8 +31,7 @@ def test_chapter_sentence_shows_five_chips_with_ids(qtbot, window, gpt2_folder) 
 def test_clicking_a_chip_shows_the_engines_neighbours_and_rows(qtbot, window, gpt2_folder, gpt2_table) -> None:
     open_model(qtbot, window, str(gpt2_folder))
     type_text(qtbot, window, "The capital of France is")
-    channel = window.client.channel
-    with qtbot.waitSignals([channel(NEIGHBOURS).ready, channel(ROW).ready], timeout=ANSWER_TIMEOUT_MS):
+    with qtbot.waitSignals([answers(window, NEIGHBOURS).ready, answers(window, ROW).ready], timeout=ANSWER_TIMEOUT_MS):
         chips = window.panes.token_pane.chip_list
         qtbot.mouseClick(chips.viewport(), Qt.MouseButton.LeftButton, pos=chips.visualItemRect(chips.item(3)).center())
     expected = gpt2_table.neighbours(4881, k=window.panes.neighbours_pane.k()).neighbours
@@ -50,14 +49,15 @@ def test_monday_on_bundled_model_lists_weekdays(qtbot, window) -> None:
     result = type_text(qtbot, window, "monday")
     tokens = {n.token for n in result.result.neighbours}
     assert {"tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"} <= tokens
-    assert result.map_query is not None  # the selected token is placed on the map
-    assert len(result.map_neighbours) == len(result.result.neighbours)
-    assert "(ratio " in window.panes.map_view.canvas.caption.text  # a learned table: families stand apart
+    # The map asks for itself: the selected token starred on it and each neighbour ringed.
+    token, at, rings = window.panes.map.view.canvas.selection
+    assert token == "monday" and at is not None and len(rings) == len(result.result.neighbours)
+    assert "(ratio " in window.panes.map.view.canvas.caption.text  # a learned table: families stand apart
 
 
 def test_family_panel_highlights_and_hides(qtbot, window) -> None:
     open_model(qtbot, window, "bundled")
-    canvas, panel = window.panes.map_view.canvas, window.panes.map_view.panel
+    canvas, panel = window.panes.map.view.canvas, window.panes.map.view.panel
     assert len(canvas.families) == 8
     qtbot.mouseClick(panel.highlight_buttons["days"], Qt.MouseButton.LeftButton)
     assert canvas.highlighted == "days" and canvas.highlight_count == 7
@@ -72,18 +72,18 @@ def test_family_panel_highlights_and_hides(qtbot, window) -> None:
 def test_export_writes_png_of_requested_width(qtbot, window, tmp_path) -> None:
     open_model(qtbot, window, "bundled")
     target = tmp_path / "map.png"
-    assert window.panes.map_view.export_to(str(target), 900)
+    assert window.panes.map.exports.export_to(str(target), 900)
     width, height, colours = png_facts(target)
     assert width == 900 and height > 300
     assert colours > 20
     svg = tmp_path / "map.svg"
-    assert window.panes.map_view.export_to(str(svg))
+    assert window.panes.map.exports.export_to(str(svg))
     assert "<svg" in svg.read_text(encoding="utf-8")[:2000]
 
 
 def test_word_labels_never_overlap_follow_hiding_and_reach_exported_pictures(qtbot, window, tmp_path) -> None:
     open_model(qtbot, window, "bundled")
-    canvas, panel = window.panes.map_view.canvas, window.panes.map_view.panel
+    canvas, panel = window.panes.map.view.canvas, window.panes.map.view.panel
     words = list(canvas.map.labels)
     # The window opens on its restored text: wait, as a person does, for its neighbours' rings (they
     # want labels too), so that nothing arrives between the steps below.
@@ -96,7 +96,7 @@ def test_word_labels_never_overlap_follow_hiding_and_reach_exported_pictures(qtb
     rects = [rect for _i, rect in canvas.labels.placed]
     assert not any(a.intersects(b) for n, a in enumerate(rects) for b in rects[n + 1 :])
     with_days = tmp_path / "with-days.svg"
-    assert window.panes.map_view.export_to(str(with_days))
+    assert window.panes.map.exports.export_to(str(with_days))
     drawing = with_days.read_text(encoding="utf-8")
     # The drawing places its labels by the same rule, for its own size: most of them fit there too.
     assert sum(f">{word}<" in drawing for word in canvas.labels.wanted) >= 20
@@ -105,7 +105,7 @@ def test_word_labels_never_overlap_follow_hiding_and_reach_exported_pictures(qtb
     days = {w for w in words if w in {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}}
     assert len(days) == 7 and set(canvas.labels.wanted) == wanted - days and not days & set(canvas.labels.shown)
     without_days = tmp_path / "without-days.svg"
-    assert window.panes.map_view.export_to(str(without_days))
+    assert window.panes.map.exports.export_to(str(without_days))
     assert ">tuesday<" not in without_days.read_text(encoding="utf-8")
     panel.visibility["days"].click()
     # The selected word is named by its marker's label, so its own label steps aside.
@@ -115,7 +115,7 @@ def test_word_labels_never_overlap_follow_hiding_and_reach_exported_pictures(qtb
 
 def test_no_label_covers_the_selected_tokens_own_name(qtbot, window) -> None:
     open_model(qtbot, window, "bundled")
-    canvas = window.panes.map_view.canvas
+    canvas = window.panes.map.view.canvas
     for word in ("paris", "monday", "dog"):  # stars among crowded families
         type_text(qtbot, window, word)
         settle()
@@ -131,7 +131,7 @@ def test_no_label_covers_the_selected_tokens_own_name(qtbot, window) -> None:
 def test_the_selected_tokens_name_stays_inside_the_map_at_its_edges(qtbot, window, tmp_path) -> None:
     """The star at the top or the right edge of the view: its name goes below it or to its left, never cut."""
     open_model(qtbot, window, "bundled")
-    canvas = window.panes.map_view.canvas
+    canvas = window.panes.map.view.canvas
     view = canvas.plot.getViewBox()
     shown = canvas.map
     assert shown is not None
@@ -156,7 +156,7 @@ def test_the_selected_tokens_name_stays_inside_the_map_at_its_edges(qtbot, windo
         assert (box.top() >= star.y() - 1) if edge == "top" else (box.right() <= star.x() + 1), (edge, box, star)
         # The picture puts it on the same side, inside its plot.
         target = tmp_path / f"{edge}.svg"
-        assert window.panes.map_view.export_to(str(target))
+        assert window.panes.map.exports.export_to(str(target))
         drawing = target.read_text(encoding="utf-8")
         plot = re.search(r'<clipPath id="plot"><rect x="([0-9.]+)" y="([0-9.]+)" width="([0-9.]+)"', drawing)
         tip = re.search(r'<polygon points="([-0-9.]+),([-0-9.]+)', drawing)  # the star's top point, 11 px up
@@ -173,13 +173,13 @@ def test_failures_leave_the_window_usable(qtbot, window, tmp_path) -> None:
     open_model(qtbot, window, "bundled")
     from embedexplorer.jobs.table_jobs import LOAD
 
-    with qtbot.waitSignal(window.client.channel(LOAD).failed, timeout=ANSWER_TIMEOUT_MS):
+    with qtbot.waitSignal(answers(window, LOAD).failed, timeout=ANSWER_TIMEOUT_MS):
         window.open_model(str(tmp_path / "no-such-model"))
     assert "No such folder" in window.message_bar.text()
     assert "Still using all-MiniLM-L6-v2" in window.facts_label.text()
     # A computation that fails inside the worker becomes a message; the next request is answered.
-    with qtbot.waitSignal(window.client.channel(ROW).failed, timeout=ANSWER_TIMEOUT_MS) as blocker:
-        window.client.submit(ROW, RowRequest(10**9, 0))
+    with qtbot.waitSignal(answers(window, ROW).failed, timeout=ANSWER_TIMEOUT_MS) as blocker:
+        window.client.ask(ROW, RowRequest(10**9, 0), window.panes.row_view)
     assert "outside the table" in blocker.args[0].message
     result = type_text(qtbot, window, "tuesday")
     assert result.result.query.token == "tuesday"
@@ -187,22 +187,22 @@ def test_failures_leave_the_window_usable(qtbot, window, tmp_path) -> None:
 
 def test_only_the_newest_answer_is_shown(qtbot, window) -> None:
     open_model(qtbot, window, "bundled")
-    answers = []
-    window.client.channel(TOKENS).ready.connect(answers.append)
+    shown: list[object] = []
+    answers(window, TOKENS).ready.connect(shown.append)
     texts = [f"day {i}" for i in range(40)]
-    with qtbot.waitSignal(window.client.channel(TOKENS).ready, timeout=ANSWER_TIMEOUT_MS):
+    with qtbot.waitSignal(answers(window, TOKENS).ready, timeout=ANSWER_TIMEOUT_MS):
         for text in texts:
-            window.client.submit(TOKENS, TokensRequest(text))
+            window.client.ask(TOKENS, TokensRequest(text), window.panes.token_pane)
     # The quick lane answers in order: once a later request is answered, no earlier answer is on its way.
-    with qtbot.waitSignal(window.client.channel(ROW).ready, timeout=ANSWER_TIMEOUT_MS):
-        window.client.submit(ROW, RowRequest(0, 0))
-    assert [a.text for a in answers] == [texts[-1]]
+    with qtbot.waitSignal(answers(window, ROW).ready, timeout=ANSWER_TIMEOUT_MS):
+        window.client.ask(ROW, RowRequest(0, 0), window.panes.row_view)
+    assert [a.text for a in shown] == [texts[-1]]
 
 
 def test_k_and_double_click_and_compare(qtbot, window) -> None:
     open_model(qtbot, window, "bundled")
     type_text(qtbot, window, "paris")
-    neighbours = window.client.channel(NEIGHBOURS).ready
+    neighbours = answers(window, NEIGHBOURS).ready
     with qtbot.waitSignal(
         neighbours, timeout=ANSWER_TIMEOUT_MS, check_params_cb=lambda r: len(r.result.neighbours) == 12
     ):
@@ -214,7 +214,7 @@ def test_k_and_double_click_and_compare(qtbot, window) -> None:
     ) as blocker:
         window.panes.neighbours_pane.table.cellDoubleClicked.emit(0, 0)
     assert blocker.args[0].result.query.token == first
-    with qtbot.waitSignal(window.client.channel(COSINE).ready, timeout=ANSWER_TIMEOUT_MS) as blocker:
+    with qtbot.waitSignal(answers(window, COSINE).ready, timeout=ANSWER_TIMEOUT_MS) as blocker:
         qtbot.keyClicks(window.panes.neighbours_pane.compare_input, "france")
     assert blocker.args[0].b == "france"
     assert "cosine(" in window.panes.neighbours_pane.compare_result.text()
@@ -230,7 +230,7 @@ def test_settings_are_remembered(qtbot, tmp_path) -> None:
     open_model(qtbot, first, "bundled")
     first.panes.neighbours_pane.k_box.setValue(5)
     qtbot.waitUntil(lambda: first.settings.k == 5)  # the k box waits for a pause before it asks
-    first.panes.map_view.panel.visibility["food"].click()
+    first.panes.map.view.panel.visibility["food"].click()
     first.close()
 
     second = create_window(settings)
@@ -280,10 +280,14 @@ def test_window_process_never_builds_a_tokenizer() -> None:
         "loop = QEventLoop()\n"
         "answers = []\n"
         "channel = window.client.channel\n"
-        "channel(NEIGHBOURS).ready.connect(lambda r: (answers.append(r.result.query.token), loop.quit()))\n"
-        "channel(LOAD).ready.connect(lambda _r: window.client.submit(NEIGHBOURS, NeighboursRequest('monday', 5)))\n"
+        "asker = {LOAD: window.model_bar, NEIGHBOURS: window.panes.neighbours_pane}\n"
+        "heard = lambda r: (answers.append(r.result.query.token), loop.quit())\n"
+        "channel(NEIGHBOURS, asker[NEIGHBOURS]).ready.connect(heard)\n"
+        "ask = lambda _r: window.client.ask(NEIGHBOURS, NeighboursRequest('monday', 5), asker[NEIGHBOURS])\n"
+        "channel(LOAD, asker[LOAD]).ready.connect(ask)\n"
         "for kind in (LOAD, NEIGHBOURS):\n"
-        "    channel(kind).failed.connect(lambda f: (answers.append('failed: ' + f.message), loop.quit()))\n"
+        "    failed = lambda f: (answers.append('failed: ' + f.message), loop.quit())\n"
+        "    channel(kind, asker[kind]).failed.connect(failed)\n"
         "QTimer.singleShot(60000, loop.quit)\n"
         "window.open_model('bundled')\n"
         "loop.exec()\n"
@@ -315,21 +319,21 @@ def test_families_file_bad_then_good_then_saved(qtbot, window, tmp_path) -> None
     open_model(qtbot, window, "bundled")
     bad = tmp_path / "bad.json"
     bad.write_text('{"families": {"days": ["monday", ', encoding="utf-8")
-    with qtbot.waitSignal(window.client.channel(MAP).failed, timeout=ANSWER_TIMEOUT_MS):
-        window.panes.map_view.use_families(str(bad))
+    with qtbot.waitSignal(answers(window, MAP).failed, timeout=ANSWER_TIMEOUT_MS):
+        window.panes.map.view.use_families(str(bad))
     assert "not valid JSON" in window.message_bar.text()
     assert "keeps the families it had" in window.message_bar.text()
-    assert len(window.panes.map_view.canvas.families) == 8  # the chapter's map is still there
+    assert len(window.panes.map.view.canvas.families) == 8  # the chapter's map is still there
 
     good = tmp_path / "good.json"
     good.write_text('{"families": {"days": ["monday", "friday"], "fruit": ["apple", "pear"]}}', encoding="utf-8")
-    with qtbot.waitSignal(window.client.channel(MAP).ready, timeout=ANSWER_TIMEOUT_MS):
-        window.panes.map_view.use_families(str(good))
-    assert window.panes.map_view.canvas.families == ["days", "fruit"]
+    with qtbot.waitSignal(answers(window, MAP).ready, timeout=ANSWER_TIMEOUT_MS):
+        window.panes.map.view.use_families(str(good))
+    assert window.panes.map.view.canvas.families == ["days", "fruit"]
     assert window.settings.families_file == str(good)
 
     saved = tmp_path / "saved.json"
-    assert window.panes.map_view.save_families(str(saved))
+    assert window.panes.map.view.save_families(str(saved))
     assert load_families(saved) == {"days": ["monday", "friday"], "fruit": ["apple", "pear"]}
 
 
@@ -337,7 +341,7 @@ def test_long_paste_says_what_fits(qtbot, window, gpt2_folder) -> None:
     open_model(qtbot, window, str(gpt2_folder))
     text = " word" * 1_100 + "x" * 100_000  # 1,100 tokens and a huge tail: a careless paste
     with qtbot.waitSignal(
-        window.client.channel(TOKENS).ready, timeout=ANSWER_TIMEOUT_MS, check_params_cb=lambda r: r.text == text
+        answers(window, TOKENS).ready, timeout=ANSWER_TIMEOUT_MS, check_params_cb=lambda r: r.text == text
     ) as blocker:
         window.panes.token_pane.input.setText(text)
     result = blocker.args[0].report
@@ -351,11 +355,11 @@ def test_answers_never_re_lay_out_the_window(qtbot, window) -> None:
     window.resize(1360, 860)
     window.show()
     qtbot.waitExposed(window)
-    panes = [window.panes.row_view, window.panes.neighbours_pane, window.panes.map_view.canvas, window.panes.token_pane]
+    panes = [window.panes.row_view, window.panes.neighbours_pane, window.panes.map.view.canvas, window.panes.token_pane]
 
     def sizes() -> list[object]:
         # The family panel grows downwards into empty space as families arrive; its width must not move.
-        return [pane.size() for pane in panes] + [window.panes.map_view.panel.width()]
+        return [pane.size() for pane in panes] + [window.panes.map.view.panel.width()]
 
     before_load = sizes()
     open_model(qtbot, window, "bundled")

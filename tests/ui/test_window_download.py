@@ -9,7 +9,7 @@ import pytest
 from embedexplorer.jobs.table_jobs import LOAD
 from tests.faults.helpers import build_rotary_folder, fake_hub
 
-from .conftest import LOAD_TIMEOUT_MS
+from .conftest import LOAD_TIMEOUT_MS, answers
 
 REPO = "someone/tiny-rotary"
 
@@ -35,7 +35,7 @@ def online(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):  # type: ignore[no-
 def test_download_in_the_window_fetches_the_table_with_byte_progress(qtbot, window, online) -> None:  # type: ignore[no-untyped-def]
     hub, folder = online
     reports: list[tuple[float, str]] = []
-    channel = window.client.channel(LOAD)
+    channel = answers(window, LOAD)
     channel.progress.connect(lambda share, message: reports.append((share, message)))
     failures: list[str] = []
     channel.failed.connect(lambda failure: failures.append(failure.message))

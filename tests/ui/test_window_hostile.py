@@ -23,7 +23,7 @@ from embedexplorer.jobs.table_jobs import (
 )
 from tests.faults.helpers import build_rotary_folder, word_level_tokenizer, write_table_folder
 from tests.faults.test_hostile import CATASTROPHIC, plant_modules
-from tests.ui.conftest import ANSWER_TIMEOUT_MS, LOAD_TIMEOUT_MS, open_model
+from tests.ui.conftest import ANSWER_TIMEOUT_MS, LOAD_TIMEOUT_MS, answers, open_model
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -35,7 +35,7 @@ def test_the_window_started_from_downloads_runs_no_planted_code(qtbot, window, t
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(REPO), ""]))  # "" is the working folder
     open_model(qtbot, window, "bundled")  # the window's tokenizer runs in a child process
     with qtbot.waitSignal(
-        window.client.channel(TOKENS).ready, timeout=ANSWER_TIMEOUT_MS, check_params_cb=lambda r: r.text == "paris"
+        answers(window, TOKENS).ready, timeout=ANSWER_TIMEOUT_MS, check_params_cb=lambda r: r.text == "paris"
     ):
         window.panes.token_pane.set_text("paris")
     assert [chip.token for chip in window.panes.token_pane.chip_tokens] == ["paris"]
@@ -49,16 +49,17 @@ def test_a_model_file_truncated_while_open_is_named_and_the_window_lives(qtbot, 
     open_model(qtbot, window, str(folder))
     # Let the quick lane finish what the window asked by itself: a read already under way when
     # the file is cut can still meet the cut (the check and the read are microseconds apart).
-    with qtbot.waitSignal(window.client.channel(NEIGHBOURS).ready, timeout=ANSWER_TIMEOUT_MS):
-        window.client.submit(NEIGHBOURS, NeighboursRequest("paris", 5))
+    with qtbot.waitSignal(answers(window, NEIGHBOURS).ready, timeout=ANSWER_TIMEOUT_MS):
+        window.client.ask(NEIGHBOURS, NeighboursRequest("paris", 5), window.panes.neighbours_pane)
     os.truncate(folder / "model.safetensors", 4096)  # another program cuts the file
-    with qtbot.waitSignal(window.client.channel(ROW).failed, timeout=ANSWER_TIMEOUT_MS) as failed:
-        window.client.submit(ROW, RowRequest(3000, 0))  # the row view asks for a row of the memory map
+    with qtbot.waitSignal(answers(window, ROW).failed, timeout=ANSWER_TIMEOUT_MS) as failed:
+        # as the row view asks for a row of the memory map
+        window.client.ask(ROW, RowRequest(3000, 0), window.panes.row_view)
     failure = failed.args[0]
     assert failure.is_a(FileChangedError)
     assert "model.safetensors changed on disk since the model was opened" in failure.message
-    with qtbot.waitSignal(window.client.channel(NEIGHBOURS).failed, timeout=ANSWER_TIMEOUT_MS) as failed:
-        window.client.submit(NEIGHBOURS, NeighboursRequest("paris", 5))
+    with qtbot.waitSignal(answers(window, NEIGHBOURS).failed, timeout=ANSWER_TIMEOUT_MS) as failed:
+        window.client.ask(NEIGHBOURS, NeighboursRequest("paris", 5), window.panes.neighbours_pane)
     assert failed.args[0].is_a(FileChangedError)
     qtbot.waitUntil(lambda: "changed on disk" in window.message_bar.text(), timeout=ANSWER_TIMEOUT_MS)
     open_model(qtbot, window, "bundled")  # still alive: another model opens
@@ -69,34 +70,34 @@ def test_special_files_in_the_window(qtbot, window, tmp_path) -> None:
     open_model(qtbot, window, "bundled")
     fifo = tmp_path / "families.json"
     os.mkfifo(fifo)
-    with qtbot.waitSignal(window.client.channel(MAP).failed, timeout=ANSWER_TIMEOUT_MS):
-        window.panes.map_view.use_families(str(fifo))
+    with qtbot.waitSignal(answers(window, MAP).failed, timeout=ANSWER_TIMEOUT_MS):
+        window.panes.map.view.use_families(str(fifo))
     qtbot.waitUntil(lambda: "is a FIFO (named pipe), not a regular file" in window.message_bar.text())
 
     pipe_png = tmp_path / "map.png"
     os.mkfifo(pipe_png)
-    assert not window.panes.map_view.export_to(str(pipe_png), 400)
+    assert not window.panes.map.exports.export_to(str(pipe_png), 400)
     assert "is a FIFO (named pipe), not a regular file" in window.message_bar.text()
     assert stat.S_ISFIFO(os.lstat(pipe_png).st_mode)  # never replaced by a regular file
 
     real, link = tmp_path / "real.png", tmp_path / "link.png"
     real.write_bytes(b"old")
     link.symlink_to(real)
-    assert window.panes.map_view.export_to(str(link), 400)
+    assert window.panes.map.exports.export_to(str(link), 400)
     assert link.is_symlink() and real.read_bytes()[:4] == b"\x89PNG"
 
 
 def test_a_tokenizer_trap_is_a_message_in_the_window(qtbot, window, tmp_path) -> None:
     vocab = {"[UNK]": 0, "a": 1, "b": 2, "c": 3}
     folder = write_table_folder(tmp_path / "regex", 4, 8, word_level_tokenizer(vocab, pre_tokenizer=CATASTROPHIC))
-    with qtbot.waitSignal(window.client.channel(LOAD).ready, timeout=LOAD_TIMEOUT_MS):
+    with qtbot.waitSignal(answers(window, LOAD).ready, timeout=LOAD_TIMEOUT_MS):
         window.open_model(str(folder))
-    with qtbot.waitSignal(window.client.channel(TOKENS).failed, timeout=ANSWER_TIMEOUT_MS) as failed:
-        window.client.submit(TOKENS, TokensRequest("a" * 5000 + "b"))
+    with qtbot.waitSignal(answers(window, TOKENS).failed, timeout=ANSWER_TIMEOUT_MS) as failed:
+        window.client.ask(TOKENS, TokensRequest("a" * 5000 + "b"), window.panes.token_pane)
     assert failed.args[0].is_a(TokenizerFailedError)
     assert failed.args[0].message.startswith("The tokenizer cannot read this text")
-    with qtbot.waitSignal(window.client.channel(TOKENS).ready, timeout=ANSWER_TIMEOUT_MS) as ready:
-        window.client.submit(TOKENS, TokensRequest("b"))
+    with qtbot.waitSignal(answers(window, TOKENS).ready, timeout=ANSWER_TIMEOUT_MS) as ready:
+        window.client.ask(TOKENS, TokensRequest("b"), window.panes.token_pane)
     assert [token.id for token in ready.args[0].report.tokens] == [2]
 
 

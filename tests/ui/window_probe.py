@@ -39,7 +39,7 @@ def main(settings: str, out: str, word: str = "", presentation: str = "") -> Non
             "status_bar": rect(QRect(bar.mapToGlobal(QPoint(0, 0)), bar.size())),
             "text": window.panes.token_pane.text(),
         }
-        canvas = window.panes.map_view.canvas
+        canvas = window.panes.map.view.canvas
         if word and canvas.map is not None:
             index = canvas.map.labels.index(word)
             at = canvas.mapFromScene(canvas.plot.getViewBox().mapViewToScene(pg.Point(*canvas.map.coords[index])))

@@ -7,6 +7,7 @@ what was read from it, so a changed or replaced file never finds a stale entry.
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import sys
 from pathlib import Path
@@ -75,6 +76,35 @@ def load_array(key: str | None, suffix: str, shape: tuple[int, ...], dtype: type
         return np.memmap(path, dtype=dtype, mode="r", shape=shape)
     except (OSError, ValueError):
         return None
+
+
+def npy_array(data: bytes, shape: tuple[int, ...], dtype: type) -> np.ndarray | None:
+    """The array in ``data`` (numpy's .npy format) when it is exactly ``shape`` of ``dtype``; else None.
+
+    The header is read and checked before anything is allocated: a file that claims
+    (10^11, 2) is refused, not met with "out of memory", and a .npz, a pickle or text
+    under the name is no entry either.  Never unpickles.
+    """
+    from numpy.lib import format as npy
+
+    stream = io.BytesIO(data)
+    try:
+        version = npy.read_magic(stream)
+        if version == (1, 0):
+            found, fortran, kind = npy.read_array_header_1_0(stream, max_header_size=64 * 1024)
+        elif version in ((2, 0), (3, 0)):
+            found, fortran, kind = npy.read_array_header_2_0(stream, max_header_size=64 * 1024)
+        else:
+            return None
+    except (ValueError, OSError, EOFError, SyntaxError):
+        return None
+    wanted = np.dtype(dtype)
+    if tuple(found) != tuple(shape) or fortran or kind != wanted or kind.hasobject:
+        return None
+    body = data[stream.tell() :]
+    if len(body) != int(np.prod(shape, dtype=np.int64)) * wanted.itemsize:
+        return None
+    return np.frombuffer(body, dtype=wanted).reshape(shape).copy()
 
 
 def mapped_state(array: np.ndarray) -> FileState | None:

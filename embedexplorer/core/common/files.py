@@ -98,6 +98,19 @@ def read_regular(path: str | Path, what: str, limit: int, error: type[EmbedExplo
     return data
 
 
+def read_regular_quietly(path: str | Path, limit: int) -> bytes | None:
+    """The bytes of a regular file of at most ``limit`` bytes, or None for anything else.
+
+    For the small files a listing reads (a cache's ``refs/main``, a pointer file): the same
+    rule as ``read_regular`` (regular file, size bound, non-blocking open), but a file that
+    fails it is simply not there, so one odd entry never stops a listing.
+    """
+    try:
+        return read_regular(path, "file", limit, EmbedExplorerError)
+    except EmbedExplorerError:
+        return None
+
+
 def check_regular(path: str | Path, what: str, limit: int, error: type[EmbedExplorerError]) -> None:
     """Refuse ``path`` unless it is a regular file of at most ``limit`` bytes (for files a library reads)."""
     handle, size = open_regular(path, what, error)
@@ -331,3 +344,4 @@ def is_file_quietly(path: Path) -> bool:
         return path.is_file()
     except OSError:
         return False
+

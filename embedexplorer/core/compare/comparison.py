@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import numpy as np
@@ -201,16 +201,23 @@ def compare_tables(
     report(0, 0, "Matching the tokens")
     match = match_tokens(a, b)
     smaller = min(a.rows.shape[0], b.rows.shape[0])
-    if len(match) < max(k + 1, MIN_SHARED * smaller):
+    if len(match) < max(2, MIN_SHARED * smaller):
         raise QueryError(
             f"{a.name} and {b.name} have only {len(match):,} tokens in common (of {a.rows.shape[0]:,} and "
             f"{b.rows.shape[0]:,}): they are not one vocabulary, so their neighbours cannot be compared."
         )
+    notes = _notes(a, b, match)
+    # Rows pointing nowhere in either table have no neighbours and no row cosine: neither
+    # queries nor candidates (their NaN would reach every score of a block).
+    match, left_out = _pointing_somewhere(a, b, match)
+    notes += left_out
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k < len(match):
-        raise QueryError(f"The number of neighbours must be a whole number from 1 to {len(match) - 1:,}, not {k!r}.")
+        raise QueryError(
+            f"The number of neighbours must be a whole number from 1 to {max(1, len(match) - 1):,} (one less than "
+            f"the {len(match):,} tokens compared), not {k!r}."
+        )
     queries = _chosen(match, words)
     total = 2 * queries.size
-    notes = _notes(a, b, match)
     a.check_files()
     rows_a = _float32_rows(a, match.ids_a)
     near_a = nearest_of_all(
@@ -274,6 +281,22 @@ def _chosen(match: TokenMatch, words: np.ndarray | None) -> np.ndarray:
     if positions.size == 0:
         raise QueryError("None of the chosen words is a token of both tables.")
     return positions
+
+
+def _pointing_somewhere(a: EmbeddingTable, b: EmbeddingTable, match: TokenMatch) -> tuple[TokenMatch, list[str]]:
+    """``match`` without the pairs whose row points nowhere in A or in B, and a line for each table that had some."""
+    keep = np.ones(len(match), dtype=bool)
+    notes = []
+    for side, table, ids in (("A", a, match.ids_a), ("B", b, match.ids_b)):
+        usable = table.pointing_nowhere.usable(ids)
+        if not usable.all():
+            _, line = table.pointing_nowhere.left_out(ids, f"{side}'s matched rows")
+            notes.append(line)
+            keep &= usable
+    if keep.all():
+        return match, notes
+    kept = replace(match, ids_a=match.ids_a[keep], ids_b=match.ids_b[keep])
+    return kept, notes
 
 
 def _notes(a: EmbeddingTable, b: EmbeddingTable, match: TokenMatch) -> list[str]:

@@ -26,6 +26,10 @@ class MapChange:
     a: str
     b: str
     k: int
+    # Another scale shown the same way (vocabulary health): its own caption, and the legend's texts
+    # for the scale's two ends, its middle and a token without a value; empty for a comparison.
+    caption: str = ""
+    legend: tuple[str, ...] = ()
 
     def share(self, value: float) -> float:
         """Where ``value`` sits on the scale, from 0 (most changed) to 1 (unchanged)."""
@@ -42,6 +46,8 @@ class MapChange:
 
     def sentence(self) -> str:
         """What the colours mean, for the map's caption."""
+        if self.caption:
+            return self.caption
         if self.measure == OVERLAP:
             what = f"neighbours kept of k = {self.k} (red 0, blue {self.k})"
         else:

@@ -142,6 +142,9 @@ def make_direction(table: EmbeddingTable, spec: DirectionSpec) -> Direction:
                 same = "the same word" if a.strip() == b.strip() else f"the same token ({qa.token})"
                 raise QueryError(f"{a.strip()} {ARROW} {b.strip()} is a pair of {same}: its difference is zero.")
             side_a, side_b = side_a + (qa,), side_b + (qb,)
+    nowhere = table.pointing_nowhere
+    for query in side_a + side_b:  # its unit row would be zero: the direction would be the other side's rows
+        nowhere.check_example(query.id, query.token, table.rows, "cannot be an example of a direction")
     units_a = np.array([unit_row(table, q.id) for q in side_a], dtype=np.float64)
     units_b = np.array([unit_row(table, q.id) for q in side_b], dtype=np.float64)
     difference = units_b.mean(axis=0) - units_a.mean(axis=0)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..common.errors import CorruptWeightsError
+from ..common.files import open_regular
 
 if TYPE_CHECKING:  # the gguf package takes a third of a second to import: only a GGUF file needs it
     from gguf.constants import GGMLQuantizationType
@@ -97,17 +98,18 @@ class GgufFile:
 def is_gguf(path: Path) -> bool:
     """True when ``path`` is a file that starts with the GGUF magic bytes."""
     try:
-        with open(path, "rb") as handle:
+        handle, _size = open_regular(path, "model file", CorruptWeightsError)  # never waits on a FIFO
+        with handle:
             return handle.read(4) == MAGIC
-    except OSError:
+    except (OSError, CorruptWeightsError):
         return False
 
 
 def read_gguf(path: Path) -> GgufFile:
     """Parse the header of a GGUF file; raise CorruptWeightsError for anything malformed."""
+    handle, size = open_regular(path, "model file", CorruptWeightsError)
     try:
-        with open(path, "rb") as handle:
-            size = path.stat().st_size
+        with handle:
             if size < 24:
                 raise CorruptWeightsError(f"{path.name} is too short to be a GGUF file.")
             with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:

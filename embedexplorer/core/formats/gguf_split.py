@@ -7,6 +7,7 @@ The names follow llama.cpp's ``llama_split_path``: ``%s-%05d-of-%05d.gguf``.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,24 +49,43 @@ def split_name(path: Path) -> SplitName | None:
     return SplitName(path.parent, match["stem"], number, count)
 
 
-def missing_parts(split: SplitName) -> list[Path]:
-    """The parts of ``split`` that are not files on disk."""
-    missing = []
-    for part in split.parts():
-        try:
-            if not part.is_file():
-                missing.append(part)
-        except OSError:
-            missing.append(part)
-    return missing
+def missing_numbers(split: SplitName) -> list[int]:
+    """The numbers (from 1) of the parts of ``split`` that are not regular files in its folder.
+
+    The folder is listed once and each part looked up by name, so the time grows with the
+    folder and the count, never with their product: one file that claims 99,999 parts
+    costs a few milliseconds, not minutes.
+    """
+    present: set[str] = set()
+    try:
+        with os.scandir(split.folder) as entries:
+            for entry in entries:
+                if SPLIT_NAME.fullmatch(entry.name) is None:
+                    continue
+                try:
+                    if entry.is_file():  # a FIFO or a folder under a part's name is no part
+                        present.add(entry.name)
+                except OSError:
+                    continue
+    except OSError:
+        pass
+    return [number for number in range(1, split.count + 1) if split.part(number).name not in present]
 
 
-def missing_sentence(split: SplitName, missing: list[Path]) -> str:
+def missing_text(split: SplitName, missing: list[int]) -> str:
+    """The missing parts in a few words: "part 2 of 3 missing", "parts 2, 3, 4 and 99,995 more of 99,999 missing"."""
+    shown = ", ".join(f"{number:,}" for number in missing[:3])
+    more = f" and {len(missing) - 3:,} more" if len(missing) > 3 else ""
+    return f"part{'s' if len(missing) > 1 else ''} {shown}{more} of {split.count:,} missing"
+
+
+def missing_sentence(split: SplitName, missing: list[int]) -> str:
     """One sentence naming the missing parts of a split model."""
-    names = ", ".join(part.name for part in missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+    names = ", ".join(split.part(number).name for number in missing[:3])
+    names += f" and {len(missing) - 3:,} more" if len(missing) > 3 else ""
     verb = "is" if len(missing) == 1 else "are"
     return (
-        f"{split.part(split.number).name} is part of a model split into {split.count} files, and {names} {verb} "
+        f"{split.part(split.number).name} is part of a model split into {split.count:,} files, and {names} {verb} "
         f"missing from {split.folder}; download every part into the same folder."
     )
 
@@ -86,7 +106,7 @@ def read_parts(path: Path) -> list[GgufFile]:
             f"{path.name} is one of {count} parts of a split model, but its name does not say which "
             "(llama.cpp names them NAME-00001-of-00003.gguf); give the parts their original names."
         )
-    absent = missing_parts(split)
+    absent = missing_numbers(split)
     if absent:
         raise ModelNotFoundError(missing_sentence(split, absent))
     headers = [header if part == path else read_gguf(part) for part in split.parts()]

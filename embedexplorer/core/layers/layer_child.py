@@ -19,8 +19,10 @@ import numpy as np
 
 from ..common.errors import EmbedExplorerError, Interrupted
 from ..text.tokenizer_child import _forget_working_folder
+from .answers import LayerGuesses, LayerInput
+from .layer_model import LayerModel
 from .layer_process import error_frame, receive_frame, send_frame
-from .trace import LayerGuesses, LayerInput, LayerModel, ModelDesign, load_layer_model, read_design
+from .loading import ModelDesign, load_layer_model, read_design
 
 
 def serve(threads: str = "1") -> int:

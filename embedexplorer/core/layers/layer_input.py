@@ -12,14 +12,14 @@ same numbers with torch.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from ..common.errors import EmbedExplorerError
+from ..common.errors import EmbedExplorerError, TokenizerMismatchError
+from ..common.files import TOKENIZER_FILE_LIMIT, read_json
 from ..formats.safetensors_io import TensorEntry, map_tensor, read_all_headers, weight_files
 from ..readers.safetensors import TOKEN_TABLE_NAMES
 from ..tables.embedding_table import EmbeddingTable
@@ -303,8 +303,8 @@ def _leading_specials(folder: Path | None) -> tuple[tuple[str, ...], int]:
     if folder is None or not (folder / "tokenizer.json").is_file():
         return (), 0
     try:
-        data = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = read_json(folder / "tokenizer.json", "tokenizer file", TOKENIZER_FILE_LIMIT, TokenizerMismatchError)
+    except TokenizerMismatchError:
         return (), 0
     return _template_lead(data.get("post_processor") if isinstance(data, dict) else None)
 

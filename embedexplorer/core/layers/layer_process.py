@@ -35,7 +35,8 @@ from ..common import errors
 from ..common.errors import EmbedExplorerError, IncompleteModelError, Interrupted
 from ..common.progress import ProgressCallback
 from ..text.tokenizer_process import child_sys_path, last_line
-from .trace import LayerBatch, LayerGuesses, LayerInput, LayerRun, ModelFacts, StopCheck, default_threads
+from .answers import LayerBatch, LayerGuesses, LayerInput, LayerRun, StopCheck
+from .layer_model import ModelFacts, default_threads
 
 # The flag the app's entry point reads to run the child side (frozen apps have no -m).
 CHILD_FLAG = "--layer-process"

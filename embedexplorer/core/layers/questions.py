@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..common.errors import QueryError
 from ..tables.embedding_table import EmbeddingTable
 from ..text.texts import Token
-from .trace import check_place, find_place
+from .places import check_place, find_place
 
 
 def check_layers_question(

@@ -340,8 +340,9 @@ def family_map(table: EmbeddingTable, families: Families, multi_token: str = "av
                     f"{word!r} ({family}) is {len(pieces)} tokens ({shown}); their rows were averaged."
                 )
             row = np.asarray(table.rows_at(list(ids)), dtype=np.float64).mean(axis=0)
-            if not np.isfinite(row).all():
-                notes.append(f"{word!r} ({family}) has a row holding NaN or infinity and was skipped.")
+            if not np.isfinite(row).all() or not np.any(row):
+                what = "holding NaN or infinity" if not np.isfinite(row).all() else "that is all zero"
+                notes.append(f"{word!r} ({family}) has a row {what} (it points nowhere) and was skipped.")
                 continue
             words.append(word)
             labels.append(family)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 from importlib import metadata
 from pathlib import Path
 
 import numpy as np
 
-from ..common.cache import cache_dir
+from ..common.cache import cache_dir, npy_array
 from ..common.files import atomic_write_bytes, read_own_file
 from ..tables.embedding_table import EmbeddingTable
 from .word_sets import WordSet
@@ -58,18 +59,30 @@ class MapCache:
         return self.folder / f"{key}.npy"
 
     def load(self, key: str, rows: int) -> np.ndarray | None:
-        """The stored coordinates, or None when there are none (or they are unreadable or the wrong size)."""
+        """The stored coordinates, or None when there are none or they do not check out."""
+        return self.checked(key, rows)[0]
+
+    def checked(self, key: str, rows: int) -> tuple[np.ndarray | None, str]:
+        """The stored coordinates (or None) and a note when an entry was there but did not check out.
+
+        Such an entry (cut short, another file under its name, a header claiming a shape it
+        does not hold, numbers that are not finite) is removed and the map made again: a cache
+        is never trusted and never fatal.
+        """
+        path = self.path(key)
+        if not os.path.lexists(path):
+            return None, ""
         # Never through a link, never waiting on a FIFO, never more than the map's own size.
-        data = read_own_file(self.path(key), rows * 2 * 8 + _NPY_HEADER_LIMIT)
-        if data is None:
-            return None
+        data = read_own_file(path, rows * 2 * 8 + _NPY_HEADER_LIMIT)
+        coords = None if data is None else npy_array(data, (rows, 2), np.float64)
+        if coords is not None and np.isfinite(coords).all():
+            return coords, ""
         try:
-            coords = np.load(io.BytesIO(data), allow_pickle=False)
-        except (OSError, ValueError, EOFError):
-            return None
-        if coords.shape != (rows, 2) or not np.isfinite(coords).all():
-            return None
-        return np.asarray(coords, dtype=np.float64)
+            path.unlink()  # a link goes, never what it names
+        except OSError:
+            pass
+        note = f"The cached map {path.name} did not check out (not this map's {rows:,} points), so it was made again."
+        return None, note
 
     def store(self, key: str, coords: np.ndarray) -> bool:
         """Keep ``coords``; False (and nothing half-written) when the folder cannot be written."""

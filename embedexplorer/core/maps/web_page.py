@@ -55,6 +55,9 @@ class ChangeColouring(Protocol):
     @property
     def k(self) -> int: ...
 
+    @property
+    def legend(self) -> tuple[str, ...]: ...  # another scale's texts (vocabulary health); empty for a comparison
+
     def value_of(self, ids: tuple[int, ...]) -> float | None: ...
 
     def share(self, value: float) -> float: ...
@@ -113,7 +116,9 @@ def change_data(shown: WordMap, change: ChangeColouring) -> dict[str, object]:
     order = {colour: 2.0 if share is None else share for colour, share in zip(colours, shares, strict=True)}
     palette = sorted(order, key=lambda colour: -order[colour])
     index = {colour: i for i, colour in enumerate(palette)}
-    if change.measure == "overlap":
+    if change.legend:
+        ends = list(change.legend[:3])
+    elif change.measure == "overlap":
         ends = [f"{change.low:g} of {change.k} neighbours kept", f"{(change.low + change.high) / 2:g}",
                 f"{change.high:g} of {change.k} (unchanged)"]
     else:
@@ -126,7 +131,7 @@ def change_data(shown: WordMap, change: ChangeColouring) -> dict[str, object]:
         "palette": palette,
         "colour": _packed(np.array([index[c] for c in colours]), "uint16"),
         "value": _packed(np.array([np.nan if v is None else v for v in values]), "float32"),
-        "legend": legend + [[change_hex(None), "not compared (not in B)"]],
+        "legend": legend + [[change_hex(None), change.legend[3] if change.legend else "not compared (not in B)"]],
     }
 
 

@@ -167,6 +167,23 @@ def _typed_text(table: EmbeddingTable, token_id: int) -> str:
     return text
 
 
+def pointing_somewhere(table: EmbeddingTable, words: WordSet) -> WordSet:
+    """``words`` without the rows that point nowhere (NaN, infinity, all zero): one such row makes every point nan."""
+    nowhere = table.pointing_nowhere
+    if not len(nowhere):
+        return words
+    ids, line = nowhere.left_out(words.ids, "the rows asked for")
+    bad = set(nowhere.ids.tolist())
+    extras = tuple((word, pieces) for word, pieces in words.extras if not bad & set(pieces))
+    notes = words.notes + ((line,) if line else ())
+    if len(extras) < len(words.extras):
+        gone = len(words.extras) - len(extras)
+        notes += (f"{gone:,} words of several tokens have a piece pointing nowhere: left out.",)
+    if len(ids) == len(words.ids) and len(extras) == len(words.extras):
+        return words
+    return WordSet(ids, extras, f"{words.description}, {len(ids) + len(extras):,} pointing somewhere", notes)
+
+
 def word_map(
     table: EmbeddingTable,
     words: WordSet,
@@ -189,8 +206,9 @@ def word_map(
     if layout_of is None:
         check_method(method)
     started = time.perf_counter()
-    ids = np.asarray(words.ids, dtype=np.int64)
     table.check_files()  # the rows are read from the mapped file below
+    words = pointing_somewhere(table, words)
+    ids = np.asarray(words.ids, dtype=np.int64)
     if words.is_whole_table(table.rows.shape[0]):
         # Memory-mapped (or stored rows that decode on reading): PCA reads it block by block, no copy.
         matrix = cast(np.ndarray, table.rows)
@@ -233,7 +251,9 @@ def word_map(
     key = ""
     if layout is None and method != "pca" and cache is not None:
         key = cache.key(table, words, method, seed)
-        stored = cache.load(key, matrix.shape[0])
+        stored, cache_note = cache.checked(key, matrix.shape[0])
+        if cache_note:
+            notes.append(cache_note)
         if stored is not None:
             layout = Layout(stored, method, None, KEEPS[method])
             from_cache = True

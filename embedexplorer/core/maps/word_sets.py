@@ -24,6 +24,9 @@ MAX_LIST_LINES = 1_000_000
 # Ctrl-C is heard between tokens), and at most MATCH_SECONDS over the whole vocabulary.
 TOKEN_MATCH_SECONDS = 0.2
 MATCH_SECONDS = 10.0
+# Steps a pattern may compile to once its counted repeats are written out: a{100000} is
+# fine; (?:a{1000}){1000} (a million, 0.3 GB while compiling) is not.
+MAX_PATTERN_SIZE = 100_000
 # Tokens matched between two asks whether the user pressed Stop.
 _STOP_EVERY = 4096
 # A word list of that many lines of ordinary words is a few MB; a larger file is not read.
@@ -74,6 +77,13 @@ def matching(table: EmbeddingTable, pattern: str, should_stop: Callable[[], bool
     """
     if not pattern:
         raise QueryError("Type a regular expression: an empty one would match every row (use Whole vocabulary).")
+    size = unrolled_size(pattern)
+    if size > MAX_PATTERN_SIZE:
+        raise QueryError(
+            f"The regular expression {_shown(pattern)} asks for {size:,} steps once its counted repeats are written "
+            f"out (a repeat inside a repeat multiplies them); at most {MAX_PATTERN_SIZE:,} are allowed, and a token "
+            "is never longer than a few hundred characters. Use smaller counts, or + and * instead."
+        )
     try:
         compiled = regex.compile(pattern, flags=regex.VERSION0)
     except (regex.error, ValueError, OverflowError, RecursionError) as exc:
@@ -101,6 +111,78 @@ def matching(table: EmbeddingTable, pattern: str, should_stop: Callable[[], bool
             "(GPT-2's ' Paris' starts with a space)."
         )
     return WordSet(np.asarray(ids, dtype=np.int64), (), f"{len(ids):,} rows matching /{pattern}/")
+
+
+_COUNT = regex.compile(r"\{(\d*)(?:,(\d*))?\}")
+
+
+def unrolled_size(pattern: str) -> int:
+    """About how many steps ``pattern`` compiles to once its counted repeats are written out.
+
+    The regex package writes ``(?:a{1000}){1000}`` out as a million steps while compiling,
+    before any time bound can stop it; four such repeats nested would take terabytes.
+    Each character, class or escape counts one; a group counts what it holds; ``{m,n}``
+    multiplies what it repeats by n (by m when open-ended); ``*``, ``+`` and ``?`` repeat
+    without copying.  Counting over-estimates a little (a group's ``?:`` counts), never under.
+    """
+    frames: list[list[int]] = [[0, 0]]  # per open group: [finished alternatives' sum, current alternative's sum]
+    last = [0]  # per open group: the weight of the last atom (what a count repeats), 0 when there is none
+    i, n = 0, len(pattern)
+    while i < n:
+        char = pattern[i]
+        weight = 1
+        if char == "\\":
+            i += 2
+            if i - 1 < n and pattern[i - 1] in "pPNxuUg" and i < n and pattern[i] == "{":
+                close = pattern.find("}", i)
+                i = n if close == -1 else close + 1
+        elif char == "[":
+            i += 1
+            if i < n and pattern[i] == "^":
+                i += 1
+            if i < n and pattern[i] == "]":
+                i += 1
+            while i < n and pattern[i] != "]":
+                i += 2 if pattern[i] == "\\" else 1
+            i += 1
+        elif char == "(":
+            frames.append([0, 0])
+            last.append(0)
+            i += 1
+            continue
+        elif char == ")" and len(frames) > 1:
+            done, current = frames.pop()
+            last.pop()
+            weight = done + current
+            i += 1
+        elif char == "|":
+            frames[-1][0] += frames[-1][1]
+            frames[-1][1] = 0
+            last[-1] = 0
+            i += 1
+            continue
+        elif char == "{" and (count := _COUNT.match(pattern, i)) is not None and last[-1]:
+            low, high = count.group(1), count.group(2)
+            times = int(high) if high else int(low or 0)  # {m,n} copies n times, {m} and {m,} m times
+            repeated = last[-1] * max(times, 1)
+            frames[-1][1] += repeated - last[-1]
+            last[-1] = 0  # a count after a count is an error the compiler reports
+            i = count.end()
+            if frames[-1][1] > MAX_PATTERN_SIZE * 1000:
+                return frames[-1][1]  # far past the bound already: no need to count on
+            continue
+        else:
+            i += 1
+            if char in "*+?":
+                continue
+        frames[-1][1] += weight
+        last[-1] = weight
+    return sum(done + current for done, current in frames)  # groups left open: the compiler says so
+
+
+def _shown(pattern: str) -> str:
+    """A pattern quoted for a message, cut short when long."""
+    return repr(pattern) if len(pattern) <= 80 else repr(pattern[:77] + "...")
 
 
 def _too_slow(pattern: str, how: str) -> str:

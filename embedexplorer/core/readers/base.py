@@ -59,7 +59,7 @@ class OpenedModel:
     vocabulary: Vocabulary
     model_weights: int
     storage: str  # how the file stores the token table: "F32", "BF16", "Q4_K", ...
-    positions: np.ndarray | None = None
+    positions: np.ndarray | StoredRows | None = None
     position_note: str = ""
     folder: Path | None = None
     config: dict[str, object] = field(default_factory=dict)

@@ -89,7 +89,10 @@ class GgufReader:
             and position_tensor.shape[0] > 0
             and position_tensor.shape[-1] == token_tensor.shape[-1]
         ):
-            positions = np.asarray(map_gguf_rows(position_header, position_tensor)[:], dtype=np.float32)
+            # Kept as mapped rows, read one at a time: a header may claim 20 million positions
+            # in a sparse file, and a whole quantised table in float32 would be gigabytes.
+            check_table_shape(*position_tensor.shape, f"The position table of {path.name}")
+            positions = map_gguf_rows(position_header, position_tensor)
         return OpenedModel(
             rows=rows,
             vocabulary=vocabulary,
@@ -192,7 +195,7 @@ def _dequantize_rows(raw: np.ndarray, qtype: GGMLQuantizationType) -> np.ndarray
     return np.asarray(dequantize(np.ascontiguousarray(raw), qtype), dtype=np.float32)
 
 
-def _position_note(header: GgufFile, positions: np.ndarray | None) -> str:
+def _position_note(header: GgufFile, positions: np.ndarray | StoredRows | None) -> str:
     if positions is not None:
         return f"learned position table with {positions.shape[0]:,} rows"
     architecture = str(header.metadata.get("general.architecture", ""))

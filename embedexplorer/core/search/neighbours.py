@@ -283,15 +283,36 @@ def analogy_vector(unit: np.ndarray, a: int, b: int, c: int) -> np.ndarray:
     return unit[a] - unit[b] + unit[c]
 
 
-def baseline_cosine(unit: np.ndarray, rows_with_tokens: int, pairs: int = 10_000, seed: int = 0) -> float:
-    """Mean cosine of random pairs of distinct tokens: what "nothing in common" looks like here."""
-    n = min(rows_with_tokens, unit.shape[0])
-    if n < 2:
-        return 0.0
+def random_pairs(
+    rows: int, pairs: int, seed: int = 0, left_out: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """``pairs`` random pairs of distinct ids below ``rows``, never one of ``left_out``; None if there are not two."""
+    drawn = None
+    if left_out is not None and left_out.size:
+        drawn = np.setdiff1d(np.arange(rows), left_out)
+        rows = int(drawn.size)
+    if rows < 2:
+        return None
     rng = np.random.default_rng(seed)
-    first = rng.integers(0, n, size=pairs)
-    second = rng.integers(0, n - 1, size=pairs)
+    first = rng.integers(0, rows, size=pairs)
+    second = rng.integers(0, rows - 1, size=pairs)
     second = second + (second >= first)  # never pair a row with itself
+    if drawn is not None:
+        first, second = drawn[first], drawn[second]
+    return first, second
+
+
+def baseline_cosine(
+    unit: np.ndarray, rows_with_tokens: int, pairs: int = 10_000, seed: int = 0, left_out: np.ndarray | None = None
+) -> float:
+    """Mean cosine of random pairs of distinct tokens: what "nothing in common" looks like here.
+
+    ``left_out``: ids never drawn (rows pointing nowhere, whose cosine 0 would pull the mean).
+    """
+    drawn = random_pairs(min(rows_with_tokens, unit.shape[0]), pairs, seed, left_out)
+    if drawn is None:
+        return 0.0
+    first, second = drawn
     # A thousand pairs at a time: gathering all the rows at once would copy 60 MB for GPT-2.
     cosines = np.concatenate(
         [

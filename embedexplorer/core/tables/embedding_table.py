@@ -31,6 +31,7 @@ from ..search.stored_search import StoredScreen, screen_for_stored
 from ..sources.resolve import ModelSource, naming_the_model, reader_for, resolve_source
 from ..text.texts import MAX_SHOWN_TOKENS, Token, TokenReport, fixed, token_report
 from ..text.vocabulary import Vocabulary
+from .pointing_nowhere import PointingNowhere, row_sentence
 
 ExactScores = Callable[[np.ndarray, np.ndarray], np.ndarray]
 # How many looked-up words each table remembers.
@@ -117,6 +118,7 @@ class TableFacts:
     dtype: str
     storage: str = ""  # how the file stores the table, in words: "BF16", "Q4_K, dequantised"
     memory_bytes: int = 0  # what the table's rows and its first pass take, mapped or copied
+    pointing_nowhere: str = ""  # the rows holding NaN or infinity or all zero, in a sentence ("" for none)
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -155,7 +157,7 @@ class EmbeddingTable:
     vocabulary: Vocabulary
     model_weights: int
     dtype: str = "F32"
-    positions: np.ndarray | None = None
+    positions: np.ndarray | StoredRows | None = None
     position_note: str = ""
     folder: Path | None = None
     config: dict[str, object] = field(default_factory=dict)
@@ -210,6 +212,7 @@ class EmbeddingTable:
     def raw_rows(self) -> RawRows:
         """A float32 table's rows with their lengths: the exact scores of its searches (one read to make)."""
         assert not isinstance(self.rows, StoredRows)
+        self.check_files()  # a file cut short since it opened is named, not a SIGBUS
         return RawRows(self.rows)
 
     @cached_property
@@ -217,6 +220,14 @@ class EmbeddingTable:
         """A stored table's first pass (rows and reciprocal lengths); ``prepare`` builds it with progress."""
         assert isinstance(self.rows, StoredRows)
         return screen_for_stored(self.rows)
+
+    @cached_property
+    def pointing_nowhere(self) -> PointingNowhere:
+        """The rows holding NaN or infinity and the all-zero rows (see ``pointing_nowhere``)."""
+        if isinstance(self.rows, StoredRows):
+            return PointingNowhere.from_lengths(self.stored_screen.lengths)
+        # The lengths the first search reads anyway: one pass over the table serves both.
+        return PointingNowhere.from_lengths(self.raw_rows.lengths)
 
     @cached_property
     def many_screen(self) -> Bf16Rows | None:
@@ -286,11 +297,13 @@ class EmbeddingTable:
 
     @cached_property
     def baseline_cosine(self) -> float:
-        """Mean cosine of random pairs of tokens; a float32 table's from its rows and lengths (no unit table)."""
+        """Mean cosine of random pairs of tokens, rows pointing nowhere left out; a float32 table's from its
+        rows and lengths (no unit table)."""
         rows_with_tokens = min(self.vocabulary.size, self.rows.shape[0])
+        left_out = self.pointing_nowhere.ids
         if isinstance(self.rows, StoredRows):
-            return nb.baseline_cosine(self.unit, rows_with_tokens)  # type: ignore[arg-type]
-        return raw_search.baseline_cosine(self.rows, rows_with_tokens)
+            return nb.baseline_cosine(self.unit, rows_with_tokens, left_out=left_out)  # type: ignore[arg-type]
+        return raw_search.baseline_cosine(self.rows, rows_with_tokens, left_out=left_out)
 
 
     # ----- text ------------------------------------------------------------------------
@@ -437,17 +450,13 @@ class EmbeddingTable:
         return NeighbourResult(query, self._neighbours(ids, cosines), notes)
 
     def _check_finite(self, *queries: Query) -> None:
-        """A row holding infinity or NaN (a damaged file, a quantised block with such a scale) points
-        nowhere: its cosines would all be 0 and its "neighbours" arbitrary, so say which row it is."""
+        """A row holding infinity or NaN (a damaged file, a quantised block with such a scale) or all
+        zero points nowhere: its cosines would all be 0 and its "neighbours" arbitrary, so say which row it is."""
         for query in queries:
             row = np.asarray(self.rows[query.id], dtype=np.float32)
-            bad = int(np.count_nonzero(~np.isfinite(row)))
-            if bad:
-                raise QueryError(
-                    f"The row of {query.token} (id {query.id:,}) holds {bad:,} of {row.size:,} numbers that are not "
-                    "finite (infinity or NaN) in the model file, so it points nowhere and has no neighbours or "
-                    "cosines; the file may be damaged."
-                )
+            why = row_sentence(query.id, query.token, row, "has no neighbours or cosines")
+            if why is not None:
+                raise QueryError(why)
 
     def _unit_row(self, token_id: int) -> np.ndarray:
         """A unit row as the search takes it, in float64 from the stored numbers."""
@@ -522,6 +531,7 @@ class EmbeddingTable:
             dtype=self.dtype,
             storage=self.storage_note(),
             memory_bytes=self.memory_bytes(),
+            pointing_nowhere=self.pointing_nowhere.sentence(),
         )
 
     def storage_note(self) -> str:

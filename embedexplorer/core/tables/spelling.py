@@ -3,7 +3,9 @@
 Learners type words; the table has tokens. On GPT-2 " Tuesday" (inside a sentence,
 shown "_Tuesday") and "Tuesday" (at the start of a text) are different tokens, and
 the neighbour lists are full of the first kind, so a word typed without a space
-means the spaced token when there is one.
+means the spaced token when there is one. A word in double quotes ("Tuesday") is read
+exactly as typed, by the tokenizer alone. The window and the command line both read
+every typed word here (the command line's ``--exact`` puts the quotes on for you).
 """
 
 from __future__ import annotations
@@ -62,10 +64,28 @@ def token_used(query: Query) -> str:
     return f"{query.token} (id {query.id:,})"
 
 
+def exactly(word: str) -> str:
+    """``word`` in double quotes: the reading of exactly these characters (the command line's ``--exact``)."""
+    return f'"{word}"'
+
+
+def quoted_text(text: str) -> str | None:
+    """What stands between the double quotes of ``"word"`` (spaces inside kept), or None when unquoted."""
+    if len(text) >= 3 and text.startswith('"') and text.endswith('"'):
+        return text[1:-1]
+    return None
+
+
 def _read_word(table: EmbeddingTable, text: str) -> Query:
-    """The one rule for a typed word: a completion's name, GPT-2's spaced form first, else the tokenizer's reading."""
+    """The one rule for a typed word: quoted as typed; else a completion's name, GPT-2's spaced form first,
+    else the tokenizer's reading."""
     if not text.strip():
         raise QueryError("Type a word first.")
+    literal = quoted_text(text.strip())
+    if literal is not None:
+        # The tokenizer's own reading of exactly these characters: on GPT-2 "Paris" is the token
+        # that starts a text, not the one inside a sentence.
+        return table.query(literal)
     spaced_form = table.vocabulary.byte_level and not text.startswith((" ", "_"))
     if spaced_form:
         spaced = table.encode(" " + text.strip())

@@ -14,7 +14,15 @@ import numpy as np
 from ..common.errors import TokenizerMismatchError
 from .llama_plamo2 import byte_tokens
 from .llama_pretokenizers import BPE_KINDS, PRE_TOKENIZERS, SPLITS
-from .llama_vocab import DEFAULT_UNKNOWN, LlamaTokenizer, byte_typed, check_kind, token_texts
+from .llama_vocab import (
+    DEFAULT_UNKNOWN,
+    LlamaTokenizer,
+    byte_typed,
+    charsmap_blob,
+    check_kind,
+    check_token_sizes,
+    token_texts,
+)
 from .vocabulary import TokenizerFacts
 
 _PIECE_KINDS = ("llama", "bert", "t5")  # pieces that show a leading space as U+2581
@@ -33,6 +41,9 @@ def gguf_tokenizer_facts(metadata: dict[str, object], file_name: str) -> Tokeniz
     byte_level = kind in BPE_KINDS and SPLITS[PRE_TOKENIZERS[pre].split].byte_encode
     escaped = kind in BPE_KINDS and PRE_TOKENIZERS[pre].escape_whitespaces
     raw_tokens = token_texts([str(t) for t in tokens])
+    check_token_sizes(raw_tokens, file_name)  # before anything is built here or in a child
+    if kind == "t5":
+        charsmap_blob(metadata, file_name)  # a damaged normaliser is refused here, not in a child
     if kind == "plamo2":  # llama.cpp refuses a PLaMo-2 file without all 256 byte tokens
         byte_tokens(raw_tokens, byte_typed(metadata, len(tokens)), file_name)
     unknown = metadata.get("tokenizer.ggml.unknown_token_id")

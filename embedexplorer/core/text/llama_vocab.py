@@ -101,7 +101,9 @@ class LlamaTokenizer:
         tokens = metadata.get("tokenizer.ggml.tokens")
         if not isinstance(tokens, list) or not tokens:
             raise TokenizerMismatchError(f"{file_name} has no tokenizer in its metadata (tokenizer.ggml.tokens).")
-        self.vocab = _read_vocab(metadata, [str(t) for t in tokens])
+        texts = [str(t) for t in tokens]
+        check_token_sizes(texts, file_name)
+        self.vocab = _read_vocab(metadata, texts)
         self.unknown_id = _special_id(metadata, "tokenizer.ggml.unknown_token_id", DEFAULT_UNKNOWN.get(self.kind))
         if self.unknown_id is not None and not 0 <= self.unknown_id < len(self.vocab.tokens):
             self.unknown_id = None
@@ -163,7 +165,7 @@ class LlamaTokenizer:
         if self.kind == "bert":
             return _Wpm(self.vocab, metadata, self.unknown_id).encode
         if self.kind == "t5":
-            return _Ugm(self.vocab, metadata, self.unknown_id, self.add_space_prefix).encode
+            return _Ugm(self.vocab, metadata, self.unknown_id, self.add_space_prefix, self.file_name).encode
         if self.kind == "rwkv":
             return _Rwkv(self.vocab).encode
         if self.kind == "plamo2":
@@ -173,6 +175,41 @@ class LlamaTokenizer:
 
 
 # ---- reading the vocabulary as llama.cpp's load() does ------------------------------------
+
+
+# The longest token in llama.cpp's own vocabulary files is 1,024 bytes (Aquila, Command-R).  Several
+# kinds index every prefix of a token (RWKV's longest match, T5's user-defined pieces, PLaMo-2's
+# table), which costs the square of its length: one 100,000-character token would take gigabytes.
+MAX_TOKEN_BYTES = 16 * 1024
+# All prefixes of all tokens together; real vocabularies need at most 25 million bytes (Command-R).
+MAX_PREFIX_BYTES = 256 * 1024 * 1024
+
+
+def check_token_sizes(tokens: Sequence[str], file_name: str) -> None:
+    """Refuse, before any tokenizer is built, a vocabulary whose tokens no real tokenizer has.
+
+    Raises ``TokenizerMismatchError`` naming the longest token when one is longer than
+    ``MAX_TOKEN_BYTES`` or when indexing every prefix would pass ``MAX_PREFIX_BYTES``.
+    """
+    prefix_bytes = 0
+    longest, longest_id = 0, 0
+    for token_id, token in enumerate(tokens):
+        size = len(token.encode("utf-8", "surrogatepass"))
+        if size > longest:
+            longest, longest_id = size, token_id
+        prefix_bytes += size * (size + 1) // 2
+    if prefix_bytes > MAX_PREFIX_BYTES and longest <= MAX_TOKEN_BYTES:
+        raise TokenizerMismatchError(
+            f"{file_name} has {len(tokens):,} tokens so long together (the longest {longest:,} bytes) that indexing "
+            f"them would take over {MAX_PREFIX_BYTES // (1024 * 1024):,} MiB; real vocabularies take under 30, "
+            "so its tokenizer was not built."
+        )
+    if longest > MAX_TOKEN_BYTES:
+        raise TokenizerMismatchError(
+            f"{file_name} has a token of {longest:,} bytes (token {longest_id:,}); real vocabularies have none "
+            f"longer than about 1,000 and EmbedExplorer reads tokens of at most {MAX_TOKEN_BYTES:,} bytes, "
+            "so its tokenizer was not built."
+        )
 
 
 def _read_vocab(metadata: dict[str, object], tokens: list[str]) -> _Vocab:
@@ -557,9 +594,33 @@ class _Wpm:
 # ---- UGM: llm_tokenizer_ugm_session ---------------------------------------------------------
 
 
+def charsmap_blob(metadata: dict[str, object], file_name: str) -> tuple[bytes, int] | None:
+    """A T5 tokenizer's precompiled normaliser and the size of its table part, or None when it has none.
+
+    llama.cpp reads a 4-byte size, then that many bytes of a table of 4-byte entries, then the
+    replacement strings; a size that leaves no room for them is refused, as llama.cpp refuses it.
+    """
+    charsmap = metadata.get("tokenizer.ggml.precompiled_charsmap")
+    data = bytes(np.asarray(charsmap, dtype=np.uint8)) if isinstance(charsmap, np.ndarray) else b""
+    if len(data) == 0:
+        return None
+    size = int.from_bytes(data[:4], "little") if len(data) >= 4 else -1
+    if size < 0 or 4 + size >= len(data):  # llama.cpp: "Index out of array bounds in precompiled charsmap!"
+        raise TokenizerMismatchError(
+            f"{file_name} has a T5 normaliser (tokenizer.ggml.precompiled_charsmap) of {len(data):,} bytes that "
+            "does not hold the table its first bytes announce; the file is damaged, so its tokenizer was not built."
+        )
+    return data, size
+
+
 class _Ugm:
     def __init__(
-        self, vocab: _Vocab, metadata: dict[str, object], unknown_id: int | None, add_space_prefix: bool
+        self,
+        vocab: _Vocab,
+        metadata: dict[str, object],
+        unknown_id: int | None,
+        add_space_prefix: bool,
+        file_name: str = "The file",
     ) -> None:
         self.unknown_id = -1 if unknown_id is None else unknown_id
         self.add_space_prefix = add_space_prefix
@@ -581,14 +642,14 @@ class _Ugm:
         self.max_len = max((len(data) for data in self.tokens), default=0)
         lowest = np.float32(min(normal_scores)) if normal_scores else np.float32(np.finfo(np.float32).max)
         self.unknown_score = float(np.float32(lowest - np.float32(10.0)))
-        charsmap = metadata.get("tokenizer.ggml.precompiled_charsmap")
-        self.charsmap = bytes(np.asarray(charsmap, dtype=np.uint8)) if isinstance(charsmap, np.ndarray) else b""
+        self.charsmap = b""
         self.xcda: list[int] = []
         self.replacements = b""
-        if len(self.charsmap) >= 4:
-            blob = int.from_bytes(self.charsmap[:4], "little")
-            self.xcda = np.frombuffer(self.charsmap[4 : 4 + blob], dtype="<u4").tolist()
-            self.replacements = self.charsmap[4 + blob :]
+        blob = charsmap_blob(metadata, file_name)
+        if blob is not None:
+            self.charsmap, size = blob
+            self.xcda = np.frombuffer(self.charsmap[4 : 4 + size - size % 4], dtype="<u4").tolist()
+            self.replacements = self.charsmap[4 + size :]
 
     def encode(self, text: str) -> list[int]:
         data = self._normalize(text.encode("utf-8"))

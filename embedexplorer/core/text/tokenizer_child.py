@@ -11,9 +11,10 @@ import sys
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from .gguf_tokenizer import load_gguf_tokenizer
+from .round_trip import ROUND_TRIP_BATCH, RoundTripper, gguf_round_trip, hf_round_trip
 from .tokenizer_process import CHILD_MEMORY_LIMIT, error_message, receive_message, send_message
 from .vocabulary import describe_tokenizer, encode_with, load_tokenizer
 
@@ -58,23 +59,31 @@ def _answer_requests(folder: Path, requests: IO[bytes], answers: IO[bytes], max_
         if folder.is_file():  # a model file (GGUF) carries its tokenizer in its header
             gguf_tokenizer, facts = load_gguf_tokenizer(folder)
             encode: Callable[[str], list[int]] = gguf_tokenizer.encode
+            make_round_trip: Callable[[], RoundTripper] = partial(gguf_round_trip, gguf_tokenizer)
         else:
             tokenizer = load_tokenizer(folder)
             facts = describe_tokenizer(tokenizer, max_rows)
             encode = partial(encode_with, tokenizer)
+            make_round_trip = partial(hf_round_trip, tokenizer)
         send_message(answers, {"facts": facts.as_dict()})
     except (BrokenPipeError, ConnectionResetError):
         raise
     except Exception as exc:  # noqa: BLE001 - the parent turns it into the same error
         send_message(answers, error_message(exc))
         return
+    round_trip: RoundTripper | None = None
     while (request := receive_message(requests)) is not None:
         try:
-            ids = encode(str(request["encode"]))
+            if "round_trip" in request:  # a batch of tokens: decode each, encode it again
+                round_trip = round_trip or make_round_trip()
+                start, stop = (int(n) for n in request["round_trip"])
+                answer: dict[str, Any] = {"round_trip": round_trip.check(start, min(stop, start + ROUND_TRIP_BATCH))}
+            else:
+                answer = {"ids": encode(str(request["encode"]))}
         except Exception as exc:  # noqa: BLE001 - one bad text must not end the child
             send_message(answers, error_message(exc))
         else:
-            send_message(answers, {"ids": ids})
+            send_message(answers, answer)
 
 
 if __name__ == "__main__":

@@ -34,6 +34,10 @@ LOAD_TIMEOUT_S = 60.0
 # One text is at most MAX_TEXT_CHARS characters, which any sane tokenizer reads in well under
 # a second; one that takes longer is stuck (a catastrophic pattern) and is stopped.
 ENCODE_TIMEOUT_S = 20.0
+# One batch of the round trip (ROUND_TRIP_BATCH tokens decoded and encoded again, a few
+# texts each) takes under a second for the tokenizers library and a few for a GGUF file's
+# tokenizer rebuilt in Python; one that takes longer is stuck on one of its tokens.
+ROUND_TRIP_TIMEOUT_S = 120.0
 # The child's address space: far above what a real tokenizer needs (GPT-2's takes 150 MB, a
 # 64 MB tokenizer file about 1 GB), low enough that a tokenizer built to blow up memory fails
 # inside the child, not the machine.
@@ -244,6 +248,32 @@ class TokenizerProcess:
                     f"The tokenizer stopped while reading this text of {len(text):,} characters{self._last_words()}."
                 )
             raise EmbedExplorerError("The tokenizer process stopped twice; open the model again.")
+
+    def round_trip(self, start: int, stop: int) -> dict[str, list[int]]:
+        """What decoding and encoding again tokens ``start..stop-1`` found (``round_trip.KINDS``),
+        asked of the child; a batch that stops or hangs the tokenizer raises TokenizerFailedError."""
+        with self._lock:
+            if self._facts is None:
+                self._facts = self._read_facts()
+            process = self._process
+            if process is None or process.poll() is not None:
+                self._start()
+                self._read_facts()
+                process = self._process
+            assert process is not None and process.stdin is not None
+            try:
+                send_message(process.stdin, {"round_trip": [start, stop]})
+            except (BrokenPipeError, OSError):
+                _stop(process)
+                raise TokenizerFailedError("The tokenizer process stopped before it read the request.") from None
+            message, timed_out = self._answer_timed(ROUND_TRIP_TIMEOUT_S)
+            if message is None:
+                self._kill()
+                how = f"took more than {ROUND_TRIP_TIMEOUT_S:g} s" if timed_out else f"stopped{self._last_words()}"
+                raise TokenizerFailedError(f"The tokenizer {how} on tokens {start:,} to {stop - 1:,}.")
+            if "error" in message:
+                _raise_from(message)
+            return {str(k): [int(i) for i in v] for k, v in dict(message["round_trip"]).items()}
 
     def _answer(self, timeout: float) -> dict[str, Any] | None:
         return self._answer_timed(timeout)[0]

@@ -303,6 +303,13 @@ class Vocabulary:
         self.byte_level = facts.byte_level
         self.sentencepiece = facts.sentencepiece
 
+    @property
+    def in_child_process(self) -> bool:
+        """Whether the tokenizer runs in its own process, under that process's time and memory limits."""
+        from .tokenizer_process import TokenizerProcess
+
+        return isinstance(getattr(self._encode, "__self__", None), TokenizerProcess)
+
     @classmethod
     def from_folder(cls, folder: Path, max_rows: int | None = None) -> Vocabulary:
         """The folder's tokenizer, built in this process (``max_rows``: see ``describe_tokenizer``)."""

@@ -1,0 +1,69 @@
+"""What a command-line command declares: its name, its arguments and its run."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from ..core.tables.embedding_table import EmbeddingTable
+from ..jobs.base import JobContext, Kind, Session
+
+# What every command returns: the JSON payload and the readable text.
+Answer = tuple[dict[str, object], str]
+ProgressReport = Callable[[int, int, str], None]
+RequestT = TypeVar("RequestT")
+AnswerT = TypeVar("AnswerT")
+
+
+@dataclass(frozen=True)
+class Asker:
+    """The command line's side of the question layer: it asks the window's request kinds, in this thread.
+
+    The session holds the table the command is about, as the worker's does; what a question
+    derives from it (the model's process for the layers) ends with it.
+    """
+
+    session: Session
+    progress: ProgressReport | None = None
+
+    @property
+    def table(self) -> EmbeddingTable:
+        return self.session.table
+
+    def ask(self, kind: Kind[RequestT, AnswerT], request: RequestT) -> AnswerT:
+        """``kind``'s answer to ``request``, computed by the same function the window's worker runs."""
+        report = self.progress or (lambda done, total, message: None)
+        return kind.run(JobContext(self.session, report=report), request)
+
+
+@dataclass(frozen=True)
+class Command:
+    """One command, declared by its module and listed once in ``cli/table.py``.
+
+    A command answers about the ``--model`` table (``answer``), or opens what it needs
+    itself (``run``: ``models`` lists, ``compare`` opens two tables); exactly one is given.
+    """
+
+    name: str
+    help: str
+    arguments: Callable[[argparse.ArgumentParser], None]
+    # Given the asker holding the table the common --model option opened (the CLI closes it after).
+    answer: Callable[[argparse.Namespace, Asker], Answer] | None = None
+    # Given the progress report for a person watching (None when stderr is not a terminal).
+    run: Callable[[argparse.Namespace, ProgressReport | None], Answer] | None = None
+    description: str | None = None
+    # Checks made before anything opens (a --png target that cannot be written).
+    before: Callable[[argparse.Namespace], None] | None = None
+    # ``--json`` prints ``payload[json_key]`` (a list) instead of the whole payload.
+    json_key: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.answer is None) == (self.run is None):
+            raise ValueError(f"command {self.name!r}: give answer (about the --model table) or run, not both")
+
+    @property
+    def takes_model(self) -> bool:
+        """Whether it has the common options --model, --json and --download."""
+        return self.answer is not None

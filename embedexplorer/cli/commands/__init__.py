@@ -1,0 +1,1 @@
+"""One module per command: its arguments and its run, declared as ``COMMAND`` and listed in ``cli/table.py``."""

@@ -1,0 +1,41 @@
+"""``embedexplorer cosine A B``: the cosine of two tokens."""
+
+from __future__ import annotations
+
+import argparse
+
+from ...core.common.terminal import one_line
+from ..arguments import add_exact, typed
+from ..command import Answer, Asker, Command
+
+
+def arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("a", help="a word, read as the window reads a typed word")
+    parser.add_argument("b")
+    add_exact(parser)
+
+
+def answer(args: argparse.Namespace, asker: Asker) -> Answer:
+    from ...jobs.table_jobs import COSINE, CosineRequest
+
+    table = asker.table
+    cosine = asker.ask(COSINE, CosineRequest(typed(args, args.a), typed(args, args.b)))
+    payload: dict[str, object] = {
+        "model": table.name,
+        "a": cosine.a,
+        "a_id": cosine.a_id,
+        "b": cosine.b,
+        "b_id": cosine.b_id,
+        "cosine": cosine.cosine,
+    }
+    if cosine.note:
+        payload["note"] = cosine.note
+    lines = [
+        f"model: {one_line(table.name)}",
+        f"cosine({one_line(cosine.a)}, {one_line(cosine.b)}) = {cosine.cosine:.3f}",
+        f"(baseline for unrelated tokens here: {table.baseline_cosine:.3f})",
+    ]
+    return payload, "\n".join(lines + ([f"note: {one_line(cosine.note)}"] if cosine.note else []))
+
+
+COMMAND = Command("cosine", "cosine of two tokens", arguments, answer=answer)

@@ -1,0 +1,47 @@
+"""``embedexplorer tokens TEXT``: the text split into tokens and ids."""
+
+from __future__ import annotations
+
+import argparse
+
+from ...core.common.terminal import one_line
+from ..command import Answer, Asker, Command
+
+
+def arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("text", help="taken literally: a leading space is part of the text")
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="list every token, also those past the last position row (default: the ones that fit)",
+    )
+
+
+def answer(args: argparse.Namespace, asker: Asker) -> Answer:
+    table = asker.table
+    from ...core.common.errors import QueryError
+    from ...core.text.texts import MAX_SHOWN_TOKENS
+
+    shown = None if args.all else MAX_SHOWN_TOKENS
+    report = table.tokenize(args.text, only_fitting=not args.all, max_shown=shown)
+    if report.count == 0:
+        raise QueryError(report.note)
+    tokens = report.tokens
+    payload: dict[str, object] = {
+        "model": table.name,
+        "tokens": [{"id": t.id, "token": t.token} for t in tokens],
+        "count": report.count,
+        "fits": report.fits,
+        "position_rows": report.position_rows,
+    }
+    if report.note:
+        payload["note"] = report.note
+    lines = [f"{one_line(t.token):<20} {t.id:>8}" for t in tokens]
+    rows = report.position_rows
+    if rows is not None and len(tokens) > rows:
+        lines.insert(rows, f"-- no position row from position {rows + 1:,} on --")
+    lines += [f"note: {one_line(report.note)}"] if report.note else []
+    return payload, "\n".join([f"model: {one_line(table.name)}", f"{report.count} token(s)", *lines])
+
+
+COMMAND = Command("tokens", "split text into tokens and ids", arguments, answer=answer)

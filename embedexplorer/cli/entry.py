@@ -1,0 +1,119 @@
+"""``main``: parse, open the model a command asks about, run the command, print its answer or one line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+
+from ..core.common.errors import EmbedExplorerError
+from ..core.common.terminal import (
+    end_progress,
+    finite_or_none,
+    print_answer,
+    progress_is_open,
+    say,
+    show_progress,
+)
+from .command import Answer, Asker, Command, ProgressReport
+from .parser import bare_download_is_table, build_parser
+from .table import TABLE, command_named
+
+# An open that takes longer than this shows its progress on stderr (when stderr is a terminal).
+PROGRESS_AFTER_SECONDS = 1.0
+
+
+def main(argv: Sequence[str] | None = None, table: tuple[Command, ...] = TABLE) -> int:
+    _quiet_libraries()
+    args = build_parser(table).parse_args(bare_download_is_table(sys.argv[1:] if argv is None else argv))
+    command = command_named(args.command, table)
+    try:
+        payload, text = _run(command, args)
+    except EmbedExplorerError as exc:
+        return _fail(str(exc))
+    except KeyboardInterrupt:
+        say("interrupted")
+        return 130
+    except MemoryError:
+        return _fail("ran out of memory; the model or the input is too large for this machine.")
+    except RecursionError:
+        return _fail("the input is nested too deeply to read.")
+    except Exception as exc:  # noqa: BLE001 - a person gets one line, never a traceback
+        return _fail(f"unexpected error: {type(exc).__name__}: {exc}")
+    if args.json:
+        # ``layers --json`` and ``models --json`` are lists; every other command one object.
+        data = payload[command.json_key] if command.json_key else payload
+        return print_answer(json.dumps(finite_or_none(data), ensure_ascii=False, indent=2), json_text=True)
+    return print_answer(text)
+
+
+def _run(command: Command, args: argparse.Namespace) -> Answer:
+    from ..core.sources.resolve import resolve_source
+    from ..core.tables.embedding_table import load_table
+    from ..jobs.base import Session
+
+    if command.before is not None:
+        command.before(args)
+    # Progress is for a person watching; piped stderr keeps to the one-line error.
+    progress = _after_a_second(show_progress) if sys.stderr.isatty() else None
+    if command.run is not None:
+        try:
+            return command.run(args, progress)
+        finally:
+            end_progress()
+    assert command.answer is not None  # a Command has one of the two
+    source = resolve_source(
+        args.model, allow_download=bool(args.download), progress=progress, whole_model=args.download == "full"
+    )
+    end_progress()
+    for note in source.notes:
+        say(f"note: {note}")
+    # The tokenizer runs in a child process: a tokenizer file built to hang or to blow up
+    # memory is stopped there (time and memory limits) and named in one line.
+    table = load_table(source, progress or (lambda done, total, message: None), separate_tokenizer=True)
+    session = Session()
+    session.replace_table(table)
+    try:
+        nowhere = table.pointing_nowhere.sentence()  # named once, as the table opens
+        if nowhere:
+            say(f"note: {nowhere}")
+        return command.answer(args, Asker(session, progress))
+    finally:
+        end_progress()
+        session.replace_table(None)  # closes the table and what its questions started (the model's process)
+
+
+def _quiet_libraries() -> None:
+    """Keep stderr to our one line: no library warnings, log records or advice."""
+    import logging
+    import os
+    import warnings
+
+    warnings.simplefilter("ignore")  # numpy's overflow warnings, deprecations of other libraries
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
+    # Without a handler, logging prints warnings through its last-resort handler.
+    logging.getLogger().addHandler(logging.NullHandler())
+    # File names that were not UTF-8 reach us as surrogates: print them escaped, not as a crash.
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+
+
+def _fail(message: str) -> int:
+    say(message)
+    return 2
+
+
+def _after_a_second(report: ProgressReport) -> ProgressReport:
+    """``report``, silent for the first second: a quick open prints nothing, a slow one shows where it is."""
+    began = time.monotonic()
+
+    def maybe(done: int, total: int, message: str) -> None:
+        if progress_is_open() or time.monotonic() - began >= PROGRESS_AFTER_SECONDS:
+            report(done, total, message)
+
+    return maybe

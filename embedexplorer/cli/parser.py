@@ -1,0 +1,76 @@
+"""The command line's parser, built from the table: the common options and each command's own."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from typing import NoReturn
+
+from .command import Command
+from .table import TABLE
+
+DOWNLOADS = ("table", "full")
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a usage mistake is one line on stderr and exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def build_parser(table: tuple[Command, ...] = TABLE) -> argparse.ArgumentParser:
+    common = _common_options()
+    parser = OneLineParser(
+        prog="embedexplorer",
+        description="Look inside a language model's token embedding table. "
+        "Run without a command to open the window.",
+    )
+    parser.add_argument("--version", action="version", version=_version())
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
+    for command in table:
+        options: dict[str, object] = {"help": command.help}
+        if command.description is not None:
+            options["description"] = command.description
+        if command.takes_model:
+            options["parents"] = [common]
+        command.arguments(commands.add_parser(command.name, **options))  # type: ignore[arg-type]
+    return parser
+
+
+def _common_options() -> argparse.ArgumentParser:
+    """--model, --json and --download, shared by every command about one model."""
+    from ..core.readers import kinds_text
+
+    common = OneLineParser(add_help=False)
+    common.add_argument(
+        "--model",
+        default=None,
+        help=f"a {kinds_text()}, ollama:NAME[:TAG], a Hugging Face id, or 'bundled' "
+        "(default: GPT-2 if it is here, else bundled MiniLM)",
+    )
+    common.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    common.add_argument(
+        "--download",
+        nargs="?",
+        const="table",
+        choices=DOWNLOADS,
+        default=None,
+        metavar="=full",
+        help="download a Hub model that is not here: its embedding table only (the other weights stay "
+        "on the Hub), or with --download=full every weight into the Hugging Face cache",
+    )
+    return common
+
+
+def bare_download_is_table(argv: Sequence[str]) -> list[str]:
+    """``--download`` alone means the table: it must never take the next word as its value."""
+    words = list(argv)
+    end = words.index("--") if "--" in words else len(words)
+    return [("--download=table" if w == "--download" and i < end else w) for i, w in enumerate(words)]
+
+
+def _version() -> str:
+    from .. import __version__
+
+    return f"embedexplorer {__version__}"

@@ -1,0 +1,1 @@
+"""Vocabulary health: which rows of a token table look untrained, and why."""

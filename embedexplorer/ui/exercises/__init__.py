@@ -1,0 +1,1 @@
+"""The chapter's exercises in the window: Guess first, analogy, family distances, two texts, teaching."""

@@ -1,0 +1,172 @@
+"""The map's exports: a picture (PNG or SVG), a web page, the points (CSV or JSON); the File and Map menus' entries."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QInputDialog,
+    QMessageBox,
+)
+
+from ...core.common.constants import EXPORT_WIDTH_RANGE
+from ...core.common.errors import EmbedExplorerError
+from ...core.maps.points_export import write_points
+from ...core.maps.web_page import write_map_page
+from ...map_pictures import png_texts, write_svg
+from ..style.plain_text import plain_tip
+
+if TYPE_CHECKING:
+    from .view import MapView
+
+
+class MapExports:
+    """Writes the map on ``view`` to files the user names; says what happened through the view's
+    ``message`` and ``status``. Its actions are usable once a map is on screen (``set_enabled``)."""
+
+    def __init__(self, view: MapView) -> None:
+        self.view = view
+        self.export_action = QAction("&Export map...", view)
+        self.export_action.triggered.connect(self.export_dialog)
+        self.export_action.setShortcut(QKeySequence("Ctrl+E"))
+        self.page_action = QAction("Export map as &web page...", view)
+        self.page_action.setToolTip("One HTML file that opens offline in any browser: zoom, pan, find, hover tips")
+        self.page_action.triggered.connect(self.export_page_dialog)
+        self.points_action = QAction("Export &points (CSV or JSON)...", view)
+        self.points_action.triggered.connect(self.export_points_dialog)
+        self.actions = (self.export_action, self.page_action, self.points_action)
+        self.set_enabled(False)
+
+    def set_enabled(self, on: bool) -> None:
+        for action in self.actions:
+            action.setEnabled(on)
+
+    def export_dialog(self) -> None:
+        if not self.view.can_export:
+            return
+        start = Path(self.view.settings.export_dir or Path.home()) / "embedding-map.png"
+        path, chosen = QFileDialog.getSaveFileName(
+            self.view,
+            "Export the map",
+            str(start),
+            "PNG image (*.png);;SVG drawing (*.svg)",
+            options=QFileDialog.Option.DontConfirmOverwrite,  # asked below, once the suffix is known
+        )
+        if not path:
+            return
+        if "svg" in chosen.lower() and not path.lower().endswith(".svg"):
+            path += ".svg"
+        elif not path.lower().endswith((".png", ".svg")):
+            path += ".png"
+        if Path(path).exists() and not self._confirm_overwrite(path):
+            return
+        width = self.view.settings.export_width
+        if path.lower().endswith(".png"):
+            width, ok = QInputDialog.getInt(
+                self.view, "Export the map", "Width in pixels:", width, *EXPORT_WIDTH_RANGE, 100
+            )
+            if not ok:
+                return
+            self.view.settings.export_width = width
+        self.export_to(path, width)
+
+    def _confirm_overwrite(self, path: str) -> bool:
+        answer = QMessageBox.question(
+            self.view,
+            "Replace the file?",
+            plain_tip(f"{Path(path).name} already exists in {Path(path).parent}. Replace it?"),
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+            QMessageBox.StandardButton.No,
+        )
+        return answer == QMessageBox.StandardButton.Yes
+
+    def export_to(self, path: str, width: int | None = None) -> bool:
+        """Write the map as PNG or SVG (by suffix); says what happened through ``status``/``message``."""
+        target = Path(path)
+        try:
+            if target.suffix.lower() == ".svg":
+                write_svg(self.view.canvas, target)
+            else:
+                canvas = self.view.canvas
+                canvas.export_png(target, width or self.view.settings.export_width, png_texts(canvas))
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            self.view.message.emit(
+                f"The map was not exported to {target}: {reason}. Nothing was overwritten; choose another folder.",
+                "error",
+            )
+            return False
+        self.view.settings.export_dir = str(target.parent)
+        self.view.status.emit(f"Map exported to {target}")
+        return True
+
+    def export_page_dialog(self) -> None:
+        """File > Export map as web page...: ask where, then write the page."""
+        path = self._ask_target("Export the map as a web page", "embedding-map.html", "Web page (*.html)", (".html",))
+        if path:
+            self.export_page_to(path)
+
+    def export_page_to(self, path: str) -> bool:
+        """Write the map on screen (its hidden families hidden) as one self-contained web page."""
+        shown = self.view.family_map
+        if shown is None:
+            return False
+        canvas = self.view.canvas
+        change = canvas.change  # the colours by change, when the map shows them
+        name, hidden = self.view.model_name, canvas.hidden
+        return self._write(path, "map", lambda: write_map_page(path, shown, name, hidden, change=change))
+
+    def export_points_dialog(self) -> None:
+        """File > Export points...: the points as CSV or JSON, by the chosen kind."""
+        path = self._ask_target(
+            "Export the map's points", "embedding-points.csv", "CSV table (*.csv);;JSON (*.json)", (".csv", ".json")
+        )
+        if path:
+            self.export_points_to(path)
+
+    def export_points_to(self, path: str) -> bool:
+        """Write every point (token, id, family, x, y): CSV for a ``.csv`` name, JSON otherwise."""
+        shown = self.view.family_map
+        if shown is None:
+            return False
+        return self._write(path, "points", lambda: write_points(path, shown, self.view.model_name))
+
+    def _ask_target(self, title: str, name: str, kinds: str, suffixes: tuple[str, ...]) -> str:
+        """A file name from the save dialog, ending in one of ``suffixes`` (the chosen kind's when it
+        ends in none); "" when cancelled or when the user keeps the file already there."""
+        if not self.view.can_export:
+            return ""
+        start = Path(self.view.settings.export_dir or Path.home()) / name
+        path, chosen = QFileDialog.getSaveFileName(
+            self.view, title, str(start), kinds, options=QFileDialog.Option.DontConfirmOverwrite
+        )
+        if not path:
+            return ""
+        if Path(path).suffix.lower() not in suffixes:
+            path += next((s for s in suffixes if s[1:] in chosen.lower()), suffixes[0])
+        if Path(path).exists() and not self._confirm_overwrite(path):
+            return ""
+        return path
+
+    def _write(self, path: str, what: str, write: Callable[[], None]) -> bool:
+        target = Path(path)
+        try:
+            write()
+        except OSError as exc:
+            self.view.message.emit(
+                f"The {what} was not exported to {target}: {exc.strerror or exc}. Nothing was overwritten; "
+                "choose another folder.",
+                "error",
+            )
+            return False
+        except EmbedExplorerError as exc:
+            self.view.message.emit(f"{exc} Nothing was overwritten; choose another folder.", "error")
+            return False
+        self.view.settings.export_dir = str(target.parent)
+        self.view.status.emit(f"{what.capitalize()} exported to {target}")
+        return True
+

@@ -1,0 +1,448 @@
+"""Two tables side by side: how far each token's neighbours moved from table A (the open model) to table B.
+
+The pane asks for a comparison (``compare_requested``), shows its progress, and draws the
+answer: the distribution of neighbour overlaps and of row cosines, the most and least
+changed tokens (a click looks the token up in the main window), and for one token both
+neighbour lists side by side. It computes nothing itself.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor, QFont, QShowEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QFileDialog,
+    QGridLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ...core.compare.comparison import Comparison
+from ...core.compare.map_change import MEASURES, OVERLAP, MapChange, map_change_of
+from ...core.readers import file_dialog_filter
+from ...jobs.compare_jobs import COMPARE, CompareRequest
+from ...state import Selection
+from ..style import fonts, theme
+from ..window.plugging import PaneContext, Place
+
+POSITION_ROLE = Qt.ItemDataRole.UserRole
+SHARED_COLOUR = QColor(40, 120, 60)
+
+
+class ComparePane(QWidget):
+    """Choose table B, compare, and read what changed token by token."""
+
+    compare_requested = Signal(str, int, bool)  # B as typed, k, compare with the output head instead
+    stop_requested = Signal()
+    token_clicked = Signal(str)  # the text to look up in the main window
+    map_change_chosen = Signal(object)  # a MapChange to colour the map with, or None for its families
+
+    def __init__(self, k: int = 10, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.comparison: Comparison | None = None
+        # A token clicked here and being looked up in the main window: its text may split into
+        # several tokens there ("[unused671]"), whose first must not replace it here.
+        self._looked_up: int | None = None
+        self.source = QLineEdit()
+        self.source.setPlaceholderText("table B: a model folder, a .gguf file, ollama:NAME or a Hugging Face id")
+        self.source.setAccessibleName("table B")
+        browse_file = QPushButton("File...")
+        browse_file.clicked.connect(self._choose_file)
+        browse_folder = QPushButton("Folder...")
+        browse_folder.clicked.connect(self._choose_folder)
+        self.k_box = QSpinBox()
+        self.k_box.setRange(1, 100)
+        self.k_box.setValue(k)
+        self.k_box.setPrefix("k = ")
+        self.k_box.setAccessibleName("neighbours per token")
+        self.compare_button = QPushButton("&Compare")
+        self.compare_button.clicked.connect(self.request)
+        self.head_button = QPushButton("Its &output head")
+        self.head_button.setToolTip("Compare the open model's token table with its own output head (lm_head)")
+        self.head_button.clicked.connect(lambda: self.compare_requested.emit("", self.k_box.value(), True))
+        self.stop_button = QPushButton("&Stop")
+        self.stop_button.clicked.connect(self._stop)
+        self.stop_button.setEnabled(False)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.progress.hide()
+
+        # In a dialog, Enter presses the default button: Compare, never a file chooser.
+        for button in (browse_file, browse_folder, self.head_button, self.stop_button):
+            button.setAutoDefault(False)
+        self.compare_button.setDefault(True)
+
+        chooser = QHBoxLayout()
+        chooser.addWidget(QLabel("Compare with:"))
+        chooser.addWidget(self.source, 1)
+        for widget in (browse_file, browse_folder, self.k_box, self.compare_button, self.head_button, self.stop_button):
+            chooser.addWidget(widget)
+
+        self.header = QLabel(
+            "Choose a second table of the same vocabulary: a quantised GGUF, a fine-tune, a larger model."
+        )
+        self.header.setWordWrap(True)
+        self.header.setTextFormat(Qt.TextFormat.RichText)
+        self.message = QLabel()
+        self.message.setWordWrap(True)
+        self.message.setStyleSheet("color: #a01010; font-weight: bold;")
+        self.message.hide()
+
+        self.colour_map = QCheckBox("Colour the &map by change")
+        self.colour_map.setToolTip("Colour each point of the main window's map by how much its token changed")
+        self.colour_map.setEnabled(False)
+        self.measure = QComboBox()
+        self.measure.addItems(["neighbours kept (overlap@k)", "row cosine"])
+        self.measure.setAccessibleName("the change the map's colours show")
+        self.measure.setEnabled(False)
+        self.colour_map.toggled.connect(lambda _on: self._publish_map_change())
+        self.measure.currentIndexChanged.connect(lambda _index: self._publish_map_change())
+        colouring = QHBoxLayout()
+        colouring.addWidget(self.colour_map)
+        colouring.addWidget(self.measure)
+        colouring.addStretch(1)
+
+        self.overlap_plot = _plot("tokens", "neighbours kept (of k)")
+        self.cosine_plot = _plot("tokens", "cosine of a token's two rows")
+        self.stats = QLabel()
+        self.stats.setWordWrap(True)
+        self.stats.setTextFormat(Qt.TextFormat.RichText)
+        plots = QWidget()
+        plots_layout = QVBoxLayout(plots)
+        plots_layout.setContentsMargins(0, 0, 0, 0)
+        plots_layout.addWidget(self.overlap_plot, 1)
+        plots_layout.addWidget(self.cosine_plot, 1)
+        plots_layout.addWidget(self.stats)
+
+        self.most = _token_list("most changed tokens")
+        self.least = _token_list("least changed tokens")
+        for listing in (self.most, self.least):
+            listing.currentItemChanged.connect(self._on_current)
+            listing.itemActivated.connect(self._on_activated)
+            listing.itemClicked.connect(self._on_activated)
+        lists = QWidget()
+        lists_layout = QGridLayout(lists)
+        lists_layout.setContentsMargins(0, 0, 0, 0)
+        lists_layout.addWidget(_bold_title("Most changed", " (click: look it up)"), 0, 0)
+        lists_layout.addWidget(self.most, 1, 0)
+        lists_layout.addWidget(_bold_title("Least changed"), 2, 0)
+        lists_layout.addWidget(self.least, 3, 0)
+
+        self.token_title = QLabel("Select a token to see its neighbours in both tables.")
+        self.token_title.setWordWrap(True)
+        self.token_title.setTextFormat(Qt.TextFormat.RichText)
+        self.neighbours = QTableWidget(0, 4)
+        self.neighbours.setHorizontalHeaderLabels(["in A", "cosine", "in B", "cosine"])
+        self.neighbours.verticalHeader().setVisible(False)
+        self.neighbours.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.neighbours.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.neighbours.setAccessibleName("the selected token's neighbours in A and in B")
+        detail = QWidget()
+        detail_layout = QVBoxLayout(detail)
+        detail_layout.setContentsMargins(0, 0, 0, 0)
+        detail_layout.addWidget(self.token_title)
+        detail_layout.addWidget(self.neighbours, 1)
+
+        body = QSplitter(Qt.Orientation.Horizontal)
+        for part in (plots, lists, detail):
+            body.addWidget(part)
+        body.setSizes([420, 240, 420])
+        body.setChildrenCollapsible(False)
+
+        layout = QVBoxLayout(self)
+        layout.addLayout(chooser)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.message)
+        layout.addWidget(self.header)
+        layout.addLayout(colouring)
+        layout.addWidget(body, 1)
+
+    # ----- what the window calls ---------------------------------------------------------
+    def k(self) -> int:
+        return int(self.k_box.value())
+
+    def set_source(self, spec: str) -> None:
+        self.source.setText(spec)
+
+    def request(self) -> None:
+        spec = self.source.text().strip()
+        if not spec:
+            self.show_failure("Name table B first: a model folder, a .gguf file, ollama:NAME or a Hugging Face id.")
+            return
+        self.compare_requested.emit(spec, self.k(), False)
+
+    def show_started(self, what: str) -> None:
+        self.message.hide()
+        self.progress.setRange(0, 0)
+        self.progress.setFormat(f"Comparing with {what}...")
+        self.progress.show()
+        self.stop_button.setEnabled(True)
+
+    def show_progress(self, share: float, message: str) -> None:
+        if share < 0:
+            self.progress.setRange(0, 0)
+        else:
+            self.progress.setRange(0, 1000)
+            self.progress.setValue(int(share * 1000))
+        self.progress.setFormat(f"{message}: %p%")
+        self.progress.show()
+
+    def show_failure(self, message: str) -> None:
+        self._finished()
+        self.message.setText(message)
+        self.message.show()
+
+    def show_comparison(self, comparison: Comparison) -> None:
+        self._finished()
+        self.comparison = comparison
+        summary = comparison.summary()
+        notes = "<br>".join(escape(note) for note in comparison.notes)
+        self.header.setText(
+            f"<b>A</b>: {escape(comparison.a)} <i>({escape(comparison.storage_a)})</i> &nbsp; "
+            f"<b>B</b>: {escape(comparison.b)} <i>({escape(comparison.storage_b)})</i><br>{notes}"
+        )
+        self._draw_overlaps(comparison)
+        self._draw_cosines(comparison)
+        lines = [
+            f"{len(comparison):,} tokens, k = {comparison.k}, in {comparison.seconds:.1f} s",
+            f"neighbours kept: mean <b>{summary['mean_overlap']:.2f}</b>, median {summary['median_overlap']:g}",
+            f"A's nearest still nearest in B: {summary['nearest_kept']:.1%}",
+        ]
+        if comparison.row_cosine is not None:
+            lines.append(
+                f"row cosine: mean <b>{summary['mean_row_cosine']:.4f}</b>, median {summary['median_row_cosine']:.4f}"
+            )
+            lines.append(f"row error |a-b|/|a|: mean {summary['mean_relative_error']:.4f}")
+        self.stats.setText("<br>".join(lines))
+        self._fill(self.most, comparison, comparison.most_changed())
+        self._fill(self.least, comparison, comparison.least_changed())
+        self.most.setCurrentRow(0)
+        self.colour_map.setEnabled(True)
+        self.measure.setEnabled(comparison.row_cosine is not None)
+        if comparison.row_cosine is None:
+            self.measure.setCurrentIndex(MEASURES.index(OVERLAP))
+        self._publish_map_change()
+
+    def show_token_id(self, token_id: int) -> bool:
+        """Show the token of A with this id, if it was compared (the main window's selection)."""
+        looked_up, self._looked_up = self._looked_up, None
+        if self.comparison is None or (looked_up is not None and looked_up != token_id):
+            return False
+        position = self.comparison.position_of(token_id)
+        if position is None:
+            return False
+        self._show_token(position)
+        return True
+
+    def clear(self) -> None:
+        self.comparison = None
+        self.colour_map.setChecked(False)
+        self.colour_map.setEnabled(False)
+        self.measure.setEnabled(False)
+        self.overlap_plot.clear()
+        self.cosine_plot.clear()
+        self.most.clear()
+        self.least.clear()
+        self.neighbours.setRowCount(0)
+        self.stats.clear()
+
+    def map_change(self) -> MapChange | None:
+        """The map's colouring as chosen here: None unless a comparison is shown and the box is ticked."""
+        if self.comparison is None or not self.colour_map.isChecked():
+            return None
+        return map_change_of(self.comparison, MEASURES[self.measure.currentIndex()])
+
+    # ----- inside ------------------------------------------------------------------------
+    def _publish_map_change(self) -> None:
+        self.map_change_chosen.emit(self.map_change())
+
+    def _finished(self) -> None:
+        self.progress.hide()
+        self.stop_button.setEnabled(False)
+
+    def _stop(self) -> None:
+        self.stop_requested.emit()
+        self.show_failure("Stopped; table A is still open.")
+
+    def _choose_file(self) -> None:
+        # The kinds of file the readers say they open, as File > Open model file offers them.
+        path, _ = QFileDialog.getOpenFileName(self, "Table B: a model file", "", file_dialog_filter())
+        if path:
+            self.source.setText(path)
+
+    def _choose_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Table B: a model folder")
+        if folder:
+            self.source.setText(folder)
+
+    def _draw_overlaps(self, comparison: Comparison) -> None:
+        counts = np.bincount(comparison.overlap, minlength=comparison.k + 1)
+        self.overlap_plot.clear()
+        bars = pg.BarGraphItem(x=np.arange(counts.size), height=counts, width=0.8, brush=theme.FAMILY_COLOURS[0])
+        self.overlap_plot.addItem(bars)
+        self.overlap_plot.setTitle(f"neighbours kept of {comparison.k}, per token")
+        self.overlap_plot.setXRange(-0.6, comparison.k + 0.6, padding=0)
+
+    def _draw_cosines(self, comparison: Comparison) -> None:
+        self.cosine_plot.clear()
+        if comparison.row_cosine is None:
+            self.cosine_plot.setTitle("row cosines: the widths differ")
+            return
+        counts, edges = comparison.cosine_histogram()
+        width = float(edges[1] - edges[0])
+        middles = (edges[:-1] + edges[1:]) / 2
+        bars = pg.BarGraphItem(x=middles, height=counts, width=width * 0.9, brush=theme.FAMILY_COLOURS[0])
+        self.cosine_plot.addItem(bars)
+        self.cosine_plot.setTitle("cosine between a token's row in A and in B")
+
+    def _fill(self, listing: QListWidget, comparison: Comparison, positions: list[int]) -> None:
+        listing.clear()
+        for position in positions:
+            change = comparison.token(position)
+            cosine = "" if change.row_cosine is None else f"  {change.row_cosine:.4f}"
+            # The left-to-right mark keeps the figures after a right-to-left token (Arabic, Hebrew) in order.
+            item = QListWidgetItem(f"{fonts.for_window(change.token)}\u200e   {change.overlap}/{comparison.k}{cosine}")
+            item.setData(POSITION_ROLE, position)
+            listing.addItem(item)
+
+    def _on_current(self, item: QListWidgetItem | None, _previous: QListWidgetItem | None = None) -> None:
+        if item is not None:
+            self._show_token(int(item.data(POSITION_ROLE)))
+
+    def _on_activated(self, item: QListWidgetItem) -> None:
+        comparison = self.comparison
+        if comparison is not None:
+            position = int(item.data(POSITION_ROLE))
+            self._show_token(position)
+            self._looked_up = int(comparison.ids_a[position])
+            self.token_clicked.emit(comparison.text_of(position))
+
+    def _show_token(self, position: int) -> None:
+        comparison = self.comparison
+        assert comparison is not None
+        change = comparison.token(position)
+        cosine = "none (the widths differ)" if change.row_cosine is None else f"{change.row_cosine:.4f}"
+        error = "" if change.relative_error is None else f", row error {change.relative_error:.4f}"
+        self.token_title.setText(
+            f"<b>{escape(fonts.for_window(change.token))}</b> (id {change.id}): row cosine {cosine}{error}; "
+            f"<b>{change.overlap}</b> of its {comparison.k} neighbours kept; A's nearest is "
+            f"number {change.rank_in_b:,} in B"
+        )
+        self.neighbours.setRowCount(comparison.k)
+        bold = QFont(self.neighbours.font())
+        bold.setBold(True)
+        lists = zip(change.near_a, change.kept_a, change.near_b, change.kept_b, strict=True)
+        for row, ((name_a, cos_a), kept_a, (name_b, cos_b), kept_b) in enumerate(lists):
+            for column, (text, shared) in enumerate(
+                ((name_a, kept_a), (f"{cos_a:.3f}", False), (name_b, kept_b), (f"{cos_b:.3f}", False))
+            ):
+                cell = QTableWidgetItem(fonts.for_window(text))
+                if shared:
+                    cell.setFont(bold)
+                    cell.setForeground(SHARED_COLOUR)
+                    cell.setToolTip("in both lists")
+                self.neighbours.setItem(row, column, cell)
+
+
+class CompareDialog(QDialog):
+    """The Compare pane in a window of its own beside the main window (File > Compare with...)."""
+
+    # ----- the pane contract (ui/window/plugging.py) ------------------------------------------
+    TITLE = "Compare two tables"
+    PLACE = Place.NOWHERE  # a window of its own, opened from File > Compare with...
+    MENUS = ("&File",)
+    ctx: PaneContext
+
+    def bind(self, ctx: PaneContext) -> None:
+        """File > Compare with...; the open model is table A, the one named in the dialog table B."""
+        self.ctx = ctx
+        self.setParent(ctx.shell.window_widget(), self.windowFlags())  # beside the window, above it
+        pane, state, client = self.pane, ctx.state, ctx.client
+        pane.k_box.setValue(state.k)
+        ctx.shell.menu("&File").addAction("&Compare with...").triggered.connect(self.show_beside)
+        channel = client.channel(COMPARE, self)
+        channel.progress.connect(pane.show_progress)
+        channel.ready.connect(pane.show_comparison)
+        channel.failed.connect(lambda failure: pane.show_failure(failure.message))
+        pane.compare_requested.connect(self._ask)
+        pane.stop_requested.connect(lambda: client.cancel(COMPARE, self))
+        pane.token_clicked.connect(lambda text: state.update(text=text))
+        pane.map_change_chosen.connect(lambda change: state.update(map_change=change))
+        state.watch("selection", self._on_selection_changed)
+        state.watch("model_serial", self._on_model_serial_changed)
+
+    def _ask(self, spec: str, k: int, output_head: bool) -> None:
+        if not self.ctx.state.loaded:
+            self.pane.show_failure("Open a model first: it is table A of the comparison.")
+            return
+        self.pane.show_started("its output head" if output_head else spec)
+        self.ctx.client.ask(COMPARE, CompareRequest(spec, k, output_head), self)
+
+    def _on_selection_changed(self, selection: Selection | None) -> None:
+        if selection is not None:
+            self.pane.show_token_id(selection.token_id)
+
+    def _on_model_serial_changed(self, _serial: int) -> None:
+        self.pane.clear()  # unticks the box: the map shows families
+
+    def __init__(self, k: int = 10, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("EmbedExplorer — compare two tables")
+        self.pane = ComparePane(k)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.pane)
+        self.resize(1200, 640)
+
+    def show_beside(self) -> None:
+        self.show()
+        self.raise_()
+        self.activateWindow()
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        self.pane.source.setFocus()
+
+
+def _plot(left: str, bottom: str) -> pg.PlotWidget:
+    plot = pg.PlotWidget()
+    plot.setBackground(theme.plot_background())
+    plot.setLabel("left", left)
+    plot.setLabel("bottom", bottom)
+    plot.setMouseEnabled(x=False, y=False)
+    plot.hideButtons()
+    plot.setMinimumHeight(140)
+    return plot
+
+
+def _token_list(name: str) -> QListWidget:
+    listing = QListWidget()
+    listing.setAccessibleName(name)
+    listing.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    return listing
+
+
+def _bold_title(title: str, rest: str = "") -> QLabel:
+    label = QLabel(f"<b>{title}</b>{rest}")
+    label.setTextFormat(Qt.TextFormat.RichText)  # our own words only
+    return label

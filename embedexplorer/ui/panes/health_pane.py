@@ -1,0 +1,422 @@
+"""The Health tab: which tokens of the open table look untrained, and why.
+
+The pane asks the worker for the vocabulary's health (a long job with progress and Stop)
+the first time it shows for a model, and draws the answer: the ranked tokens with their
+reason chips and indicators, filters by reason, a histogram of the score with the
+threshold marked, and exports. A click on a token makes it the state's selection, so the
+row, the neighbours and the map follow; Map > Colour by health colours any map by the
+score. It computes nothing itself.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QItemSelection, Qt, Signal
+from PySide6.QtGui import QAction, QShowEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QMenu,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QTableView,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ...core.common.errors import EmbedExplorerError
+from ...core.compare.map_change import MapChange
+from ...core.health.export import write_health
+from ...core.health.map_colouring import health_colouring
+from ...core.health.report import HealthReport
+from ...core.health.scoring import REASONS
+from ...jobs.health_jobs import HEALTH, HealthRequest
+from ...state import Selection
+from ..style import theme
+from ..window.plugging import PaneContext, Place
+from .health_table import ID_ROLE, HealthTableModel, ReasonChips
+
+EXPORT_KINDS = "CSV (*.csv);;JSON (*.json)"
+# Scores above this are drawn in the histogram's last bar (a broken row scores 100).
+_DRAWN_UP_TO_THRESHOLDS = 3
+
+
+class HealthPane(QWidget):
+    """Ask for the vocabulary's health, then read the ranked tokens, their reasons and the score's spread."""
+
+    requested = Signal()
+    stop_requested = Signal()
+    shown = Signal()
+    token_chosen = Signal(int, str)  # id and readable token: the state's selection
+    filter_changed = Signal(list, bool)  # the ticked reasons and "flagged only", to remember
+    exported = Signal(str)  # a status line
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.report: HealthReport | None = None
+        self.colour_action = QAction("Colour by &health", self)  # Map > Colour by health, once bound
+        self.colour_action.setCheckable(True)
+        self.colour_action.setToolTip(
+            "Colour every point of the map by its token's health score (red: untrained-looking)"
+        )
+        self.check_button = QPushButton("&Check the vocabulary")
+        self.check_button.setToolTip("Round-trip every token through the tokenizer and read every row (long lane)")
+        self.check_button.clicked.connect(self.requested.emit)
+        self.stop_button = QPushButton("&Stop")
+        self.stop_button.setEnabled(False)
+        self.stop_button.clicked.connect(self._stop)
+        self.export_button = QPushButton("&Export...")
+        self.export_button.setToolTip("Save every token's score, reasons and indicators as CSV or JSON")
+        self.export_button.setEnabled(False)
+        self.export_button.clicked.connect(self.export_dialog)
+        for button in (self.check_button, self.stop_button, self.export_button):
+            button.setAutoDefault(False)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        # Hidden, it keeps its room: the buttons stay their own size instead of spreading out.
+        policy = self.progress.sizePolicy()
+        policy.setRetainSizeWhenHidden(True)
+        self.progress.setSizePolicy(policy)
+        self.progress.hide()
+        self.summary = _plain_label("Open the tab with a model open to check its vocabulary.")
+        self.message = _plain_label("")
+        self.message.setStyleSheet("color: #a01010; font-weight: bold;")
+        self.message.hide()
+        top = QHBoxLayout()
+        for widget in (self.check_button, self.stop_button, self.export_button):
+            top.addWidget(widget)
+        top.addWidget(self.progress, 1)
+        # The reasons in a menu, not a row of boxes: twelve boxes would make the tab as wide as a screen.
+        self.filter_button = QToolButton()
+        self.filter_button.setText("&Reasons: all tokens")
+        self.filter_button.setToolTip("Show only the tokens that carry any of the ticked reasons")
+        self.filter_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        reasons_menu = QMenu(self.filter_button)
+        self.filters: dict[str, QAction] = {}
+        for reason in REASONS:
+            action = reasons_menu.addAction(reason)
+            action.setCheckable(True)
+            action.toggled.connect(lambda _on: self._refilter())
+            self.filters[reason] = action
+        self.filter_button.setMenu(reasons_menu)
+        self.flagged_only = QCheckBox("&flagged only")
+        self.flagged_only.setToolTip("Only tokens whose score reaches the threshold")
+        self.flagged_only.toggled.connect(lambda _on: self._refilter())
+        self.shown_count = _plain_label("")
+        filters = QHBoxLayout()
+        filters.addWidget(self.filter_button)
+        filters.addWidget(self.flagged_only)
+        filters.addWidget(self.shown_count, 1)
+        self.model = HealthTableModel(self)
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.table.setItemDelegate(ReasonChips(self.table))
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.verticalHeader().setVisible(False)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.setAccessibleName("tokens ranked by how untrained their rows look")
+        self.table.clicked.connect(lambda index: self._choose(index.row()))
+        self.table.activated.connect(lambda index: self._choose(index.row()))
+        self.table.selectionModel().selectionChanged.connect(self._on_selection)
+        self.histogram = pg.PlotWidget()
+        self.histogram.setBackground(theme.plot_background())
+        self.histogram.setLabel("bottom", "score")
+        self.histogram.setLabel("left", "tokens (log scale)")
+        self.histogram.setMouseEnabled(x=False, y=False)
+        self.histogram.hideButtons()
+        self.histogram.setMinimumWidth(260)
+        body = QSplitter(Qt.Orientation.Horizontal)
+        body.addWidget(self.table)
+        body.addWidget(self.histogram)
+        body.setSizes([700, 380])
+        body.setStretchFactor(0, 2)  # the list grows twice as fast as the histogram
+        body.setStretchFactor(1, 1)
+        body.setChildrenCollapsible(False)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(self.message)
+        layout.addWidget(self.summary)
+        layout.addLayout(filters)
+        layout.addWidget(body, 1)
+        self.export_dir = ""
+
+    # ----- what the plug calls ---------------------------------------------------------------
+    def show_started(self) -> None:
+        self.message.hide()
+        self.progress.setRange(0, 0)
+        self.progress.setFormat("Checking the vocabulary...")
+        self.progress.show()
+        self.stop_button.setEnabled(True)
+        self.check_button.setEnabled(False)
+
+    def show_progress(self, share: float, message: str) -> None:
+        if share < 0:
+            self.progress.setRange(0, 0)
+        else:
+            self.progress.setRange(0, 1000)
+            self.progress.setValue(int(share * 1000))
+        self.progress.setFormat(f"{message}: %p%")
+        self.progress.show()
+
+    def show_failure(self, message: str) -> None:
+        self._finished()
+        self.message.setText(message)
+        self.message.show()
+
+    def show_report(self, report: HealthReport) -> None:
+        self._finished()
+        self.report = report
+        summary = report.summary()
+        counts = report.counts()
+        head = "; its own output head was read too" if report.has_head else ""
+        lines = [
+            f"{report.model}: {report.size:,} tokens, {int(summary['flagged']):,} flagged "  # type: ignore[call-overload]
+            f"(score >= {report.threshold:g}); {report.reference_count:,} unreachable tokens are the reference{head}.",
+            *report.notes,
+        ]
+        self.summary.setText("\n".join(lines))
+        for reason, action in self.filters.items():
+            action.setText(f"{reason} ({counts.get(reason, 0):,})")
+            action.setEnabled(counts.get(reason, 0) > 0)
+        self.model.set_report(report, self._reasons(), self.flagged_only.isChecked())
+        self._show_count()
+        self.table.resizeColumnsToContents()
+        self.export_button.setEnabled(True)
+        self._draw_histogram(report)
+
+    def clear(self) -> None:
+        self.report = None
+        self.model.set_report(None, set(), False)
+        self.histogram.clear()
+        self.summary.setText("Open the tab with a model open to check its vocabulary.")
+        self.export_button.setEnabled(False)
+        for reason, action in self.filters.items():
+            action.setText(reason)
+        self.shown_count.setText("")
+
+    def select_token(self, token_id: int) -> None:
+        """Show the state's selection in the list, if the filter shows it (without choosing it again)."""
+        row = self.model.row_of(token_id)
+        if row is None:
+            return
+        index = self.model.index(row, 0)
+        blocked = self.table.selectionModel().blockSignals(True)
+        self.table.selectRow(row)
+        self.table.selectionModel().blockSignals(blocked)
+        self.table.scrollTo(index)
+
+    def export_dialog(self) -> None:
+        if self.report is None:
+            return
+        start = Path(self.export_dir or Path.home()) / "vocabulary-health.csv"
+        path, chosen = QFileDialog.getSaveFileName(self, "Export vocabulary health", str(start), EXPORT_KINDS)
+        if path:
+            if Path(path).suffix.lower() not in (".csv", ".json"):
+                path += ".json" if "json" in chosen.lower() else ".csv"
+            self.export_to(path)
+
+    def export_to(self, path: str) -> bool:
+        """Write the report to ``path`` (CSV or JSON by its suffix); one sentence if it cannot be written."""
+        if self.report is None:
+            return False
+        try:
+            write_health(path, self.report)
+        except OSError as exc:
+            self.show_failure(f"The list was not exported to {path}: {exc.strerror or exc}. Nothing was overwritten.")
+            return False
+        except EmbedExplorerError as exc:
+            self.show_failure(f"{exc} Nothing was overwritten.")
+            return False
+        self.export_dir = str(Path(path).parent)
+        self.exported.emit(f"Vocabulary health exported to {path}")
+        return True
+
+    # ----- inside ------------------------------------------------------------------------------
+    def _reasons(self) -> set[str]:
+        return {reason for reason, action in self.filters.items() if action.isChecked()}
+
+    def set_filter(self, reasons: list[str], flagged_only: bool) -> None:
+        """Tick these reasons (unknown names are passed over) and "flagged only", as remembered."""
+        for reason, action in self.filters.items():
+            action.setChecked(reason in reasons)
+        self.flagged_only.setChecked(flagged_only)
+        self._refilter()
+
+    def _refilter(self) -> None:
+        reasons = self._reasons()
+        self.filter_changed.emit(sorted(reasons), self.flagged_only.isChecked())
+        self.filter_button.setText("&Reasons: " + (", ".join(sorted(reasons)) if reasons else "all tokens"))
+        self.model.set_filter(reasons, self.flagged_only.isChecked())
+        self._show_count()
+
+    def _show_count(self) -> None:
+        if self.report is not None:
+            self.shown_count.setText(f"{self.model.rowCount():,} of {self.report.size:,} tokens shown")
+
+    def _finished(self) -> None:
+        self.progress.hide()
+        self.stop_button.setEnabled(False)
+        self.check_button.setEnabled(True)
+
+    def _stop(self) -> None:
+        self.stop_requested.emit()
+        self.show_failure("Stopped; nothing was lost, and Check the vocabulary starts again.")
+
+    def _choose(self, row: int) -> None:
+        if self.report is None or not 0 <= row < self.model.rowCount():
+            return
+        token_id = int(self.model.index(row, 0).data(ID_ROLE))
+        self.token_chosen.emit(token_id, str(self.report.tokens[token_id]))
+
+    def _on_selection(self, selected: QItemSelection, _deselected: QItemSelection) -> None:
+        rows = {index.row() for index in selected.indexes()}
+        if len(rows) == 1:  # the arrow keys move through the list: each token is looked at in turn
+            self._choose(rows.pop())
+
+    def _draw_histogram(self, report: HealthReport) -> None:
+        self.histogram.clear()
+        top = _DRAWN_UP_TO_THRESHOLDS * report.threshold
+        drawn = np.clip(report.score, min(float(report.score.min()), 0.0), top)
+        edges = np.linspace(float(drawn.min()), top, 61)
+        counts, edges = np.histogram(drawn, bins=edges)
+        # Counts span 1 to the whole vocabulary: drawn on a log scale, with ticks at powers of ten.
+        heights = np.log10(1 + counts)
+        self.histogram.plot(edges, heights, stepMode="center", fillLevel=0, brush=theme.family_colour(0))
+        ticks = [(float(np.log10(1 + 10**p)), f"{10**p:,}") for p in range(int(heights.max()) + 1)]
+        self.histogram.getAxis("left").setTicks([ticks])
+        line = pg.InfiniteLine(
+            report.threshold,
+            angle=90,
+            pen=pg.mkPen("#c03020", width=2),
+            label=f"threshold {report.threshold:g}",
+            labelOpts={"position": 0.9, "color": "#c03020"},
+        )
+        self.histogram.addItem(line)
+        self.histogram.setTitle(f"every token's score ({top:g}+ drawn at {top:g})", size="9pt")
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        self.shown.emit()
+
+    # ----- the pane contract (ui/window/plugging.py) ------------------------------------------
+    TITLE = "Vocabulary heal&th"
+    PLACE = Place.RIGHT_TAB
+    MENUS = ("&Map",)
+    ctx: PaneContext
+
+    def bind(self, ctx: PaneContext) -> None:
+        """Asks for HEALTH on the long lane the first time it shows for a model; Map > Colour by health."""
+        self.ctx = ctx
+        state, client = ctx.state, ctx.client
+        self.export_dir = ctx.settings.export_dir
+        self.set_filter(ctx.settings.health_reasons, ctx.settings.health_flagged_only)
+        self._asked = False
+        self._ours: MapChange | None = None  # the colouring this pane gave the map, if it still shows
+        ctx.shell.menu("&Map").addAction(self.colour_action)
+        self.colour_action.toggled.connect(self._colour_map)
+        channel = client.channel(HEALTH, self)
+        channel.progress.connect(self.show_progress)
+        channel.ready.connect(self._on_report)
+        channel.failed.connect(lambda failure: self.show_failure(failure.message))
+        self.requested.connect(self._ask)
+        self.shown.connect(lambda: None if self._asked or not state.loaded else self._ask())
+        self.stop_requested.connect(lambda: client.cancel(HEALTH, self))
+        self.token_chosen.connect(self._on_token_chosen)
+        self.exported.connect(lambda text: ctx.shell.show_status(text))
+        self.exported.connect(lambda _text: setattr(ctx.settings, "export_dir", self.export_dir))
+        self.filter_changed.connect(self._remember_filter)
+        state.watch("model_serial", self._on_model_serial_changed)
+        state.watch("map_change", self._on_map_change_changed)
+        state.watch("selection", self._on_selection_changed)
+
+    def _ask(self) -> None:
+        if not self.ctx.state.loaded:
+            self.show_failure("Open a model first: its vocabulary is what is checked.")
+            return
+        self._asked = True
+        self.show_started()
+        self.ctx.client.ask(HEALTH, HealthRequest(), self)
+
+    def _colour_map(self, on: bool) -> None:
+        state = self.ctx.state
+        if on and self.report is not None:
+            self._ours = health_colouring(self.report)
+            state.update(map_change=self._ours)
+        elif on:
+            if not self._asked:
+                self._ask()  # the colours come with the answer
+        elif state.map_change is not None and state.map_change is self._ours:
+            state.update(map_change=None)
+
+    def _on_report(self, report: HealthReport) -> None:
+        self.show_report(report)
+        if self.colour_action.isChecked():
+            self._colour_map(True)
+
+    def _on_map_change_changed(self, change: MapChange | None) -> None:
+        if change is not self._ours and self.colour_action.isChecked():
+            self.colour_action.blockSignals(True)  # another colouring (a comparison) took the map
+            self.colour_action.setChecked(False)
+            self.colour_action.blockSignals(False)
+
+    def _on_model_serial_changed(self, _serial: int) -> None:
+        self._asked = False
+        self.clear()
+        if self.colour_action.isChecked():
+            self.colour_action.setChecked(False)
+        if self.isVisible():
+            self._ask()
+
+    def _on_selection_changed(self, selection: Selection | None) -> None:
+        if selection is not None:
+            self.select_token(selection.token_id)
+
+    def _on_token_chosen(self, token_id: int, token: str) -> None:
+        state = self.ctx.state
+        selection = Selection(token_id, 0, token)
+        if selection == state.selection:
+            state.touch("selection")
+        state.update(selection=selection)
+
+    def _remember_filter(self, reasons: list[str], flagged_only: bool) -> None:
+        self.ctx.settings.health_reasons = reasons
+        self.ctx.settings.health_flagged_only = flagged_only
+
+    def focus_chain(self) -> list[QWidget]:
+        """The pane's controls in the order Tab walks them."""
+        return [self.check_button, self.export_button, self.filter_button, self.flagged_only, self.table]
+
+
+def _plain_label(text: str) -> QLabel:
+    label = QLabel(text)
+    label.setTextFormat(Qt.TextFormat.PlainText)  # model names and notes come from files
+    label.setWordWrap(True)
+    return label
+
+
+if __name__ == "__main__":  # a preview of the pane alone, on the bundled model
+    import sys
+
+    from PySide6.QtWidgets import QApplication
+
+    from ...core.health.vocabulary_health import vocabulary_health
+    from ...core.tables.embedding_table import open_table
+
+    app = QApplication(sys.argv)
+    preview = HealthPane()
+    preview.show_report(vocabulary_health(open_table("bundled")))
+    preview.resize(1200, 700)
+    preview.show()
+    sys.exit(app.exec())

@@ -1,0 +1,1 @@
+"""How the window looks: theme colours, the bundled fonts, focus frames."""

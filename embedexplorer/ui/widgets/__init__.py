@@ -1,0 +1,1 @@
+"""Small reusable widgets: labels that keep their size, elide or wrap; a plot's legend."""

@@ -1,0 +1,299 @@
+"""A layout that fits a laptop: the row pane beside the map on a short window, a shorter model bar on a narrow one.
+
+On a tall enough window the left column holds the row pane (its plot at a usable height)
+above the neighbour list (at least ``MIN_NEIGHBOUR_ROWS`` rows). On a shorter one, such as
+a 1024x640 laptop, both cannot fit: the row pane becomes a tab beside the map, and the
+neighbours and the map, which show the same answer (list and rings), stay on screen together.
+On a window too narrow for the model bar and the exercises' bar in full, the model box is
+shorter and the chapter's note is two words, and if that is not enough the exercises' bar
+takes a line of its own: every exercise button stays in sight, never behind a bar's "»".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from PySide6.QtCore import QByteArray, QEvent, QObject, QTimer
+from PySide6.QtGui import QGuiApplication, QResizeEvent
+from PySide6.QtWidgets import QComboBox, QMainWindow, QSplitter, QTabWidget, QToolBar, QWidget
+
+from .chapter_notice import ChapterNotice
+
+# Neighbour rows the list shows at least, with the row pane above it (the issue's figure for 1366x768).
+MIN_NEIGHBOUR_ROWS = 8
+ROW_TAB_TITLE = "&Row"
+MODEL_BOX_CHARS, COMPACT_MODEL_BOX_CHARS = 34, 16
+BAR_ALLOWANCE = 16  # pixels a toolbar takes beyond its items: its handle and frame
+
+
+class RowPlacement(QObject):
+    """Moves the upper pane (the row) between the left column (above the others) and the tabs beside the map.
+
+    Parameters
+    ----------
+    left:
+        The vertical splitter of the left column: the upper pane, then ``lower``.
+    row_view:
+        The upper pane, at the top of ``left`` when there is room; its ``least_height()`` (if it has
+        one) says how tall it must be, its ``TITLE`` names its tab.
+    lower:
+        The widget that stacks the other left-column panes under it.
+    stacked:
+        Those panes; each that has ``growth_for_rows(n)`` (the neighbours) says how much taller it
+        must be to show ``MIN_NEIGHBOUR_ROWS`` rows.
+    tabs:
+        The tabs beside the map, where the upper pane goes on a short window.
+    """
+
+    def __init__(
+        self, left: QSplitter, row_view: QWidget, lower: QWidget, stacked: Sequence[QWidget], tabs: QTabWidget
+    ) -> None:
+        super().__init__(left)
+        self.left, self.row_view, self.lower, self.tabs = left, row_view, lower, tabs
+        self.stacked = list(stacked)
+        self._split_state: QByteArray | None = None  # the left column's sizes, kept while the row pane is away
+        self._sized = False  # True once the sizes were remembered, restored, or set for the first time
+        # Later, not inside a resize: moving a pane re-lays out the very widgets being resized.
+        # The timer is the placement's own, so it dies with the window.
+        self._later = _later(self, self.place)
+        left.splitterMoved.connect(lambda _pos, _index: setattr(self, "_sized", True))
+        left.installEventFilter(self)
+
+    # ----- what the window asks --------------------------------------------------------------
+    @property
+    def compact(self) -> bool:
+        """True while the row pane is a tab beside the map."""
+        return self.tabs.indexOf(self.row_view) >= 0
+
+    def sizes_restored(self) -> None:
+        """The window restored the left column's remembered sizes: keep them."""
+        self._sized = True
+
+    def left_state(self) -> QByteArray:
+        """The left column's sizes with the row pane in it, to remember (also while it is a tab)."""
+        if self.compact and self._split_state is not None:
+            return self._split_state
+        return self.left.saveState()
+
+    def needed_height(self) -> int:
+        """How tall the left column must be for the row pane and ``MIN_NEIGHBOUR_ROWS`` rows together."""
+        return self._row_height() + self.left.handleWidth() + self._neighbours_height()
+
+    def place(self) -> None:
+        """Put the row pane where it fits now."""
+        height = self.left.height()
+        if height <= 0:
+            return
+        want_compact = height < self.needed_height()
+        if want_compact and not self.compact:
+            self._split_state = self.left.saveState()
+            current = self.tabs.currentIndex()
+            self.tabs.insertTab(1, self.row_view, getattr(self.row_view, "TITLE", "") or ROW_TAB_TITLE)
+            self.tabs.setCurrentIndex(current)
+            self.tabs.setTabToolTip(1, "The selected token's row: on this small window it sits beside the map")
+        elif not want_compact and self.compact:
+            self.tabs.removeTab(self.tabs.indexOf(self.row_view))
+            self.left.insertWidget(0, self.row_view)
+            self.row_view.show()
+            if self._split_state is not None:
+                self.left.restoreState(self._split_state)
+            self._fit_sizes(height)
+        elif not self.compact:
+            self._fit_sizes(height)
+
+    # ----- inside ----------------------------------------------------------------------------
+    def _row_height(self) -> int:
+        # The pane's own minimum counts its plot at a few pixels (it may be squeezed by hand): usable here.
+        least = getattr(self.row_view, "least_height", None)
+        return least() if least is not None else self.row_view.minimumSizeHint().height()
+
+    def _neighbours_height(self) -> int:
+        # A list pane says how much taller than its least height it must be to show that many rows;
+        # the stack gives every other pane its preferred height (the list takes what is left).
+        growth = 0
+        for pane in self.stacked:
+            grow = getattr(pane, "growth_for_rows", None)
+            if grow is not None:
+                growth += grow(MIN_NEIGHBOUR_ROWS)
+            elif not pane.isHidden():
+                growth += max(0, pane.sizeHint().height() - pane.minimumSizeHint().height())
+        return self.lower.minimumSizeHint().height() + growth
+
+    def _fit_sizes(self, height: int) -> None:
+        """Both panes at least as tall as they need: the first time, the neighbours get what
+        ``MIN_NEIGHBOUR_ROWS`` rows need and the row pane the rest."""
+        room = height - self.left.handleWidth()
+        neighbours = self._neighbours_height()
+        sizes = self.left.sizes()
+        if len(sizes) != 2:
+            return
+        if not self._sized:
+            self._sized = True
+            self.left.setSizes([room - neighbours, neighbours])
+            return
+        # Remembered sizes from a taller window may leave either pane short here: share out again.
+        row, rest = sizes
+        if row < self._row_height() or rest < neighbours:
+            self.left.setSizes([max(self._row_height(), room - neighbours), neighbours])
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if watched is self.left and event.type() == QEvent.Type.Resize:
+            self._later.start()
+        return False
+
+
+class BarFit(QObject):
+    """A shorter model box and chapter note when the window is too narrow for the bars in full."""
+
+    def __init__(self, window: QMainWindow, model_box: QComboBox, notice: ChapterNotice) -> None:
+        super().__init__(window)
+        self.window, self.model_box, self.notice = window, model_box, notice
+        self.compact = False
+        self._later = _later(self, self.fit)
+        # The box as wide as its minimum contents, so that a shorter minimum makes it narrower.
+        model_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        window.installEventFilter(self)
+        notice.installEventFilter(self)
+
+    def bars_width(self) -> int:
+        """The width the toolbars' items ask for, side by side, as they are now.
+
+        Summed item by item: a bar that overflows reports only the part it shows.
+        """
+        total = 0
+        for bar in self.window.findChildren(QToolBar):
+            if not bar.isVisible():
+                continue
+            layout = bar.layout()
+            spacing = max(0, layout.spacing()) if layout is not None else 0
+            margins = layout.contentsMargins() if layout is not None else None
+            total += BAR_ALLOWANCE + (margins.left() + margins.right() if margins is not None else 0)
+            for action in bar.actions():
+                widget = bar.widgetForAction(action)
+                if action.isVisible() and widget is not None:
+                    total += widget.sizeHint().width() + spacing
+        return total
+
+    def fit(self) -> None:
+        # Measured in full each time (sizes are asked for, nothing is painted in between): the
+        # font may have changed since (presentation mode), and the note come or gone.
+        self._set(False)
+        if self.bars_width() > self.window.width():
+            self._set(True)
+        # Still too wide (large type on a narrow screen): the exercises get a line of their own.
+        second = self.second_bar()
+        if second is not None:
+            wrap = self.bars_width() > self.window.width()
+            if wrap != self.window.toolBarBreak(second):
+                if wrap:
+                    self.window.insertToolBarBreak(second)
+                else:
+                    self.window.removeToolBarBreak(second)
+
+    def second_bar(self) -> QToolBar | None:
+        """The bar that goes to a line of its own when the two do not fit side by side."""
+        bars = [bar for bar in self.window.findChildren(QToolBar) if bar.isVisible()]
+        return bars[1] if len(bars) > 1 else None
+
+    def _set(self, compact: bool) -> None:
+        self.compact = compact
+        self.model_box.setMinimumContentsLength(COMPACT_MODEL_BOX_CHARS if compact else MODEL_BOX_CHARS)
+        self.notice.set_compact(compact)
+        # QComboBox keeps its first width hint, and the bar its first layout: say the width outright.
+        self.model_box.setFixedWidth(self.model_box.sizeHint().width())
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        # A new width, a new size of type (presentation), or the chapter's note coming or going.
+        kinds = (
+            QEvent.Type.Resize, QEvent.Type.FontChange, QEvent.Type.ApplicationFontChange,
+            QEvent.Type.Show, QEvent.Type.Hide,
+        )
+        if event.type() in kinds:
+            self._later.start()
+        return False
+
+
+def _later(owner: QObject, call: Callable[[], None]) -> QTimer:
+    """A single-shot timer of ``owner`` that runs ``call`` once the events now posted are handled."""
+    timer = QTimer(owner)
+    timer.setSingleShot(True)
+    timer.setInterval(0)
+    timer.timeout.connect(call)
+    return timer
+
+
+# How long after showing the window manager's frame (its title bar) may still arrive.
+FRAME_WAIT_MS = 2000
+
+
+def fit_to_screen(window: QMainWindow) -> None:
+    """Never larger than the screen's free area (a laptop's 1366x768 or 1024x640), frame included, and on it."""
+    screen = window.screen() or QGuiApplication.primaryScreen()
+    if screen is None:
+        return
+    free = screen.availableGeometry()
+    # The frame (title bar, borders) is not part of the window's own size.
+    frame_w = max(0, window.frameGeometry().width() - window.geometry().width())
+    frame_h = max(0, window.frameGeometry().height() - window.geometry().height())
+    width = min(window.width(), free.width() - frame_w)
+    height = min(window.height(), free.height() - frame_h)
+    if (width, height) != (window.width(), window.height()):
+        window.resize(width, height)
+    x = min(max(window.x(), free.left()), free.right() - width - frame_w + 1)
+    y = min(max(window.y(), free.top()), free.bottom() - height - frame_h + 1)
+    if (x, y) != (window.x(), window.y()):
+        window.move(x, y)
+
+
+class ScreenFit(QObject):
+    """Keeps the framed window inside the screen when something other than a person sized it.
+
+    The window manager adds its title bar after the window is shown: until that frame is known
+    the window hangs below the screen's edge with its status bar, so the window is fitted again
+    as the frame arrives (it comes as a move). And Qt grows a window to what its panes need at
+    least (a pane on its way to another place, larger type): once they need less, it goes back
+    inside the screen. A size asked for (a person's, a test's) is left alone.
+    """
+
+    def __init__(self, window: QMainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self._frame_pending = False
+        self._grown_by_panes = False
+        window.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        kind = event.type()
+        if kind == QEvent.Type.Show:
+            self._frame_pending = True
+            QTimer.singleShot(FRAME_WAIT_MS, self._frame_came)
+            QTimer.singleShot(0, self._fit)
+        elif kind == QEvent.Type.Move and self._frame_pending:
+            QTimer.singleShot(0, self._fit)
+        elif kind == QEvent.Type.Resize and isinstance(event, QResizeEvent):
+            new, old, least = event.size(), event.oldSize(), self.window.minimumSizeHint()
+            grown = new.height() > old.height() >= 0 or new.width() > old.width() >= 0
+            at_least = new.height() <= least.height() or new.width() <= least.width()
+            if grown and at_least and not self.inside_screen():
+                self._grown_by_panes = True
+        elif kind == QEvent.Type.LayoutRequest and self._grown_by_panes:
+            QTimer.singleShot(0, self._refit_after_growth)
+        return False
+
+    def _frame_came(self) -> None:
+        self._frame_pending = False
+
+    def _fit(self) -> None:
+        fit_to_screen(self.window)
+
+    def _refit_after_growth(self) -> None:
+        if self._grown_by_panes:
+            fit_to_screen(self.window)
+            self._grown_by_panes = not self.inside_screen()
+
+    def inside_screen(self) -> bool:
+        screen = self.window.screen()
+        if screen is None:
+            return True
+        free, frame = screen.availableGeometry(), self.window.frameGeometry()
+        return frame.width() <= free.width() and frame.height() <= free.height()

@@ -1,0 +1,266 @@
+"""The main window: the frame the panes plug into, its menus and toolbars, the status bar.
+
+The window holds the application state, builds each pane of ``pane_list.PANES``, binds it
+with a ``PaneContext`` and puts it where the pane says (``plugging.py``: the contract). The
+menu bar holds the menus the panes declare. Panes follow and change the state and ask the
+worker themselves; the window never reaches into them. It keeps for itself
+what belongs to the frame: messages, progress, the model's facts, size and place on the
+screen, and what it remembers of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from types import SimpleNamespace
+
+from PySide6.QtCore import QSize, Qt, QUrl
+from PySide6.QtGui import (
+    QCloseEvent,
+    QDragEnterEvent,
+    QDropEvent,
+    QKeySequence,
+)
+from PySide6.QtWidgets import (
+    QApplication,
+    QMainWindow,
+    QMenu,
+    QProgressBar,
+    QSplitter,
+    QTabWidget,
+    QToolBar,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ...settings import Settings
+from ...state import AppState
+from ...worker import WorkerClient
+from ..style.focus import show_focus_everywhere
+from ..style.plain_text import guard_plain_text
+from ..widgets.elided_label import ElidedLabel
+from .fitting import RowPlacement, ScreenFit, fit_to_screen
+from .help_menu import add_help_menu, show_about
+from .message_bar import MessageBar
+from .model_bar import ModelBar
+from .pane_list import PANES
+from .plugging import LAST_MENU, MessageAction, PaneContext, PaneEntry, Place, menu_order
+
+
+class MainWindow(QMainWindow):
+    """Type a word; see its tokens, rows, neighbours and its place on the family map."""
+
+    def __init__(self, client: WorkerClient, settings: Settings, panes: Sequence[PaneEntry] = PANES) -> None:
+        super().__init__()
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            guard_plain_text(app)  # every label and tooltip shows a file's or a person's text as text
+        self.client = client
+        self.settings = settings
+        self.worker_stuck = False
+        self.state = AppState(settings.initial_state())
+        settings.follow(self.state)
+        show_focus_everywhere()  # every control shows the keyboard's focus, tool buttons and tabs too
+        self.setWindowTitle("EmbedExplorer")
+        self.setAcceptDrops(True)
+        self.resize(1360, 860)
+        self._menus = {title: self.menuBar().addMenu(title) for title in menu_order(e.pane.MENUS for e in panes)}
+        self._toolbars: dict[str, QToolBar] = {}
+        self.message_bar = MessageBar()
+        self._build_status_bar()
+
+        ctx = PaneContext(self.state, client, settings, self)
+        self.model_bar = ModelBar(ctx)
+        self.panes = SimpleNamespace()
+        built: list[tuple[PaneEntry, QWidget]] = []
+        for entry in panes:
+            pane = entry.pane()
+            pane.bind(ctx)
+            setattr(self.panes, entry.name, pane)
+            built.append((entry, pane))
+        self._place_panes(built)
+        file_menu = self._menus["&File"]
+        file_menu.addSeparator()
+        quit_action = file_menu.addAction("&Quit")
+        quit_action.triggered.connect(self.close)
+        quit_action.setShortcut(QKeySequence("Ctrl+Q"))
+        add_help_menu(self._menus[LAST_MENU], self)
+        self._restore(built)
+        self.screen_fit = ScreenFit(self)  # inside the screen with the window manager's frame, whatever grew
+
+    # ----- construction ------------------------------------------------------------------
+    def _build_status_bar(self) -> None:
+        self.facts_label = ElidedLabel("No model open yet.")
+        self.progress = QProgressBar()
+        # The bar shows the share; what is being done goes beside it, where any length fits.
+        self.progress.setMaximumWidth(160)
+        self.progress.setTextVisible(True)
+        self.progress.setFormat("%p%")
+        self.progress.hide()
+        self.statusBar().addWidget(self.facts_label, 1)
+        self.statusBar().addPermanentWidget(self.progress)
+
+    def _place_panes(self, built: list[tuple[PaneEntry, QWidget]]) -> None:
+        """Top panes under the message bar; a left column (upper and lower) beside tabs on the right."""
+        placed: dict[Place, list[QWidget]] = {place: [p for e, p in built if e.pane.PLACE is place] for place in Place}
+        upper = placed[Place.LEFT_UPPER]
+        # The left column is two parts: the first upper pane, and a stack of the others above the lower panes.
+        stacked = upper[1:] + placed[Place.LEFT_LOWER]
+        lower = QWidget()
+        lower_layout = QVBoxLayout(lower)
+        lower_layout.setContentsMargins(0, 0, 0, 0)
+        lower_layout.setSpacing(0)
+        # The list (a pane that grows with its rows) takes the room that is left; without one, the last pane.
+        growing = [pane for pane in stacked if hasattr(pane, "growth_for_rows")] or stacked[-1:]
+        for pane in stacked:
+            lower_layout.addWidget(pane, 1 if pane in growing else 0)
+        self.left = QSplitter(Qt.Orientation.Vertical)
+        if upper:
+            self.left.addWidget(upper[0])
+        self.left.addWidget(lower)
+        self.left.setStretchFactor(0, 2)
+        self.left.setStretchFactor(1, 3)
+        self.left.setChildrenCollapsible(False)
+        if not (upper or stacked):
+            self.left.hide()  # a window without a left column (a preview of one pane)
+        # The map and the layers share the right side: both want the room, one at a time.
+        self.right = QTabWidget()
+        for pane in placed[Place.RIGHT_TAB]:
+            self.right.addTab(pane, type(pane).TITLE)  # type: ignore[attr-defined]
+        # Where the left column is too short for both, the upper pane moves beside the map.
+        self.row_placement = RowPlacement(self.left, upper[0], lower, stacked, self.right) if upper else None
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.addWidget(self.left)
+        self.splitter.addWidget(self.right)
+        self.splitter.setStretchFactor(0, 2)
+        self.splitter.setStretchFactor(1, 3)
+        self.splitter.setSizes([520, 840])
+        self.splitter.setChildrenCollapsible(False)
+        central = QWidget()
+        layout = QVBoxLayout(central)
+        layout.setContentsMargins(6, 4, 6, 2)
+        layout.setSpacing(3)  # every pixel counts on a 640-pixel screen
+        layout.addWidget(self.message_bar)
+        for pane in placed[Place.TOP]:
+            layout.addWidget(pane)  # type: ignore[arg-type]
+        layout.addWidget(self.splitter, 1)
+        self.setCentralWidget(central)
+
+    def _restore(self, built: list[tuple[PaneEntry, QWidget]]) -> None:
+        geometry = self.settings.geometry("window/geometry")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        self.fit_to_screen()
+        for key, splitter in (("window/splitter", self.splitter), ("window/left", self.left)):
+            state = self.settings.geometry(key)
+            if state is not None:
+                splitter.restoreState(state)
+                if splitter is self.left and self.row_placement is not None:
+                    self.row_placement.sizes_restored()
+        # The toolbars' buttons are controls like any other: Tab reaches them, and shows it has.
+        for bar in self._toolbars.values():
+            for action in bar.actions():
+                button = bar.widgetForAction(action)
+                if isinstance(button, QToolButton):
+                    button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
+        # Tab walks the panes in the list's order, each pane's controls in its own order.
+        chain = [widget for _entry, pane in built for widget in getattr(pane, "focus_chain", list)()]
+        for first, second in zip(chain, chain[1:], strict=False):
+            QWidget.setTabOrder(first, second)
+
+    def fit_to_screen(self) -> None:
+        """Never larger than the screen's free area (a laptop's 1366x768 or 1024x640), frame included, and on it."""
+        fit_to_screen(self)
+
+    # ----- what the window does for every pane (plugging.Shell) -------------------------------
+    def show_message(self, text: str, level: str = "error", action: MessageAction | None = None) -> None:
+        if text:
+            self.message_bar.show_message(text, level, action)
+        else:
+            self.message_bar.hide()
+
+    def withdraw_message(self, text: str) -> None:
+        """Hide the message bar if it still shows ``text`` (a pane's error that no longer holds)."""
+        if self.message_bar.text() == text:
+            self.message_bar.hide()
+
+    def show_status(self, text: str, msec: int = 5000) -> None:
+        self.statusBar().showMessage(text, msec)
+
+    def show_progress(self, share: float, message: str) -> None:
+        if share < 0:
+            self.progress.setRange(0, 0)
+        else:
+            self.progress.setRange(0, 1000)
+            self.progress.setValue(int(share * 1000))
+        self.progress.show()
+        if message:
+            self.statusBar().showMessage(message)
+
+    def hide_progress(self) -> None:
+        self.progress.hide()
+        self.statusBar().clearMessage()
+
+    def set_facts(self, text: str, tooltip: str = "") -> None:
+        self.facts_label.setText(text)
+        self.facts_label.setToolTip(tooltip)
+
+    def menu(self, title: str) -> QMenu:
+        """One of the menus the panes declared (a pane adds only to menus it declares in ``MENUS``)."""
+        if title not in self._menus:
+            raise KeyError(f"no pane declares the menu {title!r}: add it to the pane's menus")
+        return self._menus[title]
+
+    def toolbar(self, title: str) -> QToolBar:
+        if title not in self._toolbars:
+            bar = self.addToolBar(title)
+            bar.setObjectName(f"{title.lower()}ToolBar")
+            bar.setMovable(False)
+            self._toolbars[title] = bar
+        return self._toolbars[title]
+
+    def open_model(self, spec: str, allow_download: bool = False, whole_model: bool = False) -> None:
+        self.model_bar.open(spec, allow_download, whole_model)
+
+    def window_widget(self) -> QMainWindow:
+        return self
+
+    # ----- window events ------------------------------------------------------------------
+    def show_about(self) -> None:
+        show_about(self)
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 - Qt override
+        if _dropped_model(event.mimeData().urls()) is not None:
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 - Qt override
+        dropped = _dropped_model(event.mimeData().urls())
+        if dropped is not None:
+            self.open_model(str(dropped))
+            event.acceptProposedAction()
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
+        return QSize(1360, 860)
+
+    def save_settings(self) -> None:
+        self.settings.set_geometry("window/geometry", self.saveGeometry())
+        self.settings.set_geometry("window/splitter", self.splitter.saveState())
+        if self.row_placement is not None:
+            self.settings.set_geometry("window/left", self.row_placement.left_state())
+        self.settings.sync()
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
+        self.save_settings()
+        # A download cannot be interrupted: if the worker does not stop in time, app.main
+        # ends the process once the window has gone, instead of waiting for the network.
+        self.worker_stuck = not self.client.shutdown()
+        super().closeEvent(event)
+
+
+def _dropped_model(urls: list[QUrl]) -> Path | None:
+    """The first local folder or file among dropped items: a reader decides whether it can open it."""
+    for url in urls:
+        if url.isLocalFile():
+            return Path(url.toLocalFile())
+    return None

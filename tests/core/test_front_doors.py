@@ -1,0 +1,291 @@
+"""Both front doors answer every question of the README alike: the command line and the window's request kinds.
+
+Each README command line that asks a question about tokens is run through ``cli.main`` (JSON), and
+the same question is put to the request kinds the window's panes submit, with the request a pane
+builds (a typed word as the person typed it, the Map menu's word choices, the Layers pane's fields).
+The answers are compared token by token: ids, and cosines and coordinates to 1e-9. The reading of
+a typed word is checked against GPT-2's own tokenizer (transformers), and the cosines against a
+float64 computation on the rows read straight from the safetensors file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from embedexplorer.cli import build_parser, main
+from embedexplorer.core.common.terminal import finite_or_none
+from embedexplorer.core.directions.direction import DEFAULT_PAIRS, DirectionSpec
+from embedexplorer.core.maps.word_sets import matching
+from embedexplorer.core.tables.embedding_table import open_table
+from embedexplorer.jobs.base import JobContext, Kind, Session
+from embedexplorer.jobs.compare_jobs import COMPARE, CompareRequest
+from embedexplorer.jobs.direction_jobs import DIRECTION, DirectionRequest
+from embedexplorer.jobs.exercise_jobs import ANALOGY, FAMILY_DISTANCES, AnalogyRequest, DistancesRequest
+from embedexplorer.jobs.layer_jobs import LAYERS, LayersRequest
+from embedexplorer.jobs.map_jobs import WORD_MAP, WordMapRequest
+from embedexplorer.jobs.table_jobs import (
+    COSINE,
+    MAP,
+    NEIGHBOURS,
+    TOKENS,
+    CosineRequest,
+    MapRequest,
+    NeighboursRequest,
+    TokensRequest,
+)
+
+from ..gpt2_fixture import build_gpt2_tokenizer
+from .test_readme import WORDS, WORDS_FILE, readme_commands
+
+# The questions; info, models and downloads ask none about tokens.
+QUESTIONS = ("tokens", "neighbours", "cosine", "analogy", "direction", "map", "layers", "compare")
+PICTURES = ("--png", "--svg", "--html", "--csv")
+CLOSE = 1e-9
+
+
+def without_pictures(argv: list[str]) -> list[str]:
+    """The question without its picture files: the window's exports are another matter."""
+    kept: list[str] = []
+    skip = False
+    for word in argv:
+        if skip:
+            skip = False
+        elif word in PICTURES:
+            skip = True
+        else:
+            kept.append(word)
+    return kept
+
+
+def question_cases() -> list[tuple[list[str], str]]:
+    found: list[tuple[list[str], str]] = []
+    for argv in readme_commands():
+        if argv[1] not in QUESTIONS:
+            continue
+        argv = without_pictures(argv)
+        models = ("as written",) if "--model" in argv or argv[1] == "compare" else ("bundled", "gpt2")
+        for model in models:
+            if (argv, model) not in found:
+                found.append((argv, model))
+    return found
+
+
+def case_id(value: object) -> str:
+    return " ".join(value)[:60] if isinstance(value, list) else str(value)
+
+
+def plain(value: object) -> Any:
+    """As the command line's JSON holds it."""
+    return json.loads(json.dumps(finite_or_none(value), ensure_ascii=False))
+
+
+def ask(session: Session, kind: Kind[Any, Any], request: object) -> Any:
+    return kind.run(JobContext(session), request)
+
+
+def typed(args: argparse.Namespace, word: str) -> str:
+    """The README's rule: a word in double quotes is read exactly as typed (what ``--exact`` asks for)."""
+    return f'"{word}"' if getattr(args, "exact", False) else word
+
+
+def through_the_window(args: argparse.Namespace, session: Session, cache: str | None, folder: Path) -> Any:
+    """The question as the window's panes put it to the worker, normalised like the command line's JSON."""
+    table = session.table
+    command = args.command
+    if command == "tokens":
+        report = ask(session, TOKENS, TokensRequest(args.text)).report
+        return {"tokens": [[t.id, t.token] for t in report.tokens]}
+    if command == "neighbours":
+        from embedexplorer.core.tables.spelling import word_or_first_token
+
+        # The selected token: the typed word read by the window's rule, then its neighbours.
+        chosen = word_or_first_token(table, typed(args, args.word))
+        answer = ask(session, NEIGHBOURS, NeighboursRequest(chosen.id, args.k)).result
+        return {"query": chosen.id, "neighbours": [[n.id, n.cosine] for n in answer.neighbours]}
+    if command == "cosine":
+        answer = ask(session, COSINE, CosineRequest(typed(args, args.a), typed(args, args.b)))
+        return {"ids": [answer.a_id, answer.b_id], "cosine": answer.cosine}
+    if command == "analogy":
+        a, b, c = (typed(args, w) for w in (args.a, args.b, args.c))
+        expect = "" if args.expect is None else typed(args, args.expect)
+        answer = ask(session, ANALOGY, AnalogyRequest(a, b, c, args.k, args.include_inputs, expect))
+        found = answer.expected
+        expected = None if found is None else [found.query.id, None if found.rank is None else found.rank.rank]
+        return {"neighbours": [[n.id, n.cosine] for n in answer.neighbours], "expected": expected}
+    if command == "direction":
+        spec = DirectionSpec(pairs=tuple((typed(args, a), typed(args, b)) for a, b in (args.pair or DEFAULT_PAIRS)))
+        words = tuple(typed(args, w) for w in args.words)
+        report = ask(session, DIRECTION, DirectionRequest(spec, words, args.k, baseline=not args.no_baseline))
+        return direction_figures(plain(report.to_dict()))
+    if command == "map" and args.words is None and args.projection == "pca":
+        drawn = ask(session, MAP, MapRequest(args.families, args.multi_token))
+        distances = ask(session, FAMILY_DISTANCES, DistancesRequest(family_map=drawn))
+        return {"points": map_points(plain(drawn.to_dict(table.name))), "distances": plain(distances.to_list())}
+    if command == "map":
+        # Map > Whole vocabulary, Words matching..., or the words pasted into the list box.
+        if args.words == "all":
+            request = WordMapRequest("all", method=args.projection, seed=args.seed, cache_dir=cache)
+        elif args.words.startswith("@"):
+            text = (folder / args.words[1:]).read_text(encoding="utf-8")
+            request = WordMapRequest("list", text, method=args.projection, seed=args.seed, cache_dir=cache)
+        else:
+            request = WordMapRequest("regex", args.words, method=args.projection, seed=args.seed, cache_dir=cache)
+        return {"points": map_points(plain(ask(session, WORD_MAP, request).to_dict()))}
+    if command == "layers":
+        request = LayersRequest(args.text, args.place, args.compare, args.compare_place, args.k)
+        return {"layers": layer_figures(plain(ask(session, LAYERS, request).answer.as_rows()))}
+    raise AssertionError(command)
+
+
+def through_the_command_line(args: argparse.Namespace, out: Any) -> Any:
+    """The command line's JSON, cut to the same figures."""
+    command = args.command
+    if command == "tokens":
+        return {"tokens": [[t["id"], t["token"]] for t in out["tokens"]]}
+    if command == "neighbours":
+        return {"query": out["query"]["id"], "neighbours": [[n["id"], n["cosine"]] for n in out["neighbours"]]}
+    if command == "cosine":
+        return {"ids": [out["a_id"], out["b_id"]], "cosine": out["cosine"]}
+    if command == "analogy":
+        wanted = out.get("expected")
+        expected = None if wanted is None else [wanted["id"], wanted["rank"]]
+        return {"neighbours": [[n["id"], n["cosine"]] for n in out["neighbours"]], "expected": expected}
+    if command == "direction":
+        return direction_figures(out)
+    if command == "map" and args.words is None and args.projection == "pca":
+        return {"points": map_points(out), "distances": out["family_distances"]}
+    if command == "map":
+        return {"points": map_points(out)}
+    if command == "layers":
+        return {"layers": layer_figures(out)}
+    raise AssertionError(command)
+
+
+def direction_figures(report: dict[str, Any]) -> dict[str, Any]:
+    return {
+        end: [[t["id"], t["score"]] for t in report[end]] for end in ("top", "bottom")
+    } | {"words": [[w["id"], w["score"], w["percentile"]] for w in report["words"]], "baseline": report["baseline"]}
+
+
+def map_points(drawn: dict[str, Any]) -> list[list[Any]]:
+    return [[p["token"], p["ids"], p["x"], p["y"]] for p in drawn["points"]]
+
+
+def layer_figures(rows: list[dict[str, Any]]) -> list[Any]:
+    return rows
+
+
+def same(cli: Any, window: Any, where: str = "") -> None:
+    """Equal token by token: ids exactly, numbers to 1e-9."""
+    if isinstance(cli, dict):
+        assert isinstance(window, dict) and set(cli) == set(window), where
+        for key in cli:
+            same(cli[key], window[key], f"{where}.{key}")
+    elif isinstance(cli, list):
+        assert isinstance(window, list) and len(cli) == len(window), f"{where}: {len(cli)} != {len(window)}"
+        for i, (a, b) in enumerate(zip(cli, window, strict=True)):
+            same(a, b, f"{where}[{i}]")
+    elif isinstance(cli, float) and not isinstance(window, bool):
+        assert window == pytest.approx(cli, abs=CLOSE), where
+    else:
+        assert cli == window, where
+
+
+def test_every_question_of_the_readme_is_covered() -> None:
+    asked = {argv[1] for argv, _model in question_cases()}
+    assert asked == set(QUESTIONS)
+
+
+@pytest.mark.parametrize(("argv", "model"), question_cases(), ids=case_id)
+def test_both_doors_answer_alike(
+    argv: list[str], model: str, gpt2_folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / WORDS_FILE).write_text("\n".join(WORDS) + "\n", encoding="utf-8")
+    # The maps' cache is the one the README's commands use (the user's, or EMBEDEXPLORER_CACHE_DIR):
+    # a t-SNE layout is computed once, by whichever door or test asks first.
+    cache = None
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.chdir(tmp_path)
+    words = argv[1:]
+    if model != "as written":
+        words += ["--model", "bundled" if model == "bundled" else str(gpt2_folder)]
+    assert main([*words, "--json"]) == 0, capsys.readouterr().err
+    out = json.loads(capsys.readouterr().out)
+    args = build_parser().parse_args(words)
+    if args.command == "compare":
+        session = Session()
+        session.replace_table(open_table(args.a, separate_tokenizer=True))
+        try:
+            ids = tuple(int(i) for i in matching(session.table, args.words).ids)
+            window = plain(ask(session, COMPARE, CompareRequest(args.b, args.k, words=ids)).to_dict())
+        finally:
+            session.replace_table(None)
+        assert [t["id"] for t in out["tokens"]] == [t["id"] for t in window["tokens"]]
+        same(out, window)
+        return
+    session = Session()
+    session.replace_table(open_table(args.model))
+    try:
+        window = through_the_window(args, session, cache, tmp_path)
+    finally:
+        session.replace_table(None)
+    same(through_the_command_line(args, out), window)
+
+
+def wte_rows(folder: Path) -> np.ndarray:
+    from safetensors import safe_open
+
+    with safe_open(str(folder / "model.safetensors"), framework="numpy") as weights:
+        return weights.get_tensor("transformer.wte.weight").astype(np.float64)
+
+
+@pytest.mark.parametrize(("a", "b"), [("paris", "france"), ("Monday", "Tuesday"), ("king", "queen")])
+def test_a_word_alone_is_read_inside_a_sentence_and_exact_as_typed(
+    a: str, b: str, gpt2_folder: Path, capsys
+) -> None:  # type: ignore[no-untyped-def]
+    """GPT-2's own tokenizer is the oracle for the reading, float64 rows from the file for the cosine."""
+    tokenizer = build_gpt2_tokenizer()
+    rows = wte_rows(gpt2_folder)
+    session = Session()
+    session.replace_table(open_table(str(gpt2_folder)))
+    try:
+        for exact, read in ((False, lambda w: " " + w), (True, lambda w: w)):
+            wanted = [tokenizer.encode(read(w))[0] for w in (a, b)]
+            flags = ["--exact"] if exact else []
+            assert main(["cosine", a, b, "--model", str(gpt2_folder), "--json", *flags]) == 0
+            out = json.loads(capsys.readouterr().out)
+            quoted = (f'"{a}"', f'"{b}"') if exact else (a, b)
+            window = ask(session, COSINE, CosineRequest(*quoted))
+            assert [out["a_id"], out["b_id"]] == [window.a_id, window.b_id] == wanted
+            x, y = rows[wanted[0]], rows[wanted[1]]
+            expected = float(x @ y / np.linalg.norm(x) / np.linalg.norm(y))
+            assert out["cosine"] == pytest.approx(expected, abs=1e-5)
+            assert window.cosine == pytest.approx(expected, abs=1e-5)
+    finally:
+        session.replace_table(None)
+
+
+def test_compare_opens_table_b_with_its_tokenizer_in_a_child_process(
+    gpt2_folder: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:  # type: ignore[no-untyped-def]
+    """Table B is a file the user named: its tokenizer gets the child process and its limits, from either door."""
+    import embedexplorer.jobs.compare_jobs as compare_jobs
+
+    seen: list[bool] = []
+    real_open = compare_jobs.open_table
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        table = real_open(*args, **kwargs)
+        seen.append(table.vocabulary.in_child_process)
+        return table
+
+    monkeypatch.setattr(compare_jobs, "open_table", watched)
+    assert main(["compare", "bundled", str(gpt2_folder), "--words", "^king$", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["b"] == str(gpt2_folder)
+    assert seen == [True]

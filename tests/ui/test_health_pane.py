@@ -1,0 +1,119 @@
+"""The Vocabulary health tab, used as a person uses it, on the bundled MiniLM."""
+
+from __future__ import annotations
+
+import csv
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QFileDialog
+
+from embedexplorer.jobs.health_jobs import HEALTH
+from embedexplorer.jobs.table_jobs import NEIGHBOURS
+from tests.ui.conftest import ANSWER_TIMEOUT_MS, answers, open_model
+
+HEALTH_TIMEOUT_MS = ANSWER_TIMEOUT_MS * 6
+
+
+def _click_row(qtbot, pane, row: int) -> None:  # type: ignore[no-untyped-def]
+    rect = pane.table.visualRect(pane.model.index(row, 2))
+    qtbot.mouseClick(pane.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+
+
+def _map_action(window, text: str):  # type: ignore[no-untyped-def]
+    for action in window.menuBar().actions():
+        if action.text().replace("&", "") == "Map":
+            return next(a for a in action.menu().actions() if a.text().replace("&", "") == text)
+    raise AssertionError("no Map menu")
+
+
+def test_health_tab_ranks_selects_filters_colours_and_exports(qtbot, window, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    open_model(qtbot, window, "bundled")
+    pane = window.panes.health_pane
+    # Turning to the tab checks the vocabulary, on the long lane, with progress.
+    with qtbot.waitSignal(answers(window, HEALTH).ready, timeout=HEALTH_TIMEOUT_MS):
+        window.right.setCurrentWidget(pane)
+    first = pane.model.index(0, 2).data()
+    assert first.startswith("[unused"), first
+    assert "unreachable" in pane.model.index(0, 4).data(Qt.ItemDataRole.UserRole + 1)
+    # A click on the first token makes it the selection: the neighbours follow.
+    token_id = int(pane.model.index(0, 1).data())
+    with qtbot.waitSignal(
+        answers(window, NEIGHBOURS).ready,
+        timeout=ANSWER_TIMEOUT_MS,
+        check_params_cb=lambda answer: answer.result.query is not None and answer.result.query.id == token_id,
+    ):
+        _click_row(qtbot, pane, 0)
+    assert window.state.selection.token_id == token_id
+    # Ticking a reason shows only the tokens that carry it.
+    total = pane.model.rowCount()
+    menu = pane.filter_button.menu()
+
+    def pick() -> None:  # in the open menu, a person picks "unreachable"; the menu closes
+        menu.setActiveAction(pane.filters["unreachable"])
+        qtbot.keyClick(menu, Qt.Key.Key_Return)
+        if menu.isVisible():
+            menu.close()
+
+    QTimer.singleShot(300, pick)
+    qtbot.mouseClick(pane.filter_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not menu.isVisible(), timeout=ANSWER_TIMEOUT_MS)
+    shown = pane.model.rowCount()
+    assert pane.shown_count.text() == f"{shown:,} of {total:,} tokens shown"
+    assert 994 <= shown < total
+    assert all("unreachable" in pane.model.index(r, 4).data(Qt.ItemDataRole.UserRole + 1) for r in range(0, shown, 97))
+    # Map > Colour by health colours the map by the score; the caption says so.
+    _map_action(window, "Colour by health").trigger()
+    qtbot.waitUntil(lambda: window.state.map_change is not None, timeout=ANSWER_TIMEOUT_MS)
+    assert "health score" in window.state.map_change.sentence()
+    assert window.panes.map.view.canvas.change is window.state.map_change
+    # Export: the person names a CSV file in the save dialog.
+    target = tmp_path / "health.csv"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(target), "CSV (*.csv)"))
+    qtbot.mouseClick(pane.export_button, Qt.MouseButton.LeftButton)
+    lines = target.read_text(encoding="utf-8").splitlines()
+    assert lines[0] == "# EmbedExplorer vocabulary health"
+    rows = list(csv.DictReader(line for line in lines if not line.startswith("#")))
+    assert len(rows) == 30522 and rows[0]["token"].startswith("[unused")
+    # Unticking the map entry gives the map its families back.
+    _map_action(window, "Colour by health").trigger()
+    assert window.state.map_change is None
+
+
+def test_stop_keeps_what_was_there(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    open_model(qtbot, window, "bundled")
+    pane = window.panes.health_pane
+    window.right.setCurrentWidget(pane)
+    qtbot.waitUntil(lambda: pane.stop_button.isEnabled(), timeout=ANSWER_TIMEOUT_MS)
+    qtbot.mouseClick(pane.stop_button, Qt.MouseButton.LeftButton)
+    assert "Stopped" in pane.message.text() and pane.check_button.isEnabled()
+    # Checking again answers in full.
+    with qtbot.waitSignal(answers(window, HEALTH).ready, timeout=HEALTH_TIMEOUT_MS):
+        qtbot.mouseClick(pane.check_button, Qt.MouseButton.LeftButton)
+    assert pane.model.rowCount() == 30522
+
+
+def test_health_needs_a_model_first(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    pane = window.panes.health_pane
+    window.right.setCurrentWidget(pane)
+    qtbot.mouseClick(pane.check_button, Qt.MouseButton.LeftButton)
+    assert pane.message.isVisible() and "Open a model first" in pane.message.text()
+
+
+def test_the_reasons_filter_is_remembered(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from embedexplorer.app import create_window
+
+    settings = str(tmp_path / "settings.ini")
+    first = create_window(settings)
+    qtbot.addWidget(first)
+    first.show()
+    pane = first.panes.health_pane
+    first.right.setCurrentWidget(pane)
+    pane.filters["short"].trigger()
+    qtbot.mouseClick(pane.flagged_only, Qt.MouseButton.LeftButton)
+    first.close()
+    second = create_window(settings)
+    qtbot.addWidget(second)
+    again = second.panes.health_pane
+    assert again._reasons() == {"short"} and again.flagged_only.isChecked()
+    assert again.filter_button.text() == "&Reasons: short"
+    second.close()
