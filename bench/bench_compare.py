@@ -28,6 +28,11 @@ from bench.common import CACHE, Row, emit, gpt2_folder, machine_note, run_python
 K = 10
 
 
+def floor_rows(count: int) -> int:
+    """Query rows per block of the floor: 96 MB of float32 scores (what the engine's blocks were before tiles)."""
+    return int(max(16, min(2048, (96 << 20) // (4 * count))))
+
+
 def floor(rows_a: np.ndarray, rows_b: np.ndarray, k: int, per_block: int, queries: int) -> float:
     """Seconds for the two plain passes (unit copies made first, off the clock)."""
     units = [r / np.linalg.norm(r, axis=1, keepdims=True) for r in (rows_a, rows_b)]
@@ -88,20 +93,20 @@ def pair_paths(qwen: bool) -> tuple[str, str]:
 def run(qwen: bool = False, queries: int | None = None) -> list[Row]:
     from embedexplorer import open_table
     from embedexplorer.core.compare.comparison import compare_tables
-    from embedexplorer.core.compare.every_neighbour import rows_per_block
+    from embedexplorer.core.compare.every_neighbour import TILE_BYTES
 
     path_a, path_b = pair_paths(qwen)
     a, b = open_table(path_a), open_table(path_b)
     rows_a, rows_b = np.asarray(a.rows[:], dtype=np.float32), np.asarray(b.rows[:], dtype=np.float32)
     tables = rows_a.nbytes + rows_b.nbytes
-    block = rows_per_block(rows_a.shape[0]) * rows_a.shape[0] * 4
+    block = TILE_BYTES  # one tile of scores
     count = min(queries or rows_a.shape[0], rows_a.shape[0])
     words = None if count == rows_a.shape[0] else np.arange(count)
-    floor_seconds = [floor(rows_a, rows_b, K, rows_per_block(rows_a.shape[0]), count)]
+    floor_seconds = [floor(rows_a, rows_b, K, floor_rows(rows_a.shape[0]), count)]
     began = time.perf_counter()
     result = compare_tables(a, b, K, words=words)
     engine_seconds = time.perf_counter() - began
-    floor_seconds.append(floor(rows_a, rows_b, K, rows_per_block(rows_a.shape[0]), count))
+    floor_seconds.append(floor(rows_a, rows_b, K, floor_rows(rows_a.shape[0]), count))
     base = float(np.median(floor_seconds))
     shape = f"{rows_a.shape[0]:,} x {rows_a.shape[1]:,}" + ("" if words is None else f", first {count:,} tokens")
     del rows_a, rows_b

@@ -39,6 +39,12 @@ BENCHMARKS = {
     "download": "bench.bench_download",
     # 500 fake models (HF cache, Ollama, LM Studio) listed by File > Local models
     "local_models": "bench.bench_local_models",
+    # vocabulary health on the Qwen2-7B-shaped folder (built once with "large"): about 3 minutes
+    "health": "bench.bench_health",
+    # every token's neighbours and one query against faiss-cpu (a bench-only extra: .[bench])
+    "faiss": "bench.bench_faiss",
+    # `embedexplorer neighbours/cosine/tokens` against a numpy script, whole processes
+    "one_shot": "bench.bench_one_shot",
 }
 
 

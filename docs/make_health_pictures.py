@@ -20,6 +20,8 @@ from docs.make_screenshots import open_window, wait, wait_for  # noqa: E402
 
 def main(folder: str) -> None:
     out, _app, window = open_window(folder, "1400x860", "bundled")
+    window.resize(1500, 900)  # the offscreen screen is 800 x 800; a window may be larger than it
+    wait(500)
     pane = window.panes.health_pane
     tabs = pane.parentWidget()
     while tabs is not None and not hasattr(tabs, "setCurrentWidget"):
@@ -31,7 +33,7 @@ def main(folder: str) -> None:
     pane.grab().save(str(out / "health-tab-minilm.png"))
     window.grab().save(str(out / "health-window-minilm.png"))
     window.panes.map.view.request_word_map("all")
-    wait_for(lambda: len(window.panes.map.view.canvas.map or []) > 20000, 180_000) if hasattr(window.panes.map.view, "canvas") else wait(20000)
+    wait_for(lambda: len(window.panes.map.view.canvas.map or []) > 20000, 180_000)
     pane.colour_action.trigger()
     wait_for(lambda: window.state.map_change is not None, 60_000)
     wait(8000)

@@ -6,6 +6,7 @@ written as SVG from the map's numbers.
 
 from __future__ import annotations
 
+import html
 import os
 import re
 from pathlib import Path
@@ -79,7 +80,7 @@ def png_texts(canvas: MapCanvas, date: str | None = None) -> dict[str, str]:
     shown = canvas.map
     facts = stamped(shown.provenance if shown is not None else None, date)
     when = str(facts.pop(DATE_KEY))
-    title = canvas.caption_html.split("<br>")[0].replace("<b>", "").replace("</b>", "")
+    title = html.unescape(canvas.caption_html.split("<br>")[0].replace("<b>", "").replace("</b>", ""))
     return {
         "Software": str(facts["app"]),
         "Title": title,
@@ -129,7 +130,9 @@ def svg_drawing(canvas: MapCanvas, date: str | None = None) -> str:
     shown = canvas.map
     scale = canvas.marker_scale
     axis_px, legend_px, caption_line = _AXIS_FONT_PX * scale, _LEGEND_FONT_PX * scale, _CAPTION_LINE * scale
-    caption_lines = [line for line in canvas.caption_html.replace("<b>", "").replace("</b>", "").split("<br>")]
+    # The caption's HTML holds its names escaped: back to their text, which the SVG escapes its own way.
+    caption_html = canvas.caption_html.replace("<b>", "").replace("</b>", "")
+    caption_lines = [html.unescape(line) for line in caption_html.split("<br>")]
     plot_w = SVG_WIDTH - _PLOT_LEFT - _LEGEND_WIDTH * scale - 20
     plot_h = SVG_HEIGHT - _PLOT_TOP - _AXIS_ROOM * scale - caption_line * len(caption_lines) - 10
     (x0, x1), (y0, y1) = canvas.plot.getViewBox().viewRange()

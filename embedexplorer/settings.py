@@ -23,6 +23,8 @@ DEFAULTS: dict[str, Any] = {
     "families_file": "",  # empty: the chapter's families
     "multi_token": "average",
     "presentation": False,  # larger type for a projector
+    "health_reasons": [],  # the Vocabulary health tab's reasons filter (none: every token)
+    "health_flagged_only": False,
 }
 
 
@@ -132,6 +134,23 @@ class Settings:
     @presentation.setter
     def presentation(self, value: bool) -> None:
         self._store.setValue("presentation", bool(value))
+
+    @property
+    def health_reasons(self) -> list[str]:
+        return _as_list(self._get("health_reasons"))
+
+    @health_reasons.setter
+    def health_reasons(self, value: list[str]) -> None:
+        self._store.setValue("health_reasons", list(value))
+
+    @property
+    def health_flagged_only(self) -> bool:
+        value = self._get("health_flagged_only")
+        return value is True or str(value).lower() == "true"
+
+    @health_flagged_only.setter
+    def health_flagged_only(self, value: bool) -> None:
+        self._store.setValue("health_flagged_only", bool(value))
 
     def geometry(self, key: str) -> QByteArray | None:
         value = self._store.value(key)

@@ -67,7 +67,6 @@ class Snapshot:
     families_file: str = ""
     hidden_families: frozenset[str] = frozenset()
     multi_token: str = "average"
-    projection: str = "pca"
     map_range: Range | None = None  # the part of the map on screen
     map_range_wanted: Range | None = None  # a lesson's view, applied once its map is drawn
     map_provenance: Provenance | None = None  # where the map on screen came from: lesson files say it
@@ -77,7 +76,6 @@ class Snapshot:
     guess_mark: int | None = None  # the id guessed, marked in the revealed list
     presentation: bool = False
     lesson_note: str = ""  # the teacher's note of the lesson open (shown when it opens, saved with it)
-    second_model: str = ""  # a table compared with the open one
     map_change: MapChange | None = None  # the map coloured by each token's change from A to B, or its families
     shown_map: ShownMap | None = None  # the map on screen (the map pane writes it; the exercises read it)
     layer_input: ShownLayerInput | None = None  # what enters layer 1, once the whole model ran (the Layers pane)

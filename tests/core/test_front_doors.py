@@ -94,7 +94,7 @@ def typed(args: argparse.Namespace, word: str) -> str:
     return f'"{word}"' if getattr(args, "exact", False) else word
 
 
-def through_the_window(args: argparse.Namespace, session: Session, cache: Path, folder: Path) -> Any:
+def through_the_window(args: argparse.Namespace, session: Session, cache: str | None, folder: Path) -> Any:
     """The question as the window's panes put it to the worker, normalised like the command line's JSON."""
     table = session.table
     command = args.command
@@ -125,17 +125,17 @@ def through_the_window(args: argparse.Namespace, session: Session, cache: Path, 
         return direction_figures(plain(report.to_dict()))
     if command == "map" and args.words is None and args.projection == "pca":
         drawn = ask(session, MAP, MapRequest(args.families, args.multi_token))
-        distances = ask(session, FAMILY_DISTANCES, DistancesRequest())
+        distances = ask(session, FAMILY_DISTANCES, DistancesRequest(family_map=drawn))
         return {"points": map_points(plain(drawn.to_dict(table.name))), "distances": plain(distances.to_list())}
     if command == "map":
         # Map > Whole vocabulary, Words matching..., or the words pasted into the list box.
         if args.words == "all":
-            request = WordMapRequest("all", method=args.projection, seed=args.seed, cache_dir=str(cache))
+            request = WordMapRequest("all", method=args.projection, seed=args.seed, cache_dir=cache)
         elif args.words.startswith("@"):
             text = (folder / args.words[1:]).read_text(encoding="utf-8")
-            request = WordMapRequest("list", text, method=args.projection, seed=args.seed, cache_dir=str(cache))
+            request = WordMapRequest("list", text, method=args.projection, seed=args.seed, cache_dir=cache)
         else:
-            request = WordMapRequest("regex", args.words, method=args.projection, seed=args.seed, cache_dir=str(cache))
+            request = WordMapRequest("regex", args.words, method=args.projection, seed=args.seed, cache_dir=cache)
         return {"points": map_points(plain(ask(session, WORD_MAP, request).to_dict()))}
     if command == "layers":
         request = LayersRequest(args.text, args.place, args.compare, args.compare_place, args.k)
@@ -207,8 +207,9 @@ def test_both_doors_answer_alike(
     argv: list[str], model: str, gpt2_folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:  # type: ignore[no-untyped-def]
     (tmp_path / WORDS_FILE).write_text("\n".join(WORDS) + "\n", encoding="utf-8")
-    cache = tmp_path / "cache"
-    monkeypatch.setenv("EMBEDEXPLORER_CACHE_DIR", str(cache))
+    # The maps' cache is the one the README's commands use (the user's, or EMBEDEXPLORER_CACHE_DIR):
+    # a t-SNE layout is computed once, by whichever door or test asks first.
+    cache = None
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.chdir(tmp_path)
     words = argv[1:]

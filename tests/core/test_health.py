@@ -208,3 +208,28 @@ def test_exports_carry_provenance_and_neutralise_formulas(tmp_path: Path, minilm
     data = json.loads(json_path.read_text(encoding="utf-8"))
     assert data["provenance"]["model"] == minilm_table.name and len(data["tokens"]) == report.size
     assert data["tokens"][0]["id"] == int(rows[0]["id"].split(".")[0])
+
+
+def test_a_bfloat16_table_takes_the_stored_path_and_agrees(tmp_path: Path, minilm_table) -> None:  # type: ignore[no-untyped-def]
+    import shutil
+
+    import torch
+    from safetensors.torch import save_file as save_torch
+
+    from embedexplorer import open_table
+
+    source = bundled_model_dir()
+    for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt", "config.json"):
+        shutil.copy(source / name, tmp_path / name)
+    rows = torch.from_numpy(np.array(minilm_table.rows, dtype=np.float32)).to(torch.bfloat16)
+    save_torch({"embeddings.word_embeddings.weight": rows}, str(tmp_path / "model.safetensors"))
+    table = open_table(str(tmp_path))
+    try:
+        assert table.stored and table.dtype == "BF16"
+        report = vocabulary_health(table)
+    finally:
+        table.close()
+    exact = np.linalg.norm(rows.float().numpy().astype(np.float64), axis=1)  # numpy's float64 lengths
+    np.testing.assert_allclose(report.indicators["length"], exact, rtol=1e-9)
+    unused = _unused_ids(minilm_table)
+    assert len(unused & {int(i) for i in report.top(1500)}) >= 950

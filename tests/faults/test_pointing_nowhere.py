@@ -212,3 +212,25 @@ def test_a_t5_normaliser_of_seven_bytes_is_one_sentence(tmp_path: Path) -> None:
             "t5.gguf has a T5 normaliser (tokenizer.ggml.precompiled_charsmap) of 7 bytes that does not hold the "
             "table its first bytes announce; the file is damaged, so its tokenizer was not built."
         )
+
+
+def test_a_model_whose_weights_are_nan_names_the_layer_not_a_vector(tmp_path: Path, llama_folder: Path) -> None:
+    # The user gave no vector: the model's own numbers went NaN after a layer whose weights hold NaN.
+    from safetensors.numpy import load_file, save_file
+
+    folder = tmp_path / "nan-llama"
+    folder.mkdir()
+    for file in llama_folder.iterdir():
+        if file.is_file() and file.name != "model.safetensors":
+            (folder / file.name).symlink_to(file)
+    tensors = load_file(str(llama_folder / "model.safetensors"))
+    tensors["model.layers.1.mlp.down_proj.weight"][:] = np.nan
+    save_file(tensors, str(folder / "model.safetensors"), metadata={"format": "pt"})
+    result = run_cli("layers", "The river bank was steep", "--place", "3", "-k", "4", "--model", str(folder))
+    assert result.returncode != 0
+    assert "must hold only finite numbers" not in result.stderr
+    assert result.stderr.strip().splitlines() == [
+        "embedexplorer: The model's own numbers are not finite (NaN or infinity) in the output of layer 2: its "
+        "weights hold such numbers or overflow there, so its layers cannot be compared with the table. The model "
+        "file may be damaged."
+    ]

@@ -157,3 +157,19 @@ def test_tokens_of_any_script_are_listed_readably(qtbot, window, tmp_path) -> No
     # A token every character of which has a glyph is shown as it is.
     drawable = [t for t in tokens[2:] if not boxes_in(t, pane.most.font())]
     assert drawable and any(text.split()[0] in drawable for text in shown)
+
+
+def test_table_bs_file_dialog_offers_what_the_readers_open(qtbot, window, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtWidgets import QFileDialog
+
+    from embedexplorer.core.readers import READERS
+
+    offered: list[str] = []
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *args: (offered.append(args[3]), ("", ""))[1])
+    window.panes.compare.pane._choose_file()
+    lines = offered[0].split(";;")
+    # One line per reader, with the patterns each reader declares, and every pattern in the first line.
+    for reader in READERS:
+        assert f"{reader.label} ({' '.join(reader.patterns)})" in lines
+        assert all(pattern in lines[0] for pattern in reader.patterns)
+    assert lines[-1] == "All files (*)"

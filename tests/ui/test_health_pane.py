@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QFileDialog
 
 from embedexplorer.jobs.health_jobs import HEALTH
@@ -46,9 +46,19 @@ def test_health_tab_ranks_selects_filters_colours_and_exports(qtbot, window, tmp
     assert window.state.selection.token_id == token_id
     # Ticking a reason shows only the tokens that carry it.
     total = pane.model.rowCount()
-    unreachable = pane.filters["unreachable"]
-    qtbot.mouseClick(unreachable, Qt.MouseButton.LeftButton, pos=unreachable.rect().center())
+    menu = pane.filter_button.menu()
+
+    def pick() -> None:  # in the open menu, a person picks "unreachable"; the menu closes
+        menu.setActiveAction(pane.filters["unreachable"])
+        qtbot.keyClick(menu, Qt.Key.Key_Return)
+        if menu.isVisible():
+            menu.close()
+
+    QTimer.singleShot(300, pick)
+    qtbot.mouseClick(pane.filter_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not menu.isVisible(), timeout=ANSWER_TIMEOUT_MS)
     shown = pane.model.rowCount()
+    assert pane.shown_count.text() == f"{shown:,} of {total:,} tokens shown"
     assert 994 <= shown < total
     assert all("unreachable" in pane.model.index(r, 4).data(Qt.ItemDataRole.UserRole + 1) for r in range(0, shown, 97))
     # Map > Colour by health colours the map by the score; the caption says so.
@@ -87,3 +97,23 @@ def test_health_needs_a_model_first(qtbot, window) -> None:  # type: ignore[no-u
     window.right.setCurrentWidget(pane)
     qtbot.mouseClick(pane.check_button, Qt.MouseButton.LeftButton)
     assert pane.message.isVisible() and "Open a model first" in pane.message.text()
+
+
+def test_the_reasons_filter_is_remembered(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from embedexplorer.app import create_window
+
+    settings = str(tmp_path / "settings.ini")
+    first = create_window(settings)
+    qtbot.addWidget(first)
+    first.show()
+    pane = first.panes.health_pane
+    first.right.setCurrentWidget(pane)
+    pane.filters["short"].trigger()
+    qtbot.mouseClick(pane.flagged_only, Qt.MouseButton.LeftButton)
+    first.close()
+    second = create_window(settings)
+    qtbot.addWidget(second)
+    again = second.panes.health_pane
+    assert again._reasons() == {"short"} and again.flagged_only.isChecked()
+    assert again.filter_button.text() == "&Reasons: short"
+    second.close()

@@ -75,7 +75,7 @@ def answer(args: argparse.Namespace, asker: Asker) -> Answer:
     table = asker.table
     drawn = asker.ask(MAP, MapRequest(args.families, args.multi_token))
     # Ranking families needs two of them; a single family still gets its map.
-    distances = asker.ask(FAMILY_DISTANCES, DistancesRequest()) if len(drawn.families) >= 2 else None
+    distances = asker.ask(FAMILY_DISTANCES, DistancesRequest(family_map=drawn)) if len(drawn.families) >= 2 else None
     payload = drawn.to_dict(table.name)
     payload["family_distances"] = None if distances is None else distances.to_list()
     ranking = ["families from the furthest away, by mean cosine of whole rows to the other families:"]

@@ -25,6 +25,8 @@ SKETCH_WIDTH = 32
 # spread of at least 4,096 rows above (the first component of a table is its loudest direction;
 # a few thousand rows pin it down).
 PCA_NUMBERS = 1 << 24
+# The most reference rows whose mean is taken exactly; a larger set is an even spread of this many.
+REFERENCE_ROWS = 8192
 _SEED = 20240502  # fixed: the same table always gives the same answer
 
 Rows = np.ndarray | StoredRows
@@ -38,6 +40,8 @@ class RowFacts:
     length: np.ndarray  # float64; 0 for a non-finite row
     finite: np.ndarray  # bool: every number is finite
     sketch: np.ndarray  # float32 (rows, SKETCH_WIDTH): the row's projections on fixed random directions
+    sample_ids: np.ndarray  # every ``stride``-th row, kept whole for the principal component
+    sample: np.ndarray  # float32 (len(sample_ids), width); non-finite rows are zeros here
 
     @property
     def zero(self) -> np.ndarray:
@@ -77,6 +81,10 @@ def read_rows(rows: Rows, check: Check, screen: StoredScreen | None = None) -> R
     length = np.array(screen.lengths, dtype=np.float64) if known and screen is not None else np.zeros(count)
     finite = np.isfinite(length) if known else np.ones(count, dtype=bool)
     sketch = np.zeros((count, SKETCH_WIDTH), dtype=np.float32)
+    # The principal component's rows are taken from the blocks as they pass: no second read.
+    stride = -(-count // max(4096, PCA_NUMBERS // max(1, width)))
+    sample_ids = np.arange(0, count, stride)
+    sample = np.zeros((sample_ids.size, width), dtype=np.float32)
     for start, block in blocks(rows):
         stop = start + block.shape[0]
         ok = finite[start:stop] if known else np.isfinite(block).all(axis=1)
@@ -86,9 +94,12 @@ def read_rows(rows: Rows, check: Check, screen: StoredScreen | None = None) -> R
             finite[start:stop] = ok
             length[start:stop] = np.sqrt(np.einsum("ij,ij->i", block, block, dtype=np.float64))
         np.matmul(block, directions, out=sketch[start:stop])
+        first = -(-start // stride)  # the first sampled row in this block
+        taken = block[first * stride - start :: stride]
+        sample[first : first + taken.shape[0]] = taken
         check(stop, count)
     length[~finite] = 0.0
-    return RowFacts(length, finite, sketch)
+    return RowFacts(length, finite, sketch, sample_ids, sample)
 
 
 def dot_rows(
@@ -118,15 +129,20 @@ def dot_rows(
     return out
 
 
-def sample_rows(rows: Rows, usable: np.ndarray) -> np.ndarray:
-    """The rows the principal component is estimated from (float32): all usable rows, or an even spread."""
-    ids = np.flatnonzero(usable)
-    cap = max(4096, PCA_NUMBERS // max(1, rows.shape[1]))
-    if ids.size > cap:
-        ids = ids[np.linspace(0, ids.size - 1, cap).astype(np.int64)]
-    if ids.size == rows.shape[0]:  # every row: one slice reads faster than a list of ids
-        return np.array(rows[:], dtype=np.float32)
-    return np.array(rows[ids], dtype=np.float32)
+def reference_mean(rows: Rows, reference: np.ndarray) -> np.ndarray:
+    """The mean of the rows marked in ``reference`` (float64), gathered by id in blocks.
+
+    A reference set larger than ``REFERENCE_ROWS`` (a tokenizer that cannot produce many of its
+    tokens) is represented by an even spread of that many of its rows: their mean is within a
+    small fraction of the whole set's, and reading them is far quicker than another pass.
+    """
+    ids = np.flatnonzero(reference)
+    if ids.size > REFERENCE_ROWS:
+        ids = ids[np.linspace(0, ids.size - 1, REFERENCE_ROWS).astype(np.int64)]
+    total = np.zeros(rows.shape[1], dtype=np.float64)
+    for start in range(0, ids.size, 4096):
+        total += np.asarray(rows[ids[start : start + 4096]], dtype=np.float64).sum(axis=0)
+    return total / max(1, ids.size)
 
 
 def first_component(sample: np.ndarray) -> np.ndarray:

@@ -19,7 +19,7 @@ from ..tables.embedding_table import EmbeddingTable
 from .duplicates import find_duplicates
 from .reachability import Reachability, check_reachability
 from .report import HealthReport
-from .row_pass import RowFacts, Rows, dot_rows, first_component, read_rows, sample_rows
+from .row_pass import RowFacts, Rows, dot_rows, first_component, read_rows, reference_mean
 from .scoring import THRESHOLD, combine, robust_z
 
 ProgressCallback = Callable[[int, int, str], None]
@@ -54,7 +54,7 @@ def vocabulary_health(
                 _screen(head),
             )
         # The first principal components do not need the tokenizer: found while it works.
-        components = [_component(facts, table.rows)] + ([_component(head_facts, head.rows)] if head else [])
+        components = [_component(facts)] + ([_component(head_facts)] if head_facts is not None else [])
         while not trip.done.wait(0.2):
             report(600 + int(150 * trip.fraction), _STEPS, "Decoding and encoding every token again")
         reach = trip.result()
@@ -175,12 +175,10 @@ def _assemble(
     )
 
 
-def _component(facts: RowFacts | None, rows: Rows) -> np.ndarray | None:
-    """The table's first principal component, from its usable rows; None when fewer than two."""
-    if facts is None:
-        return None
-    usable = facts.finite & ~facts.zero
-    return first_component(sample_rows(rows, usable)) if int(usable.sum()) >= 2 else None
+def _component(facts: RowFacts) -> np.ndarray | None:
+    """The table's first principal component, from the usable rows of the pass's sample; None when fewer than two."""
+    usable = (facts.finite & ~facts.zero)[facts.sample_ids]
+    return first_component(facts.sample[usable]) if int(usable.sum()) >= 2 else None
 
 
 def _reference_cosine(
@@ -204,9 +202,9 @@ def _reference_cosine(
         return np.full(size, np.nan)
     usable = facts.finite & ~facts.zero
     reference_ids = np.flatnonzero(reference)
-    ref_rows = np.array(rows[reference_ids], dtype=np.float64)
-    ref_rows -= np.outer(ref_rows @ component, component)
-    mean = ref_rows.mean(axis=0)
+    # The mean of the rows without the component is the mean without the component (it is linear).
+    raw_mean = reference_mean(rows, reference)
+    mean = raw_mean - (raw_mean @ component) * component
     dots = dot_rows(rows, np.vstack([component, mean]), facts.finite, progress, screen)
     along, with_mean = dots[:, 0], dots[:, 1]
     residual_sq = np.maximum(facts.length**2 - along**2, 0.0)

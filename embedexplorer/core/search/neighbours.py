@@ -115,8 +115,13 @@ def accumulation_error(width: int) -> float:
 
 
 def float32_error_bound(width: int, query_length: float) -> float:
-    """How far a float32 ``unit @ query`` score may be from the exact one (unit rows, Cauchy-Schwarz, 1 % spare)."""
-    return 1.01 * query_length * accumulation_error(width)
+    """How far a float32 ``unit @ query`` score may be from the exact cosine (unit rows, Cauchy-Schwarz, 1 % spare).
+
+    The sum's rounding is ``accumulation_error``; the float32 query and the unit rows' own
+    rounding from the stored numbers (2^-24 each) add 3 x 2^-24, so the exact scores may be
+    float64 cosines of the stored rows (``raw_rows``) as well as of the unit rows.
+    """
+    return 1.01 * query_length * (accumulation_error(width) + 3 * 2.0**-24)
 
 
 def top_k(
@@ -186,7 +191,11 @@ def search(
 
 
 def top_k_many(
-    unit: np.ndarray, queries: np.ndarray, k: int, screen: ManyScreen | None = None
+    unit: np.ndarray,
+    queries: np.ndarray,
+    k: int,
+    screen: ManyScreen | None = None,
+    exact: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """``top_k`` for several queries at once, with the same answers: one pass over the table for all of them.
 
@@ -194,8 +203,10 @@ def top_k_many(
     for every query (a token's vector after each layer: 13 queries for GPT-2 small),
     from the float32 rows or from ``screen``'s cheaper rounded ones. Each query's
     scores then go through the same selection and exact rescoring as ``top_k``, with
-    the first pass's own error bound.
+    the first pass's own error bound. ``exact(ids, query)`` gives the exact scores (default:
+    float64 from ``unit``).
     """
+    exact_of = partial(exact_scores, unit) if exact is None else exact
     queries = np.ascontiguousarray(queries, dtype=np.float32)
     k = max(0, min(int(k), unit.shape[0]))
     if queries.shape[0] == 0:
@@ -213,9 +224,9 @@ def top_k_many(
             answers.append(top_k(unit, query, k))
             continue
         candidates = _candidates(scores[j], k, error_bound(length))
-        exact = exact_scores(unit, candidates, query)
-        order = np.lexsort((candidates, -exact))[:k]
-        answers.append((candidates[order].astype(np.int64, copy=False), (exact[order] / length).astype(np.float32)))
+        values = exact_of(candidates, query)
+        order = np.lexsort((candidates, -values))[:k]
+        answers.append((candidates[order].astype(np.int64, copy=False), (values[order] / length).astype(np.float32)))
     return answers
 
 
@@ -272,6 +283,25 @@ def analogy_vector(unit: np.ndarray, a: int, b: int, c: int) -> np.ndarray:
     return unit[a] - unit[b] + unit[c]
 
 
+def random_pairs(
+    rows: int, pairs: int, seed: int = 0, left_out: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """``pairs`` random pairs of distinct ids below ``rows``, never one of ``left_out``; None if there are not two."""
+    drawn = None
+    if left_out is not None and left_out.size:
+        drawn = np.setdiff1d(np.arange(rows), left_out)
+        rows = int(drawn.size)
+    if rows < 2:
+        return None
+    rng = np.random.default_rng(seed)
+    first = rng.integers(0, rows, size=pairs)
+    second = rng.integers(0, rows - 1, size=pairs)
+    second = second + (second >= first)  # never pair a row with itself
+    if drawn is not None:
+        first, second = drawn[first], drawn[second]
+    return first, second
+
+
 def baseline_cosine(
     unit: np.ndarray, rows_with_tokens: int, pairs: int = 10_000, seed: int = 0, left_out: np.ndarray | None = None
 ) -> float:
@@ -279,19 +309,10 @@ def baseline_cosine(
 
     ``left_out``: ids never drawn (rows pointing nowhere, whose cosine 0 would pull the mean).
     """
-    n = min(rows_with_tokens, unit.shape[0])
-    drawn = None
-    if left_out is not None and left_out.size:
-        drawn = np.setdiff1d(np.arange(n), left_out)
-        n = int(drawn.size)
-    if n < 2:
+    drawn = random_pairs(min(rows_with_tokens, unit.shape[0]), pairs, seed, left_out)
+    if drawn is None:
         return 0.0
-    rng = np.random.default_rng(seed)
-    first = rng.integers(0, n, size=pairs)
-    second = rng.integers(0, n - 1, size=pairs)
-    second = second + (second >= first)  # never pair a row with itself
-    if drawn is not None:
-        first, second = drawn[first], drawn[second]
+    first, second = drawn
     # A thousand pairs at a time: gathering all the rows at once would copy 60 MB for GPT-2.
     cosines = np.concatenate(
         [

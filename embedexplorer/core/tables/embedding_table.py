@@ -9,7 +9,7 @@ quantised ones are searched as stored (``stored_search``).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cached_property, partial
 from pathlib import Path
@@ -22,15 +22,18 @@ from ..common.files import FileState
 from ..common.progress import ProgressCallback
 from ..readers.base import OpenedModel
 from ..search import neighbours as nb
+from ..search import raw_rows as raw_search
 from ..search.bf16_rows import Bf16Rows, ScreenChoice, kernel_instructions, screen_for
 from ..search.many_scores import vectorised
+from ..search.raw_rows import RawRows
 from ..search.stored_rows import StoredRows, UnitRows
 from ..search.stored_search import StoredScreen, screen_for_stored
 from ..sources.resolve import ModelSource, naming_the_model, reader_for, resolve_source
 from ..text.texts import MAX_SHOWN_TOKENS, Token, TokenReport, fixed, token_report
 from ..text.vocabulary import Vocabulary
-from .pointing_nowhere import PointingNowhere, row_lengths, row_sentence
+from .pointing_nowhere import PointingNowhere, row_sentence
 
+ExactScores = Callable[[np.ndarray, np.ndarray], np.ndarray]
 # How many looked-up words each table remembers.
 QUERY_MEMORY = 4096
 # Largest bfloat16 copy of the unit rows made for searches of several vectors (GPT-2 small's is 77 MB).
@@ -164,6 +167,8 @@ class EmbeddingTable:
     source_kind: str = ""
     # Words already looked up, as gensim keeps key_to_index: a repeated query skips the tokenizer.
     _queries: dict[str, Query] = field(default_factory=dict, init=False, repr=False, compare=False)
+    # Neighbour searches run so far: a float32 table chooses its first pass when the second comes.
+    _searches: int = field(default=0, init=False, repr=False, compare=False)
 
     def close(self) -> None:
         """Let go of what the table holds outside this process (a tokenizer process)."""
@@ -204,6 +209,13 @@ class EmbeddingTable:
         return screen_for(self._unit32)
 
     @cached_property
+    def raw_rows(self) -> RawRows:
+        """A float32 table's rows with their lengths: the exact scores of its searches (one read to make)."""
+        assert not isinstance(self.rows, StoredRows)
+        self.check_files()  # a file cut short since it opened is named, not a SIGBUS
+        return RawRows(self.rows)
+
+    @cached_property
     def stored_screen(self) -> StoredScreen:
         """A stored table's first pass (rows and reciprocal lengths); ``prepare`` builds it with progress."""
         assert isinstance(self.rows, StoredRows)
@@ -214,8 +226,8 @@ class EmbeddingTable:
         """The rows holding NaN or infinity and the all-zero rows (see ``pointing_nowhere``)."""
         if isinstance(self.rows, StoredRows):
             return PointingNowhere.from_lengths(self.stored_screen.lengths)
-        self.check_files()
-        return PointingNowhere.from_lengths(row_lengths(self.rows))
+        # The lengths the first search reads anyway: one pass over the table serves both.
+        return PointingNowhere.from_lengths(self.raw_rows.lengths)
 
     @cached_property
     def many_screen(self) -> Bf16Rows | None:
@@ -285,8 +297,13 @@ class EmbeddingTable:
 
     @cached_property
     def baseline_cosine(self) -> float:
-        count = min(self.vocabulary.size, self.rows.shape[0])
-        return nb.baseline_cosine(self.unit, count, left_out=self.pointing_nowhere.ids)  # type: ignore[arg-type]
+        """Mean cosine of random pairs of tokens, rows pointing nowhere left out; a float32 table's from its
+        rows and lengths (no unit table)."""
+        rows_with_tokens = min(self.vocabulary.size, self.rows.shape[0])
+        left_out = self.pointing_nowhere.ids
+        if isinstance(self.rows, StoredRows):
+            return nb.baseline_cosine(self.unit, rows_with_tokens, left_out=left_out)  # type: ignore[arg-type]
+        return raw_search.baseline_cosine(self.rows, rows_with_tokens, left_out=left_out)
 
 
     # ----- text ------------------------------------------------------------------------
@@ -408,16 +425,14 @@ class EmbeddingTable:
         if isinstance(self.rows, StoredRows):
             return [self.neighbours_of_vector(v, k) for v in vectors]
         self.check_files()
-        answers = nb.top_k_many(self._unit32, vectors, k, self.many_screen)
+        answers = nb.top_k_many(self._unit32, vectors, k, self.many_screen, exact=self.raw_rows.exact_scores)
         return [NeighbourResult(None, self._neighbours(ids, cosines)) for ids, cosines in answers]
 
     def cosine(self, a: str | int, b: str | int) -> float:
         first, second = self.query(a), self.query(b)
         self.check_files()
         self._check_finite(first, second)
-        if isinstance(self.rows, StoredRows):
-            return float(self._unit_row(first.id) @ self._unit_row(second.id))
-        return float(self._unit32[first.id] @ self._unit32[second.id])
+        return float(self._unit_row(first.id) @ self._unit_row(second.id))
 
     def analogy(
         self, a: str | int, b: str | int, c: str | int, k: int = 8, include_inputs: bool = False
@@ -427,10 +442,7 @@ class EmbeddingTable:
         qa, qb, qc = self.query(a), self.query(b), self.query(c)
         self.check_files()
         self._check_finite(qa, qb, qc)
-        if isinstance(self.rows, StoredRows):
-            vector = self._unit_row(qa.id) - self._unit_row(qb.id) + self._unit_row(qc.id)
-        else:
-            vector = nb.analogy_vector(self._unit32, qa.id, qb.id, qc.id)
+        vector = self._unit_row(qa.id) - self._unit_row(qb.id) + self._unit_row(qc.id)
         ids, cosines = self._top_k(vector, k, () if include_inputs else (qa.id, qb.id, qc.id))
         notes = " ".join(q.note for q in (qa, qb, qc) if q.note)
         label = f"{qa.token} - {qb.token} + {qc.token}"
@@ -447,19 +459,40 @@ class EmbeddingTable:
                 raise QueryError(why)
 
     def _unit_row(self, token_id: int) -> np.ndarray:
-        """A unit row as the search takes it: float32 for a float32 table, float64 for a stored one."""
+        """A unit row as the search takes it, in float64 from the stored numbers."""
         if isinstance(self.rows, StoredRows):
             return self.stored_screen.unit_rows(self.rows, token_id)
-        return self._unit32[token_id]
+        if "raw_rows" in self.__dict__:
+            return self.raw_rows.unit_row(token_id)
+        return raw_search.unit_row(self.rows, token_id)  # a cosine reads its two rows, not the table
 
     def _top_k(self, vector: np.ndarray, k: int, exclude: Iterable[int]) -> tuple[np.ndarray, np.ndarray]:
+        first_pass, error_bound, exact = self.search_passes()
+        return nb.search(self.rows.shape[0], vector, k, exclude, first_pass, error_bound, exact)
+
+    def search_passes(self) -> tuple[Callable[[np.ndarray], np.ndarray], Callable[[float], float], ExactScores]:
+        """The next search's first pass, its error bound and the exact scores (float64 from the stored numbers).
+
+        A float32 table's first search reads its rows once (times the reciprocal lengths): a
+        one-shot command needs no unit table, no bfloat16 copy and no timing of passes. The
+        bfloat16 pass is chosen, by timing, when a second search comes (or at once when the
+        window has made it already). Every pass's bound covers the exact float64 cosines of
+        the stored rows: the unit rows' own float32 rounding (2^-24) is inside each bound.
+        """
         rows = self.rows
         if isinstance(rows, StoredRows):
             screen = self.stored_screen
-            return nb.search(
-                rows.shape[0], vector, k, exclude, screen.scores, screen.error_bound, partial(screen.exact_scores, rows)
-            )
-        return nb.top_k(self._unit32, vector, k, exclude=exclude, screen=self._screen_choice.current())
+            return screen.scores, screen.error_bound, partial(screen.exact_scores, rows)
+        raw = self.raw_rows
+        chosen = self._searches > 0 or "screen" in self.__dict__
+        self._searches += 1
+        timed = self._screen_choice.current() if chosen else None
+        if timed is not None:
+            return timed.scores, timed.error_bound, raw.exact_scores
+        if raw.safe:
+            return raw.scores, raw.error_bound, raw.exact_scores
+        # Rows near float32's limits: their unit rows are the safe first pass.
+        return self._unit32.__matmul__, partial(nb.float32_error_bound, self.width), raw.exact_scores
 
     @cached_property
     def _screen_choice(self) -> ScreenChoice:

@@ -98,14 +98,3 @@ def _counted(ids: np.ndarray, of: int | None) -> str:
     total = f" of {of:,}" if of is not None else ""
     noun = "row" if ids.size == 1 and of is None else "rows"
     return f"{ids.size:,}{total} {noun} (id{'s' if ids.size > 1 else ''} {shown})"
-
-
-def row_lengths(rows: np.ndarray) -> np.ndarray:
-    """Each row's length in float64, block by block (NaN or infinity for a row holding them)."""
-    lengths = np.empty(rows.shape[0], dtype=np.float64)
-    block_rows = max(1, (8 << 20) // max(1, 8 * int(rows.shape[1])))  # 8 MB of float64 at a time
-    with np.errstate(over="ignore", invalid="ignore"):
-        for start in range(0, rows.shape[0], block_rows):
-            block = np.asarray(rows[start : start + block_rows], dtype=np.float64)
-            lengths[start : start + block.shape[0]] = np.sqrt(np.einsum("ij,ij->i", block, block))
-    return lengths

@@ -8,7 +8,6 @@ from functools import partial
 
 import numpy as np
 
-from ..search.bf16_rows import Bf16Rows
 from ..search.neighbours import Screen, exact_scores, float32_error_bound
 from ..search.stored_rows import StoredRows
 from .embedding_table import EmbeddingTable
@@ -52,25 +51,15 @@ def rank_of(
 
 def table_rank(table: EmbeddingTable, query: np.ndarray, row: int, exclude: Iterable[int] = ()) -> Rank:
     """The rank of ``row`` among the table's rows by cosine to ``query``, read as the table's own search reads them."""
-    rows = table.rows
-    if isinstance(rows, StoredRows):
-        screen = table.stored_screen
-        return rank_by(
-            rows.shape[0], query, row, exclude, screen.scores, screen.error_bound, partial(screen.exact_scores, rows)
-        )
-    unit = table.unit
-    assert isinstance(unit, np.ndarray)
-    first = table.screen
-    return rank_of(unit, query, row, exclude, first if isinstance(first, Bf16Rows) else None)
+    first_pass, error_bound, exact = table.search_passes()
+    return rank_by(table.rows.shape[0], query, row, exclude, first_pass, error_bound, exact)
 
 
 def unit_row(table: EmbeddingTable, token_id: int) -> np.ndarray:
-    """One token's row scaled to length 1, as the table's search takes it."""
+    """One token's row scaled to length 1, as the table's search takes it (float64 from the stored numbers)."""
     if isinstance(table.rows, StoredRows):
         return table.stored_screen.unit_rows(table.rows, token_id)
-    unit = table.unit
-    assert isinstance(unit, np.ndarray)
-    return unit[token_id]
+    return table.raw_rows.unit_row(token_id)
 
 
 def rank_by(

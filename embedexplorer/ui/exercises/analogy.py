@@ -70,6 +70,8 @@ class AnalogyPane(QWidget):
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
         self.inputs_line = SteadyLabel(1)
         self.expected_line = SteadyLabel(1)
+        for line in (self.heading, self.inputs_line, self.expected_line):  # markup of their own; values escaped
+            line.setTextFormat(Qt.TextFormat.RichText)
         # Plain text in a read-only box: quotes stay quotes, and the whole line selects and pastes.
         self.command_line = QLineEdit()
         self.command_line.setReadOnly(True)

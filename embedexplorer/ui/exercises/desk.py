@@ -19,8 +19,9 @@ from ...jobs.exercise_jobs import (
     TWO_TEXTS,
     DistancesRequest,
 )
+from ...state import ShownMap
 from ...worker import Channel, Failure
-from ..window.plugging import PaneContext
+from ..window.plugging import PaneContext, Place
 from .analogy import AnalogyDialog
 from .family_distances import FamilyDistancesDialog
 from .two_texts import TwoTextsDialog
@@ -29,13 +30,14 @@ from .two_texts import TwoTextsDialog
 class ExerciseDesk(QObject):
     """The Exercises menu and toolbar; the other exercises in dialogs beside the window."""
 
-    @classmethod
-    def plug(cls, ctx: PaneContext) -> ExerciseDesk:
-        return cls(ctx)
+    # ----- the pane contract (ui/window/plugging.py) ------------------------------------------
+    TITLE = "Exercises"
+    PLACE = Place.NOWHERE  # dialogs beside the window, a menu and a toolbar
+    MENUS = ("&Map", "E&xercises")
 
-    def __init__(self, ctx: PaneContext) -> None:
+    def bind(self, ctx: PaneContext) -> None:
         parent = ctx.shell.window_widget()
-        super().__init__(parent)
+        self.setParent(parent)
         self.state, self.client = ctx.state, ctx.client
         self.analogy = AnalogyDialog(ctx.state.k, parent)
         self.two_texts = TwoTextsDialog(parent)
@@ -95,12 +97,12 @@ class ExerciseDesk(QObject):
         pane.tokens_wanted.connect(lambda request: self._submit(PAIR_TOKENS, request, pair_texts=pane.texts()))
         pane.comparison_wanted.connect(lambda request: self._submit(TWO_TEXTS, request, pair_places=pane.places()))
         state.update(pair_texts=pane.texts(), pair_places=pane.places())
-        state.watch("pair_texts", lambda _texts: self._show_pair())
-        state.watch("pair_places", lambda _places: self._show_pair())
-        state.watch("model_serial", lambda _serial: self._model_loaded())
-        state.watch("hidden_families", lambda _hidden: self._map_changed())
-        state.watch("shown_map", lambda _shown: self._map_changed())  # the map pane drew a new one
-        state.watch("guess_mode", self.guess_action.setChecked)
+        state.watch("pair_texts", self._on_pair_texts_changed)
+        state.watch("pair_places", self._on_pair_places_changed)
+        state.watch("model_serial", self._on_model_serial_changed)
+        state.watch("hidden_families", self._on_hidden_families_changed)
+        state.watch("shown_map", self._on_shown_map_changed)  # the map pane drew a new one
+        state.watch("guess_mode", self._on_guess_mode_changed)
 
     def _show_pair(self) -> None:
         """Texts or places that the pane does not show yet (a lesson's) go into it."""
@@ -115,7 +117,22 @@ class ExerciseDesk(QObject):
             self.client.ask(kind, request, self)  # type: ignore[arg-type]
 
     # ----- what the state tells the desk ---------------------------------------------------
-    def _model_loaded(self) -> None:
+    def _on_pair_texts_changed(self, _texts: tuple[str, str]) -> None:
+        self._show_pair()
+
+    def _on_pair_places_changed(self, _places: tuple[int | None, int | None]) -> None:
+        self._show_pair()
+
+    def _on_hidden_families_changed(self, _hidden: frozenset[str]) -> None:
+        self._map_changed()
+
+    def _on_shown_map_changed(self, _shown: ShownMap | None) -> None:
+        self._map_changed()
+
+    def _on_guess_mode_changed(self, on: bool) -> None:
+        self.guess_action.setChecked(on)
+
+    def _on_model_serial_changed(self, _serial: int) -> None:
         self.analogy.pane.model = self.state.model_spec
         if self.analogy.isVisible():
             self.analogy.pane.submit()

@@ -12,28 +12,28 @@ from PySide6.QtWidgets import QWidget
 from ...core.exercises.guess import GuessOutcome
 from ...jobs.exercise_jobs import COMPLETE, GUESS, SUGGEST, CompletionRequest, GuessRequest, SuggestionsRequest
 from ...state import AppState, Selection
-from ..window.plugging import PaneContext
+from ..window.plugging import PaneContext, Place
 from .guess_widgets import GuessBar, SuggestionStrip
 
 
 class GuessFirstBar(GuessBar):
     """The guess line: shown while Guess first is on; holds the neighbours until a guess."""
 
-    @classmethod
-    def plug(cls, ctx: PaneContext) -> GuessFirstBar:
-        bar = cls(k=ctx.state.k)
-        bar.hide()
-        bar.wire(ctx)
-        return bar
+    # ----- the pane contract (ui/window/plugging.py) ------------------------------------------
+    TITLE = "Guess first"
+    PLACE = Place.LEFT_LOWER  # above the neighbours it holds back
+    MENUS = ()
 
-    def wire(self, ctx: PaneContext) -> None:
+    def bind(self, ctx: PaneContext) -> None:
         state, client = ctx.state, ctx.client
+        self.hide()
+        self.set_k(state.k)
         self._state = state
         self._asked: Selection | None = None  # the token whose neighbours are held or were revealed
-        state.watch("selection", self._on_selection)
-        state.watch("guess_mode", self._on_mode)
-        state.watch("k", self.set_k)
-        state.watch("model_serial", lambda _serial: self.reset_score(state.k))  # a new model, a new round
+        state.watch("selection", self._on_selection_changed)
+        state.watch("guess_mode", self._on_guess_mode_changed)
+        state.watch("k", self._on_k_changed)
+        state.watch("model_serial", self._on_model_serial_changed)
         self.guess_made.connect(self._on_guess_made)
         self.completions_wanted.connect(
             lambda prefix: client.ask(COMPLETE, CompletionRequest(prefix), self) if state.loaded else None
@@ -49,7 +49,13 @@ class GuessFirstBar(GuessBar):
         self._state.update(guess_mark=None, neighbours_held=f"Guess the nearest neighbour of {selection.token} first.")
         self.ask(selection.token)
 
-    def _on_selection(self, selection: Selection | None) -> None:
+    def _on_k_changed(self, k: int) -> None:
+        self.set_k(k)
+
+    def _on_model_serial_changed(self, _serial: int) -> None:
+        self.reset_score(self._state.k)  # a new model, a new round
+
+    def _on_selection_changed(self, selection: Selection | None) -> None:
         if selection is None:
             self._asked = None
             self._state.update(neighbours_held="")
@@ -58,7 +64,7 @@ class GuessFirstBar(GuessBar):
         elif not (self._state.neighbours_held and self._asked and selection.token_id == self._asked.token_id):
             self._hold(selection)  # a new token, or one already revealed: guess again
 
-    def _on_mode(self, on: bool) -> None:
+    def _on_guess_mode_changed(self, on: bool) -> None:
         self.setVisible(on)
         if not on:
             self._reveal(None)
@@ -92,16 +98,22 @@ class GuessFirstBar(GuessBar):
 class SuggestionsPane(SuggestionStrip):
     """Twenty words to try, shown while Guess first is on."""
 
-    @classmethod
-    def plug(cls, ctx: PaneContext) -> SuggestionsPane:
-        strip = cls()
-        strip.hide()
-        state, client = ctx.state, ctx.client
-        state.watch("guess_mode", strip.setVisible)
-        def ask(_serial: int) -> None:
-            client.ask(SUGGEST, SuggestionsRequest(), strip)
+    # ----- the pane contract (ui/window/plugging.py) ------------------------------------------
+    TITLE = "Words to try"
+    PLACE = Place.TOP
+    MENUS = ()
+    ctx: PaneContext
 
-        state.watch("model_serial", ask)
-        client.channel(SUGGEST, strip).ready.connect(strip.show_suggestions)
-        strip.word_picked.connect(lambda text: state.update(text=text))
-        return strip
+    def bind(self, ctx: PaneContext) -> None:
+        self.ctx = ctx
+        self.hide()
+        ctx.state.watch("guess_mode", self._on_guess_mode_changed)
+        ctx.state.watch("model_serial", self._on_model_serial_changed)
+        ctx.client.channel(SUGGEST, self).ready.connect(self.show_suggestions)
+        self.word_picked.connect(lambda text: ctx.state.update(text=text))
+
+    def _on_guess_mode_changed(self, on: bool) -> None:
+        self.setVisible(on)
+
+    def _on_model_serial_changed(self, _serial: int) -> None:
+        self.ctx.client.ask(SUGGEST, SuggestionsRequest(), self)

@@ -18,7 +18,7 @@ from ...core.exercises.lessons import Lesson, LessonError, check_model, load_les
 from ...core.maps.provenance import stamped
 from ...state import changes_of, lesson_of
 from ..style.theme import presentation_scale
-from ..window.plugging import PaneContext
+from ..window.plugging import PaneContext, Place
 
 SCALED_PROPERTY = "embedexplorerPresentation"
 LESSON_FILTER = "EmbedExplorer lessons (*.lesson.json *.json)"
@@ -27,13 +27,14 @@ LESSON_FILTER = "EmbedExplorer lessons (*.lesson.json *.json)"
 class TeachingTools(QObject):
     """File > Save lesson / Open lesson and View > Presentation."""
 
-    @classmethod
-    def plug(cls, ctx: PaneContext) -> TeachingTools:
-        return cls(ctx)
+    # ----- the pane contract (ui/window/plugging.py) ------------------------------------------
+    TITLE = "Lessons and presentation"
+    PLACE = Place.NOWHERE
+    MENUS = ("&File", "&View")
 
-    def __init__(self, ctx: PaneContext) -> None:
+    def bind(self, ctx: PaneContext) -> None:
         window = ctx.shell.window_widget()
-        super().__init__(window)
+        self.setParent(window)
         self.state, self.shell, self.settings = ctx.state, ctx.shell, ctx.settings
         self.pending: Lesson | None = None  # its texts are applied once its model is open
         self._place: int | None = None
@@ -57,9 +58,9 @@ class TeachingTools(QObject):
             # Another window of this process already enlarged the application's font.
             self._base_font.setPointSizeF(self._base_font.pointSizeF() / presentation_scale(True))
         self.presentation_action.toggled.connect(lambda on: self.state.update(presentation=on))
-        self.state.watch("presentation", self._apply_presentation)
-        self.state.watch("model_serial", lambda _serial: self.apply_texts())
-        self.state.watch("map_range_wanted", self._on_range_wanted)
+        self.state.watch("presentation", self._on_presentation_changed)
+        self.state.watch("model_serial", self._on_model_serial_changed)
+        self.state.watch("map_range_wanted", self._on_map_range_wanted_changed)
         file_menu = ctx.shell.menu("&File")
         file_menu.addAction(self.open_action)
         file_menu.addAction(self.save_action)
@@ -67,13 +68,16 @@ class TeachingTools(QObject):
         ctx.shell.menu("&View").addAction(self.presentation_action)
         if self.state.presentation:
             self.presentation_action.setChecked(True)
-            self._apply_presentation(True)
+            self._on_presentation_changed(True)
 
     # ----- presentation ----------------------------------------------------------------------
     def set_presentation(self, on: bool) -> None:
         self.presentation_action.setChecked(on)
 
-    def _apply_presentation(self, on: bool) -> None:
+    def _on_model_serial_changed(self, _serial: int) -> None:
+        self.apply_texts()
+
+    def _on_presentation_changed(self, on: bool) -> None:
         self.presentation_action.setChecked(on)
         font = QFont(self._base_font)
         size = self._base_font.pointSizeF()
@@ -169,7 +173,7 @@ class TeachingTools(QObject):
         self.state.update(place_wanted=self._place, map_range_wanted=self._view, text=lesson.first_text)
         self._show_note(lesson.note)  # the teacher's words, once the lesson is set up
 
-    def _on_range_wanted(self, wanted: object) -> None:
+    def _on_map_range_wanted_changed(self, wanted: object) -> None:
         if wanted is None and self._applying:
             self._applying = False
             self.pending = None

@@ -49,6 +49,8 @@ class TwoTextsPane(QWidget):
             label.setFont(fixed_font)
             label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.verdict = SteadyLabel(3)
+        for label in (*self.sides, self.verdict):  # markup of their own; values escaped
+            label.setTextFormat(Qt.TextFormat.RichText)
         self.verdict.setAccessibleName("what the two tokens have in common")
         self._typing = QTimer(self)
         self._typing.setSingleShot(True)

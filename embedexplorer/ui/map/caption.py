@@ -13,6 +13,7 @@ from PySide6.QtGui import (
 from ...core.maps.map_caption import caption_lines
 from ...core.maps.word_maps import WordMap
 from ..style import fonts, theme
+from ..style.plain_text import markup_free
 from .canvas_parts import CanvasParts
 from .change_colours import change_colour
 from .scatter import legend_sample, rest_colour
@@ -107,7 +108,7 @@ class CaptionAndLegend(CanvasParts):
                 pen = pg.mkPen(outline, width=width) if outline is not None else None
                 self.legend.addItem(
                     legend_sample("o" if symbol == "ring" else symbol, size, brush, pen),
-                    fonts.for_map(text, self.labels.font),
+                    markup_free(fonts.for_map(text, self.labels.font)),  # pyqtgraph draws it as HTML
                 )
             for _sample, label in self.legend.items:
                 label.item.setFont(fonts.map_font(10 * self.marker_scale))
@@ -119,7 +120,9 @@ class CaptionAndLegend(CanvasParts):
 
 
 def caption_html_of(shown: WordMap, model_name: str, hidden: set[str]) -> str:
-    """The caption's lines as HTML, the model's name in bold."""
+    """The caption's lines as HTML, the model's name in bold; every name in them shown as the text it is."""
     lines = caption_lines(shown, model_name, hidden)
-    lines[0] = f"<b>{model_name}</b>{lines[0][len(model_name):]}"
+    lines = [f"<b>{markup_free(model_name)}</b>{markup_free(lines[0][len(model_name):])}"] + [
+        markup_free(line) for line in lines[1:]
+    ]
     return "<br>".join(lines)

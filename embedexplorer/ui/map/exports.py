@@ -18,6 +18,7 @@ from ...core.common.errors import EmbedExplorerError
 from ...core.maps.points_export import write_points
 from ...core.maps.web_page import write_map_page
 from ...map_pictures import png_texts, write_svg
+from ..style.plain_text import plain_tip
 
 if TYPE_CHECKING:
     from .view import MapView
@@ -77,7 +78,7 @@ class MapExports:
         answer = QMessageBox.question(
             self.view.window(),
             "Replace the file?",
-            f"{Path(path).name} already exists in {Path(path).parent}. Replace it?",
+            plain_tip(f"{Path(path).name} already exists in {Path(path).parent}. Replace it?"),
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
             QMessageBox.StandardButton.No,
         )

@@ -7,16 +7,16 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from ...core.common.constants import MULTI_TOKEN_ACTIONS
+from ...core.compare.map_change import MapChange
 from ...core.maps.family_map import FamilyMap
 from ...core.maps.projections import METHOD_NAMES
 from ...core.maps.word_maps import WordMap
 from ...jobs.map_jobs import WORD_MAP, WordMapRequest
 from ...jobs.table_jobs import MAP, NEIGHBOURS, MapRequest, NeighboursAnswer, NeighboursRequest
-from ...settings import Settings
 from ...state import AppState, Range, Selection, ShownMap
 from ...worker import Failure
 from ..style import theme
-from ..window.plugging import PaneContext
+from ..window.plugging import PaneContext, Place
 from .exports import MapExports
 from .view import MapView
 
@@ -33,24 +33,25 @@ class MapPane(QWidget):
     (``exports``); it asks the worker for maps and follows the state.
     """
 
+    # ----- the pane contract (ui/window/plugging.py) ------------------------------------------
+    TITLE = "&Map"
+    PLACE = Place.RIGHT_TAB
+    MENUS = ("&File", "&Map", "&View")
     state: AppState
+    view: MapView
+    exports: MapExports
 
-    @classmethod
-    def plug(cls, ctx: PaneContext) -> MapPane:
-        pane = cls(ctx.settings)
-        pane.wire(ctx)
-        return pane
-
-    def __init__(self, settings: Settings, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.view = MapView(settings)
-        self.exports = MapExports(self.view)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.view)
-        self.setFocusProxy(self.view)
+        self._layout = QVBoxLayout(self)
+        self._layout.setContentsMargins(0, 0, 0, 0)
 
-    def wire(self, ctx: PaneContext) -> None:
+    def bind(self, ctx: PaneContext) -> None:
+        # The view reads the remembered families and hidden ones as it is built: it comes with the context.
+        self.view = MapView(ctx.settings)
+        self.exports = MapExports(self.view)
+        self._layout.addWidget(self.view)
+        self.setFocusProxy(self.view)
         state, client, shell = ctx.state, ctx.client, ctx.shell
         self.state = state
         self._kept: NeighboursAnswer | None = None  # the last neighbours: shown at once, or after a guess
@@ -83,16 +84,16 @@ class MapPane(QWidget):
         self.view.canvas.plot.sigRangeChanged.connect(lambda *_args: state.update(map_range=self.view_range()))
         theme.on_colour_scheme_change(self.view.canvas.apply_palette)
 
-        state.watch("model_serial", lambda _serial: self._request_map())
-        state.watch("multi_token", self._on_multi_token)
-        state.watch("selection", self._on_selection)
-        state.watch("k", lambda _k: self._k_timer.start())
-        state.watch("neighbours_held", self._on_held)
-        state.watch("hidden_families", lambda hidden: self.view.set_hidden_families(set(hidden)))
-        state.watch("families_file", self._on_families_file)
-        state.watch("map_range_wanted", lambda _wanted: self._apply_wanted_range())
-        state.watch("presentation", lambda on: self.view.set_marker_scale(theme.presentation_scale(on)))
-        state.watch("map_change", self.view.canvas.set_change)
+        state.watch("model_serial", self._on_model_serial_changed)
+        state.watch("multi_token", self._on_multi_token_changed)
+        state.watch("selection", self._on_selection_changed)
+        state.watch("k", self._on_k_changed)
+        state.watch("neighbours_held", self._on_neighbours_held_changed)
+        state.watch("hidden_families", self._on_hidden_families_changed)
+        state.watch("families_file", self._on_families_file_changed)
+        state.watch("map_range_wanted", self._on_map_range_wanted_changed)
+        state.watch("presentation", self._on_presentation_changed)
+        state.watch("map_change", self._on_map_change_changed)
         self.view.set_marker_scale(theme.presentation_scale(state.presentation))
         self._client = client
         self._shell = shell
@@ -148,7 +149,26 @@ class MapPane(QWidget):
             self._map_coming = True
             self._client.ask(MAP, MapRequest(self.view.requested_families or None, self.state.multi_token), self)
 
-    def _on_multi_token(self, mode: str) -> None:
+    # ----- what the state tells the map ------------------------------------------------------
+    def _on_model_serial_changed(self, _serial: int) -> None:
+        self._request_map()
+
+    def _on_k_changed(self, _k: int) -> None:
+        self._k_timer.start()  # the rings are asked for once the spinning stops
+
+    def _on_hidden_families_changed(self, hidden: frozenset[str]) -> None:
+        self.view.set_hidden_families(set(hidden))
+
+    def _on_map_range_wanted_changed(self, _wanted: Range | None) -> None:
+        self._apply_wanted_range()
+
+    def _on_presentation_changed(self, on: bool) -> None:
+        self.view.set_marker_scale(theme.presentation_scale(on))
+
+    def _on_map_change_changed(self, change: MapChange | None) -> None:
+        self.view.canvas.set_change(change)
+
+    def _on_multi_token_changed(self, mode: str) -> None:
         for name, action in self.multi_token_actions.items():
             action.setChecked(name == mode)
         self._request_map()
@@ -238,13 +258,13 @@ class MapPane(QWidget):
         if not self.state.neighbours_held:  # the rings would give a guess away
             self._star(answer)
 
-    def _on_held(self, held: str) -> None:
+    def _on_neighbours_held_changed(self, held: str) -> None:
         if held:
             self.view.clear_selection()
         elif self._kept is not None:
             self._star(self._kept)
 
-    def _on_selection(self, selection: Selection | None) -> None:
+    def _on_selection_changed(self, selection: Selection | None) -> None:
         if selection is None:
             self._client.cancel(NEIGHBOURS, self)
             self._forget_selection()
@@ -257,7 +277,7 @@ class MapPane(QWidget):
             names = tuple(n.token for n in answer.result.neighbours)
             self.view.show_selection(query.token, answer.map_query, answer.map_neighbours, names)
 
-    def _on_families_file(self, path: str) -> None:
+    def _on_families_file_changed(self, path: str) -> None:
         if path != self.view.requested_families:
             self.view.use_families(path)
 

@@ -20,6 +20,7 @@ from PySide6.QtGui import QHelpEvent, QMouseEvent
 from PySide6.QtWidgets import QToolTip
 
 from ...core.maps.word_maps import NO_FAMILY
+from ..style.plain_text import plain_tip
 from .canvas_parts import CanvasParts, scene_points
 from .sizes import HIGHLIGHT_SIZE
 
@@ -223,7 +224,7 @@ class Pointing(CanvasParts):
     def _show_tip(self, tip: str, where: QPoint) -> None:
         self._tip_shown = tip
         if tip:
-            QToolTip.showText(where, tip, self.viewport())
+            QToolTip.showText(where, plain_tip(tip), self.viewport())  # words from a file stay words
         else:
             QToolTip.hideText()
 

@@ -39,15 +39,15 @@ from PySide6.QtWidgets import (
 
 from ...core.compare.comparison import Comparison
 from ...core.compare.map_change import MEASURES, OVERLAP, MapChange, map_change_of
+from ...core.readers import file_dialog_filter
 from ...jobs.compare_jobs import COMPARE, CompareRequest
 from ...state import Selection
 from ..style import fonts, theme
-from ..window.plugging import PaneContext
+from ..window.plugging import PaneContext, Place
 
 # Each listed token carries its comparison with its place in it, so a list can never name a place
 # in a comparison that is gone (clearing a list moves its current item while it empties).
 ENTRY_ROLE = Qt.ItemDataRole.UserRole
-MODEL_FILES = "Model files (*.safetensors *.gguf config.json);;All files (*)"
 SHARED_COLOUR = QColor(40, 120, 60)
 INVITATION = "Choose a second table of the same vocabulary: a quantised GGUF, a fine-tune, a larger model."
 
@@ -144,9 +144,9 @@ class ComparePane(QWidget):
         lists = QWidget()
         lists_layout = QGridLayout(lists)
         lists_layout.setContentsMargins(0, 0, 0, 0)
-        lists_layout.addWidget(QLabel("<b>Most changed</b> (click: look it up)"), 0, 0)
+        lists_layout.addWidget(_bold_title("Most changed", " (click: look it up)"), 0, 0)
         lists_layout.addWidget(self.most, 1, 0)
-        lists_layout.addWidget(QLabel("<b>Least changed</b>"), 2, 0)
+        lists_layout.addWidget(_bold_title("Least changed"), 2, 0)
         lists_layout.addWidget(self.least, 3, 0)
 
         self.token_title = QLabel("Select a token to see its neighbours in both tables.")
@@ -288,7 +288,8 @@ class ComparePane(QWidget):
         self.show_failure("Stopped; table A is still open.")
 
     def _choose_file(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self.window(), "Table B: a model file", "", MODEL_FILES)
+        # The kinds of file the readers say they open, as File > Open model file offers them.
+        path, _ = QFileDialog.getOpenFileName(self.window(), "Table B: a model file", "", file_dialog_filter())
         if path:
             self.source.setText(path)
 
@@ -365,38 +366,45 @@ class ComparePane(QWidget):
 class CompareDialog(QDialog):
     """The Compare pane in a window of its own beside the main window (File > Compare with...)."""
 
-    @classmethod
-    def plug(cls, ctx: PaneContext) -> CompareDialog:
-        """File > Compare with...; the open model is table A, the state names table B (``second_model``)."""
-        dialog = cls(ctx.state.k, ctx.shell.window_widget())
-        pane, state, client = dialog.pane, ctx.state, ctx.client
-        ctx.shell.menu("&File").addAction("&Compare with...").triggered.connect(dialog.show_beside)
+    # ----- the pane contract (ui/window/plugging.py) ------------------------------------------
+    TITLE = "Compare two tables"
+    PLACE = Place.NOWHERE  # a window of its own, opened from File > Compare with...
+    MENUS = ("&File",)
+    ctx: PaneContext
 
-        def request(spec: str, k: int, output_head: bool) -> None:
-            if not state.loaded:
-                pane.show_failure("Open a model first: it is table A of the comparison.")
-                return
-            pane.show_started("its output head" if output_head else spec)
-            state.update(second_model="output head" if output_head else spec)
-            client.ask(COMPARE, CompareRequest(spec, k, output_head), dialog)
-
-        def on_selection(selection: Selection | None) -> None:
-            if selection is not None:
-                pane.show_token_id(selection.token_id)
-
-        channel = client.channel(COMPARE, dialog)
+    def bind(self, ctx: PaneContext) -> None:
+        """File > Compare with...; the open model is table A, the one named in the dialog table B."""
+        self.ctx = ctx
+        self.setParent(ctx.shell.window_widget(), self.windowFlags())  # beside the window, above it
+        pane, state, client = self.pane, ctx.state, ctx.client
+        pane.k_box.setValue(state.k)
+        ctx.shell.menu("&File").addAction("&Compare with...").triggered.connect(self.show_beside)
+        channel = client.channel(COMPARE, self)
         channel.progress.connect(pane.show_progress)
         channel.ready.connect(pane.show_comparison)
         channel.failed.connect(lambda failure: pane.show_failure(failure.message))
-        pane.compare_requested.connect(request)
-        pane.stop_requested.connect(lambda: client.cancel(COMPARE, dialog))
+        pane.compare_requested.connect(self._ask)
+        pane.stop_requested.connect(lambda: client.cancel(COMPARE, self))
         pane.token_clicked.connect(lambda text: state.update(text=text))
         pane.map_change_chosen.connect(lambda change: state.update(map_change=change))
-        state.watch("selection", on_selection)
-        state.watch("model_serial", lambda _serial: pane.clear())  # unticks the box: the map shows families
-        return dialog
+        state.watch("selection", self._on_selection_changed)
+        state.watch("model_serial", self._on_model_serial_changed)
 
-    def __init__(self, k: int, parent: QWidget | None = None) -> None:
+    def _ask(self, spec: str, k: int, output_head: bool) -> None:
+        if not self.ctx.state.loaded:
+            self.pane.show_failure("Open a model first: it is table A of the comparison.")
+            return
+        self.pane.show_started("its output head" if output_head else spec)
+        self.ctx.client.ask(COMPARE, CompareRequest(spec, k, output_head), self)
+
+    def _on_selection_changed(self, selection: Selection | None) -> None:
+        if selection is not None:
+            self.pane.show_token_id(selection.token_id)
+
+    def _on_model_serial_changed(self, _serial: int) -> None:
+        self.pane.clear()  # unticks the box: the map shows families
+
+    def __init__(self, k: int = 10, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("EmbedExplorer — compare two tables")
         self.pane = ComparePane(k)
@@ -431,3 +439,9 @@ def _token_list(name: str) -> QListWidget:
     listing.setAccessibleName(name)
     listing.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
     return listing
+
+
+def _bold_title(title: str, rest: str = "") -> QLabel:
+    label = QLabel(f"<b>{title}</b>{rest}")
+    label.setTextFormat(Qt.TextFormat.RichText)  # our own words only
+    return label

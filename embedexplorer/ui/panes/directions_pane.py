@@ -40,7 +40,7 @@ from ...jobs.direction_jobs import DIRECTION, DirectionRequest
 from ..style import fonts
 from ..widgets.steady_label import SteadyLabel
 from ..widgets.table_rows import KeepRows
-from ..window.plugging import PaneContext
+from ..window.plugging import PaneContext, Place
 
 TEXT_ROLE = Qt.ItemDataRole.UserRole + 3
 _FIGURES = (
@@ -61,39 +61,39 @@ class DirectionsPane(QWidget):
     token_activated = Signal(str)
     shown = Signal()
 
-    @classmethod
-    def plug(cls, ctx: PaneContext) -> DirectionsPane:
+    # ----- the pane contract (ui/window/plugging.py) ------------------------------------------
+    TITLE = "&Directions"
+    PLACE = Place.RIGHT_TAB
+    MENUS = ()
+    ctx: PaneContext
+
+    def bind(self, ctx: PaneContext) -> None:
         """Scores the pane's direction in the long lane; the first showing on each model asks for the default."""
-        pane = cls()
-        state, client = ctx.state, ctx.client
-        asked = False  # this model has been asked about (a new model is asked again when the pane shows)
+        self.ctx = ctx
+        self._asked = False  # this model has been asked about (a new model is asked again when the pane shows)
+        self.requested.connect(self._ask)
+        self.shown.connect(self._on_shown)
+        self.token_activated.connect(lambda text: ctx.state.update(text=text))
+        ctx.state.watch("model_serial", self._on_model_serial_changed)
+        ctx.client.channel(DIRECTION, self).ready.connect(self.show_report)
+        ctx.client.channel(DIRECTION, self).failed.connect(lambda failure: self.show_message(failure.message))
+        ctx.client.channel(DIRECTION, self).progress.connect(self.show_progress)
 
-        def submit(request: DirectionRequest) -> None:
-            nonlocal asked
-            if state.loaded:
-                asked = True
-                client.ask(DIRECTION, request, pane)
-            else:
-                pane.show_message("Open a model first.")
+    def _ask(self, request: DirectionRequest) -> None:
+        if self.ctx.state.loaded:
+            self._asked = True
+            self.ctx.client.ask(DIRECTION, request, self)
+        else:
+            self.show_message("Open a model first.")
 
-        def on_shown() -> None:
-            if not asked and state.loaded:
-                pane.submit()
+    def _on_shown(self) -> None:
+        if not self._asked and self.ctx.state.loaded:
+            self.submit()
 
-        def on_model(_serial: int) -> None:
-            nonlocal asked
-            asked = False
-            if pane.isVisible():
-                on_shown()
-
-        pane.requested.connect(submit)
-        pane.shown.connect(on_shown)
-        pane.token_activated.connect(lambda text: state.update(text=text))
-        state.watch("model_serial", on_model)
-        client.channel(DIRECTION, pane).ready.connect(pane.show_report)
-        client.channel(DIRECTION, pane).failed.connect(lambda failure: pane.show_message(failure.message))
-        client.channel(DIRECTION, pane).progress.connect(pane.show_progress)
-        return pane
+    def _on_model_serial_changed(self, _serial: int) -> None:
+        self._asked = False
+        if self.isVisible():
+            self._on_shown()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -141,6 +141,8 @@ class DirectionsPane(QWidget):
         _fit_columns(self.baseline_table)
         self.baseline_line = SteadyLabel(1)
         self.best_line = SteadyLabel(2)
+        for label in (self.heading, self.best_line):  # markup of their own; values escaped
+            label.setTextFormat(Qt.TextFormat.RichText)
 
         inputs = QGridLayout()
         inputs.addWidget(self.pairs_button, 0, 0)
@@ -330,23 +332,3 @@ def _fill_ends(table: QTableWidget, ends: tuple[ScoredToken, ...]) -> None:
                 item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             table.setItem(row, column, item)
     table.scrollToTop()
-
-
-if __name__ == "__main__":  # a preview of the pane alone, on the bundled model
-    import sys
-
-    from PySide6.QtWidgets import QApplication
-
-    from ...core.tables.embedding_table import open_table
-    from ...jobs.base import JobContext, Session
-    from ...jobs.direction_jobs import score_direction
-
-    app = QApplication(sys.argv)
-    session = Session()
-    session.replace_table(open_table("bundled"))
-    pane = DirectionsPane()
-    pane.requested.connect(lambda request: pane.show_report(score_direction(JobContext(session), request)))
-    pane.resize(900, 760)
-    pane.show()
-    pane.submit()
-    sys.exit(app.exec())

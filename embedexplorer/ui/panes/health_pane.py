@@ -21,15 +21,16 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QFileDialog,
     QFrame,
-    QGridLayout,
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QMenu,
     QProgressBar,
     QPushButton,
     QScrollArea,
     QSplitter,
     QTableView,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -43,7 +44,7 @@ from ...core.health.scoring import REASONS
 from ...jobs.health_jobs import HEALTH, HealthRequest
 from ...state import Selection
 from ..style import theme
-from ..window.plugging import PaneContext
+from ..window.plugging import PaneContext, Place
 from .health_table import ID_ROLE, HealthTableModel, ReasonChips
 
 EXPORT_KINDS = "CSV (*.csv);;JSON (*.json)"
@@ -51,8 +52,7 @@ EXPORT_KINDS = "CSV (*.csv);;JSON (*.json)"
 _DRAWN_UP_TO_THRESHOLDS = 3
 
 
-# How many reason boxes share a row of the filters.
-FILTERS_A_ROW = 4
+# How many reasons a row of the filters holds.
 
 class HealthPane(QWidget):
     """Ask for the vocabulary's health, then read the ranked tokens, their reasons and the score's spread."""
@@ -61,12 +61,17 @@ class HealthPane(QWidget):
     stop_requested = Signal()
     shown = Signal()
     token_chosen = Signal(int, str)  # id and readable token: the state's selection
+    filter_changed = Signal(list, bool)  # the ticked reasons and "flagged only", to remember
     exported = Signal(str)  # a status line
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.report: HealthReport | None = None
-        self.colour_action: QAction | None = None  # Map > Colour by health, once plugged in
+        self.colour_action = QAction("Colour by &health", self)  # Map > Colour by health, once bound
+        self.colour_action.setCheckable(True)
+        self.colour_action.setToolTip(
+            "Colour every point of the map by its token's health score (red: untrained-looking)"
+        )
         self.check_button = QPushButton("&Check the vocabulary")
         self.check_button.setToolTip("Round-trip every token through the tokenizer and read every row (long lane)")
         self.check_button.clicked.connect(self.requested.emit)
@@ -94,22 +99,27 @@ class HealthPane(QWidget):
         for widget in (self.check_button, self.stop_button, self.export_button):
             top.addWidget(widget)
         top.addWidget(self.progress, 1)
-        self.filters: dict[str, QCheckBox] = {}
-        # The reasons in rows of a few: in one row they made the window 1,614 pixels wide at least,
-        # wider than a 1366x768 laptop's screen.
-        filters = QGridLayout()
-        filters.addWidget(QLabel("Show tokens with:"), 0, 0)
-        for index, reason in enumerate(REASONS):
-            box = QCheckBox(reason)
-            box.setToolTip(f"Show the tokens marked {reason!r} (none ticked: every token)")
-            box.toggled.connect(lambda _on: self._refilter())
-            self.filters[reason] = box
-            filters.addWidget(box, index // FILTERS_A_ROW, 1 + index % FILTERS_A_ROW)
+        # The reasons in a menu, not a row of boxes: twelve boxes would make the tab as wide as a screen.
+        self.filter_button = QToolButton()
+        self.filter_button.setText("&Reasons: all tokens")
+        self.filter_button.setToolTip("Show only the tokens that carry any of the ticked reasons")
+        self.filter_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        reasons_menu = QMenu(self.filter_button)
+        self.filters: dict[str, QAction] = {}
+        for reason in REASONS:
+            action = reasons_menu.addAction(reason)
+            action.setCheckable(True)
+            action.toggled.connect(lambda _on: self._refilter())
+            self.filters[reason] = action
+        self.filter_button.setMenu(reasons_menu)
         self.flagged_only = QCheckBox("&flagged only")
         self.flagged_only.setToolTip("Only tokens whose score reaches the threshold")
         self.flagged_only.toggled.connect(lambda _on: self._refilter())
-        filters.addWidget(self.flagged_only, 0, FILTERS_A_ROW + 1)
-        filters.setColumnStretch(FILTERS_A_ROW + 2, 1)
+        self.shown_count = _plain_label("")
+        filters = QHBoxLayout()
+        filters.addWidget(self.filter_button)
+        filters.addWidget(self.flagged_only)
+        filters.addWidget(self.shown_count, 1)
         self.model = HealthTableModel(self)
         self.table = QTableView()
         self.table.setModel(self.model)
@@ -134,24 +144,26 @@ class HealthPane(QWidget):
         body = QSplitter(Qt.Orientation.Horizontal)
         body.addWidget(self.table)
         body.addWidget(self.histogram)
-        body.setSizes([700, 320])
+        body.setSizes([700, 380])
+        body.setStretchFactor(0, 2)  # the list grows twice as fast as the histogram
+        body.setStretchFactor(1, 1)
         body.setChildrenCollapsible(False)
+        # On a narrow or short window (a laptop, presentation mode) the pane scrolls rather than
+        # holding the whole window wider or taller than the screen, as the Layers pane does.
         content = QWidget()
+        self.scroll_area = QScrollArea()
+        self.scroll_area.setWidget(content)
+        self.scroll_area.setWidgetResizable(True)
+        self.scroll_area.setFrameShape(QFrame.Shape.NoFrame)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self.scroll_area)
         layout = QVBoxLayout(content)
         layout.addLayout(top)
         layout.addWidget(self.message)
         layout.addWidget(self.summary)
         layout.addLayout(filters)
         layout.addWidget(body, 1)
-        # On a small screen in larger type the tab scrolls, as Layers and Directions do, instead of
-        # making the window wider or taller than the screen.
-        scroll = QScrollArea()
-        scroll.setWidget(content)
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.Shape.NoFrame)
-        outer = QVBoxLayout(self)
-        outer.setContentsMargins(0, 0, 0, 0)
-        outer.addWidget(scroll)
         self.export_dir = ""
 
     # ----- what the plug calls ---------------------------------------------------------------
@@ -189,10 +201,11 @@ class HealthPane(QWidget):
             *report.notes,
         ]
         self.summary.setText("\n".join(lines))
-        for reason, box in self.filters.items():
-            box.setText(f"{reason} ({counts.get(reason, 0):,})")
-            box.setEnabled(counts.get(reason, 0) > 0)
+        for reason, action in self.filters.items():
+            action.setText(f"{reason} ({counts.get(reason, 0):,})")
+            action.setEnabled(counts.get(reason, 0) > 0)
         self.model.set_report(report, self._reasons(), self.flagged_only.isChecked())
+        self._show_count()
         self.table.resizeColumnsToContents()
         self.export_button.setEnabled(True)
         self._draw_histogram(report)
@@ -203,8 +216,9 @@ class HealthPane(QWidget):
         self.histogram.clear()
         self.summary.setText("Open the tab with a model open to check its vocabulary.")
         self.export_button.setEnabled(False)
-        for reason, box in self.filters.items():
-            box.setText(reason)
+        for reason, action in self.filters.items():
+            action.setText(reason)
+        self.shown_count.setText("")
 
     def select_token(self, token_id: int) -> None:
         """Show the state's selection in the list, if the filter shows it (without choosing it again)."""
@@ -221,7 +235,7 @@ class HealthPane(QWidget):
         if self.report is None:
             return
         start = Path(self.export_dir or Path.home()) / "vocabulary-health.csv"
-        path, chosen = QFileDialog.getSaveFileName(self.window(), "Export vocabulary health", str(start), EXPORT_KINDS)
+        path, chosen = QFileDialog.getSaveFileName(self, "Export vocabulary health", str(start), EXPORT_KINDS)
         if path:
             if Path(path).suffix.lower() not in (".csv", ".json"):
                 path += ".json" if "json" in chosen.lower() else ".csv"
@@ -245,10 +259,25 @@ class HealthPane(QWidget):
 
     # ----- inside ------------------------------------------------------------------------------
     def _reasons(self) -> set[str]:
-        return {reason for reason, box in self.filters.items() if box.isChecked()}
+        return {reason for reason, action in self.filters.items() if action.isChecked()}
+
+    def set_filter(self, reasons: list[str], flagged_only: bool) -> None:
+        """Tick these reasons (unknown names are passed over) and "flagged only", as remembered."""
+        for reason, action in self.filters.items():
+            action.setChecked(reason in reasons)
+        self.flagged_only.setChecked(flagged_only)
+        self._refilter()
 
     def _refilter(self) -> None:
-        self.model.set_filter(self._reasons(), self.flagged_only.isChecked())
+        reasons = self._reasons()
+        self.filter_changed.emit(sorted(reasons), self.flagged_only.isChecked())
+        self.filter_button.setText("&Reasons: " + (", ".join(sorted(reasons)) if reasons else "all tokens"))
+        self.model.set_filter(reasons, self.flagged_only.isChecked())
+        self._show_count()
+
+    def _show_count(self) -> None:
+        if self.report is not None:
+            self.shown_count.setText(f"{self.model.rowCount():,} of {self.report.size:,} tokens shown")
 
     def _finished(self) -> None:
         self.progress.hide()
@@ -289,94 +318,99 @@ class HealthPane(QWidget):
             labelOpts={"position": 0.9, "color": "#c03020"},
         )
         self.histogram.addItem(line)
-        self.histogram.setTitle(f"score of every token (above {top:g} drawn at {top:g})")
+        self.histogram.setTitle(f"every token's score ({top:g}+ drawn at {top:g})", size="9pt")
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
         super().showEvent(event)
         self.shown.emit()
 
-    # ----- plugging in -------------------------------------------------------------------------
-    @classmethod
-    def plug(cls, ctx: PaneContext) -> HealthPane:
+    # ----- the pane contract (ui/window/plugging.py) ------------------------------------------
+    TITLE = "Vocabulary heal&th"
+    PLACE = Place.RIGHT_TAB
+    MENUS = ("&Map",)
+    ctx: PaneContext
+
+    def bind(self, ctx: PaneContext) -> None:
         """Asks for HEALTH on the long lane the first time it shows for a model; Map > Colour by health."""
-        pane = cls()
+        self.ctx = ctx
         state, client = ctx.state, ctx.client
-        pane.export_dir = ctx.settings.export_dir
-        asked = False
-        ours: list[MapChange | None] = [None]  # the colouring this pane gave the map, if it still shows
+        self.export_dir = ctx.settings.export_dir
+        self.set_filter(ctx.settings.health_reasons, ctx.settings.health_flagged_only)
+        self._asked = False
+        self._ours: MapChange | None = None  # the colouring this pane gave the map, if it still shows
+        ctx.shell.menu("&Map").addAction(self.colour_action)
+        self.colour_action.toggled.connect(self._colour_map)
+        channel = client.channel(HEALTH, self)
+        channel.progress.connect(self.show_progress)
+        channel.ready.connect(self._on_report)
+        channel.failed.connect(lambda failure: self.show_failure(failure.message))
+        self.requested.connect(self._ask)
+        self.shown.connect(lambda: None if self._asked or not state.loaded else self._ask())
+        self.stop_requested.connect(lambda: client.cancel(HEALTH, self))
+        self.token_chosen.connect(self._on_token_chosen)
+        self.exported.connect(lambda text: ctx.shell.show_status(text))
+        self.exported.connect(lambda _text: setattr(ctx.settings, "export_dir", self.export_dir))
+        self.filter_changed.connect(self._remember_filter)
+        state.watch("model_serial", self._on_model_serial_changed)
+        state.watch("map_change", self._on_map_change_changed)
+        state.watch("selection", self._on_selection_changed)
 
-        def submit() -> None:
-            nonlocal asked
-            if not state.loaded:
-                pane.show_failure("Open a model first: its vocabulary is what is checked.")
-                return
-            asked = True
-            pane.show_started()
-            client.ask(HEALTH, HealthRequest(), pane)
+    def _ask(self) -> None:
+        if not self.ctx.state.loaded:
+            self.show_failure("Open a model first: its vocabulary is what is checked.")
+            return
+        self._asked = True
+        self.show_started()
+        self.ctx.client.ask(HEALTH, HealthRequest(), self)
 
-        def colour_map(on: bool) -> None:
-            if on and pane.report is not None:
-                ours[0] = health_colouring(pane.report)
-                state.update(map_change=ours[0])
-            elif on:
-                if not asked:
-                    submit()  # the colours come with the answer
-            elif state.map_change is not None and state.map_change is ours[0]:
-                state.update(map_change=None)
+    def _colour_map(self, on: bool) -> None:
+        state = self.ctx.state
+        if on and self.report is not None:
+            self._ours = health_colouring(self.report)
+            state.update(map_change=self._ours)
+        elif on:
+            if not self._asked:
+                self._ask()  # the colours come with the answer
+        elif state.map_change is not None and state.map_change is self._ours:
+            state.update(map_change=None)
 
-        def on_report(report: HealthReport) -> None:
-            pane.show_report(report)
-            if colour_action.isChecked():
-                colour_map(True)
+    def _on_report(self, report: HealthReport) -> None:
+        self.show_report(report)
+        if self.colour_action.isChecked():
+            self._colour_map(True)
 
-        def on_map_change(change: MapChange | None) -> None:
-            if change is not ours[0] and colour_action.isChecked():
-                colour_action.blockSignals(True)  # another colouring (a comparison) took the map
-                colour_action.setChecked(False)
-                colour_action.blockSignals(False)
+    def _on_map_change_changed(self, change: MapChange | None) -> None:
+        if change is not self._ours and self.colour_action.isChecked():
+            self.colour_action.blockSignals(True)  # another colouring (a comparison) took the map
+            self.colour_action.setChecked(False)
+            self.colour_action.blockSignals(False)
 
-        def on_model(_serial: int) -> None:
-            nonlocal asked
-            asked = False
-            pane.clear()
-            if colour_action.isChecked():
-                colour_action.setChecked(False)
-            if pane.isVisible():
-                submit()
+    def _on_model_serial_changed(self, _serial: int) -> None:
+        self._asked = False
+        self.clear()
+        if self.colour_action.isChecked():
+            self.colour_action.setChecked(False)
+        if self.isVisible():
+            self._ask()
 
-        def on_selection(selection: Selection | None) -> None:
-            if selection is not None:
-                pane.select_token(selection.token_id)
+    def _on_selection_changed(self, selection: Selection | None) -> None:
+        if selection is not None:
+            self.select_token(selection.token_id)
 
-        def choose(token_id: int, token: str) -> None:
-            selection = Selection(token_id, 0, token)
-            if selection == state.selection:
-                state.touch("selection")
-            state.update(selection=selection)
+    def _on_token_chosen(self, token_id: int, token: str) -> None:
+        state = self.ctx.state
+        selection = Selection(token_id, 0, token)
+        if selection == state.selection:
+            state.touch("selection")
+        state.update(selection=selection)
 
-        colour_action: QAction = ctx.shell.menu("&Map").addAction("Colour by &health")
-        colour_action.setCheckable(True)
-        colour_action.setToolTip("Colour every point of the map by its token's health score (red: untrained-looking)")
-        colour_action.toggled.connect(colour_map)
-        pane.colour_action = colour_action
-        channel = client.channel(HEALTH, pane)
-        channel.progress.connect(pane.show_progress)
-        channel.ready.connect(on_report)
-        channel.failed.connect(lambda failure: pane.show_failure(failure.message))
-        pane.requested.connect(submit)
-        pane.shown.connect(lambda: None if asked or not state.loaded else submit())
-        pane.stop_requested.connect(lambda: client.cancel(HEALTH, pane))
-        pane.token_chosen.connect(choose)
-        pane.exported.connect(lambda text: ctx.shell.show_status(text))
-        pane.exported.connect(lambda _text: setattr(ctx.settings, "export_dir", pane.export_dir))
-        state.watch("model_serial", on_model)
-        state.watch("map_change", on_map_change)
-        state.watch("selection", on_selection)
-        return pane
+    def _remember_filter(self, reasons: list[str], flagged_only: bool) -> None:
+        self.ctx.settings.health_reasons = reasons
+        self.ctx.settings.health_flagged_only = flagged_only
 
     def focus_chain(self) -> list[QWidget]:
         """The pane's controls in the order Tab walks them."""
-        return [self.check_button, self.export_button, *self.filters.values(), self.flagged_only, self.table]
+        return [self.check_button, self.export_button, self.filter_button, self.flagged_only, self.table]
 
 
 def _plain_label(text: str) -> QLabel:

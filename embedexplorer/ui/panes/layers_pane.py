@@ -32,7 +32,7 @@ from ..style import fonts, theme
 from ..widgets.plot_legend import TitleRowLegend
 from ..widgets.steady_label import SteadyLabel
 from ..widgets.table_rows import KeepRows
-from ..window.plugging import PaneContext
+from ..window.plugging import PaneContext, Place
 from .layers_text import (
     BELOW_LOWEST,
     COLUMN_TIPS,
@@ -107,6 +107,7 @@ class LayersPane(QWidget):
 
         self.missing = QWidget()
         self.missing_label = QLabel()
+        self.missing_label.setTextFormat(Qt.TextFormat.RichText)  # rich_text() escapes its values
         self.missing_label.setWordWrap(True)
         self.download_button = QPushButton("&Download the whole model")
         self.download_button.clicked.connect(self._on_download)
@@ -433,54 +434,59 @@ class LayersPane(QWidget):
         super().showEvent(event)
         self.shown.emit()
 
-    @classmethod
-    def plug(cls, ctx: PaneContext) -> LayersPane:
+    # ----- the pane contract (ui/window/plugging.py) ------------------------------------------
+    TITLE = "Through the &layers"
+    PLACE = Place.RIGHT_TAB
+    MENUS = ()
+    ctx: PaneContext
+
+    def bind(self, ctx: PaneContext) -> None:
         """The selected token through every layer; the model's process starts once the pane was first shown."""
-        pane = cls()
+        self.ctx = ctx
         state, client, shell = ctx.state, ctx.client, ctx.shell
-        seen = False  # shown once: from then on the model's process starts with each model
-
-        def warm() -> None:
-            # So that torch is imported before the first question (its memory: docs/benchmarks.md).
-            if seen and state.loaded:
-                client.ask(LAYERS_WARM, WarmRequest(), pane)
-
-        def on_shown() -> None:
-            nonlocal seen
-            seen = True
-            warm()
-
-        def on_selection(selection: Selection | None) -> None:
-            if selection is not None:
-                pane.set_token(state.text, selection.place + 1, selection.token)
-
-        def on_model(_serial: int) -> None:
-            pane.clear()
-            warm()
-
-        def on_ready(reply: LayersReply) -> None:
-            shell.hide_progress()
-            pane.show_reply(reply)
-            if reply.answer is not None:  # the row pane shows what really enters layer 1
-                shown = reply.answer.token
-                state.update(layer_input=ShownLayerInput(shown.token.id, shown.place - 1, reply.answer.input))
-            if reply.load_seconds is not None and reply.answer is not None:
-                shell.show_status(f"Loaded the whole model in {reply.load_seconds:.1f} s")
-
-        def on_failed(failure: Failure) -> None:
-            shell.hide_progress()
-            pane.show_message(failure.message)
-
-        pane.shown.connect(on_shown)
-        pane.layers_requested.connect(lambda request: client.ask(LAYERS, request, pane) if state.loaded else None)
+        self._seen = False  # shown once: from then on the model's process starts with each model
+        self.shown.connect(self._on_first_shown)
+        self.layers_requested.connect(lambda request: client.ask(LAYERS, request, self) if state.loaded else None)
         # The layers need every weight: the whole model into the HF cache, not the table alone.
-        pane.download_requested.connect(lambda hub_id: shell.open_model(hub_id, allow_download=True, whole_model=True))
-        state.watch("selection", on_selection)
-        state.watch("model_serial", on_model)
-        state.watch("presentation", lambda on: pane.set_scale(theme.presentation_scale(on)))
-        pane.set_scale(theme.presentation_scale(state.presentation))
-        client.channel(LAYERS, pane).progress.connect(shell.show_progress)
-        client.channel(LAYERS, pane).ready.connect(on_ready)
-        client.channel(LAYERS, pane).failed.connect(on_failed)
-        return pane
+        self.download_requested.connect(lambda hub_id: shell.open_model(hub_id, allow_download=True, whole_model=True))
+        state.watch("selection", self._on_selection_changed)
+        state.watch("model_serial", self._on_model_serial_changed)
+        state.watch("presentation", self._on_presentation_changed)
+        self.set_scale(theme.presentation_scale(state.presentation))
+        client.channel(LAYERS, self).progress.connect(shell.show_progress)
+        client.channel(LAYERS, self).ready.connect(self._on_layers_ready)
+        client.channel(LAYERS, self).failed.connect(self._on_layers_failed)
 
+    def _warm(self) -> None:
+        # So that torch is imported before the first question (its memory: docs/benchmarks.md).
+        if self._seen and self.ctx.state.loaded:
+            self.ctx.client.ask(LAYERS_WARM, WarmRequest(), self)
+
+    def _on_first_shown(self) -> None:
+        self._seen = True
+        self._warm()
+
+    def _on_selection_changed(self, selection: Selection | None) -> None:
+        if selection is not None:
+            self.set_token(self.ctx.state.text, selection.place + 1, selection.token)
+
+    def _on_model_serial_changed(self, _serial: int) -> None:
+        self.clear()
+        self._warm()
+
+    def _on_presentation_changed(self, on: bool) -> None:
+        self.set_scale(theme.presentation_scale(on))
+
+    def _on_layers_ready(self, reply: LayersReply) -> None:
+        shell = self.ctx.shell
+        shell.hide_progress()
+        self.show_reply(reply)
+        if reply.answer is not None:  # the row pane shows what really enters layer 1
+            shown = reply.answer.token
+            self.ctx.state.update(layer_input=ShownLayerInput(shown.token.id, shown.place - 1, reply.answer.input))
+        if reply.load_seconds is not None and reply.answer is not None:
+            shell.show_status(f"Loaded the whole model in {reply.load_seconds:.1f} s")
+
+    def _on_layers_failed(self, failure: Failure) -> None:
+        self.ctx.shell.hide_progress()
+        self.show_message(failure.message)

@@ -30,7 +30,7 @@ from ...core.sources.local_model import LocalModel
 from ...jobs.source_jobs import LOCAL_MODELS, LocalModelsAnswer, LocalModelsRequest
 from ...settings import Settings
 from ...worker import Failure, WorkerClient
-from ..window.plugging import PaneContext
+from ..window.plugging import PaneContext, Place
 
 COLUMNS = ("Name", "Kind", "Size", "Storage", "Where")
 SOURCES = {
@@ -167,16 +167,19 @@ class LocalModelsDialog(QDialog):
 class LocalModels(QObject):
     """File > Local models...: the dialog, fed by the worker's listing; a model chosen there opens."""
 
-    @classmethod
-    def plug(cls, ctx: PaneContext) -> LocalModels:
-        return cls(ctx)
+    # ----- the pane contract (ui/window/plugging.py) ------------------------------------------
+    TITLE = "Local models"
+    PLACE = Place.NOWHERE  # a dialog, opened from File > Local models...
+    MENUS = ("&File",)  # first in the pane list: its File entry follows the ways to open a model
 
-    def __init__(self, ctx: PaneContext) -> None:
-        super().__init__(ctx.shell.window_widget())
-        self.client, self.settings, self.shell = ctx.client, ctx.settings, ctx.shell
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
         self.dialog: LocalModelsDialog | None = None
+
+    def bind(self, ctx: PaneContext) -> None:
+        self.setParent(ctx.shell.window_widget())
+        self.client, self.settings, self.shell, self.state = ctx.client, ctx.settings, ctx.shell, ctx.state
         ctx.shell.menu("&File").addAction("Local &models...").triggered.connect(self.show_dialog)
-        self.state = ctx.state
         ctx.client.channel(LOCAL_MODELS, self).ready.connect(self._on_listed)
         ctx.client.channel(LOCAL_MODELS, self).failed.connect(self._on_failed)
 
@@ -223,9 +226,9 @@ def complete_from_local_models(box: QComboBox, ctx: PaneContext) -> None:
     completer.setFilterMode(Qt.MatchFlag.MatchContains)
     box.setCompleter(completer)
 
-    def follow(found: tuple[str, ...]) -> None:
+    def on_local_models_changed(found: tuple[str, ...]) -> None:
         specs.setStringList(list(dict.fromkeys([*settings.recent_models, *found])))
 
-    state.watch("local_models", follow)
+    state.watch("local_models", on_local_models_changed)
     client.channel(LOCAL_MODELS, box).ready.connect(lambda answer: state.update(local_models=openable(answer)))
     request_listing(client, settings, box)

@@ -28,7 +28,7 @@ from ...state import Selection
 from ..style import fonts, theme
 from ..widgets.steady_label import SteadyLabel
 from ..widgets.wrapped_label import WrappedLabel
-from ..window.plugging import PaneContext
+from ..window.plugging import PaneContext, Place
 
 COSINE_COLUMN = 2
 # A row's height in lines of its text: the padding grows with the type, so presentation's rows are as
@@ -73,6 +73,7 @@ class NeighboursPane(QWidget):
     def __init__(self, k: int = 8, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.heading = SteadyLabel(1, "Nearest neighbours by cosine")
+        self.heading.setTextFormat(Qt.TextFormat.RichText)  # the token in bold, escaped
         self.k_box = QSpinBox()
         self.k_box.setRange(*K_RANGE)
         self.k_box.setValue(k)
@@ -277,58 +278,74 @@ class NeighboursPane(QWidget):
         else:
             self.compare_result.clear()
 
-    @classmethod
-    def plug(cls, ctx: PaneContext) -> NeighboursPane:
+    # ----- the pane contract (ui/window/plugging.py) ------------------------------------------
+    TITLE = "Nearest rows"
+    PLACE = Place.LEFT_LOWER
+    MENUS = ("&View",)
+    ctx: PaneContext
+
+    def bind(self, ctx: PaneContext) -> None:
         """The selected token's k nearest rows and the cosine with another word; k is the state's."""
+        self.ctx = ctx
         state, client = ctx.state, ctx.client
-        pane = cls(k=state.k)
-
-        def ask(selection: Selection | None) -> None:
-            if selection is None:
-                client.cancel(NEIGHBOURS, pane)
-                client.cancel(COSINE, pane)
-                pane.clear()
-                return
-            client.ask(NEIGHBOURS, NeighboursRequest(selection.token_id, state.k), pane)
-            if state.compare_text.strip():
-                client.ask(COSINE, CosineRequest(selection.token_id, state.compare_text), pane)
-
-        def on_k(k: int) -> None:
-            pane.set_k(k)
-            pane._k_timer.start()  # the list is asked for once the spinning stops
-
-        def ask_again(_k: int) -> None:
-            if state.selection is not None:
-                client.ask(NEIGHBOURS, NeighboursRequest(state.selection.token_id, state.k), pane)
-
-        def on_compare(other: str) -> None:
-            state.update(compare_text=other)
-            if state.selection is not None:
-                client.ask(COSINE, CosineRequest(state.selection.token_id, other), pane)
-            else:
-                pane.show_compare_message("Select a token first.")
-
-        state.watch("selection", ask)
-        state.watch("k", on_k)
-        state.watch("model_serial", lambda _serial: pane.clear())
-        state.watch("neighbours_held", lambda held: pane.set_hidden(bool(held), held))
-        state.watch("guess_mark", pane.mark)
+        self.set_k(state.k)
+        state.watch("selection", self._on_selection_changed)
+        state.watch("k", self._on_k_changed)
+        state.watch("model_serial", self._on_model_serial_changed)
+        state.watch("neighbours_held", self._on_neighbours_held_changed)
+        state.watch("guess_mark", self._on_guess_mark_changed)
         # k is the state's at once (a lesson saved now has it); the request waits for the pause.
-        pane.k_box.valueChanged.connect(lambda k: state.update(k=k))
+        self.k_box.valueChanged.connect(lambda k: state.update(k=k))
         # Larger type, the same sentences: a line more for each, so the baseline and the cosine stay whole.
-        state.watch("presentation", pane.set_presenting)
-        pane.set_presenting(state.presentation)
-        pane.k_changed.connect(ask_again)
-        pane.neighbour_activated.connect(lambda text: state.update(text=text))
-        pane.compare_requested.connect(on_compare)
-        client.channel(NEIGHBOURS, pane).ready.connect(pane.show_neighbours)
-        client.channel(NEIGHBOURS, pane).failed.connect(lambda failure: ctx.shell.show_message(failure.message))
-        client.channel(COSINE, pane).ready.connect(pane.show_cosine)
-        client.channel(COSINE, pane).failed.connect(lambda failure: pane.show_compare_message(failure.message))
+        state.watch("presentation", self.set_presenting)
+        self.set_presenting(state.presentation)
+        self.k_changed.connect(self._ask_again)
+        self.neighbour_activated.connect(lambda text: state.update(text=text))
+        self.compare_requested.connect(self._on_compare_typed)
+        client.channel(NEIGHBOURS, self).ready.connect(self.show_neighbours)
+        client.channel(NEIGHBOURS, self).failed.connect(lambda failure: ctx.shell.show_message(failure.message))
+        client.channel(COSINE, self).ready.connect(self.show_cosine)
+        client.channel(COSINE, self).failed.connect(lambda failure: self.show_compare_message(failure.message))
         compare = ctx.shell.menu("&View").addAction("&Compare with another word")
-        compare.triggered.connect(pane.focus_compare)
+        compare.triggered.connect(self.focus_compare)
         compare.setShortcut(QKeySequence("Ctrl+K"))
-        return pane
+
+    def _on_selection_changed(self, selection: Selection | None) -> None:
+        state, client = self.ctx.state, self.ctx.client
+        if selection is None:
+            client.cancel(NEIGHBOURS, self)
+            client.cancel(COSINE, self)
+            self.clear()
+            return
+        client.ask(NEIGHBOURS, NeighboursRequest(selection.token_id, state.k), self)
+        if state.compare_text.strip():
+            client.ask(COSINE, CosineRequest(selection.token_id, state.compare_text), self)
+
+    def _on_k_changed(self, k: int) -> None:
+        self.set_k(k)
+        self._k_timer.start()  # the list is asked for once the spinning stops
+
+    def _on_model_serial_changed(self, _serial: int) -> None:
+        self.clear()
+
+    def _on_neighbours_held_changed(self, held: str) -> None:
+        self.set_hidden(bool(held), held)
+
+    def _on_guess_mark_changed(self, mark: int | None) -> None:
+        self.mark(mark)
+
+    def _ask_again(self, _k: int) -> None:
+        selection = self.ctx.state.selection
+        if selection is not None:
+            self.ctx.client.ask(NEIGHBOURS, NeighboursRequest(selection.token_id, self.ctx.state.k), self)
+
+    def _on_compare_typed(self, other: str) -> None:
+        state = self.ctx.state
+        state.update(compare_text=other)
+        if state.selection is not None:
+            self.ctx.client.ask(COSINE, CosineRequest(state.selection.token_id, other), self)
+        else:
+            self.show_compare_message("Select a token first.")
 
     def set_presenting(self, on: bool) -> None:
         for label in (self.baseline_label, self.compare_result):

@@ -18,7 +18,7 @@ from ...state import Selection, ShownLayerInput
 from ..style import theme
 from ..widgets.plot_legend import TitleRowLegend
 from ..widgets.steady_label import SteadyLabel
-from ..window.plugging import PaneContext
+from ..window.plugging import PaneContext, Place
 
 SHOWN_NUMBERS = 6  # the chapter prints the first six numbers of a row
 LEGEND_TEXT_PT, TICK_TEXT_PT, LINE_WIDTHS = 8.0, 8.0, {"token": 1.5, "position": 1.0, "sum": 1.0}
@@ -62,6 +62,7 @@ class RowView(QWidget):
         self.numbers.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.note = SteadyLabel(2)
         self.note.setObjectName("hint")
+        self.note.setTextFormat(Qt.TextFormat.RichText)  # values escaped
 
         self.plot_widget = pg.PlotWidget()
         # Small enough that the row, its plot and eight neighbours fit a 768-pixel laptop screen.
@@ -219,7 +220,7 @@ class RowView(QWidget):
         position = next((row for name, row in parts.items() if name.startswith("position")), result.position_row)
         self._result = replace(result, position_row=position, combined=given.enters)
         self._fill_numbers()
-        self.note.setText(f"Exact, from the model itself: {given.note}")
+        self.note.setText(escape(f"Exact, from the model itself: {given.note}"))
         self._redraw()
 
     def clear(self) -> None:
@@ -286,36 +287,45 @@ class RowView(QWidget):
         for index, (name, width) in enumerate(LINE_WIDTHS.items()):
             self._curves[name].setPen(pg.mkPen(theme.family_colour(index), width=width * self.scale))
 
-    @classmethod
-    def plug(cls, ctx: PaneContext) -> RowView:
+    # ----- the pane contract (ui/window/plugging.py) ------------------------------------------
+    TITLE = "&Row"  # also its tab's title when a short window moves it beside the map
+    PLACE = Place.LEFT_UPPER
+    MENUS = ("&View",)
+    ctx: PaneContext
+
+    def bind(self, ctx: PaneContext) -> None:
         """The selected token's row; once the whole model ran, what really enters its layer 1."""
-        pane = cls()
-        state, client = ctx.state, ctx.client
-
-        def on_selection(selection: Selection | None) -> None:
-            if selection is None:
-                client.cancel(ROW, pane)
-                pane.clear()
-            else:
-                client.ask(ROW, RowRequest(selection.token_id, selection.place), pane)
-
-        def on_layer_input(shown: ShownLayerInput | None) -> None:
-            if shown is not None:
-                pane.show_layer_input(shown.token_id, shown.place, shown.input)
-
-        state.watch("selection", on_selection)
-        state.watch("model_serial", lambda _serial: pane.clear())
-        state.watch("presentation", lambda on: pane.set_scale(theme.presentation_scale(on)))
-        pane.set_scale(theme.presentation_scale(state.presentation))
-        client.channel(ROW, pane).ready.connect(pane.show_row)
-        client.channel(ROW, pane).failed.connect(lambda failure: ctx.shell.show_message(failure.message))
-        state.watch("layer_input", on_layer_input)  # the Layers pane's answer, through the state
-        pane.copied.connect(lambda text: ctx.shell.show_status(text, 4000))
-        theme.on_colour_scheme_change(pane.apply_palette)
+        self.ctx = ctx
+        state = ctx.state
+        state.watch("selection", self._on_selection_changed)
+        state.watch("model_serial", self._on_model_serial_changed)
+        state.watch("presentation", self._on_presentation_changed)
+        state.watch("layer_input", self._on_layer_input_changed)  # the Layers pane's answer, through the state
+        self.set_scale(theme.presentation_scale(state.presentation))
+        ctx.client.channel(ROW, self).ready.connect(self.show_row)
+        ctx.client.channel(ROW, self).failed.connect(lambda failure: ctx.shell.show_message(failure.message))
+        self.copied.connect(lambda text: ctx.shell.show_status(text, 4000))
+        theme.on_colour_scheme_change(self.apply_palette)
         copy_row = ctx.shell.menu("&View").addAction("Copy the selected &row")
-        copy_row.triggered.connect(pane.copy_row)
+        copy_row.triggered.connect(self.copy_row)
         copy_row.setShortcut(QKeySequence("Ctrl+Shift+C"))
-        return pane
+
+    def _on_selection_changed(self, selection: Selection | None) -> None:
+        if selection is None:
+            self.ctx.client.cancel(ROW, self)
+            self.clear()
+        else:
+            self.ctx.client.ask(ROW, RowRequest(selection.token_id, selection.place), self)
+
+    def _on_model_serial_changed(self, _serial: int) -> None:
+        self.clear()
+
+    def _on_presentation_changed(self, on: bool) -> None:
+        self.set_scale(theme.presentation_scale(on))
+
+    def _on_layer_input_changed(self, shown: ShownLayerInput | None) -> None:
+        if shown is not None:
+            self.show_layer_input(shown.token_id, shown.place, shown.input)
 
     def focus_chain(self) -> list[QWidget]:
         return [self.show_position, self.copy_button]

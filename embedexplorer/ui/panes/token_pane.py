@@ -25,7 +25,7 @@ from ...jobs.table_jobs import TOKENS, TokensAnswer, TokensRequest
 from ...state import Selection
 from ..style import fonts
 from ..widgets.steady_label import SteadyLabel
-from ..window.plugging import PaneContext
+from ..window.plugging import PaneContext, Place
 
 TYPING_PAUSE_MS = 120  # wait for a pause in typing before asking the worker
 TOKEN_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -248,52 +248,60 @@ class TokenPane(QWidget):
         layout = self.layout()
         return QSize(800, layout.sizeHint().height() if layout is not None else 150)
 
-    @classmethod
-    def plug(cls, ctx: PaneContext) -> TokenPane:
+    # ----- the pane contract (ui/window/plugging.py) ------------------------------------------
+    TITLE = "Text and tokens"
+    PLACE = Place.TOP
+    MENUS = ("&View",)
+    ctx: PaneContext
+
+    def bind(self, ctx: PaneContext) -> None:
         """The text of the state, split into tokens by the worker; a chip clicked is the state's selection."""
-        pane = cls()
+        self.ctx = ctx
         state, client = ctx.state, ctx.client
-        pane.set_text_quietly(state.text)
-
-        def ask_tokens(text: str) -> None:
-            if not text.strip():
-                state.update(selection=None)  # no text, no token: nothing of the last one stays on screen
-            if state.loaded:
-                client.ask(TOKENS, TokensRequest(text), pane)
-
-        def on_state_text(text: str) -> None:
-            if pane.text() != text:
-                pane.set_text_quietly(text)
-            ask_tokens(text)
-
-        def on_typed(text: str) -> None:
-            if state.text == text:
-                ask_tokens(text)
-            else:
-                state.update(text=text)
-
-        state.watch("text", on_state_text)
-        def on_place_wanted(place: int | None) -> None:
-            pane.select_when_shown(place)
-            if place is not None and place < pane.chip_list.count():
-                pane.select(place)  # the tokens are there already (the same text)
-
-        state.watch("place_wanted", on_place_wanted)
-        state.watch("model_serial", lambda _serial: pane.flush())
-        pane.text_changed.connect(on_typed)
-        def on_selected(token_id: int, place: int, token: str) -> None:
-            selection = Selection(token_id, place, token)
-            if selection == state.selection:
-                state.touch("selection")  # picked again (the same text typed again): asked again
-            state.update(selection=selection, place_wanted=None)
-
-        pane.token_selected.connect(on_selected)
-        client.channel(TOKENS, pane).ready.connect(pane.show_tokens)
-        client.channel(TOKENS, pane).failed.connect(lambda failure: pane.show_message(failure.message))
+        self.set_text_quietly(state.text)
+        state.watch("text", self._on_text_changed)
+        state.watch("place_wanted", self._on_place_wanted_changed)
+        state.watch("model_serial", self._on_model_serial_changed)
+        self.text_changed.connect(self._on_typed)
+        self.token_selected.connect(self._on_chip_selected)
+        client.channel(TOKENS, self).ready.connect(self.show_tokens)
+        client.channel(TOKENS, self).failed.connect(lambda failure: self.show_message(failure.message))
         focus = ctx.shell.menu("&View").addAction("Focus the &text")
-        focus.triggered.connect(pane.focus)
+        focus.triggered.connect(self.focus)
         focus.setShortcut(QKeySequence("Ctrl+L"))
-        return pane
+
+    def _ask_tokens(self, text: str) -> None:
+        state = self.ctx.state
+        if not text.strip():
+            state.update(selection=None)  # no text, no token: nothing of the last one stays on screen
+        if state.loaded:
+            self.ctx.client.ask(TOKENS, TokensRequest(text), self)
+
+    def _on_text_changed(self, text: str) -> None:
+        if self.text() != text:
+            self.set_text_quietly(text)
+        self._ask_tokens(text)
+
+    def _on_place_wanted_changed(self, place: int | None) -> None:
+        self.select_when_shown(place)
+        if place is not None and place < self.chip_list.count():
+            self.select(place)  # the tokens are there already (the same text)
+
+    def _on_model_serial_changed(self, _serial: int) -> None:
+        self.flush()
+
+    def _on_typed(self, text: str) -> None:
+        if self.ctx.state.text == text:
+            self._ask_tokens(text)
+        else:
+            self.ctx.state.update(text=text)
+
+    def _on_chip_selected(self, token_id: int, place: int, token: str) -> None:
+        state = self.ctx.state
+        selection = Selection(token_id, place, token)
+        if selection == state.selection:
+            state.touch("selection")  # picked again (the same text typed again): asked again
+        state.update(selection=selection, place_wanted=None)
 
     def focus_chain(self) -> list[QWidget]:
         """The pane's controls in the order Tab walks them."""

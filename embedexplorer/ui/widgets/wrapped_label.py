@@ -6,11 +6,11 @@ room runs out the whole text is one hover away (the tooltip).
 
 from __future__ import annotations
 
-from html import escape
-
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QFontMetricsF, QPainter, QPaintEvent, QTextLayout, QTextOption
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
+
+from ..style.plain_text import wrapped_tip
 
 
 class WrappedLabel(QLabel):
@@ -74,7 +74,7 @@ class WrappedLabel(QLabel):
 
     def _update_tip(self) -> None:
         # As a paragraph: Qt wraps it to the screen, where a plain line would run past its edge.
-        self.setToolTip(f"<p>{escape(self.text())}</p>" if self.text() and self.is_shortened() else "")
+        self.setToolTip(wrapped_tip(self.text()) if self.text() and self.is_shortened() else "")
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
         painter = QPainter(self)

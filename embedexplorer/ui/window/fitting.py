@@ -11,13 +11,12 @@ takes a line of its own: every exercise button stays in sight, never behind a ba
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QByteArray, QChildEvent, QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QFont, QFontMetrics, QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import QComboBox, QDialog, QMainWindow, QSplitter, QTabWidget, QToolBar, QWidget
 
-from ..panes.row_view import RowView
 from .chapter_notice import ChapterNotice
 
 # Neighbour rows the list shows at least, with the row pane above it (the issue's figure for 1366x768).
@@ -31,23 +30,30 @@ BAR_ALLOWANCE = 16  # pixels a toolbar takes beyond its items: its handle and fr
 
 
 class RowPlacement(QObject):
-    """Moves the row pane between the left column (above the neighbours) and the tabs beside the map.
+    """Moves the upper pane (the row) between the left column (above the others) and the tabs beside the map.
 
     Parameters
     ----------
     left:
-        The vertical splitter of the left column; the neighbours are its last widget.
+        The vertical splitter of the left column: the upper pane, then ``lower``.
     row_view:
-        The row pane, at the top of ``left`` when there is room.
-    neighbours:
-        The neighbour pane, which says how much taller it must be for a number of rows.
+        The upper pane, at the top of ``left`` when there is room; its ``least_height()`` (if it has
+        one) says how tall it must be, its ``TITLE`` names its tab.
+    lower:
+        The widget that stacks the other left-column panes under it.
+    stacked:
+        Those panes; each that has ``growth_for_rows(n)`` (the neighbours) says how much taller it
+        must be to show ``MIN_NEIGHBOUR_ROWS`` rows.
     tabs:
-        The tabs beside the map, where the row pane goes on a short window.
+        The tabs beside the map, where the upper pane goes on a short window.
     """
 
-    def __init__(self, left: QSplitter, row_view: RowView, neighbours: QWidget, tabs: QTabWidget) -> None:
+    def __init__(
+        self, left: QSplitter, row_view: QWidget, lower: QWidget, stacked: Sequence[QWidget], tabs: QTabWidget
+    ) -> None:
         super().__init__(left)
-        self.left, self.row_view, self.neighbours, self.tabs = left, row_view, neighbours, tabs
+        self.left, self.row_view, self.lower, self.tabs = left, row_view, lower, tabs
+        self.stacked = list(stacked)
         self._split_state: QByteArray | None = None  # the left column's sizes, kept while the row pane is away
         self._sized = False  # True once the sizes were remembered, restored, or set for the first time
         # Later, not inside a resize: moving a pane re-lays out the very widgets being resized.
@@ -85,7 +91,7 @@ class RowPlacement(QObject):
         if want_compact and not self.compact:
             self._split_state = self.left.saveState()
             current = self.tabs.currentIndex()
-            self.tabs.insertTab(1, self.row_view, ROW_TAB_TITLE)
+            self.tabs.insertTab(1, self.row_view, getattr(self.row_view, "TITLE", "") or ROW_TAB_TITLE)
             self.tabs.setCurrentIndex(current)
             self.tabs.setTabToolTip(1, "The selected token's row: on this small window it sits beside the map")
         elif not want_compact and self.compact:
@@ -101,15 +107,20 @@ class RowPlacement(QObject):
     # ----- inside ----------------------------------------------------------------------------
     def _row_height(self) -> int:
         # The pane's own minimum counts its plot at a few pixels (it may be squeezed by hand): usable here.
-        return self.row_view.least_height()
+        least = getattr(self.row_view, "least_height", None)
+        return least() if least is not None else self.row_view.minimumSizeHint().height()
 
     def _neighbours_height(self) -> int:
-        lower = self.left.widget(self.left.count() - 1)  # the neighbours, with what stacks on them
-        if lower is None:
-            return 0
-        # A list pane says how much taller it must be to show that many rows; another needs its least size only.
-        growth = getattr(self.neighbours, "growth_for_rows", None)
-        return lower.minimumSizeHint().height() + (growth(MIN_NEIGHBOUR_ROWS) if growth is not None else 0)
+        # A list pane says how much taller than its least height it must be to show that many rows;
+        # the stack gives every other pane its preferred height (the list takes what is left).
+        growth = 0
+        for pane in self.stacked:
+            grow = getattr(pane, "growth_for_rows", None)
+            if grow is not None:
+                growth += grow(MIN_NEIGHBOUR_ROWS)
+            elif not pane.isHidden():
+                growth += max(0, pane.sizeHint().height() - pane.minimumSizeHint().height())
+        return self.lower.minimumSizeHint().height() + growth
 
     def _fit_sizes(self, height: int) -> None:
         """Both panes at least as tall as they need: the first time, the neighbours get what

@@ -7,6 +7,7 @@ from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QMenu, QMessageBox, QWidget
 
 from ...core.tables.position_rows import RULE
+from ..style.plain_text import plain_tip
 
 READING_HELP = (
     "<p><b>Tokens.</b> The text is split into tokens; each chip shows a token and its id, a house number "
@@ -50,7 +51,7 @@ def show_log(window: QWidget) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.touch()
     if not QDesktopServices.openUrl(QUrl.fromLocalFile(str(path))):
-        QMessageBox.information(window, "The log", f"The log of unexpected errors is at\n{path}")
+        QMessageBox.information(window, "The log", plain_tip(f"The log of unexpected errors is at\n{path}"))
 
 
 def show_about(window: QWidget) -> None:

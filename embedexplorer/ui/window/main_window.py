@@ -1,8 +1,9 @@
 """The main window: the frame the panes plug into, its menus and toolbars, the status bar.
 
-The window holds the application state, builds each pane of ``pane_list.PANES`` with a
-``PaneContext`` and puts it where its entry says. Panes follow and change the state and
-talk to the worker themselves; the window never reaches into them. It keeps for itself
+The window holds the application state, builds each pane of ``pane_list.PANES``, binds it
+with a ``PaneContext`` and puts it where the pane says (``plugging.py``: the contract). The
+menu bar holds the menus the panes declare. Panes follow and change the state and ask the
+worker themselves; the window never reaches into them. It keeps for itself
 what belongs to the frame: messages, progress, the model's facts, size and place on the
 screen, and what it remembers of them.
 """
@@ -21,6 +22,7 @@ from PySide6.QtGui import (
     QKeySequence,
 )
 from PySide6.QtWidgets import (
+    QApplication,
     QMainWindow,
     QMenu,
     QProgressBar,
@@ -36,26 +38,28 @@ from ...settings import Settings
 from ...state import AppState
 from ...worker import WorkerClient
 from ..style.focus import show_focus_everywhere
+from ..style.plain_text import guard_plain_text
 from ..widgets.elided_label import ElidedLabel
 from .fitting import RowPlacement, ScreenFit, fit_to_screen
 from .help_menu import add_help_menu, show_about
 from .message_bar import MessageBar
 from .model_bar import ModelBar
 from .pane_list import PANES
-from .plugging import MessageAction, PaneContext, PaneEntry, Place
+from .plugging import LAST_MENU, MessageAction, PaneContext, PaneEntry, Place, menu_order
 
-MENUS = ("&File", "&Map", "&View", "E&xercises", "&Help")
-
-
-# In presentation mode the left column (text, chips, neighbours) takes this share of the width.
+# In presentation mode the left column (text, chips, neighbours) takes this share of the width,
 # and never less than PRESENTING_LEFT_LEAST pixels: the cosine answer beside its box needs them.
 PRESENTING_LEFT_SHARE, PRESENTING_LEFT_LEAST = 0.3, 430
+
 
 class MainWindow(QMainWindow):
     """Type a word; see its tokens, rows, neighbours and its place on the family map."""
 
     def __init__(self, client: WorkerClient, settings: Settings, panes: Sequence[PaneEntry] = PANES) -> None:
         super().__init__()
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            guard_plain_text(app)  # every label and tooltip shows a file's or a person's text as text
         self.client = client
         self.settings = settings
         self.worker_stuck = False
@@ -65,7 +69,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("EmbedExplorer")
         self.setAcceptDrops(True)
         self.resize(1360, 860)
-        self._menus = {title: self.menuBar().addMenu(title) for title in MENUS}
+        self._menus = {title: self.menuBar().addMenu(title) for title in menu_order(e.pane.MENUS for e in panes)}
         self._toolbars: dict[str, QToolBar] = {}
         self.message_bar = MessageBar()
         self._build_status_bar()
@@ -73,9 +77,10 @@ class MainWindow(QMainWindow):
         ctx = PaneContext(self.state, client, settings, self)
         self.model_bar = ModelBar(ctx)
         self.panes = SimpleNamespace()
-        built: list[tuple[PaneEntry, object]] = []
+        built: list[tuple[PaneEntry, QWidget]] = []
         for entry in panes:
-            pane = entry.pane.plug(ctx)
+            pane = entry.pane()
+            pane.bind(ctx)
             setattr(self.panes, entry.name, pane)
             built.append((entry, pane))
         self._place_panes(built)
@@ -84,7 +89,7 @@ class MainWindow(QMainWindow):
         quit_action = file_menu.addAction("&Quit")
         quit_action.triggered.connect(self.close)
         quit_action.setShortcut(QKeySequence("Ctrl+Q"))
-        add_help_menu(self._menus["&Help"], self)
+        add_help_menu(self._menus[LAST_MENU], self)
         self._restore(built)
         self.state.watch("presentation", self._give_the_map_room)
         if self.state.presentation:
@@ -103,31 +108,35 @@ class MainWindow(QMainWindow):
         self.statusBar().addWidget(self.facts_label, 1)
         self.statusBar().addPermanentWidget(self.progress)
 
-    def _place_panes(self, built: list[tuple[PaneEntry, object]]) -> None:
+    def _place_panes(self, built: list[tuple[PaneEntry, QWidget]]) -> None:
         """Top panes under the message bar; a left column (upper and lower) beside tabs on the right."""
-        placed = {place: [p for e, p in built if e.place is place] for place in Place}
+        placed: dict[Place, list[QWidget]] = {place: [p for e, p in built if e.pane.PLACE is place] for place in Place}
+        upper = placed[Place.LEFT_UPPER]
+        # The left column is two parts: the first upper pane, and a stack of the others above the lower panes.
+        stacked = upper[1:] + placed[Place.LEFT_LOWER]
         lower = QWidget()
         lower_layout = QVBoxLayout(lower)
         lower_layout.setContentsMargins(0, 0, 0, 0)
         lower_layout.setSpacing(0)
-        for pane in placed[Place.LEFT_LOWER]:
-            lower_layout.addWidget(pane, 1 if pane is placed[Place.LEFT_LOWER][-1] else 0)  # type: ignore[arg-type]
+        # The list (a pane that grows with its rows) takes the room that is left; without one, the last pane.
+        growing = [pane for pane in stacked if hasattr(pane, "growth_for_rows")] or stacked[-1:]
+        for pane in stacked:
+            lower_layout.addWidget(pane, 1 if pane in growing else 0)
         self.left = QSplitter(Qt.Orientation.Vertical)
-        for pane in placed[Place.LEFT_UPPER]:
-            self.left.addWidget(pane)  # type: ignore[arg-type]
+        if upper:
+            self.left.addWidget(upper[0])
         self.left.addWidget(lower)
         self.left.setStretchFactor(0, 2)
         self.left.setStretchFactor(1, 3)
         self.left.setChildrenCollapsible(False)
+        if not (upper or stacked):
+            self.left.hide()  # a window without a left column (a preview of one pane)
         # The map and the layers share the right side: both want the room, one at a time.
         self.right = QTabWidget()
-        for entry, pane in built:
-            if entry.place is Place.RIGHT_TAB:
-                self.right.addTab(pane, entry.title)  # type: ignore[call-overload]
+        for pane in placed[Place.RIGHT_TAB]:
+            self.right.addTab(pane, type(pane).TITLE)  # type: ignore[attr-defined]
         # Where the left column is too short for both, the upper pane moves beside the map.
-        self.row_placement = RowPlacement(
-            self.left, placed[Place.LEFT_UPPER][0], placed[Place.LEFT_LOWER][-1], self.right  # type: ignore[arg-type]
-        )
+        self.row_placement = RowPlacement(self.left, upper[0], lower, stacked, self.right) if upper else None
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(self.left)
         self.splitter.addWidget(self.right)
@@ -146,7 +155,7 @@ class MainWindow(QMainWindow):
         layout.addWidget(self.splitter, 1)
         self.setCentralWidget(central)
 
-    def _restore(self, built: list[tuple[PaneEntry, object]]) -> None:
+    def _restore(self, built: list[tuple[PaneEntry, QWidget]]) -> None:
         geometry = self.settings.geometry("window/geometry")
         if geometry is not None:
             self.restoreGeometry(geometry)
@@ -155,7 +164,7 @@ class MainWindow(QMainWindow):
             state = self.settings.geometry(key)
             if state is not None:
                 splitter.restoreState(state)
-                if splitter is self.left:
+                if splitter is self.left and self.row_placement is not None:
                     self.row_placement.sizes_restored()
         # The toolbars' buttons are controls like any other: Tab reaches them, and shows it has.
         for bar in self._toolbars.values():
@@ -223,6 +232,9 @@ class MainWindow(QMainWindow):
         self.facts_label.setToolTip(tooltip)
 
     def menu(self, title: str) -> QMenu:
+        """One of the menus the panes declared (a pane adds only to menus it declares in ``MENUS``)."""
+        if title not in self._menus:
+            raise KeyError(f"no pane declares the menu {title!r}: add it to the pane's menus")
         return self._menus[title]
 
     def toolbar(self, title: str) -> QToolBar:
@@ -259,7 +271,8 @@ class MainWindow(QMainWindow):
     def save_settings(self) -> None:
         self.settings.set_geometry("window/geometry", self.saveGeometry())
         self.settings.set_geometry("window/splitter", self.splitter.saveState())
-        self.settings.set_geometry("window/left", self.row_placement.left_state())
+        if self.row_placement is not None:
+            self.settings.set_geometry("window/left", self.row_placement.left_state())
         self.settings.sync()
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override

@@ -1,6 +1,7 @@
 """The window's panes, in the order they are built, placed and walked with Tab.
 
-Adding a pane is one line here and its module (a class with ``plug(ctx)``, see ``plugging.py``).
+Adding a pane is its module (a class that follows ``plugging.Pane``: ``TITLE``, ``PLACE``,
+``MENUS`` and ``bind(ctx)``) and one line here; a menu it declares joins the menu bar by itself.
 """
 
 from __future__ import annotations
@@ -17,20 +18,20 @@ from ..panes.local_models import LocalModels
 from ..panes.neighbours_pane import NeighboursPane
 from ..panes.row_view import RowView
 from ..panes.token_pane import TokenPane
-from .plugging import PaneEntry, Place
+from .plugging import PaneEntry
 
 PANES: tuple[PaneEntry, ...] = (
-    PaneEntry("local_models", Place.NOWHERE, LocalModels),  # first: its File menu entry follows the open ones
-    PaneEntry("token_pane", Place.TOP, TokenPane),
-    PaneEntry("suggestions", Place.TOP, SuggestionsPane),
-    PaneEntry("guess_bar", Place.LEFT_LOWER, GuessFirstBar),
-    PaneEntry("neighbours_pane", Place.LEFT_LOWER, NeighboursPane),
-    PaneEntry("row_view", Place.LEFT_UPPER, RowView),
-    PaneEntry("map", Place.RIGHT_TAB, MapPane, "&Map"),
-    PaneEntry("layers_pane", Place.RIGHT_TAB, LayersPane, "Through the &layers"),
-    PaneEntry("directions_pane", Place.RIGHT_TAB, DirectionsPane, "&Directions"),
-    PaneEntry("health_pane", Place.RIGHT_TAB, HealthPane, "Vocabulary heal&th"),
-    PaneEntry("exercises", Place.NOWHERE, ExerciseDesk),
-    PaneEntry("teaching", Place.NOWHERE, TeachingTools),
-    PaneEntry("compare", Place.NOWHERE, CompareDialog),
+    PaneEntry("local_models", LocalModels),  # first: its File menu entry follows the open ones
+    PaneEntry("token_pane", TokenPane),
+    PaneEntry("suggestions", SuggestionsPane),
+    PaneEntry("guess_bar", GuessFirstBar),
+    PaneEntry("neighbours_pane", NeighboursPane),
+    PaneEntry("row_view", RowView),
+    PaneEntry("map", MapPane),
+    PaneEntry("layers_pane", LayersPane),
+    PaneEntry("directions_pane", DirectionsPane),
+    PaneEntry("health_pane", HealthPane),
+    PaneEntry("exercises", ExerciseDesk),
+    PaneEntry("teaching", TeachingTools),
+    PaneEntry("compare", CompareDialog),
 )

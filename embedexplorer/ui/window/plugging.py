@@ -1,22 +1,43 @@
-"""How a pane plugs into the window: where it goes, and what it is handed to do its work.
+"""How a pane plugs into the window: what it declares, and what it is handed to do its work.
 
-A pane is a class with a ``plug(ctx)`` class method that builds it and binds it: to the
-application state (``ctx.state``: it reads, changes and watches fields), to the worker
-(``ctx.client``: it sends its own requests and listens to its own answers), and to what the
-window offers every pane (``ctx.shell``: messages, the status bar, menus, opening a model).
-The window places what ``plug`` returns as its entry in ``ui/pane_list.py`` says, and
-never reaches into it.
+Every pane follows one recipe (docs/architecture.md, "Add a pane")::
+
+    class RowLengthPane(QLabel):
+        TITLE = "Row &length"      # its tab's title; the name its preview uses
+        PLACE = Place.RIGHT_TAB     # where the window puts it
+        MENUS = ("&View",)          # the menus it adds entries to, in the menu bar's order
+
+        def bind(self, ctx: PaneContext) -> None:
+            ctx.state.watch("selection", self._on_selection_changed)
+            ctx.client.channel(ROW, self).ready.connect(self.show_row)
+            ctx.shell.menu("&View").addAction("Row &length")
+
+        def _on_selection_changed(self, selection: Selection | None) -> None:
+            if selection is not None:
+                self.ctx.client.ask(ROW, RowRequest(selection.token_id, selection.place), self)
+
+The class builds with no arguments: its own widgets only, so a preview or a test can make
+one alone. ``bind`` does the rest: it follows the application state (``ctx.state``: each
+handler named ``_on_<field>_changed`` for the field it follows), asks the worker for itself
+(``ctx.client.ask(KIND, request, self)``: the answers, failures and progress come back on
+``ctx.client.channel(KIND, self)`` and reach no other pane) and adds its entries to the
+menus it declared in ``MENUS`` (``ctx.shell``: messages, the status bar, menus, toolbars, opening a
+model). A pane that needs another pane's facts watches the state, never that pane.
+
+Optional: ``focus_chain()`` (its controls in the order Tab walks them); a left-column pane
+may say ``least_height()`` (upper) or ``growth_for_rows(n)`` (lower), which the window's
+``RowPlacement`` uses to decide whether the upper pane fits above the lower ones.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 if TYPE_CHECKING:
-    from PySide6.QtWidgets import QMainWindow, QMenu, QToolBar, QWidget
+    from PySide6.QtWidgets import QMainWindow, QMenu, QToolBar
 
     from ...settings import Settings
     from ...state import AppState
@@ -30,9 +51,9 @@ class Place(Enum):
     """Where a pane sits in the window."""
 
     TOP = "top"  # full width, under the message bar: the text and its tokens
-    LEFT_UPPER = "left upper"  # the left column's upper part: the row
+    LEFT_UPPER = "left upper"  # the left column's upper part: the row (moves beside the map on a short window)
     LEFT_LOWER = "left lower"  # the left column's lower part, stacked: the neighbours
-    RIGHT_TAB = "right tab"  # a tab beside the map
+    RIGHT_TAB = "right tab"  # a tab beside the map, titled with the pane's title
     NOWHERE = "nowhere"  # no place of its own: menus, toolbars, dialogs
 
 
@@ -62,7 +83,7 @@ class Shell(Protocol):
 
 @dataclass(frozen=True)
 class PaneContext:
-    """Everything a pane is handed when it plugs in."""
+    """Everything a pane is handed when it binds."""
 
     state: AppState
     client: WorkerClient
@@ -70,18 +91,45 @@ class PaneContext:
     shell: Shell
 
 
-class Pluggable(Protocol):
-    """A pane class: ``plug`` builds one and binds it."""
+class Pane(Protocol):
+    """The pane contract: three declarations and ``bind`` (upper case: a pane's ``title`` label never hides them)."""
 
-    @classmethod
-    def plug(cls, ctx: PaneContext) -> QWidget | object: ...
+    TITLE: ClassVar[str]
+    PLACE: ClassVar[Place]
+    MENUS: ClassVar[tuple[str, ...]]
+
+    def bind(self, ctx: PaneContext) -> None: ...
 
 
 @dataclass(frozen=True)
 class PaneEntry:
-    """One line of the window's list of panes: an attribute name, a place, a tab title, the class."""
+    """One line of the window's list of panes: the attribute it is found under (``window.panes.<name>``), its class."""
 
     name: str
-    place: Place
-    pane: Any  # a class with ``plug(ctx)``
-    title: str = ""  # the tab's title, for RIGHT_TAB panes
+    pane: Any  # a class following ``Pane``: built with no arguments, then bound
+
+
+FIRST_MENU, LAST_MENU = "&File", "&Help"  # the window's own: File first (Quit), Help last (About)
+
+
+def menu_order(declared: Iterable[tuple[str, ...]]) -> list[str]:
+    """The menu bar's titles: File first, Help last, and each pane's menus in the order it lists them.
+
+    Where two panes do not say which of two menus comes first, the one declared first does.
+    """
+    titles: list[str] = [FIRST_MENU]
+    before: dict[str, set[str]] = {FIRST_MENU: set()}
+    for menus in declared:
+        for i, title in enumerate(menus):
+            if title in (FIRST_MENU, LAST_MENU):
+                continue
+            if title not in before:
+                before[title] = set()
+                titles.append(title)
+            before[title].update(m for m in menus[:i] if m not in (FIRST_MENU, LAST_MENU))
+    ordered: list[str] = []
+    while len(ordered) < len(titles):
+        ready = [t for t in titles if t not in ordered and before[t] <= set(ordered)]
+        # A circle (one pane says A then B, another B then A): the first declared breaks it.
+        ordered.append(ready[0] if ready else next(t for t in titles if t not in ordered))
+    return [*ordered, LAST_MENU]

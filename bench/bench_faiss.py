@@ -1,0 +1,239 @@
+"""The app's neighbour searches against faiss-cpu's exact IndexFlatIP, side by side in one run.
+
+faiss is what a user would reach for instead; it is a bench-only extra
+(``pip install -e .[bench]``), never a dependency of the app. Without it this prints so
+and measures only the app against the plain floors.
+
+1. **Every token's k=10 nearest** on the GPT-2-shaped table (50,257 x 768, float32),
+   what ``compare`` runs per table: ``core/compare/every_neighbour.nearest_of_all``
+   (exact: float32 tiles screened, float64 for the rows that could win) against
+   faiss ``IndexFlatIP.search`` of every L2-normalised row (float32, exact up to its
+   float32 rounding), on 1 and on 2 threads. The two run in turns, each pair in the
+   same minute; the figure is the median of the pairs' ratios (>= 3 pairs). The answers
+   are compared: the share of neighbour lists that are the same.
+2. **One query** (k=10) through the app (``table.neighbours_of_vector``) against faiss's
+   search of one row and against one plain read of the table's stored bytes (numpy's
+   sum of them as 64-bit integers, one thread: every byte read once, nothing else), on
+   the GPT-2-shaped table in float32, bfloat16 and as a Q8_0 GGUF; ``--qwen`` adds the Qwen2-7B-sized
+   bfloat16 table (1.09 GB, built under bench/.cache/ once).
+
+Each side's CPU seconds (the process's, over the call) are printed too: on a machine
+shared with other work, a 1-thread run's CPU time is what the load changes least.
+
+Options: ``--rows N`` makes the table the first N rows (every token of it, still the
+symmetric search: a shorter run on a busy machine); ``--queries N`` searches the
+neighbours of the first N tokens only (no symmetry); ``--pairs N`` (default 3); ``--threads N`` runs part 1 on N
+threads only; ``--skip-all`` or ``--skip-one`` leave a part out. The load average is printed with every figure.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import numpy as np
+
+from bench.common import Row, emit, gpt2_folder, machine_note, median
+
+K = 10
+
+
+def load() -> str:
+    return "load " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def faiss_module():  # type: ignore[no-untyped-def]
+    try:
+        import faiss
+    except ImportError:
+        print(
+            "faiss-cpu is NOT installed: the faiss columns are left out (pip install -e .[bench] adds it).",
+            file=sys.stderr,
+        )
+        return None
+    return faiss
+
+
+def gpt2_rows() -> np.ndarray:
+    from embedexplorer import open_table
+
+    table = open_table(str(gpt2_folder()))
+    rows = np.array(table.rows[:], dtype=np.float32)
+    table.close()
+    return rows
+
+
+def every_token(rows: np.ndarray, queries: int | None, pairs: int, thread_counts: tuple[int, ...]) -> list[Row]:
+    """Rows of part 1: the app's all-tokens search against faiss on 1 and 2 threads, in turns."""
+    import torch
+
+    from embedexplorer.core.compare.every_neighbour import nearest_of_all
+
+    faiss = faiss_module()
+    count = rows.shape[0] if queries is None else min(queries, rows.shape[0])
+    picked = np.arange(count)
+    unit = rows / np.linalg.norm(rows, axis=1, keepdims=True)
+    index = None
+    if faiss is not None:
+        index = faiss.IndexFlatIP(unit.shape[1])
+        index.add(unit)
+    shape = f"{rows.shape[0]:,} x {rows.shape[1]:,}" + ("" if queries is None else f", first {count:,} tokens")
+    out: list[Row] = []
+    for threads in thread_counts:
+        app_times: list[float] = []
+        faiss_times: list[float] = []
+        app_cpu: list[float] = []
+        faiss_cpu: list[float] = []
+        loads: list[str] = []
+        same = float("nan")
+        used = ""
+        for pair in range(pairs):
+            began, cpu = time.perf_counter(), time.process_time()
+            found = nearest_of_all(rows, picked, K, threads=threads)
+            app_times.append(time.perf_counter() - began)
+            app_cpu.append(time.process_time() - cpu)
+            used = f"{found.threads} thread(s), {found.product} product"
+            if index is not None:
+                faiss.omp_set_num_threads(threads)
+                began, cpu = time.perf_counter(), time.process_time()
+                _, theirs = index.search(unit[:count], K + 1)
+                faiss_times.append(time.perf_counter() - began)
+                faiss_cpu.append(time.process_time() - cpu)
+                if pair == 0:
+                    theirs = np.array([[j for j in line if j != i][:K] for i, line in enumerate(theirs)])
+                    same = float(np.mean((np.sort(theirs, 1) == np.sort(found.ids, 1)).all(axis=1)))
+            loads.append(load())
+            print(f"  {threads} thread(s), pair {pair + 1}: app {app_times[-1]:.2f} s ({app_cpu[-1]:.1f} CPU s)"
+                  + (f", faiss {faiss_times[-1]:.2f} s ({faiss_cpu[-1]:.1f} CPU s)" if faiss_times else "")
+                  + f" ({loads[-1]})", file=sys.stderr, flush=True)  # fmt: skip
+        torch.set_num_threads(os.cpu_count() or 1)
+        app = median(app_times)
+        note = f"{used}; loads per pair: {'; '.join(loads)}"
+        if faiss_times:
+            ratio = median([a / f for a, f in zip(app_times, faiss_times, strict=True)])
+            cpu_ratio = median([a / f for a, f in zip(app_cpu, faiss_cpu, strict=True)])
+            note += (
+                f"; CPU seconds: app {median(app_cpu):.1f}, faiss {median(faiss_cpu):.1f}, median paired ratio "
+                f"{cpu_ratio:.2f}x; same neighbour sets as faiss for {same:.2%} of tokens"
+            )
+            out.append(Row(f"every token's {K} nearest, {shape}, {threads} thread(s)", app, "s",
+                           median(faiss_times), f"faiss IndexFlatIP, {threads} thread(s)", ratio, "<= 0.6x",
+                           ratio <= 0.6, note))  # fmt: skip
+        else:
+            out.append(Row(f"every token's {K} nearest, {shape}, {threads} thread(s)", app, "s", None,
+                           "faiss not installed", None, "<= 0.6x", None, note))  # fmt: skip
+    return out
+
+
+def one_query(pairs: int, qwen: bool) -> list[Row]:
+    """Rows of part 2: one query against faiss and against one plain read of the stored bytes."""
+    from embedexplorer import open_table
+
+    faiss = faiss_module()
+    folders = {
+        "float32": str(gpt2_folder()),
+        "bfloat16": str(bf16_copy(gpt2_folder())),
+        "GGUF Q8_0": str(q8_0_copy(gpt2_folder())),
+    }
+    if qwen:
+        from bench.large_fixture import qwen_folder
+
+        folders["Qwen2-7B-sized bfloat16"] = str(qwen_folder())
+    return [_one_table(name, open_table(folder), faiss, pairs) for name, folder in folders.items()]
+
+
+def _one_table(name: str, table, faiss, pairs: int) -> Row:  # type: ignore[no-untyped-def]
+    stored = table.rows.raw if table.stored else table.rows
+    words = np.asarray(stored).reshape(-1).view(np.uint8)
+    words = words[: words.size // 8 * 8].view(np.uint64)
+    query = np.array(table.unit[1000], dtype=np.float32)
+    runs = {
+        "app": lambda: table.neighbours_of_vector(query, K, exclude=(1000,)),
+        "read": lambda: words.sum(),
+    }
+    if faiss is not None:
+        faiss.omp_set_num_threads(os.cpu_count() or 1)
+        unit = np.asarray(table.unit[:], dtype=np.float32)
+        index = faiss.IndexFlatIP(unit.shape[1])
+        index.add(unit)
+        del unit
+        runs["faiss"] = lambda: index.search(query[None, :], K + 1)
+    for run in runs.values():  # the first pass is chosen, the pages are in: warm both
+        run()
+        run()
+    times: dict[str, list[float]] = {key: [] for key in runs}
+    for i in range(max(pairs, 31)):
+        for key in runs if i % 2 == 0 else list(runs)[::-1]:
+            began = time.perf_counter()
+            runs[key]()
+            times[key].append(time.perf_counter() - began)
+    ratio = median([a / r for a, r in zip(times["app"], times["read"], strict=True)])
+    shape = f"{table.rows.shape[0]:,} x {table.rows.shape[1]:,}"
+    note = f"{words.nbytes / 1e6:,.0f} MB stored; {table.search_method()}; {load()}"
+    if "faiss" in times:
+        versus = median([a / f for a, f in zip(times["app"], times["faiss"], strict=True)])
+        note += (
+            f"; faiss (all cores, float32 unit copy) {median(times['faiss']) * 1e3:.1f} ms, "
+            f"app/faiss {versus:.2f}x"
+        )
+    table.close()
+    return Row(f"one query k={K}, {name} {shape}", median(times["app"]) * 1e3, "ms", median(times["read"]) * 1e3,
+               "one plain read of the stored bytes", ratio, "<= 1.15x", ratio <= 1.15, note)  # fmt: skip
+
+
+def bf16_copy(folder):  # type: ignore[no-untyped-def]
+    """The GPT-2-shaped folder with its table stored in bfloat16 (built once under bench/.cache/)."""
+    import shutil
+
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    target = folder.parent / f"{folder.name}-bf16"
+    if (target / "model.safetensors").is_file():
+        return target
+    target.mkdir(parents=True, exist_ok=True)
+    for file in folder.iterdir():
+        if file.is_file() and file.name != "model.safetensors":
+            shutil.copy(file, target / file.name)
+    tensors = load_file(str(folder / "model.safetensors"))
+    save_file({k: v.to(torch.bfloat16) for k, v in tensors.items()}, str(target / "model.safetensors"))
+    return target
+
+
+def q8_0_copy(folder):  # type: ignore[no-untyped-def]
+    """The GPT-2-shaped table as a Q8_0 GGUF with its tokenizer (built once under bench/.cache/)."""
+    from gguf.constants import GGMLQuantizationType
+
+    from embedexplorer import open_table
+    from tests.gguf_fixture import gpt2_vocabulary, quantised_rows, write_gguf
+
+    target = folder.parent / f"{folder.name}-q8_0.gguf"
+    if not target.is_file():
+        table = open_table(str(folder))
+        rows = np.asarray(table.rows[:], dtype=np.float32)
+        tokens = list(table.vocabulary.facts.raw_tokens)
+        table.close()
+        stored = quantised_rows(rows, GGMLQuantizationType.Q8_0)
+        write_gguf(target, stored, GGMLQuantizationType.Q8_0, tokens=tokens, merges=gpt2_vocabulary()[1])
+    return target
+
+
+def run(argv: list[str]) -> list[Row]:
+    queries = int(argv[argv.index("--queries") + 1]) if "--queries" in argv else None
+    pairs = max(3, int(argv[argv.index("--pairs") + 1]) if "--pairs" in argv else 3)
+    print(machine_note(), file=sys.stderr)
+    rows: list[Row] = []
+    if "--skip-all" not in argv:
+        table = gpt2_rows()
+        if "--rows" in argv:
+            table = np.ascontiguousarray(table[: int(argv[argv.index("--rows") + 1])])
+        threads = (int(argv[argv.index("--threads") + 1]),) if "--threads" in argv else (1, 2)
+        rows += every_token(table, queries, pairs, threads)
+    if "--skip-one" not in argv:
+        rows += one_query(pairs, "--qwen" in argv)
+    return rows
+
+
+if __name__ == "__main__":
+    emit(run(sys.argv), sys.argv)
