@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
-from PySide6.QtGui import QHelpEvent, QMouseEvent
+from PySide6.QtGui import QEnterEvent, QHelpEvent, QMouseEvent
 from PySide6.QtWidgets import QToolTip
 
 from ...core.maps.word_maps import NO_FAMILY
@@ -210,6 +210,11 @@ class Pointing(CanvasParts):
             tip = self.tip_at(QPointF(at))
             if tip != self._tip_shown:
                 self._show_tip(tip, event.globalPosition().toPoint())
+
+    def enterEvent(self, event: QEnterEvent) -> None:  # noqa: N802 - Qt's name
+        # A pointer already resting where the canvas appears moves no more: the dot under it grows now.
+        super().enterEvent(event)  # type: ignore[misc]
+        self.hover_at(QPointF(self.mapToScene(event.position().toPoint())))
 
     def leaveEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
         self.hover_at(None)
