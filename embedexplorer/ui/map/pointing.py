@@ -202,8 +202,6 @@ class Pointing(CanvasParts):
     # ----- the pointer: one hit-test (``Pointing``) for the grown dot, the tip and the click -----
     def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt's name
         super().mouseMoveEvent(event)  # type: ignore[misc]
-        if event.buttons() != Qt.MouseButton.NoButton:  # a pan: no hover
-            return
         at = self.mapToScene(event.position().toPoint())
         self.hover_at(QPointF(at))
         if QToolTip.isVisible() and self._tip_shown:  # a tip on screen follows the pointer's dot
