@@ -426,7 +426,7 @@ if __name__ == "__main__":  # a preview of the pane alone, on the bundled model
     from PySide6.QtWidgets import QApplication
 
     from ...core.health.vocabulary_health import vocabulary_health
-    from ...core.tables.embedding_table import open_table
+    from ...core.tables.opening import open_table
 
     app = QApplication(sys.argv)
     preview = HealthPane()
