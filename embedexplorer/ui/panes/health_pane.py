@@ -44,6 +44,7 @@ from ...state import Selection
 from ..style import theme
 from ..window.plugging import PaneContext, Place
 from .health_table import ID_ROLE, HealthTableModel, ReasonChips
+from .health_verify import VerifyBar
 
 EXPORT_KINDS = "CSV (*.csv);;JSON (*.json)"
 # Scores above this are drawn in the histogram's last bar (a broken row scores 100).
@@ -112,11 +113,13 @@ class HealthPane(QWidget):
         self.flagged_only.setToolTip("Only tokens whose score reaches the threshold")
         self.flagged_only.toggled.connect(lambda _on: self._refilter())
         self.shown_count = _plain_label("")
+        self.verify = VerifyBar()  # the check with the model (health_verify.py)
         filters = QHBoxLayout()
         filters.addWidget(self.filter_button)
         filters.addWidget(self.flagged_only)
         filters.addWidget(self.shown_count, 1)
         self.model = HealthTableModel(self)
+        self.verify.checked.connect(self._show_repeat)
         self.table = QTableView()
         self.table.setModel(self.model)
         self.table.setItemDelegate(ReasonChips(self.table))
@@ -149,6 +152,7 @@ class HealthPane(QWidget):
         layout.addWidget(self.message)
         layout.addWidget(self.summary)
         layout.addLayout(filters)
+        layout.addWidget(self.verify)
         layout.addWidget(body, 1)
         self.export_dir = ""
 
@@ -194,6 +198,7 @@ class HealthPane(QWidget):
         self._show_count()
         self.table.resizeColumnsToContents()
         self.export_button.setEnabled(True)
+        self.verify.set_ready(True)
         self._draw_histogram(report)
 
     def clear(self) -> None:
@@ -202,6 +207,7 @@ class HealthPane(QWidget):
         self.histogram.clear()
         self.summary.setText("Open the tab with a model open to check its vocabulary.")
         self.export_button.setEnabled(False)
+        self.verify.clear()
         for reason, action in self.filters.items():
             action.setText(reason)
         self.shown_count.setText("")
@@ -274,6 +280,10 @@ class HealthPane(QWidget):
         self.stop_requested.emit()
         self.show_failure("Stopped; nothing was lost, and Check the vocabulary starts again.")
 
+    def _show_repeat(self, check: object) -> None:
+        self.model.set_repeat(check)  # type: ignore[arg-type]
+        self.table.resizeColumnsToContents()
+
     def _choose(self, row: int) -> None:
         if self.report is None or not 0 <= row < self.model.rowCount():
             return
@@ -333,6 +343,7 @@ class HealthPane(QWidget):
         self.requested.connect(self._ask)
         self.shown.connect(lambda: None if self._asked or not state.loaded else self._ask())
         self.stop_requested.connect(lambda: client.cancel(HEALTH, self))
+        self.verify.bind(ctx, self, lambda count: [] if self.report is None else [int(i) for i in self.report.top(count)])
         self.token_chosen.connect(self._on_token_chosen)
         self.exported.connect(lambda text: ctx.shell.show_status(text))
         self.exported.connect(lambda _text: setattr(ctx.settings, "export_dir", self.export_dir))
@@ -373,6 +384,7 @@ class HealthPane(QWidget):
 
     def _on_model_serial_changed(self, _serial: int) -> None:
         self._asked = False
+        self.verify.cancel()
         self.clear()
         if self.colour_action.isChecked():
             self.colour_action.setChecked(False)
@@ -396,7 +408,9 @@ class HealthPane(QWidget):
 
     def focus_chain(self) -> list[QWidget]:
         """The pane's controls in the order Tab walks them."""
-        return [self.check_button, self.export_button, self.filter_button, self.flagged_only, self.table]
+        bar = self.verify
+        return [self.check_button, self.export_button, self.filter_button, self.flagged_only, bar.count,
+                bar.check_button, self.table]  # fmt: skip
 
 
 def _plain_label(text: str) -> QLabel:
