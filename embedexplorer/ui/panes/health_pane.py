@@ -280,6 +280,10 @@ class HealthPane(QWidget):
         self.stop_requested.emit()
         self.show_failure("Stopped; nothing was lost, and Check the vocabulary starts again.")
 
+    def _top_ids(self, count: int) -> list[int]:
+        """The ``count`` most suspicious tokens of the report, whatever the filter shows."""
+        return [] if self.report is None else [int(i) for i in self.report.top(count)]
+
     def _show_repeat(self, check: object) -> None:
         self.model.set_repeat(check)  # type: ignore[arg-type]
         self.table.resizeColumnsToContents()
@@ -343,7 +347,7 @@ class HealthPane(QWidget):
         self.requested.connect(self._ask)
         self.shown.connect(lambda: None if self._asked or not state.loaded else self._ask())
         self.stop_requested.connect(lambda: client.cancel(HEALTH, self))
-        self.verify.bind(ctx, self, lambda count: [] if self.report is None else [int(i) for i in self.report.top(count)])
+        self.verify.bind(ctx, self, self._top_ids)
         self.token_chosen.connect(self._on_token_chosen)
         self.exported.connect(lambda text: ctx.shell.show_status(text))
         self.exported.connect(lambda _text: setattr(ctx.settings, "export_dir", self.export_dir))

@@ -36,7 +36,7 @@ class VerifyBar(QWidget):
         self.count.setRange(1, MAX_CANDIDATES)
         self.count.setValue(DEFAULT_CANDIDATES)
         self.count.setPrefix("top ")
-        self.count.setToolTip(f"How many of the most suspicious tokens to ask the model about (at most {MAX_CANDIDATES})")
+        self.count.setToolTip(f"How many of the most suspicious tokens to ask the model (at most {MAX_CANDIDATES})")
         self.check_button = QPushButton("Check with the mo&del")
         self.check_button.setToolTip(
             "Ask the whole model to repeat each of the top tokens and show the probability it gives the token "
