@@ -49,6 +49,7 @@ from .health_verify import VerifyBar
 EXPORT_KINDS = "CSV (*.csv);;JSON (*.json)"
 # Scores above this are drawn in the histogram's last bar (a broken row scores 100).
 _DRAWN_UP_TO_THRESHOLDS = 3
+_TOKEN_CHARS = 14  # the token column at its widest, in wide letters
 
 
 class HealthPane(QWidget):
@@ -196,7 +197,7 @@ class HealthPane(QWidget):
             action.setEnabled(counts.get(reason, 0) > 0)
         self.model.set_report(report, self._reasons(), self.flagged_only.isChecked())
         self._show_count()
-        self.table.resizeColumnsToContents()
+        self._fit_columns()
         self.export_button.setEnabled(True)
         self.verify.set_ready(True)
         self._draw_histogram(report)
@@ -286,7 +287,13 @@ class HealthPane(QWidget):
 
     def _show_repeat(self, check: object) -> None:
         self.model.set_repeat(check)  # type: ignore[arg-type]
+        self._fit_columns()
+
+    def _fit_columns(self) -> None:
+        """Columns as wide as their cells, but a long token (GPT-2 has 64 dashes) never pushes the rest away."""
         self.table.resizeColumnsToContents()
+        widest = self.table.fontMetrics().horizontalAdvance("M" * _TOKEN_CHARS)
+        self.table.setColumnWidth(2, min(self.table.columnWidth(2), widest))
 
     def _choose(self, row: int) -> None:
         if self.report is None or not 0 <= row < self.model.rowCount():

@@ -64,9 +64,10 @@ class HealthTableModel(QAbstractTableModel):
     def _columns(self) -> None:
         self.columns = [(None, name) for name in _FIXED]
         if self.report is not None:
-            self.columns += [(key, title) for key, title in _INDICATORS if key in self.report.indicators]
+            # The model's answer first, right after the reasons, where it is read against them.
             if self.repeat is not None:
                 self.columns.append((REPEAT_KEY, REPEAT_TITLE))
+            self.columns += [(key, title) for key, title in _INDICATORS if key in self.report.indicators]
 
     def set_filter(self, reasons: set[str], flagged_only: bool) -> None:
         self.beginResetModel()
