@@ -6,9 +6,12 @@ The probabilities the list shows are checked against transformers' own model and
 
 from __future__ import annotations
 
+import csv
+
 import pytest
 import torch
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFileDialog
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from embedexplorer.core.health.repeat_check import AFTER, BEFORE
@@ -32,7 +35,9 @@ def _open_health(qtbot, window, spec: str):  # type: ignore[no-untyped-def]
     return pane
 
 
-def test_check_with_the_model_shows_the_models_repeat_probability(qtbot, window, gpt2_folder) -> None:  # type: ignore[no-untyped-def]
+def test_check_with_the_model_shows_the_models_repeat_probability(
+    qtbot, window, gpt2_folder, tmp_path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
     pane = _open_health(qtbot, window, str(gpt2_folder))
     bar = pane.verify
     assert bar.check_button.isEnabled() and _column(pane, "repeat P") is None
@@ -57,6 +62,14 @@ def test_check_with_the_model_shows_the_models_repeat_probability(qtbot, window,
             ids = [*words.encode(BEFORE), token, *words.encode(AFTER)]
             want = float(torch.softmax(full(torch.tensor([ids])).logits[0, -1], -1)[token])
             assert float(shown[row]) == pytest.approx(want, rel=1e-3)
+    # The export carries the check: the person saves the list as CSV.
+    target = tmp_path / "health.csv"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(target), "CSV (*.csv)"))
+    qtbot.mouseClick(pane.export_button, Qt.MouseButton.LeftButton)
+    lines = [line for line in target.read_text(encoding="utf-8").splitlines() if not line.startswith("#")]
+    saved = list(csv.DictReader(lines))
+    assert [float(r["repeat_probability"]) for r in saved[:5]] == pytest.approx([float(v) for v in shown[:5]], rel=1e-3)
+    assert saved[5]["repeat_probability"] == ""
     # Asked again, the person changes their mind and stops it: nothing is lost, the button is back.
     bar.count.setValue(200)
     qtbot.mouseClick(bar.check_button, Qt.MouseButton.LeftButton)

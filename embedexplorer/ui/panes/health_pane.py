@@ -37,6 +37,7 @@ from ...core.common.errors import EmbedExplorerError
 from ...core.compare.map_change import MapChange
 from ...core.health.export import write_health
 from ...core.health.map_colouring import health_colouring
+from ...core.health.repeat_check import RepeatCheck
 from ...core.health.report import HealthReport
 from ...core.health.scoring import REASONS
 from ...jobs.health_jobs import HEALTH, HealthRequest
@@ -65,6 +66,7 @@ class HealthPane(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.report: HealthReport | None = None
+        self.repeat_check: RepeatCheck | None = None  # the check with the model, once asked
         self.colour_action = QAction("Colour by &health", self)  # Map > Colour by health, once bound
         self.colour_action.setCheckable(True)
         self.colour_action.setToolTip(
@@ -199,6 +201,7 @@ class HealthPane(QWidget):
         self._show_count()
         self._fit_columns()
         self.export_button.setEnabled(True)
+        self.verify.clear()  # an earlier check belongs to the earlier list
         self.verify.set_ready(True)
         self._draw_histogram(report)
 
@@ -239,7 +242,7 @@ class HealthPane(QWidget):
         if self.report is None:
             return False
         try:
-            write_health(path, self.report)
+            write_health(path, self.report, repeat=self.repeat_check)
         except OSError as exc:
             self.show_failure(f"The list was not exported to {path}: {exc.strerror or exc}. Nothing was overwritten.")
             return False
@@ -285,8 +288,9 @@ class HealthPane(QWidget):
         """The ``count`` most suspicious tokens of the report, whatever the filter shows."""
         return [] if self.report is None else [int(i) for i in self.report.top(count)]
 
-    def _show_repeat(self, check: object) -> None:
-        self.model.set_repeat(check)  # type: ignore[arg-type]
+    def _show_repeat(self, check: RepeatCheck | None) -> None:
+        self.repeat_check = check  # exported with the list
+        self.model.set_repeat(check)
         self._fit_columns()
 
     def _fit_columns(self) -> None:
