@@ -41,7 +41,7 @@ class VerifyRequest:
 def verify(ctx: JobContext, request: VerifyRequest) -> RepeatCheck:
     """The repeat check, or one sentence saying why the model cannot be asked (never an error for that)."""
     table = ctx.session.table
-    reason = unavailable_reason(table.folder)
+    reason = unavailable_reason(table.folder, gguf="gguf_architecture" in table.config)
     if reason is not None:
         return RepeatCheck(unavailable=reason)
     rows = int(table.rows.shape[0])

@@ -63,9 +63,14 @@ class RepeatCheck:
         }
 
 
-def unavailable_reason(folder: Path | str | None) -> str | None:
+def unavailable_reason(folder: Path | str | None, gguf: bool = False) -> str | None:
     """Why the folder's model cannot be asked to repeat a token (None when it can, as far as the
     files tell without loading it): the check needs a next-token head."""
+    if gguf:
+        return (
+            "The check with the model runs the whole model from a folder of safetensors weights; "
+            "a GGUF file's layers are not run here, only its table is read."
+        )
     if folder is None or not Path(folder).is_dir():
         return "The check with the model needs a model folder with its whole weights; this table has none."
     kind = oh.describe(folder).kind
