@@ -24,7 +24,6 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QMenu,
-    QProgressBar,
     QPushButton,
     QSplitter,
     QTableView,
@@ -43,6 +42,7 @@ from ...core.health.scoring import REASONS
 from ...jobs.health_jobs import HEALTH, HealthRequest
 from ...state import Selection
 from ..style import theme
+from ..widgets.progress_bar import job_progress_bar, show_share
 from ..window.plugging import PaneContext, Place
 from .health_table import ID_ROLE, HealthTableModel, ReasonChips
 from .health_verify import VerifyBar
@@ -84,13 +84,7 @@ class HealthPane(QWidget):
         self.export_button.clicked.connect(self.export_dialog)
         for button in (self.check_button, self.stop_button, self.export_button):
             button.setAutoDefault(False)
-        self.progress = QProgressBar()
-        self.progress.setRange(0, 1000)
-        # Hidden, it keeps its room: the buttons stay their own size instead of spreading out.
-        policy = self.progress.sizePolicy()
-        policy.setRetainSizeWhenHidden(True)
-        self.progress.setSizePolicy(policy)
-        self.progress.hide()
+        self.progress = job_progress_bar()
         self.summary = _plain_label("Open the tab with a model open to check its vocabulary.")
         self.message = _plain_label("")
         self.message.setStyleSheet("color: #a01010; font-weight: bold;")
@@ -169,13 +163,7 @@ class HealthPane(QWidget):
         self.check_button.setEnabled(False)
 
     def show_progress(self, share: float, message: str) -> None:
-        if share < 0:
-            self.progress.setRange(0, 0)
-        else:
-            self.progress.setRange(0, 1000)
-            self.progress.setValue(int(share * 1000))
-        self.progress.setFormat(f"{message}: %p%")
-        self.progress.show()
+        show_share(self.progress, share, message)
 
     def show_failure(self, message: str) -> None:
         self._finished()

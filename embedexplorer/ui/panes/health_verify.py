@@ -12,11 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QSpinBox, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSpinBox, QWidget
 
 from ...core.health.repeat_check import DEFAULT_CANDIDATES, MAX_CANDIDATES, PROMPT_SHOWN, RepeatCheck
 from ...core.layers.output_head import percent
 from ...jobs.health_jobs import HEALTH_VERIFY, VerifyRequest
+from ..widgets.progress_bar import job_progress_bar, show_share
 from ..window.plugging import PaneContext
 
 READY_NOTE = (
@@ -47,12 +48,7 @@ class VerifyBar(QWidget):
         self.stop_button.setEnabled(False)
         for button in (self.check_button, self.stop_button):
             button.setAutoDefault(False)
-        self.progress = QProgressBar()
-        self.progress.setRange(0, 1000)
-        policy = self.progress.sizePolicy()
-        policy.setRetainSizeWhenHidden(True)
-        self.progress.setSizePolicy(policy)
-        self.progress.hide()
+        self.progress = job_progress_bar()
         self.note = QLabel(READY_NOTE)
         self.note.setTextFormat(Qt.TextFormat.PlainText)  # sentences carry folder names
         self.note.setWordWrap(True)
@@ -80,12 +76,7 @@ class VerifyBar(QWidget):
         self.note.setText("Loading the whole model (once; the Layers tab uses it too) and asking it.")
 
     def show_progress(self, share: float, message: str) -> None:
-        if share < 0:
-            self.progress.setRange(0, 0)
-        else:
-            self.progress.setRange(0, 1000)
-            self.progress.setValue(int(share * 1000))
-        self.progress.setFormat(f"{message}: %p%")
+        show_share(self.progress, share, message)
 
     def show_check(self, check: RepeatCheck) -> None:
         self._finished()
