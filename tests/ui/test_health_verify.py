@@ -44,7 +44,7 @@ def test_check_with_the_model_shows_the_models_repeat_probability(
     # A person asks about the top 5: types 5 in the box, then clicks the button.
     bar.count.selectAll()
     qtbot.keyClicks(bar.count, "5")
-    assert bar.count.value() == 5
+    assert bar.count.value() == 5 and window.settings.health_verify_count == 5  # remembered
     with qtbot.waitSignal(answers(window, HEALTH_VERIFY).ready, timeout=MODEL_TIMEOUT_MS):
         qtbot.mouseClick(bar.check_button, Qt.MouseButton.LeftButton)
         assert bar.stop_button.isEnabled() and not bar.check_button.isEnabled()

@@ -38,7 +38,7 @@ class VerifyBar(QWidget):
         self.count.setValue(DEFAULT_CANDIDATES)
         self.count.setPrefix("top ")
         self.count.setToolTip(f"How many of the most suspicious tokens to ask the model (at most {MAX_CANDIDATES})")
-        self.check_button = QPushButton("Check with the mo&del")
+        self.check_button = QPushButton("Check with the m&odel")
         self.check_button.setToolTip(
             "Ask the whole model to repeat each of the top tokens and show the probability it gives the token "
             "(the paper's check; one forward pass per token, long lane)"
@@ -108,6 +108,8 @@ class VerifyBar(QWidget):
     # ----- wiring ----------------------------------------------------------------------------
     def bind(self, ctx: PaneContext, asker: QWidget, top: Callable[[int], list[int]]) -> None:
         """Ask ``HEALTH_VERIFY`` as ``asker`` (the pane) for the ids ``top(count)`` gives."""
+        self.count.setValue(ctx.settings.health_verify_count)
+        self.count.valueChanged.connect(lambda value: setattr(ctx.settings, "health_verify_count", value))
         channel = ctx.client.channel(HEALTH_VERIFY, asker)
         channel.progress.connect(self.show_progress)
         channel.ready.connect(self.show_check)
