@@ -14,7 +14,7 @@ and measures only the app against the plain floors.
 2. **One query** (k=10) through the app (``table.neighbours_of_vector``) against faiss's
    search of one row and against one plain read of the table's stored bytes (numpy's
    sum of them as 64-bit integers, one thread: every byte read once, nothing else), on
-   the GPT-2-shaped table in float32 and bfloat16; ``--qwen`` adds the Qwen2-7B-sized
+   the GPT-2-shaped table in float32, bfloat16 and as a Q8_0 GGUF; ``--qwen`` adds the Qwen2-7B-sized
    bfloat16 table (1.09 GB, built under bench/.cache/ once).
 
 Each side's CPU seconds (the process's, over the call) are printed too: on a machine
@@ -131,7 +131,11 @@ def one_query(pairs: int, qwen: bool) -> list[Row]:
     from embedexplorer import open_table
 
     faiss = faiss_module()
-    folders = {"float32": str(gpt2_folder()), "bfloat16": str(bf16_copy(gpt2_folder()))}
+    folders = {
+        "float32": str(gpt2_folder()),
+        "bfloat16": str(bf16_copy(gpt2_folder())),
+        "GGUF Q8_0": str(q8_0_copy(gpt2_folder())),
+    }
     if qwen:
         from bench.large_fixture import qwen_folder
 
@@ -194,6 +198,24 @@ def bf16_copy(folder):  # type: ignore[no-untyped-def]
             shutil.copy(file, target / file.name)
     tensors = load_file(str(folder / "model.safetensors"))
     save_file({k: v.to(torch.bfloat16) for k, v in tensors.items()}, str(target / "model.safetensors"))
+    return target
+
+
+def q8_0_copy(folder):  # type: ignore[no-untyped-def]
+    """The GPT-2-shaped table as a Q8_0 GGUF with its tokenizer (built once under bench/.cache/)."""
+    from gguf.constants import GGMLQuantizationType
+
+    from embedexplorer import open_table
+    from tests.gguf_fixture import gpt2_vocabulary, quantised_rows, write_gguf
+
+    target = folder.parent / f"{folder.name}-q8_0.gguf"
+    if not target.is_file():
+        table = open_table(str(folder))
+        rows = np.asarray(table.rows[:], dtype=np.float32)
+        tokens = list(table.vocabulary.facts.raw_tokens)
+        table.close()
+        stored = quantised_rows(rows, GGMLQuantizationType.Q8_0)
+        write_gguf(target, stored, GGMLQuantizationType.Q8_0, tokens=tokens, merges=gpt2_vocabulary()[1])
     return target
 
 

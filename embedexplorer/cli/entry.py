@@ -51,7 +51,7 @@ def main(argv: Sequence[str] | None = None, table: tuple[Command, ...] = TABLE) 
 
 def _run(command: Command, args: argparse.Namespace) -> Answer:
     from ..core.sources.resolve import resolve_source
-    from ..core.tables.embedding_table import load_table
+    from ..core.tables.opening import load_table
     from ..jobs.base import Session
 
     if command.before is not None:

@@ -17,7 +17,9 @@ from ..core.layers.layer_input import Recipe, layer_input, recipe_for
 from ..core.maps.family_map import Families, FamilyMap, family_map, load_families
 from ..core.maps.map_origin import with_provenance
 from ..core.maps.word_maps import WordMap
-from ..core.tables.embedding_table import EmbeddingTable, NeighbourResult, TableFacts, open_table
+from ..core.tables.embedding_table import EmbeddingTable, NeighbourResult, TableFacts
+from ..core.tables.opening import open_table
+from ..core.tables.position_rows import place_and_row
 from ..core.tables.spelling import word_or_first_token
 from ..core.text.texts import Token, TokenReport, fixed
 from .base import JobContext, Kind, Lane, Session
@@ -125,9 +127,7 @@ class RowAnswer:
 
     def place_text(self) -> str:
         """ "place 1, position-table row 1": both counted from 1, as the chapter counts."""
-        if self.position_index is None:
-            return f"place {self.place + 1:,}"
-        return f"place {self.place + 1:,}, position-table row {self.position_index + 1:,}"
+        return place_and_row(self.place, self.position_index)
 
 
 def layer_recipe(session: Session, table: EmbeddingTable) -> Recipe:

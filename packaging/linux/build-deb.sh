@@ -42,7 +42,7 @@ Priority: optional
 Architecture: amd64
 Installed-Size: $INSTALLED_KB
 Depends: libc6 (>= $GLIBC), libgl1, libegl1, libxcb1
-Recommends: fontconfig, fonts-dejavu-core
+Recommends: fontconfig, fonts-dejavu-core, fonts-noto-color-emoji
 Maintainer: EmbedExplorer developers <embedexplorer@localhost>
 Description: look inside a language model's token embedding table
  Type a word and see its tokens and ids, the row of numbers behind each token,

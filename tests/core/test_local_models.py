@@ -73,6 +73,7 @@ def machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
 def test_every_place_is_listed_with_kind_size_and_storage(machine: dict[str, Path]) -> None:
     listed = {m.name: m for m in local_models()}
     assert set(listed) == {
+        "all-MiniLM-L6-v2 (bundled)",  # on every machine, a fresh one included
         "someone/complete",
         "someone/tiny-GGUF/q4/tiny-Q4_K.gguf",
         "someone/stopped",

@@ -23,6 +23,13 @@ def dot_position(canvas, word: str) -> QPoint:  # type: ignore[no-untyped-def]
     return QPoint(at.x(), at.y())
 
 
+def tip_text(widget) -> str:  # type: ignore[no-untyped-def]
+    """A tooltip as read: its text without the paragraph that makes Qt wrap it to the screen."""
+    from PySide6.QtGui import QTextDocumentFragment
+
+    return QTextDocumentFragment.fromHtml(widget.toolTip()).toPlainText()
+
+
 def typing_target(widget):  # type: ignore[no-untyped-def]
     """Where a key goes as a person types: an open popup (a completion list) takes the keyboard."""
     from PySide6.QtWidgets import QApplication
@@ -120,7 +127,7 @@ def test_the_cosine_answer_is_whole_or_one_hover_away_at_every_size(qtbot, windo
             shown = " ".join(lines_fit(label))
             assert number in shown, (width, height, shown)  # the answer itself is always in sight
             if label.is_shortened():
-                assert shown.endswith("…") and label.toolTip() == label.text(), (width, height)
+                assert shown.endswith("…") and tip_text(label) == label.text(), (width, height)
             else:
                 assert shown.replace(" ", "") == label.text().replace(" ", ""), (width, height)
     finally:
@@ -176,7 +183,7 @@ def test_gpt2_words_mean_the_same_token_in_every_box_and_each_box_names_it(qtbot
     first = spelled.split()[0]
     assert f"{first} (id {pieces[0]:,}, first of {len(pieces)} tokens)" in shown, shown  # on the visible line
     note = f"'embeddings' is {len(pieces)} tokens here ({spelled}); the first, {first}, answers for it."
-    assert note in pane.compare_result.text() and (note in shown or pane.compare_result.toolTip().endswith(note))
+    assert note in pane.compare_result.text() and (note in shown or tip_text(pane.compare_result).endswith(note))
 
 
 # ----- Analogies: a command line to paste, and no line left from an older answer ---------------------
@@ -237,7 +244,7 @@ def test_the_completion_list_closes_over_the_guess_result_and_the_sentence_is_wh
     label = bar.result
     assert label.isVisible() and inside_window(label, window)
     shown = " ".join(lines_fit(label))
-    assert "france is" in shown and ("cosine" in shown or label.toolTip() == label.text()), shown
+    assert "france is" in shown and ("cosine" in shown or tip_text(label) == label.text()), shown
 
 
 # ----- the caption's figures are those of the families shown -------------------------------------------

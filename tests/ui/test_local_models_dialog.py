@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from gguf.constants import GGMLQuantizationType as Q
 from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
 
 from embedexplorer.jobs.source_jobs import LOCAL_MODELS
 from embedexplorer.jobs.table_jobs import LOAD
@@ -53,7 +54,9 @@ def shown_names(dialog: LocalModelsDialog) -> list[str]:
 
 def test_search_then_enter_opens_the_model(fake_machine, window, qtbot) -> None:  # type: ignore[no-untyped-def]
     dialog = open_dialog(qtbot, window)
-    assert sorted(shown_names(dialog)) == ["pub/lm-GGUF/gone-F16", "pub/lm-GGUF/lm-model-F16", "tiny:latest"]
+    assert sorted(shown_names(dialog)) == [
+        "all-MiniLM-L6-v2 (bundled)", "pub/lm-GGUF/gone-F16", "pub/lm-GGUF/lm-model-F16", "tiny:latest",
+    ]
     row = shown_names(dialog).index("tiny:latest")
     cells = [dialog.shown.index(row, column).data() for column in range(5)]
     assert cells[1:4] == ["Ollama, GGUF", cells[2], "F16"] and cells[2].endswith("KiB")
@@ -89,3 +92,22 @@ def test_double_click_opens_and_the_model_box_completes(fake_machine, window, qt
         qtbot.mouseClick(dialog.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
         qtbot.mouseDClick(dialog.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     assert loaded.args[0].name == str(fake_machine["lm"])
+
+
+def test_a_fresh_machine_lists_the_bundled_model_and_opens_it(tmp_path, window, qtbot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Issue 35, item 12: nothing in the usual places, yet the list is not empty: the bundled model is there."""
+    import huggingface_hub.constants
+
+    monkeypatch.setenv("HOME", str(tmp_path / "fresh-home"))
+    monkeypatch.setenv("OLLAMA_MODELS", str(tmp_path / "no-ollama"))
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "empty-cache"))
+    dialog = open_dialog(qtbot, window)
+    assert shown_names(dialog) == ["all-MiniLM-L6-v2 (bundled)"]
+    assert dialog.shown.index(0, 1).data() == "Bundled with EmbedExplorer, safetensors"
+    rect = dialog.table.visualRect(dialog.shown.index(0, 0))
+    QTest.mouseMove(dialog.table.viewport(), rect.center())
+    qtbot.wait(200)
+    with qtbot.waitSignal(answers(window, LOAD).ready, timeout=LOAD_TIMEOUT_MS) as loaded:
+        qtbot.mouseClick(dialog.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+        qtbot.mouseDClick(dialog.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert loaded.args[0].facts.rows == 30522

@@ -13,6 +13,7 @@ from embedexplorer.jobs.map_jobs import WORD_MAP
 from embedexplorer.jobs.table_jobs import MAP
 from embedexplorer.ui.map.family_editor import FamilyEditor
 from tests.ui.conftest import ANSWER_TIMEOUT_MS, LOAD_TIMEOUT_MS, answers, open_model, settle, type_text
+from tests.ui.pointer import rest_on
 
 DAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 
@@ -83,14 +84,14 @@ def test_hovering_a_grey_row_of_the_whole_vocabulary_names_it_and_draws_it_large
     order = grey[np.argsort(np.linalg.norm(drawn.coords[grey] - centre, axis=1))]
     index = int(order[0])
     at = canvas.mapFromScene(box.mapViewToScene(pg_point(*drawn.coords[index])))
-    qtbot.mouseMove(canvas.viewport(), QPoint(at.x(), at.y()))
+    rest_on(qtbot, canvas.viewport(), QPoint(at.x(), at.y()))
     qtbot.waitUntil(lambda: canvas.hovered is not None, timeout=ANSWER_TIMEOUT_MS)
     hovered = canvas.hovered
     assert hovered is not None
     # Several rows may share the pixel; the one drawn larger is one of those under the pointer.
     pixel = (x1 - x0) / max(1, canvas.plot.getViewBox().width())
     assert np.linalg.norm(np.array(hovered) - drawn.coords[index]) <= 8 * pixel
-    tip = box.toolTip()
+    tip = canvas.tip_text.splitlines()[0]  # the dot drawn larger is the one the tip names first
     assert "(no family)" in tip and "id " in tip
     qtbot.mouseMove(canvas.viewport(), QPoint(2, 2))  # off the plot: nothing is drawn larger
     qtbot.waitUntil(lambda: canvas.hovered is None, timeout=ANSWER_TIMEOUT_MS)

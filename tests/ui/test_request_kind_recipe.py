@@ -15,15 +15,17 @@ from embedexplorer.worker import WorkerClient
 from tests.core.test_recipes import ROW_LENGTH, WITH_LENGTH, LengthRequest, file_rows
 
 TIMEOUT_MS = 60_000
+# Who asks: a pane would pass itself; a test a name of its own.
+ASKER = "recipe-test"
 
 
 def test_a_kind_declared_in_a_test_answers_through_the_worker_and_the_command_line(qtbot, capsys) -> None:  # type: ignore[no-untyped-def]
     worker = WorkerClient()
     try:
-        with qtbot.waitSignal(worker.channel(LOAD).ready, timeout=TIMEOUT_MS):
-            worker.submit(LOAD, LoadRequest("bundled"))
-        with qtbot.waitSignal(worker.channel(ROW_LENGTH).ready, timeout=TIMEOUT_MS) as answered:
-            worker.submit(ROW_LENGTH, LengthRequest("monday"))
+        with qtbot.waitSignal(worker.channel(LOAD, ASKER).ready, timeout=TIMEOUT_MS):
+            worker.ask(LOAD, LoadRequest("bundled"), ASKER)
+        with qtbot.waitSignal(worker.channel(ROW_LENGTH, ASKER).ready, timeout=TIMEOUT_MS) as answered:
+            worker.ask(ROW_LENGTH, LengthRequest("monday"), ASKER)
     finally:
         worker.shutdown()
     in_window = answered.args[0]

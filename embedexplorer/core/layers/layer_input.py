@@ -23,6 +23,7 @@ from ..common.files import TOKENIZER_FILE_LIMIT, read_json
 from ..formats.safetensors_io import TensorEntry, map_tensor, read_all_headers, weight_files
 from ..readers.safetensors import TOKEN_TABLE_NAMES
 from ..tables.embedding_table import EmbeddingTable
+from ..tables.position_rows import row_name, row_number
 
 # Model types that add nothing but token row and position row (GPT-2's recipe).
 ADDED_TYPES = {"gpt2", "gpt_neo", "gpt_bigcode"}
@@ -219,10 +220,10 @@ def layer_input(table: EmbeddingTable, recipe: Recipe, token_id: int, place: int
         if position_row is None:
             notes.append(
                 f"There is no position row for place {place + 1:,} (it would be position-table row "
-                f"{position_index + 1:,}; the table has {table.positions.shape[0]:,} rows)."
+                f"{row_number(position_index):,}; the table has {table.positions.shape[0]:,} rows)."
             )
         else:
-            steps.append(f"position row {position_index + 1:,}")  # counted from 1, as places are
+            steps.append(row_name(position_index))
     else:
         notes.append(table.position_note + ".")
     total = scaled.astype(np.float32)

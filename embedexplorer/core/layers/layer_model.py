@@ -14,6 +14,7 @@ import numpy as np
 
 from ..common.blas import cores_but_one
 from ..common.errors import EmbedExplorerError
+from ..tables.position_rows import row_name
 from . import output_head as oh
 from .answers import LayerBatch, LayerCallback, LayerGuesses, LayerInput, LayerRun, StopCheck, stop_if_asked
 
@@ -308,9 +309,8 @@ class LayerModel(ModelFacts):
             parts.append(("token row", token_rows[token_id].float().numpy().copy()))
             position_table = submodule(self.model, ("wpe", "embeddings.position_embeddings"))
             if position_table is not None and position < position_table.weight.shape[0]:
-                # Rows counted from 1, as the chapter counts them (BERT's [CLS] takes row 1).
                 row = position_table.weight[position].float().numpy().copy()
-                parts.append((f"position row {position + 1}", row))
+                parts.append((row_name(position), row))
             type_table = submodule(self.model, ("embeddings.token_type_embeddings",))
             if type_table is not None:
                 parts.append(("token type row 0", type_table.weight[0].float().numpy().copy()))

@@ -13,6 +13,7 @@ import stat
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
+from ..common.constants import BUNDLED
 from ..common.files import is_dir_quietly, is_file_quietly, read_regular_quietly
 from ..formats.gguf_split import missing_numbers, missing_text, split_name
 from ..formats.quick_header import gguf_storage, safetensors_storage
@@ -34,7 +35,7 @@ _POINTER_LIMIT = 4096
 def local_models(recent: Sequence[str] = ()) -> list[LocalModel]:
     """Every model found in the usual places, then the ``recent`` specs not found there, one entry per file."""
     found: list[LocalModel] = []
-    for finder in (hf_cache_models, ollama_models, lmstudio_models, lambda: _recent_models(recent)):
+    for finder in (bundled_models, hf_cache_models, ollama_models, lmstudio_models, lambda: _recent_models(recent)):
         try:
             found.extend(finder())
         except OSError:  # a folder that vanished or cannot be read mid-listing
@@ -218,6 +219,20 @@ def _current_snapshot(repo_folder: Path) -> Path | None:
     except OSError:
         return None
     return max(folders, key=lambda folder: folder.stat().st_mtime, default=None)
+
+
+# ----- the bundled model -----------------------------------------------------------------------
+def bundled_models() -> Iterable[LocalModel]:
+    """The model shipped with EmbedExplorer: on every machine, a fresh one included."""
+    from ..common.errors import ModelNotFoundError
+    from .resolve import BUNDLED_NAME, bundled_model_dir
+
+    try:
+        folder = bundled_model_dir()
+    except ModelNotFoundError:  # an install without it: nothing to list
+        return
+    if is_dir_quietly(folder):
+        yield folder_entry(folder, BUNDLED_NAME, BUNDLED, "bundled")
 
 
 # ----- recent files ------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
+    QDialogButtonBox,
     QGridLayout,
     QHeaderView,
     QLabel,
@@ -70,6 +71,10 @@ class FamilyDistancesDialog(QDialog):
         layout.addWidget(self.verdict)
         layout.addWidget(self.table, 1)
         layout.addWidget(self.explain)
+        close = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        close.rejected.connect(self.close)
+        self.close_button = close.button(QDialogButtonBox.StandardButton.Close)
+        layout.addWidget(close)
         self.resize(560, 470)
 
     def start_guess(self) -> None:

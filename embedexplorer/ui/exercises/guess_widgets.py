@@ -22,9 +22,12 @@ from ...core.exercises.guess import GuessOutcome, GuessScore
 from ...jobs.exercise_jobs import Completions, SuggestionsAnswer
 from ..panes.token_pane import CHIP_STYLE
 from ..style import fonts
+from ..widgets.elided_label import ElidedLabel
 from ..widgets.wrapped_label import WrappedLabel
 
 TYPING_PAUSE_MS = 80
+# The guess box keeps room for this many characters whatever the score beside it says.
+GUESS_BOX_CHARS = 16
 TEXT_ROLE = Qt.ItemDataRole.UserRole + 1
 # Suggestions are slimmer chips than the token pane's: one line, no id.
 SUGGESTION_STYLE = CHIP_STYLE.replace("padding: 3px 8px; margin: 2px;", "padding: 0px 6px; margin: 1px;")
@@ -130,22 +133,25 @@ class GuessBar(QWidget):
         # Two lines across the bar: the whole sentence, never cut (the rest one hover away if need be).
         self.result = WrappedLabel(2)
         self.result.setAccessibleName("how good the guess was")
-        self.score_label = QLabel(self.score.summary())
+        # The score grows with each guess: it shortens (whole in its tooltip), the guess box never does.
+        self.score_label = ElidedLabel()
         self.score_label.setObjectName("hint")
+        self._show_score()
 
         line = QHBoxLayout()
         label = QLabel("&Guess:")
         label.setBuddy(self.input)
         line.addWidget(label)
-        line.addWidget(self.input, 1)
+        line.addWidget(self.input, 3)
         line.addWidget(self.guess_button)
         line.addWidget(self.skip_button)
-        line.addWidget(self.score_label)
+        line.addWidget(self.score_label, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 2, 4, 2)
         layout.setSpacing(2)
         layout.addLayout(line)
         layout.addWidget(self.result)
+        self._keep_guess_room()
 
     # ----- what the window asks of the pane ------------------------------------------------
     def ask(self, token: str) -> None:
@@ -167,7 +173,7 @@ class GuessBar(QWidget):
         if not self._counted:
             self._counted = True
             self.score = self.score.add(outcome)
-            self.score_label.setText(self.score.summary())
+            self._show_score()
         self._set_result(outcome.message(), bold=True)
 
     def show_message(self, message: str) -> None:
@@ -213,11 +219,24 @@ class GuessBar(QWidget):
 
     def reset_score(self, k: int) -> None:
         self.score = GuessScore(k=k)
-        self.score_label.setText(self.score.summary())
+        self._show_score()
 
     def set_k(self, k: int) -> None:
         self.score = GuessScore(self.score.guesses, self.score.exact, self.score.close, k)
+        self._show_score()
+
+    def _show_score(self) -> None:
         self.score_label.setText(self.score.summary())
+        self.score_label.setToolTip(self.score.summary())
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange or not self.input.minimumWidth():
+            self._keep_guess_room()
+
+    def _keep_guess_room(self) -> None:
+        """Room for a long word in the guess box at any type size ("Wednesday", "neighbourhood")."""
+        self.input.setMinimumWidth(self.input.fontMetrics().horizontalAdvance("x" * GUESS_BOX_CHARS))
 
     def _on_guess(self) -> None:
         text = self.input.text()

@@ -11,8 +11,6 @@ The canvas holds the items and the map; its parts are split by what they do: ``l
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt, Signal
@@ -28,12 +26,12 @@ from ...core.compare.map_change import MapChange
 from ...core.maps.family_map import FamilyMap
 from ...core.maps.word_maps import NO_FAMILY, WordMap, from_family_map
 from ..style import fonts, theme
-from ..style.plain_text import plain_tip
 from .caption import CaptionAndLegend
 from .change_colours import change_colour
 from .finding import Finding
 from .labels import WordLabels
 from .picture import Picture
+from .pointing import Pointing
 from .scatter import OverlayScatter, UniformScatter, rest_colour
 from .selection import SelectionMarks
 from .sizes import (
@@ -50,7 +48,7 @@ from .sizes import (
 )
 
 
-class MapCanvas(SelectionMarks, Finding, CaptionAndLegend, Picture, pg.GraphicsLayoutWidget):
+class MapCanvas(SelectionMarks, Finding, Pointing, CaptionAndLegend, Picture, pg.GraphicsLayoutWidget):
     """Scatter of a map's points, a legend, a caption, the selected token's place and search matches.
 
     Families can be hidden or highlighted; the highlight and the matches are drawn as
@@ -89,6 +87,7 @@ class MapCanvas(SelectionMarks, Finding, CaptionAndLegend, Picture, pg.GraphicsL
         self._caption_html = ""  # the whole caption; a short canvas shows its first line only
         self._caption_fit: tuple[float, int] | None = None  # the room and height it was last fitted to
         self._caption_short = False  # True while only the first line is shown
+        self.caption_folded = False  # presentation mode: the first line only, whatever the room
         self.addItem(self.caption, row=1, col=0, colspan=2)
         self.map: WordMap | None = None
         self.change: MapChange | None = None  # points coloured by their token's change, or by family
@@ -110,9 +109,9 @@ class MapCanvas(SelectionMarks, Finding, CaptionAndLegend, Picture, pg.GraphicsL
         self._match_item.setZValue(6)
         self._current_item = OverlayScatter(pxMode=True, symbol="o", size=CURRENT_SIZE)
         self._current_item.setZValue(7)
-        self._query_item = OverlayScatter(pxMode=True, symbol="star", size=STAR_SIZE, hoverable=True)
+        self._query_item = OverlayScatter(pxMode=True, symbol="star", size=STAR_SIZE)
         self._query_item.setZValue(10)
-        self._neighbour_item = OverlayScatter(pxMode=True, symbol="o", size=RING_SIZE, hoverable=True)
+        self._neighbour_item = OverlayScatter(pxMode=True, symbol="o", size=RING_SIZE)
         self._neighbour_item.setZValue(9)
         # On a faint box of the plot's own colour: read over the grid, dots and rings it may still touch.
         self._query_label = pg.TextItem(anchor=(0, 1))
@@ -120,13 +119,16 @@ class MapCanvas(SelectionMarks, Finding, CaptionAndLegend, Picture, pg.GraphicsL
         # The name moves to the star's other side when a pan, zoom or resize would cut it.
         self.plot.getViewBox().sigRangeChanged.connect(self._place_query_label)
         self.plot.getViewBox().sigResized.connect(self._place_query_label)
-        # The point under the pointer, drawn larger on top. pyqtgraph's own hover style would
-        # restyle the hovered point inside its item and so repaint every point of the map
-        # (40 ms at 50,257 points); this item repaints only the few pixels around it.
+        # The point a click would look up, drawn larger on top (``Pointing`` says which). pyqtgraph's
+        # own hover style would restyle the hovered point inside its item and so repaint every
+        # point of the map (40 ms at 50,257 points); this item repaints only the few pixels around it.
         self._hover_item = OverlayScatter(pxMode=True, symbol="o")
         self._hover_item.setZValue(8)
         self._hover_item.setVisible(False)
-        self._hover_owner: pg.ScatterPlotItem | None = None
+        self._hover_point = -1
+        self._tip_shown = ""
+        # One hit-test for the click too: pyqtgraph's click (press and release in one place, not a pan).
+        self.scene().sigMouseClicked.connect(self._on_scene_clicked)
         for item in (
             self._highlight_item, self._match_item, self._current_item,
             self._neighbour_item, self._query_item, self._query_label, self._hover_item,
@@ -235,7 +237,7 @@ class MapCanvas(SelectionMarks, Finding, CaptionAndLegend, Picture, pg.GraphicsL
         self._family_items.clear()
         self._rest_item = None
         self._hover_item.setVisible(False)
-        self._hover_owner = None
+        self._hover_point = -1
         self._isolated = False
         big = len(shown) > MAX_LABELLED_POINTS
         size = BIG_FAMILY_SIZE if big else SMALL_FAMILY_SIZE
@@ -274,13 +276,9 @@ class MapCanvas(SelectionMarks, Finding, CaptionAndLegend, Picture, pg.GraphicsL
             pen=pen,
             size=self._sized(size),
             pxMode=True,
-            hoverable=True,
-            tip=self._tip,
             name=name,
         )
         self._base_sizes[item] = size
-        item.sigClicked.connect(self._on_clicked)
-        item.sigHovered.connect(self._on_hovered)
         self.plot.addItem(item)
         return item
 
@@ -360,29 +358,6 @@ class MapCanvas(SelectionMarks, Finding, CaptionAndLegend, Picture, pg.GraphicsL
         colour = theme.family_colour(family)
         return colour if theme.is_dark() else colour.darker(120)
 
-    def _tip(self, x: float, y: float, data: object) -> str:
-        shown = self.map
-        if shown is None:
-            return ""
-        i = int(str(data))
-        family = shown.family_of[i]
-        where = shown.families[family] if family >= 0 else "no family"
-        return plain_tip(f"{shown.labels[i]}  ({where})\nid {', '.join(map(str, shown.pieces[i]))}")
-
-    def _on_hovered(self, item: pg.ScatterPlotItem, spots: Sequence[object], _event: object) -> None:
-        if len(spots):
-            spot = spots[0]
-            pos = spot.pos()  # type: ignore[attr-defined]
-            self._hover_item.setData(
-                x=[pos.x()], y=[pos.y()], size=spot.size() + 4,  # type: ignore[attr-defined]
-                brush=item.opts["brush"], pen=item.opts["pen"],
-            )
-            self._hover_item.setVisible(item.isVisible())
-            self._hover_owner = item
-        elif self._hover_owner is item:
-            self._hover_item.setVisible(False)
-            self._hover_owner = None
-
     @property
     def hovered(self) -> tuple[float, float] | None:
         """Where the point under the pointer is drawn larger, or None."""
@@ -390,10 +365,6 @@ class MapCanvas(SelectionMarks, Finding, CaptionAndLegend, Picture, pg.GraphicsL
             return None
         xs, ys = self._hover_item.getData()
         return float(xs[0]), float(ys[0])
-
-    def _on_clicked(self, _item: object, spots: Sequence[object]) -> None:
-        if len(spots) and self.map is not None:
-            self.point_clicked.emit(self.map.texts[int(str(spots[0].data()))])  # type: ignore[attr-defined]
 
     @property
     def families(self) -> list[str]:
@@ -427,10 +398,14 @@ class MapCanvas(SelectionMarks, Finding, CaptionAndLegend, Picture, pg.GraphicsL
         return len(self._highlight_item.data)
 
     def _restyle(self) -> None:
+        if self._highlight not in self._family_items:  # a new map without the highlighted family
+            self._highlight = None
         dim = self._highlight is not None and self._highlight not in self._hidden
         faint = 0.12 if self._isolated else (0.3 if dim else 1.0)
         for family, item in self._family_items.items():
             item.setVisible(family not in self._hidden)
+            if family in self._hidden and self._hover_point >= 0 and self._item_of(self._hover_point) is item:
+                self.hover_at(None)
             item.setOpacity(1.0 if family == self._highlight and not self._isolated else faint)
         if self._rest_item is not None:
             self._rest_item.setOpacity(faint)

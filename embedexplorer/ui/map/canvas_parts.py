@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF
+from PySide6.QtCore import QPointF, QRectF
 
 from ...core.compare.map_change import MapChange
 from ...core.maps.word_maps import WordMap
@@ -49,6 +49,7 @@ class CanvasParts:
         _caption_html: str
         _caption_fit: tuple[float, int] | None
         _caption_short: bool
+        caption_folded: bool
 
         def _sized(self, base: float) -> float: ...
         def _set_labels(self) -> None: ...
@@ -61,3 +62,14 @@ class CanvasParts:
         def show_legend(self, visible: bool) -> None: ...
         def _fit_caption(self, force: bool = False) -> None: ...
         def _show_caption(self, html: str) -> None: ...
+
+
+def scene_points(view: pg.ViewBox, points: np.ndarray) -> np.ndarray:
+    """Map coordinates to the view's scene pixels, all at once (the view's mapping is affine)."""
+    origin = view.mapViewToScene(QPointF(0, 0))
+    unit_x, unit_y = view.mapViewToScene(QPointF(1, 0)) - origin, view.mapViewToScene(QPointF(0, 1)) - origin
+    x, y = points[:, 0:1], points[:, 1:2]
+    return np.hstack([
+        origin.x() + x * unit_x.x() + y * unit_y.x(),
+        origin.y() + x * unit_x.y() + y * unit_y.y(),
+    ]).reshape(-1, 2)

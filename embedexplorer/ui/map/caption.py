@@ -39,6 +39,11 @@ class CaptionAndLegend(CanvasParts):
     def _show_caption(self, html: str) -> None:
         self.caption.setText(html, size=f"{9 * self.marker_scale:g}pt")
 
+    def set_caption_folded(self, folded: bool) -> None:
+        """Presentation mode: the caption's first line only on screen, whatever the room."""
+        self.caption_folded = folded
+        self._fit_caption(force=True)
+
     def _fit_caption(self, force: bool = False) -> None:
         """Wrap the caption at the canvas' width: a long line would widen the plot past the canvas' edge.
 
@@ -57,7 +62,8 @@ class CaptionAndLegend(CanvasParts):
             self._show_caption(whole)
             self._caption_short = False
         self.caption.item.setTextWidth(room)
-        if whole and self.caption.text == whole and self.caption.item.boundingRect().height() > CAPTION_SHARE * height:
+        tall = self.caption.item.boundingRect().height() > CAPTION_SHARE * height
+        if whole and self.caption.text == whole and (tall or self.caption_folded) and "<br>" in whole:
             self._show_caption(whole.split("<br>")[0])
             self.caption.item.setTextWidth(room)
             self._caption_short = True

@@ -50,7 +50,7 @@ class MapExports:
             return
         start = Path(self.view.settings.export_dir or Path.home()) / "embedding-map.png"
         path, chosen = QFileDialog.getSaveFileName(
-            self.view,
+            self.view.window(),  # a dialog of the window fits the screen and its title (fitting.ScreenFit)
             "Export the map",
             str(start),
             "PNG image (*.png);;SVG drawing (*.svg)",
@@ -67,7 +67,7 @@ class MapExports:
         width = self.view.settings.export_width
         if path.lower().endswith(".png"):
             width, ok = QInputDialog.getInt(
-                self.view, "Export the map", "Width in pixels:", width, *EXPORT_WIDTH_RANGE, 100
+                self.view.window(), "Export the map", "Width in pixels:", width, *EXPORT_WIDTH_RANGE, 100
             )
             if not ok:
                 return
@@ -76,7 +76,7 @@ class MapExports:
 
     def _confirm_overwrite(self, path: str) -> bool:
         answer = QMessageBox.question(
-            self.view,
+            self.view.window(),
             "Replace the file?",
             plain_tip(f"{Path(path).name} already exists in {Path(path).parent}. Replace it?"),
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
@@ -142,7 +142,7 @@ class MapExports:
             return ""
         start = Path(self.view.settings.export_dir or Path.home()) / name
         path, chosen = QFileDialog.getSaveFileName(
-            self.view, title, str(start), kinds, options=QFileDialog.Option.DontConfirmOverwrite
+            self.view.window(), title, str(start), kinds, options=QFileDialog.Option.DontConfirmOverwrite
         )
         if not path:
             return ""

@@ -35,6 +35,7 @@ class FamilyPanel(QGroupBox):
         self._grid.setVerticalSpacing(2)
         self.visibility: dict[str, QCheckBox] = {}
         self.highlight_buttons: dict[str, QPushButton] = {}
+        self.highlighted: str | None = None  # kept across a rebuild of the rows, so a button says what the map shows
         self.hint = SteadyLabel(
             5,
             "Tick to show, click a name to highlight. "
@@ -46,6 +47,12 @@ class FamilyPanel(QGroupBox):
         self.setMinimumWidth(FAMILY_PANEL_WIDTH)
 
     def set_families(self, families: list[str], hidden: set[str]) -> None:
+        if list(self.visibility) == families:  # the same rows: only the boxes change
+            for family, box in self.visibility.items():
+                box.blockSignals(True)
+                box.setChecked(family not in hidden)
+                box.blockSignals(False)
+            return
         while self._grid.count():
             item = self._grid.takeAt(0)
             widget = item.widget() if item is not None else None
@@ -73,6 +80,7 @@ class FamilyPanel(QGroupBox):
                 "QPushButton:focus { border: 2px solid palette(highlight); border-radius: 3px; }"
             )
             button.setToolTip(f"Highlight the {family} on the map (click again to stop)")
+            button.setChecked(family == self.highlighted)
             button.clicked.connect(lambda checked, f=family: self._on_highlight(f, checked))
             for styled in (show, button):
                 styled.setFont(self.font())  # as large as the panel's type, which a style sheet would not follow
@@ -81,6 +89,8 @@ class FamilyPanel(QGroupBox):
             self.visibility[family] = show
             self.highlight_buttons[family] = button
         self._grid.addWidget(self.hint, len(families), 0, 1, 2)
+        if self.highlighted is not None and self.highlighted not in families:
+            self._on_highlight(self.highlighted, False)
         self.families_set.emit()  # new widgets join the end of the Tab order: the pane puts them in place
 
     def hidden(self) -> set[str]:
@@ -95,9 +105,9 @@ class FamilyPanel(QGroupBox):
 
     def _on_highlight(self, family: str, checked: bool) -> None:
         for name, button in self.highlight_buttons.items():
-            if name != family:
-                button.setChecked(False)
-        self.highlight_changed.emit(family if checked else None)
+            button.setChecked(checked and name == family)
+        self.highlighted = family if checked else None
+        self.highlight_changed.emit(self.highlighted)
 
 
 class PanelScroll(QScrollArea):

@@ -44,6 +44,9 @@ class UniformScatter(pg.ScatterPlotItem):
         self._updateMaxSpotSizes(data=data)
         self.invalidate()
 
+    def mouseClickEvent(self, ev: object) -> None:  # noqa: N802 - pyqtgraph's name
+        ev.ignore()  # type: ignore[attr-defined]  # the canvas's one hit-test answers clicks (pointing.py)
+
     def _hover_restyles(self) -> bool:
         return bool(self.opts["hoverable"]) and any(
             self.opts["hover" + name.title()] != default
@@ -54,8 +57,7 @@ class UniformScatter(pg.ScatterPlotItem):
 class OverlayScatter(pg.ScatterPlotItem):
     """Markers drawn over the map's dots (the grown dot under the pointer, star, rings, matches).
 
-    A click on one goes on to the dot beneath: pyqtgraph hands a click to the topmost item with
-    a point there, and the grown dot under the pointer is always topmost, so it would swallow it.
+    No item answers a click itself: the canvas's one hit-test (pointing.py) says which dot it names.
     """
 
     def mouseClickEvent(self, ev: object) -> None:  # noqa: N802 - pyqtgraph's name

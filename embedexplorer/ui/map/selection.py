@@ -10,8 +10,7 @@ from PySide6.QtCore import QPointF, QRectF
 
 from ...core.maps.word_maps import NO_FAMILY
 from ..style import fonts, theme
-from ..style.plain_text import plain_tip
-from .canvas_parts import CanvasParts
+from .canvas_parts import CanvasParts, scene_points
 from .labels import star_label_corner
 from .sizes import (
     STAR_LABEL_CLEARANCE,
@@ -53,7 +52,6 @@ class SelectionMarks(CanvasParts):
         colour = theme.accent()
         self._query_item.setData(
             x=[at[0]], y=[at[1]], brush=pg.mkBrush(colour), pen=pg.mkPen("k", width=self._sized(1)), data=[token],
-            tip=lambda x, y, data: plain_tip(f"{data}  (the selected token)"),
         )
         rings = [(p, n) for p, n in zip(places, names, strict=False) if p is not None and not self._ring_hidden(n)]
         self._neighbour_item.setData(
@@ -62,7 +60,6 @@ class SelectionMarks(CanvasParts):
             data=[n for _, n in rings],
             brush=pg.mkBrush(None),
             pen=pg.mkPen(colour, width=self._sized(2)),
-            tip=lambda x, y, data: plain_tip(f"{data}  (a nearest row of {token})"),
         )
         self._query_label.setText(fonts.for_map(token, self.labels.font), color=colour)
         self._query_label.setPos(at[0], at[1])
@@ -103,14 +100,7 @@ class SelectionMarks(CanvasParts):
 
     @staticmethod
     def _scene_points(view: pg.ViewBox, points: np.ndarray) -> np.ndarray:
-        """Map coordinates to scene pixels, all at once (the view's mapping is affine)."""
-        origin = view.mapViewToScene(QPointF(0, 0))
-        unit_x, unit_y = view.mapViewToScene(QPointF(1, 0)) - origin, view.mapViewToScene(QPointF(0, 1)) - origin
-        x, y = points[:, 0:1], points[:, 1:2]
-        return np.hstack([
-            origin.x() + x * unit_x.x() + y * unit_y.x(),
-            origin.y() + x * unit_x.y() + y * unit_y.y(),
-        ])
+        return scene_points(view, points)
 
     @property
     def selection(self) -> tuple[str, tuple[float, float] | None, list[tuple[float, float]]]:

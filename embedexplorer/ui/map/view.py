@@ -10,6 +10,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
+    QBoxLayout,
     QDialog,
     QFileDialog,
     QHBoxLayout,
@@ -99,24 +100,27 @@ class MapView(QWidget):
         self.stop_button.setToolTip("Stop computing the new map; the one on screen stays")
         self.stop_button.clicked.connect(self.cancel_word_map)
         self.stop_button.hide()
-        finder = QHBoxLayout()
-        finder.addWidget(self.search_box, 1)
-        finder.addWidget(self.search_count)
-        finder.addWidget(self.isolate_button)
-        finder.addWidget(self.stop_button)
+        # Above the map; in presentation mode beside it, over the families, so the map is taller.
+        self.finder_box = QWidget()
+        self._finder = QBoxLayout(QBoxLayout.Direction.LeftToRight, self.finder_box)
+        self._finder.setContentsMargins(0, 0, 0, 0)
+        self._finder.addWidget(self.search_box, 1)
+        self._finder.addWidget(self.search_count)
+        self._finder.addWidget(self.isolate_button)
+        self._finder.addWidget(self.stop_button)
 
         # The panel scrolls rather than holding the map's height up on a short screen (1024x640,
         # presentation mode's larger type).
         self.panel_scroll = PanelScroll(self.panel)
-        side = QVBoxLayout()
+        self._side = side = QVBoxLayout()
         side.addWidget(self.panel_scroll)
         side.addStretch(1)
         top = QHBoxLayout()
         top.addWidget(self.canvas, 1)
         top.addLayout(side)
-        layout = QVBoxLayout(self)
+        self._layout = layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
-        layout.addLayout(finder)
+        layout.addWidget(self.finder_box)
         layout.addLayout(top, 1)
         layout.addWidget(self.notes)
 
@@ -310,8 +314,13 @@ class MapView(QWidget):
     def set_marker_scale(self, scale: float) -> None:
         """Presentation mode: the map's markers and text ``scale`` times their size, this map and the next."""
         self.canvas.set_marker_scale(scale)
-        # The family panel's larger type needs a wider column, or its hint is cut.
-        self.panel.setMinimumWidth(round(FAMILY_PANEL_WIDTH * scale))
+        # A class reads the map, not the notes around it: the caption folds to its first line (the
+        # whole in its tooltip and in every picture) and the panel's hint goes, so the plot is taller.
+        presenting = scale > 1
+        self.canvas.set_caption_folded(presenting)
+        self.panel.hint.setVisible(not presenting)
+        # The panel's hint needs a wider column in larger type; without it the names alone set the width.
+        self.panel.setMinimumWidth(FAMILY_PANEL_WIDTH if presenting else round(FAMILY_PANEL_WIDTH * scale))
         self.panel_scroll.updateGeometry()
 
     def reset_view(self) -> None:
@@ -383,7 +392,7 @@ class MapView(QWidget):
 
     def choose_families_file(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
-            self, "Load a families file", self.families_file or str(Path.home()), "Families (*.json)"
+            self.window(), "Load a families file", self.families_file or str(Path.home()), "Families (*.json)"
         )
         if path:
             self.use_families(path)
@@ -392,7 +401,7 @@ class MapView(QWidget):
         if self.family_map is None:
             return
         path, _ = QFileDialog.getSaveFileName(
-            self,
+            self.window(),
             "Save the families",
             str(Path(self.settings.export_dir or Path.home()) / "families.json"),
             "Families (*.json)",

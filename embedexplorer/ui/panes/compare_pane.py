@@ -45,8 +45,11 @@ from ...state import Selection
 from ..style import fonts, theme
 from ..window.plugging import PaneContext, Place
 
-POSITION_ROLE = Qt.ItemDataRole.UserRole
+# Each listed token carries its comparison with its place in it, so a list can never name a place
+# in a comparison that is gone (clearing a list moves its current item while it empties).
+ENTRY_ROLE = Qt.ItemDataRole.UserRole
 SHARED_COLOUR = QColor(40, 120, 60)
+INVITATION = "Choose a second table of the same vocabulary: a quantised GGUF, a fine-tune, a larger model."
 
 
 class ComparePane(QWidget):
@@ -98,9 +101,7 @@ class ComparePane(QWidget):
         for widget in (browse_file, browse_folder, self.k_box, self.compare_button, self.head_button, self.stop_button):
             chooser.addWidget(widget)
 
-        self.header = QLabel(
-            "Choose a second table of the same vocabulary: a quantised GGUF, a fine-tune, a larger model."
-        )
+        self.header = QLabel(INVITATION)
         self.header.setWordWrap(True)
         self.header.setTextFormat(Qt.TextFormat.RichText)
         self.message = QLabel()
@@ -251,7 +252,7 @@ class ComparePane(QWidget):
         position = self.comparison.position_of(token_id)
         if position is None:
             return False
-        self._show_token(position)
+        self._show_token(self.comparison, position)
         return True
 
     def clear(self) -> None:
@@ -265,6 +266,8 @@ class ComparePane(QWidget):
         self.least.clear()
         self.neighbours.setRowCount(0)
         self.stats.clear()
+        self.header.setText(INVITATION)
+        self.token_title.setText("Select a token to see its neighbours in both tables.")
 
     def map_change(self) -> MapChange | None:
         """The map's colouring as chosen here: None unless a comparison is shown and the box is ticked."""
@@ -286,12 +289,12 @@ class ComparePane(QWidget):
 
     def _choose_file(self) -> None:
         # The kinds of file the readers say they open, as File > Open model file offers them.
-        path, _ = QFileDialog.getOpenFileName(self, "Table B: a model file", "", file_dialog_filter())
+        path, _ = QFileDialog.getOpenFileName(self.window(), "Table B: a model file", "", file_dialog_filter())
         if path:
             self.source.setText(path)
 
     def _choose_folder(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Table B: a model folder")
+        folder = QFileDialog.getExistingDirectory(self.window(), "Table B: a model folder")
         if folder:
             self.source.setText(folder)
 
@@ -322,24 +325,20 @@ class ComparePane(QWidget):
             cosine = "" if change.row_cosine is None else f"  {change.row_cosine:.4f}"
             # The left-to-right mark keeps the figures after a right-to-left token (Arabic, Hebrew) in order.
             item = QListWidgetItem(f"{fonts.for_window(change.token)}\u200e   {change.overlap}/{comparison.k}{cosine}")
-            item.setData(POSITION_ROLE, position)
+            item.setData(ENTRY_ROLE, (comparison, position))
             listing.addItem(item)
 
     def _on_current(self, item: QListWidgetItem | None, _previous: QListWidgetItem | None = None) -> None:
-        if item is not None:
-            self._show_token(int(item.data(POSITION_ROLE)))
+        if item is not None and item.data(ENTRY_ROLE) is not None:
+            self._show_token(*item.data(ENTRY_ROLE))
 
     def _on_activated(self, item: QListWidgetItem) -> None:
-        comparison = self.comparison
-        if comparison is not None:
-            position = int(item.data(POSITION_ROLE))
-            self._show_token(position)
-            self._looked_up = int(comparison.ids_a[position])
-            self.token_clicked.emit(comparison.text_of(position))
+        comparison, position = item.data(ENTRY_ROLE)
+        self._show_token(comparison, position)
+        self._looked_up = int(comparison.ids_a[position])
+        self.token_clicked.emit(comparison.text_of(position))
 
-    def _show_token(self, position: int) -> None:
-        comparison = self.comparison
-        assert comparison is not None
+    def _show_token(self, comparison: Comparison, position: int) -> None:
         change = comparison.token(position)
         cosine = "none (the widths differ)" if change.row_cosine is None else f"{change.row_cosine:.4f}"
         error = "" if change.relative_error is None else f", row error {change.relative_error:.4f}"

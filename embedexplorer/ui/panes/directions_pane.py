@@ -39,6 +39,7 @@ from ...core.text.texts import fixed
 from ...jobs.direction_jobs import DIRECTION, DirectionRequest
 from ..style import fonts
 from ..widgets.steady_label import SteadyLabel
+from ..widgets.table_rows import KeepRows
 from ..window.plugging import PaneContext, Place
 
 TEXT_ROLE = Qt.ItemDataRole.UserRole + 3
@@ -169,8 +170,9 @@ class DirectionsPane(QWidget):
         lower.addLayout(right, 3)
         # Tables too short to read show nothing: below these heights the pane scrolls instead
         # (a 1024x640 laptop in presentation mode), and never makes the window taller than the screen.
-        for table, least in ((self.low_table, 150), (self.high_table, 150), (self.words_table, 110)):
-            table.setMinimumHeight(least)
+        for table in (self.low_table, self.high_table):
+            KeepRows(table)  # seven ends of each side in sight at once, at any type size
+        self.words_table.setMinimumHeight(110)
         self.baseline_table.setMinimumHeight(110)
         content = QWidget()
         layout = QVBoxLayout(content)

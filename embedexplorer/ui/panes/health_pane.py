@@ -20,11 +20,13 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QFileDialog,
+    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QMenu,
     QPushButton,
+    QScrollArea,
     QSplitter,
     QTableView,
     QToolButton,
@@ -52,6 +54,8 @@ EXPORT_KINDS = "CSV (*.csv);;JSON (*.json)"
 _DRAWN_UP_TO_THRESHOLDS = 3
 _TOKEN_CHARS = 14  # the token column at its widest, in wide letters
 
+
+# How many reasons a row of the filters holds.
 
 class HealthPane(QWidget):
     """Ask for the vocabulary's health, then read the ranked tokens, their reasons and the score's spread."""
@@ -144,7 +148,17 @@ class HealthPane(QWidget):
         body.setStretchFactor(0, 2)  # the list grows twice as fast as the histogram
         body.setStretchFactor(1, 1)
         body.setChildrenCollapsible(False)
-        layout = QVBoxLayout(self)
+        # On a narrow or short window (a laptop, presentation mode) the pane scrolls rather than
+        # holding the whole window wider or taller than the screen, as the Layers pane does.
+        content = QWidget()
+        self.scroll_area = QScrollArea()
+        self.scroll_area.setWidget(content)
+        self.scroll_area.setWidgetResizable(True)
+        self.scroll_area.setFrameShape(QFrame.Shape.NoFrame)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self.scroll_area)
+        layout = QVBoxLayout(content)
         layout.addLayout(top)
         layout.addWidget(self.message)
         layout.addWidget(self.summary)
@@ -429,7 +443,7 @@ if __name__ == "__main__":  # a preview of the pane alone, on the bundled model
     from PySide6.QtWidgets import QApplication
 
     from ...core.health.vocabulary_health import vocabulary_health
-    from ...core.tables.embedding_table import open_table
+    from ...core.tables.opening import open_table
 
     app = QApplication(sys.argv)
     preview = HealthPane()

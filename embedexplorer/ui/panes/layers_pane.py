@@ -31,6 +31,7 @@ from ...worker import Failure
 from ..style import fonts, theme
 from ..widgets.plot_legend import TitleRowLegend
 from ..widgets.steady_label import SteadyLabel
+from ..widgets.table_rows import KeepRows
 from ..window.plugging import PaneContext, Place
 from .layers_text import (
     BELOW_LOWEST,
@@ -200,8 +201,9 @@ class LayersPane(QWidget):
         plots.addWidget(self.nearest)
         plots.setSizes([260, 130, 220])
         # Below these heights a plot shows nothing readable; on a screen too short for them the pane scrolls.
-        for part, least in ((self.cosine_plot, 130), (self.length_plot, 70), (self.nearest, 90)):
+        for part, least in ((self.cosine_plot, 130), (self.length_plot, 70)):
             part.setMinimumHeight(least)
+        KeepRows(self.nearest)  # seven layers in sight at once, at any type size
         content = QWidget()
         layout = QVBoxLayout(content)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -304,6 +306,7 @@ class LayersPane(QWidget):
         self.missing.hide()
         steps = answer.steps
         self._steps = steps
+        self._show_axes(True)
         xs = [s.layer for s in steps]
         ticks = [(x, "input" if x == 0 else str(x)) for x in xs]
         for plot in (self.cosine_plot, self.length_plot):
@@ -409,7 +412,20 @@ class LayersPane(QWidget):
         self.cosine_legend.clear()
         for plot in (self.cosine_plot, self.length_plot):
             plot.getAxis("bottom").setTicks(None)
+        self._show_axes(False)
 
+    def _show_axes(self, on: bool) -> None:
+        """Layer numbers and lengths only with an answer: an empty chart keeps no other model's axes."""
+        for axis in (self.cosine_plot.getAxis("bottom"), self.length_plot.getAxis("bottom"),
+                     self.length_plot.getAxis("left")):
+            axis.setStyle(showValues=on)
+        if on:
+            self.cosine_plot.enableAutoRange(axis="x")
+            self.length_plot.enableAutoRange(axis="y")
+        else:
+            self.length_plot.setLabel("bottom", "")
+            self.cosine_plot.setXRange(0, 1, padding=0)
+            self.length_plot.setYRange(0, 1, padding=0)
     def _on_download(self) -> None:
         if self._download_id:
             self.download_requested.emit(self._download_id)

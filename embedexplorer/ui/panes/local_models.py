@@ -33,7 +33,10 @@ from ...worker import Failure, WorkerClient
 from ..window.plugging import PaneContext, Place
 
 COLUMNS = ("Name", "Kind", "Size", "Storage", "Where")
-SOURCES = {"hf-cache": "Hugging Face cache", "ollama": "Ollama", "lmstudio": "LM Studio", "recent": "Recent"}
+SOURCES = {
+    "bundled": "Bundled with EmbedExplorer", "hf-cache": "Hugging Face cache", "ollama": "Ollama",
+    "lmstudio": "LM Studio", "recent": "Recent",
+}
 SPEC_ROLE = Qt.ItemDataRole.UserRole + 1
 SORT_ROLE = Qt.ItemDataRole.UserRole + 2  # names without regard to case, sizes as numbers
 

@@ -296,6 +296,9 @@ class NeighboursPane(QWidget):
         state.watch("guess_mark", self._on_guess_mark_changed)
         # k is the state's at once (a lesson saved now has it); the request waits for the pause.
         self.k_box.valueChanged.connect(lambda k: state.update(k=k))
+        # Larger type, the same sentences: a line more for each, so the baseline and the cosine stay whole.
+        state.watch("presentation", self.set_presenting)
+        self.set_presenting(state.presentation)
         self.k_changed.connect(self._ask_again)
         self.neighbour_activated.connect(lambda text: state.update(text=text))
         self.compare_requested.connect(self._on_compare_typed)
@@ -344,8 +347,12 @@ class NeighboursPane(QWidget):
         else:
             self.show_compare_message("Select a token first.")
 
+    def set_presenting(self, on: bool) -> None:
+        for label in (self.baseline_label, self.compare_result):
+            label.set_lines(3 if on else 2)
+
     def focus_chain(self) -> list[QWidget]:
-        return [self.table, self.compare_input, self.k_box]
+        return [self.k_box, self.table, self.compare_input]  # as drawn: k above the list, Cosine with below
 
     def growth_for_rows(self, rows: int) -> int:
         """How much taller than its least height the list must be to show ``rows`` neighbours."""

@@ -12,6 +12,7 @@ from PySide6.QtGui import QFont, QFontDatabase, QGuiApplication, QKeySequence, Q
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from ...core.layers.trace import LayerInput
+from ...core.tables.position_rows import row_name
 from ...jobs.table_jobs import ROW, RowAnswer, RowRequest
 from ...state import Selection, ShownLayerInput
 from ..style import theme
@@ -167,9 +168,8 @@ class RowView(QWidget):
             return []
         lines = [("token row", result.row)]
         if result.position_row is not None:
-            # Counted from 1, as places are.
-            index = "" if result.position_index is None else f" {result.position_index + 1:,}"
-            lines.append((f"position row{index}", result.position_row))
+            name = "position row" if result.position_index is None else row_name(result.position_index)
+            lines.append((name, result.position_row))
         combined = result.combined
         if combined is not None and (
             result.position_row is not None or result.normalised or not np.array_equal(combined, result.row)

@@ -24,6 +24,11 @@ SYSTEM_DIRS = (Path("/usr/share/fonts/truetype/dejavu"), Path("/usr/share/fonts/
 # Invisible or undefined characters: drawn as nothing (or a box), so always escaped.
 _INVISIBLE = {"Cc", "Cf", "Co", "Cn", "Cs"}
 
+# Emoji a person types (a pizza, a party) in the Text box: drawn by this family where it is found
+# (bundled in resources/fonts, or Debian's fonts-noto-color-emoji), as Qt's fallback for those characters.
+EMOJI_FILE = "NotoColorEmoji.ttf"
+EMOJI_DIRS = (Path("/usr/share/fonts/truetype/noto"), Path("/usr/share/fonts/noto"), Path("/usr/share/fonts/TTF"))
+
 _registered: list[str] = []
 
 
@@ -44,7 +49,18 @@ def register() -> str | None:
         font_id = QFontDatabase.addApplicationFont(str(path))
         if font_id >= 0 and not _registered:
             _registered.extend(QFontDatabase.applicationFontFamilies(font_id)[:1])
+    emoji = emoji_file()
+    if emoji is not None:  # Qt then falls back to it for the characters the window's font lacks
+        QFontDatabase.addApplicationFont(str(emoji))
     return _registered[0] if _registered else None
+
+
+def emoji_file() -> Path | None:
+    """The emoji font: bundled in the app first, else Debian's package; None where neither is."""
+    for folder in (resource_path("fonts"), *EMOJI_DIRS):
+        if (folder / EMOJI_FILE).is_file():
+            return folder / EMOJI_FILE
+    return None
 
 
 def use_for_window_if_needed(app: QGuiApplication) -> bool:

@@ -45,6 +45,11 @@ def plain_tip(text: str) -> str:
     return _LITERAL_START + markup_free(text) + _LITERAL_END
 
 
+def wrapped_tip(text: str) -> str:
+    """``text`` as a literal tooltip that Qt wraps to the screen (a long plain line runs past its edge)."""
+    return _LITERAL_START + markup_free(text) + _LITERAL_END if text else text
+
+
 def _made_literal(tip: str) -> bool:
     middle = tip[len(_LITERAL_START) : -len(_LITERAL_END)]
     return tip.startswith(_LITERAL_START) and tip.endswith(_LITERAL_END) and "<" not in middle

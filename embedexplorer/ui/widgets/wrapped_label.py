@@ -10,6 +10,8 @@ from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QFontMetricsF, QPainter, QPaintEvent, QTextLayout, QTextOption
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
+from ..style.plain_text import wrapped_tip
+
 
 class WrappedLabel(QLabel):
     """Up to ``lines`` lines of plain text; the label's height stays the same whatever its text.
@@ -63,8 +65,16 @@ class WrappedLabel(QLabel):
         shown = "".join(self.shown_lines()).replace(" ", "")
         return shown != self.text().replace(" ", "").replace("\n", "")
 
+    def set_lines(self, lines: int) -> None:
+        """Room for ``lines`` lines from now on (presentation mode's larger type needs more)."""
+        self._lines = lines
+        self._fix_height()
+        self._update_tip()
+        self.update()
+
     def _update_tip(self) -> None:
-        self.setToolTip(self.text() if self.text() and self.is_shortened() else "")
+        # As a paragraph: Qt wraps it to the screen, where a plain line would run past its edge.
+        self.setToolTip(wrapped_tip(self.text()) if self.text() and self.is_shortened() else "")
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
         painter = QPainter(self)

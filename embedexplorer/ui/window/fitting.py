@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from PySide6.QtCore import QByteArray, QEvent, QObject, QTimer
-from PySide6.QtGui import QGuiApplication, QResizeEvent
-from PySide6.QtWidgets import QComboBox, QMainWindow, QSplitter, QTabWidget, QToolBar, QWidget
+from PySide6.QtCore import QByteArray, QChildEvent, QEvent, QObject, Qt, QTimer
+from PySide6.QtGui import QFont, QFontMetrics, QGuiApplication, QResizeEvent
+from PySide6.QtWidgets import QComboBox, QDialog, QMainWindow, QSplitter, QTabWidget, QToolBar, QWidget
 
 from .chapter_notice import ChapterNotice
 
@@ -23,6 +23,9 @@ from .chapter_notice import ChapterNotice
 MIN_NEIGHBOUR_ROWS = 8
 ROW_TAB_TITLE = "&Row"
 MODEL_BOX_CHARS, COMPACT_MODEL_BOX_CHARS = 34, 16
+MODEL_BOX_TIP = (
+    "A model folder or file, a Hugging Face id such as openai-community/gpt2, or 'bundled'. Press Enter to open."
+)
 BAR_ALLOWANCE = 16  # pixels a toolbar takes beyond its items: its handle and frame
 
 
@@ -142,6 +145,16 @@ class RowPlacement(QObject):
         return False
 
 
+def show_name_start(box: QComboBox) -> None:
+    """A name longer than its box shows its start (which model), the whole of it one hover away."""
+    line = box.lineEdit()
+    if line is not None and not line.hasFocus():
+        line.setCursorPosition(0)
+    name = box.currentText()
+    fits = box.fontMetrics().horizontalAdvance(name) <= (line.width() if line is not None else box.width())
+    box.setToolTip(MODEL_BOX_TIP if fits or not name else f"{name}\n\n{MODEL_BOX_TIP}")
+
+
 class BarFit(QObject):
     """A shorter model box and chapter note when the window is too narrow for the bars in full."""
 
@@ -195,12 +208,13 @@ class BarFit(QObject):
         bars = [bar for bar in self.window.findChildren(QToolBar) if bar.isVisible()]
         return bars[1] if len(bars) > 1 else None
 
-    def _set(self, compact: bool) -> None:
+    def _set(self, compact: bool, chars: int = MODEL_BOX_CHARS) -> None:
         self.compact = compact
-        self.model_box.setMinimumContentsLength(COMPACT_MODEL_BOX_CHARS if compact else MODEL_BOX_CHARS)
+        self.model_box.setMinimumContentsLength(COMPACT_MODEL_BOX_CHARS if compact else chars)
         self.notice.set_compact(compact)
         # QComboBox keeps its first width hint, and the bar its first layout: say the width outright.
         self.model_box.setFixedWidth(self.model_box.sizeHint().width())
+        show_name_start(self.model_box)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
         # A new width, a new size of type (presentation), or the chapter's note coming or going.
@@ -226,7 +240,31 @@ def _later(owner: QObject, call: Callable[[], None]) -> QTimer:
 FRAME_WAIT_MS = 2000
 
 
-def fit_to_screen(window: QMainWindow) -> None:
+# What a window manager's title bar takes beside the title: the icon, the buttons, the margins (openbox,
+# GNOME and KDE alike take 100 to 150 pixels); and how much larger its type may be than the window's.
+TITLE_BAR_ROOM = 160
+TITLE_FONT_SCALE = 1.15
+
+
+def room_for_title(dialog: QWidget) -> None:
+    """A dialog at least as wide as its whole title needs in the title bar (never wider than the screen).
+
+    A small dialog (a width to export, a name to type) is laid out for its field alone, and the
+    window manager then cuts its title in the middle: "Export...e map". Called as it shows: a
+    dialog's layout may set its least size itself (QInputDialog's does), so it is widened instead.
+    """
+    font = QFont(dialog.font())
+    font.setBold(True)
+    font.setPointSizeF(font.pointSizeF() * TITLE_FONT_SCALE)
+    needed = QFontMetrics(font).horizontalAdvance(dialog.windowTitle()) + TITLE_BAR_ROOM
+    screen = dialog.screen() or QGuiApplication.primaryScreen()
+    if screen is not None:
+        needed = min(needed, screen.availableGeometry().width())
+    if dialog.width() < needed and dialog.maximumWidth() >= needed:
+        dialog.resize(needed, dialog.height())
+
+
+def fit_to_screen(window: QWidget) -> None:
     """Never larger than the screen's free area (a laptop's 1366x768 or 1024x640), frame included, and on it."""
     screen = window.screen() or QGuiApplication.primaryScreen()
     if screen is None:
@@ -255,16 +293,25 @@ class ScreenFit(QObject):
     inside the screen. A size asked for (a person's, a test's) is left alone.
     """
 
-    def __init__(self, window: QMainWindow) -> None:
+    def __init__(self, window: QWidget, title_room: bool = False) -> None:
         super().__init__(window)
         self.window = window
+        self._title_room = title_room  # a dialog: as wide as its title needs
         self._frame_pending = False
         self._grown_by_panes = False
         window.installEventFilter(self)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
         kind = event.type()
-        if kind == QEvent.Type.Show:
+        if kind == QEvent.Type.ChildPolished and isinstance(event, QChildEvent):
+            # A dialog of this window (or of one of its dialogs) is about to show: it fits the screen too.
+            child = event.child()
+            own = Qt.FindChildOption.FindDirectChildrenOnly
+            if isinstance(child, QDialog) and child.isWindow() and not child.findChildren(ScreenFit, "", own):
+                ScreenFit(child, title_room=True)
+        elif kind == QEvent.Type.Show:
+            if self._title_room:
+                room_for_title(self.window)
             self._frame_pending = True
             QTimer.singleShot(FRAME_WAIT_MS, self._frame_came)
             QTimer.singleShot(0, self._fit)

@@ -6,6 +6,7 @@ from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QMenu, QMessageBox, QWidget
 
+from ...core.tables.position_rows import RULE
 from ..style.plain_text import plain_tip
 
 READING_HELP = (
@@ -14,9 +15,9 @@ READING_HELP = (
     "in front, a different token from <i>Paris</i> at the start of a text. <b>##</b> (BERT, MiniLM) marks "
     "a piece that continues the word before it: <i>embed ##ding ##s</i>.</p>"
     "<p><b>Row.</b> The id picks one row of the embedding table: a list of numbers the model learned. "
-    "No single number has a meaning; the direction of the whole row does. Places in the text count "
-    "from 1, and so do the position table's rows; BERT-style models put [CLS] first, so "
-    "place 1 there is position-table row 2. The last line is what enters layer 1, as this model "
+    "No single number has a meaning; the direction of the whole row does. "
+    + RULE
+    + " The last line is what enters layer 1, as this model "
     "computes it.</p>"
     "<p><b>Neighbours.</b> The <b>k</b> rows (set k above the list) whose direction is nearest, by "
     "cosine: 1 is the same direction. The <b>baseline tick</b> in each bar marks what unrelated "

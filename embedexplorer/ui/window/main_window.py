@@ -47,6 +47,10 @@ from .model_bar import ModelBar
 from .pane_list import PANES
 from .plugging import LAST_MENU, MessageAction, PaneContext, PaneEntry, Place, menu_order
 
+# In presentation mode the left column (text, chips, neighbours) takes this share of the width,
+# and never less than PRESENTING_LEFT_LEAST pixels: the cosine answer beside its box needs them.
+PRESENTING_LEFT_SHARE, PRESENTING_LEFT_LEAST = 0.3, 430
+
 
 class MainWindow(QMainWindow):
     """Type a word; see its tokens, rows, neighbours and its place on the family map."""
@@ -87,6 +91,9 @@ class MainWindow(QMainWindow):
         quit_action.setShortcut(QKeySequence("Ctrl+Q"))
         add_help_menu(self._menus[LAST_MENU], self)
         self._restore(built)
+        self.state.watch("presentation", self._give_the_map_room)
+        if self.state.presentation:
+            self._give_the_map_room(True)
         self.screen_fit = ScreenFit(self)  # inside the screen with the window manager's frame, whatever grew
 
     # ----- construction ------------------------------------------------------------------
@@ -137,6 +144,7 @@ class MainWindow(QMainWindow):
         self.splitter.setStretchFactor(1, 3)
         self.splitter.setSizes([520, 840])
         self.splitter.setChildrenCollapsible(False)
+        self._sizes_before_presenting: list[int] | None = None
         central = QWidget()
         layout = QVBoxLayout(central)
         layout.setContentsMargins(6, 4, 6, 2)
@@ -164,10 +172,27 @@ class MainWindow(QMainWindow):
                 button = bar.widgetForAction(action)
                 if isinstance(button, QToolButton):
                     button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
-        # Tab walks the panes in the list's order, each pane's controls in its own order.
-        chain = [widget for _entry, pane in built for widget in getattr(pane, "focus_chain", list)()]
+        # Tab walks the toolbars first, as they are drawn (above everything), then the panes in the
+        # list's order, each pane's controls in its own order.
+        chain = [
+            control for bar in self._toolbars.values() for action in bar.actions()
+            for control in _tab_stops(bar.widgetForAction(action))
+        ]
+        chain += [widget for _entry, pane in built for widget in getattr(pane, "focus_chain", list)()]
         for first, second in zip(chain, chain[1:], strict=False):
             QWidget.setTabOrder(first, second)
+
+    def _give_the_map_room(self, presenting: bool) -> None:
+        """Presentation: the map and plots take two thirds of the width (the list needs less); back after."""
+        if presenting and self._sizes_before_presenting is None:
+            self._sizes_before_presenting = self.splitter.sizes()
+            total = sum(self._sizes_before_presenting)
+            least = max(self.left.minimumSizeHint().width(), PRESENTING_LEFT_LEAST)
+            left = max(least, round(total * PRESENTING_LEFT_SHARE))
+            self.splitter.setSizes([left, total - left])
+        elif not presenting and self._sizes_before_presenting is not None:
+            self.splitter.setSizes(self._sizes_before_presenting)
+            self._sizes_before_presenting = None
 
     def fit_to_screen(self) -> None:
         """Never larger than the screen's free area (a laptop's 1366x768 or 1024x640), frame included, and on it."""
@@ -264,3 +289,12 @@ def _dropped_model(urls: list[QUrl]) -> Path | None:
         if url.isLocalFile():
             return Path(url.toLocalFile())
     return None
+
+
+def _tab_stops(widget: QWidget | None) -> list[QWidget]:
+    """A toolbar's widget where Tab stops: itself, or the controls inside it (a notice's button)."""
+    if widget is None:
+        return []
+    if widget.focusPolicy() & Qt.FocusPolicy.TabFocus:
+        return [widget]
+    return [child for child in widget.findChildren(QWidget) if child.focusPolicy() & Qt.FocusPolicy.TabFocus]

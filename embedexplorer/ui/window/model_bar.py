@@ -19,7 +19,7 @@ from ...jobs.table_jobs import LOAD, LoadedModel, LoadRequest
 from ...worker import Failure
 from ..panes.local_models import complete_from_local_models
 from .chapter_notice import ChapterNotice
-from .fitting import MODEL_BOX_CHARS, BarFit
+from .fitting import MODEL_BOX_CHARS, MODEL_BOX_TIP, BarFit
 from .plugging import PaneContext
 
 
@@ -38,10 +38,7 @@ class ModelBar(QObject):
         self.box.setEditable(True)
         self.box.setMinimumContentsLength(MODEL_BOX_CHARS)
         self.box.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
-        self.box.setToolTip(
-            "A model folder or file, a Hugging Face id such as openai-community/gpt2, or 'bundled'. "
-            "Press Enter to open."
-        )
+        self.box.setToolTip(MODEL_BOX_TIP)
         line = self.box.lineEdit()
         if line is not None:
             line.setPlaceholderText("folder, model file, Hugging Face id, or bundled")
@@ -144,6 +141,7 @@ class ModelBar(QObject):
         self.notice_action.setVisible(self.chapter_notice.update_for(loaded.name, facts.rows, facts.width))
         self._refresh_recent()
         self.box.setEditText(self.pending or loaded.name)
+        self.bar_fit.fit()  # room for the new name (or its start, the whole in the tooltip)
         state = self.state
         state.update(
             model_spec=self.pending or loaded.name,
