@@ -50,7 +50,8 @@ def main(argv: list[str]) -> None:
         single.append(taken["single"])
         ratios.append(taken["batched"] / taken["single"])
     load_after = os.getloadavg()[0]
-    note = f"load {load_before:.1f} -> {load_after:.1f}; {machine_note()}; pairs {', '.join(f'{r:.2f}' for r in ratios)}"
+    pairs = ", ".join(f"{r:.2f}" for r in ratios)
+    note = f"load {load_before:.1f} -> {load_after:.1f}; {machine_note()}; pairs {pairs}"
     emit(
         [
             Row(
