@@ -36,6 +36,8 @@ __all__ = ["EmbeddingTable", "Neighbour", "NeighbourResult", "Query", "ReadableT
 ExactScores = Callable[[np.ndarray, np.ndarray], np.ndarray]
 # How many looked-up words each table remembers.
 QUERY_MEMORY = 4096
+# How many neighbour answers each table remembers.
+ANSWER_MEMORY = 64
 # Largest bfloat16 copy of the unit rows made for searches of several vectors (GPT-2 small's is 77 MB).
 _MANY_SCREEN_UP_TO = 1 << 30
 
@@ -73,6 +75,11 @@ class EmbeddingTable:
     _queries: dict[str, Query] = field(default_factory=dict, init=False, repr=False, compare=False)
     # Neighbour searches run so far: a float32 table chooses its first pass when the second comes.
     _searches: int = field(default=0, init=False, repr=False, compare=False)
+    # The last few neighbour answers: the list and the map ask for the same token's neighbours,
+    # and the search runs once for both.
+    _answers: dict[tuple[int, int], NeighbourResult] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def close(self) -> None:
         """Let go of what the table holds outside this process (a tokenizer process)."""
@@ -298,8 +305,15 @@ class EmbeddingTable:
         # read the neighbours' raw rows (the window places them on its map).
         self.check_files()
         self._check_finite(answer)
+        remembered = self._answers.get((answer.id, k))
+        if remembered is not None and remembered.query == answer:
+            return remembered
         ids, cosines = self._top_k(self._unit_row(answer.id), k, (answer.id,))
-        return NeighbourResult(answer, self._neighbours(ids, cosines), answer.note)
+        result = NeighbourResult(answer, self._neighbours(ids, cosines), answer.note)
+        if len(self._answers) >= ANSWER_MEMORY:
+            self._answers.pop(next(iter(self._answers)), None)  # forget the oldest answer
+        self._answers[(answer.id, k)] = result
+        return result
 
     def neighbours_of_vector(
         self, vector: np.ndarray, k: int = 8, exclude: tuple[int, ...] = ()
