@@ -154,3 +154,25 @@ def test_a_vocabulary_whose_child_cannot_start_reads_the_tokenizer_here(monkeypa
     assert vocabulary.encode("monday") == Vocabulary.from_folder(bundled_model_dir()).encode("monday")
     assert "in this process instead" in caplog.text
     vocabulary.close()
+
+
+def test_the_child_imports_the_tokenizer_and_not_the_engine(folder: Path) -> None:
+    # The child starts while the command waits: it must load tokenizers, never numpy, torch,
+    # transformers or the table code. Its own command, run whole with -X importtime, lists what it loaded.
+    from embedexplorer.core.text.tokenizer_process import child_command, receive_message
+
+    command, env = child_command(folder)
+    run = subprocess.run(
+        [command[0], "-X", "importtime", *command[1:]], input=b"", capture_output=True, env=env, timeout=120
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    from io import BytesIO
+
+    answers = BytesIO(run.stdout)
+    assert receive_message(answers) == {"started": True}
+    assert "facts" in (receive_message(answers) or {})  # it did load the tokenizer
+    imported = {line.split("|")[-1].strip() for line in run.stderr.decode().splitlines() if "import time:" in line}
+    assert "tokenizers" in imported
+    heavy = {name for name in imported if name.split(".")[0] in ("numpy", "torch", "transformers", "safetensors")}
+    assert heavy == set()
+    assert not any(name.startswith(("embedexplorer.core.tables", "embedexplorer.core.readers")) for name in imported)

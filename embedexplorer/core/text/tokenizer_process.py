@@ -63,7 +63,7 @@ def child_command(folder: Path, max_rows: int | None = None) -> tuple[list[str],
     if getattr(sys, "frozen", False):
         # A frozen app's sys.path is its own bundle only; serve() drops the working folder too.
         return [sys.executable, CHILD_FLAG, str(folder), *limit], env
-    return [sys.executable, "-I", "-c", _BOOTSTRAP, json.dumps(child_sys_path()), str(folder), *limit], env
+    return [sys.executable, "-I", "-S", "-c", _BOOTSTRAP, json.dumps(child_sys_path()), str(folder), *limit], env
 
 
 def last_line(stderr: IO[bytes] | None, tail: int = 4000, skip: str | None = None) -> str:
