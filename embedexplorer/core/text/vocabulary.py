@@ -331,9 +331,9 @@ class Vocabulary:
             from ..common.background import Background
 
             return Background(lambda: cls.from_folder(folder, max_rows), "embedexplorer-tokenizer").result
-        from .tokenizer_process import TokenizerProcess
+        from .tokenizer_process import TokenizerProcess, take_early
 
-        process = TokenizerProcess(folder, max_rows)
+        process = take_early(folder, max_rows) or TokenizerProcess(folder, max_rows)
 
         def finish() -> Vocabulary:
             try:
