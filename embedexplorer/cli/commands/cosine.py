@@ -19,7 +19,7 @@ def answer(args: argparse.Namespace, asker: Asker) -> Answer:
     from ...jobs.table_jobs import COSINE, CosineRequest
 
     table = asker.table
-    cosine = asker.ask(COSINE, CosineRequest(typed(args, args.a), typed(args, args.b)))
+    cosine = asker.ask(COSINE, CosineRequest(typed(args, args.a), typed(args, args.b), with_baseline=not args.json))
     payload: dict[str, object] = {
         "model": table.name,
         "a": cosine.a,
