@@ -9,7 +9,6 @@ of the memory-mapped file.
 from __future__ import annotations
 
 import math
-
 import time
 from dataclasses import dataclass, field
 

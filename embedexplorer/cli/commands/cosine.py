@@ -30,7 +30,10 @@ def answer(args: argparse.Namespace, asker: Asker) -> Answer:
     }
     if cosine.note:
         payload["note"] = cosine.note
-    lines = [f"model: {one_line(table.name)}", f"cosine({one_line(cosine.a)}, {one_line(cosine.b)}) = {cosine.cosine:.3f}"]
+    lines = [
+        f"model: {one_line(table.name)}",
+        f"cosine({one_line(cosine.a)}, {one_line(cosine.b)}) = {cosine.cosine:.3f}",
+    ]
     if not args.json:  # JSON has no baseline: it reads 20,000 sampled rows only to be printed
         lines.append(f"(baseline for unrelated tokens here: {table.baseline_cosine:.3f})")
     return payload, "\n".join(lines + ([f"note: {one_line(cosine.note)}"] if cosine.note else []))
