@@ -61,9 +61,9 @@ class Command:
     before: Callable[[argparse.Namespace], None] | None = None
     # ``--json`` prints ``payload[json_key]`` (a list) instead of the whole payload.
     json_key: str | None = None
-    # Whether the answer reads the table's rows; one that does not (``tokens``) skips the note of
-    # rows that point nowhere, which measures every row.
-    reads_rows: bool = True
+    # Whether the open names the rows that point nowhere, which measures every row: ``tokens`` reads
+    # no row, and ``cosine`` says so of the two rows it reads itself.
+    names_rows_pointing_nowhere: bool = True
 
     def __post_init__(self) -> None:
         if (self.answer is None) == (self.run is None):

@@ -106,7 +106,8 @@ def _open_and_answer(command: Command, args: argparse.Namespace) -> Answer:
     session = Session()
     session.replace_table(table)
     try:
-        nowhere = table.pointing_nowhere.sentence() if command.reads_rows else ""  # named once, as the table opens
+        # Named once, as the table opens.
+        nowhere = table.pointing_nowhere.sentence() if command.names_rows_pointing_nowhere else ""
         if nowhere:
             say(f"note: {nowhere}")
         return command.answer(args, Asker(session, progress))

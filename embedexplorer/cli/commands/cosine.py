@@ -39,4 +39,4 @@ def answer(args: argparse.Namespace, asker: Asker) -> Answer:
     return payload, "\n".join(lines + ([f"note: {one_line(cosine.note)}"] if cosine.note else []))
 
 
-COMMAND = Command("cosine", "cosine of two tokens", arguments, answer=answer)
+COMMAND = Command("cosine", "cosine of two tokens", arguments, answer=answer, names_rows_pointing_nowhere=False)
