@@ -65,10 +65,12 @@ def _start_tokenizer_early(command: Command, args: argparse.Namespace) -> None:
     Only a local folder with a tokenizer.json (what the reader will give the same child); any
     other source starts its tokenizer when the reader gets to it, as before.
     """
-    if command.answer is None or args.download or not args.model:
-        return
     from pathlib import Path
 
+    from ..core.common.constants import BUNDLED
+
+    if command.answer is None or args.download or not args.model or args.model == BUNDLED:
+        return  # "bundled" names the bundled model even where a folder of that name lies
     from ..core.text.tokenizer_process import start_early
 
     folder = Path(args.model).expanduser()
