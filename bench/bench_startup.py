@@ -47,7 +47,7 @@ import json
 
 from bench.proc_memory import peak_bytes as hwm
 
-from embedexplorer.core.tables.embedding_table import open_table
+from embedexplorer.core.tables.opening import open_table
 before = hwm()
 table = open_table({folder!r})
 table.neighbours({query!r}, k={k})

@@ -41,6 +41,8 @@ BENCHMARKS = {
     "local_models": "bench.bench_local_models",
     # vocabulary health on the Qwen2-7B-shaped folder (built once with "large"): about 3 minutes
     "health": "bench.bench_health",
+    # the check with the model: 20 repeat prompts 8 a pass against 1 a pass, GPT-2's shape
+    "repeat_check": "bench.bench_repeat_check",
     # every token's neighbours and one query against faiss-cpu (a bench-only extra: .[bench])
     "faiss": "bench.bench_faiss",
     # `embedexplorer neighbours/cosine/tokens` against a numpy script, whole processes

@@ -1,9 +1,12 @@
 """Pictures of vocabulary health for docs/health.md, rendered offscreen (QWidget.grab), on the bundled model.
 
     QT_QPA_PLATFORM=offscreen python docs/make_health_pictures.py docs
+    QT_QPA_PLATFORM=offscreen python docs/make_health_pictures.py docs --verify
 
 Opens the window, turns to the Vocabulary health tab, waits for the answer, clicks the
-first token, saves the tab; then the whole-vocabulary map coloured by health.
+first token, saves the tab; then the whole-vocabulary map coloured by health. ``--verify``
+instead builds the GPT-2-shaped fixture (random weights) in a temporary folder, checks its
+vocabulary and clicks Check with the model, and saves the tab with the repeat column.
 """
 
 from __future__ import annotations
@@ -41,5 +44,25 @@ def main(folder: str) -> None:
     window.close()
 
 
+def verify_picture(folder: str) -> None:
+    import tempfile
+
+    from tests.gpt2_fixture import build_gpt2_folder
+
+    model = build_gpt2_folder(Path(tempfile.mkdtemp()) / "gpt2-random")
+    out, _app, window = open_window(folder, "1400x860", str(model))
+    window.resize(1500, 900)
+    wait(500)
+    pane = window.panes.health_pane
+    window.right.setCurrentWidget(pane)
+    wait_for(lambda: pane.report is not None, 180_000)
+    pane.verify.check_button.click()
+    wait_for(lambda: pane.model.repeat is not None, 600_000)
+    wait(1000)
+    pane.grab().save(str(out / "health-verify-gpt2.png"))
+    window.close()
+
+
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "docs")
+    arguments = [a for a in sys.argv[1:] if a != "--verify"]
+    (verify_picture if "--verify" in sys.argv else main)(arguments[0] if arguments else "docs")

@@ -17,13 +17,13 @@ __version__ = "0.2.0"  # the one place the version is written (CHANGELOG.md says
 __all__ = ["open_table", "__version__"]
 
 if TYPE_CHECKING:
-    from .core.tables.embedding_table import open_table
+    from .core.tables.opening import open_table
 
 
 def __getattr__(name: str) -> Any:
     # Importing the package must stay cheap: the window shows before numpy loads.
     if name == "open_table":
-        from .core.tables.embedding_table import open_table
+        from .core.tables.opening import open_table
 
         return open_table
     raise AttributeError(name)

@@ -10,12 +10,17 @@ import sys
 from collections.abc import Sequence
 
 from .cli import COMMANDS
-from .core.layers.layer_process import CHILD_FLAG as LAYER_CHILD_FLAG
 from .core.text.tokenizer_process import CHILD_FLAG
 
 _CLI_FLAGS = {"-h", "--help", "--version"}
 # Not in --help: the packaging checks use it to prove torch runs forward in the frozen app.
 FORWARD_CHECK_FLAG = "--self-test-forward"
+
+
+def _layer_child_flag() -> str:
+    from .core.layers.layer_process import CHILD_FLAG as LAYER_CHILD_FLAG  # it loads numpy: only for a flag
+
+    return LAYER_CHILD_FLAG
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -24,7 +29,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .core.text.tokenizer_child import serve
 
         return serve(*args[1:])
-    if len(args) == 2 and args[0] == LAYER_CHILD_FLAG:
+    if len(args) == 2 and args[0].startswith("--") and args[0] == _layer_child_flag():
         from .core.layers.layer_child import serve as serve_layers
 
         return serve_layers(args[1])

@@ -25,6 +25,7 @@ DEFAULTS: dict[str, Any] = {
     "presentation": False,  # larger type for a projector
     "health_reasons": [],  # the Vocabulary health tab's reasons filter (none: every token)
     "health_flagged_only": False,
+    "health_verify_count": 20,  # Check with the model: how many of the top tokens (repeat_check.DEFAULT_CANDIDATES)
 }
 
 
@@ -151,6 +152,14 @@ class Settings:
     @health_flagged_only.setter
     def health_flagged_only(self, value: bool) -> None:
         self._store.setValue("health_flagged_only", bool(value))
+
+    @property
+    def health_verify_count(self) -> int:
+        return self._int_between("health_verify_count", 1, 200)
+
+    @health_verify_count.setter
+    def health_verify_count(self, value: int) -> None:
+        self._store.setValue("health_verify_count", int(value))
 
     def geometry(self, key: str) -> QByteArray | None:
         value = self._store.value(key)

@@ -25,7 +25,7 @@ from .gguf_fixture import write_gguf
 def write_minilm_gguf(
     path: Path, qtype: GGMLQuantizationType = GGMLQuantizationType.Q4_0, vocabulary: str = "wordpiece"
 ) -> Path:
-    from embedexplorer.core.tables.embedding_table import open_table
+    from embedexplorer.core.tables.opening import open_table
 
     table = open_table("bundled")
     try:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from ..core.tables.embedding_table import EmbeddingTable
-from ..jobs.base import JobContext, Kind, Session
+if TYPE_CHECKING:  # loaded when a command runs: parsing (and starting the tokenizer) comes first
+    from ..core.tables.embedding_table import EmbeddingTable
+    from ..jobs.base import Kind, Session
 
 # What every command returns: the JSON payload and the readable text.
 Answer = tuple[dict[str, object], str]
@@ -34,6 +35,8 @@ class Asker:
 
     def ask(self, kind: Kind[RequestT, AnswerT], request: RequestT) -> AnswerT:
         """``kind``'s answer to ``request``, computed by the same function the window's worker runs."""
+        from ..jobs.base import JobContext
+
         report = self.progress or (lambda done, total, message: None)
         return kind.run(JobContext(self.session, report=report), request)
 
@@ -58,6 +61,9 @@ class Command:
     before: Callable[[argparse.Namespace], None] | None = None
     # ``--json`` prints ``payload[json_key]`` (a list) instead of the whole payload.
     json_key: str | None = None
+    # Whether the open names the rows that point nowhere, which measures every row: ``tokens`` reads
+    # no row, and ``cosine`` says so of the two rows it reads itself.
+    names_rows_pointing_nowhere: bool = True
 
     def __post_init__(self) -> None:
         if (self.answer is None) == (self.run is None):

@@ -50,8 +50,40 @@ def main(argv: Sequence[str] | None = None, table: tuple[Command, ...] = TABLE) 
 
 
 def _run(command: Command, args: argparse.Namespace) -> Answer:
+    from ..core.text.tokenizer_process import close_early
+
+    try:
+        _start_tokenizer_early(command, args)
+        return _open_and_answer(command, args)
+    finally:
+        close_early()  # an early tokenizer the open did not take (it failed, or read another folder)
+
+
+def _start_tokenizer_early(command: Command, args: argparse.Namespace) -> None:
+    """A model folder named by path: its tokenizer's child starts now and loads while the engine imports.
+
+    Only a local folder with a tokenizer.json (what the reader will give the same child); any
+    other source starts its tokenizer when the reader gets to it, as before.
+    """
+    from pathlib import Path
+
+    from ..core.common.constants import BUNDLED
+
+    if command.answer is None or args.download or not args.model or args.model == BUNDLED:
+        return  # "bundled" names the bundled model even where a folder of that name lies
+    from ..core.text.tokenizer_process import start_early
+
+    folder = Path(args.model).expanduser()
+    try:
+        if folder.is_dir() and (folder / "tokenizer.json").is_file():
+            start_early(folder)
+    except OSError:
+        pass  # the open says what is wrong with the path
+
+
+def _open_and_answer(command: Command, args: argparse.Namespace) -> Answer:
     from ..core.sources.resolve import resolve_source
-    from ..core.tables.embedding_table import load_table
+    from ..core.tables.opening import load_table
     from ..jobs.base import Session
 
     if command.before is not None:
@@ -76,7 +108,8 @@ def _run(command: Command, args: argparse.Namespace) -> Answer:
     session = Session()
     session.replace_table(table)
     try:
-        nowhere = table.pointing_nowhere.sentence()  # named once, as the table opens
+        # Named once, as the table opens.
+        nowhere = table.pointing_nowhere.sentence() if command.names_rows_pointing_nowhere else ""
         if nowhere:
             say(f"note: {nowhere}")
         return command.answer(args, Asker(session, progress))

@@ -40,15 +40,14 @@ def build_parser(table: tuple[Command, ...] = TABLE) -> argparse.ArgumentParser:
 
 def _common_options() -> argparse.ArgumentParser:
     """--model, --json and --download, shared by every command about one model."""
-    from ..core.readers import kinds_text
-
     common = OneLineParser(add_help=False)
-    common.add_argument(
+    model = common.add_argument(
         "--model",
         default=None,
-        help=f"a {kinds_text()}, ollama:NAME[:TAG], a Hugging Face id, or 'bundled' "
+        help="a %(kinds)s, ollama:NAME[:TAG], a Hugging Face id, or 'bundled' "
         "(default: GPT-2 if it is here, else bundled MiniLM)",
     )
+    setattr(model, "kinds", _ReaderKinds())  # noqa: B010 - argparse fills %(kinds)s from the action
     common.add_argument("--json", action="store_true", help="print JSON instead of a table")
     common.add_argument(
         "--download",
@@ -61,6 +60,15 @@ def _common_options() -> argparse.ArgumentParser:
         "on the Hub), or with --download=full every weight into the Hugging Face cache",
     )
     return common
+
+
+class _ReaderKinds:
+    """The readers' kinds, named only when --help prints: parsing must not load the readers (and numpy)."""
+
+    def __str__(self) -> str:
+        from ..core.readers import kinds_text
+
+        return kinds_text()
 
 
 def bare_download_is_table(argv: Sequence[str]) -> list[str]:

@@ -10,10 +10,12 @@ import enum
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from ..core.common.errors import Interrupted, QueryError
-from ..core.tables.embedding_table import EmbeddingTable
+
+if TYPE_CHECKING:  # the command line parses its arguments before the table code (and numpy) loads
+    from ..core.tables.embedding_table import EmbeddingTable
 
 RequestT = TypeVar("RequestT")
 AnswerT = TypeVar("AnswerT")

@@ -13,7 +13,7 @@ import numpy as np
 from ..core.common.errors import EmbedExplorerError, Interrupted
 from ..core.compare.comparison import Comparison, compare_tables
 from ..core.compare.output_head import output_head_table
-from ..core.tables.embedding_table import open_table
+from ..core.tables.opening import open_table
 from .base import JobContext, Kind, Lane
 
 

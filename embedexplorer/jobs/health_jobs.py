@@ -1,12 +1,20 @@
-"""Vocabulary health of the open table: a long job with progress, stopped by a newer request or Stop."""
+"""Vocabulary health of the open table: a long job with progress, stopped by a newer request or Stop.
+
+The repeat check (``HEALTH_VERIFY``) asks the whole model about the top candidates in the model's
+process the Layers pane uses (``layer_jobs.model_process``): one model loaded once for both.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..core.common.errors import IncompleteModelError
+from ..core.health.repeat_check import BATCH, MAX_CANDIDATES, RepeatCheck, repeat_prompts, unavailable_reason
 from ..core.health.report import HealthReport
 from ..core.health.vocabulary_health import vocabulary_health
+from ..core.layers import output_head as oh
 from .base import JobContext, Kind, Lane
+from .layer_jobs import model_process
 
 
 @dataclass(frozen=True)
@@ -21,3 +29,36 @@ def health(ctx: JobContext, request: HealthRequest) -> HealthReport:
 
 
 HEALTH = Kind("health", Lane.LONG, health)
+
+
+@dataclass(frozen=True)
+class VerifyRequest:
+    """Ask the model to repeat each of these tokens (the most suspicious first); at most ``MAX_CANDIDATES``."""
+
+    token_ids: tuple[int, ...]
+
+
+def verify(ctx: JobContext, request: VerifyRequest) -> RepeatCheck:
+    """The repeat check, or one sentence saying why the model cannot be asked (never an error for that)."""
+    table = ctx.session.table
+    reason = unavailable_reason(table.folder, gguf="gguf_architecture" in table.config)
+    if reason is not None:
+        return RepeatCheck(unavailable=reason)
+    rows = int(table.rows.shape[0])
+    ids = tuple(int(i) for i in request.token_ids if 0 <= int(i) < rows)[:MAX_CANDIDATES]
+    process = model_process(ctx.session)
+    try:
+        model = process.load(str(table.folder), name=table.name, progress=ctx.progress, should_stop=ctx.stopped)
+    except IncompleteModelError as exc:
+        return RepeatCheck(unavailable=f"The check with the model needs the whole model, and {exc}")
+    if model.head_kind not in (oh.TIED, oh.OWN):
+        return RepeatCheck(unavailable="The check with the model needs a next-token head; this model has none.")
+    if not ids:
+        return RepeatCheck(vocabulary=rows)
+    prompts = repeat_prompts(lambda text: [t.id for t in table.encode(text)], model.prefix, ids)
+    ctx.progress(0, len(ids), "Asking the model to repeat each token")
+    found = model.repeat_probabilities(prompts, ids, BATCH, ctx.stopped, ctx.progress)
+    return RepeatCheck(ids, tuple(float(p) for p in found), vocabulary=rows)
+
+
+HEALTH_VERIFY = Kind("health_verify", Lane.LONG, verify)

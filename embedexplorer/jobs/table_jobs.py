@@ -8,6 +8,7 @@ of the memory-mapped file.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -17,7 +18,8 @@ from ..core.layers.layer_input import Recipe, layer_input, recipe_for
 from ..core.maps.family_map import Families, FamilyMap, family_map, load_families
 from ..core.maps.map_origin import with_provenance
 from ..core.maps.word_maps import WordMap
-from ..core.tables.embedding_table import EmbeddingTable, NeighbourResult, TableFacts, open_table
+from ..core.tables.embedding_table import EmbeddingTable, NeighbourResult, TableFacts
+from ..core.tables.opening import open_table
 from ..core.tables.position_rows import place_and_row
 from ..core.tables.spelling import word_or_first_token
 from ..core.text.texts import Token, TokenReport, fixed
@@ -215,6 +217,8 @@ NEIGHBOURS = Kind("neighbours", Lane.QUICK, nearest_rows)
 class CosineRequest:
     first: str | int
     other: str
+    # The baseline reads 20,000 sampled rows: an answer that does not show it (--json) skips it.
+    with_baseline: bool = True
 
 
 @dataclass(frozen=True)
@@ -222,7 +226,7 @@ class CosineAnswer:
     a: str
     b: str
     cosine: float
-    baseline: float
+    baseline: float  # NaN when the request asked for none
     note: str = ""  # how a typed word became its token, when that took more than one token
     a_id: int = -1
     b_id: int = -1
@@ -249,8 +253,9 @@ def cosine_of(ctx: JobContext, request: CosineRequest) -> CosineAnswer:
     # A typed first word (the command line's) says how it was read too; a selected token needs no note.
     note = " ".join(q.note for q in (a, b) if q.note) if isinstance(request.first, str) else b.note
     return CosineAnswer(
-        a.token, b.token, table.cosine(a.id, b.id), table.baseline_cosine, note, a.id, b.id, len(b.pieces)
-    )
+        a.token, b.token, table.cosine(a.id, b.id), table.baseline_cosine if request.with_baseline else math.nan,
+        note, a.id, b.id, len(b.pieces),
+    )  # fmt: skip
 
 
 COSINE = Kind("cosine", Lane.QUICK, cosine_of)

@@ -102,3 +102,23 @@ def test_every_row_in_a_shuffled_order_is_the_symmetric_search(product: str) -> 
     found = nearest_of_all(rows, queries, 7, product=product)
     ids, _, _ = oracle(rows, queries, 7)
     np.testing.assert_array_equal(found.ids, ids)
+
+
+@pytest.mark.parametrize(("count", "width", "k"), [(1500, 64, 10), (800, 9, 40)])
+def test_without_the_c_loop_the_answers_are_the_same(
+    monkeypatch: pytest.MonkeyPatch, count: int, width: int, k: int
+) -> None:
+    """An install built without a C compiler still compares, with the same neighbours and ranks."""
+    monkeypatch.setattr(every_neighbour, "_every", None)
+    monkeypatch.setattr("embedexplorer.core.compare.plain_nearest.QUERY_BLOCK", 97)  # blocks end mid-table
+    rows = tied_table(count, width, seed=count + width)
+    queries = np.random.default_rng(4).permutation(count)
+    targets = (queries * 7 + 3) % count
+    targets[targets == queries] = (queries[targets == queries] + 1) % count
+    found = nearest_of_all(rows, queries, k, targets=targets)
+    ids, cosines, every = oracle(rows, queries, k)
+    np.testing.assert_array_equal(found.ids, ids)
+    np.testing.assert_allclose(found.cosines, cosines.astype(np.float64), rtol=0, atol=1e-7)
+    assert found.target_ranks is not None
+    np.testing.assert_array_equal(found.target_ranks, oracle_ranks(every, targets))
+    assert "no C loop" in found.product

@@ -22,7 +22,7 @@ from embedexplorer.cli import build_parser, main
 from embedexplorer.core.common.terminal import finite_or_none
 from embedexplorer.core.directions.direction import DEFAULT_PAIRS, DirectionSpec
 from embedexplorer.core.maps.word_sets import matching
-from embedexplorer.core.tables.embedding_table import open_table
+from embedexplorer.core.tables.opening import open_table
 from embedexplorer.jobs.base import JobContext, Kind, Session
 from embedexplorer.jobs.compare_jobs import COMPARE, CompareRequest
 from embedexplorer.jobs.direction_jobs import DIRECTION, DirectionRequest

@@ -135,8 +135,11 @@ def test_a_deepseek_r1_qwen_gguf_opens_and_answers_neighbours(tmp_path: Path) ->
 
 
 def assert_neighbours_are_float64s(path: Path, word: str, token_id: int, rows: np.ndarray) -> None:
-    """``neighbours word`` through the command line reads ``word`` as ``token_id`` and answers a float64 top 6."""
-    result = run_cli("neighbours", word, "-k", "6", "--model", str(path), "--json")
+    """``neighbours word --exact`` through the command line reads ``word`` as ``token_id`` and answers a float64 top 6.
+
+    ``--exact``: the ids are llama.cpp's for the text as it stands (a word alone would be read
+    as inside a sentence, with the space a BPE vocabulary puts before it)."""
+    result = run_cli("neighbours", word, "--exact", "-k", "6", "--model", str(path), "--json")
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout)
     assert out["query"]["id"] == token_id

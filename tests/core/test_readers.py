@@ -18,7 +18,7 @@ from safetensors.numpy import load_file
 from embedexplorer.cli import build_parser
 from embedexplorer.core.readers import READERS, file_dialog_filter, file_patterns
 from embedexplorer.core.sources.resolve import bundled_model_dir
-from embedexplorer.core.tables.embedding_table import open_table
+from embedexplorer.core.tables.opening import open_table
 
 from ..gguf_fixture import float64_top_k, write_gguf
 

@@ -154,3 +154,54 @@ def test_a_vocabulary_whose_child_cannot_start_reads_the_tokenizer_here(monkeypa
     assert vocabulary.encode("monday") == Vocabulary.from_folder(bundled_model_dir()).encode("monday")
     assert "in this process instead" in caplog.text
     vocabulary.close()
+
+
+def test_the_child_imports_the_tokenizer_and_not_the_engine(folder: Path) -> None:
+    # The child starts while the command waits: it must load tokenizers, never numpy, torch,
+    # transformers or the table code. Its own command, run whole with -X importtime, lists what it loaded.
+    from embedexplorer.core.text.tokenizer_process import child_command, receive_message
+
+    command, env = child_command(folder)
+    run = subprocess.run(
+        [command[0], "-X", "importtime", *command[1:]], input=b"", capture_output=True, env=env, timeout=120
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    from io import BytesIO
+
+    answers = BytesIO(run.stdout)
+    assert receive_message(answers) == {"started": True}
+    assert "facts" in (receive_message(answers) or {})  # it did load the tokenizer
+    imported = {line.split("|")[-1].strip() for line in run.stderr.decode().splitlines() if "import time:" in line}
+    assert "tokenizers" in imported
+    heavy = {name for name in imported if name.split(".")[0] in ("numpy", "torch", "transformers", "safetensors")}
+    assert heavy == set()
+    assert not any(name.startswith(("embedexplorer.core.tables", "embedexplorer.core.readers")) for name in imported)
+
+
+def test_a_child_started_early_gets_the_row_count_later_and_answers_as_this_process(folder: Path) -> None:
+    from embedexplorer.core.common.errors import TokenizerMismatchError
+    from embedexplorer.core.text.tokenizer_process import close_early, start_early, take_early
+
+    local = Vocabulary.from_folder(folder)
+    start_early(folder)
+    remote = Vocabulary.start(folder, separate_process=True, max_rows=local.size)()  # the reader takes it
+    try:
+        assert remote.in_child_process and remote.facts == local.facts
+        assert remote.encode(TEXTS[0]) == local.encode(TEXTS[0])
+    finally:
+        remote.close()
+    # The count sent later is the limit: a table with fewer rows than the tokenizer's tokens is refused.
+    start_early(folder)
+    early = take_early(folder, local.size - 1)
+    assert early is not None
+    with pytest.raises(TokenizerMismatchError):
+        early.facts()
+    early.close()
+    # One nobody takes is stopped and reaped by close_early.
+    start_early(folder)
+    from embedexplorer.core.text import tokenizer_process
+
+    untaken = tokenizer_process._early[os.path.realpath(folder)]._process
+    assert untaken is not None
+    close_early()
+    assert untaken.poll() is not None

@@ -234,3 +234,15 @@ def test_a_model_whose_weights_are_nan_names_the_layer_not_a_vector(tmp_path: Pa
         "weights hold such numbers or overflow there, so its layers cannot be compared with the table. The model "
         "file may be damaged."
     ]
+
+
+def test_cosine_of_a_row_that_points_nowhere_names_that_row_in_one_line(damaged: Path) -> None:
+    # The command line names the rows pointing nowhere only for answers that read many rows;
+    # a cosine reads its two, and a zero one among them is named by the answer itself.
+    table = open_table(str(damaged))
+    word = table.query(ZERO_IDS[0]).token
+    assert table.query(word).id == ZERO_IDS[0]
+    result = run_cli("cosine", word, "king", "--model", str(damaged), "--json")
+    assert result.returncode == 2 and result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "nowhere" in lines[0] and f"{ZERO_IDS[0]:,}" in lines[0], lines

@@ -86,7 +86,7 @@ ASKERS = {
     "direction": "panes.directions_pane", "compare": "panes.compare", "local_models": "panes.local_models",
     "guess": "panes.guess_bar", "complete": "panes.guess_bar", "suggest": "panes.suggestions",
     "analogy": "panes.exercises", "family_distances": "panes.exercises", "two_texts": "panes.exercises",
-    "pair_tokens": "panes.exercises", "health": "panes.health_pane",
+    "pair_tokens": "panes.exercises", "health": "panes.health_pane", "health_verify": "panes.health_pane",
 }  # fmt: skip
 
 

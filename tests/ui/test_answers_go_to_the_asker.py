@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
+import numpy as np
 import pytest
 
+from embedexplorer.core.tables.embedding_table import EmbeddingTable
 from embedexplorer.jobs.base import JobContext
 from embedexplorer.jobs.table_jobs import NEIGHBOURS, NeighboursAnswer, NeighboursRequest
 from embedexplorer.settings import Settings
@@ -73,13 +75,33 @@ def test_without_the_neighbours_pane_the_map_still_stars_the_selection_and_rings
     window.close()
 
 
-def test_each_model_open_asks_each_pane_for_the_selections_neighbours_once(qtbot, window, neighbour_runs) -> None:
+@pytest.fixture
+def searches(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, ...]]:
+    """What each real search of a table left out (a token's own id): the search itself runs as always."""
+    seen: list[tuple[int, ...]] = []
+    real = EmbeddingTable._top_k
+
+    def counted(
+        self: EmbeddingTable, vector: np.ndarray, k: int, exclude: Iterable[int]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        seen.append(tuple(exclude))
+        return real(self, vector, k, exclude)
+
+    monkeypatch.setattr(EmbeddingTable, "_top_k", counted)
+    return seen
+
+
+def test_each_model_open_asks_each_pane_for_the_selections_neighbours_once(
+    qtbot, window, neighbour_runs, searches
+) -> None:
     open_model(qtbot, window, "bundled")
     type_text(qtbot, window, "monday")
     monday = window.state.selection.token_id
     settle()
     # One question from the list, one from the map (placed on the map it shows): neither twice.
     assert (neighbour_runs.of(monday, on_map=False), neighbour_runs.of(monday, on_map=True)) == (1, 1)
+    # Both answered from one search of the table.
+    assert searches.count((monday,)) == 1
     for opened in (2, 3):
         map_answer = window.client.channel(NEIGHBOURS, window.panes.map).ready
         with qtbot.waitSignals([answers(window, NEIGHBOURS).ready, map_answer], timeout=LOAD_TIMEOUT_MS):
@@ -87,6 +109,7 @@ def test_each_model_open_asks_each_pane_for_the_selections_neighbours_once(qtbot
         qtbot.waitUntil(lambda: window.panes.map.view.canvas.selection[0] == "monday", timeout=ANSWER_TIMEOUT_MS)
         qtbot.wait(300)  # time for a second, unwanted question to run if one had been asked
         assert (neighbour_runs.of(monday, on_map=False), neighbour_runs.of(monday, on_map=True)) == (opened, opened)
+        assert searches.count((monday,)) == opened  # one search per open, shared by the list and the map
 
 
 def test_one_panes_question_never_makes_anothers_stale(qtbot, window) -> None:

@@ -36,7 +36,8 @@ def answer(args: argparse.Namespace, asker: Asker) -> Answer:
     if solved.note:
         lines.append(f"note: {one_line(solved.note)}")
     lines += [f"{one_line(n.token):<20} {n.id:>8}  {n.cosine:6.3f}" for n in solved.neighbours]
-    lines.append(f"(baseline for unrelated tokens here: {table.baseline_cosine:.3f})")
+    if not args.json:  # JSON has no baseline: it reads 20,000 sampled rows only to be printed
+        lines.append(f"(baseline for unrelated tokens here: {table.baseline_cosine:.3f})")
     lines.append(solved.inputs_line())
     if solved.expected is not None:
         lines.append(f"expected: {solved.expected_line()}")

@@ -29,7 +29,7 @@ def run(args: argparse.Namespace, progress: ProgressReport | None) -> Answer:
     """Open A here, then ask the window's request kind: it opens B, compares and closes B."""
     from ...core.common.errors import EmbedExplorerError
     from ...core.maps.word_sets import choose
-    from ...core.tables.embedding_table import open_table
+    from ...core.tables.opening import open_table
     from ...jobs.base import Session
     from ...jobs.compare_jobs import COMPARE, CompareRequest
 

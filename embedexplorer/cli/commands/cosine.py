@@ -19,7 +19,7 @@ def answer(args: argparse.Namespace, asker: Asker) -> Answer:
     from ...jobs.table_jobs import COSINE, CosineRequest
 
     table = asker.table
-    cosine = asker.ask(COSINE, CosineRequest(typed(args, args.a), typed(args, args.b)))
+    cosine = asker.ask(COSINE, CosineRequest(typed(args, args.a), typed(args, args.b), with_baseline=not args.json))
     payload: dict[str, object] = {
         "model": table.name,
         "a": cosine.a,
@@ -33,9 +33,10 @@ def answer(args: argparse.Namespace, asker: Asker) -> Answer:
     lines = [
         f"model: {one_line(table.name)}",
         f"cosine({one_line(cosine.a)}, {one_line(cosine.b)}) = {cosine.cosine:.3f}",
-        f"(baseline for unrelated tokens here: {table.baseline_cosine:.3f})",
     ]
+    if not args.json:  # JSON has no baseline: it reads 20,000 sampled rows only to be printed
+        lines.append(f"(baseline for unrelated tokens here: {table.baseline_cosine:.3f})")
     return payload, "\n".join(lines + ([f"note: {one_line(cosine.note)}"] if cosine.note else []))
 
 
-COMMAND = Command("cosine", "cosine of two tokens", arguments, answer=answer)
+COMMAND = Command("cosine", "cosine of two tokens", arguments, answer=answer, names_rows_pointing_nowhere=False)

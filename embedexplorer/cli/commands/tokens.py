@@ -44,4 +44,6 @@ def answer(args: argparse.Namespace, asker: Asker) -> Answer:
     return payload, "\n".join([f"model: {one_line(table.name)}", f"{report.count} token(s)", *lines])
 
 
-COMMAND = Command("tokens", "split text into tokens and ids", arguments, answer=answer)
+COMMAND = Command(
+    "tokens", "split text into tokens and ids", arguments, answer=answer, names_rows_pointing_nowhere=False
+)

@@ -47,6 +47,7 @@ import numpy as np
 
 from ..search import neighbours as nb
 from ..search.raw_rows import float64_lengths
+from .plain_nearest import plain_nearest
 
 try:
     from ..search import _every
@@ -129,10 +130,11 @@ def nearest_of_all(
     count, width = (int(n) for n in rows.shape)
     if not 1 <= k < count:
         raise ValueError(f"k must be between 1 and {count - 1}, not {k}")
-    if _every is None:
-        raise RuntimeError("the neighbour search's C loop was not built (no C compiler at install time)")
     queries = np.asarray(queries, dtype=np.int64)
     rows = np.ascontiguousarray(rows, dtype=np.float32)
+    if _every is None:  # built without a C compiler: the same answers, in float64 throughout
+        found = plain_nearest(rows, queries, k, inverse_lengths(rows), targets, step)
+        return Nearest(*found, threads=1, product="numpy float64 (no C loop)")
     search = _Search(rows, queries, k, targets, _Product(rows, product, threads))
     search.run(step)
     return search.answer()

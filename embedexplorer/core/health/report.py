@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .repeat_check import RepeatCheck
 from .scoring import REASONS, RULE
 
 # Indicators every token carries, by name, in the order tables show them.
@@ -86,16 +87,24 @@ class HealthReport:
             "indicators": indicators,
         }
 
-    def as_json(self, top: int) -> dict[str, object]:
-        """``{"model", "summary", "tokens": [...]}``, the ``top`` most suspicious tokens first."""
-        return {
-            "model": self.model,
-            "summary": self.summary(),
-            "tokens": [self.token_entry(int(i)) for i in self.top(top)],
-        }
+    def as_json(self, top: int, repeat: RepeatCheck | None = None) -> dict[str, object]:
+        """``{"model", "summary", "tokens": [...]}``, the ``top`` most suspicious tokens first.
 
-    def table_rows(self, top: int) -> list[list[str]]:
-        """Rank, id, token, score, reasons and indicators as text, for a CSV file or a terminal table."""
+        With ``repeat`` (the check with the model), every entry has ``repeat_probability`` (null where
+        the token was not checked) and the summary says what was asked, or why nothing was."""
+        summary = self.summary()
+        tokens = [self.token_entry(int(i)) for i in self.top(top)]
+        if repeat is not None:
+            summary["repeat_check"] = repeat.summary()
+            found = repeat.by_id
+            for entry in tokens:
+                entry["repeat_probability"] = found.get(int(str(entry["id"])))
+        return {"model": self.model, "summary": summary, "tokens": tokens}
+
+    def table_rows(self, top: int, repeat: RepeatCheck | None = None) -> list[list[str]]:
+        """Rank, id, token, score, reasons and indicators as text, for a CSV file or a terminal table
+        (and the repeat probability last, with ``repeat``; empty where not checked)."""
+        found = {} if repeat is None else repeat.by_id
         rows = []
         for rank, token_id in enumerate(self.top(top), start=1):
             entry = self.token_entry(int(token_id))
@@ -104,11 +113,13 @@ class HealthReport:
             rows.append(
                 [str(rank), str(entry["id"]), str(entry["token"]), _text(entry["score"]), " ".join(entry["reasons"])]  # type: ignore[arg-type]
                 + [_text(values.get(name)) for name in INDICATOR_NAMES if name in self.indicators]
+                + ([_text(found.get(int(token_id)))] if repeat is not None else [])
             )
         return rows
 
-    def table_header(self) -> list[str]:
-        return ["rank", "id", "token", "score", "reasons"] + [n for n in INDICATOR_NAMES if n in self.indicators]
+    def table_header(self, repeat: RepeatCheck | None = None) -> list[str]:
+        names = [n for n in INDICATOR_NAMES if n in self.indicators]
+        return ["rank", "id", "token", "score", "reasons", *names, *(["repeat_p"] if repeat is not None else [])]
 
 
 def _plain(value: object) -> float | None:

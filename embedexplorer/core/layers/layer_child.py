@@ -24,6 +24,9 @@ from .layer_model import LayerModel
 from .layer_process import error_frame, receive_frame, send_frame
 from .loading import ModelDesign, load_layer_model, read_design
 
+# Prompts one repeat request may carry (the health check asks about at most a few hundred tokens).
+MAX_REPEATS = 1000
+
 
 def serve(threads: str = "1") -> int:
     """The child's whole life: say it runs, import torch, then answer until stdin closes."""
@@ -111,6 +114,8 @@ class _Server:
                     self.load(request_id, str(message["load"]), str(message.get("name") or message["load"]))
                 elif "run" in message:
                     self.run(request_id, message)
+                elif "repeat" in message:
+                    self.repeat(request_id, message)
                 elif "forget" in message and self.model is not None:
                     self.model.forget()
             except (BrokenPipeError, ConnectionResetError):
@@ -180,6 +185,25 @@ class _Server:
             # Every layer through the head in one product once the pass is done: the head's rows are read once.
             self._send_guesses(request_id, model.guesses(states[:, position], k, token_id))
         self.send({"id": request_id, "done": True})
+
+    def repeat(self, request_id: int, message: dict[str, Any]) -> None:
+        """The repeat check (vocabulary health): each prompt forward, the probability of its token next."""
+        model = self.model
+        if model is None:
+            raise EmbedExplorerError("No model is loaded in the model's process; ask again.")
+        prompts = [[int(i) for i in p] for p in message["repeat"]][:MAX_REPEATS]
+        tokens = [int(t) for t in message["tokens"]][: len(prompts)]
+        limit = model.max_positions
+        if limit is not None and any(len(p) > limit for p in prompts):
+            raise EmbedExplorerError(f"The repeat prompt is longer than the model's {limit:,} positions.")
+
+        def progress(done: int, total: int) -> None:
+            self.send({"id": request_id, "progress": [done, total, f"Asked the model about {done} of {total}"]})
+
+        found = model.repeat_probabilities(
+            prompts, tokens, int(message.get("batch") or 1), lambda: self.stopped(request_id), progress
+        )
+        self.send({"id": request_id, "repeated": [float(p) for p in found]})
 
     def _send_layers(self, request_id: int, layers: list[int], vectors: np.ndarray, compared: np.ndarray) -> None:
         self.send({"id": request_id, "layers": layers}, (vectors, compared))

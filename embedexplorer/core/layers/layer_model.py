@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..common.blas import cores_but_one
+from ..common.errors import EmbedExplorerError
 from ..tables.position_rows import row_name
 from . import output_head as oh
 from .answers import LayerBatch, LayerCallback, LayerGuesses, LayerInput, LayerRun, StopCheck, stop_if_asked
@@ -198,6 +199,35 @@ class LayerModel(ModelFacts):
         ids, probs = self._output.top(vectors, k)
         row_cosine = None if token_id is None else self._output.row_cosine(token_id)
         return LayerGuesses(ids, probs, row_cosine)
+
+    def repeat_probabilities(
+        self,
+        prompts: Sequence[Sequence[int]],
+        tokens: Sequence[int],
+        batch: int,
+        should_stop: StopCheck | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> np.ndarray:
+        """For each prompt, the probability the model's own head gives its token as the next one:
+        ``softmax(model(prompt).logits[0, -1])[token]``, in float64. Prompts of one length run together."""
+        if self._output is None or self.head_kind not in (oh.TIED, oh.OWN):
+            raise EmbedExplorerError("This model has no next-token head to ask.")
+        import torch
+
+        found = np.zeros(len(prompts), dtype=np.float64)
+        step = max(1, batch)
+        for start in range(0, len(prompts), step):
+            stop_if_asked(should_stop)
+            ids = torch.tensor([list(p) for p in prompts[start : start + step]], dtype=torch.long)
+            wanted = torch.tensor([int(t) for t in tokens[start : start + step]], dtype=torch.long)
+            with torch.inference_mode(), self._stoppable(should_stop):
+                # The last block's own output (see ``_stoppable``); the head applies the final norm.
+                last = self.model(ids, output_hidden_states=True).hidden_states[-1][:, -1, :]
+                probabilities = torch.softmax(self._output.logits(last).double(), dim=-1)
+                found[start : start + len(wanted)] = probabilities[torch.arange(len(wanted)), wanted].numpy()
+            if progress is not None:
+                progress(start + len(wanted), len(prompts))
+        return found
 
     def _streamed_run(self, run: LayerRun, should_stop: StopCheck | None) -> Iterator[LayerBatch]:
         """One run forward on a thread of its own, each layer handed over as soon as it exists."""

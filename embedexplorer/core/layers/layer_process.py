@@ -175,6 +175,12 @@ class ChildLayerModel(ModelFacts):
     def layer_runs(self, runs: Sequence[LayerRun], should_stop: StopCheck | None) -> Iterator[tuple[int, LayerBatch]]:
         return self.process.layer_runs(self, runs, should_stop)
 
+    def repeat_probabilities(self, prompts: Sequence[Sequence[int]], tokens: Sequence[int], batch: int,
+                             should_stop: StopCheck | None = None, progress: ProgressCallback | None = None,
+                             ) -> np.ndarray:  # fmt: skip
+        """As ``LayerModel.repeat_probabilities``, in the child."""
+        return self.process.repeat(self, prompts, tokens, batch, should_stop, progress)
+
 
 # ----- the parent ------------------------------------------------------------------------------
 class LayerProcess:
@@ -392,6 +398,37 @@ class LayerProcess:
                     # The child stops these at its next layer; their late frames are dropped.
                     try:
                         self._send({"stop": max(pending)})
+                    except EmbedExplorerError:
+                        pass
+
+    def repeat(self, model: ChildLayerModel, prompts: Sequence[Sequence[int]], tokens: Sequence[int], batch: int,
+               should_stop: StopCheck | None, progress: ProgressCallback | None) -> np.ndarray:  # fmt: skip
+        """The repeat check in the child: progress as it goes, the probabilities (float64) at the end."""
+        with self._lock:
+            if self.model is not model:
+                raise EmbedExplorerError("The model's process was restarted; ask again.")
+            request_id = next(self._ids)
+            prompts = [[int(i) for i in p] for p in prompts]
+            self._send({"id": request_id, "repeat": prompts, "tokens": [int(t) for t in tokens], "batch": batch})
+            try:
+                while True:
+                    found = self._next({request_id}, should_stop)
+                    assert found is not None
+                    message = found[0]
+                    if "error" in message:
+                        raise _error_from(message)
+                    if "stopped" in message:
+                        raise Interrupted("Stopped: a newer question replaced this one.")
+                    if "progress" in message and progress is not None:
+                        done, total, words = message["progress"]
+                        progress(int(done), int(total), str(words))
+                    if "repeated" in message:
+                        request_id = 0  # answered: nothing to stop
+                        return np.array([float(p) for p in message["repeated"]], dtype=np.float64)
+            finally:
+                if request_id:
+                    try:
+                        self._send({"stop": request_id})
                     except EmbedExplorerError:
                         pass
 

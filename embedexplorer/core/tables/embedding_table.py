@@ -8,19 +8,16 @@ quantised ones are searched as stored (``stored_search``).
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from functools import cached_property, partial
 from pathlib import Path
-from typing import overload
 
 import numpy as np
 
-from ..common.errors import ModelNotFoundError, QueryError
+from ..common.errors import QueryError
 from ..common.files import FileState
 from ..common.progress import ProgressCallback
-from ..readers.base import OpenedModel
 from ..search import neighbours as nb
 from ..search import raw_rows as raw_search
 from ..search.bf16_rows import Bf16Rows, ScreenChoice, kernel_instructions, screen_for
@@ -28,112 +25,21 @@ from ..search.many_scores import vectorised
 from ..search.raw_rows import RawRows
 from ..search.stored_rows import StoredRows, UnitRows
 from ..search.stored_search import StoredScreen, screen_for_stored
-from ..sources.resolve import ModelSource, naming_the_model, reader_for, resolve_source
-from ..text.texts import MAX_SHOWN_TOKENS, Token, TokenReport, fixed, token_report
+from ..text.texts import MAX_SHOWN_TOKENS, Token, TokenReport, token_report
 from ..text.vocabulary import Vocabulary
+from .answers import Neighbour, NeighbourResult, Query, ReadableTokens, TableFacts
 from .pointing_nowhere import PointingNowhere, row_sentence
+
+# The answer types were defined here; importers may still take them from this module.
+__all__ = ["EmbeddingTable", "Neighbour", "NeighbourResult", "Query", "ReadableTokens", "TableFacts"]
 
 ExactScores = Callable[[np.ndarray, np.ndarray], np.ndarray]
 # How many looked-up words each table remembers.
 QUERY_MEMORY = 4096
+# How many neighbour answers each table remembers.
+ANSWER_MEMORY = 64
 # Largest bfloat16 copy of the unit rows made for searches of several vectors (GPT-2 small's is 77 MB).
 _MANY_SCREEN_UP_TO = 1 << 30
-
-
-class ReadableTokens(Sequence[str]):
-    """Every row's token in readable form, made on first use and remembered."""
-
-    def __init__(self, vocabulary: Vocabulary, rows: int) -> None:
-        self._vocabulary, self._rows = vocabulary, rows
-        self._made: dict[int, str] = {}
-
-    def __len__(self) -> int:
-        return self._rows
-
-    @overload
-    def __getitem__(self, index: int) -> str: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[str]: ...
-
-    def __getitem__(self, index: int | slice) -> str | list[str]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(self._rows))]
-        token_id = int(index)
-        if token_id < 0:
-            token_id += self._rows
-        if not 0 <= token_id < self._rows:
-            raise IndexError(f"token id {index} is outside the table")
-        made = self._made.get(token_id)
-        if made is None:
-            vocabulary = self._vocabulary
-            made = vocabulary.readable(token_id) if token_id < vocabulary.size else f"<row {token_id}>"
-            self._made[token_id] = made
-        return made
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, (ReadableTokens, list)):
-            return len(self) == len(other) and list(self) == list(other)
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
-
-
-@dataclass(frozen=True, slots=True)
-class Neighbour:
-    id: int
-    token: str
-    cosine: float
-
-
-@dataclass(frozen=True)
-class Query:
-    """The token that answers for what the user typed, and why."""
-
-    id: int
-    token: str
-    pieces: tuple[Token, ...]
-    note: str = ""
-
-
-@dataclass(frozen=True)
-class NeighbourResult:
-    query: Query | None
-    neighbours: tuple[Neighbour, ...]
-    note: str = ""
-
-
-@dataclass(frozen=True)
-class TableFacts:
-    model: str
-    rows: int
-    width: int
-    table_weights: int
-    model_weights: int
-    share: float
-    position_rows: int | None
-    position_note: str
-    baseline_cosine: float
-    vocabulary_size: int
-    dtype: str
-    storage: str = ""  # how the file stores the table, in words: "BF16", "Q4_K, dequantised"
-    memory_bytes: int = 0  # what the table's rows and its first pass take, mapped or copied
-    pointing_nowhere: str = ""  # the rows holding NaN or infinity or all zero, in a sentence ("" for none)
-
-    def as_dict(self) -> dict[str, object]:
-        return asdict(self)
-
-    def summary(self) -> str:
-        """The chapter's sentences about a table: rows x width = weights, share of the model."""
-        positions = f"{self.position_rows:,} position rows" if self.position_rows else self.position_note
-        return (
-            f"model: {self.model}\n"
-            f"{self.rows:,} rows x {self.width:,} numbers = {self.table_weights:,} weights\n"
-            f"share of the whole model: {self.table_weights:,} / {self.model_weights:,} = {self.share:.1%}\n"
-            f"{positions}\n"
-            f"stored as {self.storage or self.dtype}; the table holds {self.memory_bytes / 1e6:,.0f} MB\n"
-            f"mean cosine of unrelated tokens (baseline): {fixed(self.baseline_cosine, 3)}"
-        )
 
 
 @dataclass
@@ -169,6 +75,11 @@ class EmbeddingTable:
     _queries: dict[str, Query] = field(default_factory=dict, init=False, repr=False, compare=False)
     # Neighbour searches run so far: a float32 table chooses its first pass when the second comes.
     _searches: int = field(default=0, init=False, repr=False, compare=False)
+    # The last few neighbour answers: the list and the map ask for the same token's neighbours,
+    # and the search runs once for both.
+    _answers: dict[tuple[int, int], NeighbourResult] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def close(self) -> None:
         """Let go of what the table holds outside this process (a tokenizer process)."""
@@ -394,8 +305,15 @@ class EmbeddingTable:
         # read the neighbours' raw rows (the window places them on its map).
         self.check_files()
         self._check_finite(answer)
+        remembered = self._answers.get((answer.id, k))
+        if remembered is not None and remembered.query == answer:
+            return remembered
         ids, cosines = self._top_k(self._unit_row(answer.id), k, (answer.id,))
-        return NeighbourResult(answer, self._neighbours(ids, cosines), answer.note)
+        result = NeighbourResult(answer, self._neighbours(ids, cosines), answer.note)
+        if len(self._answers) >= ANSWER_MEMORY:
+            self._answers.pop(next(iter(self._answers)), None)  # forget the oldest answer
+        self._answers[(answer.id, k)] = result
+        return result
 
     def neighbours_of_vector(
         self, vector: np.ndarray, k: int = 8, exclude: tuple[int, ...] = ()
@@ -541,53 +459,6 @@ class EmbeddingTable:
         return self.dtype
 
 
-def open_table(
-    spec: str | os.PathLike[str] | None = None,
-    *,
-    allow_download: bool = False,
-    progress: ProgressCallback | None = None,
-    separate_tokenizer: bool = False,
-    whole_model: bool = False,
-) -> EmbeddingTable:
-    """Open a model's embedding table: a folder, a cached Hub id, "bundled" or the default.
-
-    ``allow_download`` fetches a Hub model that is not here: its embedding tables
-    alone, or every weight into the HF cache with ``whole_model``.
-    ``separate_tokenizer`` runs the tokenizer in a child process, for callers (the
-    window) whose other threads must never wait on the tokenizer's hold of the GIL.
-
-    >>> table = open_table("bundled")
-    >>> [n.token for n in table.neighbours("monday", k=3).neighbours]  # doctest: +SKIP
-    """
-    if isinstance(spec, os.PathLike):
-        spec = os.fspath(spec)
-    if spec is not None and not isinstance(spec, str):
-        raise ModelNotFoundError(
-            f"open_table takes a model folder, a Hugging Face id or 'bundled' as text, "
-            f"not {type(spec).__name__} ({spec!r:.60})."
-        )
-    report = progress or (lambda done, total, message: None)
-    report(0, 4, "Finding the model")
-    source = resolve_source(spec, allow_download=allow_download, progress=progress, whole_model=whole_model)
-    return load_table(source, report, separate_tokenizer)
-
-
-def load_table(source: ModelSource, report: ProgressCallback, separate_tokenizer: bool = False) -> EmbeddingTable:
-    """Open ``source`` with the reader that claims it; the table does not depend on which one did."""
-    with naming_the_model(source):
-        opened = reader_for(source.location).open(source.location, report, separate_tokenizer)
-        table = table_from(source.name, opened)
-        table.source_kind = source.kind
-        if table.stored:
-            try:
-                table.prepare(progress=report)  # the row lengths (or dequantising), with progress
-            except BaseException:
-                table.close()
-                raise
-    report(4, 4, "Ready")
-    return table
-
-
 def _check_text(text: object) -> None:
     """Questions take text (or a token id where the method says so): anything else is a QueryError."""
     if not isinstance(text, str):
@@ -599,24 +470,3 @@ def _check_k(k: object) -> int:
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise QueryError(f"The number of neighbours must be a whole number of at least 1, not {k!r}.")
     return int(k)
-
-
-def table_from(name: str, opened: OpenedModel) -> EmbeddingTable:
-    """An EmbeddingTable for what a reader found."""
-    table = EmbeddingTable(
-        name=name,
-        rows=opened.rows,
-        vocabulary=opened.vocabulary,
-        model_weights=opened.model_weights,
-        dtype=opened.storage,
-        positions=opened.positions,
-        position_note=opened.position_note,
-        folder=opened.folder,
-        config=opened.config,
-        mapped_files=opened.mapped_files,
-    )
-    if opened.stored_screen is not None:
-        table.__dict__["stored_screen"] = opened.stored_screen  # made by the reader while the tokenizer loaded
-    return table
-
-

@@ -11,15 +11,14 @@ import sys
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
-from .gguf_tokenizer import load_gguf_tokenizer
 from .round_trip import ROUND_TRIP_BATCH, RoundTripper, gguf_round_trip, hf_round_trip
-from .tokenizer_process import CHILD_MEMORY_LIMIT, error_message, receive_message, send_message
+from .tokenizer_process import CHILD_MEMORY_LIMIT, ROWS_LATER, error_message, receive_message, send_message
 from .vocabulary import describe_tokenizer, encode_with, load_tokenizer
 
 
-def serve(folder: str, max_rows: str | None = None) -> int:
+def serve(folder: str, max_rows: str | None = None) -> NoReturn:
     """The child's whole life: load the tokenizer, describe it, then encode until stdin closes."""
     _forget_working_folder()
     _limit_memory()
@@ -30,10 +29,19 @@ def serve(folder: str, max_rows: str | None = None) -> int:
         # First word: the child runs. A child that dies after this was killed by its tokenizer,
         # not by this machine, and the parent must not retry the same tokenizer in its own process.
         send_message(answers, {"started": True})
-        _answer_requests(Path(folder), sys.stdin.buffer, answers, int(max_rows) if max_rows else None)
+        _answer_requests(Path(folder), sys.stdin.buffer, answers, _rows(max_rows))
     except (BrokenPipeError, ConnectionResetError):
         pass  # the parent is gone; so is the reason to live
-    return 0
+    # Every answer is flushed; ending here skips freeing the tokenizer and the interpreter's
+    # modules one by one, which the parent, waiting to reap this process, would sit through.
+    sys.stderr.flush()
+    os._exit(0)
+
+
+def _rows(max_rows: str | None) -> int | str | None:
+    if not max_rows:
+        return None
+    return ROWS_LATER if max_rows == ROWS_LATER else int(max_rows)
 
 
 def _forget_working_folder() -> None:
@@ -54,15 +62,25 @@ def _limit_memory() -> None:
         pass  # Windows has no rlimits; macOS may refuse RLIMIT_AS: the time limits still hold
 
 
-def _answer_requests(folder: Path, requests: IO[bytes], answers: IO[bytes], max_rows: int | None = None) -> None:
+def _answer_requests(
+    folder: Path, requests: IO[bytes], answers: IO[bytes], max_rows: int | str | None = None
+) -> None:
     try:
         if folder.is_file():  # a model file (GGUF) carries its tokenizer in its header
+            # Imported here: it brings numpy and the GGUF reader, which a folder's tokenizer never needs.
+            from .gguf_tokenizer import load_gguf_tokenizer
+
             gguf_tokenizer, facts = load_gguf_tokenizer(folder)
             encode: Callable[[str], list[int]] = gguf_tokenizer.encode
             make_round_trip: Callable[[], RoundTripper] = partial(gguf_round_trip, gguf_tokenizer)
         else:
             tokenizer = load_tokenizer(folder)
-            facts = describe_tokenizer(tokenizer, max_rows)
+            if max_rows == ROWS_LATER:  # started early: the table's row count comes once the parent has it
+                first = receive_message(requests)
+                if first is None:
+                    return
+                max_rows = first.get("max_rows")
+            facts = describe_tokenizer(tokenizer, None if max_rows is None else int(max_rows))
             encode = partial(encode_with, tokenizer)
             make_round_trip = partial(hf_round_trip, tokenizer)
         send_message(answers, {"facts": facts.as_dict()})

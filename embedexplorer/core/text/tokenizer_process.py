@@ -52,7 +52,12 @@ _BOOTSTRAP = (
 )
 
 
-def child_command(folder: Path, max_rows: int | None = None) -> tuple[list[str], dict[str, str]]:
+# In place of the table's row count: the child loads its tokenizer, then waits for the count
+# (``{"max_rows": n}``) before it describes the tokenizer. See ``start_early``.
+ROWS_LATER = "later"
+
+
+def child_command(folder: Path, max_rows: int | str | None = None) -> tuple[list[str], dict[str, str]]:
     """How to start the child: the frozen app runs itself, a Python install runs the package.
 
     Either way nothing is imported from the working folder: a person who starts the
@@ -63,7 +68,7 @@ def child_command(folder: Path, max_rows: int | None = None) -> tuple[list[str],
     if getattr(sys, "frozen", False):
         # A frozen app's sys.path is its own bundle only; serve() drops the working folder too.
         return [sys.executable, CHILD_FLAG, str(folder), *limit], env
-    return [sys.executable, "-I", "-c", _BOOTSTRAP, json.dumps(child_sys_path()), str(folder), *limit], env
+    return [sys.executable, "-I", "-S", "-c", _BOOTSTRAP, json.dumps(child_sys_path()), str(folder), *limit], env
 
 
 def last_line(stderr: IO[bytes] | None, tail: int = 4000, skip: str | None = None) -> str:
@@ -164,9 +169,11 @@ class TokenizerProcess:
     child that dies or hangs on a text is stopped, and that text gets a plain error.
     """
 
-    def __init__(self, folder: Path, max_rows: int | None = None) -> None:
+    def __init__(self, folder: Path, max_rows: int | None = None, rows_later: bool = False) -> None:
         self.folder = folder
         self.max_rows = max_rows
+        # Started before the table's size is known: ``limit_rows`` sends it (a restart passes it as an argument).
+        self._rows_later = rows_later
         self._lock = threading.Lock()
         self._facts: dict[str, Any] | None = None
         self._process: subprocess.Popen[bytes] | None = None
@@ -174,7 +181,7 @@ class TokenizerProcess:
         self._start()
 
     def _start(self) -> None:
-        command, env = child_command(self.folder, self.max_rows)
+        command, env = child_command(self.folder, ROWS_LATER if self._rows_later else self.max_rows)
         # The child's complaints go to a file, read only when it fails to start.
         if self._stderr is not None:
             self._stderr.close()
@@ -184,6 +191,21 @@ class TokenizerProcess:
         )
         # Pipes close and the child exits even if nobody calls close().
         weakref.finalize(self, _stop, self._process)
+
+    def limit_rows(self, max_rows: int | None) -> None:
+        """Give a child started with ``rows_later`` the table's row count; it then describes its tokenizer."""
+        with self._lock:
+            self.max_rows = max_rows
+            if not self._rows_later:
+                return
+            self._rows_later = False
+            process = self._process
+            if process is None or process.stdin is None:
+                return
+            try:
+                send_message(process.stdin, {"max_rows": max_rows})
+            except (BrokenPipeError, OSError):
+                pass  # it has stopped: reading its facts says so
 
     def facts(self) -> dict[str, Any]:
         """The tokenizer's description (sizes, raw tokens); raises the child's load error."""
@@ -312,6 +334,36 @@ class TokenizerProcess:
             if self._stderr is not None:
                 self._stderr.close()
                 self._stderr = None
+
+
+# Children started by ``start_early``, by folder, until the table's reader takes them.
+_early: dict[str, TokenizerProcess] = {}
+
+
+def start_early(folder: Path) -> None:
+    """Start the child for ``folder`` now, before the table code imports and the table's size is known.
+
+    The command line calls this as soon as it has its arguments: the child's interpreter starts
+    and loads the tokenizer while this process imports the engine and reads the weights' headers.
+    It is the same child, under the same limits, as ``TokenizerProcess(folder)``.
+    """
+    key = os.path.realpath(folder)
+    if key not in _early:
+        _early[key] = TokenizerProcess(folder, rows_later=True)
+
+
+def take_early(folder: Path, max_rows: int | None) -> TokenizerProcess | None:
+    """The child ``start_early`` started for ``folder``, told the table's row count; None if there is none."""
+    process = _early.pop(os.path.realpath(folder), None)
+    if process is not None:
+        process.limit_rows(max_rows)
+    return process
+
+
+def close_early() -> None:
+    """Stop every early child no reader took (the model did not open, or was not that folder)."""
+    while _early:
+        _early.popitem()[1].close()
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:

@@ -11,7 +11,7 @@ import json
 import logging
 import unicodedata
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from functools import cached_property, lru_cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -122,7 +122,8 @@ class TokenizerFacts:
     special_ids: tuple[int, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # Shallow: asdict() would copy each of the 50,000-odd token strings once more on the way to JSON.
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TokenizerFacts:
@@ -330,9 +331,9 @@ class Vocabulary:
             from ..common.background import Background
 
             return Background(lambda: cls.from_folder(folder, max_rows), "embedexplorer-tokenizer").result
-        from .tokenizer_process import TokenizerProcess
+        from .tokenizer_process import TokenizerProcess, take_early
 
-        process = TokenizerProcess(folder, max_rows)
+        process = take_early(folder, max_rows) or TokenizerProcess(folder, max_rows)
 
         def finish() -> Vocabulary:
             try:

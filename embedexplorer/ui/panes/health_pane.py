@@ -25,7 +25,6 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QMenu,
-    QProgressBar,
     QPushButton,
     QScrollArea,
     QSplitter,
@@ -39,17 +38,21 @@ from ...core.common.errors import EmbedExplorerError
 from ...core.compare.map_change import MapChange
 from ...core.health.export import write_health
 from ...core.health.map_colouring import health_colouring
+from ...core.health.repeat_check import RepeatCheck
 from ...core.health.report import HealthReport
 from ...core.health.scoring import REASONS
 from ...jobs.health_jobs import HEALTH, HealthRequest
 from ...state import Selection
 from ..style import theme
+from ..widgets.progress_bar import job_progress_bar, show_share
 from ..window.plugging import PaneContext, Place
 from .health_table import ID_ROLE, HealthTableModel, ReasonChips
+from .health_verify import VerifyBar
 
 EXPORT_KINDS = "CSV (*.csv);;JSON (*.json)"
 # Scores above this are drawn in the histogram's last bar (a broken row scores 100).
 _DRAWN_UP_TO_THRESHOLDS = 3
+_TOKEN_CHARS = 14  # the token column at its widest, in wide letters
 
 
 # How many reasons a row of the filters holds.
@@ -67,6 +70,7 @@ class HealthPane(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.report: HealthReport | None = None
+        self.repeat_check: RepeatCheck | None = None  # the check with the model, once asked
         self.colour_action = QAction("Colour by &health", self)  # Map > Colour by health, once bound
         self.colour_action.setCheckable(True)
         self.colour_action.setToolTip(
@@ -84,13 +88,7 @@ class HealthPane(QWidget):
         self.export_button.clicked.connect(self.export_dialog)
         for button in (self.check_button, self.stop_button, self.export_button):
             button.setAutoDefault(False)
-        self.progress = QProgressBar()
-        self.progress.setRange(0, 1000)
-        # Hidden, it keeps its room: the buttons stay their own size instead of spreading out.
-        policy = self.progress.sizePolicy()
-        policy.setRetainSizeWhenHidden(True)
-        self.progress.setSizePolicy(policy)
-        self.progress.hide()
+        self.progress = job_progress_bar()
         self.summary = _plain_label("Open the tab with a model open to check its vocabulary.")
         self.message = _plain_label("")
         self.message.setStyleSheet("color: #a01010; font-weight: bold;")
@@ -116,11 +114,13 @@ class HealthPane(QWidget):
         self.flagged_only.setToolTip("Only tokens whose score reaches the threshold")
         self.flagged_only.toggled.connect(lambda _on: self._refilter())
         self.shown_count = _plain_label("")
+        self.verify = VerifyBar()  # the check with the model (health_verify.py)
         filters = QHBoxLayout()
         filters.addWidget(self.filter_button)
         filters.addWidget(self.flagged_only)
         filters.addWidget(self.shown_count, 1)
         self.model = HealthTableModel(self)
+        self.verify.checked.connect(self._show_repeat)
         self.table = QTableView()
         self.table.setModel(self.model)
         self.table.setItemDelegate(ReasonChips(self.table))
@@ -163,6 +163,7 @@ class HealthPane(QWidget):
         layout.addWidget(self.message)
         layout.addWidget(self.summary)
         layout.addLayout(filters)
+        layout.addWidget(self.verify)
         layout.addWidget(body, 1)
         self.export_dir = ""
 
@@ -176,13 +177,7 @@ class HealthPane(QWidget):
         self.check_button.setEnabled(False)
 
     def show_progress(self, share: float, message: str) -> None:
-        if share < 0:
-            self.progress.setRange(0, 0)
-        else:
-            self.progress.setRange(0, 1000)
-            self.progress.setValue(int(share * 1000))
-        self.progress.setFormat(f"{message}: %p%")
-        self.progress.show()
+        show_share(self.progress, share, message)
 
     def show_failure(self, message: str) -> None:
         self._finished()
@@ -206,8 +201,10 @@ class HealthPane(QWidget):
             action.setEnabled(counts.get(reason, 0) > 0)
         self.model.set_report(report, self._reasons(), self.flagged_only.isChecked())
         self._show_count()
-        self.table.resizeColumnsToContents()
+        self._fit_columns()
         self.export_button.setEnabled(True)
+        self.verify.clear()  # an earlier check belongs to the earlier list
+        self.verify.set_ready(True)
         self._draw_histogram(report)
 
     def clear(self) -> None:
@@ -216,6 +213,7 @@ class HealthPane(QWidget):
         self.histogram.clear()
         self.summary.setText("Open the tab with a model open to check its vocabulary.")
         self.export_button.setEnabled(False)
+        self.verify.clear()
         for reason, action in self.filters.items():
             action.setText(reason)
         self.shown_count.setText("")
@@ -246,7 +244,7 @@ class HealthPane(QWidget):
         if self.report is None:
             return False
         try:
-            write_health(path, self.report)
+            write_health(path, self.report, repeat=self.repeat_check)
         except OSError as exc:
             self.show_failure(f"The list was not exported to {path}: {exc.strerror or exc}. Nothing was overwritten.")
             return False
@@ -287,6 +285,21 @@ class HealthPane(QWidget):
     def _stop(self) -> None:
         self.stop_requested.emit()
         self.show_failure("Stopped; nothing was lost, and Check the vocabulary starts again.")
+
+    def _top_ids(self, count: int) -> list[int]:
+        """The ``count`` most suspicious tokens of the report, whatever the filter shows."""
+        return [] if self.report is None else [int(i) for i in self.report.top(count)]
+
+    def _show_repeat(self, check: RepeatCheck | None) -> None:
+        self.repeat_check = check  # exported with the list
+        self.model.set_repeat(check)
+        self._fit_columns()
+
+    def _fit_columns(self) -> None:
+        """Columns as wide as their cells, but a long token (GPT-2 has 64 dashes) never pushes the rest away."""
+        self.table.resizeColumnsToContents()
+        widest = self.table.fontMetrics().horizontalAdvance("M" * _TOKEN_CHARS)
+        self.table.setColumnWidth(2, min(self.table.columnWidth(2), widest))
 
     def _choose(self, row: int) -> None:
         if self.report is None or not 0 <= row < self.model.rowCount():
@@ -347,6 +360,7 @@ class HealthPane(QWidget):
         self.requested.connect(self._ask)
         self.shown.connect(lambda: None if self._asked or not state.loaded else self._ask())
         self.stop_requested.connect(lambda: client.cancel(HEALTH, self))
+        self.verify.bind(ctx, self, self._top_ids)
         self.token_chosen.connect(self._on_token_chosen)
         self.exported.connect(lambda text: ctx.shell.show_status(text))
         self.exported.connect(lambda _text: setattr(ctx.settings, "export_dir", self.export_dir))
@@ -387,6 +401,7 @@ class HealthPane(QWidget):
 
     def _on_model_serial_changed(self, _serial: int) -> None:
         self._asked = False
+        self.verify.cancel()
         self.clear()
         if self.colour_action.isChecked():
             self.colour_action.setChecked(False)
@@ -410,7 +425,9 @@ class HealthPane(QWidget):
 
     def focus_chain(self) -> list[QWidget]:
         """The pane's controls in the order Tab walks them."""
-        return [self.check_button, self.export_button, self.filter_button, self.flagged_only, self.table]
+        bar = self.verify
+        return [self.check_button, self.export_button, self.filter_button, self.flagged_only, bar.count,
+                bar.check_button, self.table]  # fmt: skip
 
 
 def _plain_label(text: str) -> QLabel:
@@ -426,7 +443,7 @@ if __name__ == "__main__":  # a preview of the pane alone, on the bundled model
     from PySide6.QtWidgets import QApplication
 
     from ...core.health.vocabulary_health import vocabulary_health
-    from ...core.tables.embedding_table import open_table
+    from ...core.tables.opening import open_table
 
     app = QApplication(sys.argv)
     preview = HealthPane()

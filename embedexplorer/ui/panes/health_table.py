@@ -12,6 +12,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QColor, QFontMetrics, QPainter
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
+from ...core.health.repeat_check import RepeatCheck
 from ...core.health.report import HealthReport
 from ...core.health.scoring import SCORE_REASONS
 from ..style import fonts
@@ -28,6 +29,7 @@ _INDICATORS = (
     ("partner", "duplicate of"),
 )
 REASONS_COLUMN = 4
+REPEAT_KEY, REPEAT_TITLE = "repeat", "repeat P"  # the check with the model, once asked
 # Chip colours: what the rows say (warm), what the tokenizer says (cool).
 _ROW_CHIP = QColor(196, 72, 52)
 _TOKENIZER_CHIP = QColor(60, 110, 170)
@@ -42,15 +44,30 @@ class HealthTableModel(QAbstractTableModel):
         self.ids = np.zeros(0, dtype=np.int64)
         self.ranks = np.zeros(0, dtype=np.int64)
         self.columns: list[tuple[str | None, str]] = [(None, name) for name in _FIXED]
+        self.repeat: dict[int, float] | None = None  # token id -> the probability the model gave it
 
     def set_report(self, report: HealthReport | None, reasons: set[str], flagged_only: bool) -> None:
         self.beginResetModel()
         self.report = report
-        self.columns = [(None, name) for name in _FIXED]
-        if report is not None:
-            self.columns += [(key, title) for key, title in _INDICATORS if key in report.indicators]
+        self.repeat = None  # a new report: the old check belongs to the old ranking
+        self._columns()
         self._filter(reasons, flagged_only)
         self.endResetModel()
+
+    def set_repeat(self, check: RepeatCheck | None) -> None:
+        """Show the model's repeat probabilities as a column beside the indicators (None removes it)."""
+        self.beginResetModel()
+        self.repeat = None if check is None or check.unavailable is not None else check.by_id
+        self._columns()
+        self.endResetModel()
+
+    def _columns(self) -> None:
+        self.columns = [(None, name) for name in _FIXED]
+        if self.report is not None:
+            # The model's answer first, right after the reasons, where it is read against them.
+            if self.repeat is not None:
+                self.columns.append((REPEAT_KEY, REPEAT_TITLE))
+            self.columns += [(key, title) for key, title in _INDICATORS if key in self.report.indicators]
 
     def set_filter(self, reasons: set[str], flagged_only: bool) -> None:
         self.beginResetModel()
@@ -103,11 +120,16 @@ class HealthTableModel(QAbstractTableModel):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ToolTipRole and column == REASONS_COLUMN:
             return ", ".join(report.reasons_of(token_id)) or "no reason: a row like most"
+        key = self.columns[column][0]
+        if key == REPEAT_KEY and role == Qt.ItemDataRole.ToolTipRole:
+            return "The probability the model gives this token when asked to repeat it (empty: not asked)"
         if role != Qt.ItemDataRole.DisplayRole:
             return None
-        key = self.columns[column][0]
         if key is None:
             return self._fixed(report, token_id, column, index.row())
+        if key == REPEAT_KEY:
+            found = (self.repeat or {}).get(token_id)
+            return "" if found is None else f"{found:.4g}"
         value = float(report.indicators[key][token_id])
         if not np.isfinite(value):
             return ""
