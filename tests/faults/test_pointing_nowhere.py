@@ -246,3 +246,28 @@ def test_cosine_of_a_row_that_points_nowhere_names_that_row_in_one_line(damaged:
     assert result.returncode == 2 and result.stdout == ""
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "nowhere" in lines[0] and f"{ZERO_IDS[0]:,}" in lines[0], lines
+
+
+def test_a_direction_leaves_them_out_of_its_ends_and_percentiles(damaged: Path) -> None:
+    """Their 0 is no cosine: no end holds them, and a word's percentile is among the other rows
+    (scipy's percentileofscore over the intact model's scores of those rows is the oracle)."""
+    from scipy.stats import percentileofscore
+
+    from embedexplorer.core.directions.direction import DEFAULT_PAIRS
+    from embedexplorer.core.directions.report import direction_report
+
+    spec = DirectionSpec(pairs=DEFAULT_PAIRS)
+    broken, intact = open_table(str(damaged)), open_table("bundled")
+    report = direction_report(broken, spec, ("nurse", "doctor"), 40, baseline=False, coordinates=False)
+    whole = direction_report(intact, spec, ("nurse", "doctor"), 40, baseline=False, coordinates=False)
+    gone = set(NAN_IDS + INF_IDS + ZERO_IDS)
+    assert not gone & {t.id for t in report.top + report.bottom}
+    assert any("7 rows" in note and "left out" in note for note in report.notes), report.notes
+    # The other rows' scores are the intact model's: the same direction from the same examples.
+    from embedexplorer.core.directions.scores import direction_scores
+
+    scores = direction_scores(intact, whole.direction.vector).astype(np.float64)
+    kept = np.setdiff1d(np.arange(scores.shape[0]), sorted(gone))
+    for place in report.words:
+        expected = percentileofscore(scores[kept], np.float32(place.score), kind="strict")
+        assert place.percentile == pytest.approx(expected, abs=1e-9)

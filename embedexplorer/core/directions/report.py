@@ -5,8 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..common.errors import QueryError
 from ..common.progress import ProgressCallback
+from ..common.terminal import one_line
 from ..tables.embedding_table import EmbeddingTable, Query
 from ..text.texts import fixed
 from .baseline import Baseline, RandomScores
@@ -50,6 +53,8 @@ class DirectionReport:
     spread: Spread
     baseline: Baseline | None
     best: BestCoordinate | None
+    # Rows pointing nowhere (NaN, infinity, all zero), left out of the ends and the statistics.
+    left_out_note: str = ""
 
     @property
     def label(self) -> str:
@@ -57,7 +62,8 @@ class DirectionReport:
 
     @property
     def notes(self) -> tuple[str, ...]:
-        return self.direction.notes + tuple(w.query.note for w in self.words if w.query.note)
+        left_out = (self.left_out_note,) if self.left_out_note else ()
+        return self.direction.notes + tuple(w.query.note for w in self.words if w.query.note) + left_out
 
     def baseline_summary(self) -> dict[str, object] | None:
         return None if self.baseline is None else self.baseline.summary(self.spread)
@@ -103,15 +109,20 @@ class DirectionReport:
 
     def text_lines(self) -> list[str]:
         """The whole answer as the command line prints it."""
-        lines = [f"model: {self.model}", f"direction: {self.label} (cosine of every one of {self.rows:,} rows with it)"]
-        lines += [f"note: {note}" for note in self.notes]
+        # Every name from the model or the user is one line: a token holding a newline forges no row.
+        lines = [
+            f"model: {one_line(self.model)}",
+            f"direction: {one_line(self.label)} (cosine of every one of {self.rows:,} rows with it)",
+        ]
+        lines += [f"note: {one_line(note)}" for note in self.notes]
         for title, ends in (("highest", self.top), ("lowest", self.bottom)):
             lines.append(f"{len(ends)} {title}:")
-            lines += [f"  {t.token:<20} {t.id:>8}  {t.score:+.3f}" for t in ends]
+            lines += [f"  {one_line(t.token):<20} {t.id:>8}  {t.score:+.3f}" for t in ends]
         if self.words:
             lines.append("your words:")
             lines += [
-                f"  {w.word:<14} {w.query.token:<14} {w.score:+.3f}  above {w.percentile:5.1f}% of the rows"
+                f"  {one_line(w.word):<14} {one_line(w.query.token):<14} {w.score:+.3f}  "
+                f"above {w.percentile:5.1f}% of the rows"
                 for w in self.words
             ]
         lines += self.baseline_lines()
@@ -153,6 +164,13 @@ def direction_report(
     scores = direction_scores(table, direction.vector)
     if check is not None:
         check()
+    # A row pointing nowhere has no cosine with the direction: it is no end and no part of the
+    # spread or of a word's percentile (its 0 would sit in the middle of every distribution).
+    nowhere = table.pointing_nowhere
+    kept, left_out_note = nowhere.left_out(np.arange(scores.shape[0]), "the rows scored")
+    if kept.size < scores.shape[0]:
+        scores = scores.astype(np.float32, copy=True)
+        scores[np.setdiff1d(np.arange(scores.shape[0]), kept)] = np.nan
     ids_a, ids_b = direction.ids_a, direction.ids_b
     spread = spread_of(scores, ids_a, ids_b)
 
@@ -178,4 +196,5 @@ def direction_report(
         spread=spread,
         baseline=random,
         best=best,
+        left_out_note=left_out_note,
     )

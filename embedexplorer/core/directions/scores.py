@@ -74,12 +74,19 @@ def end_ids(scores: np.ndarray, k: int, highest: bool = True) -> np.ndarray:
 
 
 def percentile(scores: np.ndarray, score: float) -> float:
-    """The share of all rows whose score is below ``score``, in percent (0: the lowest, ~100: the highest)."""
-    return 100.0 * float(np.count_nonzero(scores < np.float32(score))) / scores.shape[0]
+    """The share of the scored rows whose score is below ``score``, in percent (0: the lowest, ~100: the highest).
+
+    Rows left out (NaN: pointing nowhere) count on neither side."""
+    scored_rows = int(np.count_nonzero(~np.isnan(scores)))
+    return 100.0 * float(np.count_nonzero(scores < np.float32(score))) / max(1, scored_rows)
 
 
 def spread_of(scores: np.ndarray, ids_a: np.ndarray, ids_b: np.ndarray, k: int = END_SIZE) -> Spread:
-    """``Spread`` of one direction's scores: standard deviation, gap between the ends, example separation."""
+    """``Spread`` of one direction's scores: standard deviation, gap between the ends, example separation.
+
+    Rows left out (NaN: pointing nowhere) are not part of it."""
+    every = scores
+    scores = scores[~np.isnan(scores)]
     std = float(np.std(scores, dtype=np.float64))
     k = min(k, scores.shape[0])
     top = np.partition(scores, scores.shape[0] - k)[scores.shape[0] - k :]
@@ -87,7 +94,7 @@ def spread_of(scores: np.ndarray, ids_a: np.ndarray, ids_b: np.ndarray, k: int =
     gap = float(top.astype(np.float64).mean() - bottom.astype(np.float64).mean())
     if ids_a.size == 0 or ids_b.size == 0:
         return Spread(std, gap, 0.0)
-    difference = float(scores[ids_b].astype(np.float64).mean() - scores[ids_a].astype(np.float64).mean())
+    difference = float(every[ids_b].astype(np.float64).mean() - every[ids_a].astype(np.float64).mean())
     return Spread(std, gap, difference / std if std > 0 else 0.0)
 
 
