@@ -59,16 +59,20 @@ def check_against_numpy(table, spec: DirectionSpec, words: tuple[str, ...]) -> N
     report = direction_report(table, spec, words, END_SIZE)
     direction = report.direction
     ids_a, ids_b = direction.ids_a.tolist(), direction.ids_b.tolist()
-    unit = numpy_unit(float64_rows(table))
+    raw = float64_rows(table)
+    unit = numpy_unit(raw)
     difference, vector = numpy_direction(unit, ids_a, ids_b)
     expected = unit @ vector
+    # Rows holding NaN or infinity, or all zero, point nowhere: no end, not in any statistic.
+    usable = np.isfinite(raw).all(axis=1) & np.any(raw != 0, axis=1)
+    scored_rows = expected[usable]
 
     # Every row's score, from the table's own pass.
     scores = direction_scores(table, direction.vector)
     np.testing.assert_allclose(scores, expected, atol=2e-6)
 
     # The ends: numpy's order, ties aside (float32 scores may swap rows within a few 1e-7).
-    order = np.argsort(-expected, kind="stable")
+    order = np.flatnonzero(usable)[np.argsort(-scored_rows, kind="stable")]
     top = np.array([t.id for t in report.top])
     bottom = np.array([t.id for t in report.bottom])
     assert len(top) == len(bottom) == END_SIZE
@@ -82,13 +86,13 @@ def check_against_numpy(table, spec: DirectionSpec, words: tuple[str, ...]) -> N
 
     # Percentiles: the share of rows below the word's score.
     for place in report.words + report.examples:
-        below = np.count_nonzero(expected < expected[place.query.id]) / expected.size * 100
+        below = np.count_nonzero(scored_rows < expected[place.query.id]) / scored_rows.size * 100
         assert place.score == pytest.approx(expected[place.query.id], abs=2e-6)
         assert place.percentile == pytest.approx(below, abs=0.02)
 
     # Spread: standard deviation, the gap between the ends, the separation of the examples.
-    std = expected.std()
-    gap = np.sort(expected)[-END_SIZE:].mean() - np.sort(expected)[:END_SIZE].mean()
+    std = scored_rows.std()
+    gap = np.sort(scored_rows)[-END_SIZE:].mean() - np.sort(scored_rows)[:END_SIZE].mean()
     separation = (expected[ids_b].mean() - expected[ids_a].mean()) / std
     assert report.spread.std == pytest.approx(std, rel=1e-5)
     assert report.spread.gap == pytest.approx(gap, abs=1e-5)
