@@ -1,6 +1,7 @@
 """A GGUF file's tokenizer as llama.cpp runs it: ``llama_tokenize(add_special=false, parse_special=false)``.
 
-Ported step by step from src/llama-vocab.cpp (the version in ``llama_pretokenizers``):
+Ported step by step from src/llama-vocab.cpp (the version in ``llama_pretokenizers``), and kept
+whole in one file (over the 500-line rule) so it can be read side by side with its upstream:
 user-defined tokens cut the text first (control tokens do not: they are read as
 letters), then each piece goes through the kind's own algorithm: SPM's bigram merges
 by score, BPE's merges by rank after llama.cpp's split, WPM's longest match, UGM's
