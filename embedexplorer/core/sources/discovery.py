@@ -11,12 +11,14 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterable, Iterator, Sequence
+from fnmatch import fnmatch
 from pathlib import Path
 
 from ..common.constants import BUNDLED
 from ..common.files import is_dir_quietly, is_file_quietly, read_regular_quietly
 from ..formats.gguf_split import missing_numbers, missing_text, split_name
 from ..formats.quick_header import gguf_storage, safetensors_storage
+from ..readers.gguf import READER as GGUF_READER
 from .local_model import LocalModel
 from .ollama import ollama_model, ollama_models, ollama_roots
 
@@ -149,12 +151,18 @@ def lmstudio_models() -> Iterator[LocalModel]:
     for root in lmstudio_roots():
         for path, is_dir in _walk(root, _LMSTUDIO_DEPTH):
             relative = path.relative_to(root)
-            if not is_dir and path.suffix.lower() == ".gguf" and _may_be_model_file(path):
+            if not is_dir and _one_file_model(path) and _may_be_model_file(path):
                 entry = gguf_entry(path, str(relative.with_suffix("")), "lmstudio")
                 if entry is not None:
                     yield entry
             elif is_dir and is_file_quietly(path / "config.json") and any(path.glob("*.safetensors")):
                 yield folder_entry(path, str(relative), str(path), "lmstudio")
+
+
+def _one_file_model(path: Path) -> bool:
+    """A name the one-file reader declares (``*.gguf``), as the file dialog offers it."""
+    name = path.name.lower()
+    return any(fnmatch(name, pattern.lower()) for pattern in GGUF_READER.patterns)
 
 
 def _walk(root: Path, depth: int) -> Iterator[tuple[Path, bool]]:
@@ -197,7 +205,7 @@ def hf_cache_models() -> Iterator[LocalModel]:
         if is_file_quietly(snapshot / "config.json"):
             yield folder_entry(snapshot, repo_id, repo_id, "hf-cache")
         for path, is_dir in _walk(snapshot, 3):
-            if not is_dir and path.suffix.lower() == ".gguf" and _may_be_model_file(path):
+            if not is_dir and _one_file_model(path) and _may_be_model_file(path):
                 entry = gguf_entry(path, f"{repo_id}/{path.relative_to(snapshot)}", "hf-cache")
                 if entry is not None:
                     yield entry
