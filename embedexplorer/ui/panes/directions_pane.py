@@ -15,7 +15,6 @@ from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QButtonGroup,
-    QFrame,
     QGridLayout,
     QHBoxLayout,
     QHeaderView,
@@ -23,7 +22,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QRadioButton,
-    QScrollArea,
     QSpinBox,
     QTableWidget,
     QTableWidgetItem,
@@ -38,6 +36,7 @@ from ...core.directions.scores import END_SIZE, ScoredToken
 from ...core.text.texts import fixed
 from ...jobs.direction_jobs import DIRECTION, DirectionRequest
 from ..style import fonts
+from ..widgets.scrolling import scroll_within
 from ..widgets.steady_label import SteadyLabel
 from ..widgets.table_rows import KeepRows
 from ..window.plugging import PaneContext, Place
@@ -183,13 +182,7 @@ class DirectionsPane(QWidget):
         layout.addLayout(ends, 3)
         layout.addLayout(lower, 2)
         layout.addWidget(self.best_line)
-        self.scroll_area = QScrollArea()
-        self.scroll_area.setWidget(content)
-        self.scroll_area.setWidgetResizable(True)
-        self.scroll_area.setFrameShape(QFrame.Shape.NoFrame)
-        outer = QVBoxLayout(self)
-        outer.setContentsMargins(0, 0, 0, 0)
-        outer.addWidget(self.scroll_area)
+        self.scroll_area = scroll_within(self, content)
         self._on_mode(True)
 
     # ----- what the learner asks -------------------------------------------------------------

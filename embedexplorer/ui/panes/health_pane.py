@@ -20,13 +20,11 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QFileDialog,
-    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QMenu,
     QPushButton,
-    QScrollArea,
     QSplitter,
     QTableView,
     QToolButton,
@@ -45,6 +43,7 @@ from ...jobs.health_jobs import HEALTH, HealthRequest
 from ...state import Selection
 from ..style import theme
 from ..widgets.progress_bar import job_progress_bar, show_share
+from ..widgets.scrolling import scroll_within
 from ..window.plugging import PaneContext, Place
 from .health_table import ID_ROLE, HealthTableModel, ReasonChips
 from .health_verify import VerifyBar
@@ -151,13 +150,7 @@ class HealthPane(QWidget):
         # On a narrow or short window (a laptop, presentation mode) the pane scrolls rather than
         # holding the whole window wider or taller than the screen, as the Layers pane does.
         content = QWidget()
-        self.scroll_area = QScrollArea()
-        self.scroll_area.setWidget(content)
-        self.scroll_area.setWidgetResizable(True)
-        self.scroll_area.setFrameShape(QFrame.Shape.NoFrame)
-        outer = QVBoxLayout(self)
-        outer.setContentsMargins(0, 0, 0, 0)
-        outer.addWidget(self.scroll_area)
+        self.scroll_area = scroll_within(self, content)
         layout = QVBoxLayout(content)
         layout.addLayout(top)
         layout.addWidget(self.message)

@@ -8,13 +8,11 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
     QPushButton,
-    QScrollArea,
     QSpinBox,
     QSplitter,
     QTableWidget,
@@ -30,6 +28,7 @@ from ...state import Selection, ShownLayerInput
 from ...worker import Failure
 from ..style import fonts, theme
 from ..widgets.plot_legend import TitleRowLegend
+from ..widgets.scrolling import scroll_within
 from ..widgets.steady_label import SteadyLabel
 from ..widgets.table_rows import KeepRows
 from ..window.plugging import PaneContext, Place
@@ -216,13 +215,7 @@ class LayersPane(QWidget):
         layout.addWidget(self.note)
         # On a short screen (a 1024x640 laptop in presentation mode) the pane scrolls rather than
         # squeezing its plots flat or making the window taller than the screen.
-        self.scroll_area = QScrollArea()
-        self.scroll_area.setWidget(content)
-        self.scroll_area.setWidgetResizable(True)
-        self.scroll_area.setFrameShape(QFrame.Shape.NoFrame)
-        outer = QVBoxLayout(self)
-        outer.setContentsMargins(0, 0, 0, 0)
-        outer.addWidget(self.scroll_area)
+        self.scroll_area = scroll_within(self, content)
 
         self.scale = 1.0
         self.set_scale(1.0)
