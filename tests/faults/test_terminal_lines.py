@@ -46,9 +46,12 @@ def test_models_lists_one_row_per_model_whatever_its_name_holds(tmp_path: Path) 
     result = run_cli("models", env={"HOME": str(home), "HF_HOME": str(tmp_path / "hf"), "OLLAMA_MODELS": ""})
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert len(lines) == 2 and lines[0].startswith("NAME"), lines  # the header and one model
-    assert lines[1].startswith("pub/m\\nall-MiniLM-L6-v2  hf-cache")
-    assert "\\x1b]0;pwned\\x07\\x1b[2J" in lines[1]
+    # The header, the bundled model (listed on every machine) and the one model in the folder.
+    assert lines[0].startswith("NAME"), lines
+    rows = [line for line in lines[1:] if "  bundled  " not in line]
+    assert len(lines) == 3 and len(rows) == 1, lines
+    assert rows[0].startswith("pub/m\\nall-MiniLM-L6-v2  hf-cache")
+    assert "\\x1b]0;pwned\\x07\\x1b[2J" in rows[0]
     assert_clean(result.stdout)
 
 
