@@ -27,12 +27,14 @@ def run() -> dict[str, object]:
     from transformers.utils import logging as transformers_logging
 
     from ..sources.resolve import bundled_model_dir
+    from .loading import no_hub_kernels
 
     started = time.perf_counter()
     folder = bundled_model_dir()
     tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
     torch.set_num_threads(1)
     transformers_logging.disable_progress_bar()  # stdout carries one JSON line; stderr stays quiet
+    no_hub_kernels()  # the model's own layers, never kernels from the Hub
     model = BertModel.from_pretrained(
         str(folder), use_safetensors=True, local_files_only=True, trust_remote_code=False
     )

@@ -6,6 +6,7 @@ model's size, for a Download offer; torch and transformers are imported only her
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -340,7 +341,13 @@ def _count_layers(model: Any) -> int:
 
 @contextmanager
 def _quiet_transformers() -> Iterator[None]:
-    """No progress bars or load reports on stderr: progress and errors are ours to tell."""
+    """No progress bars or load reports on stderr: progress and errors are ours to tell.
+
+    No Hub kernels either: transformers 5.2x swaps layers for compiled kernels fetched from the
+    Hub by default where the ``kernels`` package is installed. That is code from elsewhere (never
+    run here, as no model's own code is), and the layers must be the model's own.
+    """
+    no_hub_kernels()
     from transformers.utils import logging as hf_logging
 
     bars = hf_logging.is_progress_bar_enabled()
@@ -353,6 +360,11 @@ def _quiet_transformers() -> Iterator[None]:
         hf_logging.set_verbosity(level)
         if bars:
             hf_logging.enable_progress_bar()
+
+
+def no_hub_kernels() -> None:
+    """Tell transformers not to replace layers with kernels from the Hub (read when a model loads)."""
+    os.environ["USE_HUB_KERNELS"] = "0"
 
 
 def _size(n_bytes: int) -> str:
