@@ -240,15 +240,21 @@ class TokenizerProcess:
         line = last_line(self._stderr, 2000, skip="note: run with")
         return f": {line}" if line else ""
 
+    def _running(self) -> subprocess.Popen[bytes]:
+        """The child, started again (and its facts read) if it is not running; the lock is held."""
+        process = self._process
+        if process is None or process.poll() is not None:
+            self._start()
+            self._read_facts()
+            process = self._process
+        assert process is not None
+        return process
+
     def encode(self, text: str) -> list[int]:
         with self._lock:
             for _attempt in range(2):
-                process = self._process
-                if process is None or process.poll() is not None:
-                    self._start()
-                    self._read_facts()
-                    process = self._process
-                assert process is not None and process.stdin is not None
+                process = self._running()
+                assert process.stdin is not None
                 try:
                     send_message(process.stdin, {"encode": text})
                 except (BrokenPipeError, OSError):
@@ -277,12 +283,8 @@ class TokenizerProcess:
         with self._lock:
             if self._facts is None:
                 self._facts = self._read_facts()
-            process = self._process
-            if process is None or process.poll() is not None:
-                self._start()
-                self._read_facts()
-                process = self._process
-            assert process is not None and process.stdin is not None
+            process = self._running()
+            assert process.stdin is not None
             try:
                 send_message(process.stdin, {"round_trip": [start, stop]})
             except (BrokenPipeError, OSError):
