@@ -163,7 +163,7 @@ def test_plot_points_show_their_values_on_hover(qtbot, bank_reply: LayersReply) 
             Qt.KeyboardModifier.NoModifier,
         )
         QApplication.sendEvent(viewport, move)
-        qtbot.waitUntil(lambda layer=layer: f"after layer {layer}" in view.toolTip(), timeout=2000)
+        qtbot.waitUntil(lambda layer=layer: f"after layer {layer}" in view.toolTip())
         assert f"after layer {layer}" in view.toolTip()
         assert f"{steps[layer].cosine_to_compare:.3f}" in view.toolTip()
 
@@ -243,7 +243,7 @@ def test_the_pane_asks_for_what_it_shows(qtbot) -> None:
     assert pane.request() is None and not pane.run_button.isEnabled()
     pane.set_token(RIVER, 3, "bank")
     pane.set_compare(ACCOUNT, 2)
-    with qtbot.waitSignal(pane.layers_requested, timeout=1000) as sent:
+    with qtbot.waitSignal(pane.layers_requested) as sent:
         qtbot.mouseClick(pane.run_button, Qt.MouseButton.LeftButton)
     assert sent.args == [LayersRequest(RIVER, 3, ACCOUNT, 2)]
     pane.set_compare(None)
@@ -258,7 +258,7 @@ def test_a_missing_model_says_its_size_and_offers_a_download(qtbot) -> None:
     pane.show_reply(LayersReply(LayersRequest(RIVER, 3), missing=missing))
     assert pane.missing.isVisible() and pane.download_button.isVisible()
     assert "The whole model is 498 MB." in pane.missing_label.text()
-    with qtbot.waitSignal(pane.download_requested, timeout=1000) as asked:
+    with qtbot.waitSignal(pane.download_requested) as asked:
         qtbot.mouseClick(pane.download_button, Qt.MouseButton.LeftButton)
     assert asked.args == ["owner/model"]
     pane.show_reply(LayersReply(LayersRequest(RIVER, 3), missing=ModelMissing("Only the table.", None, None)))

@@ -139,7 +139,7 @@ def test_a_tooltip_holding_markup_shows_its_text(qtbot, window, tmp_path):  # ty
     qtbot.waitExposed(label)
     event = QHelpEvent(QEvent.Type.ToolTip, QPoint(2, 2), label.mapToGlobal(QPoint(2, 2)))
     QApplication.sendEvent(label, event)  # what Qt sends when the pointer rests on the label
-    qtbot.waitUntil(QToolTip.isVisible, timeout=2000)
+    qtbot.waitUntil(QToolTip.isVisible)
     assert QToolTip.text() == plain_tip(f"Show or hide the {mark} family")
     document = QTextDocument()
     document.setHtml(QToolTip.text())

@@ -29,10 +29,10 @@ def x_session(width: int, height: int) -> Iterator[dict[str, str]]:
                 yield env
             finally:
                 manager.terminate()
-                manager.wait(10)
+                manager.wait(60)  # generous: a busy machine may be slow to end it
         finally:
             screen.terminate()
-            screen.wait(10)
+            screen.wait(60)
 
 
 def _read_display(number, screen: subprocess.Popen) -> str:  # type: ignore[no-untyped-def, type-arg]
