@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 
 import numpy as np
 import pyqtgraph as pg
@@ -33,11 +34,19 @@ RIVER, ACCOUNT = "the river bank", "my bank account"
 
 
 @pytest.fixture(scope="module")
-def bank_reply() -> LayersReply:
-    """The engine's own answer for the two "bank"s, computed without any widget."""
+def bundled_layers() -> Iterator[JobContext]:
+    """The bundled table in a session of its own: its model's process starts once for the module's
+    questions (each only asks), and ends with the module."""
     session = Session()
     session.replace_table(open_table("bundled"))
-    return run_layers(JobContext(session), LayersRequest(RIVER, 3, ACCOUNT, None, k=4))
+    yield JobContext(session)
+    session.replace_table(None)
+
+
+@pytest.fixture(scope="module")
+def bank_reply(bundled_layers: JobContext) -> LayersReply:
+    """The engine's own answer for the two "bank"s, computed without any widget."""
+    return run_layers(bundled_layers, LayersRequest(RIVER, 3, ACCOUNT, None, k=4))
 
 
 def test_the_pane_draws_every_layer_and_the_two_banks(qtbot, bank_reply: LayersReply) -> None:
@@ -190,11 +199,9 @@ def test_the_cosine_legend_sits_above_the_curves_and_is_never_cut(qtbot, bank_re
     assert columns == [2, 1]  # side by side when there is room, stacked when not
 
 
-def test_the_table_lines_label_sits_above_every_curve_inside_the_plot(qtbot) -> None:
+def test_the_table_lines_label_sits_above_every_curve_inside_the_plot(qtbot, bundled_layers: JobContext) -> None:
     """A token compared with itself: the two tokens' curve lies on the table's line at every layer."""
-    session = Session()
-    session.replace_table(open_table("bundled"))
-    reply = run_layers(JobContext(session), LayersRequest(RIVER, 3, RIVER, 3, k=2))
+    reply = run_layers(bundled_layers, LayersRequest(RIVER, 3, RIVER, 3, k=2))
     assert reply.answer is not None
     assert [s.cosine_to_compare for s in reply.answer.steps] == pytest.approx([1.0] * 7, abs=1e-5)
     pane = LayersPane()
