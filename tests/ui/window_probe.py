@@ -11,13 +11,18 @@ import json
 import sys
 
 import pyqtgraph as pg
-from PySide6.QtCore import QPoint, QRect, QTimer
+from PySide6.QtCore import QPoint, QRect, QRectF, QTimer
+from PySide6.QtGui import QFontMetrics
 
 from embedexplorer.app import create_app, create_window
 
 
 def rect(r: QRect) -> list[int]:
     return [r.x(), r.y(), r.width(), r.height()]
+
+
+def size_of(r: QRectF) -> list[float]:
+    return [round(r.width(), 1), round(r.height(), 1)]
 
 
 def main(settings: str, out: str, word: str = "", presentation: str = "") -> None:
@@ -40,6 +45,17 @@ def main(settings: str, out: str, word: str = "", presentation: str = "") -> Non
             "text": window.panes.token_pane.text(),
         }
         canvas = window.panes.map.view.canvas
+        box = window.panes.token_pane.input
+        middle = box.mapToGlobal(box.rect().center())
+        facts["text_box"] = [middle.x(), middle.y()]
+        facts["presentation"] = window.state.presentation
+        facts["plot"] = size_of(canvas.plot.getViewBox().sceneBoundingRect())
+        row_plot = window.panes.row_view.plot_widget
+        facts["row_plot"] = size_of(row_plot.plotItem.getViewBox().sceneBoundingRect()) if row_plot.isVisible() else None
+        box = window.model_bar.box
+        line = box.lineEdit()  # type: ignore[assignment]
+        facts["model_box"] = [box.currentText(), line.width() if line is not None else box.width(),
+                              QFontMetrics(box.font()).horizontalAdvance(box.currentText())]
         if word and canvas.map is not None:
             index = canvas.map.labels.index(word)
             at = canvas.mapFromScene(canvas.plot.getViewBox().mapViewToScene(pg.Point(*canvas.map.coords[index])))

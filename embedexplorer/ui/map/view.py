@@ -92,6 +92,7 @@ class MapView(QWidget):
         self.search_box.returnPressed.connect(self.next_match)
         self.search_count = QLabel("")
         self.search_count.setObjectName("hint")
+        self.search_count.hide()
         self.isolate_button = QPushButton("Show the &k nearest")
         self.isolate_button.setCheckable(True)
         self.isolate_button.setToolTip("Show only the selected token (star) and its nearest rows (rings)")
@@ -294,6 +295,7 @@ class MapView(QWidget):
     def _on_search_changed(self, text: str) -> None:
         count = self.canvas.search(text)
         self.search_count.setText(f"{count:,} found" if text.strip() else "")
+        self.search_count.setVisible(bool(text.strip()))  # nothing to say: no room taken (beside the map)
 
     def next_match(self) -> None:
         label = self.canvas.next_match()
@@ -319,9 +321,23 @@ class MapView(QWidget):
         presenting = scale > 1
         self.canvas.set_caption_folded(presenting)
         self.panel.hint.setVisible(not presenting)
+        self._place_finder(beside=presenting)
         # The panel's hint needs a wider column in larger type; without it the names alone set the width.
         self.panel.setMinimumWidth(FAMILY_PANEL_WIDTH if presenting else round(FAMILY_PANEL_WIDTH * scale))
         self.panel_scroll.updateGeometry()
+
+    def _place_finder(self, beside: bool) -> None:
+        """The search box and "Show the k nearest" above the map, or beside it over the families (taller map)."""
+        if beside == (self._layout.indexOf(self.finder_box) < 0):
+            return
+        (self._layout if beside else self._side).removeWidget(self.finder_box)
+        if beside:
+            self._side.insertWidget(0, self.finder_box)
+            self._finder.setDirection(QBoxLayout.Direction.TopToBottom)
+        else:
+            self._layout.insertWidget(0, self.finder_box)
+            self._finder.setDirection(QBoxLayout.Direction.LeftToRight)
+        self.canvas.refit_axis_titles_later()  # the plot's new height: the left title placed for it
 
     def reset_view(self) -> None:
         self.canvas.reset_view()
