@@ -1,12 +1,14 @@
-"""Issue 35, item 6: the Model box shows the whole name at every size ("ll-MiniLM-L6-v2 (bundled)" at 1024x640 was cut)."""
+"""Issue 35, item 6: the Model box shows the whole name at every size (at 1024x640 it showed "ll-MiniLM-L6-v2 (bundled)")."""
 
 from __future__ import annotations
 
 import pytest
+
 from tests.ui.bundled_type import bundled_type  # noqa: F401 - a fixture
 from tests.ui.conftest import open_model, settle
 from tests.ui.test_every_size import SIZES, at_size
 from tests.ui.window_probe import room_and_need
+
 
 @pytest.mark.usefixtures("bundled_type")
 def test_the_model_box_fits_the_open_models_whole_name_at_every_size(qtbot, window) -> None:  # type: ignore[no-untyped-def]

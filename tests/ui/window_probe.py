@@ -17,7 +17,6 @@ from PySide6.QtGui import QFontMetrics
 
 from embedexplorer.app import create_app, create_window
 
-
 # QLineEdit keeps this many pixels on each side of its text inside its contents (Qt's horizontalMargin).
 LINE_EDIT_MARGIN = 2
 
@@ -65,7 +64,8 @@ def main(settings: str, out: str, word: str = "", presentation: str = "") -> Non
         facts["presentation"] = window.state.presentation
         facts["plot"] = size_of(canvas.plot.getViewBox().sceneBoundingRect())
         row_plot = window.panes.row_view.plot_widget
-        facts["row_plot"] = size_of(row_plot.plotItem.getViewBox().sceneBoundingRect()) if row_plot.isVisible() else None
+        row_box = row_plot.plotItem.getViewBox().sceneBoundingRect()
+        facts["row_plot"] = size_of(row_box) if row_plot.isVisible() else None
         model_box = window.model_bar.box
         room, need = room_and_need(model_box)
         facts["model_box"] = [model_box.currentText(), room, need]

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..widgets.pause import after_pause
 from .chapter_notice import ChapterNotice
 
 # Neighbour rows the list shows at least, with the row pane above it (the issue's figure for 1366x768).
@@ -290,11 +291,7 @@ class BarFit(QObject):
 
 def _later(owner: QObject, call: Callable[[], None]) -> QTimer:
     """A single-shot timer of ``owner`` that runs ``call`` once the events now posted are handled."""
-    timer = QTimer(owner)
-    timer.setSingleShot(True)
-    timer.setInterval(0)
-    timer.timeout.connect(call)
-    return timer
+    return after_pause(owner, call, 0)
 
 
 # How long after showing the window manager's frame (its title bar) may still arrive.
