@@ -1,4 +1,4 @@
-"""Issue 35, item 6: the Model box shows the whole name at every size (at 1024x640 it showed "ll-MiniLM-L6-v2 (bundled)")."""
+"""Issue 35, item 6: the Model box shows the whole name at every size (1024x640 cut it: "ll-MiniLM-L6-v2 (bundled)")."""
 
 from __future__ import annotations
 
