@@ -44,7 +44,9 @@ class VerifyBar(QWidget):
             "(the paper's check; one forward pass per token, long lane)"
         )
         self.check_button.setEnabled(False)
-        self.stop_button = QPushButton("Sto&p")
+        self.stop_button = QPushButton("Sto&p the model check")
+        self.stop_button.setAccessibleName("stop the model check")
+        self.stop_button.setToolTip("Stop asking the model; the probabilities already shown stay")
         self.stop_button.setEnabled(False)
         for button in (self.check_button, self.stop_button):
             button.setAutoDefault(False)
