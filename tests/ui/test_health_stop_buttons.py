@@ -1,4 +1,4 @@
-"""Issue 35 (round 3): the Health tab's two Stop buttons each say what they stop, in their text and to a screen reader."""
+"""Issue 35 (round 3): the Health tab's two Stop buttons each say what they stop, in their text and to a reader."""
 
 from __future__ import annotations
 
