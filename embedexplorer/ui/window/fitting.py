@@ -261,8 +261,9 @@ class BarFit(QObject):
                 model_bar.addWidget(button)
             # Tab reaches it where the exercises' first button was.
             first = next((bar.widgetForAction(a) for a in bar.actions() if bar.widgetForAction(a) is not None), None)
-            if first is not None and first.previousInFocusChain() is not None:
-                QWidget.setTabOrder(first.previousInFocusChain(), button)
+            before = first.previousInFocusChain() if first is not None else None
+            if before is not None:
+                QWidget.setTabOrder(before, button)
             button.hide()
             self.fold_button = button
         return self.fold_button
