@@ -39,6 +39,8 @@ from .words_dialog import WordsDialog
 # Where families edited in the window are kept (and remembered as the families file in use).
 EDITED_FAMILIES_FILE = "my-families.json"
 
+FIND_HINT = "Find on the map (Enter: next)"
+
 # The map's least height: a plot still (its caption shortens to one line), and room on a 1024x640
 # laptop's screen in presentation mode under a title bar.
 MIN_CANVAS_HEIGHT = 180
@@ -85,7 +87,7 @@ class MapView(QWidget):
         self.canvas.point_clicked.connect(self.word_clicked)
 
         self.search_box = QLineEdit()
-        self.search_box.setPlaceholderText("Find on the map (Enter: next)")
+        self.search_box.setPlaceholderText(FIND_HINT)
         self.search_box.setClearButtonEnabled(True)
         self.search_box.setAccessibleName("find on the map")
         self.search_box.textChanged.connect(self._on_search_changed)
@@ -337,6 +339,8 @@ class MapView(QWidget):
         else:
             self._layout.insertWidget(0, self.finder_box)
             self._finder.setDirection(QBoxLayout.Direction.LeftToRight)
+        # The narrow column beside the map holds the hint's first words whole, not cut with "...".
+        self.search_box.setPlaceholderText(FIND_HINT.split(" (")[0] if beside else FIND_HINT)
         self.canvas.refit_axis_titles_later()  # the plot's new height: the left title placed for it
 
     def reset_view(self) -> None:
