@@ -24,3 +24,16 @@ def test_each_stop_button_names_the_check_it_stops(qtbot, window) -> None:  # ty
     qtbot.mouseClick(vocabulary_stop, Qt.MouseButton.LeftButton)
     assert "Stopped" in pane.message.text() and pane.check_button.isEnabled()
     assert not model_stop.isEnabled() and not pane.verify.note.text().startswith("Stopped")
+
+
+def test_alt_t_goes_to_the_text_box_and_alt_b_to_the_health_tab(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    """The Text box's mnemonic is its own: the Health tab, which shared Alt+T, took the first press."""
+    open_model(qtbot, window, "bundled")
+    window.activateWindow()
+    qtbot.waitUntil(lambda: window.isActiveWindow())
+    window.model_bar.box.setFocus()
+    qtbot.keyClick(window.model_bar.box, Qt.Key.Key_T, Qt.KeyboardModifier.AltModifier)
+    assert window.panes.token_pane.input.hasFocus()
+    assert window.right.currentWidget() is window.panes.map
+    qtbot.keyClick(window.panes.token_pane.input, Qt.Key.Key_B, Qt.KeyboardModifier.AltModifier)
+    assert window.right.currentWidget() is window.panes.health_pane

@@ -334,7 +334,7 @@ class HealthPane(QWidget):
         self.shown.emit()
 
     # ----- the pane contract (ui/window/plugging.py) ------------------------------------------
-    TITLE = "Vocabulary heal&th"
+    TITLE = "Voca&bulary health"  # Alt+B: Alt+T is the Text box's
     PLACE = Place.RIGHT_TAB
     MENUS = ("&Map",)
     ctx: PaneContext
