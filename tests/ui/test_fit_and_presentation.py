@@ -67,7 +67,18 @@ def check_fits(qtbot, window, width: int, height: int) -> None:  # type: ignore[
     if window.row_placement.compact:
         window.right.setCurrentWidget(window.panes.row_view)
         settle()
-    assert window.panes.row_view.plot_widget.height() >= MIN_ROW_PLOT_HEIGHT
+    row_plot = window.panes.row_view.plot_widget
+    assert row_plot.height() >= MIN_ROW_PLOT_HEIGHT
+    # Its axis titles whole or not at all: "after LayerNorm" was cut at both ends in presentation's type.
+    settle()
+    view = row_plot.getPlotItem().vb.sceneBoundingRect()
+    for side in ("left", "right"):
+        axis = row_plot.getAxis(side)
+        if axis.isVisible() and axis.label.isVisible():
+            title = axis.label.sceneBoundingRect()
+            assert view.top() - 1 <= title.top() and title.bottom() <= view.bottom() + 1, (
+                side, axis.labelText, view, window.size()
+            )
     window.right.setCurrentWidget(window.panes.map)
 
 

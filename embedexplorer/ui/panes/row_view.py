@@ -89,6 +89,7 @@ class RowView(QWidget):
         plot.getAxis("right").linkToView(self._normalised_view)
         self._normalised_view.setXLink(plot.vb)
         plot.vb.sigResized.connect(self._fit_normalised_view)
+        plot.vb.sigResized.connect(self._fit_axis_titles)
         self._sum_on_right = False
 
         self.show_position = QCheckBox("Position row and sum")
@@ -139,6 +140,21 @@ class RowView(QWidget):
             item.setLabel(item.labelText, **{"font-size": f"{TICK_TEXT_PT * scale:g}pt"})
         self._legend_row.set_text_size(LEGEND_TEXT_PT * scale)
         self.apply_palette()
+        self._fit_axis_titles()
+
+    def _fit_axis_titles(self) -> None:
+        """Each side's title where the plot is tall enough for all of it; else none, never a cut one.
+
+        A short plot (a laptop in presentation mode) cut "after LayerNorm" at both ends; the
+        legend names that line's scale too ("(right axis)").
+        """
+        plot = self.plot_widget.getPlotItem()
+        room = plot.vb.height()
+        for axis_name in ("left", "right"):
+            axis = plot.getAxis(axis_name)
+            fits = axis.label.boundingRect().width() <= room  # its length, drawn upright along the axis
+            if axis.label.isVisible() != fits:
+                axis.showLabel(fits)
 
     def show_row(self, result: RowAnswer) -> None:
         self._result = result
@@ -264,6 +280,7 @@ class RowView(QWidget):
         axis.setLabel("after LayerNorm", **{"font-size": f"{TICK_TEXT_PT * self.scale:g}pt"})
         axis.enableAutoSIPrefix(False)
         self._fit_normalised_view()
+        self._fit_axis_titles()
 
     def _fit_normalised_view(self) -> None:
         plot = self.plot_widget.getPlotItem()
