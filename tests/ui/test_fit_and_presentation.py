@@ -140,6 +140,13 @@ def test_presentation_fits_1024x640_and_the_layers_pane_scrolls_instead(qtbot, w
         facts = window.facts_label
         assert facts.shown_text().endswith("…") and facts.text().startswith(facts.shown_text()[:-1])
         assert facts.fontMetrics().horizontalAdvance(facts.shown_text()) <= facts.contentsRect().width()
+        # The Row tab keeps a plot (it was about 60 pixels tall): its lines of numbers fold into the
+        # title's tooltip.
+        row = window.panes.row_view
+        window.right.setCurrentWidget(row)
+        settle()
+        assert row.plot_widget.getPlotItem().vb.height() >= MIN_ROW_PLOT_HEIGHT
+        assert not row.numbers.isVisible() and row.title.toolTip() == row.numbers.toolTip() != ""
         pane = window.panes.layers_pane
         window.right.setCurrentWidget(pane)
         settle()
@@ -153,6 +160,8 @@ def test_presentation_fits_1024x640_and_the_layers_pane_scrolls_instead(qtbot, w
         assert pane.scroll_area.viewport().rect().contains(note)
     finally:
         window.panes.teaching.presentation_action.setChecked(False)
+    settle()
+    assert window.panes.row_view.numbers.isVisibleTo(window.panes.row_view)  # back in normal mode's type
     at_size(qtbot, window, 1366, 768)  # room again: the whole caption and titles on screen
     assert window.panes.map.view.canvas.caption.text == window.panes.map.view.canvas.caption_html
     window.right.setCurrentWidget(window.panes.map)

@@ -90,6 +90,7 @@ class RowView(QWidget):
         self._normalised_view.setXLink(plot.vb)
         plot.vb.sigResized.connect(self._fit_normalised_view)
         plot.vb.sigResized.connect(self._fit_axis_titles)
+        plot.vb.sigResized.connect(self._fold_numbers)
         self._sum_on_right = False
 
         self.show_position = QCheckBox("Position row and sum")
@@ -141,6 +142,26 @@ class RowView(QWidget):
         self._legend_row.set_text_size(LEGEND_TEXT_PT * scale)
         self.apply_palette()
         self._fit_axis_titles()
+        self._fold_numbers()
+
+    def _fold_numbers(self) -> None:
+        """Presentation on a short pane: the plot stays a plot, larger than in normal mode's type.
+
+        The lines of numbers fold into the title's tooltip and the bottom axis drops its title
+        (the title says "384 numbers"). Decided on the plot's height with both shown, whether they
+        are shown now or not, so folding them (the plot grows) never unfolds them again.
+        """
+        bottom = self.plot_widget.getAxis("bottom")
+        folded = self.numbers.isHidden()
+        spacing = max(0, self.layout().spacing())
+        taken = self.numbers.sizeHint().height() + spacing + bottom.label.boundingRect().height()
+        plot_height = self.plot_widget.getPlotItem().vb.height() - (taken if folded else 0)
+        fold = self.scale > 1 and plot_height < MIN_ROW_PLOT_HEIGHT
+        if fold == folded:
+            return
+        self.numbers.setVisible(not fold)
+        bottom.showLabel(not fold)
+        self.title.setToolTip(self.numbers.toolTip() if fold else "")
 
     def _fit_axis_titles(self) -> None:
         """Each side's title where the plot is tall enough for all of it; else none, never a cut one.
@@ -215,6 +236,8 @@ class RowView(QWidget):
             shown.append(f"{escape(name)}:{padding}{escape(format_row(row, count))}")
         self.numbers.setText("<br>".join(shown))
         self.numbers.setToolTip("\n".join(f"{name}: {format_row(row)}" for name, row in lines))
+        if self.numbers.isHidden():  # folded (presentation, a short pane): the whole rows one hover away
+            self.title.setToolTip(self.numbers.toolTip())
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
         super().resizeEvent(event)
