@@ -16,6 +16,7 @@ from ...core.tables.position_rows import row_name
 from ...jobs.table_jobs import ROW, RowAnswer, RowRequest
 from ...state import Selection, ShownLayerInput
 from ..style import theme
+from ..widgets.pause import after_pause
 from ..widgets.plot_legend import TitleRowLegend
 from ..widgets.steady_label import SteadyLabel
 from ..window.plugging import PaneContext, Place
@@ -89,8 +90,10 @@ class RowView(QWidget):
         plot.getAxis("right").linkToView(self._normalised_view)
         self._normalised_view.setXLink(plot.vb)
         plot.vb.sigResized.connect(self._fit_normalised_view)
-        plot.vb.sigResized.connect(self._fit_axis_titles)
-        plot.vb.sigResized.connect(self._fold_numbers)
+        # After the resize, not inside it: a title shown or hidden changes its axis's width, and a
+        # change made while the plot lays itself out waited for the next resize (a title cut at the edge).
+        self._refit = after_pause(self, self._refit_to_size, 0)
+        plot.vb.sigResized.connect(self._refit.start)
         self._sum_on_right = False
 
         self.show_position = QCheckBox("Position row and sum")
@@ -143,6 +146,10 @@ class RowView(QWidget):
         self.apply_palette()
         self._fit_axis_titles()
         self._fold_numbers()
+
+    def _refit_to_size(self) -> None:
+        self._fold_numbers()
+        self._fit_axis_titles()
 
     def _fold_numbers(self) -> None:
         """Presentation on a short pane: the plot stays a plot, larger than in normal mode's type.
