@@ -160,7 +160,8 @@ class RowView(QWidget):
         """
         bottom = self.plot_widget.getAxis("bottom")
         folded = self.numbers.isHidden()
-        spacing = max(0, self.layout().spacing())
+        layout = self.layout()
+        spacing = max(0, layout.spacing()) if layout is not None else 0
         taken = self.numbers.sizeHint().height() + spacing + bottom.label.boundingRect().height()
         plot_height = self.plot_widget.getPlotItem().vb.height() - (taken if folded else 0)
         fold = self.scale > 1 and plot_height < MIN_ROW_PLOT_HEIGHT
