@@ -1,0 +1,357 @@
+/* A neighbour query's first pass over GGUF quantised rows, read as the file stores them.
+ *
+ * A Q4_K table is 0.56 bytes a number, a bfloat16 copy of it 2: scanning the blocks in
+ * place reads a quarter of the bytes and makes no copy.  Each row's score is its dot
+ * product with the float32 query, times the row's stored reciprocal length (0 for a
+ * row that points nowhere), as for 16-bit rows (_scan.c).
+ *
+ * Why the score is within StoredScreen.error_bound of the exact cosine (times |query|):
+ * every number is first dequantised to the very float32 the gguf package's dequantize
+ * gives (the rows the exact pass reads), not an approximation of it:
+ *   Q8_0  v = d * q           d float16 (11 significant bits), q int8 (7 bits): 18 bits, exact;
+ *   Q4_0  v = d * (q - 8)     11 + 4 bits, exact;
+ *   Q6_K  v = (d * s) * (q - 32)   d * s (s int8) has 18 bits, q - 32 at most 32 in size:
+ *                             at most 23 bits, so both products are exact in float32;
+ *   Q4_K  v = (d * s) * q - (m * n)   d * s and m * n (s, n 6-bit) have 17 bits, times q
+ *                             (4 bits) 21: exact; gguf then rounds the difference once,
+ *                             and a fused multiply-subtract rounds the same exact
+ *                             difference once, to the same float32.
+ * The scan then sums v_j * x_j in float32: 16 lanes (times the unrolling) each add
+ * width / 16 fused products in turn, and the lanes are added in a tree, so no product
+ * goes through more than width roundings, and the sum is within gamma_width of the sum
+ * of |v_j x_j| (Higham, Accuracy and Stability, 3.1), which is at most |v| |x| by
+ * Cauchy-Schwarz: accumulation_error(width) in Python.  This is the bound of a 16-bit
+ * row's scan with no rounding of its numbers, so neighbours.search keeps every row that
+ * could be among the best and rescores it in float64 from the dequantised numbers.
+ *
+ * Built three times on x86 (AVX-512 by hand, AVX2 and plain from portable C), the best
+ * one the CPU runs picked at import; -march=native is never used (the wheel runs anywhere).
+ */
+#include "scan_common.h"
+
+enum { KIND_Q8_0, KIND_Q4_0, KIND_Q4_K, KIND_Q6_K, KINDS };
+
+/* Numbers and bytes per block of each kind (GGML_QUANT_SIZES). */
+static const Py_ssize_t BLOCK_NUMBERS[KINDS] = {32, 32, 256, 256};
+static const Py_ssize_t BLOCK_BYTES[KINDS] = {34, 18, 144, 210};
+
+static ALWAYS_INLINE float half_at(const uint8_t *at)
+{
+    uint16_t bits;
+    memcpy(&bits, at, sizeof bits);
+    return widen_half(bits);
+}
+
+/* Q4_K's eight 6-bit scales and mins, packed in 12 bytes (llama.cpp's get_scale_min_k4). */
+static ALWAYS_INLINE void q4_k_scales(const uint8_t *packed, float d, float dmin, float *scale, float *min)
+{
+    for (int j = 0; j < 8; j++) {
+        int s, m;
+        if (j < 4) {
+            s = packed[j] & 63;
+            m = packed[j + 4] & 63;
+        } else {
+            s = (packed[j + 4] & 0x0F) | ((packed[j - 4] >> 6) << 4);
+            m = (packed[j + 4] >> 4) | ((packed[j] >> 6) << 4);
+        }
+        scale[j] = d * (float)s;
+        min[j] = dmin * (float)m;
+    }
+}
+
+/* One block's numbers, dequantised exactly as gguf does (see the top of the file). */
+static ALWAYS_INLINE void dequantise_block(int kind, const uint8_t *block, float *v)
+{
+    switch (kind) {
+    case KIND_Q8_0: {
+        float d = half_at(block);
+        for (int j = 0; j < 32; j++)
+            v[j] = d * (float)(int8_t)block[2 + j];
+        break;
+    }
+    case KIND_Q4_0: {
+        float d = half_at(block);
+        for (int j = 0; j < 16; j++) {
+            v[j] = d * (float)((block[2 + j] & 0x0F) - 8);
+            v[j + 16] = d * (float)((block[2 + j] >> 4) - 8);
+        }
+        break;
+    }
+    case KIND_Q4_K: {
+        float scale[8], min[8];
+        q4_k_scales(block + 4, half_at(block), half_at(block + 2), scale, min);
+        const uint8_t *qs = block + 16;
+        for (int c = 0; c < 4; c++)
+            for (int j = 0; j < 32; j++) {
+                uint8_t byte = qs[32 * c + j];
+                /* The product is exact, so the one rounding is the subtraction's, fused or not. */
+                v[64 * c + j] = scale[2 * c] * (float)(byte & 0x0F) - min[2 * c];
+                v[64 * c + 32 + j] = scale[2 * c + 1] * (float)(byte >> 4) - min[2 * c + 1];
+            }
+        break;
+    }
+    default: { /* KIND_Q6_K: ql[128], qh[64], int8 scales[16], d */
+        const uint8_t *ql = block, *qh = block + 128;
+        const int8_t *scales = (const int8_t *)(block + 192);
+        float d = half_at(block + 208);
+        for (int e = 0; e < 256; e++) {
+            int h = e / 128, r = e % 128;
+            int low = (ql[64 * h + r % 64] >> (4 * (r / 64))) & 0x0F;
+            int high = (qh[32 * h + r % 32] >> (2 * (r / 32))) & 3;
+            v[e] = (d * (float)scales[e / 16]) * (float)((low | (high << 4)) - 32);
+        }
+        break;
+    }
+    }
+}
+
+#define LANES 16
+
+/* Portable rows: each block dequantised into a small buffer, then its products added
+ * into LANES running sums (the compiler vectorises both loops). */
+static ALWAYS_INLINE void rows_portable(int kind, const uint8_t *rows, Py_ssize_t row_bytes, const float *query,
+                                        const float *scale, float *out, Py_ssize_t start, Py_ssize_t stop,
+                                        Py_ssize_t width)
+{
+    Py_ssize_t per_block = BLOCK_NUMBERS[kind], block_bytes = BLOCK_BYTES[kind];
+    float v[256];
+    for (Py_ssize_t i = start; i < stop; i++) {
+        const uint8_t *row = rows + i * row_bytes;
+        float lanes[LANES] = {0};
+        for (Py_ssize_t b = 0; b * per_block < width; b++) {
+            dequantise_block(kind, row + b * block_bytes, v);
+            const float *x = query + b * per_block;
+            for (Py_ssize_t j = 0; j < per_block; j += LANES)
+                for (int lane = 0; lane < LANES; lane++)
+                    lanes[lane] += v[j + lane] * x[j + lane];
+        }
+        float total = 0.0f;
+        for (int half = LANES / 2; half > 0; half /= 2) /* a tree: log2(LANES) roundings */
+            for (int lane = 0; lane < half; lane++)
+                lanes[lane] += lanes[lane + half];
+        total = lanes[0];
+        out[i] = scale[i] == 0.0f ? 0.0f : total * scale[i];
+    }
+}
+
+typedef void (*rows_function)(int, const uint8_t *, Py_ssize_t, const float *, const float *, float *, Py_ssize_t,
+                              Py_ssize_t, Py_ssize_t);
+
+static void rows_plain(int kind, const uint8_t *rows, Py_ssize_t row_bytes, const float *query, const float *scale,
+                       float *out, Py_ssize_t start, Py_ssize_t stop, Py_ssize_t width)
+{
+    rows_portable(kind, rows, row_bytes, query, scale, out, start, stop, width);
+}
+
+static rows_function chosen_rows = rows_plain;
+static const char *chosen_name = "plain";
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#include <immintrin.h>
+
+#define AVX512_TARGET __attribute__((target("avx512f,avx512bw,f16c,fma")))
+
+/* 16 bytes as 16 float32: signed, or unsigned less a constant. */
+AVX512_TARGET static ALWAYS_INLINE __m512 signed16(__m128i bytes)
+{
+    return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(bytes));
+}
+
+AVX512_TARGET static ALWAYS_INLINE __m512 unsigned16(__m128i bytes, int less)
+{
+    return _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_cvtepu8_epi32(bytes), _mm512_set1_epi32(less)));
+}
+
+AVX512_TARGET static ALWAYS_INLINE __m128i load16(const uint8_t *at)
+{
+    return _mm_loadu_si128((const __m128i *)at);
+}
+
+AVX512_TARGET static ALWAYS_INLINE __m128i nibbles(__m128i bytes, int shift)
+{
+    return _mm_and_si128(_mm_srli_epi16(bytes, shift), _mm_set1_epi8(0x0F));
+}
+
+/* One row's dot product with the query: four running sums of 16 lanes, added in a tree. */
+AVX512_TARGET static ALWAYS_INLINE float row_avx512(int kind, const uint8_t *row, const float *x, Py_ssize_t width)
+{
+    __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+    if (kind == KIND_Q8_0 || kind == KIND_Q4_0) {
+        Py_ssize_t block_bytes = BLOCK_BYTES[kind];
+        for (Py_ssize_t b = 0; b * 32 < width; b++) {
+            const uint8_t *block = row + b * block_bytes;
+            __m512 d = _mm512_set1_ps(half_at(block));
+            __m512 first, second;
+            if (kind == KIND_Q8_0) {
+                first = signed16(load16(block + 2)), second = signed16(load16(block + 18));
+            } else {
+                __m128i bytes = load16(block + 2);
+                first = unsigned16(nibbles(bytes, 0), 8), second = unsigned16(nibbles(bytes, 4), 8);
+            }
+            int a = (int)(b & 1) * 2;
+            acc[a] = _mm512_fmadd_ps(_mm512_mul_ps(d, first), _mm512_loadu_ps(x + 32 * b), acc[a]);
+            acc[a + 1] = _mm512_fmadd_ps(_mm512_mul_ps(d, second), _mm512_loadu_ps(x + 32 * b + 16), acc[a + 1]);
+        }
+    } else if (kind == KIND_Q4_K) {
+        for (Py_ssize_t b = 0; b * 256 < width; b++) {
+            const uint8_t *block = row + b * 144;
+            const float *xb = x + 256 * b;
+            float scale[8], min[8];
+            q4_k_scales(block + 4, half_at(block), half_at(block + 2), scale, min);
+            for (int c = 0; c < 4; c++) {
+                /* 32 bytes: low nibbles are sub-block 2c, high nibbles 2c + 1. */
+                __m128i first = load16(block + 16 + 32 * c), second = load16(block + 32 + 32 * c);
+                __m512 s0 = _mm512_set1_ps(scale[2 * c]), m0 = _mm512_set1_ps(min[2 * c]);
+                __m512 s1 = _mm512_set1_ps(scale[2 * c + 1]), m1 = _mm512_set1_ps(min[2 * c + 1]);
+                /* v = s * q - m rounded once, as gguf's float32 (see the top of the file). */
+                __m512 v0 = _mm512_fmsub_ps(s0, unsigned16(nibbles(first, 0), 0), m0);
+                __m512 v1 = _mm512_fmsub_ps(s0, unsigned16(nibbles(second, 0), 0), m0);
+                __m512 v2 = _mm512_fmsub_ps(s1, unsigned16(nibbles(first, 4), 0), m1);
+                __m512 v3 = _mm512_fmsub_ps(s1, unsigned16(nibbles(second, 4), 0), m1);
+                acc[0] = _mm512_fmadd_ps(v0, _mm512_loadu_ps(xb + 64 * c), acc[0]);
+                acc[1] = _mm512_fmadd_ps(v1, _mm512_loadu_ps(xb + 64 * c + 16), acc[1]);
+                acc[2] = _mm512_fmadd_ps(v2, _mm512_loadu_ps(xb + 64 * c + 32), acc[2]);
+                acc[3] = _mm512_fmadd_ps(v3, _mm512_loadu_ps(xb + 64 * c + 48), acc[3]);
+            }
+        }
+    } else { /* KIND_Q6_K */
+        for (Py_ssize_t b = 0; b * 256 < width; b++) {
+            const uint8_t *block = row + b * 210;
+            const int8_t *scales = (const int8_t *)(block + 192);
+            float d = half_at(block + 208);
+            for (int h = 0; h < 2; h++)
+                for (int t = 0; t < 8; t++) {
+                    __m128i low = nibbles(load16(block + 64 * h + 16 * (t % 4)), 4 * (t / 4));
+                    __m128i high = _mm_and_si128(_mm_srli_epi16(load16(block + 128 + 32 * h + 16 * (t % 2)), 2 * (t / 2)),
+                                                 _mm_set1_epi8(3));
+                    __m128i q = _mm_or_si128(low, _mm_slli_epi16(high, 4));
+                    __m512 v = _mm512_mul_ps(_mm512_set1_ps(d * (float)scales[8 * h + t]), unsigned16(q, 32));
+                    acc[t % 4] = _mm512_fmadd_ps(v, _mm512_loadu_ps(x + 256 * b + 128 * h + 16 * t), acc[t % 4]);
+                }
+        }
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3])));
+}
+
+AVX512_TARGET static void rows_avx512(int kind, const uint8_t *rows, Py_ssize_t row_bytes, const float *query,
+                                      const float *scale, float *out, Py_ssize_t start, Py_ssize_t stop,
+                                      Py_ssize_t width)
+{
+    for (Py_ssize_t i = start; i < stop; i++) {
+        float total = row_avx512(kind, rows + i * row_bytes, query, width);
+        out[i] = scale[i] == 0.0f ? 0.0f : total * scale[i];
+    }
+}
+
+__attribute__((target("avx2,fma"))) static void rows_avx2(int kind, const uint8_t *rows, Py_ssize_t row_bytes,
+                                                          const float *query, const float *scale, float *out,
+                                                          Py_ssize_t start, Py_ssize_t stop, Py_ssize_t width)
+{
+    rows_portable(kind, rows, row_bytes, query, scale, out, start, stop, width);
+}
+
+static void choose_rows(void)
+{
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")) {
+        chosen_rows = rows_avx512;
+        chosen_name = "avx512f";
+    } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+        chosen_rows = rows_avx2;
+        chosen_name = "avx2";
+    }
+}
+#else
+static void choose_rows(void) {}
+#endif
+
+struct quant_job {
+    int kind;
+    const uint8_t *rows;
+    Py_ssize_t row_bytes, width;
+    const float *query, *scale;
+    float *out;
+};
+
+static void quant_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
+{
+    const struct quant_job *q = job;
+    chosen_rows(q->kind, q->rows, q->row_bytes, q->query, q->scale, q->out, start, stop, q->width);
+}
+
+static PyObject *quant_scores(PyObject *self, PyObject *args)
+{
+    Py_buffer rows, query, scale, out, progress;
+    int kind;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*iy*y*w*w*", &rows, &kind, &query, &scale, &out, &progress))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t width = query.len / (Py_ssize_t)sizeof(float);
+    Py_ssize_t count = out.len / (Py_ssize_t)sizeof(float);
+    if (kind < 0 || kind >= KINDS) {
+        PyErr_SetString(PyExc_ValueError, "kind must be 0 (Q8_0), 1 (Q4_0), 2 (Q4_K) or 3 (Q6_K)");
+    } else if (width == 0 || query.len % (Py_ssize_t)sizeof(float) != 0 || width % BLOCK_NUMBERS[kind] != 0) {
+        PyErr_SetString(PyExc_ValueError, "the query must hold a whole number of blocks of float32 numbers");
+    } else if (rows.len != count * (width / BLOCK_NUMBERS[kind]) * BLOCK_BYTES[kind]) {
+        PyErr_SetString(PyExc_ValueError, "rows must hold len(out) rows of len(query) quantised numbers");
+    } else if (scale.len != out.len) {
+        PyErr_SetString(PyExc_ValueError, "scale must hold one float32 per row");
+    } else if (check_progress(&progress)) {
+        struct quant_job job = {kind, rows.buf, (width / BLOCK_NUMBERS[kind]) * BLOCK_BYTES[kind], width,
+                                query.buf, scale.buf, out.buf};
+        result = share_chunks_released(quant_chunk, &job, count, &progress);
+    }
+    PyBuffer_Release(&rows);
+    PyBuffer_Release(&query);
+    PyBuffer_Release(&scale);
+    PyBuffer_Release(&out);
+    PyBuffer_Release(&progress);
+    return result;
+}
+
+/* For tests: run a given build ("plain", "avx2", "avx512f") where this CPU can; answers the one now in use. */
+static PyObject *use_build(PyObject *self, PyObject *args)
+{
+    const char *name;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "s", &name))
+        return NULL;
+    choose_rows();
+    if (strcmp(name, "plain") == 0) {
+        chosen_rows = rows_plain, chosen_name = "plain";
+    }
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    else if (strcmp(name, "avx2") == 0 && strcmp(chosen_name, "plain") != 0) {
+        chosen_rows = rows_avx2, chosen_name = "avx2";
+    }
+#endif
+    return PyUnicode_FromString(chosen_name);
+}
+
+static PyMethodDef quant_methods[] = {
+    {"use_build", use_build, METH_VARARGS,
+     "use_build(name)\n\nFor tests: scan with the named build (plain, avx2, avx512f) where this CPU runs it,\n"
+     "else the best one; returns the name of the build now in use."},
+    {"quant_scores", quant_scores, METH_VARARGS,
+     "quant_scores(rows, kind, query, scale, out, progress)\n\n"
+     "Write scale[i] times the dot product of quantised row i (GGUF blocks as stored, uint8; kind 0\n"
+     "Q8_0, 1 Q4_0, 2 Q4_K, 3 Q6_K) with the float32 query into out (0 where scale[i] is 0), without\n"
+     "the GIL; threads that call it with the same zeroed progress (two int64) share the rows."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef quant_module = {
+    PyModuleDef_HEAD_INIT, "_quants", "A neighbour query's first pass over GGUF quantised rows.", -1, quant_methods,
+};
+
+PyMODINIT_FUNC PyInit__quants(void)
+{
+    choose_rows();
+    PyObject *module = PyModule_Create(&quant_module);
+    if (module != NULL && PyModule_AddStringConstant(module, "INSTRUCTIONS", chosen_name) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}
