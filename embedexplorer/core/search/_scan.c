@@ -242,6 +242,87 @@ __attribute__((target("avx2,fma,f16c"))) static void scaled_f16_f16c(const uint1
         out[i] = scale[i] == 0.0f ? 0.0f : total * scale[i];
     }
 }
+
+/* bfloat16 rows 32 numbers to a 512-bit load, no widening instruction: in each 32-bit word
+ * the low half is an even-numbered number (shifted up 16 bits it is that float32) and the
+ * high half the next one (its low bits cleared).  The query comes "paired" (pair_query):
+ * in each run of 32, its 16 even-numbered numbers, then its 16 odd-numbered ones.  A third
+ * of the instructions of widening 16 at a time, which kept the scan of a table the last
+ * level cache holds at 1.5x-1.6x a plain read of it. */
+__attribute__((target("avx512f"))) static void scaled_bf16_pairs(const uint16_t *rows, const float *paired,
+                                                                 const float *scale, float *out, Py_ssize_t start,
+                                                                 Py_ssize_t stop, Py_ssize_t width)
+{
+    const __m512i high = _mm512_set1_epi32((int)0xFFFF0000u);
+    Py_ssize_t whole = width / 32 * 32;
+    for (Py_ssize_t i = start; i < stop; i++) {
+        const uint16_t *row = rows + i * width;
+        __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+        __m512 acc2 = _mm512_setzero_ps(), acc3 = _mm512_setzero_ps();
+        Py_ssize_t j = 0;
+        for (; j + 64 <= whole; j += 64) {
+            __m512i a = _mm512_loadu_si512((const void *)(row + j));
+            __m512i b = _mm512_loadu_si512((const void *)(row + j + 32));
+            acc0 = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_slli_epi32(a, 16)), _mm512_loadu_ps(paired + j), acc0);
+            acc1 = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_and_si512(a, high)), _mm512_loadu_ps(paired + j + 16),
+                                   acc1);
+            acc2 = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_slli_epi32(b, 16)), _mm512_loadu_ps(paired + j + 32),
+                                   acc2);
+            acc3 = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_and_si512(b, high)), _mm512_loadu_ps(paired + j + 48),
+                                   acc3);
+        }
+        for (; j < whole; j += 32) {
+            __m512i a = _mm512_loadu_si512((const void *)(row + j));
+            acc0 = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_slli_epi32(a, 16)), _mm512_loadu_ps(paired + j), acc0);
+            acc1 = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_and_si512(a, high)), _mm512_loadu_ps(paired + j + 16),
+                                   acc1);
+        }
+        float total = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc0, acc1), _mm512_add_ps(acc2, acc3)));
+        for (; j < width; j++) /* the tail of the paired query is in its own order */
+            total += widen(row[j]) * paired[j];
+        out[i] = scale[i] == 0.0f ? 0.0f : total * scale[i];
+    }
+}
+
+/* float16 rows widened 16 at a time by AVX-512's own conversion. */
+__attribute__((target("avx512f"))) static void scaled_f16_avx512_wide(const uint16_t *rows, const float *query,
+                                                                      const float *scale, float *out,
+                                                                      Py_ssize_t start, Py_ssize_t stop,
+                                                                      Py_ssize_t width)
+{
+    for (Py_ssize_t i = start; i < stop; i++) {
+        const uint16_t *row = rows + i * width;
+        __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+        Py_ssize_t j = 0;
+        for (; j + 32 <= width; j += 32) {
+            __m512 a = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(row + j)));
+            __m512 b = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(row + j + 16)));
+            acc0 = _mm512_fmadd_ps(a, _mm512_loadu_ps(query + j), acc0);
+            acc1 = _mm512_fmadd_ps(b, _mm512_loadu_ps(query + j + 16), acc1);
+        }
+        float total = _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+        for (; j < width; j++)
+            total += widen_half(row[j]) * query[j];
+        out[i] = scale[i] == 0.0f ? 0.0f : total * scale[i];
+    }
+}
+
+/* The query in the order scaled_bf16_pairs reads it (a new buffer, or NULL when out of memory). */
+static float *pair_query(const float *query, Py_ssize_t width)
+{
+    float *paired = PyMem_RawMalloc((size_t)width * sizeof(float));
+    if (paired == NULL)
+        return NULL;
+    Py_ssize_t whole = width / 32 * 32;
+    for (Py_ssize_t j = 0; j < whole; j += 32)
+        for (int k = 0; k < 16; k++) {
+            paired[j + k] = query[j + 2 * k];
+            paired[j + 16 + k] = query[j + 2 * k + 1];
+        }
+    for (Py_ssize_t j = whole; j < width; j++)
+        paired[j] = query[j];
+    return paired;
+}
 #endif
 
 /* [kind]: 0 bfloat16, 1 float16 */
@@ -260,6 +341,8 @@ static void choose_half(void)
     }
     if (strcmp(chosen_name, "plain") != 0 && __builtin_cpu_supports("f16c"))
         chosen_scaled[1] = scaled_f16_f16c;
+    if (strcmp(chosen_name, "avx512f") == 0)
+        chosen_scaled[0] = scaled_bf16_pairs, chosen_scaled[1] = scaled_f16_avx512_wide;
 #endif
 }
 
@@ -300,8 +383,21 @@ static PyObject *half_scores(PyObject *self, PyObject *args)
     } else if (scale.len != out.len) {
         PyErr_SetString(PyExc_ValueError, "scale must hold one float32 per row");
     } else if (check_progress(&progress)) {
-        struct half_job job = {rows.buf, query.buf, scale.buf, out.buf, NULL, count, width, kind};
-        result = share_chunks_released(half_chunk, &job, job.count, &progress);
+        const float *query_used = query.buf;
+        float *paired = NULL;
+#ifdef SCAN_X86
+        if (kind == 0 && chosen_scaled[0] == scaled_bf16_pairs) {
+            paired = pair_query(query.buf, width);
+            query_used = paired;
+        }
+#endif
+        if (query_used == NULL) {
+            PyErr_NoMemory();
+        } else {
+            struct half_job job = {rows.buf, query_used, scale.buf, out.buf, NULL, count, width, kind};
+            result = share_chunks_released(half_chunk, &job, job.count, &progress);
+        }
+        PyMem_RawFree(paired);
     }
     PyBuffer_Release(&rows);
     PyBuffer_Release(&query);
