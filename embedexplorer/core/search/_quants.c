@@ -45,17 +45,11 @@ static ALWAYS_INLINE float half_at(const uint8_t *at)
 /* Q4_K's eight 6-bit scales and mins, packed in 12 bytes (llama.cpp's get_scale_min_k4). */
 static ALWAYS_INLINE void q4_k_scales(const uint8_t *packed, float d, float dmin, float *scale, float *min)
 {
-    for (int j = 0; j < 8; j++) {
-        int s, m;
-        if (j < 4) {
-            s = packed[j] & 63;
-            m = packed[j + 4] & 63;
-        } else {
-            s = (packed[j + 4] & 0x0F) | ((packed[j - 4] >> 6) << 4);
-            m = (packed[j + 4] >> 4) | ((packed[j] >> 6) << 4);
-        }
-        scale[j] = d * (float)s;
-        min[j] = dmin * (float)m;
+    for (int j = 0; j < 4; j++) {
+        scale[j] = d * (float)(packed[j] & 63);
+        min[j] = dmin * (float)(packed[j + 4] & 63);
+        scale[j + 4] = d * (float)((packed[j + 8] & 0x0F) | ((packed[j] >> 6) << 4));
+        min[j + 4] = dmin * (float)((packed[j + 8] >> 4) | ((packed[j + 4] >> 6) << 4));
     }
 }
 
@@ -162,6 +156,14 @@ AVX512_TARGET static ALWAYS_INLINE __m512 unsigned16(__m128i bytes, int less)
     return _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_cvtepu8_epi32(bytes), _mm512_set1_epi32(less)));
 }
 
+/* A float16 scale by the F16C instruction (the portable widening is a dozen operations). */
+AVX512_TARGET static ALWAYS_INLINE float half_f16c(const uint8_t *at)
+{
+    uint16_t bits;
+    memcpy(&bits, at, sizeof bits);
+    return _cvtsh_ss(bits);
+}
+
 AVX512_TARGET static ALWAYS_INLINE __m128i load16(const uint8_t *at)
 {
     return _mm_loadu_si128((const __m128i *)at);
@@ -180,7 +182,7 @@ AVX512_TARGET static ALWAYS_INLINE float row_avx512(int kind, const uint8_t *row
         Py_ssize_t block_bytes = BLOCK_BYTES[kind];
         for (Py_ssize_t b = 0; b * 32 < width; b++) {
             const uint8_t *block = row + b * block_bytes;
-            __m512 d = _mm512_set1_ps(half_at(block));
+            __m512 d = _mm512_set1_ps(half_f16c(block));
             __m512 first, second;
             if (kind == KIND_Q8_0) {
                 first = signed16(load16(block + 2)), second = signed16(load16(block + 18));
@@ -197,7 +199,7 @@ AVX512_TARGET static ALWAYS_INLINE float row_avx512(int kind, const uint8_t *row
             const uint8_t *block = row + b * 144;
             const float *xb = x + 256 * b;
             float scale[8], min[8];
-            q4_k_scales(block + 4, half_at(block), half_at(block + 2), scale, min);
+            q4_k_scales(block + 4, half_f16c(block), half_f16c(block + 2), scale, min);
             for (int c = 0; c < 4; c++) {
                 /* 32 bytes: low nibbles are sub-block 2c, high nibbles 2c + 1. */
                 __m128i first = load16(block + 16 + 32 * c), second = load16(block + 32 + 32 * c);
@@ -218,7 +220,7 @@ AVX512_TARGET static ALWAYS_INLINE float row_avx512(int kind, const uint8_t *row
         for (Py_ssize_t b = 0; b * 256 < width; b++) {
             const uint8_t *block = row + b * 210;
             const int8_t *scales = (const int8_t *)(block + 192);
-            float d = half_at(block + 208);
+            float d = half_f16c(block + 208);
             for (int h = 0; h < 2; h++)
                 for (int t = 0; t < 8; t++) {
                     __m128i low = nibbles(load16(block + 64 * h + 16 * (t % 4)), 4 * (t / 4));
