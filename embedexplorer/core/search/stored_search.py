@@ -89,6 +89,7 @@ class StoredScreen:
             raise RuntimeError("the scan of stored rows was not built (no C compiler at install time)")
         self.bits, self.kind, self.rounding = bits, kind, rounding
         self.quantised = quantised_width is not None
+        self._scan = _quants.quant_scores if self.quantised else _scan.half_scores
         self.notes = notes
         # The mapped file of the first pass's rows (a cache entry, or the model file): checked before each pass.
         self.cache_file = cache.mapped_state(bits)
@@ -116,8 +117,7 @@ class StoredScreen:
             self.cache_file.check()  # cut short by another program: a message, not SIGBUS
         query = np.ascontiguousarray(query, dtype=np.float32)
         out = np.empty(self.shape[0], dtype=np.float32)
-        scan = _quants.quant_scores if self.quantised else _scan.half_scores
-        shared_pass(self.shape[0] * self.shape[1], partial(scan, self.bits, self.kind, query, self.scale, out))
+        shared_pass(self.shape[0] * self.shape[1], partial(self._scan, self.bits, self.kind, query, self.scale, out))
         return out
 
     def error_bound(self, query_length: float) -> float:
