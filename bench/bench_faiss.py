@@ -176,18 +176,23 @@ def _one_table(name: str, folder: str, faiss, rounds: int) -> Row:  # type: igno
         run()
         run()
     times: dict[str, list[float]] = {key: [] for key in runs}
+    cpu: dict[str, list[float]] = {key: [] for key in runs}
     loads = [os.getloadavg()[0]]
     for i in range(rounds):
         for key in runs if i % 2 == 0 else list(runs)[::-1]:
-            began = time.perf_counter()
+            began, began_cpu = time.perf_counter(), time.process_time()
             runs[key]()
             times[key].append(time.perf_counter() - began)
+            cpu[key].append(time.process_time() - began_cpu)
     loads.append(os.getloadavg()[0])
     ratio = median([a / r for a, r in zip(times["app"], times["read"], strict=True)])
+    cpu_ratio = median([a / r for a, r in zip(cpu["app"], cpu["read"], strict=True)])
     shape = f"{table.rows.shape[0]:,} x {table.rows.shape[1]:,}"
     note = (
         f"{words.nbytes / 1e6:,.0f} MB stored; {rounds} pairs; {table.search_method()}; "
-        f"1-min load {min(loads):.1f}-{max(loads):.1f} over the pairs"
+        f"1-min load {min(loads):.1f}-{max(loads):.1f} over the pairs; CPU time (all threads) app "
+        f"{median(cpu['app']) * 1e3:.1f} ms, read {median(cpu['read']) * 1e3:.1f} ms, median paired ratio "
+        f"{cpu_ratio:.2f}x"
     )
     if "faiss" in times:
         versus = median([a / f for a, f in zip(times["app"], times["faiss"], strict=True)])

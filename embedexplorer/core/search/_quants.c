@@ -227,7 +227,10 @@ AVX512_TARGET static ALWAYS_INLINE float row_avx512(int kind, const uint8_t *row
                     __m128i high = _mm_and_si128(_mm_srli_epi16(load16(block + 128 + 32 * h + 16 * (t % 2)), 2 * (t / 2)),
                                                  _mm_set1_epi8(3));
                     __m128i q = _mm_or_si128(low, _mm_slli_epi16(high, 4));
-                    __m512 v = _mm512_mul_ps(_mm512_set1_ps(d * (float)scales[8 * h + t]), unsigned16(q, 32));
+                    /* (d s) q and 32 (d s) are exact (24 bits at most), so is their difference:
+                     * one fused multiply-subtract gives v = (d s) (q - 32) exactly. */
+                    float ds = d * (float)scales[8 * h + t];
+                    __m512 v = _mm512_fmsub_ps(_mm512_set1_ps(ds), unsigned16(q, 0), _mm512_set1_ps(32.0f * ds));
                     acc[t % 4] = _mm512_fmadd_ps(v, _mm512_loadu_ps(x + 256 * b + 128 * h + 16 * t), acc[t % 4]);
                 }
         }
