@@ -32,9 +32,10 @@ ROWS, WIDTH, K = 3000, 512, 12
 ORIGINAL, COPIES, NEAR = 50, (140, 141), range(100, 140)
 
 
-@pytest.fixture(params=["plain", "avx2", "avx512f"])
+@pytest.fixture(params=["plain", "avx2", "avx512f-float", "avx512f"])
 def build(request: pytest.FixtureRequest) -> Iterator[str]:
-    """Each build of the scan this CPU can run (the others are skipped)."""
+    """Each build of the scan this CPU can run (the others are skipped); "avx512f-float" is the
+    AVX-512 build without its integer-query scan of Q8_0 and Q6_K."""
     used = _quants.use_build(request.param)
     if used != request.param:
         _quants.use_build("best")
@@ -85,8 +86,12 @@ def test_the_scan_is_within_its_bound_of_gguf_dequantised_rows(qtype: Q, build: 
     exact = numbers @ query.astype(np.float64) / lengths
     bound = screen.error_bound(float(np.linalg.norm(query.astype(np.float64))))
     assert np.abs(scores - exact).max() <= bound
-    # Not a loose bound met by chance: the scan is a float32 sum, far closer than bfloat16 roundings.
     assert np.abs(scores - exact).max() > 0
+    # A query of numbers far from 1 (the integer scan's steps are powers of two): still within the bound.
+    for size in (1e-20, 1e20):
+        far = query * np.float32(size)
+        error = np.abs(screen.scores(far) - numbers @ far.astype(np.float64) / lengths).max()
+        assert error <= screen.error_bound(float(np.linalg.norm(far.astype(np.float64))))
 
 
 @pytest.mark.parametrize("qtype", TYPES, ids=[t.name for t in TYPES])

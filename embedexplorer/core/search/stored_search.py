@@ -45,6 +45,8 @@ except ImportError:  # built without a C compiler: quantised rows get bfloat16 r
 BF16_KIND = 0
 # GGUF types whose blocks the quantised scan reads in place, with its code for each.
 QUANT_KINDS = {"Q8_0": 0, "Q4_0": 1, "Q4_K": 2, "Q6_K": 3}
+# Of those, the kinds an AVX-512 build scans against the query as 16-bit integers.
+_INTEGER_KINDS = (QUANT_KINDS["Q8_0"], QUANT_KINDS["Q6_K"])
 # Rounding to the nearest bfloat16 moves a number by at most 2^-8 of itself.
 BF16_ROUNDING = 2.0**-8
 # Float32 rounding of the query, the reciprocal length and their product: 2^-24 each, with room.
@@ -90,6 +92,9 @@ class StoredScreen:
         self.bits, self.kind, self.rounding = bits, kind, rounding
         self.quantised = quantised_width is not None
         self._scan = _quants.quant_scores if self.quantised else _scan.half_scores
+        # How far the scan's copy of the query may be from it, relative to |query| (Q8_0 and Q6_K
+        # are scanned against it as 16-bit integers: ``_quants.c``).
+        self.query_rounding = float(_quants.QUERY_ROUNDING) if self.quantised and kind in _INTEGER_KINDS else 0.0
         self.notes = notes
         # The mapped file of the first pass's rows (a cache entry, or the model file): checked before each pass.
         self.cache_file = cache.mapped_state(bits)
@@ -127,11 +132,12 @@ class StoredScreen:
         read as stored, quantised ones too: ``_quants.c`` says why) and the
         float32 sum by ``accumulation_error`` of the sum of the products' sizes; both
         are at most that fraction of |row| x |query| (Cauchy-Schwarz), and the scale
-        divides by |row|.  The float32 query and reciprocal length add 2^-24 each.
+        divides by |row|.  The float32 query and reciprocal length add 2^-24 each.  A scan
+        against the query held as integers adds ``query_rounding`` (``_quants.c`` says why).
         """
         width = self.shape[1]
         relative = 1.01 * (self.rounding + accumulation_error(width) * (1 + self.rounding)) + _SCALE_ROUNDING
-        return query_length * relative
+        return query_length * (self.query_rounding + (1 + self.query_rounding) * relative)
 
     def exact_scores(self, rows: StoredRows, ids: np.ndarray, query: np.ndarray) -> np.ndarray:
         """Cosines times |query| of rows ``ids``, in float64 from the stored numbers (0 for rows pointing nowhere)."""
