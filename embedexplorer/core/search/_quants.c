@@ -285,33 +285,39 @@ AVX512_TARGET static ALWAYS_INLINE float row_integer(int kind, const uint8_t *ro
             __m512 weight = _mm512_set1_ps(half_f16c(block) * step[b]);
             acc[b & 3] = _mm512_fmadd_ps(weight, _mm512_cvtepi32_ps(pairs), acc[b & 3]);
         }
-    } else { /* KIND_Q6_K */
+    } else { /* KIND_Q6_K: 128 numbers at a time from 64 bytes of ql and 32 of qh */
+        const __m512i four = _mm512_set1_epi8(0x0F), two = _mm512_set1_epi8(3), offset = _mm512_set1_epi16(32);
+        /* qh's 2-bit pieces: numbers 0-31 and 32-63 of a half are bits 0-1 and 2-3, 64-127 bits 4-7. */
+        const __m512i first_shifts = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1);
+        const __m512i second_shifts = _mm512_inserti64x4(_mm512_set1_epi16(4), _mm256_set1_epi16(6), 1);
+        const __m512i step_pairs = _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0);
         for (Py_ssize_t b = 0; b * 256 < width; b++) {
             const uint8_t *block = row + b * 210;
-            const int8_t *scales = (const int8_t *)(block + 192);
-            float d = half_f16c(block + 208);
-            for (int h = 0; h < 2; h++)
-                for (int t = 0; t < 8; t += 2) { /* 32 numbers: sub-blocks t and t + 1 */
-                    __m128i q2[2];
-                    for (int u = 0; u < 2; u++) {
-                        int tt = t + u;
-                        __m128i low = nibbles(load16(block + 64 * h + 16 * (tt % 4)), 4 * (tt / 4));
-                        __m128i high = _mm_and_si128(
-                            _mm_srli_epi16(load16(block + 128 + 32 * h + 16 * (tt % 2)), 2 * (tt / 2)),
-                            _mm_set1_epi8(3));
-                        q2[u] = _mm_or_si128(low, _mm_slli_epi16(high, 4));
-                    }
-                    __m512i q = _mm512_sub_epi16(_mm512_cvtepu8_epi16(_mm256_set_m128i(q2[1], q2[0])),
-                                                 _mm512_set1_epi16(32));
-                    Py_ssize_t at = 256 * b + 128 * h + 16 * t;
-                    __m512i pairs = _mm512_madd_epi16(q, _mm512_loadu_si512((const void *)(xq + at)));
-                    float s = step[at / 32];
-                    /* Lanes 0-7 hold sub-block t's sums, lanes 8-15 those of t + 1. */
-                    __m512 weight = _mm512_castpd_ps(_mm512_insertf64x4(
-                        _mm512_castps_pd(_mm512_set1_ps(d * (float)scales[8 * h + t] * s)),
-                        _mm256_castps_pd(_mm256_set1_ps(d * (float)scales[8 * h + t + 1] * s)), 1));
-                    acc[(t / 2) % 4] = _mm512_fmadd_ps(weight, _mm512_cvtepi32_ps(pairs), acc[(t / 2) % 4]);
+            /* weight[k] = d s_k step: sub-block k (16 numbers) lies in the query's run b * 8 + k / 2. */
+            __m512 steps = _mm512_permutexvar_ps(step_pairs, _mm512_maskz_loadu_ps(0xFF, step + 8 * b));
+            __m512 weights = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(half_f16c(block + 208)),
+                                                         _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(load16(block + 192)))),
+                                           steps);
+            for (int h = 0; h < 2; h++) {
+                __m512i ql = _mm512_loadu_si512((const void *)(block + 64 * h));
+                __m256i qh = _mm256_loadu_si256((const __m256i *)(block + 128 + 32 * h));
+                __m512i both = _mm512_inserti64x4(_mm512_castsi256_si512(qh), qh, 1);
+                __m512i q[2];
+                q[0] = _mm512_or_si512(_mm512_and_si512(ql, four),
+                                       _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(both, first_shifts), two), 4));
+                q[1] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), four),
+                                       _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(both, second_shifts), two), 4));
+                for (int u = 0; u < 4; u++) { /* 32 numbers: sub-blocks k and k + 1 */
+                    __m256i bytes = u % 2 ? _mm512_extracti64x4_epi64(q[u / 2], 1) : _mm512_castsi512_si256(q[u / 2]);
+                    __m512i centred = _mm512_sub_epi16(_mm512_cvtepu8_epi16(bytes), offset);
+                    Py_ssize_t at = 256 * b + 128 * h + 32 * u;
+                    __m512i pairs = _mm512_madd_epi16(centred, _mm512_loadu_si512((const void *)(xq + at)));
+                    int k = 8 * h + 2 * u;
+                    __m512 weight = _mm512_permutexvar_ps(_mm512_inserti64x4(_mm512_set1_epi32(k), _mm256_set1_epi32(k + 1), 1),
+                                                          weights);
+                    acc[u] = _mm512_fmadd_ps(weight, _mm512_cvtepi32_ps(pairs), acc[u]);
                 }
+            }
         }
     }
     return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3])));
