@@ -148,3 +148,23 @@ def test_16_bit_rows_of_any_width_are_scored_within_the_bound(width: int, kind: 
     exact = numbers @ query.astype(np.float64) / lengths
     assert np.abs(scores - exact).max() <= screen.error_bound(float(np.linalg.norm(query.astype(np.float64))))
     assert scores[3] == scores[4]  # equal rows score exactly alike
+
+
+# Where each type keeps its float16 scale(s) in a block: set to infinity and NaN in a few blocks below.
+SCALE_BYTES = {Q.Q8_0: (0,), Q.Q4_0: (0,), Q.Q4_K: (0, 2), Q.Q6_K: (208,)}
+
+
+@pytest.mark.parametrize("qtype", TYPES, ids=[t.name for t in TYPES])
+def test_rows_read_from_the_file_are_ggufs_dequantised_numbers(tmp_path: Path, qtype: Q) -> None:
+    """The C dequantiser gives, bit for bit, what gguf's ``dequantize`` gives (infinite and NaN scales too)."""
+    stored = near_tie_blocks(qtype, seed=int(qtype) + 20)
+    for row, bits in ((5, 0x7C00), (6, 0x7E00), (7, 0xFC00)):  # +inf, NaN, -inf
+        for offset in SCALE_BYTES[qtype]:
+            stored[row, offset : offset + 2] = np.array([bits], dtype="<u2").view(np.uint8)
+    table = open_table(str(write_gguf(tmp_path / f"{qtype.name}.gguf", stored, qtype)))
+    picked = [0, 5, 6, 7, 50, 140, 2999]
+    with np.errstate(invalid="ignore"):  # gguf's own infinity times zero
+        np.testing.assert_array_equal(table.rows[picked], dequantize(stored[picked], qtype))
+        np.testing.assert_array_equal(table.rows[:], dequantize(stored, qtype))
+    # Rows holding infinity or NaN point nowhere: they are never anyone's neighbour.
+    assert not {5, 6, 7} & {n.id for n in table.neighbours(0, k=K).neighbours}
