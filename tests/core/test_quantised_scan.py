@@ -78,9 +78,11 @@ def test_the_scan_is_within_its_bound_of_gguf_dequantised_rows(qtype: Q, build: 
     stored = near_tie_blocks(qtype, seed=int(qtype))
     numbers = dequantize(stored, qtype).astype(np.float64)
     lengths = np.linalg.norm(numbers, axis=1)
+    spread = stored_search.quantised_spread(stored, WIDTH, lengths) if qtype == Q.Q4_K else None
     screen = stored_search.StoredScreen(
-        stored, stored_search.QUANT_KINDS[qtype.name], lengths, 0.0, quantised_width=WIDTH
+        stored, stored_search.QUANT_KINDS[qtype.name], lengths, 0.0, quantised_width=WIDTH, spread=spread
     )
+    assert screen.integer == (qtype != Q.Q4_0)  # the integer scan where this build has it
     query = np.random.default_rng(1).standard_normal(WIDTH).astype(np.float32)
     scores = screen.scores(query)
     exact = numbers @ query.astype(np.float64) / lengths
@@ -168,3 +170,22 @@ def test_rows_read_from_the_file_are_ggufs_dequantised_numbers(tmp_path: Path, q
         np.testing.assert_array_equal(table.rows[:], dequantize(stored, qtype))
     # Rows holding infinity or NaN point nowhere: they are never anyone's neighbour.
     assert not {5, 6, 7} & {n.id for n in table.neighbours(0, k=K).neighbours}
+
+
+def test_a_q4_k_row_whose_offsets_cancel_keeps_the_float_scan_and_the_answers(tmp_path: Path) -> None:
+    """A row whose numbers are d s q - m n with both terms large and their differences tiny (all
+    zero but one) has a spread far over the integer scan's limit: the table is scanned in float32."""
+    stored = near_tie_blocks(Q.Q4_K, seed=31)
+    block = np.zeros(144, dtype=np.uint8)
+    block[0:4] = np.array([0.01, 0.01], dtype="<f2").view(np.uint8)  # d = dmin
+    block[4:8], block[8:12], block[12:16] = 4, 252, 196  # every scale 4, every min 60: 4 d q - 60 d
+    block[16:] = 0xFF  # q = 15 everywhere: every number 0 ...
+    block[16] = 0xFE  # ... but one, 4 d (14 - 15)
+    stored[9] = np.tile(block, WIDTH // 256)
+    numbers = dequantize(stored, Q.Q4_K).astype(np.float64)
+    assert np.count_nonzero(numbers[9]) == WIDTH // 256
+    table = open_table(str(write_gguf(tmp_path / "cancel.gguf", stored, Q.Q4_K)))
+    assert table.screen.quantised and not table.screen.integer
+    for token_id in (9, ORIGINAL, 3):
+        ids, _ = float64_top_k(numbers, numbers[token_id], K, (token_id,))
+        assert [n.id for n in table.neighbours(token_id, k=K).neighbours] == ids

@@ -24,7 +24,7 @@
  * row's scan with no rounding of its numbers, so neighbours.search keeps every row that
  * could be among the best and rescores it in float64 from the dequantised numbers.
  *
- * On AVX-512, Q8_0 and Q6_K rows are scanned against the query held as 16-bit integers
+ * On AVX-512, Q8_0, Q6_K (and Q4_K, below) rows are scanned against the query held as 16-bit integers
  * (quantise_query): x = step_B xq + e, with step_B a power of two per run B of 32 numbers, so
  * |e| <= QUERY_ROUNDING |x|.  Each stored integer (q, or q - 32) times xq is summed in pairs
  * exactly (int32, below 2^24, so exact as float32 too), and a block's pair sums are multiplied
@@ -33,6 +33,16 @@
  * gamma_width |v| |x - e| of it as above, and |v.e| <= |v| |e| (Cauchy-Schwarz).  Divided by
  * |v| by the scale, the score is within QUERY_ROUNDING |x| + (1 + QUERY_ROUNDING) times the
  * float bound of the cosine times |x|: StoredScreen.error_bound adds exactly that.
+ *
+ * Q4_K against the integer query sums (d s step) (q . xq) and (m n) (step sum xq) apart and
+ * subtracts (min offsets summed once per 8 sub-blocks): the exact real result is
+ * sum_j (d s q_j - m n) x~_j with x~ = step xq, and every product and sum rounds by at most
+ * gamma_width of its own size, so the error is within gamma_width sum_j (|d s| q_j + |m n|)
+ * |x~_j| <= gamma_width A |x~| (A, the root of the row's q4_k_spreads, is measured at each
+ * open).  gguf's numbers v_j are d s q_j - m n rounded once: sum (d s q_j - m n) x~_j is
+ * within 2^-24 (1 + 2^-24) |v| |x~| of v . x~.  Divided by |v|: QUERY_ROUNDING |x| plus
+ * (1 + QUERY_ROUNDING) |x| (gamma_width A / |v| + 2^-23), the table's largest A / |v| being
+ * StoredScreen.spread (above 64, the table keeps the float scan).
  *
  * Built three times on x86 (AVX-512 by hand, AVX2 and plain from portable C), the best
  * one the CPU runs picked at import; -march=native is never used (the wheel runs anywhere).
@@ -210,7 +220,7 @@ static void quant_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
  * 2^15 steps; xq is rounded and held to +-32767, so |e_j| <= step <= largest / 2^14, and
  * |e| <= sqrt(32) |x| / 2^14 (QUERY_ROUNDING, which Python adds to the bound).  False when a
  * step would leave float32's comfortable range (a query of huge or tiny numbers): the float scan. */
-static int quantise_query(const float *x, Py_ssize_t width, int16_t *xq, float *step)
+static int quantise_query(const float *x, Py_ssize_t width, int16_t *xq, float *step /* 2 x width / 32 */)
 {
     for (Py_ssize_t b = 0; b * 32 < width; b++) {
         float largest = 0.0f;
@@ -223,10 +233,14 @@ static int quantise_query(const float *x, Py_ssize_t width, int16_t *xq, float *
         if (!(largest < 1e30f) || exponent - 15 < -100)
             return 0;
         step[b] = ldexpf(1.0f, exponent - 15);
+        int32_t sum = 0;
         for (int j = 0; j < 32; j++) {
             float q = nearbyintf(x[32 * b + j] / step[b]);
             xq[32 * b + j] = (int16_t)(q > 32767.0f ? 32767.0f : (q < -32767.0f ? -32767.0f : q));
+            sum += xq[32 * b + j];
         }
+        /* The run's sum of xq times its step (below 2^20 steps: exact), for Q4_K's min offsets. */
+        step[width / 32 + b] = (float)sum * step[b];
     }
     return 1;
 }
@@ -236,7 +250,8 @@ static PyObject *quant_scores(PyObject *self, PyObject *args)
     Py_buffer rows, query, scale, out, progress;
     int kind;
     (void)self;
-    if (!PyArg_ParseTuple(args, "y*iy*y*w*w*", &rows, &kind, &query, &scale, &out, &progress))
+    int integer = 0;
+    if (!PyArg_ParseTuple(args, "y*iy*y*w*w*|p", &rows, &kind, &query, &scale, &out, &progress, &integer))
         return NULL;
     PyObject *result = NULL;
     Py_ssize_t width = query.len / (Py_ssize_t)sizeof(float);
@@ -254,9 +269,9 @@ static PyObject *quant_scores(PyObject *self, PyObject *args)
                                 query.buf, scale.buf, out.buf, NULL, NULL};
         int16_t *xq = NULL;
         float *step = NULL;
-        if (integer_scan && (kind == KIND_Q8_0 || kind == KIND_Q6_K)) {
+        if (integer_scan && integer && kind != KIND_Q4_0) {
             xq = PyMem_RawMalloc((size_t)width * sizeof(int16_t));
-            step = PyMem_RawMalloc((size_t)(width / 32) * sizeof(float));
+            step = PyMem_RawMalloc((size_t)(width / 32) * 2 * sizeof(float));
             if (xq != NULL && step != NULL && quantise_query(query.buf, width, xq, step))
                 job.xq = xq, job.step = step;
         }
@@ -267,6 +282,64 @@ static PyObject *quant_scores(PyObject *self, PyObject *args)
     PyBuffer_Release(&rows);
     PyBuffer_Release(&query);
     PyBuffer_Release(&scale);
+    PyBuffer_Release(&out);
+    PyBuffer_Release(&progress);
+    return result;
+}
+
+/* Q4_K's spread of each row: the sum over its numbers of (|d s| q + |m n|)^2, in float64.  Scanned
+ * against an integer query, a Q4_K row's products and its min offsets are summed apart and may
+ * cancel, so its float32 error is bounded by this sum's root, not by the row's length (_quants.c's
+ * top, StoredScreen.spread). */
+struct spread_job {
+    const uint8_t *rows;
+    Py_ssize_t row_bytes;
+    double *out;
+};
+
+static void spread_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
+{
+    const struct spread_job *spread = job;
+    for (Py_ssize_t i = start; i < stop; i++) {
+        const uint8_t *row = spread->rows + i * spread->row_bytes;
+        double total = 0.0;
+        for (Py_ssize_t b = 0; b * 144 < spread->row_bytes; b++) {
+            const uint8_t *block = row + b * 144;
+            float scale[8], min[8];
+            q4_k_scales(block + 4, half_at(block), half_at(block + 2), scale, min);
+            for (int c = 0; c < 4; c++) {
+                float sums[2] = {0.0f, 0.0f};
+                for (int j = 0; j < 32; j++) {
+                    uint8_t byte = block[16 + 32 * c + j];
+                    float low = fabsf(scale[2 * c]) * (float)(byte & 0x0F) + fabsf(min[2 * c]);
+                    float high = fabsf(scale[2 * c + 1]) * (float)(byte >> 4) + fabsf(min[2 * c + 1]);
+                    sums[0] += low * low;
+                    sums[1] += high * high;
+                }
+                total += (double)sums[0] + (double)sums[1];
+            }
+        }
+        spread->out[i] = total;
+    }
+}
+
+static PyObject *q4_k_spreads(PyObject *self, PyObject *args)
+{
+    Py_buffer rows, out, progress;
+    Py_ssize_t width;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*nw*w*", &rows, &width, &out, &progress))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t count = out.len / (Py_ssize_t)sizeof(double);
+    Py_ssize_t row_bytes = width / 256 * 144;
+    if (width <= 0 || width % 256 != 0 || out.len % (Py_ssize_t)sizeof(double) != 0 || rows.len != count * row_bytes) {
+        PyErr_SetString(PyExc_ValueError, "rows must hold len(out) Q4_K rows of width numbers");
+    } else if (check_progress(&progress)) {
+        struct spread_job job = {rows.buf, row_bytes, out.buf};
+        result = share_chunks_released(spread_chunk, &job, count, &progress);
+    }
+    PyBuffer_Release(&rows);
     PyBuffer_Release(&out);
     PyBuffer_Release(&progress);
     return result;
@@ -327,6 +400,9 @@ static PyObject *use_build(PyObject *self, PyObject *args)
 }
 
 static PyMethodDef quant_methods[] = {
+    {"q4_k_spreads", q4_k_spreads, METH_VARARGS,
+     "q4_k_spreads(rows, width, out, progress)\n\nWrite each Q4_K row's sum of (|d s| q + |m n|)^2 (float64) into out;\n"
+     "threads share rows as in quant_scores."},
     {"dequantise", dequantise, METH_VARARGS,
      "dequantise(rows, kind, out)\n\nWrite the float32 numbers of quantised rows (GGUF blocks, uint8) into out,\n"
      "as gguf's dequantize gives them, without the GIL."},
@@ -334,10 +410,12 @@ static PyMethodDef quant_methods[] = {
      "use_build(name)\n\nFor tests: scan with the named build (plain, avx2, avx512f) where this CPU runs it,\n"
      "else the best one; returns the name of the build now in use."},
     {"quant_scores", quant_scores, METH_VARARGS,
-     "quant_scores(rows, kind, query, scale, out, progress)\n\n"
+     "quant_scores(rows, kind, query, scale, out, progress, integer=False)\n\n"
      "Write scale[i] times the dot product of quantised row i (GGUF blocks as stored, uint8; kind 0\n"
      "Q8_0, 1 Q4_0, 2 Q4_K, 3 Q6_K) with the float32 query into out (0 where scale[i] is 0), without\n"
-     "the GIL; threads that call it with the same zeroed progress (two int64) share the rows."},
+     "the GIL; threads that call it with the same zeroed progress (two int64) share the rows.  With\n"
+     "integer, Q8_0, Q4_K and Q6_K are scanned against the query held as 16-bit integers where the\n"
+     "build can (error bound in _quants.c)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -141,6 +141,34 @@ AVX512_TARGET static ALWAYS_INLINE float row_integer(int kind, const uint8_t *ro
             __m512 weight = _mm512_set1_ps(half_f16c(block) * step[b]);
             acc[b & 3] = _mm512_fmadd_ps(weight, _mm512_cvtepi32_ps(pairs), acc[b & 3]);
         }
+    } else if (kind == KIND_Q4_K) {
+        /* sum (D q - M) x~ as D-weighted integer sums less the mins times the query's run sums. */
+        const float *sums = step + width / 32;
+        const __m256i low_bits = _mm256_set1_epi8(0x0F);
+        __m256 offsets = _mm256_setzero_ps();
+        for (Py_ssize_t b = 0; b * 256 < width; b++) {
+            const uint8_t *block = row + b * 144;
+            float scale[8], min[8];
+            q4_k_scales_avx(block, scale, min);
+            offsets = _mm256_fmadd_ps(_mm256_loadu_ps(min), _mm256_loadu_ps(sums + 8 * b), offsets);
+            for (int c = 0; c < 4; c++) {
+                __m256i bytes = _mm256_loadu_si256((const __m256i *)(block + 16 + 32 * c));
+                __m512i low = _mm512_cvtepu8_epi16(_mm256_and_si256(bytes, low_bits));
+                __m512i high = _mm512_cvtepu8_epi16(_mm256_and_si256(_mm256_srli_epi16(bytes, 4), low_bits));
+                const int16_t *x = xq + 256 * b + 64 * c;
+                __m512i first = _mm512_madd_epi16(low, _mm512_loadu_si512((const void *)x));
+                __m512i second = _mm512_madd_epi16(high, _mm512_loadu_si512((const void *)(x + 32)));
+                acc[c] = _mm512_fmadd_ps(_mm512_set1_ps(scale[2 * c] * step[8 * b + 2 * c]), _mm512_cvtepi32_ps(first),
+                                         acc[c]);
+                acc[c] = _mm512_fmadd_ps(_mm512_set1_ps(scale[2 * c + 1] * step[8 * b + 2 * c + 1]),
+                                         _mm512_cvtepi32_ps(second), acc[c]);
+            }
+        }
+        __m128 half = _mm_add_ps(_mm256_castps256_ps128(offsets), _mm256_extractf128_ps(offsets, 1));
+        half = _mm_add_ps(half, _mm_movehl_ps(half, half));
+        half = _mm_add_ss(half, _mm_movehdup_ps(half));
+        return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3]))) -
+               _mm_cvtss_f32(half);
     } else { /* KIND_Q6_K: 128 numbers at a time from 64 bytes of ql and 32 of qh */
         const __m512i four = _mm512_set1_epi8(0x0F), two = _mm512_set1_epi8(3), offset = _mm512_set1_epi16(32);
         /* qh's 2-bit pieces: numbers 0-31 and 32-63 of a half are bits 0-1 and 2-3, 64-127 bits 4-7. */

@@ -45,8 +45,14 @@ except ImportError:  # built without a C compiler: quantised rows get bfloat16 r
 BF16_KIND = 0
 # GGUF types whose blocks the quantised scan reads in place, with its code for each.
 QUANT_KINDS = {"Q8_0": 0, "Q4_0": 1, "Q4_K": 2, "Q6_K": 3}
-# Of those, the kinds an AVX-512 build scans against the query as 16-bit integers.
+# Of those, the kinds an AVX-512 build scans against the query as 16-bit integers (Q4_K when its spread allows).
 _INTEGER_KINDS = (QUANT_KINDS["Q8_0"], QUANT_KINDS["Q6_K"])
+_Q4_K = QUANT_KINDS["Q4_K"]
+# A Q4_K table whose rows' spread exceeds this is scanned in float32 instead: its integer scan's bound
+# would let too many rows through to the exact pass.
+_MAX_SPREAD = 64.0
+# Q4_K's dequantised numbers are rounded once by gguf (d s q - m n): 2^-24 of each, with room.
+_Q4_K_ROUNDING = 2.0**-23
 # Rounding to the nearest bfloat16 moves a number by at most 2^-8 of itself.
 BF16_ROUNDING = 2.0**-8
 # Float32 rounding of the query, the reciprocal length and their product: 2^-24 each, with room.
@@ -86,6 +92,7 @@ class StoredScreen:
         rounding: float,
         notes: tuple[str, ...] = (),
         quantised_width: int | None = None,
+        spread: float | None = None,
     ) -> None:
         if _scan is None or (quantised_width is not None and _quants is None):
             raise RuntimeError("the scan of stored rows was not built (no C compiler at install time)")
@@ -94,7 +101,12 @@ class StoredScreen:
         self._scan = _quants.quant_scores if self.quantised else _scan.half_scores
         # How far the scan's copy of the query may be from it, relative to |query| (Q8_0 and Q6_K
         # are scanned against it as 16-bit integers: ``_quants.c``).
-        self.query_rounding = float(_quants.QUERY_ROUNDING) if self.quantised and kind in _INTEGER_KINDS else 0.0
+        # A Q4_K table is scanned so only with its ``spread``: the largest ratio over its rows of
+        # sqrt(sum (|d s| q + |m n|)^2) to the row's length (``quantised_spread``).
+        self.integer = self.quantised and (kind in _INTEGER_KINDS or (kind == _Q4_K and spread is not None))
+        self.query_rounding = float(_quants.QUERY_ROUNDING) if self.integer else 0.0
+        self.spread = spread if self.integer and kind == _Q4_K and spread is not None else 1.0
+        self.value_rounding = _Q4_K_ROUNDING if self.integer and kind == _Q4_K else 0.0
         self.notes = notes
         # The mapped file of the first pass's rows (a cache entry, or the model file): checked before each pass.
         self.cache_file = cache.mapped_state(bits)
@@ -122,7 +134,12 @@ class StoredScreen:
             self.cache_file.check()  # cut short by another program: a message, not SIGBUS
         query = np.ascontiguousarray(query, dtype=np.float32)
         out = np.empty(self.shape[0], dtype=np.float32)
-        shared_pass(self.shape[0] * self.shape[1], partial(self._scan, self.bits, self.kind, query, self.scale, out))
+        extra = (self.integer,) if self.quantised else ()  # quant_scores's last argument follows the counters
+
+        def scan(progress: np.ndarray) -> None:
+            self._scan(self.bits, self.kind, query, self.scale, out, progress, *extra)
+
+        shared_pass(self.shape[0] * self.shape[1], scan)
         return out
 
     def error_bound(self, query_length: float) -> float:
@@ -136,7 +153,8 @@ class StoredScreen:
         against the query held as integers adds ``query_rounding`` (``_quants.c`` says why).
         """
         width = self.shape[1]
-        relative = 1.01 * (self.rounding + accumulation_error(width) * (1 + self.rounding)) + _SCALE_ROUNDING
+        summing = accumulation_error(width) * (1 + self.rounding) * self.spread
+        relative = 1.01 * (self.rounding + summing + self.value_rounding) + _SCALE_ROUNDING
         return query_length * (self.query_rounding + (1 + self.query_rounding) * relative)
 
     def exact_scores(self, rows: StoredRows, ids: np.ndarray, query: np.ndarray) -> np.ndarray:
@@ -179,7 +197,9 @@ def screen_for_stored(rows: StoredRows, report: ProgressCallback | None = None) 
         if lengths is None:
             lengths = _quantised_lengths(rows, report)
             cache.save_array(key, "lengths", lengths)
-        return StoredScreen(rows.raw, QUANT_KINDS[rows.storage], lengths, 0.0, tuple(notes), quantised_width=width)
+        kind = QUANT_KINDS[rows.storage]
+        spread = quantised_spread(rows.raw, width, lengths) if kind == _Q4_K else None
+        return StoredScreen(rows.raw, kind, lengths, 0.0, tuple(notes), quantised_width=width, spread=spread)
     bits = cache.load_array(key, "bf16", (count, width), np.uint16)
     lengths = cache.load_array(key, "lengths", (count,), np.float64)
     if bits is None or lengths is None or _checked(lengths, rows, bits, key, notes) is None:
@@ -224,6 +244,19 @@ def half_lengths(bits: np.ndarray, kind: int) -> np.ndarray:
     squares = np.empty(bits.shape[0], dtype=np.float64)
     shared_pass(bits.size, partial(_scan.half_squares, bits, kind, bits.shape[1], squares))
     return np.sqrt(squares)
+
+
+def quantised_spread(blocks: np.ndarray, width: int, lengths: np.ndarray) -> float | None:
+    """A Q4_K table's spread (see ``StoredScreen``), from one pass in C over its blocks at each open
+    (not cached: nothing on disk can loosen the bound); None when too large for the integer scan."""
+    spreads = np.empty(blocks.shape[0], dtype=np.float64)
+    shared_pass(blocks.shape[0] * width, partial(_quants.q4_k_spreads, blocks, width, spreads))
+    live = np.isfinite(lengths) & (lengths > 0) & np.isfinite(spreads)
+    if not live.any():
+        return None
+    # float32 sums of squares inside each sub-block: 1e-3 on top covers their rounding many times over.
+    spread = float(np.max(np.sqrt(spreads[live]) / lengths[live])) * 1.001
+    return max(spread, 1.0) if np.isfinite(spread) and spread <= _MAX_SPREAD else None
 
 
 def _quantised_lengths(rows: StoredRows, report: ProgressCallback) -> np.ndarray:
