@@ -148,9 +148,11 @@ AVX512_TARGET static ALWAYS_INLINE float row_integer(int kind, const uint8_t *ro
         __m256 offsets = _mm256_setzero_ps();
         for (Py_ssize_t b = 0; b * 256 < width; b++) {
             const uint8_t *block = row + b * 144;
-            float scale[8], min[8];
+            float scale[8], min[8], weight[8];
             q4_k_scales_avx(block, scale, min);
             offsets = _mm256_fmadd_ps(_mm256_loadu_ps(min), _mm256_loadu_ps(sums + 8 * b), offsets);
+            /* d s step for the eight sub-blocks at once (exact: step is a power of two). */
+            _mm256_storeu_ps(weight, _mm256_mul_ps(_mm256_loadu_ps(scale), _mm256_loadu_ps(step + 8 * b)));
             for (int c = 0; c < 4; c++) {
                 __m256i bytes = _mm256_loadu_si256((const __m256i *)(block + 16 + 32 * c));
                 __m512i low = _mm512_cvtepu8_epi16(_mm256_and_si256(bytes, low_bits));
@@ -158,10 +160,8 @@ AVX512_TARGET static ALWAYS_INLINE float row_integer(int kind, const uint8_t *ro
                 const int16_t *x = xq + 256 * b + 64 * c;
                 __m512i first = _mm512_madd_epi16(low, _mm512_loadu_si512((const void *)x));
                 __m512i second = _mm512_madd_epi16(high, _mm512_loadu_si512((const void *)(x + 32)));
-                acc[c] = _mm512_fmadd_ps(_mm512_set1_ps(scale[2 * c] * step[8 * b + 2 * c]), _mm512_cvtepi32_ps(first),
-                                         acc[c]);
-                acc[c] = _mm512_fmadd_ps(_mm512_set1_ps(scale[2 * c + 1] * step[8 * b + 2 * c + 1]),
-                                         _mm512_cvtepi32_ps(second), acc[c]);
+                acc[c] = _mm512_fmadd_ps(_mm512_set1_ps(weight[2 * c]), _mm512_cvtepi32_ps(first), acc[c]);
+                acc[c] = _mm512_fmadd_ps(_mm512_set1_ps(weight[2 * c + 1]), _mm512_cvtepi32_ps(second), acc[c]);
             }
         }
         __m128 half = _mm_add_ps(_mm256_castps256_ps128(offsets), _mm256_extractf128_ps(offsets, 1));
