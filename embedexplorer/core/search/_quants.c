@@ -376,7 +376,8 @@ static PyObject *dequantise(PyObject *self, PyObject *args)
     return result;
 }
 
-/* For tests: run a given build ("plain", "avx2", "avx512f") where this CPU can; answers the one now in use. */
+/* For tests: run a given build ("plain", "avx2", "avx512f", "avx512f-float") where this CPU can; answers
+ * the one now in use. */
 static PyObject *use_build(PyObject *self, PyObject *args)
 {
     const char *name;
@@ -407,8 +408,8 @@ static PyMethodDef quant_methods[] = {
      "dequantise(rows, kind, out)\n\nWrite the float32 numbers of quantised rows (GGUF blocks, uint8) into out,\n"
      "as gguf's dequantize gives them, without the GIL."},
     {"use_build", use_build, METH_VARARGS,
-     "use_build(name)\n\nFor tests: scan with the named build (plain, avx2, avx512f) where this CPU runs it,\n"
-     "else the best one; returns the name of the build now in use."},
+     "use_build(name)\n\nFor tests: scan with the named build (plain, avx2, avx512f, or avx512f-float: no\n"
+     "integer query) where this CPU runs it, else the best one; returns the name of the build now in use."},
     {"quant_scores", quant_scores, METH_VARARGS,
      "quant_scores(rows, kind, query, scale, out, progress, integer=False)\n\n"
      "Write scale[i] times the dot product of quantised row i (GGUF blocks as stored, uint8; kind 0\n"
@@ -427,10 +428,13 @@ PyMODINIT_FUNC PyInit__quants(void)
 {
     choose_rows();
     PyObject *module = PyModule_Create(&quant_module);
-    if (module != NULL && (PyModule_AddStringConstant(module, "INSTRUCTIONS", chosen_name) < 0 ||
-                           PyModule_AddObject(module, "QUERY_ROUNDING", PyFloat_FromDouble(sqrt(32.0) / 16384.0)) < 0)) {
-        Py_DECREF(module);
+    PyObject *rounding = PyFloat_FromDouble(sqrt(32.0) / 16384.0); /* quantise_query's |e| / |x| at most */
+    if (module == NULL || rounding == NULL || PyModule_AddStringConstant(module, "INSTRUCTIONS", chosen_name) < 0 ||
+        PyModule_AddObjectRef(module, "QUERY_ROUNDING", rounding) < 0) {
+        Py_XDECREF(rounding);
+        Py_XDECREF(module);
         return NULL;
     }
+    Py_DECREF(rounding);
     return module;
 }
