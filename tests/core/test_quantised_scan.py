@@ -189,3 +189,16 @@ def test_a_q4_k_row_whose_offsets_cancel_keeps_the_float_scan_and_the_answers(tm
     for token_id in (9, ORIGINAL, 3):
         ids, _ = float64_top_k(numbers, numbers[token_id], K, (token_id,))
         assert [n.id for n in table.neighbours(token_id, k=K).neighbours] == ids
+
+
+@pytest.mark.parametrize("width", [32, 480, 800])
+def test_q8_0_rows_of_any_block_count_are_within_the_bound(width: int, build: str) -> None:
+    """The integer scan makes sixteen blocks' weights at a time: counts of blocks below, at and past it."""
+    rows = np.random.default_rng(width).standard_normal((300, width)).astype(np.float32)
+    stored = np.ascontiguousarray(quantised_rows(rows, Q.Q8_0))
+    numbers = dequantize(stored, Q.Q8_0).astype(np.float64)
+    lengths = np.linalg.norm(numbers, axis=1)
+    screen = stored_search.StoredScreen(stored, 0, lengths, 0.0, quantised_width=width)
+    query = np.random.default_rng(width + 1).standard_normal(width).astype(np.float32)
+    error = np.abs(screen.scores(query) - numbers @ query.astype(np.float64) / lengths).max()
+    assert 0 < error <= screen.error_bound(float(np.linalg.norm(query.astype(np.float64))))

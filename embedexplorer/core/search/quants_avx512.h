@@ -134,12 +134,23 @@ AVX512_TARGET static ALWAYS_INLINE float row_integer(int kind, const uint8_t *ro
 {
     __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
     if (kind == KIND_Q8_0) {
-        for (Py_ssize_t b = 0; b * 32 < width; b++) {
-            const uint8_t *block = row + b * 34;
-            __m512i q = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)(block + 2)));
-            __m512i pairs = _mm512_madd_epi16(q, _mm512_loadu_si512((const void *)(xq + 32 * b)));
-            __m512 weight = _mm512_set1_ps(half_f16c(block) * step[b]);
-            acc[b & 3] = _mm512_fmadd_ps(weight, _mm512_cvtepi32_ps(pairs), acc[b & 3]);
+        Py_ssize_t blocks = width / 32;
+        for (Py_ssize_t first = 0; first < blocks; first += 16) {
+            /* Sixteen blocks' weights d step in one conversion and one product (exact: step is a power of two). */
+            int count = blocks - first < 16 ? (int)(blocks - first) : 16;
+            uint16_t bits[16] = {0};
+            float weight[16];
+            for (int k = 0; k < count; k++)
+                memcpy(&bits[k], row + (first + k) * 34, sizeof bits[k]);
+            __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)bits));
+            _mm512_storeu_ps(weight, _mm512_mul_ps(d, _mm512_maskz_loadu_ps((__mmask16)((1u << count) - 1u), step + first)));
+            for (int k = 0; k < count; k++) {
+                Py_ssize_t b = first + k;
+                const uint8_t *block = row + b * 34;
+                __m512i q = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)(block + 2)));
+                __m512i pairs = _mm512_madd_epi16(q, _mm512_loadu_si512((const void *)(xq + 32 * b)));
+                acc[k & 3] = _mm512_fmadd_ps(_mm512_set1_ps(weight[k]), _mm512_cvtepi32_ps(pairs), acc[k & 3]);
+            }
         }
     } else if (kind == KIND_Q4_K) {
         /* sum (D q - M) x~ as D-weighted integer sums less the mins times the query's run sums. */
