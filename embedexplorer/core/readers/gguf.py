@@ -21,6 +21,7 @@ from ..common.files import FileState
 from ..formats.gguf_file import GgufFile, GgufTensor, is_gguf
 from ..formats.gguf_split import read_parts
 from ..search.stored_rows import StoredRows
+from ..search.stored_search import QUANT_KINDS
 from ..text.gguf_tokenizer import build_gguf_tokenizer, gguf_tokenizer_facts, load_gguf_tokenizer
 from ..text.vocabulary import Vocabulary
 from .base import OpenedModel, ProgressCallback, check_table_shape
@@ -31,7 +32,14 @@ if TYPE_CHECKING:
 
     from ..text.llama_vocab import LlamaTokenizer
 
+try:
+    from ..search import _quants
+except ImportError:  # built without a C compiler: the gguf package dequantises
+    _quants = None  # type: ignore[assignment]
+
 log = logging.getLogger(__name__)
+# (numbers, bytes) of a block of each type the C dequantiser reads (gguf's GGML_QUANT_SIZES).
+_BLOCK_SHAPES = {"Q8_0": (32, 34), "Q4_0": (32, 18), "Q4_K": (256, 144), "Q6_K": (256, 210)}
 
 TOKEN_TABLE = "token_embd.weight"
 POSITION_TABLE = "position_embd.weight"
@@ -190,6 +198,16 @@ def check_dequantizable(tensor: GgufTensor, file_name: str) -> None:
 
 
 def _dequantize_rows(raw: np.ndarray, qtype: GGMLQuantizationType) -> np.ndarray:
+    """Float32 rows of quantised blocks: by the C scan's dequantiser for its types (the very numbers
+    gguf gives, tests compare them), else by the gguf package."""
+    kind = QUANT_KINDS.get(qtype.name)
+    if _quants is not None and kind is not None:
+        blocks = np.ascontiguousarray(raw)
+        width = blocks.shape[-1] // _BLOCK_SHAPES[qtype.name][1] * _BLOCK_SHAPES[qtype.name][0]
+        out = np.empty((*blocks.shape[:-1], width), dtype=np.float32)
+        if out.size:
+            _quants.dequantise(blocks, kind, out)
+        return out
     from gguf.quants import dequantize
 
     return np.asarray(dequantize(np.ascontiguousarray(raw), qtype), dtype=np.float32)

@@ -179,6 +179,7 @@ class EmbeddingTable:
         screen = self.screen if self.stored else self._screen_choice.screen
         if isinstance(screen, StoredScreen):
             what = "its rows as stored" if screen.rounding == 0 else f"bfloat16 roundings of its {self.dtype} rows"
+            what = f"its {self.dtype} blocks as stored" if screen.quantised else what
             first = f"one pass over {what}, each score scaled by the row's stored reciprocal length"
         elif screen is None:
             first = "one float32 pass over the unit rows"
