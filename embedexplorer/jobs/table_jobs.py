@@ -170,12 +170,14 @@ class NeighboursRequest:
     query: str | int
     k: int
     on_map: FamilyMap | WordMap | None = field(default=None, compare=False)
+    # The baseline reads 20,000 sampled rows: an asker that shows none (the command line) skips it.
+    with_baseline: bool = True
 
 
 @dataclass(frozen=True)
 class NeighboursAnswer:
     result: NeighbourResult
-    baseline: float
+    baseline: float  # NaN when the request asked for none
     # What a person would type to look each neighbour up (WordPiece's "##" is not typed).
     typed: tuple[str, ...]
     map_query: tuple[float, float] | None = None
@@ -188,8 +190,9 @@ def nearest_rows(ctx: JobContext, request: NeighboursRequest) -> NeighboursAnswe
     result = table.neighbours(request.query, request.k)
     typed = tuple(typed_form(table, n.id) for n in result.neighbours)
     on_map = request.on_map
+    baseline = table.baseline_cosine if request.with_baseline else math.nan
     if result.query is None:
-        return NeighboursAnswer(result, table.baseline_cosine, typed)
+        return NeighboursAnswer(result, baseline, typed)
     ids = [result.query.id] + [n.id for n in result.neighbours]
     if isinstance(on_map, FamilyMap):
         coords = on_map.projection.apply(table.rows_at(ids))
@@ -197,8 +200,8 @@ def nearest_rows(ctx: JobContext, request: NeighboursRequest) -> NeighboursAnswe
     elif isinstance(on_map, WordMap):
         places = on_map.locate(table, ids)
     else:
-        return NeighboursAnswer(result, table.baseline_cosine, typed)
-    return NeighboursAnswer(result, table.baseline_cosine, typed, places[0], tuple(places[1:]))
+        return NeighboursAnswer(result, baseline, typed)
+    return NeighboursAnswer(result, baseline, typed, places[0], tuple(places[1:]))
 
 
 def typed_form(table: EmbeddingTable, token_id: int) -> str:
