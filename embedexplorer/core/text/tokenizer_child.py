@@ -15,7 +15,8 @@ from typing import IO, Any, NoReturn
 
 from .round_trip import ROUND_TRIP_BATCH, RoundTripper, gguf_round_trip, hf_round_trip
 from .tokenizer_process import CHILD_MEMORY_LIMIT, ROWS_LATER, error_message, receive_message, send_message
-from .vocabulary import describe_tokenizer, encode_with, load_tokenizer
+from .tokenizer_facts import list_tokens, summarise_tokenizer
+from .vocabulary import encode_with, load_tokenizer
 
 
 def serve(folder: str, max_rows: str | None = None) -> NoReturn:
@@ -73,6 +74,8 @@ def _answer_requests(
             gguf_tokenizer, facts = load_gguf_tokenizer(folder)
             encode: Callable[[str], list[int]] = gguf_tokenizer.encode
             make_round_trip: Callable[[], RoundTripper] = partial(gguf_round_trip, gguf_tokenizer)
+            summary = facts.summary()
+            listing: Callable[[list[int] | None], list[str]] = partial(_listed, facts.raw_tokens)
         else:
             tokenizer = load_tokenizer(folder)
             if max_rows == ROWS_LATER:  # started early: the table's row count comes once the parent has it
@@ -80,10 +83,12 @@ def _answer_requests(
                 if first is None:
                     return
                 max_rows = first.get("max_rows")
-            facts = describe_tokenizer(tokenizer, None if max_rows is None else int(max_rows))
+            # The tokens are listed when the parent asks for them: an answer shows a few.
+            summary = summarise_tokenizer(tokenizer, None if max_rows is None else int(max_rows))
             encode = partial(encode_with, tokenizer)
             make_round_trip = partial(hf_round_trip, tokenizer)
-        send_message(answers, {"facts": facts.as_dict()})
+            listing = partial(list_tokens, tokenizer, summary.top_id)
+        send_message(answers, {"facts": summary.as_dict()})
     except (BrokenPipeError, ConnectionResetError):
         raise
     except Exception as exc:  # noqa: BLE001 - the parent turns it into the same error
@@ -96,12 +101,21 @@ def _answer_requests(
                 round_trip = round_trip or make_round_trip()
                 start, stop = (int(n) for n in request["round_trip"])
                 answer: dict[str, Any] = {"round_trip": round_trip.check(start, min(stop, start + ROUND_TRIP_BATCH))}
+            elif "tokens" in request:  # tokens by id as stored (None: every one)
+                ids = request["tokens"]
+                answer = {"tokens": listing(None if ids is None else [int(i) for i in ids])}
             else:
                 answer = {"ids": encode(str(request["encode"]))}
         except Exception as exc:  # noqa: BLE001 - one bad text must not end the child
             send_message(answers, error_message(exc))
         else:
             send_message(answers, answer)
+
+
+def _listed(raw_tokens: list[str], ids: list[int] | None) -> list[str]:
+    if ids is None:
+        return raw_tokens
+    return [raw_tokens[i] if 0 <= i < len(raw_tokens) else "" for i in ids]
 
 
 if __name__ == "__main__":

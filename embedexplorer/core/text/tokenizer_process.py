@@ -38,6 +38,8 @@ ENCODE_TIMEOUT_S = 20.0
 # texts each) takes under a second for the tokenizers library and a few for a GGUF file's
 # tokenizer rebuilt in Python; one that takes longer is stuck on one of its tokens.
 ROUND_TRIP_TIMEOUT_S = 120.0
+# Listing every token by id takes well under a second even for a vocabulary of a quarter million.
+LIST_TIMEOUT_S = 60.0
 # The child's address space: far above what a real tokenizer needs (GPT-2's takes 150 MB, a
 # 64 MB tokenizer file about 1 GB), low enough that a tokenizer built to blow up memory fails
 # inside the child, not the machine.
@@ -276,6 +278,30 @@ class TokenizerProcess:
                     f"The tokenizer stopped while reading this text of {len(text):,} characters{self._last_words()}."
                 )
             raise EmbedExplorerError("The tokenizer process stopped twice; open the model again.")
+
+    def tokens(self, ids: list[int] | None) -> list[str]:
+        """Tokens ``ids`` as the tokenizer stores them ("" for an id without one); every token when None."""
+        with self._lock:
+            if self._facts is None:
+                self._facts = self._read_facts()
+            process = self._running()
+            assert process.stdin is not None
+            try:
+                send_message(process.stdin, {"tokens": ids})
+            except (BrokenPipeError, OSError):
+                _stop(process)
+                raise TokenizerFailedError("The tokenizer process stopped before it listed its tokens.") from None
+            message, timed_out = self._answer_timed(LIST_TIMEOUT_S)
+            if message is None:
+                self._kill()
+                how = f"took more than {LIST_TIMEOUT_S:g} s" if timed_out else f"stopped{self._last_words()}"
+                raise TokenizerFailedError(f"The tokenizer {how} listing its tokens.")
+            if "error" in message:
+                _raise_from(message)
+            listed = message.get("tokens")
+            if not isinstance(listed, list):
+                raise TokenizerFailedError("The tokenizer process answered a listing of its tokens with no list.")
+            return listed
 
     def round_trip(self, start: int, stop: int) -> dict[str, list[int]]:
         """What decoding and encoding again tokens ``start..stop-1`` found (``round_trip.KINDS``),
