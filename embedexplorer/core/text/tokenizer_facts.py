@@ -142,13 +142,18 @@ def list_tokens(tokenizer: Tokenizer, top_id: int, ids: list[int] | None = None)
 
 
 def _top_id(tokenizer: Tokenizer, size: int) -> int:
-    """The largest id with a token: ``size - 1`` when the ids run 0..size-1, else read from the vocabulary."""
+    """The largest id with a token: ``size - 1`` when the ids look like 0..size-1, else read from the vocabulary.
+
+    ``size`` distinct ids reaching past ``size - 1`` leave some id below it without a token;
+    the last is the one looked at (a file whose only gap is elsewhere gets its far ids refused
+    by ``Vocabulary.encode``, which lets no id past ``size`` through, and lists no token past here).
+    """
     try:
         added = tokenizer.get_added_tokens_decoder()
         top = max([int(tokenizer.get_vocab_size(with_added_tokens=False)) - 1, *added])
     except (AttributeError, TypeError, ValueError):  # an older tokenizers library
         top = -2
-    if top + 1 == size:
+    if top + 1 == size and (size == 0 or tokenizer.id_to_token(top) is not None):
         return top
     vocab = tokenizer.get_vocab(with_added_tokens=True)  # ids with gaps: rare, and read whole
     return max(vocab.values()) if vocab else -1
