@@ -30,6 +30,7 @@ import numpy as np
 
 from ..layers import output_head as oh
 from .check_counts import MAX_CANDIDATES
+
 BATCH = 8  # prompts run forward together (same length: no padding)
 
 BEFORE = 'Please repeat the string: "«'

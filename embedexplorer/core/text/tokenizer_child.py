@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import IO, Any, NoReturn
 
 from .round_trip import ROUND_TRIP_BATCH, RoundTripper, gguf_round_trip, hf_round_trip
-from .tokenizer_process import CHILD_MEMORY_LIMIT, ROWS_LATER, error_message, receive_message, send_message
 from .tokenizer_facts import list_tokens, summarise_tokenizer
+from .tokenizer_process import CHILD_MEMORY_LIMIT, ROWS_LATER, error_message, receive_message, send_message
 from .vocabulary import encode_with, load_tokenizer
 
 
