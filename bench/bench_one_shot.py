@@ -4,7 +4,8 @@ Whole processes, in turns: ``embedexplorer neighbours " Paris" -k 10 --json``, `
 ``tokens`` on the GPT-2-shaped float32 folder, each beside a script that imports numpy,
 safetensors and tokenizers, maps the same model.safetensors, loads the same tokenizer.json
 and prints the same answer as JSON (the neighbours: the rows' lengths, one product with
-the query's unit row, argpartition). The page cache is warm for both. Each figure is the
+the query's unit row, argpartition; the tokens: the ids, and how many fit the position
+table, read from the header as the app reads it). The page cache is warm for both. Each figure is the
 median of the rounds' paired ratios (app / script), with the load average of each round.
 Goal: 1.0x or under.
 
@@ -35,9 +36,12 @@ from tokenizers import Tokenizer
 
 folder, command, words = sys.argv[1], sys.argv[2], sys.argv[3:]
 tokenizer = Tokenizer.from_file(folder + "/tokenizer.json")
-if command == "tokens":
+if command == "tokens":  # the app says how many tokens have a position row: the header's shape
     encoding = tokenizer.encode(words[0], add_special_tokens=False)
-    print(json.dumps({"tokens": [{"id": i, "token": t} for i, t in zip(encoding.ids, encoding.tokens)]}))
+    with safe_open(folder + "/model.safetensors", "np") as weights:
+        positions = weights.get_slice("transformer.wpe.weight").get_shape()[0]
+    print(json.dumps({"tokens": [{"id": i, "token": t} for i, t in zip(encoding.ids, encoding.tokens)],
+                      "count": len(encoding.ids), "fits": min(len(encoding.ids), positions), "position_rows": positions}))
     sys.exit()
 with safe_open(folder + "/model.safetensors", "np") as weights:
     rows = weights.get_tensor("transformer.wte.weight")
