@@ -40,8 +40,9 @@ if command == "tokens":  # the app says how many tokens have a position row: the
     encoding = tokenizer.encode(words[0], add_special_tokens=False)
     with safe_open(folder + "/model.safetensors", "np") as weights:
         positions = weights.get_slice("transformer.wpe.weight").get_shape()[0]
+    count = len(encoding.ids)
     print(json.dumps({"tokens": [{"id": i, "token": t} for i, t in zip(encoding.ids, encoding.tokens)],
-                      "count": len(encoding.ids), "fits": min(len(encoding.ids), positions), "position_rows": positions}))
+                      "count": count, "fits": min(count, positions), "position_rows": positions}))
     sys.exit()
 with safe_open(folder + "/model.safetensors", "np") as weights:
     rows = weights.get_tensor("transformer.wte.weight")

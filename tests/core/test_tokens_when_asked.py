@@ -60,8 +60,9 @@ def test_a_vocabulary_lists_its_tokens_when_asked_exactly_as_the_library_stores_
 
 
 def test_tokens_on_a_folder_answers_from_the_tokenizer_and_the_header_without_the_table(gpt2_folder: Path) -> None:
+    command = ["tokens", TEXT, "--model", str(gpt2_folder), "--json"]
     run = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "embedexplorer", "tokens", TEXT, "--model", str(gpt2_folder), "--json"],
+        [sys.executable, "-X", "importtime", "-m", "embedexplorer", *command],
         capture_output=True,
         text=True,
         timeout=300,
