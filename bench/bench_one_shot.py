@@ -8,23 +8,17 @@ the query's unit row, argpartition; the tokens: the ids, and how many fit the po
 table, read from the header as the app reads it). The page cache is warm for both. Each figure is the
 median of the rounds' paired ratios (app / script), with the load average of each round.
 Goal: 1.0x or under.
-
-Both sides start from compiled bytecode, as an installed package does (pip compiles a wheel's
-modules as it installs them; the packaged app holds only bytecode): numpy, safetensors and
-tokenizers have theirs in site-packages, and the checkout's own is written once here. Without
-it, a machine that sets PYTHONDONTWRITEBYTECODE (this one does) compiles about 70 of the
-app's modules from source at every start, 0.3-0.5 s that no installed app pays.
+Both sides start from compiled bytecode, as installed packages do (``common.compile_package``).
 """
 
 from __future__ import annotations
 
-import compileall
 import os
 import subprocess
 import sys
 import time
 
-from bench.common import REPO, Row, emit, gpt2_folder, median, warm_page_cache
+from bench.common import REPO, Row, compile_package, emit, gpt2_folder, median, warm_page_cache
 
 ROUNDS = 5
 
@@ -78,7 +72,7 @@ def _timed(argv: list[str]) -> float:
 def run(rounds: int = ROUNDS) -> list[Row]:
     folder = gpt2_folder()
     warm_page_cache(folder)
-    compileall.compile_dir(str(REPO / "embedexplorer"), quiet=1)  # the bytecode an install would hold
+    compile_package()  # the bytecode an install would hold
     out = []
     for name, (app_args, script_args) in COMMANDS.items():
         app = [sys.executable, "-m", "embedexplorer", *app_args, "--model", str(folder), "--json"]
