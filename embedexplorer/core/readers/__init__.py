@@ -8,6 +8,7 @@ from this list.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from .base import OpenedModel, ProgressCallback, Reader
@@ -20,6 +21,17 @@ def readers() -> tuple[Reader, ...]:
     from .safetensors import READER as SAFETENSORS_READER
 
     return (SAFETENSORS_READER, GGUF_READER)
+
+
+def each_reader() -> Iterator[Reader]:
+    """``readers()`` one by one, each imported when it is reached: a folder is the first's, and
+    opening one never loads the GGUF reader."""
+    from .safetensors import READER as SAFETENSORS_READER
+
+    yield SAFETENSORS_READER
+    from .gguf import READER as GGUF_READER
+
+    yield GGUF_READER
 
 
 def __getattr__(name: str) -> Any:
@@ -47,5 +59,5 @@ def kinds_text() -> str:
 
 __all__ = [
     "READERS", "OpenedModel", "ProgressCallback", "Reader",
-    "file_dialog_filter", "file_patterns", "kinds_text", "readers",
+    "each_reader", "file_dialog_filter", "file_patterns", "kinds_text", "readers",
 ]  # fmt: skip
