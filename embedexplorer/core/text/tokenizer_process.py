@@ -14,16 +14,16 @@ from __future__ import annotations
 import json
 import os
 import struct
-import subprocess
 import sys
-import tempfile
 import threading
-import weakref
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from ..common import errors
 from ..common.errors import EmbedExplorerError, TokenizerFailedError, TokenizerStartError
+
+if TYPE_CHECKING:  # the parent's side; the child imports this module for the protocol alone
+    import subprocess
 
 # The flag the app's entry point reads to run this module's child side (frozen apps have no -m).
 CHILD_FLAG = "--tokenizer-process"
@@ -187,6 +187,10 @@ class TokenizerProcess:
         # The child's complaints go to a file, read only when it fails to start.
         if self._stderr is not None:
             self._stderr.close()
+        import subprocess
+        import tempfile
+        import weakref
+
         self._stderr = tempfile.TemporaryFile()
         self._process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, env=env
@@ -396,6 +400,8 @@ def close_early() -> None:
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
     """Close the child's stdin (it exits on its own) and reap it; kill it if it lingers."""
+    import subprocess
+
     for stream in (process.stdin, process.stdout):
         try:
             if stream is not None:
