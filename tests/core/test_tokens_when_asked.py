@@ -34,6 +34,8 @@ def test_the_child_describes_its_tokenizer_without_listing_it_and_lists_what_is_
         ids = [0, 6342, 50256, 25996]
         assert process.tokens(ids) == [library.id_to_token(i) for i in ids]
         assert process.tokens(None) == [library.id_to_token(i) for i in range(size)]
+        encoding = library.encode(TEXT, add_special_tokens=False)
+        assert process.encode_listing(TEXT) == (encoding.ids, encoding.tokens)  # one request for both
     finally:
         process.close()
 

@@ -14,7 +14,14 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NoReturn
 
 from .tokenizer_facts import list_tokens, summarise_tokenizer
-from .tokenizer_process import CHILD_MEMORY_LIMIT, ROWS_LATER, error_message, receive_message, send_message
+from .tokenizer_process import (
+    CHILD_MEMORY_LIMIT,
+    LISTED_WITH_IDS,
+    ROWS_LATER,
+    error_message,
+    receive_message,
+    send_message,
+)
 from .vocabulary import encode_with, load_tokenizer
 
 if TYPE_CHECKING:  # the round trip loads when the health pane asks for it: opening never does
@@ -109,7 +116,9 @@ def _answer_requests(
                 ids = request["tokens"]
                 answer = {"tokens": listing(None if ids is None else [int(i) for i in ids])}
             else:
-                answer = {"ids": encode(str(request["encode"]))}
+                ids = encode(str(request["encode"]))
+                # The tokens the answer will show come along: the parent need not ask again.
+                answer = {"ids": ids, "tokens": listing(ids[:LISTED_WITH_IDS])}
         except Exception as exc:  # noqa: BLE001 - one bad text must not end the child
             send_message(answers, error_message(exc))
         else:

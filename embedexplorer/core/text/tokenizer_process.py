@@ -38,6 +38,8 @@ ENCODE_TIMEOUT_S = 20.0
 # texts each) takes under a second for the tokenizers library and a few for a GGUF file's
 # tokenizer rebuilt in Python; one that takes longer is stuck on one of its tokens.
 ROUND_TRIP_TIMEOUT_S = 120.0
+# Tokens of an encoded text sent with its ids, at most (the most a report shows, texts.MAX_SHOWN_TOKENS).
+LISTED_WITH_IDS = 2_048
 # Listing every token by id takes well under a second even for a vocabulary of a quarter million.
 LIST_TIMEOUT_S = 60.0
 # The child's address space: far above what a real tokenizer needs (GPT-2's takes 150 MB, a
@@ -257,6 +259,10 @@ class TokenizerProcess:
         return process
 
     def encode(self, text: str) -> list[int]:
+        return self.encode_listing(text)[0]
+
+    def encode_listing(self, text: str) -> tuple[list[int], list[str]]:
+        """Ids of ``text``, and the tokens of the first ``LISTED_WITH_IDS`` of them as stored."""
         with self._lock:
             for _attempt in range(2):
                 process = self._running()
@@ -270,7 +276,10 @@ class TokenizerProcess:
                 if message is not None:
                     if "error" in message:
                         _raise_from(message)
-                    return [int(i) for i in message["ids"]]
+                    ids = [int(i) for i in message["ids"]]
+                    listed = message.get("tokens")
+                    tokens = [str(t) for t in listed] if isinstance(listed, list) else []
+                    return ids, tokens[: len(ids)]
                 # The text itself stopped the tokenizer: asking again would do the same.
                 self._kill()
                 if timed_out:

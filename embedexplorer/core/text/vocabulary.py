@@ -190,6 +190,7 @@ class Vocabulary:
         self._list: Callable[[list[int] | None], list[str]] | None = None
         self._listed: dict[int, str] = {}
         self._encode = encode
+        self._encode_listing: Callable[[str], tuple[list[int], list[str]]] | None = None
         self._close = close
         self.byte_level = facts.byte_level
         self.sentencepiece = facts.sentencepiece
@@ -201,12 +202,18 @@ class Vocabulary:
         encode: Callable[[str], list[int]],
         list_tokens: Callable[[list[int] | None], list[str]],
         close: Callable[[], None] | None = None,
+        encode_listing: Callable[[str], tuple[list[int], list[str]]] | None = None,
     ) -> Vocabulary:
-        """A vocabulary that lists its tokens when asked: ``list_tokens(ids)`` gives tokens ``ids`` (None: all)."""
+        """A vocabulary that lists its tokens when asked: ``list_tokens(ids)`` gives tokens ``ids`` (None: all).
+
+        ``encode_listing(text)``, when given, encodes and lists the tokens of the ids in one
+        request (a tokenizer process's round trip saved for every typed word).
+        """
         vocabulary = cls.__new__(cls)
         vocabulary._facts, vocabulary._summary = None, summary
         vocabulary._list, vocabulary._listed = list_tokens, {}
         vocabulary._encode, vocabulary._close = encode, close
+        vocabulary._encode_listing = encode_listing
         vocabulary.byte_level, vocabulary.sentencepiece = summary.byte_level, summary.sentencepiece
         return vocabulary
 
@@ -283,7 +290,7 @@ class Vocabulary:
             except BaseException:
                 process.close()
                 raise
-            return cls.listing_later(summary, process.encode, process.tokens, process.close)
+            return cls.listing_later(summary, process.encode, process.tokens, process.close, process.encode_listing)
 
         return finish
 
@@ -307,7 +314,11 @@ class Vocabulary:
                 f"The text is {len(text):,} characters; at most {MAX_TEXT_CHARS:,} are read at once. "
                 "Use tokenize(), which reads the first part and says so, or split the text."
             )
-        ids = self._encode(clean_text(text))
+        listed: list[str] = []
+        if self._encode_listing is not None and self._facts is None:
+            ids, listed = self._encode_listing(clean_text(text))
+        else:
+            ids = self._encode(clean_text(text))
         if ids and not 0 <= min(ids) <= max(ids) < self.size:
             # A tokenizer file replaced after the model was opened (the tokenizer process reads it
             # again), or a post-processor naming an id it does not have: never an id without a row.
@@ -316,6 +327,9 @@ class Vocabulary:
                 f"The tokenizer gave token id {bad:,}, but it has {self.size:,} tokens (0 to {self.size - 1:,}); "
                 "its file may have changed since the model was opened. Open the model again."
             )
+        if listed and self._facts is None:
+            shown = ids[: len(listed)]
+            self._listed.update(zip(shown, self._checked(shown, listed), strict=True))
         return ids
 
     def raw_token(self, token_id: int) -> str:
