@@ -408,17 +408,28 @@ def close_early() -> None:
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
-    """Close the child's stdin (it exits on its own) and reap it; kill it if it lingers."""
-    import subprocess
+    """Close the child's stdin (it exits on its own) and reap it; kill it if it lingers 2 s.
 
+    A blocking wait returns the moment the child has gone; ``wait(timeout=...)`` polls with
+    sleeps of up to 50 ms, which a one-shot command waited out before it could end.
+    """
     for stream in (process.stdin, process.stdout):
         try:
             if stream is not None:
                 stream.close()
         except OSError:
             pass
+    timer = threading.Timer(2.0, _kill_quietly, (process,))
+    timer.daemon = True
+    timer.start()
     try:
-        process.wait(timeout=2)
-    except subprocess.TimeoutExpired:
-        process.kill()
         process.wait()
+    finally:
+        timer.cancel()
+
+
+def _kill_quietly(process: subprocess.Popen[bytes]) -> None:
+    try:
+        process.kill()  # does nothing once the child has been reaped
+    except OSError:
+        pass
