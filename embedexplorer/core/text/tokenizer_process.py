@@ -295,48 +295,38 @@ class TokenizerProcess:
     def tokens(self, ids: list[int] | None) -> list[str]:
         """Tokens ``ids`` as the tokenizer stores them ("" for an id without one); every token when None."""
         with self._lock:
-            if self._facts is None:
-                self._facts = self._read_facts()
-            process = self._running()
-            assert process.stdin is not None
-            try:
-                send_message(process.stdin, {"tokens": ids})
-            except (BrokenPipeError, OSError):
-                _stop(process)
-                raise TokenizerFailedError("The tokenizer process stopped before it listed its tokens.") from None
-            message, timed_out = self._answer_timed(LIST_TIMEOUT_S)
-            if message is None:
-                self._kill()
-                how = f"took more than {LIST_TIMEOUT_S:g} s" if timed_out else f"stopped{self._last_words()}"
-                raise TokenizerFailedError(f"The tokenizer {how} listing its tokens.")
-            if "error" in message:
-                _raise_from(message)
-            listed = message.get("tokens")
-            if not isinstance(listed, list):
-                raise TokenizerFailedError("The tokenizer process answered a listing of its tokens with no list.")
-            return listed
+            listed = self._ask({"tokens": ids}, LIST_TIMEOUT_S, "listing its tokens").get("tokens")
+        if not isinstance(listed, list):
+            raise TokenizerFailedError("The tokenizer process answered a listing of its tokens with no list.")
+        return listed
 
     def round_trip(self, start: int, stop: int) -> dict[str, list[int]]:
         """What decoding and encoding again tokens ``start..stop-1`` found (``round_trip.KINDS``),
         asked of the child; a batch that stops or hangs the tokenizer raises TokenizerFailedError."""
+        doing = f"on tokens {start:,} to {stop - 1:,}"
         with self._lock:
-            if self._facts is None:
-                self._facts = self._read_facts()
-            process = self._running()
-            assert process.stdin is not None
-            try:
-                send_message(process.stdin, {"round_trip": [start, stop]})
-            except (BrokenPipeError, OSError):
-                _stop(process)
-                raise TokenizerFailedError("The tokenizer process stopped before it read the request.") from None
-            message, timed_out = self._answer_timed(ROUND_TRIP_TIMEOUT_S)
-            if message is None:
-                self._kill()
-                how = f"took more than {ROUND_TRIP_TIMEOUT_S:g} s" if timed_out else f"stopped{self._last_words()}"
-                raise TokenizerFailedError(f"The tokenizer {how} on tokens {start:,} to {stop - 1:,}.")
-            if "error" in message:
-                _raise_from(message)
-            return {str(k): [int(i) for i in v] for k, v in dict(message["round_trip"]).items()}
+            message = self._ask({"round_trip": [start, stop]}, ROUND_TRIP_TIMEOUT_S, doing)
+        return {str(k): [int(i) for i in v] for k, v in dict(message["round_trip"]).items()}
+
+    def _ask(self, request: dict[str, Any], timeout: float, doing: str) -> dict[str, Any]:
+        """The child's answer to ``request`` (the lock is held); a request that stops or hangs it raises."""
+        if self._facts is None:
+            self._facts = self._read_facts()
+        process = self._running()
+        assert process.stdin is not None
+        try:
+            send_message(process.stdin, request)
+        except (BrokenPipeError, OSError):
+            _stop(process)
+            raise TokenizerFailedError("The tokenizer process stopped before it read the request.") from None
+        message, timed_out = self._answer_timed(timeout)
+        if message is None:
+            self._kill()
+            how = f"took more than {timeout:g} s" if timed_out else f"stopped{self._last_words()}"
+            raise TokenizerFailedError(f"The tokenizer {how} {doing}.")
+        if "error" in message:
+            _raise_from(message)
+        return message
 
     def _answer(self, timeout: float) -> dict[str, Any] | None:
         return self._answer_timed(timeout)[0]
