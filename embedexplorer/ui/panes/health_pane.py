@@ -78,7 +78,10 @@ class HealthPane(QWidget):
         self.check_button = QPushButton("&Check the vocabulary")
         self.check_button.setToolTip("Round-trip every token through the tokenizer and read every row (long lane)")
         self.check_button.clicked.connect(self.requested.emit)
-        self.stop_button = QPushButton("&Stop")
+        # Two Stop buttons share the tab: each says what it stops (the model check's is below).
+        self.stop_button = QPushButton("&Stop the vocabulary check")
+        self.stop_button.setAccessibleName("stop the vocabulary check")
+        self.stop_button.setToolTip("Stop reading the rows; the list on screen stays")
         self.stop_button.setEnabled(False)
         self.stop_button.clicked.connect(self._stop)
         self.export_button = QPushButton("&Export...")
@@ -331,7 +334,7 @@ class HealthPane(QWidget):
         self.shown.emit()
 
     # ----- the pane contract (ui/window/plugging.py) ------------------------------------------
-    TITLE = "Vocabulary heal&th"
+    TITLE = "Voca&bulary health"  # Alt+B: Alt+T is the Text box's
     PLACE = Place.RIGHT_TAB
     MENUS = ("&Map",)
     ctx: PaneContext
