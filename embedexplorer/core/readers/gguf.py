@@ -22,7 +22,6 @@ from ..formats.gguf_file import GgufFile, GgufTensor, is_gguf
 from ..formats.gguf_split import read_parts
 from ..search.stored_rows import StoredRows
 from ..search.stored_search import QUANT_KINDS
-from ..text.gguf_tokenizer import build_gguf_tokenizer, gguf_tokenizer_facts, load_gguf_tokenizer
 from ..text.vocabulary import Vocabulary
 from .base import OpenedModel, ProgressCallback, check_table_shape
 from .safetensors import check_vocabulary, prepare_stored
@@ -124,6 +123,9 @@ def _start_vocabulary(path: Path, metadata: dict[str, object], separate_tokenize
     With a child, its facts (tokens, kind) come from the metadata here, so a tokenizer that
     cannot be rebuilt is refused at once.
     """
+    # Imported here: the port of llama.cpp's tokenizer is large, and a model folder never needs it.
+    from ..text.gguf_tokenizer import build_gguf_tokenizer, gguf_tokenizer_facts
+
     if not separate_tokenizer:
 
         def build() -> Vocabulary:
@@ -161,6 +163,8 @@ class _ChildTokenizer:
                 return self.process.encode(text)
             except TokenizerStartError as exc:
                 log.warning("%s Building the tokenizer in this process instead.", exc)
+                from ..text.gguf_tokenizer import load_gguf_tokenizer
+
                 self.process.close()
                 self.local = load_gguf_tokenizer(self.path)[0]
         return self.local.encode(text)

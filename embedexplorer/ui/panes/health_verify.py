@@ -14,7 +14,8 @@ from collections.abc import Callable
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
 
-from ...core.health.repeat_check import DEFAULT_CANDIDATES, MAX_CANDIDATES, PROMPT_SHOWN, RepeatCheck
+from ...core.health.check_counts import DEFAULT_CANDIDATES, MAX_CANDIDATES
+from ...core.health.repeat_check import PROMPT_SHOWN, RepeatCheck
 from ...core.layers.output_head import percent
 from ...jobs.health_jobs import HEALTH_VERIFY, VerifyRequest
 from ..widgets.progress_bar import job_progress_bar, show_share
