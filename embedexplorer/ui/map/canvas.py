@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtCore import QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QBrush,
     QColor,
@@ -184,6 +184,12 @@ class MapCanvas(SelectionMarks, Finding, Pointing, CaptionAndLegend, Picture, pg
                 title = metrics.elidedText(whole, Qt.TextElideMode.ElideRight, max(room, 40.0))
             if axis.labelText != title:
                 axis.setLabel(title)
+                # pyqtgraph places the title as the axis is resized: placed again for its new length.
+                axis.resizeEvent()
+
+    def refit_axis_titles_later(self) -> None:
+        """Once the layout has given the plot its new size (the search row moved), fit and place the titles."""
+        QTimer.singleShot(0, self._fit_axis_titles)
 
     # ----- presentation: larger markers and text for a projector ---------------------------
     def set_marker_scale(self, scale: float) -> None:
