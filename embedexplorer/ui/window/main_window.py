@@ -52,6 +52,9 @@ from .plugging import LAST_MENU, MessageAction, PaneContext, PaneEntry, Place, m
 # unless normal mode gave it less.
 PRESENTING_LEFT_SHARE, PRESENTING_LEFT_LEAST = 0.3, 430
 
+# How long a closing window waits for the worker's jobs to stop (they stop at their next check).
+WORKER_PATIENCE_MS = 15_000
+
 
 class MainWindow(QMainWindow):
     """Type a word; see its tokens, rows, neighbours and its place on the family map."""
@@ -280,9 +283,12 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
         self.save_settings()
-        # A download cannot be interrupted: if the worker does not stop in time, app.main
-        # ends the process once the window has gone, instead of waiting for the network.
-        self.worker_stuck = not self.client.shutdown()
+        # The window goes at once; the worker's jobs stop at their next check (a layer, a batch),
+        # which a busy machine may make slow, so the wait is generous. A download cannot be
+        # interrupted: if the worker does not stop in time, app.main ends the process instead of
+        # waiting for the network.
+        self.hide()
+        self.worker_stuck = not self.client.shutdown(WORKER_PATIENCE_MS)
         super().closeEvent(event)
 
 
