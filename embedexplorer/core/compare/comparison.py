@@ -7,6 +7,7 @@ never from a map.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -17,7 +18,7 @@ import numpy as np
 from ..common.errors import QueryError
 from ..common.progress import ProgressCallback
 from ..tables.embedding_table import EmbeddingTable
-from .every_neighbour import nearest_of_all
+from .every_neighbour import nearest_of_all, planned_cores
 from .matching import TokenMatch, match_tokens
 
 # Fewer tokens in common than this share of the smaller table is not one vocabulary compared.
@@ -220,8 +221,9 @@ def compare_tables(
     total = 2 * queries.size
     a.check_files()
     rows_a = _float32_rows(a, match.ids_a)
+    cores = _on_cores(planned_cores(rows_a)[0])
     near_a = nearest_of_all(
-        rows_a, queries, k, step=lambda done: report(done, total, f"Nearest tokens in A ({a.name})")
+        rows_a, queries, k, step=lambda done: report(done, total, f"Nearest tokens in A ({a.name}), {cores}")
     )
     del rows_a
     b.check_files()
@@ -231,9 +233,13 @@ def compare_tables(
         queries,
         k,
         targets=near_a.ids[:, 0],
-        step=lambda done: report(queries.size + done, total, f"Nearest tokens in B ({b.name})"),
+        step=lambda done: report(queries.size + done, total, f"Nearest tokens in B ({b.name}), {cores}"),
     )
     del rows_b
+    notes.append(
+        f"The {k} nearest of each compared token in A and in B: {_on_cores(near_a.threads)} "
+        f"({near_a.product} products, exact float64 scores for the few that could win)."
+    )
     report(total, total, "Comparing the rows")
     overlap = _overlaps(near_a.ids, near_b.ids)
     ids_a, ids_b = match.ids_a[queries], match.ids_b[queries]
@@ -270,6 +276,11 @@ def compare_tables(
         notes=tuple(notes),
         text_of_a=a.vocabulary.text_of,
     )
+
+
+def _on_cores(threads: int) -> str:
+    """``on 2 of 2 cores``: how many the products were split over, of the machine's."""
+    return f"on {threads} of {os.cpu_count() or threads} cores"
 
 
 def _chosen(match: TokenMatch, words: np.ndarray | None) -> np.ndarray:

@@ -141,6 +141,14 @@ def nearest_of_all(
     return search.answer()
 
 
+def planned_cores(rows: np.ndarray) -> tuple[int, str]:
+    """The cores ``nearest_of_all(rows, ...)`` will split its tiles over (its default) and whose product."""
+    if _every is None:
+        return 1, "numpy float64 (no C loop)"
+    product = _Product(rows, None, None)
+    return product.threads, product.name
+
+
 class _Search:
     """One call of ``nearest_of_all``: the queries' lists, filled tile by tile, then answered."""
 
