@@ -328,7 +328,10 @@ class _Product:
             name = "torch" if "torch" in sys.modules or rows.nbytes >= TORCH_FOR_TABLES_FROM else "numpy"
         self._torch = _torch_if_exact() if name == "torch" else None
         self.name = "numpy" if self._torch is None else "torch"
-        available = self._torch.get_num_threads() if self._torch is not None else blas_threads()
+        # A BLAS limit (the window's long lane keeps a core for the window) holds torch's threads too.
+        available = blas_threads()
+        if self._torch is not None:
+            available = min(available, self._torch.get_num_threads())
         self.threads = max(1, min(threads or available, available))
 
     def limited(self):  # type: ignore[no-untyped-def]
