@@ -128,10 +128,10 @@ def app_histogram(stdout: str) -> list[int]:
     return list(json.loads(stdout)["summary"]["overlap_histogram"])
 
 
-def app_threads(stderr: str) -> str:
-    """The app's own line on the cores it used (the progress says it), if it printed one."""
-    lines = [line for line in stderr.replace("\r", "\n").splitlines() if "core" in line or "thread" in line]
-    return lines[-1].strip() if lines else "(no line on threads)"
+def app_threads(stdout: str) -> str:
+    """The app's own note on the cores its searches used."""
+    notes = [n for n in json.loads(stdout)["summary"]["notes"] if " cores" in n]
+    return notes[0] if notes else "(no note on cores)"
 
 
 def run(argv: list[str]) -> list[Row]:
@@ -174,7 +174,7 @@ def run(argv: list[str]) -> list[Row]:
         f"CPU seconds app {median([float(x['cpu']) for x in app]):.1f} (its children's included), faiss "  # type: ignore[arg-type]
         f"{median([float(x['cpu']) for x in theirs]):.1f}, paired ratio {cpu_ratio:.2f}x; faiss on "  # type: ignore[arg-type]
         f"{faiss_out['threads']} threads (read {faiss_out['seconds']['read']:.1f} s, search "
-        f"{faiss_out['seconds']['search']:.1f} s); app: {app_threads(str(app[0]['stderr']))}; overlap histograms "
+        f"{faiss_out['seconds']['search']:.1f} s); app: {app_threads(str(app[-1]['stdout']))}; overlap histograms "
         f"(0..{K} shared): app {hist_app}, faiss {faiss_out['histogram']}; loads (1, 5, 15 min) before -> after: "
         f"{loads}; a machine shared with other work"
     )
