@@ -71,7 +71,8 @@ print(json.dumps({"histogram": np.bincount(overlap, minlength=k + 1).tolist(), "
                   "seconds": seconds, "imports_to_end": time.perf_counter() - began}))
 """
 
-BARE_SCRIPT = "import numpy"
+# Its own VmHWM, read inside it: a child's ru_maxrss can carry the parent's size from before its exec.
+BARE_SCRIPT = "import numpy\nfrom bench.proc_memory import peak_bytes\nprint(peak_bytes())"
 
 
 def pair_folders() -> tuple[Path, Path]:
@@ -148,7 +149,7 @@ def run(argv: list[str]) -> list[Row]:
         for name, side in sides.items():
             print(f"  warm-up: {name} ...", file=sys.stderr, flush=True)
             measured(side)
-    bare = [measured([sys.executable, "-c", BARE_SCRIPT])["peak"] for _ in range(3)]
+    bare = [int(str(measured([sys.executable, "-c", BARE_SCRIPT])["stdout"]).split()[-1]) for _ in range(3)]
     floor = median([float(x) for x in bare])
     runs: dict[str, list[dict[str, object]]] = {name: [] for name in sides}
     for pair in range(pairs):
