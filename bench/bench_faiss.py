@@ -14,8 +14,10 @@ and measures only the app against the plain floors.
 2. **One query** (k=10) through the app (``table.neighbours_of_vector``) against faiss's
    search of one row and against one plain read of the table's stored bytes (numpy's
    sum of them as 64-bit integers, one thread: every byte read once, nothing else), on
-   the GPT-2-shaped table in float32, bfloat16 and as a Q8_0 GGUF; ``--qwen`` adds the Qwen2-7B-sized
-   bfloat16 table (1.09 GB, built under bench/.cache/ once).
+   the GPT-2-shaped table in float32, bfloat16 and as GGUF files of F16, Q8_0, Q4_K and Q6_K
+   (the K types random blocks: the gguf package cannot quantise to them); ``--qwen`` adds the
+   Qwen2-7B-sized table (152,064 x 3,584) in bfloat16 and as the same GGUF types (built under
+   bench/.cache/ once), without faiss unless ``--qwen-faiss`` (its float32 copy is 2.2 GB).
 
 Each side's CPU seconds (the process's, over the call) are printed too: on a machine
 shared with other work, a 1-thread run's CPU time is what the load changes least.
@@ -23,7 +25,9 @@ shared with other work, a 1-thread run's CPU time is what the load changes least
 Options: ``--rows N`` makes the table the first N rows (every token of it, still the
 symmetric search: a shorter run on a busy machine); ``--queries N`` searches the
 neighbours of the first N tokens only (no symmetry); ``--pairs N`` (default 3); ``--threads N`` runs part 1 on N
-threads only; ``--skip-all`` or ``--skip-one`` leave a part out. The load average is printed with every figure.
+threads only; ``--skip-all`` or ``--skip-one`` leave a part out; ``--rounds N`` (default 31; 9 on the
+Qwen-sized tables) sets part 2's pairs; ``--only NAME,...`` keeps the part 2 tables whose names hold
+one of the words. The load average is printed with every figure.
 """
 
 from __future__ import annotations
@@ -126,24 +130,33 @@ def every_token(rows: np.ndarray, queries: int | None, pairs: int, thread_counts
     return out
 
 
-def one_query(pairs: int, qwen: bool) -> list[Row]:
-    """Rows of part 2: one query against faiss and against one plain read of the stored bytes."""
-    from embedexplorer import open_table
+GGUF_TYPES = ("F16", "Q8_0", "Q4_K", "Q6_K")
 
+
+def one_query(pairs: int, qwen: bool, rounds: int | None, only: list[str], qwen_faiss: bool) -> list[Row]:
+    """Rows of part 2: one query against faiss and against one plain read of the stored bytes."""
     faiss = faiss_module()
-    folders = {
-        "float32": str(gpt2_folder()),
-        "bfloat16": str(bf16_copy(gpt2_folder())),
-        "GGUF Q8_0": str(q8_0_copy(gpt2_folder())),
-    }
+    folders = {"GPT-2 float32": str(gpt2_folder()), "GPT-2 bfloat16": str(bf16_copy(gpt2_folder()))}
+    folders.update({f"GPT-2 GGUF {name}": str(gguf_copy(gpt2_folder(), name)) for name in GGUF_TYPES})
     if qwen:
-        from bench.large_fixture import qwen_folder
+        from bench.large_fixture import qwen_folder, qwen_gguf
 
         folders["Qwen2-7B-sized bfloat16"] = str(qwen_folder())
-    return [_one_table(name, open_table(folder), faiss, pairs) for name, folder in folders.items()]
+        folders.update({f"Qwen2-7B-sized GGUF {name}": str(qwen_gguf(name)) for name in GGUF_TYPES})
+    out = []
+    for name, folder in folders.items():
+        if only and not any(word.lower() in name.lower() for word in only):
+            continue
+        large = name.startswith("Qwen")
+        rounds_here = rounds if rounds is not None else (9 if large else 31)
+        out.append(_one_table(name, folder, faiss if (qwen_faiss or not large) else None, max(pairs, rounds_here)))
+    return out
 
 
-def _one_table(name: str, table, faiss, pairs: int) -> Row:  # type: ignore[no-untyped-def]
+def _one_table(name: str, folder: str, faiss, rounds: int) -> Row:  # type: ignore[no-untyped-def]
+    from embedexplorer import open_table
+
+    table = open_table(folder)
     stored = table.rows.raw if table.stored else table.rows
     words = np.asarray(stored).reshape(-1).view(np.uint8)
     words = words[: words.size // 8 * 8].view(np.uint64)
@@ -163,14 +176,24 @@ def _one_table(name: str, table, faiss, pairs: int) -> Row:  # type: ignore[no-u
         run()
         run()
     times: dict[str, list[float]] = {key: [] for key in runs}
-    for i in range(max(pairs, 31)):
+    cpu: dict[str, list[float]] = {key: [] for key in runs}
+    loads = [os.getloadavg()[0]]
+    for i in range(rounds):
         for key in runs if i % 2 == 0 else list(runs)[::-1]:
-            began = time.perf_counter()
+            began, began_cpu = time.perf_counter(), time.process_time()
             runs[key]()
             times[key].append(time.perf_counter() - began)
+            cpu[key].append(time.process_time() - began_cpu)
+    loads.append(os.getloadavg()[0])
     ratio = median([a / r for a, r in zip(times["app"], times["read"], strict=True)])
+    cpu_ratio = median([a / r for a, r in zip(cpu["app"], cpu["read"], strict=True)])
     shape = f"{table.rows.shape[0]:,} x {table.rows.shape[1]:,}"
-    note = f"{words.nbytes / 1e6:,.0f} MB stored; {table.search_method()}; {load()}"
+    note = (
+        f"{words.nbytes / 1e6:,.0f} MB stored; {rounds} pairs; {table.search_method()}; "
+        f"1-min load {min(loads):.1f}-{max(loads):.1f} over the pairs; CPU time (all threads) app "
+        f"{median(cpu['app']) * 1e3:.1f} ms, read {median(cpu['read']) * 1e3:.1f} ms, median paired ratio "
+        f"{cpu_ratio:.2f}x"
+    )
     if "faiss" in times:
         versus = median([a / f for a, f in zip(times["app"], times["faiss"], strict=True)])
         note += (
@@ -178,6 +201,8 @@ def _one_table(name: str, table, faiss, pairs: int) -> Row:  # type: ignore[no-u
             f"app/faiss {versus:.2f}x"
         )
     table.close()
+    print(f"  {name}: app {median(times['app']) * 1e3:.2f} ms, read {median(times['read']) * 1e3:.2f} ms, "
+          f"ratio {ratio:.2f}x ({note})", file=sys.stderr, flush=True)  # fmt: skip
     return Row(f"one query k={K}, {name} {shape}", median(times["app"]) * 1e3, "ms", median(times["read"]) * 1e3,
                "one plain read of the stored bytes", ratio, "<= 1.15x", ratio <= 1.15, note)  # fmt: skip
 
@@ -201,21 +226,25 @@ def bf16_copy(folder):  # type: ignore[no-untyped-def]
     return target
 
 
-def q8_0_copy(folder):  # type: ignore[no-untyped-def]
-    """The GPT-2-shaped table as a Q8_0 GGUF with its tokenizer (built once under bench/.cache/)."""
+def gguf_copy(folder, type_name: str):  # type: ignore[no-untyped-def]
+    """The GPT-2-shaped table as a GGUF of ``type_name`` with its tokenizer (built once under bench/.cache/).
+
+    F16 and Q8_0 are the gguf package's quantisation of the rows; Q4_K and Q6_K random blocks with
+    finite scales (``tests.gguf_fixture.quantised_rows``): the same bytes to read, which is what is timed."""
     from gguf.constants import GGMLQuantizationType
 
     from embedexplorer import open_table
     from tests.gguf_fixture import gpt2_vocabulary, quantised_rows, write_gguf
 
-    target = folder.parent / f"{folder.name}-q8_0.gguf"
+    qtype = GGMLQuantizationType[type_name]
+    target = folder.parent / f"{folder.name}-{type_name.lower()}.gguf"
     if not target.is_file():
         table = open_table(str(folder))
         rows = np.asarray(table.rows[:], dtype=np.float32)
         tokens = list(table.vocabulary.facts.raw_tokens)
         table.close()
-        stored = quantised_rows(rows, GGMLQuantizationType.Q8_0)
-        write_gguf(target, stored, GGMLQuantizationType.Q8_0, tokens=tokens, merges=gpt2_vocabulary()[1])
+        stored = rows.astype(np.float16) if type_name == "F16" else quantised_rows(rows, qtype)
+        write_gguf(target, stored, qtype, tokens=tokens, merges=gpt2_vocabulary()[1])
     return target
 
 
@@ -231,7 +260,9 @@ def run(argv: list[str]) -> list[Row]:
         threads = (int(argv[argv.index("--threads") + 1]),) if "--threads" in argv else (1, 2)
         rows += every_token(table, queries, pairs, threads)
     if "--skip-one" not in argv:
-        rows += one_query(pairs, "--qwen" in argv)
+        rounds = int(argv[argv.index("--rounds") + 1]) if "--rounds" in argv else None
+        only = argv[argv.index("--only") + 1].split(",") if "--only" in argv else []
+        rows += one_query(pairs, "--qwen" in argv, rounds, only, "--qwen-faiss" in argv)
     return rows
 
 

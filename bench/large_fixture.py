@@ -129,23 +129,43 @@ def gemma_folder() -> Path:
 
 def qwen_q4k_gguf() -> Path:
     """The Qwen2-7B-shaped table as a Q4_K GGUF with the same vocabulary, built once."""
+    return qwen_gguf("Q4_K")
+
+
+# Where each type keeps its float16 scales inside a block (byte offsets): set to finite values.
+_SCALE_BYTES = {"Q8_0": (0,), "Q4_0": (0,), "Q4_K": (0, 2), "Q6_K": (208,)}
+
+
+def qwen_gguf(type_name: str) -> Path:
+    """The Qwen2-7B-shaped table as a GGUF of ``type_name`` (F16, or a quantised type of ``_SCALE_BYTES``):
+    random blocks with finite scales (the gguf package cannot quantise to K types), built once."""
     import gguf
     from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
 
-    path = CACHE / "qwen2-7b-shaped-q4_k.gguf"
+    path = CACHE / f"qwen2-7b-shaped-{type_name.lower()}.gguf"
     if path.is_file():
         return path
     print(f"building {path} (once) ...", file=sys.stderr, flush=True)
     tokens, merges = synthetic_vocabulary(QWEN_TOKENS)
     tokens = tokens + SPECIAL
     types = [1] * QWEN_TOKENS + [3] * len(SPECIAL)
-    block, block_bytes = GGML_QUANT_SIZES[GGMLQuantizationType.Q4_K]
-    row_bytes = QWEN_WIDTH // block * block_bytes
+    qtype = GGMLQuantizationType[type_name]
     rng = np.random.default_rng(1)
-    blocks = rng.integers(0, 256, size=(QWEN_ROWS * QWEN_WIDTH // block, block_bytes), dtype=np.uint8)
-    for offset in (0, 2):
-        scales = rng.uniform(0.0005, 0.002, size=blocks.shape[0]).astype("<f2")
-        blocks[:, offset : offset + 2] = scales.view(np.uint8).reshape(-1, 2)
+    if type_name == "F16":
+        table = np.empty((QWEN_ROWS, QWEN_WIDTH), dtype=np.float16)
+        for start in range(0, QWEN_ROWS, _BLOCK_ROWS):
+            block = table[start : start + _BLOCK_ROWS]
+            block[:] = rng.standard_normal(block.shape, dtype=np.float32) * 0.02
+        raw_shape = (QWEN_ROWS, QWEN_WIDTH)
+    else:
+        block_numbers, block_bytes = GGML_QUANT_SIZES[qtype]
+        row_bytes = QWEN_WIDTH // block_numbers * block_bytes
+        blocks = rng.integers(0, 256, size=(QWEN_ROWS * QWEN_WIDTH // block_numbers, block_bytes), dtype=np.uint8)
+        for offset in _SCALE_BYTES[type_name]:
+            scales = rng.uniform(0.0005, 0.002, size=blocks.shape[0]).astype("<f2")
+            blocks[:, offset : offset + 2] = scales.view(np.uint8).reshape(-1, 2)
+        table = blocks.reshape(QWEN_ROWS, row_bytes)
+        raw_shape = (QWEN_ROWS, row_bytes)
     temporary = path.with_suffix(".tmp")
     writer = gguf.GGUFWriter(str(temporary), "qwen2")
     writer.add_tokenizer_model("gpt2")
@@ -154,12 +174,7 @@ def qwen_q4k_gguf() -> Path:
     writer.add_token_merges(merges)
     writer.add_token_types(types)
     writer.add_rope_dimension_count(128)
-    writer.add_tensor(
-        "token_embd.weight",
-        blocks.reshape(QWEN_ROWS, row_bytes),
-        raw_shape=(QWEN_ROWS, row_bytes),
-        raw_dtype=GGMLQuantizationType.Q4_K,
-    )
+    writer.add_tensor("token_embd.weight", table, raw_shape=raw_shape, raw_dtype=qtype)
     writer.add_tensor("output_norm.weight", np.ones(QWEN_WIDTH, dtype=np.float32))
     writer.write_header_to_file()
     writer.write_kv_data_to_file()

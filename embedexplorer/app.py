@@ -222,6 +222,17 @@ def self_test(model: str | None = None, keep_png: str | None = None) -> int:
         if problems:
             raise RuntimeError("the map's text does not render: " + "; ".join(problems))
         report["text"] = "renders"
+        from .ui.style import fonts
+
+        # Emoji a person types in the Text box (a pizza, a party): drawn, never empty boxes.
+        undrawn = fonts.undrawn(fonts.EMOJI_SAMPLE, window.panes.token_pane.input.font())
+        if undrawn:
+            found = fonts.emoji_file()
+            raise RuntimeError(
+                f"typed emoji ({', '.join(fonts.escape(c) for c in undrawn)}) have no glyph in any font"
+                f" ({'the emoji font ' + str(found) + ' did not draw them' if found else 'no emoji font was found'})"
+            )
+        report["emoji"] = "drawn"
         report["ok"] = True
     except Exception as exc:  # noqa: BLE001 - the report must say what failed, not crash
         report["error"] = f"{type(exc).__name__}: {exc}"

@@ -25,7 +25,7 @@ DEFAULTS: dict[str, Any] = {
     "presentation": False,  # larger type for a projector
     "health_reasons": [],  # the Vocabulary health tab's reasons filter (none: every token)
     "health_flagged_only": False,
-    "health_verify_count": 20,  # Check with the model: how many of the top tokens (repeat_check.DEFAULT_CANDIDATES)
+    "health_verify_count": 20,  # Check with the model: how many of the top tokens (check_counts.DEFAULT_CANDIDATES)
 }
 
 

@@ -56,6 +56,8 @@ def datas() -> list[tuple[str, str]]:
     pairs += [(str(p), "resources/icons") for p in sorted(ICONS.glob("*")) if p.suffix in {".svg", ".png"}]
     # the map's font (Debian's fonts-dejavu-core): embedexplorer.ui.style.fonts registers it at start
     pairs += [(str(p), "resources/fonts") for p in font_files()]
+    # the emoji a person types, drawn where the system has no emoji font (a subset: see emoji_font_file)
+    pairs += [(str(p), "resources/fonts") for p in emoji_font_files()]
     model = bundled_model_dir()
     skip = {".gitattributes"}
     for path in sorted(model.rglob("*")):
@@ -76,6 +78,29 @@ def font_files() -> list[Path]:
     if missing:
         raise SystemExit(f"the map's font is missing ({', '.join(missing)}): apt-get install fonts-dejavu-core")
     return [FONT_DIR / name for name in FONT_FILES]
+
+
+EMOJI_SOURCE = Path("/usr/share/fonts/truetype/noto/NotoColorEmoji.ttf")  # Debian's fonts-noto-color-emoji
+EMOJI_SUBSET = ROOT / "build" / "fonts" / "NotoColorEmoji.ttf"  # the name embedexplorer.ui.style.fonts looks for
+
+
+def emoji_font_files() -> list[Path]:
+    """Noto Color Emoji with every emoji that has a code point of its own, 3 MiB instead of 10.5 MiB.
+
+    The whole font is mostly sequences (skin tones, flags, families joined by ZWJ) reached only
+    through its GSUB table; without that table each part of a sequence is still drawn (a
+    family as its people, a flag as its two letters), so what a person typed stays readable,
+    and the bundle stays under its 800 MiB budget. fontTools cuts it at build time.
+    """
+    if not sys.platform.startswith("linux"):
+        return []  # macOS and Windows have colour emoji fonts of their own
+    if not EMOJI_SOURCE.is_file():
+        raise SystemExit(f"the emoji font is missing ({EMOJI_SOURCE}): apt-get install fonts-noto-color-emoji")
+    from fontTools import subset
+
+    EMOJI_SUBSET.parent.mkdir(parents=True, exist_ok=True)
+    subset.main([str(EMOJI_SOURCE), "--unicodes=*", "--layout-features=", f"--output-file={EMOJI_SUBSET}"])
+    return [EMOJI_SUBSET]
 
 
 def licence_datas(analysis) -> list[tuple[str, str, str]]:  # type: ignore[no-untyped-def]

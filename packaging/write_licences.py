@@ -158,6 +158,11 @@ def write(target: Path, pure: list[tuple], binaries: list[tuple], datas: list[tu
                "LICENSE is the wrapper package's own licence.")
     folder.add("DejaVu fonts", _debian_version(font_package), "Bitstream Vera and DejaVu licence (free)",
                [Path(f"/usr/share/doc/{font_package}/copyright")])
+    emoji_package = "fonts-noto-color-emoji"
+    folder.add("Noto Color Emoji (a subset)", _debian_version(emoji_package), "SIL Open Font License 1.1",
+               [Path(f"/usr/share/doc/{emoji_package}/copyright")],
+               "The emoji that have a code point of their own, cut from Debian's fonts-noto-color-emoji "
+               "with fontTools (resources/fonts/NotoColorEmoji.ttf).")
 
     system = sorted({str(Path(e[1]).resolve()) for e in binaries
                      if e[1] and str(e[1]).startswith(("/lib", "/usr/lib")) and "site-packages" not in str(e[1])})

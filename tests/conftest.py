@@ -18,6 +18,9 @@ os.environ.pop("HF_HUB_CACHE", None)
 # Row lengths, dequantised rows, finished t-SNE maps and table-only downloads are cached;
 # tests keep theirs out of the user's cache.
 os.environ["EMBEDEXPLORER_CACHE_DIR"] = tempfile.mkdtemp(prefix="ee-cache-")
+# The app's t-SNE child steps back for the cores (nice 10): a test waits on it, and on a busy machine
+# it would get a tenth of each other process's share. Tests run it at 0; test_word_maps checks the 10.
+os.environ["EMBEDEXPLORER_TSNE_NICE"] = "0"
 
 from .gpt2_fixture import build_gpt2_folder  # noqa: E402
 from .llama_fixture import build_llama_folder  # noqa: E402

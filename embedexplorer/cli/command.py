@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:  # loaded when a command runs: parsing (and starting the tokenizer) comes first
     from ..core.tables.embedding_table import EmbeddingTable
+    from ..core.tables.token_only import TokensOnly
     from ..jobs.base import Kind, Session
 
 # What every command returns: the JSON payload and the readable text.
@@ -64,6 +65,9 @@ class Command:
     # Whether the open names the rows that point nowhere, which measures every row: ``tokens`` reads
     # no row, and ``cosine`` says so of the two rows it reads itself.
     names_rows_pointing_nowhere: bool = True
+    # A command that reads no row (``tokens``): given a model folder, it is answered from the
+    # tokenizer and the weights' headers (``tables/token_only.py``), the table never mapped.
+    answer_without_rows: Callable[[argparse.Namespace, TokensOnly], Answer] | None = None
 
     def __post_init__(self) -> None:
         if (self.answer is None) == (self.run is None):

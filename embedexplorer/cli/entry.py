@@ -7,6 +7,7 @@ import json
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from ..core.common.errors import EmbedExplorerError
 from ..core.common.terminal import (
@@ -65,29 +66,47 @@ def _start_tokenizer_early(command: Command, args: argparse.Namespace) -> None:
     Only a local folder with a tokenizer.json (what the reader will give the same child); any
     other source starts its tokenizer when the reader gets to it, as before.
     """
-    from pathlib import Path
-
-    from ..core.common.constants import BUNDLED
-
-    if command.answer is None or args.download or not args.model or args.model == BUNDLED:
-        return  # "bundled" names the bundled model even where a folder of that name lies
-    from ..core.text.tokenizer_process import start_early
-
-    folder = Path(args.model).expanduser()
+    folder = _local_folder(command, args)
     try:
-        if folder.is_dir() and (folder / "tokenizer.json").is_file():
+        if folder is not None and (folder / "tokenizer.json").is_file():
+            from ..core.text.tokenizer_process import start_early
+
             start_early(folder)
     except OSError:
         pass  # the open says what is wrong with the path
 
 
+def _local_folder(command: Command, args: argparse.Namespace) -> Path | None:
+    """The folder ``--model`` names by path, or None (the bundled model, a download, a file, a Hub id)."""
+    from ..core.common.constants import BUNDLED
+
+    if command.answer is None or args.download or not args.model or args.model == BUNDLED:
+        return None  # "bundled" names the bundled model even where a folder of that name lies
+    try:
+        folder = Path(args.model).expanduser()
+        return folder if folder.is_dir() else None
+    except (OSError, ValueError, RuntimeError):
+        return None  # the open says what is wrong with the path
+
+
 def _open_and_answer(command: Command, args: argparse.Namespace) -> Answer:
+    if command.before is not None:
+        command.before(args)
+    folder = _local_folder(command, args) if command.answer_without_rows is not None else None
+    if folder is not None and command.answer_without_rows is not None:
+        from ..core.tables.token_only import open_tokens_only
+
+        # In the tokenizer's child, as the table's would be; the table itself is never mapped.
+        tokens_only = open_tokens_only(folder, separate_tokenizer=True)
+        try:
+            return command.answer_without_rows(args, tokens_only)
+        finally:
+            tokens_only.close()
+    # Imported here: ``tokens`` on a folder (above) needs neither the table code nor numpy.
     from ..core.sources.resolve import resolve_source
     from ..core.tables.opening import load_table
     from ..jobs.base import Session
 
-    if command.before is not None:
-        command.before(args)
     # Progress is for a person watching; piped stderr keeps to the one-line error.
     progress = _after_a_second(show_progress) if sys.stderr.isatty() else None
     if command.run is not None:

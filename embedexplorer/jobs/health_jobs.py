@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core.common.errors import IncompleteModelError
-from ..core.health.repeat_check import BATCH, MAX_CANDIDATES, RepeatCheck, repeat_prompts, unavailable_reason
+from ..core.health.check_counts import MAX_CANDIDATES
+from ..core.health.repeat_check import BATCH, RepeatCheck, repeat_prompts, unavailable_reason
 from ..core.health.report import HealthReport
 from ..core.health.vocabulary_health import vocabulary_health
 from ..core.layers import output_head as oh

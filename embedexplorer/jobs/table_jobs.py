@@ -11,19 +11,21 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..core.layers.layer_input import Recipe, layer_input, recipe_for
-from ..core.maps.family_map import Families, FamilyMap, family_map, load_families
-from ..core.maps.map_origin import with_provenance
-from ..core.maps.word_maps import WordMap
 from ..core.tables.embedding_table import EmbeddingTable, NeighbourResult, TableFacts
 from ..core.tables.opening import open_table
 from ..core.tables.position_rows import place_and_row
 from ..core.tables.spelling import word_or_first_token
 from ..core.text.texts import Token, TokenReport, fixed
 from .base import JobContext, Kind, Lane, Session
+
+if TYPE_CHECKING:  # the maps and the layers load when a job needs them: a one-shot neighbours does not
+    from ..core.layers.layer_input import Recipe
+    from ..core.maps.family_map import Families, FamilyMap
+    from ..core.maps.word_maps import WordMap
 
 # How many chips the token pane shows at most; the report's note says how many were left out.
 MAX_CHIPS = 512
@@ -133,6 +135,8 @@ class RowAnswer:
 
 def layer_recipe(session: Session, table: EmbeddingTable) -> Recipe:
     """How the open model builds what enters layer 1, read from its files once."""
+    from ..core.layers.layer_input import Recipe, recipe_for
+
     found = session.derived.get(RECIPE_KEY)
     if not isinstance(found, Recipe):
         found = recipe_for(table)
@@ -141,6 +145,8 @@ def layer_recipe(session: Session, table: EmbeddingTable) -> Recipe:
 
 
 def token_row(ctx: JobContext, request: RowRequest) -> RowAnswer:
+    from ..core.layers.layer_input import layer_input
+
     table = ctx.session.table
     recipe = layer_recipe(ctx.session, table)
     sums = layer_input(table, recipe, request.token_id, request.place)
@@ -170,12 +176,14 @@ class NeighboursRequest:
     query: str | int
     k: int
     on_map: FamilyMap | WordMap | None = field(default=None, compare=False)
+    # The baseline reads 20,000 sampled rows: an asker that shows none (the command line) skips it.
+    with_baseline: bool = True
 
 
 @dataclass(frozen=True)
 class NeighboursAnswer:
     result: NeighbourResult
-    baseline: float
+    baseline: float  # NaN when the request asked for none
     # What a person would type to look each neighbour up (WordPiece's "##" is not typed).
     typed: tuple[str, ...]
     map_query: tuple[float, float] | None = None
@@ -188,8 +196,12 @@ def nearest_rows(ctx: JobContext, request: NeighboursRequest) -> NeighboursAnswe
     result = table.neighbours(request.query, request.k)
     typed = tuple(typed_form(table, n.id) for n in result.neighbours)
     on_map = request.on_map
-    if result.query is None:
-        return NeighboursAnswer(result, table.baseline_cosine, typed)
+    baseline = table.baseline_cosine if request.with_baseline else math.nan
+    if result.query is None or on_map is None:
+        return NeighboursAnswer(result, baseline, typed)
+    from ..core.maps.family_map import FamilyMap
+    from ..core.maps.word_maps import WordMap
+
     ids = [result.query.id] + [n.id for n in result.neighbours]
     if isinstance(on_map, FamilyMap):
         coords = on_map.projection.apply(table.rows_at(ids))
@@ -197,8 +209,8 @@ def nearest_rows(ctx: JobContext, request: NeighboursRequest) -> NeighboursAnswe
     elif isinstance(on_map, WordMap):
         places = on_map.locate(table, ids)
     else:
-        return NeighboursAnswer(result, table.baseline_cosine, typed)
-    return NeighboursAnswer(result, table.baseline_cosine, typed, places[0], tuple(places[1:]))
+        return NeighboursAnswer(result, baseline, typed)
+    return NeighboursAnswer(result, baseline, typed, places[0], tuple(places[1:]))
 
 
 def typed_form(table: EmbeddingTable, token_id: int) -> str:
@@ -269,6 +281,9 @@ class MapRequest:
 
 
 def draw_family_map(ctx: JobContext, request: MapRequest) -> FamilyMap:
+    from ..core.maps.family_map import family_map, load_families
+    from ..core.maps.map_origin import with_provenance
+
     table = ctx.session.table
     chosen = request.families if isinstance(request.families, dict) else load_families(request.families)
     ctx.check()

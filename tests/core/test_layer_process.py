@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -66,27 +65,38 @@ def test_layers_arrive_one_by_one_while_the_model_computes(gpt2_table, child) ->
     process, model = child
     process.forget()
     ids = [t.id for t in gpt2_table.encode(LONG_TEXT[:400])]
-    arrivals: list[tuple[float, tuple[int, ...]]] = []
-    for index, batch in model.layer_runs([LayerRun(tuple(ids), 5, ids[5])], None):
-        assert index == 0
-        if batch.layers:
-            arrivals.append((time.perf_counter(), batch.layers))
-        time.sleep(0.001)  # the caller is quick: each layer comes on its own
-    layers = [layer for _, got in arrivals for layer in got]
-    assert layers == list(range(13))
-    assert len(arrivals) >= 6  # streamed, not all at the end
-    assert arrivals[-1][0] - arrivals[0][0] > 0.01  # spread over the pass
+    # What the child sends, read as it arrives (the parent hands out whatever came in while its
+    # caller was busy as one batch, so the batches alone say little on a busy machine).
+    sent: list[tuple[int, ...]] = []
+    inbox_get = process._inbox.get
+
+    def watched_get(*args, **kwargs):  # type: ignore[no-untyped-def]
+        frame = inbox_get(*args, **kwargs)
+        if frame is not None and "layers" in frame[0]:
+            sent.append(tuple(frame[0]["layers"]))
+        return frame
+
+    process._inbox.get = watched_get  # type: ignore[method-assign]
+    try:
+        batches = []
+        for index, batch in model.layer_runs([LayerRun(tuple(ids), 5, ids[5])], None):
+            assert index == 0
+            if batch.layers:
+                batches.append(batch.layers)
+    finally:
+        del process._inbox.get
+    assert [layer for got in batches for layer in got] == list(range(13))
+    # Streamed, not all at the end: the child sends each layer on its own as the pass computes it.
+    assert sent == [(layer,) for layer in range(13)]
 
 
 def test_a_stop_ends_a_long_pass_between_layers_and_the_child_moves_on(gpt2_table, child) -> None:
     process, model = child
+    process.forget()
     ids = [t.id for t in gpt2_table.encode(LONG_TEXT)]
     assert len(ids) == 960
-    started = time.perf_counter()
-    list(model.layer_runs([LayerRun(tuple(ids), 1, None)], None))
-    whole_pass = time.perf_counter() - started
-    process.forget()
-    stop_at: list[float] = []
+    stop_at: list[int] = []
+    after_stop: list[tuple[int, ...]] = []
 
     def stop() -> bool:
         return bool(stop_at)
@@ -94,15 +104,32 @@ def test_a_stop_ends_a_long_pass_between_layers_and_the_child_moves_on(gpt2_tabl
     batches = model.layer_runs([LayerRun(tuple(ids), 1, None)], stop)
     with pytest.raises(Interrupted):
         for _index, batch in batches:
+            if stop_at:
+                after_stop.append(batch.layers)
             if 1 in batch.layers:
-                stop_at.append(time.perf_counter())
-    # The caller stops at once (bench_layers times it), long before the pass would have ended ...
-    assert time.perf_counter() - stop_at[0] < whole_pass / 4
-    # ... and the child stopped between layers: a short text answers long before the long pass would have ended.
-    started = time.perf_counter()
-    answer = trace(gpt2_table, model, RIVER, 3, k=2)
+                stop_at.append(max(batch.layers))
+    # The caller stops at once (bench_layers times it): no layer is handed out after the stop.
+    assert stop_at and not after_stop
+    # The child stopped between layers: its last word on the long pass is "stopped", never "done",
+    # and it comes before a short text's answer (the child answers in order). Frames about the long
+    # pass are stale to the parent, which drops them: they are read here as they go by.
+    stale: list[dict[str, object]] = []
+    inbox_get = process._inbox.get
+
+    def watched_get(*args, **kwargs):  # type: ignore[no-untyped-def]
+        frame = inbox_get(*args, **kwargs)
+        if frame is not None and not {"done", "stopped"}.isdisjoint(frame[0]):
+            stale.append(frame[0])
+        return frame
+
+    process._inbox.get = watched_get  # type: ignore[method-assign]
+    try:
+        answer = trace(gpt2_table, model, RIVER, 3, k=2)
+    finally:
+        del process._inbox.get
     assert len(answer.steps) == 13
-    assert time.perf_counter() - started < whole_pass * 0.6, whole_pass
+    long_pass = [m for m in stale if m.get("id") != stale[-1].get("id")]
+    assert [m.get("stopped") for m in long_pass] == [True], stale
 
 
 def test_the_job_runs_in_the_child_and_the_process_ends_with_its_table(gpt2_table, gpt2_folder) -> None:
@@ -153,7 +180,5 @@ def test_close_ends_the_child_even_in_the_middle_of_a_pass(gpt2_table, gpt2_fold
     batches = model.layer_runs([LayerRun(tuple(ids), 1, None)], None)
     next(batches)  # the pass has begun
     batches.close()
-    started = time.perf_counter()
-    process.close()
-    assert time.perf_counter() - started < 1.0
+    process.close()  # the child ends on its own when its stdin closes (bench_layers times it)
     assert _gone(pid)

@@ -85,7 +85,7 @@ def test_a_killed_child_is_started_again_on_the_next_request() -> None:
         first = process._process
         assert first is not None
         os.kill(first.pid, signal.SIGKILL)
-        first.wait(timeout=10)
+        first.wait(timeout=120)  # a generous bound: a busy machine may be slow to reap it
         ids = process.encode("monday")
         assert ids == Vocabulary.from_folder(bundled_model_dir()).encode("monday")
         assert process._process is not None and process._process.pid != first.pid
@@ -118,7 +118,7 @@ def test_the_child_exits_when_its_parent_dies() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     child_pid = int(result.stdout.strip())
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 120  # ends as soon as the child does; a busy machine may be slow
     while time.monotonic() < deadline and _alive(child_pid):
         time.sleep(0.05)
     assert not _alive(child_pid)

@@ -169,7 +169,11 @@ def test_ctrl_c_stops_a_catastrophic_regex_on_the_command_line(tmp_path: Path) -
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(8)  # the table is open and the pattern runs (or has been refused)
+    # Ctrl-C once the table is open (mapped into the process), when the pattern runs, or after
+    # it has been refused and the command has ended.
+    deadline = time.monotonic() + GIVE_UP_SECONDS
+    while started.poll() is None and time.monotonic() < deadline and str(folder) not in _mapped(started.pid):
+        time.sleep(0.02)
     started.send_signal(signal.SIGINT)
     try:
         _, stderr = started.communicate(timeout=GIVE_UP_SECONDS)
@@ -177,6 +181,14 @@ def test_ctrl_c_stops_a_catastrophic_regex_on_the_command_line(tmp_path: Path) -
         started.kill()
     assert started.returncode in (2, 130), stderr
     assert "Traceback" not in stderr
+
+
+def _mapped(pid: int) -> str:
+    """The files process ``pid`` has mapped (empty once it has ended)."""
+    try:
+        return Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return ""
 
 
 # ----- a Hub that is slow or bottomless -------------------------------------------------------------

@@ -218,8 +218,9 @@ def test_poisoned_row_lengths_are_found_and_rebuilt(tmp_path_factory, how, seed)
 
 
 def test_a_poisoned_first_pass_of_a_quantised_table_is_rebuilt(tmp_path: Path) -> None:
-    rows = np.random.default_rng(3).standard_normal((640, 64)).astype(np.float32)
-    path = write_gguf(tmp_path / "q8.gguf", quantised_rows(rows, Q.Q8_0), Q.Q8_0)
+    # Q5_K: a type the C scan does not read in its blocks, so its first pass is a bfloat16 cache entry.
+    rows = np.random.default_rng(3).standard_normal((640, 256)).astype(np.float32)
+    path = write_gguf(tmp_path / "q5k.gguf", quantised_rows(rows, Q.Q5_K), Q.Q5_K)
     first = open_table(str(path))
     _ = first.screen
     stored = np.asarray(first.rows[:], dtype=np.float64)
@@ -255,8 +256,8 @@ except EmbedExplorerError as exc:
 
 
 def test_a_cache_cut_short_while_open_is_a_message_not_sigbus(tmp_path: Path) -> None:
-    rows = np.random.default_rng(4).standard_normal((4096, 64)).astype(np.float32)
-    path = write_gguf(tmp_path / "q8.gguf", quantised_rows(rows, Q.Q8_0), Q.Q8_0)
+    rows = np.random.default_rng(4).standard_normal((4096, 256)).astype(np.float32)
+    path = write_gguf(tmp_path / "q5k.gguf", quantised_rows(rows, Q.Q5_K), Q.Q5_K)  # a bfloat16 cache entry
     env = {**os.environ, "EMBEDEXPLORER_CACHE_DIR": str(tmp_path / "cache")}
     result = subprocess.run(
         [sys.executable, "-c", CUT_WHILE_OPEN, str(path)], capture_output=True, text=True, timeout=300, env=env

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from embedexplorer.core.common.errors import QueryError
@@ -154,10 +152,8 @@ def test_a_100000_character_paste_is_read_whole(model: str, request: pytest.Fixt
 
 
 def test_a_paste_beyond_the_cap_is_read_up_to_the_cap(gpt2_table) -> None:  # type: ignore[no-untyped-def]
-    text = PASTE * 10  # 1,026,000 characters
-    start = time.perf_counter()
+    text = PASTE * 10  # 1,026,000 characters; how fast it is read is bench's business
     report = gpt2_table.tokenize(text)
-    assert time.perf_counter() - start < 3.0
     assert report.chars == len(text) and report.chars_read == MAX_TEXT_CHARS
     assert report.count == len(gpt2_table.vocabulary.encode(text[:MAX_TEXT_CHARS]))
     assert report.note.startswith(f"Only the first 200,000 of {len(text):,} characters were read. ")

@@ -9,13 +9,46 @@ import pytest
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QApplication, QDialog
+from pytestqt.qtbot import QtBot
 
 from embedexplorer.jobs.base import Kind
 from embedexplorer.jobs.table_jobs import LOAD, MAP, NEIGHBOURS, TOKENS, NeighboursAnswer
 from embedexplorer.worker import Channel
 
-LOAD_TIMEOUT_MS = 60_000
-ANSWER_TIMEOUT_MS = 20_000
+# Bounds on waits for events: a wait ends as soon as its event comes, so a bound costs nothing
+# when all is well and only says when to give up. A busy machine (load 15 on two cores) can take
+# many times the usual: the bounds are minutes, never seconds.
+LOAD_TIMEOUT_MS = 120_000
+ANSWER_TIMEOUT_MS = 60_000
+# A wait that names no bound (pytest-qt's default is 5 s) gets this.
+PATIENCE_MS = 60_000
+
+
+class PatientQtBot(QtBot):
+    """pytest-qt's robot whose waits, when a test names no bound, wait ``PATIENCE_MS``."""
+
+    def waitUntil(self, callback, *, timeout: int = PATIENCE_MS) -> None:  # type: ignore[no-untyped-def]
+        super().waitUntil(callback, timeout=timeout)
+
+    def waitSignal(self, signal, *, timeout: int = PATIENCE_MS, **options):  # type: ignore[no-untyped-def]
+        return super().waitSignal(signal, timeout=timeout, **options)
+
+    def waitSignals(self, signals, *, timeout: int = PATIENCE_MS, **options):  # type: ignore[no-untyped-def]
+        return super().waitSignals(signals, timeout=timeout, **options)
+
+    def waitCallback(self, *, timeout: int = PATIENCE_MS, **options):  # type: ignore[no-untyped-def]
+        return super().waitCallback(timeout=timeout, **options)
+
+    def waitExposed(self, widget, *, timeout: int = PATIENCE_MS):  # type: ignore[no-untyped-def]
+        return super().waitExposed(widget, timeout=timeout)
+
+    def waitActive(self, widget, *, timeout: int = PATIENCE_MS):  # type: ignore[no-untyped-def]
+        return super().waitActive(widget, timeout=timeout)
+
+
+@pytest.fixture
+def qtbot(qapp, request):  # type: ignore[no-untyped-def]
+    return PatientQtBot(request)
 
 
 # The window tests measure widgets: they draw with the font the app bundles (DejaVu Sans, from

@@ -15,7 +15,7 @@ from embedexplorer.jobs.compare_jobs import COMPARE
 from embedexplorer.jobs.table_jobs import LOAD, TOKENS
 
 from ..gguf_fixture import write_gguf
-from .conftest import answers, open_model, settle
+from .conftest import ANSWER_TIMEOUT_MS, LOAD_TIMEOUT_MS, answers, open_model, settle
 
 COMPARE_TIMEOUT_MS = 120_000
 
@@ -79,7 +79,7 @@ def test_compare_shows_lists_neighbours_and_looks_tokens_up(qtbot, window, table
     assert f"<b>{change.overlap}</b> of its {k}" in pane.token_title.text()
     # A click on a listed token looks it up in the main window.
     least = pane.least.item(0)
-    with qtbot.waitSignal(answers(window, TOKENS).ready, timeout=20_000):
+    with qtbot.waitSignal(answers(window, TOKENS).ready, timeout=ANSWER_TIMEOUT_MS):
         rect = pane.least.visualItemRect(least)
         qtbot.mouseClick(pane.least.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     assert window.state.text == comparison.text_of(comparison.least_changed()[0])
@@ -141,7 +141,7 @@ def test_tokens_of_any_script_are_listed_readably(qtbot, window, tmp_path) -> No
     a = write_gguf(tmp_path / "a.gguf", rows, Q.F32, tokens=tokens)
     moved = (rows + rng.standard_normal(rows.shape)).astype(np.float32)
     b = write_gguf(tmp_path / "b.gguf", moved, Q.F32, tokens=tokens)
-    with qtbot.waitSignal(answers(window, LOAD).ready, timeout=60_000):  # (no family word: no map)
+    with qtbot.waitSignal(answers(window, LOAD).ready, timeout=LOAD_TIMEOUT_MS):  # (no family word: no map)
         window.open_model(str(a))
     open_compare(window)
     compare_with(qtbot, window, str(b))

@@ -20,7 +20,7 @@ def test_comparing_then_opening_another_folder_raises_no_error(qtbot, window, ta
     dialog = window.panes.compare
     settle()
     QTest.keyClick(dialog, Qt.Key.Key_Escape)  # as a person closes it
-    qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=5_000)
+    qtbot.waitUntil(lambda: not dialog.isVisible())
     box = window.model_bar.box
     window.activateWindow()  # the person comes back to the main window and clicks into the box
     line = box.lineEdit()

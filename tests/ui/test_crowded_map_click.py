@@ -106,3 +106,38 @@ def test_the_click_looks_up_the_dot_the_tip_names_first_where_dots_crowd(qtbot, 
             checked += 1
         qtbot.waitUntil(lambda text=looked_up: window.state.text == text, timeout=ANSWER_TIMEOUT_MS)
     assert checked >= len(places) // 3, f"only {checked} of {len(places)} places had a clear colour to check"
+
+
+def test_the_grown_dot_follows_an_answer_that_comes_while_the_pointer_rests(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    # The pointer rests between two dots; then an answer draws the star over the one beneath (a
+    # person clicked a word and waits). The tip and a click now take the starred dot: the grown
+    # dot must follow at once, not at the next move of the pointer.
+    at_size(qtbot, window, 1366, 768)
+    open_model(qtbot, window, "bundled")
+    type_text(qtbot, window, "cheese")
+    canvas = window.panes.map.view.canvas
+    canvas.set_labels_visible(False)
+    settle()
+    viewport = canvas.viewport()
+    places = scene_points(canvas)
+    checked = 0
+    for place in crowded_places(canvas, 6):
+        QTest.mouseMove(viewport, QPoint(2, 2))
+        qtbot.wait(50)
+        rest_on(qtbot, viewport, place)
+        grown = canvas.hovered
+        assert grown is not None
+        beneath = [
+            i for i in np.flatnonzero(np.hypot(*(places - (place.x(), place.y())).T) < 5).tolist()
+            if i != canvas._hover_point
+        ]
+        if not beneath:
+            continue
+        other = beneath[0]
+        x, y = canvas.map.coords[other]
+        canvas.set_selection(canvas.map.labels[other], (float(x), float(y)), [])  # the answer arrives
+        assert canvas.tip_at(canvas.mapToScene(place)).splitlines()[0].startswith(canvas.map.labels[other])
+        named, grown_now = canvas.map.labels[other], canvas.map.labels[canvas._hover_point]
+        assert canvas._hover_point == other, f"the tip names {named!r} first, the grown dot is {grown_now!r}"
+        checked += 1
+    assert checked >= 2, f"only {checked} crowded places had a dot beneath the grown one"

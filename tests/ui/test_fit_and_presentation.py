@@ -51,8 +51,14 @@ def check_fits(qtbot, window, width: int, height: int) -> None:  # type: ignore[
     assert not rect_in(window.panes.neighbours_pane, window).intersects(rect_in(window.right, window))
     if not window.row_placement.compact:
         assert not rect_in(window.panes.row_view, window).intersects(rect_in(window.panes.neighbours_pane, window))
-    # Every exercise button on its bar, none behind the "»" of a bar too narrow for it.
+    # Every exercise button on its bar, none behind the "»" of a bar too narrow for it; or, where the
+    # bars do not fit side by side, the exercises' bar folded into one button holding every exercise.
     for bar in window.findChildren(QToolBar):
+        if bar.isHidden():
+            fold = window.model_bar.bar_fit.fold_button
+            assert fold is not None and fold.isVisible() and screen.contains(rect_in(fold, window)), bar.windowTitle()
+            assert fold.menu().actions() == bar.actions()
+            continue
         for action in bar.actions():
             widget = bar.widgetForAction(action)
             if action.isVisible() and widget is not None:
@@ -61,7 +67,18 @@ def check_fits(qtbot, window, width: int, height: int) -> None:  # type: ignore[
     if window.row_placement.compact:
         window.right.setCurrentWidget(window.panes.row_view)
         settle()
-    assert window.panes.row_view.plot_widget.height() >= MIN_ROW_PLOT_HEIGHT
+    row_plot = window.panes.row_view.plot_widget
+    assert row_plot.height() >= MIN_ROW_PLOT_HEIGHT
+    # Its axis titles whole or not at all: "after LayerNorm" was cut at both ends in presentation's type.
+    settle()
+    view = row_plot.getPlotItem().vb.sceneBoundingRect()
+    for side in ("left", "right"):
+        axis = row_plot.getAxis(side)
+        if axis.isVisible() and axis.label.isVisible():
+            title = axis.label.sceneBoundingRect()
+            assert view.top() - 1 <= title.top() and title.bottom() <= view.bottom() + 1, (
+                side, axis.labelText, view, window.size()
+            )
     window.right.setCurrentWidget(window.panes.map)
 
 
@@ -98,12 +115,16 @@ def test_presentation_fits_1024x640_and_the_layers_pane_scrolls_instead(qtbot, w
         # and a picture still carries the whole caption.
         canvas = window.panes.map.view.canvas
         whole = canvas.caption_html
-        assert canvas.caption.text == whole.split("<br>")[0] != whole
+        first = whole.split("<br>")[0]
+        # Where even that line would wrap, without the model's name (it is in the title and status bars).
+        assert canvas.caption.text in (first, first.split("</b>: ", 1)[1]) and first != whole
         assert "between families" in canvas.caption.toolTip() and "between families" in whole
         assert canvas.plot.vb.sceneBoundingRect().height() >= 100
-        # The left axis's title is too long for so short a plot: "direction 2", whole on its own line's length.
+        # The left axis's title is whole where the plot is tall enough, else "direction 2"; either lies
+        # within the plot's height, never cut at its ends.
         left_axis = canvas.plot.getAxis("left")
-        assert left_axis.labelText == "direction 2"
+        on_screen_title = left_axis.labelText
+        assert on_screen_title in ("direction 2", "direction 2 of the PCA map")
         title = left_axis.label.sceneBoundingRect()
         assert canvas.plot.vb.sceneBoundingRect().top() - 1 <= title.top() and title.bottom() <= (
             canvas.plot.vb.sceneBoundingRect().bottom() + 1
@@ -113,12 +134,19 @@ def test_presentation_fits_1024x640_and_the_layers_pane_scrolls_instead(qtbot, w
         canvas.render_image(1600)
         assert canvas.export_text_areas["left axis title"].height() > 1.5 * title.height()
         settle()
-        assert left_axis.labelText == "direction 2"
+        assert left_axis.labelText == on_screen_title
         assert canvas.ci.geometry() == screen  # the map on screen as before, not the picture's size cut by the canvas
         # The model's facts in the status bar end in "…" where the screen ends, not cut mid-letter.
         facts = window.facts_label
         assert facts.shown_text().endswith("…") and facts.text().startswith(facts.shown_text()[:-1])
         assert facts.fontMetrics().horizontalAdvance(facts.shown_text()) <= facts.contentsRect().width()
+        # The Row tab keeps a plot (it was about 60 pixels tall): its lines of numbers fold into the
+        # title's tooltip.
+        row = window.panes.row_view
+        window.right.setCurrentWidget(row)
+        settle()
+        assert row.plot_widget.getPlotItem().vb.height() >= MIN_ROW_PLOT_HEIGHT
+        assert not row.numbers.isVisible() and row.title.toolTip() == row.numbers.toolTip() != ""
         pane = window.panes.layers_pane
         window.right.setCurrentWidget(pane)
         settle()
@@ -132,6 +160,8 @@ def test_presentation_fits_1024x640_and_the_layers_pane_scrolls_instead(qtbot, w
         assert pane.scroll_area.viewport().rect().contains(note)
     finally:
         window.panes.teaching.presentation_action.setChecked(False)
+    settle()
+    assert window.panes.row_view.numbers.isVisibleTo(window.panes.row_view)  # back in normal mode's type
     at_size(qtbot, window, 1366, 768)  # room again: the whole caption and titles on screen
     assert window.panes.map.view.canvas.caption.text == window.panes.map.view.canvas.caption_html
     window.right.setCurrentWidget(window.panes.map)

@@ -117,3 +117,21 @@ def test_the_reasons_filter_is_remembered(qtbot, tmp_path) -> None:  # type: ign
     assert again._reasons() == {"short"} and again.flagged_only.isChecked()
     assert again.filter_button.text() == "&Reasons: short"
     second.close()
+
+
+def test_the_histogram_says_its_whole_title_on_a_small_screen(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    # At 1024x640 the histogram is narrow: its title and its axis titles are drawn whole, never cut.
+    window.resize(1024, 640)
+    open_model(qtbot, window, "bundled")
+    pane = window.panes.health_pane
+    with qtbot.waitSignal(answers(window, HEALTH).ready, timeout=HEALTH_TIMEOUT_MS):
+        window.right.setCurrentWidget(pane)
+    qtbot.wait(50)  # the layout settles
+    plot = pane.histogram.getPlotItem()
+    drawn_width = plot.sceneBoundingRect().width()
+    title = plot.titleLabel.item
+    assert title.toPlainText() == "every token's score"
+    assert title.boundingRect().width() <= drawn_width
+    bottom = plot.getAxis("bottom")
+    assert "drawn at" in bottom.labelString()
+    assert bottom.label.boundingRect().width() <= drawn_width

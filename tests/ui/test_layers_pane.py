@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 
 import numpy as np
 import pyqtgraph as pg
@@ -33,11 +34,19 @@ RIVER, ACCOUNT = "the river bank", "my bank account"
 
 
 @pytest.fixture(scope="module")
-def bank_reply() -> LayersReply:
-    """The engine's own answer for the two "bank"s, computed without any widget."""
+def bundled_layers() -> Iterator[JobContext]:
+    """The bundled table in a session of its own: its model's process starts once for the module's
+    questions (each only asks), and ends with the module."""
     session = Session()
     session.replace_table(open_table("bundled"))
-    return run_layers(JobContext(session), LayersRequest(RIVER, 3, ACCOUNT, None, k=4))
+    yield JobContext(session)
+    session.replace_table(None)
+
+
+@pytest.fixture(scope="module")
+def bank_reply(bundled_layers: JobContext) -> LayersReply:
+    """The engine's own answer for the two "bank"s, computed without any widget."""
+    return run_layers(bundled_layers, LayersRequest(RIVER, 3, ACCOUNT, None, k=4))
 
 
 def test_the_pane_draws_every_layer_and_the_two_banks(qtbot, bank_reply: LayersReply) -> None:
@@ -163,7 +172,7 @@ def test_plot_points_show_their_values_on_hover(qtbot, bank_reply: LayersReply) 
             Qt.KeyboardModifier.NoModifier,
         )
         QApplication.sendEvent(viewport, move)
-        qtbot.waitUntil(lambda layer=layer: f"after layer {layer}" in view.toolTip(), timeout=2000)
+        qtbot.waitUntil(lambda layer=layer: f"after layer {layer}" in view.toolTip())
         assert f"after layer {layer}" in view.toolTip()
         assert f"{steps[layer].cosine_to_compare:.3f}" in view.toolTip()
 
@@ -190,11 +199,9 @@ def test_the_cosine_legend_sits_above_the_curves_and_is_never_cut(qtbot, bank_re
     assert columns == [2, 1]  # side by side when there is room, stacked when not
 
 
-def test_the_table_lines_label_sits_above_every_curve_inside_the_plot(qtbot) -> None:
+def test_the_table_lines_label_sits_above_every_curve_inside_the_plot(qtbot, bundled_layers: JobContext) -> None:
     """A token compared with itself: the two tokens' curve lies on the table's line at every layer."""
-    session = Session()
-    session.replace_table(open_table("bundled"))
-    reply = run_layers(JobContext(session), LayersRequest(RIVER, 3, RIVER, 3, k=2))
+    reply = run_layers(bundled_layers, LayersRequest(RIVER, 3, RIVER, 3, k=2))
     assert reply.answer is not None
     assert [s.cosine_to_compare for s in reply.answer.steps] == pytest.approx([1.0] * 7, abs=1e-5)
     pane = LayersPane()
@@ -243,7 +250,7 @@ def test_the_pane_asks_for_what_it_shows(qtbot) -> None:
     assert pane.request() is None and not pane.run_button.isEnabled()
     pane.set_token(RIVER, 3, "bank")
     pane.set_compare(ACCOUNT, 2)
-    with qtbot.waitSignal(pane.layers_requested, timeout=1000) as sent:
+    with qtbot.waitSignal(pane.layers_requested) as sent:
         qtbot.mouseClick(pane.run_button, Qt.MouseButton.LeftButton)
     assert sent.args == [LayersRequest(RIVER, 3, ACCOUNT, 2)]
     pane.set_compare(None)
@@ -258,7 +265,7 @@ def test_a_missing_model_says_its_size_and_offers_a_download(qtbot) -> None:
     pane.show_reply(LayersReply(LayersRequest(RIVER, 3), missing=missing))
     assert pane.missing.isVisible() and pane.download_button.isVisible()
     assert "The whole model is 498 MB." in pane.missing_label.text()
-    with qtbot.waitSignal(pane.download_requested, timeout=1000) as asked:
+    with qtbot.waitSignal(pane.download_requested) as asked:
         qtbot.mouseClick(pane.download_button, Qt.MouseButton.LeftButton)
     assert asked.args == ["owner/model"]
     pane.show_reply(LayersReply(LayersRequest(RIVER, 3), missing=ModelMissing("Only the table.", None, None)))

@@ -17,7 +17,7 @@ from embedexplorer.ui.panes.local_models import LocalModelsDialog
 
 from ..core.test_ollama_names import store_model
 from ..gguf_fixture import write_gguf
-from .conftest import LOAD_TIMEOUT_MS, answers, settle
+from .conftest import ANSWER_TIMEOUT_MS, LOAD_TIMEOUT_MS, answers, settle
 
 
 @pytest.fixture()
@@ -41,7 +41,7 @@ def fake_machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, P
 def open_dialog(qtbot, window) -> LocalModelsDialog:  # type: ignore[no-untyped-def]
     file_menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&File")
     action = next(a for a in file_menu.actions() if a.text() == "Local &models...")
-    with qtbot.waitSignal(answers(window, LOCAL_MODELS).ready, timeout=20_000):
+    with qtbot.waitSignal(answers(window, LOCAL_MODELS).ready, timeout=ANSWER_TIMEOUT_MS):
         action.trigger()
     dialog = window.panes.local_models.dialog
     assert dialog is not None and dialog.isVisible()

@@ -16,7 +16,7 @@ def plot_size(window) -> tuple[float, float]:  # type: ignore[no-untyped-def]
     return box.width(), box.height()
 
 
-# At 1024x640 the plot is still smaller in presentation than in normal mode: not done (docs/window-round3.md).
+# 1024x640 (with a title bar) is measured under a window manager: test_presentation_room_framed.py.
 @pytest.mark.parametrize("width,height", [(1600, 1000), (1366, 768)])
 def test_presentation_draws_the_map_plot_larger(qtbot, window, width: int, height: int) -> None:  # type: ignore[no-untyped-def]
     at_size(qtbot, window, width, height)

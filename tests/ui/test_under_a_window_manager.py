@@ -64,7 +64,7 @@ def test_the_framed_window_and_its_status_bar_fit_a_laptops_screen(tmp_path, siz
             assert inside(facts["screen"], facts["status_bar"]), facts
         finally:
             probe.terminate()
-            probe.wait(20)
+            probe.wait(60)
 
 
 def test_a_dot_the_pointer_rests_on_is_looked_up_when_clicked_with_xdotool(tmp_path) -> None:
@@ -79,4 +79,4 @@ def test_a_dot_the_pointer_rests_on_is_looked_up_when_clicked_with_xdotool(tmp_p
             wait_for(out, lambda f: f["text"] == " Tokyo", probe)
         finally:
             probe.terminate()
-            probe.wait(20)
+            probe.wait(60)

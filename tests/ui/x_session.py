@@ -5,8 +5,12 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+
+# Xvfb and openbox start in well under a second alone; a busy machine gets two minutes each.
+START_TIMEOUT_S = 120
 
 
 @contextmanager
@@ -29,16 +33,15 @@ def x_session(width: int, height: int) -> Iterator[dict[str, str]]:
                 yield env
             finally:
                 manager.terminate()
-                manager.wait(10)
+                manager.wait(60)  # generous: a busy machine may be slow to end it
         finally:
             screen.terminate()
-            screen.wait(10)
+            screen.wait(60)
 
 
 def _read_display(number, screen: subprocess.Popen) -> str:  # type: ignore[no-untyped-def, type-arg]
-    import time
-
-    for _ in range(200):
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
         number.seek(0)
         text = number.read().decode().strip()
         if text:
@@ -51,9 +54,8 @@ def _read_display(number, screen: subprocess.Popen) -> str:  # type: ignore[no-u
 
 def _wait_for_manager(env: dict[str, str]) -> None:
     """Until a window manager owns the screen (the root names its check window), so windows get a frame."""
-    import time
-
-    for _ in range(400):
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
         found = subprocess.run(
             ["xprop", "-root", "_NET_SUPPORTING_WM_CHECK"], env=env, capture_output=True, text=True, check=False
         )

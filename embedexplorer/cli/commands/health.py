@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ...core.common.terminal import one_line
-from ...core.health.repeat_check import DEFAULT_CANDIDATES, MAX_CANDIDATES
+from ...core.health.check_counts import DEFAULT_CANDIDATES, MAX_CANDIDATES
 from ..arguments import positive_int
 from ..command import Answer, Asker, Command
 

@@ -22,7 +22,8 @@ def answer(args: argparse.Namespace, asker: Asker) -> Answer:
     table = asker.table
     # The word becomes its token as the window reads it; the neighbours are the selected token's.
     query = word_or_first_token(table, typed(args, args.word))
-    result = asker.ask(NEIGHBOURS, NeighboursRequest(query.id, args.k)).result
+    # The text's baseline line reads the table's own (computed only there); --json shows none.
+    result = asker.ask(NEIGHBOURS, NeighboursRequest(query.id, args.k, with_baseline=False)).result
     note = " ".join(n for n in (query.note, result.note) if n)
     payload: dict[str, object] = {
         "model": table.name,

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from ...core.common.terminal import one_line
 from ..command import Answer, Asker, Command
+
+if TYPE_CHECKING:
+    from ...core.tables.embedding_table import EmbeddingTable
+    from ...core.tables.token_only import TokensOnly
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
@@ -18,7 +23,11 @@ def arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def answer(args: argparse.Namespace, asker: Asker) -> Answer:
-    table = asker.table
+    return answer_about(args, asker.table)
+
+
+def answer_about(args: argparse.Namespace, table: EmbeddingTable | TokensOnly) -> Answer:
+    """The answer from a whole table or from a folder's tokenizer alone: the same report either way."""
     from ...core.common.errors import QueryError
     from ...core.text.texts import MAX_SHOWN_TOKENS
 
@@ -45,5 +54,10 @@ def answer(args: argparse.Namespace, asker: Asker) -> Answer:
 
 
 COMMAND = Command(
-    "tokens", "split text into tokens and ids", arguments, answer=answer, names_rows_pointing_nowhere=False
+    "tokens",
+    "split text into tokens and ids",
+    arguments,
+    answer=answer,
+    names_rows_pointing_nowhere=False,
+    answer_without_rows=answer_about,
 )

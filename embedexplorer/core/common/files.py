@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import stat
-import tempfile
 import threading
 from pathlib import Path
 from typing import BinaryIO
@@ -184,6 +183,8 @@ def atomic_write_bytes(path: str | Path, data: bytes, *, through_link: bool = Fa
     # The temporary name stays short: a target whose name is already near the 255-byte
     # limit must still get a temporary beside it.  mkstemp creates it exclusively
     # (O_EXCL), so a link planted under a guessed temporary name is never followed.
+    import tempfile  # loaded for a write: the tokenizer's child, which only reads, starts without it
+
     handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name[:40]}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as out:

@@ -16,7 +16,6 @@ import numpy as np
 
 from ..common.progress import ProgressCallback
 from ..search.many_scores import scores_many, vectorised
-from ..search.stored_search import BF16_KIND
 from ..tables.embedding_table import EmbeddingTable
 from .per_table import LastTable, cached_array
 from .scores import END_SIZE, Spread, spread_of
@@ -48,7 +47,7 @@ def many_direction_scores(
         stop = min(start + _BLOCK_ROWS, count)
         if table.stored:
             screen = table.stored_screen
-            if screen.kind == BF16_KIND and vectorised():
+            if screen.bf16_bits and vectorised():
                 raw = scores_many(screen.bits[start:stop], vectors, bf16_bits=True)
             else:
                 raw = vectors @ np.asarray(table.rows[start:stop], dtype=np.float32).T

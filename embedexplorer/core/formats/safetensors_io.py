@@ -13,8 +13,7 @@ import math
 import struct
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ..common.errors import CorruptWeightsError, UnsafeCheckpointError
 from ..common.files import SHARD_INDEX_LIMIT, open_regular, read_json
@@ -28,22 +27,26 @@ PICKLE_PATTERNS = ("*.bin", "*.pt", "*.pth", "*.ckpt", "*.pkl", "*.pickle")
 # Header lengths above this are not real headers but garbage or a wrong file type.
 MAX_HEADER_BYTES = 100 * 1024 * 1024
 
+if TYPE_CHECKING:  # numpy loads when a tensor is mapped: reading headers (``tokens``) needs none
+    import numpy as np
+
+# Each stored type as numpy names it, and its bytes.
 _NUMPY_DTYPES = {
-    "F64": np.float64,
-    "F32": np.float32,
-    "F16": np.float16,
-    "I64": np.int64,
-    "I32": np.int32,
-    "I16": np.int16,
-    "I8": np.int8,
-    "U8": np.uint8,
-    "BOOL": np.bool_,
+    "F64": ("float64", 8),
+    "F32": ("float32", 4),
+    "F16": ("float16", 2),
+    "I64": ("int64", 8),
+    "I32": ("int32", 4),
+    "I16": ("int16", 2),
+    "I8": ("int8", 1),
+    "U8": ("uint8", 1),
+    "BOOL": ("bool", 1),
 }
 _ITEM_BYTES = {
     "BF16": 2,
     "F8_E4M3": 1,
     "F8_E5M2": 1,
-    **{k: np.dtype(v).itemsize for k, v in _NUMPY_DTYPES.items()},
+    **{k: size for k, (_, size) in _NUMPY_DTYPES.items()},
 }
 FLOAT_DTYPES = {"F64", "F32", "F16", "BF16", "F8_E4M3", "F8_E5M2"}
 
@@ -190,6 +193,8 @@ def read_all_headers(files: list[Path]) -> dict[str, TensorEntry]:
 
 def map_tensor(entry: TensorEntry) -> np.ndarray:
     """Memory-map a tensor read-only; float32 maps without a copy, others convert once."""
+    import numpy as np
+
     if entry.numel == 0:
         return np.zeros(entry.shape, dtype=np.float32)
     try:
@@ -202,7 +207,7 @@ def map_tensor(entry: TensorEntry) -> np.ndarray:
                 f"Tensor {entry.name!r} has dtype {entry.dtype}, which is not supported."
             )
         mapped = np.memmap(
-            entry.file, dtype=_NUMPY_DTYPES[entry.dtype], mode="r", offset=entry.start, shape=entry.shape
+            entry.file, dtype=np.dtype(_NUMPY_DTYPES[entry.dtype][0]), mode="r", offset=entry.start, shape=entry.shape
         )
     except (OSError, ValueError) as exc:
         raise CorruptWeightsError(f"Cannot map tensor {entry.name!r} from {entry.file.name}: {exc}") from exc

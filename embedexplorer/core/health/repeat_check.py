@@ -29,9 +29,8 @@ from pathlib import Path
 import numpy as np
 
 from ..layers import output_head as oh
+from .check_counts import MAX_CANDIDATES
 
-DEFAULT_CANDIDATES = 20
-MAX_CANDIDATES = 200  # each candidate is one forward pass of the whole model
 BATCH = 8  # prompts run forward together (same length: no padding)
 
 BEFORE = 'Please repeat the string: "«'

@@ -21,7 +21,7 @@ import numpy as np
 from ..common.errors import EmbedExplorerError, TokenizerMismatchError
 from ..common.files import TOKENIZER_FILE_LIMIT, read_json
 from ..formats.safetensors_io import TensorEntry, map_tensor, read_all_headers, weight_files
-from ..readers.safetensors import TOKEN_TABLE_NAMES
+from ..readers.folder_layout import TOKEN_TABLE_NAMES
 from ..tables.embedding_table import EmbeddingTable
 from ..tables.position_rows import row_name, row_number
 

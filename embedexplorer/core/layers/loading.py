@@ -17,7 +17,7 @@ from ..common.errors import EmbedExplorerError, IncompleteModelError, Unsupporte
 from ..common.files import TOKENIZER_FILE_LIMIT, read_json
 from ..common.progress import ProgressCallback
 from ..formats.safetensors_io import FLOAT_DTYPES, PICKLE_PATTERNS, read_all_headers, weight_files
-from ..readers.safetensors import BUFFER_NAMES, _named
+from ..readers.folder_layout import BUFFER_NAMES, _named
 from . import output_head as oh
 from .answers import StopCheck, stop_if_asked
 from .layer_model import LayerModel, default_threads, submodule

@@ -6,11 +6,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-import numpy as np
-
 from ..common.errors import TableNotFoundError
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from ..common.files import FileState
     from ..search.stored_rows import StoredRows
     from ..search.stored_search import StoredScreen

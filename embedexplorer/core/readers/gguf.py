@@ -21,7 +21,7 @@ from ..common.files import FileState
 from ..formats.gguf_file import GgufFile, GgufTensor, is_gguf
 from ..formats.gguf_split import read_parts
 from ..search.stored_rows import StoredRows
-from ..text.gguf_tokenizer import build_gguf_tokenizer, gguf_tokenizer_facts, load_gguf_tokenizer
+from ..search.stored_search import QUANT_KINDS
 from ..text.vocabulary import Vocabulary
 from .base import OpenedModel, ProgressCallback, check_table_shape
 from .safetensors import check_vocabulary, prepare_stored
@@ -31,7 +31,14 @@ if TYPE_CHECKING:
 
     from ..text.llama_vocab import LlamaTokenizer
 
+try:
+    from ..search import _quants
+except ImportError:  # built without a C compiler: the gguf package dequantises
+    _quants = None  # type: ignore[assignment]
+
 log = logging.getLogger(__name__)
+# (numbers, bytes) of a block of each type the C dequantiser reads (gguf's GGML_QUANT_SIZES).
+_BLOCK_SHAPES = {"Q8_0": (32, 34), "Q4_0": (32, 18), "Q4_K": (256, 144), "Q6_K": (256, 210)}
 
 TOKEN_TABLE = "token_embd.weight"
 POSITION_TABLE = "position_embd.weight"
@@ -116,6 +123,9 @@ def _start_vocabulary(path: Path, metadata: dict[str, object], separate_tokenize
     With a child, its facts (tokens, kind) come from the metadata here, so a tokenizer that
     cannot be rebuilt is refused at once.
     """
+    # Imported here: the port of llama.cpp's tokenizer is large, and a model folder never needs it.
+    from ..text.gguf_tokenizer import build_gguf_tokenizer, gguf_tokenizer_facts
+
     if not separate_tokenizer:
 
         def build() -> Vocabulary:
@@ -153,6 +163,8 @@ class _ChildTokenizer:
                 return self.process.encode(text)
             except TokenizerStartError as exc:
                 log.warning("%s Building the tokenizer in this process instead.", exc)
+                from ..text.gguf_tokenizer import load_gguf_tokenizer
+
                 self.process.close()
                 self.local = load_gguf_tokenizer(self.path)[0]
         return self.local.encode(text)
@@ -190,6 +202,16 @@ def check_dequantizable(tensor: GgufTensor, file_name: str) -> None:
 
 
 def _dequantize_rows(raw: np.ndarray, qtype: GGMLQuantizationType) -> np.ndarray:
+    """Float32 rows of quantised blocks: by the C scan's dequantiser for its types (the very numbers
+    gguf gives, tests compare them), else by the gguf package."""
+    kind = QUANT_KINDS.get(qtype.name)
+    if _quants is not None and kind is not None:
+        blocks = np.ascontiguousarray(raw)
+        width = blocks.shape[-1] // _BLOCK_SHAPES[qtype.name][1] * _BLOCK_SHAPES[qtype.name][0]
+        out = np.empty((*blocks.shape[:-1], width), dtype=np.float32)
+        if out.size:
+            _quants.dequantise(blocks, kind, out)
+        return out
     from gguf.quants import dequantize
 
     return np.asarray(dequantize(np.ascontiguousarray(raw), qtype), dtype=np.float32)

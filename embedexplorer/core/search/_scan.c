@@ -10,20 +10,11 @@
  * the BLAS it ships reads float32 only.  The loop is compiled three times on x86
  * (AVX-512, AVX2, plain) and the best one the CPU runs is picked once at import.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <stdint.h>
-#include <string.h>
+#include "scan_common.h"
 
 /* Independent sums per row: enough for the compiler to fill a 512-bit register
  * without reordering any single sum. */
 #define LANES 16
-
-#if defined(__GNUC__)
-#define ALWAYS_INLINE __attribute__((always_inline)) inline
-#else
-#define ALWAYS_INLINE __forceinline
-#endif
 
 static ALWAYS_INLINE float widen(uint16_t bits)
 {
@@ -102,82 +93,6 @@ static void choose_scan(void)
 #endif
 }
 
-/* Rows per piece of work: ~0.8 MB at GPT-2's width, about a hundred pieces per table. */
-#define CHUNK_ROWS 512
-#define SPINS_BEFORE_YIELD 2000
-
-#if defined(_MSC_VER)
-#define WIN32_LEAN_AND_MEAN
-#include <windows.h>
-#include <intrin.h>
-#define YIELD_CPU() SwitchToThread()
-#define CLAIM(counter) (_InterlockedExchangeAdd64((volatile long long *)(counter), 1))
-#define FINISHED(counter) (_InterlockedCompareExchange64((volatile long long *)(counter), 0, 0))
-#if defined(_M_X64) || defined(_M_IX86)
-#define PAUSE() _mm_pause()
-#else
-#define PAUSE() ((void)0)
-#endif
-#else
-#define CLAIM(counter) (__atomic_fetch_add((counter), 1, __ATOMIC_ACQ_REL))
-#define FINISHED(counter) (__atomic_load_n((counter), __ATOMIC_ACQUIRE))
-#include <sched.h>
-#define YIELD_CPU() sched_yield()
-#if defined(__x86_64__) || defined(__i386__)
-#define PAUSE() __builtin_ia32_pause()
-#else
-#define PAUSE() ((void)0)
-#endif
-#endif
-
-/* One piece of a pass: rows start .. stop - 1 of the job. */
-typedef void (*chunk_function)(const void *job, Py_ssize_t start, Py_ssize_t stop);
-
-/* Every thread that calls this takes the next unclaimed chunk until none is left,
- * then waits for chunks still being scanned elsewhere.  A helper thread that wakes
- * up late (an idle core of a virtual machine can take milliseconds) finds the work
- * done and returns, instead of the caller waiting for it. */
-static void share_chunks(chunk_function run_chunk, const void *job, Py_ssize_t count, int64_t *progress)
-{
-    int64_t chunks = (count + CHUNK_ROWS - 1) / CHUNK_ROWS;
-    int64_t *next = &progress[0], *done = &progress[1];
-    for (int64_t chunk = CLAIM(next); chunk < chunks; chunk = CLAIM(next)) {
-        Py_ssize_t start = (Py_ssize_t)chunk * CHUNK_ROWS;
-        Py_ssize_t stop = start + CHUNK_ROWS < count ? start + CHUNK_ROWS : count;
-        run_chunk(job, start, stop);
-        CLAIM(done);
-    }
-    /* A chunk takes tens of microseconds: spin briefly, then let the core go, in case
-     * the thread still scanning is waiting for it. */
-    for (int spins = 0; FINISHED(done) < chunks; spins++) {
-        if (spins < SPINS_BEFORE_YIELD)
-            PAUSE();
-        else
-            YIELD_CPU();
-    }
-}
-
-static int check_progress(Py_buffer *progress)
-{
-    if (progress->len != 2 * (Py_ssize_t)sizeof(int64_t) || ((uintptr_t)progress->buf % sizeof(int64_t)) != 0) {
-        PyErr_SetString(PyExc_ValueError, "progress must be two aligned int64 counters (chunks claimed, finished)");
-        return 0;
-    }
-    return 1;
-}
-
-/* share_chunks with the GIL released: the loops touch no Python object, so other threads,
- * the window's among them, run meanwhile.  Returns a new reference to None. */
-static PyObject *share_chunks_released(chunk_function run_chunk, const void *job, Py_ssize_t count,
-                                       Py_buffer *progress)
-{
-    int64_t *counters = progress->buf;
-    Py_BEGIN_ALLOW_THREADS
-    share_chunks(run_chunk, job, count, counters);
-    Py_END_ALLOW_THREADS
-    return Py_NewRef(Py_None);
-}
-
 struct scan_job {
     const uint16_t *rows;
     const float *query;
@@ -224,31 +139,6 @@ static PyObject *bf16_scores(PyObject *self, PyObject *args)
  * zeros, or NaN or infinity in it): its score is 0 whatever the products were.
  */
 
-/* float16 -> float32 without branches (after Maratos' FP16 library): normal numbers are
- * shifted into place and rescaled, subnormals are built by subtracting a magic number. */
-static ALWAYS_INLINE float widen_half(uint16_t bits)
-{
-    uint32_t w = (uint32_t)bits << 16;
-    uint32_t sign = w & 0x80000000u;
-    uint32_t two_w = w + w;
-    uint32_t normal_bits = (two_w >> 4) + (0xE0u << 23);
-    float normal, subnormal;
-    memcpy(&normal, &normal_bits, sizeof normal);
-    normal *= 0x1.0p-112f;
-    uint32_t subnormal_bits = (two_w >> 17) | (126u << 23);
-    memcpy(&subnormal, &subnormal_bits, sizeof subnormal);
-    subnormal -= 0.5f;
-    uint32_t normal_out, subnormal_out;
-    memcpy(&normal_out, &normal, sizeof normal_out);
-    memcpy(&subnormal_out, &subnormal, sizeof subnormal_out);
-    /* All ones where the number is subnormal: a select without a branch, so loops vectorise. */
-    uint32_t tiny = 0u - (uint32_t)(two_w < (1u << 27));
-    uint32_t chosen = (subnormal_out & tiny) | (normal_out & ~tiny);
-    chosen |= sign;
-    float value;
-    memcpy(&value, &chosen, sizeof value);
-    return value;
-}
 
 #define DEFINE_SCALED(NAME, DOT)                                                                   \
     static ALWAYS_INLINE void NAME(const uint16_t *rows, const float *query, const float *scale,   \
@@ -352,6 +242,87 @@ __attribute__((target("avx2,fma,f16c"))) static void scaled_f16_f16c(const uint1
         out[i] = scale[i] == 0.0f ? 0.0f : total * scale[i];
     }
 }
+
+/* bfloat16 rows 32 numbers to a 512-bit load, no widening instruction: in each 32-bit word
+ * the low half is an even-numbered number (shifted up 16 bits it is that float32) and the
+ * high half the next one (its low bits cleared).  The query comes "paired" (pair_query):
+ * in each run of 32, its 16 even-numbered numbers, then its 16 odd-numbered ones.  A third
+ * of the instructions of widening 16 at a time, which kept the scan of a table the last
+ * level cache holds at 1.5x-1.6x a plain read of it. */
+__attribute__((target("avx512f"))) static void scaled_bf16_pairs(const uint16_t *rows, const float *paired,
+                                                                 const float *scale, float *out, Py_ssize_t start,
+                                                                 Py_ssize_t stop, Py_ssize_t width)
+{
+    const __m512i high = _mm512_set1_epi32((int)0xFFFF0000u);
+    Py_ssize_t whole = width / 32 * 32;
+    for (Py_ssize_t i = start; i < stop; i++) {
+        const uint16_t *row = rows + i * width;
+        __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+        __m512 acc2 = _mm512_setzero_ps(), acc3 = _mm512_setzero_ps();
+        Py_ssize_t j = 0;
+        for (; j + 64 <= whole; j += 64) {
+            __m512i a = _mm512_loadu_si512((const void *)(row + j));
+            __m512i b = _mm512_loadu_si512((const void *)(row + j + 32));
+            acc0 = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_slli_epi32(a, 16)), _mm512_loadu_ps(paired + j), acc0);
+            acc1 = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_and_si512(a, high)), _mm512_loadu_ps(paired + j + 16),
+                                   acc1);
+            acc2 = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_slli_epi32(b, 16)), _mm512_loadu_ps(paired + j + 32),
+                                   acc2);
+            acc3 = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_and_si512(b, high)), _mm512_loadu_ps(paired + j + 48),
+                                   acc3);
+        }
+        for (; j < whole; j += 32) {
+            __m512i a = _mm512_loadu_si512((const void *)(row + j));
+            acc0 = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_slli_epi32(a, 16)), _mm512_loadu_ps(paired + j), acc0);
+            acc1 = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_and_si512(a, high)), _mm512_loadu_ps(paired + j + 16),
+                                   acc1);
+        }
+        float total = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc0, acc1), _mm512_add_ps(acc2, acc3)));
+        for (; j < width; j++) /* the tail of the paired query is in its own order */
+            total += widen(row[j]) * paired[j];
+        out[i] = scale[i] == 0.0f ? 0.0f : total * scale[i];
+    }
+}
+
+/* float16 rows widened 16 at a time by AVX-512's own conversion. */
+__attribute__((target("avx512f"))) static void scaled_f16_avx512_wide(const uint16_t *rows, const float *query,
+                                                                      const float *scale, float *out,
+                                                                      Py_ssize_t start, Py_ssize_t stop,
+                                                                      Py_ssize_t width)
+{
+    for (Py_ssize_t i = start; i < stop; i++) {
+        const uint16_t *row = rows + i * width;
+        __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+        Py_ssize_t j = 0;
+        for (; j + 32 <= width; j += 32) {
+            __m512 a = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(row + j)));
+            __m512 b = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(row + j + 16)));
+            acc0 = _mm512_fmadd_ps(a, _mm512_loadu_ps(query + j), acc0);
+            acc1 = _mm512_fmadd_ps(b, _mm512_loadu_ps(query + j + 16), acc1);
+        }
+        float total = _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+        for (; j < width; j++)
+            total += widen_half(row[j]) * query[j];
+        out[i] = scale[i] == 0.0f ? 0.0f : total * scale[i];
+    }
+}
+
+/* The query in the order scaled_bf16_pairs reads it (a new buffer, or NULL when out of memory). */
+static float *pair_query(const float *query, Py_ssize_t width)
+{
+    float *paired = PyMem_RawMalloc((size_t)width * sizeof(float));
+    if (paired == NULL)
+        return NULL;
+    Py_ssize_t whole = width / 32 * 32;
+    for (Py_ssize_t j = 0; j < whole; j += 32)
+        for (int k = 0; k < 16; k++) {
+            paired[j + k] = query[j + 2 * k];
+            paired[j + 16 + k] = query[j + 2 * k + 1];
+        }
+    for (Py_ssize_t j = whole; j < width; j++)
+        paired[j] = query[j];
+    return paired;
+}
 #endif
 
 /* [kind]: 0 bfloat16, 1 float16 */
@@ -370,6 +341,8 @@ static void choose_half(void)
     }
     if (strcmp(chosen_name, "plain") != 0 && __builtin_cpu_supports("f16c"))
         chosen_scaled[1] = scaled_f16_f16c;
+    if (strcmp(chosen_name, "avx512f") == 0)
+        chosen_scaled[0] = scaled_bf16_pairs, chosen_scaled[1] = scaled_f16_avx512_wide;
 #endif
 }
 
@@ -410,8 +383,21 @@ static PyObject *half_scores(PyObject *self, PyObject *args)
     } else if (scale.len != out.len) {
         PyErr_SetString(PyExc_ValueError, "scale must hold one float32 per row");
     } else if (check_progress(&progress)) {
-        struct half_job job = {rows.buf, query.buf, scale.buf, out.buf, NULL, count, width, kind};
-        result = share_chunks_released(half_chunk, &job, job.count, &progress);
+        const float *query_used = query.buf;
+        float *paired = NULL;
+#ifdef SCAN_X86
+        if (kind == 0 && chosen_scaled[0] == scaled_bf16_pairs) {
+            paired = pair_query(query.buf, width);
+            query_used = paired;
+        }
+#endif
+        if (query_used == NULL) {
+            PyErr_NoMemory();
+        } else {
+            struct half_job job = {rows.buf, query_used, scale.buf, out.buf, NULL, count, width, kind};
+            result = share_chunks_released(half_chunk, &job, job.count, &progress);
+        }
+        PyMem_RawFree(paired);
     }
     PyBuffer_Release(&rows);
     PyBuffer_Release(&query);

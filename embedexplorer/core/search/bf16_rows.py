@@ -15,7 +15,6 @@ Where it is missing, or measures slower than numpy's float32 pass on this machin
 from __future__ import annotations
 
 import os
-import statistics
 import time
 from collections import deque
 from collections.abc import Callable
@@ -116,7 +115,9 @@ def screen_for(unit: np.ndarray) -> Bf16Rows | None:
             began = time.perf_counter()
             run(query)
             times[name].append(time.perf_counter() - began)
-    return screen if statistics.median(times["scan"]) < MUST_WIN_BY * statistics.median(times["float32"]) else None
+    from statistics import median  # loaded for the second query: a one-shot answer times nothing
+
+    return screen if median(times["scan"]) < MUST_WIN_BY * median(times["float32"]) else None
 
 
 class ScreenChoice:
@@ -156,7 +157,9 @@ class ScreenChoice:
         self.unit @ query
         self._float32_ended = self.clock()
         self.float32_times.append(self._float32_ended - began)
-        if len(self.float32_times) >= 3 and statistics.median(self.scan_times) > statistics.median(
+        from statistics import median
+
+        if len(self.float32_times) >= 3 and median(self.scan_times) > median(
             self.float32_times
         ):
             self.screen = None  # the float32 pass wins here now: stop scanning

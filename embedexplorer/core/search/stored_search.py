@@ -1,8 +1,10 @@
 """Neighbour search over a table kept as stored: no float32 copy, no unit copy.
 
-The first pass reads 16-bit rows, as the file stores them (bfloat16, float16) or, for
-quantised tables, rounded to bfloat16 once, block by block, from the dequantised rows;
-each row's score is multiplied by its stored reciprocal length, so it is a cosine (times
+The first pass reads the rows as the file stores them: 16-bit rows (bfloat16, float16),
+or the GGUF blocks of Q8_0, Q4_0, Q4_K and Q6_K rows (``_quants.c``, which dequantises
+each number to the float32 the exact pass reads, so its bound is a 16-bit row's); other
+quantised types are rounded to bfloat16 once, block by block, from the dequantised rows.
+Each row's score is multiplied by its stored reciprocal length, so it is a cosine (times
 the query's length) within a known bound.  ``neighbours.search`` then rescores, in
 float64 from the stored numbers, every row that could be among the best: the answer is
 that of a float64 search over the stored values.
@@ -35,8 +37,22 @@ try:
     from . import _scan
 except ImportError:  # built without a C compiler
     _scan = None  # type: ignore[assignment]
+try:
+    from . import _quants
+except ImportError:  # built without a C compiler: quantised rows get bfloat16 roundings (or none)
+    _quants = None  # type: ignore[assignment]
 
 BF16_KIND = 0
+# GGUF types whose blocks the quantised scan reads in place, with its code for each.
+QUANT_KINDS = {"Q8_0": 0, "Q4_0": 1, "Q4_K": 2, "Q6_K": 3}
+# Of those, the kinds an AVX-512 build scans against the query as 16-bit integers (Q4_K when its spread allows).
+_INTEGER_KINDS = (QUANT_KINDS["Q8_0"], QUANT_KINDS["Q6_K"])
+_Q4_K = QUANT_KINDS["Q4_K"]
+# A Q4_K table whose rows' spread exceeds this is scanned in float32 instead: its integer scan's bound
+# would let too many rows through to the exact pass.
+_MAX_SPREAD = 64.0
+# Q4_K's dequantised numbers are rounded once by gguf (d s q - m n): 2^-24 of each, with room.
+_Q4_K_ROUNDING = 2.0**-23
 # Rounding to the nearest bfloat16 moves a number by at most 2^-8 of itself.
 BF16_ROUNDING = 2.0**-8
 # Float32 rounding of the query, the reciprocal length and their product: 2^-24 each, with room.
@@ -59,7 +75,8 @@ class StoredScreen:
     Parameters
     ----------
     bits:
-        ``(rows, width)`` uint16: bfloat16 (``kind`` 0) or float16 (``kind`` 1) numbers.
+        ``(rows, width)`` uint16: bfloat16 (``kind`` 0) or float16 (``kind`` 1) numbers;
+        or, with ``quantised``, the rows' GGUF blocks as stored (uint8, ``kind`` from ``QUANT_KINDS``).
     lengths:
         Each row's length in float64, from the stored (not the rounded) numbers.
     rounding:
@@ -74,14 +91,26 @@ class StoredScreen:
         lengths: np.ndarray,
         rounding: float,
         notes: tuple[str, ...] = (),
+        quantised_width: int | None = None,
+        spread: float | None = None,
     ) -> None:
-        if _scan is None:
-            raise RuntimeError("the 16-bit scan was not built (no C compiler at install time)")
+        if _scan is None or (quantised_width is not None and _quants is None):
+            raise RuntimeError("the scan of stored rows was not built (no C compiler at install time)")
         self.bits, self.kind, self.rounding = bits, kind, rounding
+        self.quantised = quantised_width is not None
+        self._scan = _quants.quant_scores if self.quantised else _scan.half_scores
+        # How far the scan's copy of the query may be from it, relative to |query| (Q8_0 and Q6_K
+        # are scanned against it as 16-bit integers: ``_quants.c``).
+        # A Q4_K table is scanned so only with its ``spread``: the largest ratio over its rows of
+        # sqrt(sum (|d s| q + |m n|)^2) to the row's length (``quantised_spread``).
+        self.integer = self.quantised and (kind in _INTEGER_KINDS or (kind == _Q4_K and spread is not None))
+        self.query_rounding = float(_quants.QUERY_ROUNDING) if self.integer else 0.0
+        self.spread = spread if self.integer and kind == _Q4_K and spread is not None else 1.0
+        self.value_rounding = _Q4_K_ROUNDING if self.integer and kind == _Q4_K else 0.0
         self.notes = notes
-        # The mapped file of the 16-bit rows (a cache entry, or the model file): checked before each pass.
+        # The mapped file of the first pass's rows (a cache entry, or the model file): checked before each pass.
         self.cache_file = cache.mapped_state(bits)
-        self.shape = (int(bits.shape[0]), int(bits.shape[1]))
+        self.shape = (int(bits.shape[0]), int(bits.shape[1] if quantised_width is None else quantised_width))
         self.lengths = lengths
         usable = np.isfinite(lengths) & (lengths > 0)
         with np.errstate(divide="ignore", over="ignore"):
@@ -89,6 +118,11 @@ class StoredScreen:
         # A length too small for its reciprocal to be a float32 points nowhere too.
         scale[~np.isfinite(scale)] = 0.0
         self.scale = scale
+
+    @property
+    def bf16_bits(self) -> bool:
+        """True when ``bits`` are bfloat16 numbers, one per number of the table (what ``scores_many`` reads)."""
+        return not self.quantised and self.kind == BF16_KIND
 
     @property
     def nbytes(self) -> int:
@@ -100,20 +134,28 @@ class StoredScreen:
             self.cache_file.check()  # cut short by another program: a message, not SIGBUS
         query = np.ascontiguousarray(query, dtype=np.float32)
         out = np.empty(self.shape[0], dtype=np.float32)
-        shared_pass(self.bits.size, partial(_scan.half_scores, self.bits, self.kind, query, self.scale, out))
+        extra = (self.integer,) if self.quantised else ()  # quant_scores's last argument follows the counters
+
+        def scan(progress: np.ndarray) -> None:
+            self._scan(self.bits, self.kind, query, self.scale, out, progress, *extra)
+
+        shared_pass(self.shape[0] * self.shape[1], scan)
         return out
 
     def error_bound(self, query_length: float) -> float:
         """How far a score may be from the exact cosine times ``query_length``.
 
-        The rounded numbers are off by at most ``rounding`` of themselves and the
+        The rounded numbers are off by at most ``rounding`` of themselves (0 for rows
+        read as stored, quantised ones too: ``_quants.c`` says why) and the
         float32 sum by ``accumulation_error`` of the sum of the products' sizes; both
         are at most that fraction of |row| x |query| (Cauchy-Schwarz), and the scale
-        divides by |row|.  The float32 query and reciprocal length add 2^-24 each.
+        divides by |row|.  The float32 query and reciprocal length add 2^-24 each.  A scan
+        against the query held as integers adds ``query_rounding`` (``_quants.c`` says why).
         """
         width = self.shape[1]
-        relative = 1.01 * (self.rounding + accumulation_error(width) * (1 + self.rounding)) + _SCALE_ROUNDING
-        return query_length * relative
+        summing = accumulation_error(width) * (1 + self.rounding) * self.spread
+        relative = 1.01 * (self.rounding + summing + self.value_rounding) + _SCALE_ROUNDING
+        return query_length * (self.query_rounding + (1 + self.query_rounding) * relative)
 
     def exact_scores(self, rows: StoredRows, ids: np.ndarray, query: np.ndarray) -> np.ndarray:
         """Cosines times |query| of rows ``ids``, in float64 from the stored numbers (0 for rows pointing nowhere)."""
@@ -150,6 +192,14 @@ def screen_for_stored(rows: StoredRows, report: ProgressCallback | None = None) 
             lengths = half_lengths(rows.raw, rows.half_kind)
             cache.save_array(key, "lengths", lengths)
         return StoredScreen(rows.raw, rows.half_kind, lengths, 0.0, tuple(notes))
+    if rows.storage in QUANT_KINDS and _quants is not None and _scan is not None and rows.raw.flags.c_contiguous:
+        lengths = _checked(cache.load_array(key, "lengths", (count,), np.float64), rows, None, key, notes)
+        if lengths is None:
+            lengths = _quantised_lengths(rows, report)
+            cache.save_array(key, "lengths", lengths)
+        kind = QUANT_KINDS[rows.storage]
+        spread = quantised_spread(rows.raw, width, lengths) if kind == _Q4_K else None
+        return StoredScreen(rows.raw, kind, lengths, 0.0, tuple(notes), quantised_width=width, spread=spread)
     bits = cache.load_array(key, "bf16", (count, width), np.uint16)
     lengths = cache.load_array(key, "lengths", (count,), np.float64)
     if bits is None or lengths is None or _checked(lengths, rows, bits, key, notes) is None:
@@ -168,8 +218,13 @@ def _checked(
         return None
     count = rows.shape[0]
     picked = np.unique(np.random.default_rng().integers(0, count, size=min(CHECKED_ROWS, count)))
-    stored = np.asarray(rows[picked], dtype=np.float64)
-    measured = np.sqrt(np.einsum("ij,ij->i", stored, stored))
+    if rows.half_kind is not None:
+        # The rows' own bits, measured as they were for the cache (in C: a tenth of the time of
+        # widening them to float64 in numpy, which opening a 3,584-wide table waited for).
+        measured = half_lengths(np.ascontiguousarray(rows.raw[picked]), rows.half_kind)
+    else:
+        stored = np.asarray(rows[picked], dtype=np.float64)
+        measured = np.sqrt(np.einsum("ij,ij->i", stored, stored))
     cached = np.asarray(lengths[picked], dtype=np.float64)
     agree = np.isclose(cached, measured, rtol=_LENGTH_TOLERANCE, atol=0.0, equal_nan=True)
     if bits is not None and agree.all():
@@ -194,6 +249,31 @@ def half_lengths(bits: np.ndarray, kind: int) -> np.ndarray:
     squares = np.empty(bits.shape[0], dtype=np.float64)
     shared_pass(bits.size, partial(_scan.half_squares, bits, kind, bits.shape[1], squares))
     return np.sqrt(squares)
+
+
+def quantised_spread(blocks: np.ndarray, width: int, lengths: np.ndarray) -> float | None:
+    """A Q4_K table's spread (see ``StoredScreen``), from one pass in C over its blocks at each open
+    (not cached: nothing on disk can loosen the bound); None when too large for the integer scan."""
+    spreads = np.empty(blocks.shape[0], dtype=np.float64)
+    shared_pass(blocks.shape[0] * width, partial(_quants.q4_k_spreads, blocks, width, spreads))
+    live = np.isfinite(lengths) & (lengths > 0) & np.isfinite(spreads)
+    if not live.any():
+        return None
+    # float32 sums of squares inside each sub-block: 1e-3 on top covers their rounding many times over.
+    spread = float(np.max(np.sqrt(spreads[live]) / lengths[live])) * 1.001
+    return max(spread, 1.0) if np.isfinite(spread) and spread <= _MAX_SPREAD else None
+
+
+def _quantised_lengths(rows: StoredRows, report: ProgressCallback) -> np.ndarray:
+    """Each row's length in float64 from its dequantised numbers, block by block (the scan reads the blocks)."""
+    count = rows.shape[0]
+    lengths = np.empty(count, dtype=np.float64)
+    message = f"Dequantising the {rows.storage} table"
+    for start in range(0, count, _BLOCK_ROWS):
+        block = rows[start : start + _BLOCK_ROWS]
+        lengths[start : start + _BLOCK_ROWS] = np.sqrt(np.einsum("ij,ij->i", block, block, dtype=np.float64))
+        report(min(start + _BLOCK_ROWS, count), count, message)
+    return lengths
 
 
 def _round_quantised(rows: StoredRows, key: str | None, report: ProgressCallback) -> tuple[np.ndarray, np.ndarray]:

@@ -35,13 +35,8 @@ from ..common.progress import ProgressCallback
 from ..formats.safetensors_io import INDEX_FILE, SINGLE_FILE, TensorEntry, read_header
 from ..formats.table_store import NOTE_FILE, NOTE_FORMAT, partial_folder, table_folder
 from ..readers.base import check_table_shape
-from ..readers.safetensors import (
-    POSITION_TABLE_NAMES,
-    _find_tensor,
-    _find_token_table,
-    _read_config,
-    count_model_weights,
-)
+from ..readers.folder_layout import POSITION_TABLE_NAMES, _find_tensor, _find_token_table, _read_config
+from ..readers.safetensors import count_model_weights
 from .hub_ranges import SMALL_FILE_LIMITS, Piece, Remote
 from .hub_session import (
     DOWNLOAD_PATTERNS,

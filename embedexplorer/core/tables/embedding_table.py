@@ -179,6 +179,7 @@ class EmbeddingTable:
         screen = self.screen if self.stored else self._screen_choice.screen
         if isinstance(screen, StoredScreen):
             what = "its rows as stored" if screen.rounding == 0 else f"bfloat16 roundings of its {self.dtype} rows"
+            what = f"its {self.dtype} blocks as stored" if screen.quantised else what
             first = f"one pass over {what}, each score scaled by the row's stored reciprocal length"
         elif screen is None:
             first = "one float32 pass over the unit rows"
@@ -221,7 +222,9 @@ class EmbeddingTable:
     def encode(self, text: str) -> list[Token]:
         """Tokens of ``text`` exactly as the model sees it (no special tokens added)."""
         _check_text(text)
-        return [self.token(i) for i in self.vocabulary.encode(text)]
+        ids = self.vocabulary.encode(text)
+        self.vocabulary.prefetch(ids)  # one request to the tokenizer's process for all of them
+        return [self.token(i) for i in ids]
 
     def tokenize(
         self, text: str, *, only_fitting: bool = True, max_shown: int | None = MAX_SHOWN_TOKENS
@@ -419,6 +422,7 @@ class EmbeddingTable:
 
     def _neighbours(self, ids: np.ndarray, cosines: np.ndarray) -> tuple[Neighbour, ...]:
         tokens = self.tokens
+        self.vocabulary.prefetch(ids.tolist())
         # tolist() converts every number in one C call instead of one numpy scalar at a time.
         return tuple(Neighbour(i, tokens[i], c) for i, c in zip(ids.tolist(), cosines.tolist(), strict=True))
 

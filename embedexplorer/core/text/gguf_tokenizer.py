@@ -23,7 +23,7 @@ from .llama_vocab import (
     check_token_sizes,
     token_texts,
 )
-from .vocabulary import TokenizerFacts
+from .tokenizer_facts import TokenizerFacts
 
 _PIECE_KINDS = ("llama", "bert", "t5")  # pieces that show a leading space as U+2581
 

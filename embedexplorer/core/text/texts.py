@@ -106,6 +106,7 @@ def token_report(
         shown = min(shown, max_shown)
     unknown_id = table.vocabulary.unknown_id
     unknown = 0 if unknown_id is None else sum(1 for i in ids if i == unknown_id)
+    table.vocabulary.prefetch(ids[:shown])
     tokens = tuple(table.token(i) for i in ids[:shown])
 
     notes: list[str] = []

@@ -11,11 +11,21 @@ import sys
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import IO, Any, NoReturn
+from typing import IO, TYPE_CHECKING, Any, NoReturn
 
-from .round_trip import ROUND_TRIP_BATCH, RoundTripper, gguf_round_trip, hf_round_trip
-from .tokenizer_process import CHILD_MEMORY_LIMIT, ROWS_LATER, error_message, receive_message, send_message
-from .vocabulary import describe_tokenizer, encode_with, load_tokenizer
+from .tokenizer_facts import list_tokens, summarise_tokenizer
+from .tokenizer_process import (
+    CHILD_MEMORY_LIMIT,
+    LISTED_WITH_IDS,
+    ROWS_LATER,
+    error_message,
+    receive_message,
+    send_message,
+)
+from .vocabulary import encode_with, load_tokenizer
+
+if TYPE_CHECKING:  # the round trip loads when the health pane asks for it: opening never does
+    from .round_trip import RoundTripper
 
 
 def serve(folder: str, max_rows: str | None = None) -> NoReturn:
@@ -72,7 +82,9 @@ def _answer_requests(
 
             gguf_tokenizer, facts = load_gguf_tokenizer(folder)
             encode: Callable[[str], list[int]] = gguf_tokenizer.encode
-            make_round_trip: Callable[[], RoundTripper] = partial(gguf_round_trip, gguf_tokenizer)
+            make_round_trip: Callable[[], RoundTripper] = partial(_round_tripper, "gguf", gguf_tokenizer)
+            summary = facts.summary()
+            listing: Callable[[list[int] | None], list[str]] = partial(_listed, facts.raw_tokens)
         else:
             tokenizer = load_tokenizer(folder)
             if max_rows == ROWS_LATER:  # started early: the table's row count comes once the parent has it
@@ -80,10 +92,12 @@ def _answer_requests(
                 if first is None:
                     return
                 max_rows = first.get("max_rows")
-            facts = describe_tokenizer(tokenizer, None if max_rows is None else int(max_rows))
+            # The tokens are listed when the parent asks for them: an answer shows a few.
+            summary = summarise_tokenizer(tokenizer, None if max_rows is None else int(max_rows))
             encode = partial(encode_with, tokenizer)
-            make_round_trip = partial(hf_round_trip, tokenizer)
-        send_message(answers, {"facts": facts.as_dict()})
+            make_round_trip = partial(_round_tripper, "hf", tokenizer)
+            listing = partial(list_tokens, tokenizer, summary.top_id)
+        send_message(answers, {"facts": summary.as_dict()})
     except (BrokenPipeError, ConnectionResetError):
         raise
     except Exception as exc:  # noqa: BLE001 - the parent turns it into the same error
@@ -93,15 +107,34 @@ def _answer_requests(
     while (request := receive_message(requests)) is not None:
         try:
             if "round_trip" in request:  # a batch of tokens: decode each, encode it again
+                from .round_trip import ROUND_TRIP_BATCH
+
                 round_trip = round_trip or make_round_trip()
                 start, stop = (int(n) for n in request["round_trip"])
                 answer: dict[str, Any] = {"round_trip": round_trip.check(start, min(stop, start + ROUND_TRIP_BATCH))}
+            elif "tokens" in request:  # tokens by id as stored (None: every one)
+                ids = request["tokens"]
+                answer = {"tokens": listing(None if ids is None else [int(i) for i in ids])}
             else:
-                answer = {"ids": encode(str(request["encode"]))}
+                ids = encode(str(request["encode"]))
+                # The tokens the answer will show come along: the parent need not ask again.
+                answer = {"ids": ids, "tokens": listing(ids[:LISTED_WITH_IDS])}
         except Exception as exc:  # noqa: BLE001 - one bad text must not end the child
             send_message(answers, error_message(exc))
         else:
             send_message(answers, answer)
+
+
+def _round_tripper(kind: str, tokenizer: Any) -> RoundTripper:
+    from .round_trip import gguf_round_trip, hf_round_trip
+
+    return gguf_round_trip(tokenizer) if kind == "gguf" else hf_round_trip(tokenizer)
+
+
+def _listed(raw_tokens: list[str], ids: list[int] | None) -> list[str]:
+    if ids is None:
+        return raw_tokens
+    return [raw_tokens[i] if 0 <= i < len(raw_tokens) else "" for i in ids]
 
 
 if __name__ == "__main__":

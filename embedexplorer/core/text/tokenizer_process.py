@@ -14,16 +14,16 @@ from __future__ import annotations
 import json
 import os
 import struct
-import subprocess
 import sys
-import tempfile
 import threading
-import weakref
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from ..common import errors
 from ..common.errors import EmbedExplorerError, TokenizerFailedError, TokenizerStartError
+
+if TYPE_CHECKING:  # the parent's side; the child imports this module for the protocol alone
+    import subprocess
 
 # The flag the app's entry point reads to run this module's child side (frozen apps have no -m).
 CHILD_FLAG = "--tokenizer-process"
@@ -38,6 +38,10 @@ ENCODE_TIMEOUT_S = 20.0
 # texts each) takes under a second for the tokenizers library and a few for a GGUF file's
 # tokenizer rebuilt in Python; one that takes longer is stuck on one of its tokens.
 ROUND_TRIP_TIMEOUT_S = 120.0
+# Tokens of an encoded text sent with its ids, at most (the most a report shows, texts.MAX_SHOWN_TOKENS).
+LISTED_WITH_IDS = 2_048
+# Listing every token by id takes well under a second even for a vocabulary of a quarter million.
+LIST_TIMEOUT_S = 60.0
 # The child's address space: far above what a real tokenizer needs (GPT-2's takes 150 MB, a
 # 64 MB tokenizer file about 1 GB), low enough that a tokenizer built to blow up memory fails
 # inside the child, not the machine.
@@ -185,6 +189,10 @@ class TokenizerProcess:
         # The child's complaints go to a file, read only when it fails to start.
         if self._stderr is not None:
             self._stderr.close()
+        import subprocess
+        import tempfile
+        import weakref
+
         self._stderr = tempfile.TemporaryFile()
         self._process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, env=env
@@ -251,6 +259,10 @@ class TokenizerProcess:
         return process
 
     def encode(self, text: str) -> list[int]:
+        return self.encode_listing(text)[0]
+
+    def encode_listing(self, text: str) -> tuple[list[int], list[str]]:
+        """Ids of ``text``, and the tokens of the first ``LISTED_WITH_IDS`` of them as stored."""
         with self._lock:
             for _attempt in range(2):
                 process = self._running()
@@ -264,7 +276,10 @@ class TokenizerProcess:
                 if message is not None:
                     if "error" in message:
                         _raise_from(message)
-                    return [int(i) for i in message["ids"]]
+                    ids = [int(i) for i in message["ids"]]
+                    listed = message.get("tokens")
+                    tokens = [str(t) for t in listed] if isinstance(listed, list) else []
+                    return ids, tokens[: len(ids)]
                 # The text itself stopped the tokenizer: asking again would do the same.
                 self._kill()
                 if timed_out:
@@ -277,27 +292,41 @@ class TokenizerProcess:
                 )
             raise EmbedExplorerError("The tokenizer process stopped twice; open the model again.")
 
+    def tokens(self, ids: list[int] | None) -> list[str]:
+        """Tokens ``ids`` as the tokenizer stores them ("" for an id without one); every token when None."""
+        with self._lock:
+            listed = self._ask({"tokens": ids}, LIST_TIMEOUT_S, "listing its tokens").get("tokens")
+        if not isinstance(listed, list):
+            raise TokenizerFailedError("The tokenizer process answered a listing of its tokens with no list.")
+        return listed
+
     def round_trip(self, start: int, stop: int) -> dict[str, list[int]]:
         """What decoding and encoding again tokens ``start..stop-1`` found (``round_trip.KINDS``),
         asked of the child; a batch that stops or hangs the tokenizer raises TokenizerFailedError."""
+        doing = f"on tokens {start:,} to {stop - 1:,}"
         with self._lock:
-            if self._facts is None:
-                self._facts = self._read_facts()
-            process = self._running()
-            assert process.stdin is not None
-            try:
-                send_message(process.stdin, {"round_trip": [start, stop]})
-            except (BrokenPipeError, OSError):
-                _stop(process)
-                raise TokenizerFailedError("The tokenizer process stopped before it read the request.") from None
-            message, timed_out = self._answer_timed(ROUND_TRIP_TIMEOUT_S)
-            if message is None:
-                self._kill()
-                how = f"took more than {ROUND_TRIP_TIMEOUT_S:g} s" if timed_out else f"stopped{self._last_words()}"
-                raise TokenizerFailedError(f"The tokenizer {how} on tokens {start:,} to {stop - 1:,}.")
-            if "error" in message:
-                _raise_from(message)
-            return {str(k): [int(i) for i in v] for k, v in dict(message["round_trip"]).items()}
+            message = self._ask({"round_trip": [start, stop]}, ROUND_TRIP_TIMEOUT_S, doing)
+        return {str(k): [int(i) for i in v] for k, v in dict(message["round_trip"]).items()}
+
+    def _ask(self, request: dict[str, Any], timeout: float, doing: str) -> dict[str, Any]:
+        """The child's answer to ``request`` (the lock is held); a request that stops or hangs it raises."""
+        if self._facts is None:
+            self._facts = self._read_facts()
+        process = self._running()
+        assert process.stdin is not None
+        try:
+            send_message(process.stdin, request)
+        except (BrokenPipeError, OSError):
+            _stop(process)
+            raise TokenizerFailedError("The tokenizer process stopped before it read the request.") from None
+        message, timed_out = self._answer_timed(timeout)
+        if message is None:
+            self._kill()
+            how = f"took more than {timeout:g} s" if timed_out else f"stopped{self._last_words()}"
+            raise TokenizerFailedError(f"The tokenizer {how} {doing}.")
+        if "error" in message:
+            _raise_from(message)
+        return message
 
     def _answer(self, timeout: float) -> dict[str, Any] | None:
         return self._answer_timed(timeout)[0]
@@ -369,15 +398,28 @@ def close_early() -> None:
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
-    """Close the child's stdin (it exits on its own) and reap it; kill it if it lingers."""
+    """Close the child's stdin (it exits on its own) and reap it; kill it if it lingers 2 s.
+
+    A blocking wait returns the moment the child has gone; ``wait(timeout=...)`` polls with
+    sleeps of up to 50 ms, which a one-shot command waited out before it could end.
+    """
     for stream in (process.stdin, process.stdout):
         try:
             if stream is not None:
                 stream.close()
         except OSError:
             pass
+    timer = threading.Timer(2.0, _kill_quietly, (process,))
+    timer.daemon = True
+    timer.start()
     try:
-        process.wait(timeout=2)
-    except subprocess.TimeoutExpired:
-        process.kill()
         process.wait()
+    finally:
+        timer.cancel()
+
+
+def _kill_quietly(process: subprocess.Popen[bytes]) -> None:
+    try:
+        process.kill()  # does nothing once the child has been reaped
+    except OSError:
+        pass

@@ -7,14 +7,12 @@ reader could not see (newlines, control characters, half a UTF-8 character).
 
 from __future__ import annotations
 
-import json
 import logging
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass, fields
 from functools import cached_property, lru_cache, partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from ..common.errors import (
     EmbedExplorerError,
@@ -25,6 +23,7 @@ from ..common.errors import (
     TokenizerStartError,
 )
 from ..common.files import TOKENIZER_FILE_LIMIT, check_regular, read_regular
+from .tokenizer_facts import TokenizerFacts, TokenizerSummary, list_tokens, summarise_tokenizer
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +32,8 @@ if TYPE_CHECKING:
 
 # Characters of one text the tokenizer reads: a 200,000-character paste tokenizes in about 0.2 s.
 MAX_TEXT_CHARS = 200_000
+# Tokens a vocabulary lists a few at a time before it lists them all in one request.
+LISTED_ONE_BY_ONE = 256
 
 _VISIBLE_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
 
@@ -102,43 +103,6 @@ def _only_escapes(text: str) -> bool:
     return all(not 0xD800 <= ord(c) <= 0xDFFF or 0xDC80 <= ord(c) <= 0xDCFF for c in text)
 
 
-@dataclass(frozen=True)
-class TokenizerFacts:
-    """What the engine needs to know of a tokenizer besides how it encodes.
-
-    ``raw_tokens[i]`` is token i as the tokenizer stores it ("" for an id
-    without a token); it travels as JSON from a tokenizer process.
-    ``continuing_prefix`` is WordPiece's mark of a token that goes on a word ("##"; ""
-    for other tokenizers) and ``special_ids`` its special tokens ([CLS], [PAD], ...):
-    together they say which tokens start a word, which other tokenizers write with a space.
-    """
-
-    raw_tokens: list[str]
-    size: int
-    byte_level: bool
-    sentencepiece: bool
-    unknown_id: int | None
-    continuing_prefix: str = ""
-    special_ids: tuple[int, ...] = ()
-
-    def as_dict(self) -> dict[str, Any]:
-        # Shallow: asdict() would copy each of the 50,000-odd token strings once more on the way to JSON.
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> TokenizerFacts:
-        unknown = data.get("unknown_id")
-        return cls(
-            raw_tokens=[str(t) for t in data["raw_tokens"]],
-            size=int(data["size"]),
-            byte_level=bool(data["byte_level"]),
-            sentencepiece=bool(data["sentencepiece"]),
-            unknown_id=None if unknown is None else int(unknown),
-            continuing_prefix=str(data.get("continuing_prefix", "")),
-            special_ids=tuple(int(i) for i in data.get("special_ids", ())),
-        )
-
-
 # Files a tokenizer may be built from when there is no tokenizer.json (transformers reads them).
 TOKENIZER_SOURCE_FILES = (
     "tokenizer.model",
@@ -198,85 +162,6 @@ def one_line(text: str, limit: int = 300) -> str:
     return first if len(first) <= limit else first[: limit - 1] + "…"
 
 
-def describe_tokenizer(tokenizer: Tokenizer, max_rows: int | None = None) -> TokenizerFacts:
-    """Everything the engine asks of a tokenizer except encoding, in a form that travels as JSON.
-
-    With ``max_rows`` (the table's rows), a tokenizer whose ids reach past the table is
-    refused before a list as long as its largest id is built.
-    """
-    size = int(tokenizer.get_vocab_size(with_added_tokens=True))
-    if max_rows is not None and size > max_rows:
-        # More tokens than rows: some id is past the table. Counting is cheap; listing
-        # a vocabulary of millions of tokens as Python strings is not.
-        raise TokenizerMismatchError(
-            f"The tokenizer has {size:,} tokens but the table has only "
-            f"{max_rows:,} rows: they do not belong to the same model."
-        )
-    raw_tokens = _tokens_by_id(tokenizer, size)
-    if raw_tokens is None:  # ids with gaps: every token and its id, from the whole vocabulary
-        vocab = tokenizer.get_vocab(with_added_tokens=True)
-        top = max(vocab.values()) if vocab else -1
-        if max_rows is not None and top >= max_rows:
-            raise TokenizerMismatchError(
-                f"The tokenizer has ids up to {top:,} but the table has only "
-                f"{max_rows:,} rows: they do not belong to the same model."
-            )
-        raw_tokens = [""] * (top + 1)
-        for token, token_id in vocab.items():
-            raw_tokens[token_id] = token
-    # The decoder's own state is a few bytes; serialising the whole tokenizer would take far longer.
-    decoder = tokenizer.decoder
-    decoder_text = decoder.__getstate__().decode("utf-8", "replace") if decoder is not None else ""
-    return TokenizerFacts(
-        raw_tokens=raw_tokens,
-        size=size,
-        byte_level='"ByteLevel"' in decoder_text,
-        sentencepiece='"Metaspace"' in decoder_text,
-        unknown_id=_unknown_id(tokenizer),
-        **_word_piece_marks(tokenizer, decoder_text),
-    )
-
-
-def _word_piece_marks(tokenizer: Tokenizer, decoder_text: str) -> dict[str, Any]:
-    """WordPiece's continuing prefix and special ids (see ``TokenizerFacts``); nothing for other tokenizers."""
-    if '"WordPiece"' not in decoder_text:
-        return {}
-    prefix = getattr(tokenizer.model, "continuing_subword_prefix", None) or "##"
-    try:
-        added = tokenizer.get_added_tokens_decoder()
-    except AttributeError:  # an older tokenizers library
-        added = {}
-    return {"continuing_prefix": str(prefix), "special_ids": tuple(sorted(i for i, t in added.items() if t.special))}
-
-
-def _tokens_by_id(tokenizer: Tokenizer, size: int) -> list[str] | None:
-    """Every token in id order, asked id by id, when the ids run 0..size-1 without gaps; else None.
-
-    Twice as quick as building ``get_vocab``'s dictionary and turning it round (152,000
-    tokens: a quarter of a second on a busy machine), and opening waits for it.
-    """
-    try:
-        added = tokenizer.get_added_tokens_decoder()
-        top = max([int(tokenizer.get_vocab_size(with_added_tokens=False)) - 1, *added])
-    except (AttributeError, TypeError, ValueError):  # an older tokenizers library
-        return None
-    if top + 1 != size:
-        return None
-    to_token = tokenizer.id_to_token
-    tokens = [to_token(token_id) for token_id in range(size)]
-    return None if None in tokens else tokens  # type: ignore[return-value]
-
-
-def _unknown_id(tokenizer: Tokenizer) -> int | None:
-    model = tokenizer.model
-    unk = getattr(model, "unk_token", None)  # WordPiece and BPE say it directly
-    if unk is None and type(model).__name__ == "Unigram":
-        unk_id = (json.loads(tokenizer.to_str()).get("model") or {}).get("unk_id")
-        return None if unk_id is None else int(unk_id)
-    found = None if unk is None else tokenizer.token_to_id(str(unk))
-    return None if found is None else int(found)
-
-
 def encode_with(tokenizer: Tokenizer, text: str) -> list[int]:
     """Ids of ``text``, which must already be clean (see ``clean_text``); no special tokens added."""
     encoding = rust_call(
@@ -292,17 +177,73 @@ class Vocabulary:
 
     The encoder is either the tokenizer itself, in this process, or a
     ``TokenizerProcess`` (see ``tokenizer_process``) for callers that must
-    never wait on the tokenizer's hold of the global lock.
+    never wait on the tokenizer's hold of the global lock. Made from a summary
+    (``listing_later``), it asks for the tokens it is asked about, and for all of
+    them once many are asked for or ``facts`` is read.
     """
 
     def __init__(
         self, facts: TokenizerFacts, encode: Callable[[str], list[int]], close: Callable[[], None] | None = None
     ) -> None:
-        self.facts = facts
+        self._facts: TokenizerFacts | None = facts
+        self._summary = facts.summary()
+        self._list: Callable[[list[int] | None], list[str]] | None = None
+        self._listed: dict[int, str] = {}
         self._encode = encode
+        self._encode_listing: Callable[[str], tuple[list[int], list[str]]] | None = None
         self._close = close
         self.byte_level = facts.byte_level
         self.sentencepiece = facts.sentencepiece
+
+    @classmethod
+    def listing_later(
+        cls,
+        summary: TokenizerSummary,
+        encode: Callable[[str], list[int]],
+        list_tokens: Callable[[list[int] | None], list[str]],
+        close: Callable[[], None] | None = None,
+        encode_listing: Callable[[str], tuple[list[int], list[str]]] | None = None,
+    ) -> Vocabulary:
+        """A vocabulary that lists its tokens when asked: ``list_tokens(ids)`` gives tokens ``ids`` (None: all).
+
+        ``encode_listing(text)``, when given, encodes and lists the tokens of the ids in one
+        request (a tokenizer process's round trip saved for every typed word).
+        """
+        vocabulary = cls.__new__(cls)
+        vocabulary._facts, vocabulary._summary = None, summary
+        vocabulary._list, vocabulary._listed = list_tokens, {}
+        vocabulary._encode, vocabulary._close = encode, close
+        vocabulary._encode_listing = encode_listing
+        vocabulary.byte_level, vocabulary.sentencepiece = summary.byte_level, summary.sentencepiece
+        return vocabulary
+
+    @property
+    def facts(self) -> TokenizerFacts:
+        """Everything about the tokenizer, every token listed (asked for once, the first time)."""
+        if self._facts is None:
+            assert self._list is not None
+            self._facts = self._summary.with_tokens(self._checked(None, self._list(None)))
+        return self._facts
+
+    def prefetch(self, ids: list[int]) -> None:
+        """List tokens ``ids`` in one request, before they are asked for one by one."""
+        if self._facts is None:
+            missing = sorted({int(i) for i in ids if 0 <= i <= self._summary.top_id} - self._listed.keys())
+            if missing:
+                self._list_some(missing)
+
+    def _list_some(self, ids: list[int]) -> None:
+        assert self._list is not None
+        if len(self._listed) + len(ids) > LISTED_ONE_BY_ONE:  # many asked for: list them all at once
+            _ = self.facts
+            return
+        self._listed.update(zip(ids, self._checked(ids, self._list(ids)), strict=True))
+
+    def _checked(self, ids: list[int] | None, tokens: list[str]) -> list[str]:
+        expected = self._summary.top_id + 1 if ids is None else len(ids)
+        if len(tokens) != expected:
+            raise TokenizerFailedError(f"The tokenizer listed {len(tokens):,} tokens, not the {expected:,} asked for.")
+        return [str(t) for t in tokens]
 
     @property
     def in_child_process(self) -> bool:
@@ -315,7 +256,10 @@ class Vocabulary:
     def from_folder(cls, folder: Path, max_rows: int | None = None) -> Vocabulary:
         """The folder's tokenizer, built in this process (``max_rows``: see ``describe_tokenizer``)."""
         tokenizer = load_tokenizer(folder)
-        return cls(describe_tokenizer(tokenizer, max_rows), partial(encode_with, tokenizer))
+        summary = summarise_tokenizer(tokenizer, max_rows)
+        return cls.listing_later(
+            summary, partial(encode_with, tokenizer), partial(list_tokens, tokenizer, summary.top_id)
+        )
 
     @classmethod
     def start(
@@ -337,7 +281,7 @@ class Vocabulary:
 
         def finish() -> Vocabulary:
             try:
-                facts = TokenizerFacts.from_dict(process.facts())
+                summary = TokenizerSummary.from_dict(process.facts())
             except TokenizerStartError as exc:
                 # A child that cannot run here at all (not a bad model): keep working, in-process.
                 process.close()
@@ -346,7 +290,7 @@ class Vocabulary:
             except BaseException:
                 process.close()
                 raise
-            return cls(facts, process.encode, process.close)
+            return cls.listing_later(summary, process.encode, process.tokens, process.close, process.encode_listing)
 
         return finish
 
@@ -357,11 +301,11 @@ class Vocabulary:
 
     @property
     def size(self) -> int:
-        return self.facts.size
+        return self._summary.size
 
     @property
     def unknown_id(self) -> int | None:
-        return self.facts.unknown_id
+        return self._summary.unknown_id
 
     def encode(self, text: str) -> list[int]:
         """Ids of ``text``; a text longer than ``MAX_TEXT_CHARS`` is a QueryError (read a part of it)."""
@@ -370,7 +314,11 @@ class Vocabulary:
                 f"The text is {len(text):,} characters; at most {MAX_TEXT_CHARS:,} are read at once. "
                 "Use tokenize(), which reads the first part and says so, or split the text."
             )
-        ids = self._encode(clean_text(text))
+        listed: list[str] = []
+        if self._encode_listing is not None and self._facts is None:
+            ids, listed = self._encode_listing(clean_text(text))
+        else:
+            ids = self._encode(clean_text(text))
         if ids and not 0 <= min(ids) <= max(ids) < self.size:
             # A tokenizer file replaced after the model was opened (the tokenizer process reads it
             # again), or a post-processor naming an id it does not have: never an id without a row.
@@ -379,11 +327,22 @@ class Vocabulary:
                 f"The tokenizer gave token id {bad:,}, but it has {self.size:,} tokens (0 to {self.size - 1:,}); "
                 "its file may have changed since the model was opened. Open the model again."
             )
+        if listed and self._facts is None:
+            shown = ids[: len(listed)]
+            self._listed.update(zip(shown, self._checked(shown, listed), strict=True))
         return ids
 
     def raw_token(self, token_id: int) -> str:
-        raw = self.facts.raw_tokens
-        return raw[token_id] if 0 <= token_id < len(raw) else ""
+        if self._facts is not None:
+            raw = self._facts.raw_tokens
+            return raw[token_id] if 0 <= token_id < len(raw) else ""
+        if not 0 <= token_id <= self._summary.top_id:
+            return ""
+        if token_id not in self._listed:
+            self._list_some([token_id])
+            if self._facts is not None:
+                return self._facts.raw_tokens[token_id]
+        return self._listed[token_id]
 
     def text_of(self, token_id: int) -> str:
         """The characters a token stands for (a lone byte becomes a surrogate escape)."""
@@ -408,7 +367,7 @@ class Vocabulary:
         return {token: i for i, token in enumerate(self.facts.raw_tokens) if token}
 
     def max_id(self) -> int:
-        return len(self.facts.raw_tokens) - 1
+        return self._summary.top_id
 
 
 def _backend_from_transformers(folder: Path) -> Tokenizer:

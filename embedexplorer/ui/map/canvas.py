@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QBrush,
     QColor,
@@ -126,6 +126,7 @@ class MapCanvas(SelectionMarks, Finding, Pointing, CaptionAndLegend, Picture, pg
         self._hover_item.setZValue(8)
         self._hover_item.setVisible(False)
         self._hover_point = -1
+        self._pointer_at: QPointF | None = None  # where the pointer rests on the map, in the scene
         self._tip_shown = ""
         # One hit-test for the click too: pyqtgraph's click (press and release in one place, not a pan).
         self.scene().sigMouseClicked.connect(self._on_scene_clicked)
@@ -184,6 +185,12 @@ class MapCanvas(SelectionMarks, Finding, Pointing, CaptionAndLegend, Picture, pg
                 title = metrics.elidedText(whole, Qt.TextElideMode.ElideRight, max(room, 40.0))
             if axis.labelText != title:
                 axis.setLabel(title)
+                # pyqtgraph places the title as the axis is resized: placed again for its new length.
+                axis.resizeEvent()
+
+    def refit_axis_titles_later(self) -> None:
+        """Once the layout has given the plot its new size (the search row moved), fit and place the titles."""
+        QTimer.singleShot(0, self._fit_axis_titles)
 
     # ----- presentation: larger markers and text for a projector ---------------------------
     def set_marker_scale(self, scale: float) -> None:
@@ -421,15 +428,21 @@ class MapCanvas(SelectionMarks, Finding, Pointing, CaptionAndLegend, Picture, pg
             )
         else:
             self._highlight_item.setData(x=[], y=[])
-        self._hide_empty_overlays()
+        self._overlays_changed()
         self._update_caption()
 
-    def _hide_empty_overlays(self) -> None:
-        """An empty scatter still costs a paint on every frame: hide the overlays with nothing to show."""
+    def _overlays_changed(self) -> None:
+        """After the star, rings, highlight or matches change: hide the empty ones, follow the pointer.
+
+        An empty scatter still costs a paint on every frame. A dot that was on top under a resting
+        pointer may now lie beneath new rings (an answer came while the pointer rested): the
+        grown dot follows, so it names what the tip and the click name.
+        """
         for item in (
             self._highlight_item, self._match_item, self._current_item, self._query_item, self._neighbour_item
         ):
             item.setVisible(len(item.data) > 0)
+        self.follow_pointer()
 
     def _visible_mask(self) -> np.ndarray:
         """Which points are shown: those of hidden families are not."""

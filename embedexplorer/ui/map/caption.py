@@ -7,6 +7,7 @@ import html
 import pyqtgraph as pg
 from PySide6.QtGui import (
     QColor,
+    QFontMetricsF,
     QTextDocumentFragment,
 )
 
@@ -64,13 +65,23 @@ class CaptionAndLegend(CanvasParts):
         self.caption.item.setTextWidth(room)
         tall = self.caption.item.boundingRect().height() > CAPTION_SHARE * height
         if whole and self.caption.text == whole and (tall or self.caption_folded) and "<br>" in whole:
-            self._show_caption(whole.split("<br>")[0])
+            first = whole.split("<br>")[0]
+            self._show_caption(first)
             self.caption.item.setTextWidth(room)
+            if self.caption_folded and self._wraps() and first.startswith("<b>") and "</b>: " in first:
+                # Presentation on a narrow canvas: the model's name is in the title and status bars, and
+                # the line that follows it fits on one line.
+                self._show_caption(first.split("</b>: ", 1)[1])
+                self.caption.item.setTextWidth(room)
             self._caption_short = True
             self.caption.setToolTip(QTextDocumentFragment.fromHtml(whole).toPlainText())
         else:
             self.caption.setToolTip("")
         self.caption.updateMin()
+
+    def _wraps(self) -> bool:
+        """True when the caption on screen takes more than one line."""
+        return self.caption.item.boundingRect().height() > 1.5 * QFontMetricsF(self.caption.item.font()).lineSpacing()
 
     @property
     def caption_html(self) -> str:

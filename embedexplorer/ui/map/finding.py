@@ -36,7 +36,7 @@ class Finding(CanvasParts):
                 brush=pg.mkBrush(None), pen=pg.mkPen(theme.plot_foreground(), width=2),
             )
             self._current_item.setData(x=[], y=[])
-        self._hide_empty_overlays()
+        self._overlays_changed()
         self.matches_changed.emit(int(matches.size), -1)
         return int(matches.size)
 
@@ -58,7 +58,7 @@ class Finding(CanvasParts):
         self._current_item.setData(
             x=[x], y=[y], brush=pg.mkBrush(None), pen=pg.mkPen(theme.plot_foreground(), width=3)
         )
-        self._hide_empty_overlays()
+        self._overlays_changed()
         self.matches_changed.emit(int(self._matches.size), self._current)
         return self.map.labels[index]
 

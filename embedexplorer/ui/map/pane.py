@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
@@ -16,13 +15,12 @@ from ...jobs.table_jobs import MAP, NEIGHBOURS, MapRequest, NeighboursAnswer, Ne
 from ...state import AppState, Range, Selection, ShownMap
 from ...worker import Failure
 from ..style import theme
+from ..widgets.pause import K_PAUSE_MS, after_pause
 from ..window.plugging import PaneContext, Place
 from .exports import MapExports
 from .view import MapView
 
 MULTI_TOKEN_LABELS = {"average": "&Average their rows", "skip": "&Leave them off the map"}
-# How long after k last changed the map asks for its rings again (as the Neighbours pane waits).
-K_PAUSE_MS = 150
 PROJECTION_LABELS = {"pca": "&PCA (instant)", "tsne": "&t-SNE", "umap": "&UMAP"}
 
 
@@ -58,10 +56,7 @@ class MapPane(QWidget):
         self._map_coming = False  # a family map was asked for and has not come yet
         self._map_serial = 0  # the model the map on screen was drawn from (its model_serial)
         # k is asked about once the spinning stops, as the Neighbours pane does.
-        self._k_timer = QTimer(self)
-        self._k_timer.setSingleShot(True)
-        self._k_timer.setInterval(K_PAUSE_MS)
-        self._k_timer.timeout.connect(self._ask_neighbours)
+        self._k_timer = after_pause(self, self._ask_neighbours, K_PAUSE_MS)
         self._error_shown = ""  # the pane's last error in the message bar, withdrawn when a map comes
         self._build_menus(ctx)
 

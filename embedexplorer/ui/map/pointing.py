@@ -45,6 +45,7 @@ class Pointing(CanvasParts):
         _hover_item: pg.ScatterPlotItem
         _highlight_item: pg.ScatterPlotItem
         _hover_point: int
+        _pointer_at: QPointF | None
         _tip_shown: str
         _highlight: str | None
         point_clicked: Any
@@ -184,6 +185,11 @@ class Pointing(CanvasParts):
         self._hover_item.setVisible(True)
         self._hover_point = point
 
+    def follow_pointer(self) -> None:
+        """Grow again the dot under a resting pointer: what is drawn on top there may have changed."""
+        if self._pointer_at is not None:
+            self.hover_at(self._pointer_at)
+
     def _item_of(self, point: int) -> pg.ScatterPlotItem:
         assert self.map is not None
         family = int(self.map.family_of[point])
@@ -203,6 +209,7 @@ class Pointing(CanvasParts):
     def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802 - Qt's name
         super().mouseMoveEvent(event)  # type: ignore[misc]
         at = self.mapToScene(event.position().toPoint())
+        self._pointer_at = QPointF(at)
         self.hover_at(QPointF(at))
         if QToolTip.isVisible() and self._tip_shown:  # a tip on screen follows the pointer's dot
             tip = self.tip_at(QPointF(at))
@@ -212,9 +219,11 @@ class Pointing(CanvasParts):
     def enterEvent(self, event: QEnterEvent) -> None:  # noqa: N802 - Qt's name
         # A pointer already resting where the canvas appears moves no more: the dot under it grows now.
         super().enterEvent(event)  # type: ignore[misc]
-        self.hover_at(QPointF(self.mapToScene(event.position().toPoint())))
+        self._pointer_at = QPointF(self.mapToScene(event.position().toPoint()))
+        self.hover_at(self._pointer_at)
 
     def leaveEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
+        self._pointer_at = None
         self.hover_at(None)
         super().leaveEvent(event)  # type: ignore[misc]
 

@@ -67,7 +67,7 @@ class SelectionMarks(CanvasParts):
         self._place_query_label()
         self.labels.set_selected(token)
         self._set_labels()
-        self._hide_empty_overlays()
+        self._overlays_changed()
 
     def _place_query_label(self) -> None:
         """The selected token's name on the side of its star where it fits and covers the fewest rings and dots.
@@ -122,6 +122,6 @@ class SelectionMarks(CanvasParts):
         self.labels.set_reserved(None)
         self.labels.set_selected("")
         self._set_labels()
-        self._hide_empty_overlays()
+        self._overlays_changed()
         if self._isolated:
             self.isolate(False)

@@ -39,6 +39,8 @@ from .words_dialog import WordsDialog
 # Where families edited in the window are kept (and remembered as the families file in use).
 EDITED_FAMILIES_FILE = "my-families.json"
 
+FIND_HINT = "Find on the map (Enter: next)"
+
 # The map's least height: a plot still (its caption shortens to one line), and room on a 1024x640
 # laptop's screen in presentation mode under a title bar.
 MIN_CANVAS_HEIGHT = 180
@@ -85,13 +87,14 @@ class MapView(QWidget):
         self.canvas.point_clicked.connect(self.word_clicked)
 
         self.search_box = QLineEdit()
-        self.search_box.setPlaceholderText("Find on the map (Enter: next)")
+        self.search_box.setPlaceholderText(FIND_HINT)
         self.search_box.setClearButtonEnabled(True)
         self.search_box.setAccessibleName("find on the map")
         self.search_box.textChanged.connect(self._on_search_changed)
         self.search_box.returnPressed.connect(self.next_match)
         self.search_count = QLabel("")
         self.search_count.setObjectName("hint")
+        self.search_count.hide()
         self.isolate_button = QPushButton("Show the &k nearest")
         self.isolate_button.setCheckable(True)
         self.isolate_button.setToolTip("Show only the selected token (star) and its nearest rows (rings)")
@@ -294,6 +297,7 @@ class MapView(QWidget):
     def _on_search_changed(self, text: str) -> None:
         count = self.canvas.search(text)
         self.search_count.setText(f"{count:,} found" if text.strip() else "")
+        self.search_count.setVisible(bool(text.strip()))  # nothing to say: no room taken (beside the map)
 
     def next_match(self) -> None:
         label = self.canvas.next_match()
@@ -319,9 +323,25 @@ class MapView(QWidget):
         presenting = scale > 1
         self.canvas.set_caption_folded(presenting)
         self.panel.hint.setVisible(not presenting)
+        self._place_finder(beside=presenting)
         # The panel's hint needs a wider column in larger type; without it the names alone set the width.
         self.panel.setMinimumWidth(FAMILY_PANEL_WIDTH if presenting else round(FAMILY_PANEL_WIDTH * scale))
         self.panel_scroll.updateGeometry()
+
+    def _place_finder(self, beside: bool) -> None:
+        """The search box and "Show the k nearest" above the map, or beside it over the families (taller map)."""
+        if beside == (self._layout.indexOf(self.finder_box) < 0):
+            return
+        (self._layout if beside else self._side).removeWidget(self.finder_box)
+        if beside:
+            self._side.insertWidget(0, self.finder_box)
+            self._finder.setDirection(QBoxLayout.Direction.TopToBottom)
+        else:
+            self._layout.insertWidget(0, self.finder_box)
+            self._finder.setDirection(QBoxLayout.Direction.LeftToRight)
+        # The narrow column beside the map holds the hint's first words whole, not cut with "...".
+        self.search_box.setPlaceholderText(FIND_HINT.split(" (")[0] if beside else FIND_HINT)
+        self.canvas.refit_axis_titles_later()  # the plot's new height: the left title placed for it
 
     def reset_view(self) -> None:
         self.canvas.reset_view()

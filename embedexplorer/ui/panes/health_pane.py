@@ -78,7 +78,10 @@ class HealthPane(QWidget):
         self.check_button = QPushButton("&Check the vocabulary")
         self.check_button.setToolTip("Round-trip every token through the tokenizer and read every row (long lane)")
         self.check_button.clicked.connect(self.requested.emit)
-        self.stop_button = QPushButton("&Stop")
+        # Two Stop buttons share the tab: each says what it stops (the model check's is below).
+        self.stop_button = QPushButton("&Stop the vocabulary check")
+        self.stop_button.setAccessibleName("stop the vocabulary check")
+        self.stop_button.setToolTip("Stop reading the rows; the list on screen stays")
         self.stop_button.setEnabled(False)
         self.stop_button.clicked.connect(self._stop)
         self.export_button = QPushButton("&Export...")
@@ -139,7 +142,7 @@ class HealthPane(QWidget):
         self.histogram.setLabel("left", "tokens (log scale)")
         self.histogram.setMouseEnabled(x=False, y=False)
         self.histogram.hideButtons()
-        self.histogram.setMinimumWidth(260)
+        self.histogram.setMinimumWidth(200)
         body = QSplitter(Qt.Orientation.Horizontal)
         body.addWidget(self.table)
         body.addWidget(self.histogram)
@@ -324,14 +327,16 @@ class HealthPane(QWidget):
             labelOpts={"position": 0.9, "color": "#c03020"},
         )
         self.histogram.addItem(line)
-        self.histogram.setTitle(f"every token's score ({top:g}+ drawn at {top:g})", size="9pt")
+        # The title stays short enough for a narrow histogram; what the last bar holds goes on its axis.
+        self.histogram.setTitle("every token's score", size="9pt")
+        self.histogram.setLabel("bottom", f"score ({top:g}+ drawn at {top:g})")
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
         super().showEvent(event)
         self.shown.emit()
 
     # ----- the pane contract (ui/window/plugging.py) ------------------------------------------
-    TITLE = "Vocabulary heal&th"
+    TITLE = "Voca&bulary health"  # Alt+B: Alt+T is the Text box's
     PLACE = Place.RIGHT_TAB
     MENUS = ("&Map",)
     ctx: PaneContext

@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSpinBox, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
 
-from ...core.health.repeat_check import DEFAULT_CANDIDATES, MAX_CANDIDATES, PROMPT_SHOWN, RepeatCheck
+from ...core.health.check_counts import DEFAULT_CANDIDATES, MAX_CANDIDATES
+from ...core.health.repeat_check import PROMPT_SHOWN, RepeatCheck
 from ...core.layers.output_head import percent
 from ...jobs.health_jobs import HEALTH_VERIFY, VerifyRequest
 from ..widgets.progress_bar import job_progress_bar, show_share
@@ -44,7 +45,9 @@ class VerifyBar(QWidget):
             "(the paper's check; one forward pass per token, long lane)"
         )
         self.check_button.setEnabled(False)
-        self.stop_button = QPushButton("Sto&p")
+        self.stop_button = QPushButton("Sto&p the model check")
+        self.stop_button.setAccessibleName("stop the model check")
+        self.stop_button.setToolTip("Stop asking the model; the probabilities already shown stay")
         self.stop_button.setEnabled(False)
         for button in (self.check_button, self.stop_button):
             button.setAutoDefault(False)
@@ -57,10 +60,12 @@ class VerifyBar(QWidget):
         for widget in (self.count, self.check_button, self.stop_button):
             row.addWidget(widget)
         row.addWidget(self.progress, 1)
-        layout = QHBoxLayout(self)
+        # The note under the row, as wide as the pane: beside it, squeezed by the buttons, it was a
+        # column of ten short lines on a laptop's screen.
+        layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(row, 2)
-        layout.addWidget(self.note, 3)
+        layout.addLayout(row)
+        layout.addWidget(self.note)
 
     # ----- what the pane calls ------------------------------------------------------------
     def set_ready(self, ready: bool) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from html import escape
 
-from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QRect, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QRect, Qt, Signal
 from PySide6.QtGui import QColor, QFontMetricsF, QKeySequence, QPainter, QPen
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -26,6 +26,7 @@ from ...core.text.texts import fixed
 from ...jobs.table_jobs import COSINE, NEIGHBOURS, CosineAnswer, CosineRequest, NeighboursAnswer, NeighboursRequest
 from ...state import Selection
 from ..style import fonts, theme
+from ..widgets.pause import K_PAUSE_MS, TYPING_PAUSE_MS, after_pause
 from ..widgets.steady_label import SteadyLabel
 from ..widgets.wrapped_label import WrappedLabel
 from ..window.plugging import PaneContext, Place
@@ -80,10 +81,7 @@ class NeighboursPane(QWidget):
         self.k_box.setPrefix("k = ")
         self.k_box.setToolTip("How many neighbours to list")
         self.k_box.setAccessibleName("number of neighbours")
-        self._k_timer = QTimer(self)
-        self._k_timer.setSingleShot(True)
-        self._k_timer.setInterval(150)
-        self._k_timer.timeout.connect(lambda: self.k_changed.emit(self.k_box.value()))
+        self._k_timer = after_pause(self, lambda: self.k_changed.emit(self.k_box.value()), K_PAUSE_MS)
         self.k_box.valueChanged.connect(lambda _v: self._k_timer.start())
 
         self.table = QTableWidget(0, 3)
@@ -117,10 +115,7 @@ class NeighboursPane(QWidget):
         self.compare_input.setAccessibleName("word to compare with")
         self.compare_input.returnPressed.connect(self._on_compare)
         self._size_compare()
-        self._compare_timer = QTimer(self)
-        self._compare_timer.setSingleShot(True)
-        self._compare_timer.setInterval(200)
-        self._compare_timer.timeout.connect(self._on_compare)
+        self._compare_timer = after_pause(self, self._on_compare, TYPING_PAUSE_MS)
         self.compare_input.textChanged.connect(lambda _t: self._compare_timer.start())
         # Beside the question, on two lines: the whole answer wrapped, or shortened with "…" and
         # whole in its tooltip; never cut mid-word. (A line of its own would cost the list a row.)

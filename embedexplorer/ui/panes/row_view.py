@@ -16,6 +16,7 @@ from ...core.tables.position_rows import row_name
 from ...jobs.table_jobs import ROW, RowAnswer, RowRequest
 from ...state import Selection, ShownLayerInput
 from ..style import theme
+from ..widgets.pause import after_pause
 from ..widgets.plot_legend import TitleRowLegend
 from ..widgets.steady_label import SteadyLabel
 from ..window.plugging import PaneContext, Place
@@ -89,6 +90,10 @@ class RowView(QWidget):
         plot.getAxis("right").linkToView(self._normalised_view)
         self._normalised_view.setXLink(plot.vb)
         plot.vb.sigResized.connect(self._fit_normalised_view)
+        # After the resize, not inside it: a title shown or hidden changes its axis's width, and a
+        # change made while the plot lays itself out waited for the next resize (a title cut at the edge).
+        self._refit = after_pause(self, self._refit_to_size, 0)
+        plot.vb.sigResized.connect(self._refit.start)
         self._sum_on_right = False
 
         self.show_position = QCheckBox("Position row and sum")
@@ -139,6 +144,46 @@ class RowView(QWidget):
             item.setLabel(item.labelText, **{"font-size": f"{TICK_TEXT_PT * scale:g}pt"})
         self._legend_row.set_text_size(LEGEND_TEXT_PT * scale)
         self.apply_palette()
+        self._fit_axis_titles()
+        self._fold_numbers()
+
+    def _refit_to_size(self) -> None:
+        self._fold_numbers()
+        self._fit_axis_titles()
+
+    def _fold_numbers(self) -> None:
+        """Presentation on a short pane: the plot stays a plot, larger than in normal mode's type.
+
+        The lines of numbers fold into the title's tooltip and the bottom axis drops its title
+        (the title says "384 numbers"). Decided on the plot's height with both shown, whether they
+        are shown now or not, so folding them (the plot grows) never unfolds them again.
+        """
+        bottom = self.plot_widget.getAxis("bottom")
+        folded = self.numbers.isHidden()
+        layout = self.layout()
+        spacing = max(0, layout.spacing()) if layout is not None else 0
+        taken = self.numbers.sizeHint().height() + spacing + bottom.label.boundingRect().height()
+        plot_height = self.plot_widget.getPlotItem().vb.height() - (taken if folded else 0)
+        fold = self.scale > 1 and plot_height < MIN_ROW_PLOT_HEIGHT
+        if fold == folded:
+            return
+        self.numbers.setVisible(not fold)
+        bottom.showLabel(not fold)
+        self.title.setToolTip(self.numbers.toolTip() if fold else "")
+
+    def _fit_axis_titles(self) -> None:
+        """Each side's title where the plot is tall enough for all of it; else none, never a cut one.
+
+        A short plot (a laptop in presentation mode) cut "after LayerNorm" at both ends; the
+        legend names that line's scale too ("(right axis)").
+        """
+        plot = self.plot_widget.getPlotItem()
+        room = plot.vb.height()
+        for axis_name in ("left", "right"):
+            axis = plot.getAxis(axis_name)
+            fits = axis.label.boundingRect().width() <= room  # its length, drawn upright along the axis
+            if axis.label.isVisible() != fits:
+                axis.showLabel(fits)
 
     def show_row(self, result: RowAnswer) -> None:
         self._result = result
@@ -199,6 +244,8 @@ class RowView(QWidget):
             shown.append(f"{escape(name)}:{padding}{escape(format_row(row, count))}")
         self.numbers.setText("<br>".join(shown))
         self.numbers.setToolTip("\n".join(f"{name}: {format_row(row)}" for name, row in lines))
+        if self.numbers.isHidden():  # folded (presentation, a short pane): the whole rows one hover away
+            self.title.setToolTip(self.numbers.toolTip())
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
         super().resizeEvent(event)
@@ -264,6 +311,7 @@ class RowView(QWidget):
         axis.setLabel("after LayerNorm", **{"font-size": f"{TICK_TEXT_PT * self.scale:g}pt"})
         axis.enableAutoSIPrefix(False)
         self._fit_normalised_view()
+        self._fit_axis_titles()
 
     def _fit_normalised_view(self) -> None:
         plot = self.plot_widget.getPlotItem()

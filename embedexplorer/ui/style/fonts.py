@@ -24,9 +24,12 @@ SYSTEM_DIRS = (Path("/usr/share/fonts/truetype/dejavu"), Path("/usr/share/fonts/
 # Invisible or undefined characters: drawn as nothing (or a box), so always escaped.
 _INVISIBLE = {"Cc", "Cf", "Co", "Cn", "Cs"}
 
-# Emoji a person types (a pizza, a party) in the Text box: drawn by this family where it is found
-# (bundled in resources/fonts, or Debian's fonts-noto-color-emoji), as Qt's fallback for those characters.
+# Emoji a person types (a pizza, a party) in the Text box: drawn by the system's emoji font where it
+# has one (all of it, sequences too); elsewhere by this file, as Qt's fallback for those characters:
+# the packaged app bundles a subset in resources/fonts (packaging/spec_common.emoji_font_files), and a
+# source checkout finds Debian's fonts-noto-color-emoji.
 EMOJI_FILE = "NotoColorEmoji.ttf"
+EMOJI_SAMPLE = "\U0001F355\U0001F389"  # a pizza and a party popper: what the self-test asks to be drawn
 EMOJI_DIRS = (Path("/usr/share/fonts/truetype/noto"), Path("/usr/share/fonts/noto"), Path("/usr/share/fonts/TTF"))
 
 _registered: list[str] = []
@@ -50,9 +53,11 @@ def register() -> str | None:
         if font_id >= 0 and not _registered:
             _registered.extend(QFontDatabase.applicationFontFamilies(font_id)[:1])
     emoji = emoji_file()
-    if emoji is not None:  # Qt then falls back to it for the characters the window's font lacks
+    family = _registered[0] if _registered else None
+    if emoji is not None and undrawn(EMOJI_SAMPLE, QFont(family) if family else QFont()):
+        # Qt then falls back to it for the characters the window's font lacks.
         QFontDatabase.addApplicationFont(str(emoji))
-    return _registered[0] if _registered else None
+    return family
 
 
 def emoji_file() -> Path | None:
@@ -116,16 +121,24 @@ def _font_draws(key: str, char: str, font: QFont) -> bool:
     return found
 
 
-@lru_cache(maxsize=4096)
-def _window_draws(char: str, family: str) -> bool:
-    """Whether Qt draws ``char`` with a real glyph in the window's font or any fallback font."""
-    font = QFont(family) if family else QFont()
+def undrawn(text: str, font: QFont) -> list[str]:
+    """The characters of ``text`` Qt draws as an empty box in ``font``, fallback fonts included."""
+    return [char for char in dict.fromkeys(text) if not char.isspace() and not _draws_with_fallback(char, font)]
+
+
+def _draws_with_fallback(char: str, font: QFont) -> bool:
     layout = QTextLayout(char, font)
     layout.beginLayout()
     layout.createLine()
     layout.endLayout()
     runs = layout.glyphRuns()
     return bool(runs) and all(index != 0 for run in runs for index in run.glyphIndexes())
+
+
+@lru_cache(maxsize=4096)
+def _window_draws(char: str, family: str) -> bool:
+    """Whether Qt draws ``char`` with a real glyph in the window's font or any fallback font."""
+    return _draws_with_fallback(char, QFont(family) if family else QFont())
 
 
 def missing_glyphs(text: str, font: QFont) -> list[str]:

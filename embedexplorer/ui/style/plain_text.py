@@ -8,9 +8,10 @@ exported pictures.  The rule, in one place:
 - labels: ``PlainTextGuard`` makes every QLabel that is left at Qt's automatic format
   plain text as it is polished; a label that wants markup says ``RichText`` itself and
   escapes every value it holds with ``markup_free``;
-- tooltips: the guard shows one that looks like HTML as its literal text (widgets and the
-  items of lists and tables alike); ``plain_tip`` does the same where a tooltip is set
-  on something the guard does not see (a map point's hover tip), and for a message box's text;
+- tooltips: the guard shows one that looks like HTML as its literal text (widgets, the
+  items of lists and tables, and the items of a plot: pyqtgraph puts a hovered point's tip
+  on its view box); ``plain_tip`` does the same where a tooltip is shown directly
+  (a map point's hover tip), and for a message box's text;
 - pyqtgraph text (the map's caption and legend) is HTML: each value goes in through
   ``markup_free``.
 """
@@ -22,7 +23,7 @@ import html
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QHelpEvent
 from PySide6.QtGui import Qt as GuiQt  # mightBeRichText lives in QtGui's part of the Qt namespace
-from PySide6.QtWidgets import QAbstractItemView, QApplication, QLabel, QToolTip, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QApplication, QGraphicsView, QLabel, QToolTip, QWidget
 
 # Qt's own dialogs (QMessageBox's text, QInputDialog's prompt) keep the format their caller chose.
 _QT_OWN = "qt_"
@@ -77,6 +78,12 @@ class PlainTextGuard(QObject):
             index = view.indexAt(event.pos())
             value = index.data(Qt.ItemDataRole.ToolTipRole) if index.isValid() else None
             return value if isinstance(value, str) else ""
+        if isinstance(view, QGraphicsView) and watched is view.viewport():
+            # As QGraphicsScene does: the topmost item under the pointer that has a tip.
+            for item in view.items(event.pos()):
+                if item.toolTip():
+                    return item.toolTip()
+            return ""
         return watched.toolTip()
 
 

@@ -4,19 +4,32 @@ On a tall enough window the left column holds the row pane (its plot at a usable
 above the neighbour list (at least ``MIN_NEIGHBOUR_ROWS`` rows). On a shorter one, such as
 a 1024x640 laptop, both cannot fit: the row pane becomes a tab beside the map, and the
 neighbours and the map, which show the same answer (list and rings), stay on screen together.
-On a window too narrow for the model bar and the exercises' bar in full, the model box is
-shorter and the chapter's note is two words, and if that is not enough the exercises' bar
-takes a line of its own: every exercise button stays in sight, never behind a bar's "»".
+On a window too narrow for the model bar and the exercises' bar in full, the chapter's note
+is two words, and if that is not enough the exercises' bar folds into one button with their
+menu: every exercise stays one click away, never behind a bar's "»", and the map keeps the
+height a second line of bars would take. The model box always shows the whole name.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QByteArray, QChildEvent, QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QFont, QFontMetrics, QGuiApplication, QResizeEvent
-from PySide6.QtWidgets import QComboBox, QDialog, QMainWindow, QSplitter, QTabWidget, QToolBar, QWidget
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QMainWindow,
+    QMenu,
+    QSplitter,
+    QTabWidget,
+    QToolBar,
+    QToolButton,
+    QWidget,
+)
 
+from ..widgets.pause import after_pause
 from .chapter_notice import ChapterNotice
 
 # Neighbour rows the list shows at least, with the row pane above it (the issue's figure for 1366x768).
@@ -155,13 +168,33 @@ def show_name_start(box: QComboBox) -> None:
     box.setToolTip(MODEL_BOX_TIP if fits or not name else f"{name}\n\n{MODEL_BOX_TIP}")
 
 
+def chars_for_name(box: QComboBox, least: int, most: int) -> int:
+    """The box's width in Qt's own unit (an "x"'s advance) for its whole current text, within [least, most].
+
+    QComboBox sizes itself as its minimum contents length times the font's "x": measured with
+    the font it draws with, the whole name fits (one "x" over for the line edit's margins).
+    """
+    metrics = box.fontMetrics()
+    needed = math.ceil(metrics.horizontalAdvance(box.currentText()) / max(1, metrics.horizontalAdvance("x"))) + 1
+    return max(least, min(most, needed))
+
+
 class BarFit(QObject):
-    """A shorter model box and chapter note when the window is too narrow for the bars in full."""
+    """Room for the bars on one line: a shorter chapter note, then the exercises folded into one button.
+
+    The model box is always as wide as the whole name it shows (a path too long for half the
+    window shows its start, the whole in its tooltip). When the bars still do not fit side by
+    side (a narrow window, presentation's larger type), the exercises' bar folds into an
+    "Exercises" button on the model bar whose menu holds the same actions, so every exercise
+    stays one click away and the map keeps the bar's height; the Exercises menu holds them too.
+    """
 
     def __init__(self, window: QMainWindow, model_box: QComboBox, notice: ChapterNotice) -> None:
         super().__init__(window)
         self.window, self.model_box, self.notice = window, model_box, notice
         self.compact = False
+        self.folded = False
+        self.fold_button: QToolButton | None = None  # made the first time the exercises fold
         self._later = _later(self, self.fit)
         # The box as wide as its minimum contents, so that a shorter minimum makes it narrower.
         model_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
@@ -175,7 +208,7 @@ class BarFit(QObject):
         """
         total = 0
         for bar in self.window.findChildren(QToolBar):
-            if not bar.isVisible():
+            if bar.isHidden():
                 continue
             layout = bar.layout()
             spacing = max(0, layout.spacing()) if layout is not None else 0
@@ -189,29 +222,59 @@ class BarFit(QObject):
 
     def fit(self) -> None:
         # Measured in full each time (sizes are asked for, nothing is painted in between): the
-        # font may have changed since (presentation mode), and the note come or gone.
+        # font may have changed since (presentation mode), the note come or gone, the name changed.
+        self._fold(False)
         self._set(False)
         if self.bars_width() > self.window.width():
             self._set(True)
-        # Still too wide (large type on a narrow screen): the exercises get a line of their own.
-        second = self.second_bar()
-        if second is not None:
-            wrap = self.bars_width() > self.window.width()
-            if wrap != self.window.toolBarBreak(second):
-                if wrap:
-                    self.window.insertToolBarBreak(second)
-                else:
-                    self.window.removeToolBarBreak(second)
+        if self.bars_width() > self.window.width():
+            self._fold(True)
 
-    def second_bar(self) -> QToolBar | None:
-        """The bar that goes to a line of its own when the two do not fit side by side."""
-        bars = [bar for bar in self.window.findChildren(QToolBar) if bar.isVisible()]
-        return bars[1] if len(bars) > 1 else None
+    def exercises_bar(self) -> QToolBar | None:
+        """The bar that folds into one button when the two do not fit side by side."""
+        bars = [bar for bar in self.window.findChildren(QToolBar) if not bar.isAncestorOf(self.model_box)]
+        return bars[0] if bars else None
 
-    def _set(self, compact: bool, chars: int = MODEL_BOX_CHARS) -> None:
+    def _fold(self, on: bool) -> None:
+        bar = self.exercises_bar()
+        if bar is None or on == self.folded:
+            return
+        self.folded = on
+        button = self._fold_button(bar)
+        bar.setHidden(on)
+        button.setVisible(on)
+
+    def _fold_button(self, bar: QToolBar) -> QToolButton:
+        if self.fold_button is None:
+            model_bar = self.model_box.parentWidget()
+            button = QToolButton()
+            button.setText(bar.windowTitle() or "Exercises")
+            button.setToolTip("The exercises: on this narrow window their bar is folded into this button")
+            button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+            menu = QMenu(button)
+            for action in bar.actions():
+                menu.addAction(action)
+            button.setMenu(menu)
+            button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
+            button.setAccessibleName("Exercises")
+            if isinstance(model_bar, QToolBar):
+                model_bar.addWidget(button)
+            # Tab reaches it where the exercises' first button was.
+            first = next((bar.widgetForAction(a) for a in bar.actions() if bar.widgetForAction(a) is not None), None)
+            before = first.previousInFocusChain() if first is not None else None
+            if before is not None:
+                QWidget.setTabOrder(before, button)
+            button.hide()
+            self.fold_button = button
+        return self.fold_button
+
+    def _set(self, compact: bool) -> None:
         self.compact = compact
-        self.model_box.setMinimumContentsLength(COMPACT_MODEL_BOX_CHARS if compact else chars)
         self.notice.set_compact(compact)
+        # Never narrower than the whole name, never wider than half the window.
+        most = self.window.width() // 2 // max(1, self.model_box.fontMetrics().horizontalAdvance("x"))
+        least = COMPACT_MODEL_BOX_CHARS if compact else MODEL_BOX_CHARS
+        self.model_box.setMinimumContentsLength(chars_for_name(self.model_box, min(least, most), most))
         # QComboBox keeps its first width hint, and the bar its first layout: say the width outright.
         self.model_box.setFixedWidth(self.model_box.sizeHint().width())
         show_name_start(self.model_box)
@@ -229,11 +292,7 @@ class BarFit(QObject):
 
 def _later(owner: QObject, call: Callable[[], None]) -> QTimer:
     """A single-shot timer of ``owner`` that runs ``call`` once the events now posted are handled."""
-    timer = QTimer(owner)
-    timer.setSingleShot(True)
-    timer.setInterval(0)
-    timer.timeout.connect(call)
-    return timer
+    return after_pause(owner, call, 0)
 
 
 # How long after showing the window manager's frame (its title bar) may still arrive.

@@ -48,7 +48,8 @@ from .pane_list import PANES
 from .plugging import LAST_MENU, MessageAction, PaneContext, PaneEntry, Place, menu_order
 
 # In presentation mode the left column (text, chips, neighbours) takes this share of the width,
-# and never less than PRESENTING_LEFT_LEAST pixels: the cosine answer beside its box needs them.
+# and never less than PRESENTING_LEFT_LEAST pixels (the cosine answer beside its box on two lines)
+# unless normal mode gave it less.
 PRESENTING_LEFT_SHARE, PRESENTING_LEFT_LEAST = 0.3, 430
 
 
@@ -187,8 +188,10 @@ class MainWindow(QMainWindow):
         if presenting and self._sizes_before_presenting is None:
             self._sizes_before_presenting = self.splitter.sizes()
             total = sum(self._sizes_before_presenting)
-            least = max(self.left.minimumSizeHint().width(), PRESENTING_LEFT_LEAST)
-            left = max(least, round(total * PRESENTING_LEFT_SHARE))
+            # Never wider than in normal mode: on a 1024-pixel laptop the share's floor would take the
+            # map's room (its answers wrap to more lines instead).
+            least = min(PRESENTING_LEFT_LEAST, self._sizes_before_presenting[0])
+            left = max(self.left.minimumSizeHint().width(), least, round(total * PRESENTING_LEFT_SHARE))
             self.splitter.setSizes([left, total - left])
         elif not presenting and self._sizes_before_presenting is not None:
             self.splitter.setSizes(self._sizes_before_presenting)

@@ -141,7 +141,7 @@ class ModelBar(QObject):
         self.notice_action.setVisible(self.chapter_notice.update_for(loaded.name, facts.rows, facts.width))
         self._refresh_recent()
         self.box.setEditText(self.pending or loaded.name)
-        self.bar_fit.fit()  # room for the new name (or its start, the whole in the tooltip)
+        self.bar_fit.fit()  # room for the whole new name (a very long path: its start, the whole in the tooltip)
         state = self.state
         state.update(
             model_spec=self.pending or loaded.name,
@@ -158,6 +158,7 @@ class ModelBar(QObject):
         state = self.state
         if state.loaded:  # the box names the model still in use, not the one that failed
             self.box.setEditText(state.model_spec)
+            self.bar_fit.fit()  # room for the whole name again
         self.shell.set_facts(
             f"Still using {state.model_name}." if state.loaded else "No model open: open a folder or the bundled model."
         )

@@ -1,0 +1,440 @@
+/* A neighbour query's first pass over GGUF quantised rows, read as the file stores them.
+ *
+ * A Q4_K table is 0.56 bytes a number, a bfloat16 copy of it 2: scanning the blocks in
+ * place reads a quarter of the bytes and makes no copy.  Each row's score is its dot
+ * product with the float32 query, times the row's stored reciprocal length (0 for a
+ * row that points nowhere), as for 16-bit rows (_scan.c).
+ *
+ * Why the score is within StoredScreen.error_bound of the exact cosine (times |query|):
+ * every number is first dequantised to the very float32 the gguf package's dequantize
+ * gives (the rows the exact pass reads), not an approximation of it:
+ *   Q8_0  v = d * q           d float16 (11 significant bits), q int8 (7 bits): 18 bits, exact;
+ *   Q4_0  v = d * (q - 8)     11 + 4 bits, exact;
+ *   Q6_K  v = (d * s) * (q - 32)   d * s (s int8) has 18 bits, q - 32 at most 32 in size:
+ *                             at most 23 bits, so both products are exact in float32;
+ *   Q4_K  v = (d * s) * q - (m * n)   d * s and m * n (s, n 6-bit) have 17 bits, times q
+ *                             (4 bits) 21: exact; gguf then rounds the difference once,
+ *                             and a fused multiply-subtract rounds the same exact
+ *                             difference once, to the same float32.
+ * The scan then sums v_j * x_j in float32: 16 lanes (times the unrolling) each add
+ * width / 16 fused products in turn, and the lanes are added in a tree, so no product
+ * goes through more than width roundings, and the sum is within gamma_width of the sum
+ * of |v_j x_j| (Higham, Accuracy and Stability, 3.1), which is at most |v| |x| by
+ * Cauchy-Schwarz: accumulation_error(width) in Python.  This is the bound of a 16-bit
+ * row's scan with no rounding of its numbers, so neighbours.search keeps every row that
+ * could be among the best and rescores it in float64 from the dequantised numbers.
+ *
+ * On AVX-512, Q8_0, Q6_K (and Q4_K, below) rows are scanned against the query held as 16-bit integers
+ * (quantise_query): x = step_B xq + e, with step_B a power of two per run B of 32 numbers, so
+ * |e| <= QUERY_ROUNDING |x|.  Each stored integer (q, or q - 32) times xq is summed in pairs
+ * exactly (int32, below 2^24, so exact as float32 too), and a block's pair sums are multiplied
+ * by d step_B (Q8_0) or d s step_B (Q6_K), products of a float16, a small integer and a power of
+ * two: exact.  So the sum is, up to float32 rounding, sum v_j (step xq)_j = v.x - v.e: within
+ * gamma_width |v| |x - e| of it as above, and |v.e| <= |v| |e| (Cauchy-Schwarz).  Divided by
+ * |v| by the scale, the score is within QUERY_ROUNDING |x| + (1 + QUERY_ROUNDING) times the
+ * float bound of the cosine times |x|: StoredScreen.error_bound adds exactly that.
+ *
+ * Q4_K against the integer query sums (d s step) (q . xq) and (m n) (step sum xq) apart and
+ * subtracts (min offsets summed once per 8 sub-blocks): the exact real result is
+ * sum_j (d s q_j - m n) x~_j with x~ = step xq, and every product and sum rounds by at most
+ * gamma_width of its own size, so the error is within gamma_width sum_j (|d s| q_j + |m n|)
+ * |x~_j| <= gamma_width A |x~| (A, the root of the row's q4_k_spreads, is measured at each
+ * open).  gguf's numbers v_j are d s q_j - m n rounded once: sum (d s q_j - m n) x~_j is
+ * within 2^-24 (1 + 2^-24) |v| |x~| of v . x~.  Divided by |v|: QUERY_ROUNDING |x| plus
+ * (1 + QUERY_ROUNDING) |x| (gamma_width A / |v| + 2^-23), the table's largest A / |v| being
+ * StoredScreen.spread (above 64, the table keeps the float scan).
+ *
+ * Built three times on x86 (AVX-512 by hand, AVX2 and plain from portable C), the best
+ * one the CPU runs picked at import; -march=native is never used (the wheel runs anywhere).
+ */
+#include "scan_common.h"
+
+#include <math.h>
+
+enum { KIND_Q8_0, KIND_Q4_0, KIND_Q4_K, KIND_Q6_K, KINDS };
+
+/* Numbers and bytes per block of each kind (GGML_QUANT_SIZES). */
+static const Py_ssize_t BLOCK_NUMBERS[KINDS] = {32, 32, 256, 256};
+static const Py_ssize_t BLOCK_BYTES[KINDS] = {34, 18, 144, 210};
+
+static ALWAYS_INLINE float half_at(const uint8_t *at)
+{
+    uint16_t bits;
+    memcpy(&bits, at, sizeof bits);
+    return widen_half(bits);
+}
+
+/* Q4_K's eight 6-bit scales and mins, packed in 12 bytes (llama.cpp's get_scale_min_k4). */
+static ALWAYS_INLINE void q4_k_scales(const uint8_t *packed, float d, float dmin, float *scale, float *min)
+{
+    for (int j = 0; j < 4; j++) {
+        scale[j] = d * (float)(packed[j] & 63);
+        min[j] = dmin * (float)(packed[j + 4] & 63);
+        scale[j + 4] = d * (float)((packed[j + 8] & 0x0F) | ((packed[j] >> 6) << 4));
+        min[j + 4] = dmin * (float)((packed[j + 8] >> 4) | ((packed[j + 4] >> 6) << 4));
+    }
+}
+
+/* One block's numbers, dequantised exactly as gguf does (see the top of the file). */
+static ALWAYS_INLINE void dequantise_block(int kind, const uint8_t *block, float *v)
+{
+    switch (kind) {
+    case KIND_Q8_0: {
+        float d = half_at(block);
+        for (int j = 0; j < 32; j++)
+            v[j] = d * (float)(int8_t)block[2 + j];
+        break;
+    }
+    case KIND_Q4_0: {
+        float d = half_at(block);
+        for (int j = 0; j < 16; j++) {
+            v[j] = d * (float)((block[2 + j] & 0x0F) - 8);
+            v[j + 16] = d * (float)((block[2 + j] >> 4) - 8);
+        }
+        break;
+    }
+    case KIND_Q4_K: {
+        float scale[8], min[8];
+        q4_k_scales(block + 4, half_at(block), half_at(block + 2), scale, min);
+        const uint8_t *qs = block + 16;
+        for (int c = 0; c < 4; c++)
+            for (int j = 0; j < 32; j++) {
+                uint8_t byte = qs[32 * c + j];
+                /* The product is exact, so the one rounding is the subtraction's, fused or not. */
+                v[64 * c + j] = scale[2 * c] * (float)(byte & 0x0F) - min[2 * c];
+                v[64 * c + 32 + j] = scale[2 * c + 1] * (float)(byte >> 4) - min[2 * c + 1];
+            }
+        break;
+    }
+    default: { /* KIND_Q6_K: ql[128], qh[64], int8 scales[16], d */
+        const uint8_t *ql = block, *qh = block + 128;
+        const int8_t *scales = (const int8_t *)(block + 192);
+        float d = half_at(block + 208);
+        for (int e = 0; e < 256; e++) {
+            int h = e / 128, r = e % 128;
+            int low = (ql[64 * h + r % 64] >> (4 * (r / 64))) & 0x0F;
+            int high = (qh[32 * h + r % 32] >> (2 * (r / 32))) & 3;
+            v[e] = (d * (float)scales[e / 16]) * (float)((low | (high << 4)) - 32);
+        }
+        break;
+    }
+    }
+}
+
+#define LANES 16
+
+/* Portable rows: each block dequantised into a small buffer, then its products added
+ * into LANES running sums (the compiler vectorises both loops). */
+static ALWAYS_INLINE void rows_portable(int kind, const uint8_t *rows, Py_ssize_t row_bytes, const float *query,
+                                        const float *scale, float *out, Py_ssize_t start, Py_ssize_t stop,
+                                        Py_ssize_t width)
+{
+    Py_ssize_t per_block = BLOCK_NUMBERS[kind], block_bytes = BLOCK_BYTES[kind];
+    float v[256];
+    for (Py_ssize_t i = start; i < stop; i++) {
+        const uint8_t *row = rows + i * row_bytes;
+        float lanes[LANES] = {0};
+        for (Py_ssize_t b = 0; b * per_block < width; b++) {
+            dequantise_block(kind, row + b * block_bytes, v);
+            const float *x = query + b * per_block;
+            for (Py_ssize_t j = 0; j < per_block; j += LANES)
+                for (int lane = 0; lane < LANES; lane++)
+                    lanes[lane] += v[j + lane] * x[j + lane];
+        }
+        float total = 0.0f;
+        for (int half = LANES / 2; half > 0; half /= 2) /* a tree: log2(LANES) roundings */
+            for (int lane = 0; lane < half; lane++)
+                lanes[lane] += lanes[lane + half];
+        total = lanes[0];
+        out[i] = scale[i] == 0.0f ? 0.0f : total * scale[i];
+    }
+}
+
+typedef void (*rows_function)(int, const uint8_t *, Py_ssize_t, const float *, const float *, float *, Py_ssize_t,
+                              Py_ssize_t, Py_ssize_t);
+
+static void rows_plain(int kind, const uint8_t *rows, Py_ssize_t row_bytes, const float *query, const float *scale,
+                       float *out, Py_ssize_t start, Py_ssize_t stop, Py_ssize_t width)
+{
+    rows_portable(kind, rows, row_bytes, query, scale, out, start, stop, width);
+}
+
+static rows_function chosen_rows = rows_plain;
+static const char *chosen_name = "plain";
+/* Q8_0 and Q6_K against a 16-bit integer query (AVX-512 builds only). */
+static int integer_scan = 0;
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#include <immintrin.h>
+
+#include "quants_avx512.h"
+
+__attribute__((target("avx2,fma"))) static void rows_avx2(int kind, const uint8_t *rows, Py_ssize_t row_bytes,
+                                                          const float *query, const float *scale, float *out,
+                                                          Py_ssize_t start, Py_ssize_t stop, Py_ssize_t width)
+{
+    rows_portable(kind, rows, row_bytes, query, scale, out, start, stop, width);
+}
+
+static void choose_rows(void)
+{
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("f16c") &&
+        __builtin_cpu_supports("fma")) {
+        chosen_rows = rows_avx512;
+        chosen_name = "avx512f";
+        integer_scan = 1;
+    } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+        chosen_rows = rows_avx2;
+        chosen_name = "avx2";
+    }
+}
+#else
+static void choose_rows(void) {}
+#endif
+
+struct quant_job {
+    int kind;
+    const uint8_t *rows;
+    Py_ssize_t row_bytes, width;
+    const float *query, *scale;
+    float *out;
+    const int16_t *xq; /* the query as integers, or NULL: the float scan */
+    const float *step;
+};
+
+static void quant_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
+{
+    const struct quant_job *q = job;
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    if (q->xq != NULL) {
+        rows_integer(q->kind, q->rows, q->row_bytes, q->xq, q->step, q->scale, q->out, start, stop, q->width);
+        return;
+    }
+#endif
+    chosen_rows(q->kind, q->rows, q->row_bytes, q->query, q->scale, q->out, start, stop, q->width);
+}
+
+/* The query as 16-bit integers, 32 numbers to a step: x = step * xq + e.  Each step is a power of
+ * two (so step times a block's float16 scale is exact) with the block's largest number below
+ * 2^15 steps; xq is rounded and held to +-32767, so |e_j| <= step <= largest / 2^14, and
+ * |e| <= sqrt(32) |x| / 2^14 (QUERY_ROUNDING, which Python adds to the bound).  False when a
+ * step would leave float32's comfortable range (a query of huge or tiny numbers): the float scan. */
+static int quantise_query(const float *x, Py_ssize_t width, int16_t *xq, float *step /* 2 x width / 32 */)
+{
+    for (Py_ssize_t b = 0; b * 32 < width; b++) {
+        float largest = 0.0f;
+        for (int j = 0; j < 32; j++)
+            largest = fmaxf(largest, fabsf(x[32 * b + j]));
+        int exponent = 0;
+        frexpf(largest, &exponent); /* largest = f 2^exponent, 0.5 <= f < 1 */
+        if (largest == 0.0f)
+            exponent = 0;
+        if (!(largest < 1e30f) || exponent - 15 < -100)
+            return 0;
+        step[b] = ldexpf(1.0f, exponent - 15);
+        int32_t sum = 0;
+        for (int j = 0; j < 32; j++) {
+            float q = nearbyintf(x[32 * b + j] / step[b]);
+            xq[32 * b + j] = (int16_t)(q > 32767.0f ? 32767.0f : (q < -32767.0f ? -32767.0f : q));
+            sum += xq[32 * b + j];
+        }
+        /* The run's sum of xq times its step (below 2^20 steps: exact), for Q4_K's min offsets. */
+        step[width / 32 + b] = (float)sum * step[b];
+    }
+    return 1;
+}
+
+static PyObject *quant_scores(PyObject *self, PyObject *args)
+{
+    Py_buffer rows, query, scale, out, progress;
+    int kind;
+    (void)self;
+    int integer = 0;
+    if (!PyArg_ParseTuple(args, "y*iy*y*w*w*|p", &rows, &kind, &query, &scale, &out, &progress, &integer))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t width = query.len / (Py_ssize_t)sizeof(float);
+    Py_ssize_t count = out.len / (Py_ssize_t)sizeof(float);
+    if (kind < 0 || kind >= KINDS) {
+        PyErr_SetString(PyExc_ValueError, "kind must be 0 (Q8_0), 1 (Q4_0), 2 (Q4_K) or 3 (Q6_K)");
+    } else if (width == 0 || query.len % (Py_ssize_t)sizeof(float) != 0 || width % BLOCK_NUMBERS[kind] != 0) {
+        PyErr_SetString(PyExc_ValueError, "the query must hold a whole number of blocks of float32 numbers");
+    } else if (rows.len != count * (width / BLOCK_NUMBERS[kind]) * BLOCK_BYTES[kind]) {
+        PyErr_SetString(PyExc_ValueError, "rows must hold len(out) rows of len(query) quantised numbers");
+    } else if (scale.len != out.len) {
+        PyErr_SetString(PyExc_ValueError, "scale must hold one float32 per row");
+    } else if (check_progress(&progress)) {
+        struct quant_job job = {kind, rows.buf, (width / BLOCK_NUMBERS[kind]) * BLOCK_BYTES[kind], width,
+                                query.buf, scale.buf, out.buf, NULL, NULL};
+        int16_t *xq = NULL;
+        float *step = NULL;
+        if (integer_scan && integer && kind != KIND_Q4_0) {
+            xq = PyMem_RawMalloc((size_t)width * sizeof(int16_t));
+            step = PyMem_RawMalloc((size_t)(width / 32) * 2 * sizeof(float));
+            if (xq != NULL && step != NULL && quantise_query(query.buf, width, xq, step))
+                job.xq = xq, job.step = step;
+        }
+        result = share_chunks_released(quant_chunk, &job, count, &progress);
+        PyMem_RawFree(xq);
+        PyMem_RawFree(step);
+    }
+    PyBuffer_Release(&rows);
+    PyBuffer_Release(&query);
+    PyBuffer_Release(&scale);
+    PyBuffer_Release(&out);
+    PyBuffer_Release(&progress);
+    return result;
+}
+
+/* Q4_K's spread of each row: the sum over its numbers of (|d s| q + |m n|)^2, in float64.  Scanned
+ * against an integer query, a Q4_K row's products and its min offsets are summed apart and may
+ * cancel, so its float32 error is bounded by this sum's root, not by the row's length (_quants.c's
+ * top, StoredScreen.spread). */
+struct spread_job {
+    const uint8_t *rows;
+    Py_ssize_t row_bytes;
+    double *out;
+};
+
+static void spread_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
+{
+    const struct spread_job *spread = job;
+    for (Py_ssize_t i = start; i < stop; i++) {
+        const uint8_t *row = spread->rows + i * spread->row_bytes;
+        double total = 0.0;
+        for (Py_ssize_t b = 0; b * 144 < spread->row_bytes; b++) {
+            const uint8_t *block = row + b * 144;
+            float scale[8], min[8];
+            q4_k_scales(block + 4, half_at(block), half_at(block + 2), scale, min);
+            for (int c = 0; c < 4; c++) {
+                float sums[2] = {0.0f, 0.0f};
+                for (int j = 0; j < 32; j++) {
+                    uint8_t byte = block[16 + 32 * c + j];
+                    float low = fabsf(scale[2 * c]) * (float)(byte & 0x0F) + fabsf(min[2 * c]);
+                    float high = fabsf(scale[2 * c + 1]) * (float)(byte >> 4) + fabsf(min[2 * c + 1]);
+                    sums[0] += low * low;
+                    sums[1] += high * high;
+                }
+                total += (double)sums[0] + (double)sums[1];
+            }
+        }
+        spread->out[i] = total;
+    }
+}
+
+static PyObject *q4_k_spreads(PyObject *self, PyObject *args)
+{
+    Py_buffer rows, out, progress;
+    Py_ssize_t width;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*nw*w*", &rows, &width, &out, &progress))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t count = out.len / (Py_ssize_t)sizeof(double);
+    Py_ssize_t row_bytes = width / 256 * 144;
+    if (width <= 0 || width % 256 != 0 || out.len % (Py_ssize_t)sizeof(double) != 0 || rows.len != count * row_bytes) {
+        PyErr_SetString(PyExc_ValueError, "rows must hold len(out) Q4_K rows of width numbers");
+    } else if (check_progress(&progress)) {
+        struct spread_job job = {rows.buf, row_bytes, out.buf};
+        result = share_chunks_released(spread_chunk, &job, count, &progress);
+    }
+    PyBuffer_Release(&rows);
+    PyBuffer_Release(&out);
+    PyBuffer_Release(&progress);
+    return result;
+}
+
+/* Rows as float32, block by block: the numbers gguf's dequantize gives (see the top of the file),
+ * a hundred times faster than its numpy code; the exact pass and the lengths read these. */
+static PyObject *dequantise(PyObject *self, PyObject *args)
+{
+    Py_buffer rows, out;
+    int kind;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*iw*", &rows, &kind, &out))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t numbers = out.len / (Py_ssize_t)sizeof(float);
+    if (kind < 0 || kind >= KINDS) {
+        PyErr_SetString(PyExc_ValueError, "kind must be 0 (Q8_0), 1 (Q4_0), 2 (Q4_K) or 3 (Q6_K)");
+    } else if (out.len % (Py_ssize_t)sizeof(float) != 0 || numbers % BLOCK_NUMBERS[kind] != 0 ||
+               rows.len != numbers / BLOCK_NUMBERS[kind] * BLOCK_BYTES[kind]) {
+        PyErr_SetString(PyExc_ValueError, "out must hold the float32 numbers of every block of rows");
+    } else {
+        const uint8_t *blocks = rows.buf;
+        float *values = out.buf;
+        Py_ssize_t count = numbers / BLOCK_NUMBERS[kind];
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t b = 0; b < count; b++)
+            dequantise_block(kind, blocks + b * BLOCK_BYTES[kind], values + b * BLOCK_NUMBERS[kind]);
+        Py_END_ALLOW_THREADS
+        result = Py_NewRef(Py_None);
+    }
+    PyBuffer_Release(&rows);
+    PyBuffer_Release(&out);
+    return result;
+}
+
+/* For tests: run a given build ("plain", "avx2", "avx512f", "avx512f-float") where this CPU can; answers
+ * the one now in use. */
+static PyObject *use_build(PyObject *self, PyObject *args)
+{
+    const char *name;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "s", &name))
+        return NULL;
+    choose_rows();
+    if (strcmp(name, "plain") == 0) {
+        chosen_rows = rows_plain, chosen_name = "plain", integer_scan = 0;
+    }
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    else if (strcmp(name, "avx2") == 0 && strcmp(chosen_name, "plain") != 0) {
+        chosen_rows = rows_avx2, chosen_name = "avx2", integer_scan = 0;
+    }
+#endif
+    else if (strcmp(name, "avx512f-float") == 0 && integer_scan) {
+        integer_scan = 0; /* the AVX-512 build's float scan for every type */
+        return PyUnicode_FromString("avx512f-float");
+    }
+    return PyUnicode_FromString(chosen_name);
+}
+
+static PyMethodDef quant_methods[] = {
+    {"q4_k_spreads", q4_k_spreads, METH_VARARGS,
+     "q4_k_spreads(rows, width, out, progress)\n\nWrite each Q4_K row's sum of (|d s| q + |m n|)^2 (float64) into out;\n"
+     "threads share rows as in quant_scores."},
+    {"dequantise", dequantise, METH_VARARGS,
+     "dequantise(rows, kind, out)\n\nWrite the float32 numbers of quantised rows (GGUF blocks, uint8) into out,\n"
+     "as gguf's dequantize gives them, without the GIL."},
+    {"use_build", use_build, METH_VARARGS,
+     "use_build(name)\n\nFor tests: scan with the named build (plain, avx2, avx512f, or avx512f-float: no\n"
+     "integer query) where this CPU runs it, else the best one; returns the name of the build now in use."},
+    {"quant_scores", quant_scores, METH_VARARGS,
+     "quant_scores(rows, kind, query, scale, out, progress, integer=False)\n\n"
+     "Write scale[i] times the dot product of quantised row i (GGUF blocks as stored, uint8; kind 0\n"
+     "Q8_0, 1 Q4_0, 2 Q4_K, 3 Q6_K) with the float32 query into out (0 where scale[i] is 0), without\n"
+     "the GIL; threads that call it with the same zeroed progress (two int64) share the rows.  With\n"
+     "integer, Q8_0, Q4_K and Q6_K are scanned against the query held as 16-bit integers where the\n"
+     "build can (error bound in _quants.c)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef quant_module = {
+    PyModuleDef_HEAD_INIT, "_quants", "A neighbour query's first pass over GGUF quantised rows.", -1, quant_methods,
+};
+
+PyMODINIT_FUNC PyInit__quants(void)
+{
+    choose_rows();
+    PyObject *module = PyModule_Create(&quant_module);
+    PyObject *rounding = PyFloat_FromDouble(sqrt(32.0) / 16384.0); /* quantise_query's |e| / |x| at most */
+    if (module == NULL || rounding == NULL || PyModule_AddStringConstant(module, "INSTRUCTIONS", chosen_name) < 0 ||
+        PyModule_AddObjectRef(module, "QUERY_ROUNDING", rounding) < 0) {
+        Py_XDECREF(rounding);
+        Py_XDECREF(module);
+        return NULL;
+    }
+    Py_DECREF(rounding);
+    return module;
+}

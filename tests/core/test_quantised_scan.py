@@ -1,0 +1,204 @@
+"""GGUF quantised tables scanned in their stored blocks answer as a float64 search over gguf's dequantised values.
+
+The oracle is the gguf package's ``dequantize`` (llama.cpp's own Python code) and a float64
+brute force over its numbers. Tables hold exact ties (copies of a row) and near ties: copies
+with one stored number moved by one quantisation step, whose cosines with the original differ
+by less than the first pass's error bound, so only the exact rescoring can order them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from gguf.constants import GGMLQuantizationType as Q
+from gguf.quants import dequantize
+
+from embedexplorer import open_table
+from embedexplorer.core.search import stored_search
+
+from ..gguf_fixture import float64_top_k, quantised_rows, write_gguf
+
+_quants = pytest.importorskip("embedexplorer.core.search._quants", reason="the quantised scan was not built here")
+
+TYPES = [Q.Q8_0, Q.Q4_0, Q.Q4_K, Q.Q6_K]
+# Byte ranges, inside one block, of each type's quantised numbers (their low bit moves one number by one step).
+NUMBER_BYTES = {Q.Q8_0: (2, 34), Q.Q4_0: (2, 18), Q.Q4_K: (16, 144), Q.Q6_K: (0, 128)}
+BLOCK_BYTES = {Q.Q8_0: 34, Q.Q4_0: 18, Q.Q4_K: 144, Q.Q6_K: 210}
+ROWS, WIDTH, K = 3000, 512, 12
+ORIGINAL, COPIES, NEAR = 50, (140, 141), range(100, 140)
+
+
+@pytest.fixture(params=["plain", "avx2", "avx512f-float", "avx512f"])
+def build(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Each build of the scan this CPU can run (the others are skipped); "avx512f-float" is the
+    AVX-512 build without its integer-query scan of Q8_0 and Q6_K."""
+    used = _quants.use_build(request.param)
+    if used != request.param:
+        _quants.use_build("best")
+        pytest.skip(f"this CPU does not run the {request.param} build")
+    yield used
+    _quants.use_build("best")
+
+
+def near_tie_blocks(qtype: Q, seed: int) -> np.ndarray:
+    """Random stored rows of ``qtype`` with exact copies of one row and 40 copies one step away from it.
+
+    Two copies whose steps move the cosine exactly alike (the same number at another place) would
+    tie in exact arithmetic and be ordered by float64 rounding alone: such a step is drawn again, so
+    the near ties are all distinct, by far less than the first pass's bound and far more than float64's.
+    """
+    rng = np.random.default_rng(seed)
+    rows = rng.standard_normal((ROWS, WIDTH)).astype(np.float32)
+    stored = np.array(quantised_rows(rows, qtype, seed=seed))
+    for copy in COPIES:
+        stored[copy] = stored[ORIGINAL]
+    first, last = NUMBER_BYTES[qtype]
+    blocks = stored.shape[1] // BLOCK_BYTES[qtype]
+    original = dequantize(stored[ORIGINAL : ORIGINAL + 1], qtype).astype(np.float64)[0]
+    taken: list[float] = []
+    for row in NEAR:
+        while True:
+            stored[row] = stored[ORIGINAL]
+            byte = int(rng.integers(0, blocks)) * BLOCK_BYTES[qtype] + int(rng.integers(first, last))
+            stored[row, byte] ^= 1
+            moved = dequantize(stored[row : row + 1], qtype).astype(np.float64)[0]
+            cosine = float(moved @ original / np.linalg.norm(moved) / np.linalg.norm(original))
+            if cosine < 1 and all(abs(cosine - other) > 1e-12 for other in taken):
+                taken.append(cosine)
+                break
+    return stored
+
+
+@pytest.mark.parametrize("qtype", TYPES, ids=[t.name for t in TYPES])
+def test_the_scan_is_within_its_bound_of_gguf_dequantised_rows(qtype: Q, build: str) -> None:
+    stored = near_tie_blocks(qtype, seed=int(qtype))
+    numbers = dequantize(stored, qtype).astype(np.float64)
+    lengths = np.linalg.norm(numbers, axis=1)
+    spread = stored_search.quantised_spread(stored, WIDTH, lengths) if qtype == Q.Q4_K else None
+    screen = stored_search.StoredScreen(
+        stored, stored_search.QUANT_KINDS[qtype.name], lengths, 0.0, quantised_width=WIDTH, spread=spread
+    )
+    assert screen.integer == (qtype != Q.Q4_0)  # the integer scan where this build has it
+    query = np.random.default_rng(1).standard_normal(WIDTH).astype(np.float32)
+    scores = screen.scores(query)
+    exact = numbers @ query.astype(np.float64) / lengths
+    bound = screen.error_bound(float(np.linalg.norm(query.astype(np.float64))))
+    assert np.abs(scores - exact).max() <= bound
+    assert np.abs(scores - exact).max() > 0
+    # A query of numbers far from 1 (the integer scan's steps are powers of two): still within the bound.
+    for size in (1e-20, 1e20):
+        far = query * np.float32(size)
+        error = np.abs(screen.scores(far) - numbers @ far.astype(np.float64) / lengths).max()
+        assert error <= screen.error_bound(float(np.linalg.norm(far.astype(np.float64))))
+
+
+@pytest.mark.parametrize("qtype", TYPES, ids=[t.name for t in TYPES])
+def test_near_ties_come_out_as_a_float64_search_orders_them(tmp_path: Path, qtype: Q, build: str) -> None:
+    stored = near_tie_blocks(qtype, seed=int(qtype) + 10)
+    numbers = dequantize(stored, qtype).astype(np.float64)
+    table = open_table(str(write_gguf(tmp_path / f"{qtype.name}.gguf", stored, qtype)))
+    screen = table.screen
+    assert screen.quantised and screen.bits is table.rows.raw  # the stored blocks, no copy
+    assert "blocks as stored" in table.search_method()
+    ids, cosines = float64_top_k(numbers, numbers[ORIGINAL], K, (ORIGINAL,))
+    # The near ties are real: neighbours closer to each other than the first pass can tell apart.
+    assert set(ids[:2]) == set(COPIES) and set(ids[2:]) <= set(NEAR)
+    assert np.min(np.diff(-cosines[2:])) < screen.error_bound(1.0)
+    result = table.neighbours(ORIGINAL, k=K)
+    assert [n.id for n in result.neighbours] == ids
+    np.testing.assert_allclose([n.cosine for n in result.neighbours], cosines, rtol=0, atol=1e-6)
+    # A vector near the original (not a row): the same order as the oracle's.
+    vector = numbers[ORIGINAL] + 0.01 * np.random.default_rng(2).standard_normal(WIDTH)
+    ids, _ = float64_top_k(numbers, vector, K, ())
+    assert [n.id for n in table.neighbours_of_vector(vector.astype(np.float32), k=K).neighbours] == ids
+    for token_id in (0, 2999):
+        ids, _ = float64_top_k(numbers, numbers[token_id], K, (token_id,))
+        assert [n.id for n in table.neighbours(token_id, k=K).neighbours] == ids
+
+
+def test_without_the_quantised_scan_a_table_answers_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    stored = near_tie_blocks(Q.Q4_K, seed=7)
+    numbers = dequantize(stored, Q.Q4_K).astype(np.float64)
+    path = write_gguf(tmp_path / "q4k.gguf", stored, Q.Q4_K)
+    scanned = open_table(str(path))
+    monkeypatch.setattr(stored_search, "_quants", None)
+    rounded = open_table(str(path))
+    assert scanned.screen.quantised and not rounded.screen.quantised  # bfloat16 roundings instead
+    for token_id in (ORIGINAL, 7, 2999):
+        ids, _ = float64_top_k(numbers, numbers[token_id], K, (token_id,))
+        assert [n.id for n in scanned.neighbours(token_id, k=K).neighbours] == ids
+        assert [n.id for n in rounded.neighbours(token_id, k=K).neighbours] == ids
+
+
+@pytest.mark.parametrize("width", [33, 64, 95, 775])
+@pytest.mark.parametrize("kind", [0, 1], ids=["bfloat16", "float16"])
+def test_16_bit_rows_of_any_width_are_scored_within_the_bound(width: int, kind: int) -> None:
+    """The bfloat16 scan reads 32 numbers to a load (float16 16): widths with tails of every size."""
+    dtype = torch.bfloat16 if kind == 0 else torch.float16
+    rows = torch.randn(500, width, generator=torch.Generator().manual_seed(width)).to(dtype)
+    rows[3] = rows[4]
+    bits = rows.view(torch.int16).numpy().view(np.uint16)
+    numbers = rows.to(torch.float64).numpy()
+    lengths = np.linalg.norm(numbers, axis=1)
+    screen = stored_search.StoredScreen(bits, kind, lengths, 0.0)
+    query = np.random.default_rng(width).standard_normal(width).astype(np.float32)
+    scores = screen.scores(query)
+    exact = numbers @ query.astype(np.float64) / lengths
+    assert np.abs(scores - exact).max() <= screen.error_bound(float(np.linalg.norm(query.astype(np.float64))))
+    assert scores[3] == scores[4]  # equal rows score exactly alike
+
+
+# Where each type keeps its float16 scale(s) in a block: set to infinity and NaN in a few blocks below.
+SCALE_BYTES = {Q.Q8_0: (0,), Q.Q4_0: (0,), Q.Q4_K: (0, 2), Q.Q6_K: (208,)}
+
+
+@pytest.mark.parametrize("qtype", TYPES, ids=[t.name for t in TYPES])
+def test_rows_read_from_the_file_are_ggufs_dequantised_numbers(tmp_path: Path, qtype: Q) -> None:
+    """The C dequantiser gives, bit for bit, what gguf's ``dequantize`` gives (infinite and NaN scales too)."""
+    stored = near_tie_blocks(qtype, seed=int(qtype) + 20)
+    for row, bits in ((5, 0x7C00), (6, 0x7E00), (7, 0xFC00)):  # +inf, NaN, -inf
+        for offset in SCALE_BYTES[qtype]:
+            stored[row, offset : offset + 2] = np.array([bits], dtype="<u2").view(np.uint8)
+    table = open_table(str(write_gguf(tmp_path / f"{qtype.name}.gguf", stored, qtype)))
+    picked = [0, 5, 6, 7, 50, 140, 2999]
+    with np.errstate(invalid="ignore"):  # gguf's own infinity times zero
+        np.testing.assert_array_equal(table.rows[picked], dequantize(stored[picked], qtype))
+        np.testing.assert_array_equal(table.rows[:], dequantize(stored, qtype))
+    # Rows holding infinity or NaN point nowhere: they are never anyone's neighbour.
+    assert not {5, 6, 7} & {n.id for n in table.neighbours(0, k=K).neighbours}
+
+
+def test_a_q4_k_row_whose_offsets_cancel_keeps_the_float_scan_and_the_answers(tmp_path: Path) -> None:
+    """A row whose numbers are d s q - m n with both terms large and their differences tiny (all
+    zero but one) has a spread far over the integer scan's limit: the table is scanned in float32."""
+    stored = near_tie_blocks(Q.Q4_K, seed=31)
+    block = np.zeros(144, dtype=np.uint8)
+    block[0:4] = np.array([0.01, 0.01], dtype="<f2").view(np.uint8)  # d = dmin
+    block[4:8], block[8:12], block[12:16] = 4, 252, 196  # every scale 4, every min 60: 4 d q - 60 d
+    block[16:] = 0xFF  # q = 15 everywhere: every number 0 ...
+    block[16] = 0xFE  # ... but one, 4 d (14 - 15)
+    stored[9] = np.tile(block, WIDTH // 256)
+    numbers = dequantize(stored, Q.Q4_K).astype(np.float64)
+    assert np.count_nonzero(numbers[9]) == WIDTH // 256
+    table = open_table(str(write_gguf(tmp_path / "cancel.gguf", stored, Q.Q4_K)))
+    assert table.screen.quantised and not table.screen.integer
+    for token_id in (9, ORIGINAL, 3):
+        ids, _ = float64_top_k(numbers, numbers[token_id], K, (token_id,))
+        assert [n.id for n in table.neighbours(token_id, k=K).neighbours] == ids
+
+
+@pytest.mark.parametrize("width", [32, 480, 800])
+def test_q8_0_rows_of_any_block_count_are_within_the_bound(width: int, build: str) -> None:
+    """The integer scan makes sixteen blocks' weights at a time: counts of blocks below, at and past it."""
+    rows = np.random.default_rng(width).standard_normal((300, width)).astype(np.float32)
+    stored = np.ascontiguousarray(quantised_rows(rows, Q.Q8_0))
+    numbers = dequantize(stored, Q.Q8_0).astype(np.float64)
+    lengths = np.linalg.norm(numbers, axis=1)
+    screen = stored_search.StoredScreen(stored, 0, lengths, 0.0, quantised_width=width)
+    query = np.random.default_rng(width + 1).standard_normal(width).astype(np.float32)
+    error = np.abs(screen.scores(query) - numbers @ query.astype(np.float64) / lengths).max()
+    assert 0 < error <= screen.error_bound(float(np.linalg.norm(query.astype(np.float64))))
