@@ -45,6 +45,8 @@ BENCHMARKS = {
     "repeat_check": "bench.bench_repeat_check",
     # every token's neighbours and one query against faiss-cpu (a bench-only extra: .[bench])
     "faiss": "bench.bench_faiss",
+    # `embedexplorer compare` of two GPT-2-shaped tables against a faiss script, whole processes (faiss-cpu)
+    "compare_process": "bench.bench_compare_process",
     # `embedexplorer neighbours/cosine/tokens` against a numpy script, whole processes
     "one_shot": "bench.bench_one_shot",
 }

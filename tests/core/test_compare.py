@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -299,6 +302,29 @@ def test_the_job_reports_progress_stops_and_keeps_table_a(pair) -> None:  # type
     with pytest.raises(Exception, match=r"Could not open table B .*missing"):
         compare(JobContext(session), CompareRequest(str(path_a) + ".missing", k=10))
     assert session.table.rows.shape == (400, 24)
+
+
+def test_the_progress_and_notes_say_how_many_cores_the_search_used(pair) -> None:  # type: ignore[no-untyped-def]
+    """The window's long lane holds BLAS to every core but one: the compare then says it ran on that many;
+    left alone it says the same count in its progress and its notes."""
+    from embedexplorer.core.common.blas import cores_but_one, limit_blas
+
+    _, _, path_a, path_b = pair
+    session = Session()
+    session.replace_table(open_table(path_a))
+    cores = os.cpu_count()
+    for limit in (cores_but_one(), None):
+        seen: list[str] = []
+        ctx = JobContext(session, report=lambda done, total, message, seen=seen: seen.append(message))
+        with limit_blas(limit) if limit is not None else contextlib.nullcontext():
+            answer = compare(ctx, CompareRequest(str(path_b), k=10))
+        searching = [m for m in seen if m.startswith("Nearest tokens in")]
+        said = re.search(r"on (\d+) of (\d+) cores$", searching[0])
+        assert said is not None and int(said[2]) == cores and 1 <= int(said[1]) <= cores, searching
+        if limit is not None:
+            assert int(said[1]) == limit
+        assert all(m.endswith(said[0]) for m in searching), searching
+        assert any(said[0] in note for note in answer.notes), answer.notes
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:

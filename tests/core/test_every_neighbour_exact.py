@@ -122,3 +122,23 @@ def test_without_the_c_loop_the_answers_are_the_same(
     assert found.target_ranks is not None
     np.testing.assert_array_equal(found.target_ranks, oracle_ranks(every, targets))
     assert "no C loop" in found.product
+
+
+def test_ranks_of_targets_among_a_crowd_of_near_ties_equal_the_brute_force(product: str) -> None:
+    """A target whose score hundreds of columns share to within the screen's error (as A's nearest in an
+    unrelated table B sits among the bulk of the scores): each of them is scored exactly, none is missed."""
+    rows = tied_table(1500, 64, seed=21)
+    rng = np.random.default_rng(8)
+    crowd = rng.permutation(1500)[:300]
+    base = rows[crowd[0]].copy()
+    # 300 rows 1e-4 apart around one direction: for most queries their cosines differ by about 1e-8 to 1e-6,
+    # inside the screen's error, yet far apart in float64.
+    rows[crowd] = base + 1e-4 * rng.standard_normal((crowd.size, 64)).astype(np.float32)
+    queries = np.arange(1500)
+    targets = crowd[rng.integers(0, crowd.size, size=queries.size)]
+    targets[targets == queries] = np.where(queries[targets == queries] == crowd[0], crowd[1], crowd[0])
+    found = nearest_of_all(rows, queries, 10, targets=targets, product=product)
+    ids, _, every = oracle(rows, queries, 10)
+    np.testing.assert_array_equal(found.ids, ids)
+    assert found.target_ranks is not None
+    np.testing.assert_array_equal(found.target_ranks, oracle_ranks(every, targets))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -9,6 +10,7 @@ import pytest
 from gguf.constants import GGMLQuantizationType as Q
 from PySide6.QtCore import Qt
 
+from embedexplorer.core.common.blas import cores_but_one
 from embedexplorer.jobs.compare_jobs import COMPARE
 from embedexplorer.jobs.table_jobs import LOAD, TOKENS
 
@@ -59,6 +61,8 @@ def test_compare_shows_lists_neighbours_and_looks_tokens_up(qtbot, window, table
     pane = window.panes.compare.pane
     assert len(comparison) == 500 and not pane.message.isVisible()
     assert "F32" in pane.header.text() and "by id" in pane.header.text()
+    # The long lane keeps a core for the window; the pane says how many the search used.
+    assert f"on {cores_but_one()} of {os.cpu_count()} cores" in pane.header.text()
     assert f"mean <b>{comparison.overlap.mean():.2f}</b>" in pane.stats.text()
     # The first of the most changed is the token with the fewest neighbours kept.
     first = pane.most.item(0)

@@ -7,6 +7,7 @@ never from a map.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -16,8 +17,9 @@ import numpy as np
 
 from ..common.errors import QueryError
 from ..common.progress import ProgressCallback
+from ..search import neighbours as nb
 from ..tables.embedding_table import EmbeddingTable
-from .every_neighbour import nearest_of_all
+from .every_neighbour import nearest_of_all, planned_cores
 from .matching import TokenMatch, match_tokens
 
 # Fewer tokens in common than this share of the smaller table is not one vocabulary compared.
@@ -218,12 +220,28 @@ def compare_tables(
         )
     queries = _chosen(match, words)
     total = 2 * queries.size
+    ids_a, ids_b = match.ids_a[queries], match.ids_b[queries]
+    report(0, total, "Comparing the rows")
+    row_cosine = relative_error = None
+    if a.width == b.width:  # first, while both tables' pages are in from the check above
+        row_cosine, relative_error = _row_changes(a, b, ids_a, ids_b)
+    else:
+        notes.append(
+            f"The rows have different widths ({a.width:,} and {b.width:,} numbers), so they cannot be compared "
+            "number by number: only the neighbours are compared."
+        )
+    # Each search holds one table's pages and one tile, not both tables' (the pages come back from
+    # the page cache when the table is read again).
+    _release_pages(b)
+    _release_pages(a)
     a.check_files()
     rows_a = _float32_rows(a, match.ids_a)
+    cores = _on_cores(planned_cores(rows_a)[0])
     near_a = nearest_of_all(
-        rows_a, queries, k, step=lambda done: report(done, total, f"Nearest tokens in A ({a.name})")
+        rows_a, queries, k, step=lambda done: report(done, total, f"Nearest tokens in A ({a.name}), {cores}")
     )
     del rows_a
+    _release_pages(a)
     b.check_files()
     rows_b = _float32_rows(b, match.ids_b)
     near_b = nearest_of_all(
@@ -231,20 +249,16 @@ def compare_tables(
         queries,
         k,
         targets=near_a.ids[:, 0],
-        step=lambda done: report(queries.size + done, total, f"Nearest tokens in B ({b.name})"),
+        step=lambda done: report(queries.size + done, total, f"Nearest tokens in B ({b.name}), {cores}"),
     )
     del rows_b
-    report(total, total, "Comparing the rows")
+    _release_pages(b)
+    notes.append(
+        f"The {k} nearest of each compared token in A and in B: {_on_cores(near_a.threads)} "
+        f"({near_a.product} products, exact float64 scores for the few that could win)."
+    )
+    report(total, total, "Comparing the neighbour lists")
     overlap = _overlaps(near_a.ids, near_b.ids)
-    ids_a, ids_b = match.ids_a[queries], match.ids_b[queries]
-    row_cosine = relative_error = None
-    if a.width == b.width:
-        row_cosine, relative_error = _row_changes(a, b, ids_a, ids_b)
-    else:
-        notes.append(
-            f"The rows have different widths ({a.width:,} and {b.width:,} numbers), so they cannot be compared "
-            "number by number: only the neighbours are compared."
-        )
     assert near_b.target_ranks is not None
     return Comparison(
         a=a.name,
@@ -270,6 +284,11 @@ def compare_tables(
         notes=tuple(notes),
         text_of_a=a.vocabulary.text_of,
     )
+
+
+def _on_cores(threads: int) -> str:
+    """``on 2 of 2 cores``: how many the products were split over, of the machine's."""
+    return f"on {threads} of {os.cpu_count() or threads} cores"
 
 
 def _chosen(match: TokenMatch, words: np.ndarray | None) -> np.ndarray:
@@ -305,6 +324,13 @@ def _notes(a: EmbeddingTable, b: EmbeddingTable, match: TokenMatch) -> list[str]
     if files_a and files_a == {s.path.resolve() for s in b.mapped_files}:
         notes.append("A and B are the same file: every overlap is k and every row cosine 1.000.")
     return notes
+
+
+def _release_pages(table: EmbeddingTable) -> None:
+    """Drop a float32 table's mapped pages from this process (read-only file maps; anything else is left)."""
+    release = nb._page_releaser(table.rows)
+    if isinstance(table.rows, np.ndarray):
+        release(table.rows)
 
 
 def _float32_rows(table: EmbeddingTable, ids: np.ndarray) -> np.ndarray:

@@ -32,8 +32,10 @@ and the answer is the exact k best of a set that holds them all. A query whose l
 the same proof over its whole row of screened scores.
 
 A target's rank is 1 + the columns whose exact score is above the target's exact score t:
-screened scores above t + e are surely above, those below t - e surely not, and the few in
-between (the band) are scored in float64.
+screened scores above t + e are surely above, those below t - e surely not, and those in
+between (the band) are scored in float64 by the C loop as it reads them. The band is a few
+columns when the target is near the top (a quantised copy), but a hundred or more when it sits
+among the bulk of the scores (A's nearest in an unrelated table B): no list of them is kept.
 """
 
 from __future__ import annotations
@@ -56,10 +58,9 @@ except ImportError:  # built without a C compiler
 
 # Bytes of one tile of scores (float32): 4,096 x 4,096.
 TILE_BYTES = 64 << 20
-# Candidates and band columns kept per query before it is searched on its own: the window is
-# about 1e-4 wide, so after pruning a list holds the k best and the rare near ties.
+# Candidates kept per query before it is searched on its own: the window is about 1e-4 wide,
+# so after pruning a list holds the k best and the rare near ties.
 EXTRA_CANDIDATES = 24
-BAND_COLUMNS = 16
 # Rows whose lengths are outside this range are screened from a unit copy (float32 products
 # of raw rows that small or large would underflow or overflow).
 SAFE_LENGTHS = (1e-30, 1e30)
@@ -140,6 +141,14 @@ def nearest_of_all(
     return search.answer()
 
 
+def planned_cores(rows: np.ndarray) -> tuple[int, str]:
+    """The cores ``nearest_of_all(rows, ...)`` will split its tiles over (its default) and whose product."""
+    if _every is None:
+        return 1, "numpy float64 (no C loop)"
+    product = _Product(rows, None, None)
+    return product.threads, product.name
+
+
 class _Search:
     """One call of ``nearest_of_all``: the queries' lists, filled tile by tile, then answered."""
 
@@ -174,8 +183,6 @@ class _Search:
             self.t_exact = self.pair_scores(self.self_ids, self.targets)
             self.t_low, self.t_high = _outward(self.t_exact, self.error)
         self.above = np.zeros(n, dtype=np.int32)
-        self.band_ids = np.zeros((n, BAND_COLUMNS if self.targets is not None else 1), dtype=np.int32)
-        self.band_count = np.zeros(n, dtype=np.int32)
 
     def _state_order(self, per_query: np.ndarray) -> np.ndarray:
         if not self.symmetric:
@@ -213,9 +220,10 @@ class _Search:
         both = self.symmetric and j != i
         _every.screen_tile(
             tile, tile.shape[0], tile.shape[1], self.scale[j:j_end], i, j, j if both else -1, i,
-            self.k, self.cap, self.band_ids.shape[1], float(self.window), self.targets is not None,
+            self.k, self.cap, float(self.window), self.targets is not None,
             self.heap, self.filled, self.bar, self.cand_ids, self.cand_scores, self.cand_count, self.self_ids,
-            self.t_low, self.t_high, self.above, self.band_ids, self.band_count, self.overflow,
+            self.t_low, self.t_high, self.t_exact, self.above, self.overflow,
+            self.rows, self.rows.shape[1], self.inverse,
         )  # fmt: skip
 
     # ----- the answer ----------------------------------------------------------------------
@@ -256,7 +264,7 @@ class _Search:
         cosines = np.zeros((n, k), dtype=np.float64)
         fine = self.overflow == 0
         ids[fine], cosines[fine] = columns[take[fine]], exact[take[fine]]
-        ranks = self._ranks() if self.targets is not None else None
+        ranks = (self.above + 1).astype(np.int64) if self.targets is not None else None
         for q in np.flatnonzero(~fine):
             ids[q], cosines[q], rank = self._alone(int(q))
             if ranks is not None:
@@ -266,14 +274,6 @@ class _Search:
             ids[pick], cosines[pick].astype(np.float32), None if ranks is None else ranks[pick],
             self.product.threads, self.product.name,
         )  # fmt: skip
-
-    def _ranks(self) -> np.ndarray:
-        slots = np.arange(self.band_ids.shape[1])[None, :]
-        owner, slot = np.nonzero(slots < self.band_count[:, None])
-        columns = self.band_ids[owner, slot].astype(np.int64)
-        exact = self.pair_scores(self.self_ids[owner], columns)
-        above = np.bincount(owner[exact > self.t_exact[owner]], minlength=self.self_ids.size)
-        return (self.above + above + 1).astype(np.int64)
 
     def _alone(self, q: int) -> tuple[np.ndarray, np.ndarray, int]:
         """One query whose lists filled up, searched over its whole row of screened scores (same proof)."""
@@ -328,7 +328,10 @@ class _Product:
             name = "torch" if "torch" in sys.modules or rows.nbytes >= TORCH_FOR_TABLES_FROM else "numpy"
         self._torch = _torch_if_exact() if name == "torch" else None
         self.name = "numpy" if self._torch is None else "torch"
-        available = self._torch.get_num_threads() if self._torch is not None else blas_threads()
+        # A BLAS limit (the window's long lane keeps a core for the window) holds torch's threads too.
+        available = blas_threads()
+        if self._torch is not None:
+            available = min(available, self._torch.get_num_threads())
         self.threads = max(1, min(threads or available, available))
 
     def limited(self):  # type: ignore[no-untyped-def]

@@ -5,8 +5,10 @@
  *
  *   - a min-heap of its k best screened scores so far (the k-th best is its bar),
  *   - every column scoring at or above the bar minus the window (the candidates),
- *   - with a target column: how many columns surely score above the target, and the
- *     columns too close to the target's score to tell (the band).
+ *   - with a target column: how many columns score above the target exactly: those whose
+ *     screened score is surely above, and those too close to tell (the band) scored in
+ *     float64 as they are read (one compare of two unrelated tables puts a hundred columns
+ *     or more in the band of most queries: a list of them would fill up).
  *
  * ``pair_scores`` then gives the exact (float64) cosine of any (query, column) pairs.
  * Python proves why this misses no true neighbour (every_neighbour.py, "Why nothing is
@@ -32,15 +34,19 @@ struct state {
     float *cand_scores;  /* (queries, cap) their screened scores */
     int32_t *cand_count;
     const int64_t *self_ids; /* the query's own column, never its own neighbour */
-    const float *t_low;  /* target score - half the window, or NULL without targets */
-    const float *t_high; /* target score + half the window */
-    int32_t *above;      /* columns surely above the target */
-    int32_t *band_ids;   /* (queries, band_cap) columns to score exactly against the target */
-    int32_t *band_count;
+    const float *t_low;  /* below the target's exact score by the screen's error, or NULL without targets */
+    const float *t_high; /* above it by the screen's error */
+    const double *t_exact; /* the target's exact score */
+    int32_t *above;      /* columns whose exact score is above the target's */
     uint8_t *overflow;   /* 1: the query's lists filled up; Python answers it on its own */
-    int k, cap, band_cap;
+    const float *rows;   /* the float32 table, for exact scores of band columns */
+    const double *inverse; /* 1 / each row's length */
+    Py_ssize_t width;
+    int k, cap;
     float window;
 };
+
+static double exact_score(const struct state *st, int64_t first, int64_t second);
 
 static int32_t prune(struct state *st, Py_ssize_t q)
 {
@@ -112,15 +118,10 @@ static void consider(struct state *st, Py_ssize_t q, int64_t col, float s)
         st->cand_count[q] = n + 1;
         push_heap(st, q, s);
     }
-    if (st->t_low != NULL && s >= st->t_low[q] && s <= st->t_high[q]) {
-        int32_t n = st->band_count[q];
-        if (n == st->band_cap) {
-            st->overflow[q] = 1;
-            return;
-        }
-        st->band_ids[q * st->band_cap + n] = (int32_t)col;
-        st->band_count[q] = n + 1;
-    }
+    /* Too close to the target's score for the screen to tell: the exact scores decide. */
+    if (st->t_low != NULL && s >= st->t_low[q] && s <= st->t_high[q] &&
+        exact_score(st, st->self_ids[q], col) > st->t_exact[q])
+        st->above[q]++;
 }
 
 /* One score as both passes see it: a column whose scale is 0 points nowhere and scores 0. */
@@ -280,6 +281,13 @@ typedef void (*pairs_function)(const float *, const double *, Py_ssize_t, const 
 static pairs_function chosen_pairs = pairs_plain;
 static const char *chosen_name = "plain";
 
+static double exact_score(const struct state *st, int64_t first, int64_t second)
+{
+    double out;
+    chosen_pairs(st->rows, st->inverse, st->width, &first, &second, &out, 1);
+    return out;
+}
+
 static int sized(Py_buffer *buffer, Py_ssize_t items, Py_ssize_t item, const char *name)
 {
     if (buffer->len != items * item) {
@@ -292,42 +300,52 @@ static int sized(Py_buffer *buffer, Py_ssize_t items, Py_ssize_t item, const cha
 static PyObject *screen_tile(PyObject *self, PyObject *args)
 {
     (void)self;
-    Py_buffer b[15];
-    Py_ssize_t rows, cols, q_row0, q_col0, queries;
+    Py_buffer b[16];
+    Py_ssize_t rows, cols, q_row0, q_col0, queries, width, count;
     long long col_id0, row_id0;
-    int k, cap, band_cap, targets;
+    int k, cap, targets;
     float window;
     memset(b, 0, sizeof b);
     /* tile, scale, heap, filled, bar, cand_ids, cand_scores, cand_count, self_ids,
-     * t_low, t_high, above, band_ids, band_count, overflow */
-    if (!PyArg_ParseTuple(args, "y*nny*nLnLiiifpw*w*w*w*w*w*y*y*y*w*w*w*w*", &b[0], &rows, &cols, &b[1], &q_row0,
-                          &col_id0, &q_col0, &row_id0, &k, &cap, &band_cap, &window, &targets, &b[2], &b[3],
-                          &b[4], &b[5], &b[6], &b[7], &b[8], &b[9], &b[10], &b[11], &b[12], &b[13], &b[14]))
+     * t_low, t_high, t_exact, above, overflow, table, inverse */
+    if (!PyArg_ParseTuple(args, "y*nny*nLnLiifpw*w*w*w*w*w*y*y*y*y*w*w*y*ny*", &b[0], &rows, &cols, &b[1], &q_row0,
+                          &col_id0, &q_col0, &row_id0, &k, &cap, &window, &targets, &b[2], &b[3], &b[4], &b[5],
+                          &b[6], &b[7], &b[8], &b[9], &b[10], &b[11], &b[12], &b[13], &b[14], &width, &b[15]))
         return NULL;
     PyObject *result = NULL;
     queries = b[3].len / (Py_ssize_t)sizeof(int32_t);
-    if (k < 1 || cap < k || band_cap < 1 || rows < 0 || cols < 0 || q_row0 < 0 || q_row0 + rows > queries ||
-        (q_col0 >= 0 && q_col0 + cols > queries)) {
-        PyErr_SetString(PyExc_ValueError, "the tile does not fit the queries' state");
+    count = b[15].len / (Py_ssize_t)sizeof(double);
+    if (k < 1 || cap < k || width < 1 || rows < 0 || cols < 0 || q_row0 < 0 || q_row0 + rows > queries ||
+        (q_col0 >= 0 && q_col0 + cols > queries) || col_id0 < 0 || col_id0 + cols > count ||
+        (q_col0 >= 0 && (row_id0 < 0 || row_id0 + rows > count))) {
+        PyErr_SetString(PyExc_ValueError, "the tile does not fit the queries' state or the table");
     } else if (sized(&b[0], rows * cols, 4, "tile") && sized(&b[1], cols, 4, "scale") &&
                sized(&b[2], queries * k, 4, "heap") && sized(&b[4], queries, 4, "bar") &&
                sized(&b[5], queries * cap, 4, "cand_ids") && sized(&b[6], queries * cap, 4, "cand_scores") &&
                sized(&b[7], queries, 4, "cand_count") && sized(&b[8], queries, 8, "self_ids") &&
                sized(&b[9], queries, 4, "t_low") && sized(&b[10], queries, 4, "t_high") &&
-               sized(&b[11], queries, 4, "above") && sized(&b[12], queries * band_cap, 4, "band_ids") &&
-               sized(&b[13], queries, 4, "band_count") && sized(&b[14], queries, 1, "overflow")) {
-        struct state st = {b[2].buf, b[3].buf, b[4].buf, b[5].buf, b[6].buf, b[7].buf, b[8].buf,
-                           targets ? b[9].buf : NULL, b[10].buf, b[11].buf, b[12].buf, b[13].buf, b[14].buf,
-                           k, cap, band_cap, window};
-        const float *tile = b[0].buf, *scale = b[1].buf;
-        Py_BEGIN_ALLOW_THREADS
-        for (Py_ssize_t i = 0; i < rows; i++)
-            chosen_tile_row(&st, tile + i * cols, scale, cols, q_row0 + i, (int64_t)col_id0, q_col0,
-                            (int64_t)row_id0 + i);
-        Py_END_ALLOW_THREADS
-        result = Py_NewRef(Py_None);
+               sized(&b[11], queries, 8, "t_exact") && sized(&b[12], queries, 4, "above") &&
+               sized(&b[13], queries, 1, "overflow") && sized(&b[14], count * width, 4, "table")) {
+        const int64_t *self_ids = b[8].buf;
+        int inside = 1;
+        for (Py_ssize_t q = 0; q < queries && inside; q++)
+            inside = self_ids[q] >= 0 && self_ids[q] < count;
+        if (!inside) {
+            PyErr_SetString(PyExc_IndexError, "a query names a row outside the table");
+        } else {
+            struct state st = {b[2].buf, b[3].buf, b[4].buf, b[5].buf, b[6].buf, b[7].buf, b[8].buf,
+                               targets ? b[9].buf : NULL, b[10].buf, b[11].buf, b[12].buf, b[13].buf, b[14].buf,
+                               b[15].buf, width, k, cap, window};
+            const float *tile = b[0].buf, *scale = b[1].buf;
+            Py_BEGIN_ALLOW_THREADS
+            for (Py_ssize_t i = 0; i < rows; i++)
+                chosen_tile_row(&st, tile + i * cols, scale, cols, q_row0 + i, (int64_t)col_id0, q_col0,
+                                (int64_t)row_id0 + i);
+            Py_END_ALLOW_THREADS
+            result = Py_NewRef(Py_None);
+        }
     }
-    for (int i = 0; i < 15; i++)
+    for (int i = 0; i < 16; i++)
         PyBuffer_Release(&b[i]);
     return result;
 }
@@ -395,13 +413,14 @@ static PyMethodDef every_methods[] = {
      "row_squares(rows, width, out)\n\n"
      "out[i] = the sum of squares of float32 row i, in float64 (eight lanes, one fixed order); without the GIL."},
     {"screen_tile", screen_tile, METH_VARARGS,
-     "screen_tile(tile, rows, cols, scale, q_row0, col_id0, q_col0, row_id0, k, cap, band_cap, window, targets,\n"
-     "            heap, filled, bar, cand_ids, cand_scores, cand_count, self_ids, t_low, t_high, above,\n"
-     "            band_ids, band_count, overflow)\n\n"
+     "screen_tile(tile, rows, cols, scale, q_row0, col_id0, q_col0, row_id0, k, cap, window, targets,\n"
+     "            heap, filled, bar, cand_ids, cand_scores, cand_count, self_ids, t_low, t_high, t_exact,\n"
+     "            above, overflow, table, width, inverse)\n\n"
      "Read a (rows, cols) float32 tile of products, each column times scale (0: the score is 0):\n"
      "row i is query q_row0 + i against column col_id0 + j; with q_col0 >= 0, column j is also\n"
      "query q_col0 + j against column row_id0 + i.  Updates each query's heap, bar, candidates,\n"
-     "and with targets its count above and band.  Runs without the GIL."},
+     "and with targets its count of columns above the target (the band scored exactly from table).\n"
+     "Runs without the GIL."},
     {"pair_scores", pair_scores, METH_VARARGS,
      "pair_scores(rows, width, inverse, first, second, out)\n\n"
      "out[p] = (rows[first[p]] . rows[second[p]]) * inverse[first[p]] * inverse[second[p]] in float64\n"
