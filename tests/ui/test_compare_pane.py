@@ -63,6 +63,17 @@ def test_compare_shows_lists_neighbours_and_looks_tokens_up(qtbot, window, table
     assert "F32" in pane.header.text() and "by id" in pane.header.text()
     # The long lane keeps a core for the window; the pane says how many the search used.
     assert f"on {cores_but_one()} of {os.cpu_count()} cores" in pane.header.text()
+    # ...and the whole header is on screen, its notes line included (it was cut at the label's height).
+    settle()
+    assert pane.header.height() >= pane.header.heightForWidth(pane.header.width()), (
+        pane.header.height(), pane.header.heightForWidth(pane.header.width())
+    )
+    # On a 1024x640 screen (the dialog fits it, about 1000x600) both plots' titles are whole.
+    window.panes.compare.resize(1000, 600)
+    settle()
+    for plot in (pane.overlap_plot.getPlotItem(), pane.cosine_plot.getPlotItem()):
+        title = plot.titleLabel.item
+        assert title.boundingRect().width() <= plot.sceneBoundingRect().width(), title.toPlainText()
     assert f"mean <b>{comparison.overlap.mean():.2f}</b>" in pane.stats.text()
     # The first of the most changed is the token with the fewest neighbours kept.
     first = pane.most.item(0)

@@ -316,7 +316,7 @@ class ComparePane(QWidget):
         middles = (edges[:-1] + edges[1:]) / 2
         bars = pg.BarGraphItem(x=middles, height=counts, width=width * 0.9, brush=theme.FAMILY_COLOURS[0])
         self.cosine_plot.addItem(bars)
-        self.cosine_plot.setTitle("cosine between a token's row in A and in B")
+        self.cosine_plot.setTitle("row cosine of A and B, per token")
 
     def _fill(self, listing: QListWidget, comparison: Comparison, positions: list[int]) -> None:
         listing.clear()
