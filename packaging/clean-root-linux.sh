@@ -89,9 +89,14 @@ cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
 fonts_before="$(find "$ROOT/usr/share/fonts" -type f 2>/dev/null | wc -l)"
 
 step "apt-get install ./$(basename "$DEB") in the root (its Depends only)"
+# The archives folder is shared by every run on this machine, and apt locks it: two runs at once
+# (two CI checkouts) take turns here instead of one failing on the other's lock.
+exec 9>"$CACHE/apt-archives.lock"
+flock -w 1800 9 || die "another clean-root run held the shared apt archives for 30 minutes"
 in_root apt-get update -qq >"$OUT/apt.log" 2>&1 || { tail -20 "$OUT/apt.log" >&2; die "apt-get update failed in the root"; }
 in_root DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "/mnt/dist/$(basename "$DEB")" \
   >>"$OUT/apt.log" 2>&1 || { tail -30 "$OUT/apt.log" >&2; die "apt could not install the .deb"; }
+flock -u 9
 grep -E '^(Setting up|The following NEW)' "$OUT/apt.log" | sed 's/^/  /' | awk 'NR <= 40'
 fonts_after="$(find "$ROOT/usr/share/fonts" -type f 2>/dev/null | wc -l)"
 echo "fonts under /usr/share/fonts: $fonts_before before, $fonts_after after"
