@@ -9,6 +9,7 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -24,6 +25,16 @@ import numpy as np
 from embedexplorer.core.sources.resolve import bundled_model_dir
 
 LOOPBACK = "127.0.0.1"
+
+
+def ctrl_c_as_at_a_terminal() -> None:
+    """For a child a test will Ctrl-C (``preexec_fn``): SIGINT as a terminal's foreground program has it.
+
+    A script that starts the tests in the background (``cmd &`` without job control, as a CI runner
+    may) hands its children SIGINT ignored; Python then installs no KeyboardInterrupt handler, and
+    a signal the test sends is dropped, which says nothing about the program.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:

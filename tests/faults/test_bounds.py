@@ -30,7 +30,14 @@ from embedexplorer.core.formats.table_store import read_note
 from embedexplorer.core.maps.map_cache import MapCache
 from embedexplorer.core.maps.word_sets import from_file, matching
 
-from .helpers import LOOPBACK, assert_one_line_error, run_cli, word_level_tokenizer, write_table_folder
+from .helpers import (
+    LOOPBACK,
+    assert_one_line_error,
+    ctrl_c_as_at_a_terminal,
+    run_cli,
+    word_level_tokenizer,
+    write_table_folder,
+)
 
 TRAPS = ("fifo", "link-to-fifo", "dev-zero", "sparse-giant")
 # A call that is refused must be refused at once; this only keeps a broken build from hanging the suite.
@@ -168,6 +175,7 @@ def test_ctrl_c_stops_a_catastrophic_regex_on_the_command_line(tmp_path: Path) -
         [sys.executable, "-m", "embedexplorer", "map", "--model", str(folder), "--words", "(a|aa)+$"],
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=ctrl_c_as_at_a_terminal,
     )
     # Ctrl-C once the table is open (mapped into the process), when the pattern runs, or after
     # it has been refused and the command has ended.

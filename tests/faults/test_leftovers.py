@@ -28,7 +28,7 @@ from embedexplorer.core.exercises.lessons import LessonError, load_lesson
 from embedexplorer.core.layers.answers import LayerRun
 from embedexplorer.core.layers.loading import load_layer_model
 
-from .helpers import safetensors_bytes, word_level_tokenizer, write_table_folder
+from .helpers import ctrl_c_as_at_a_terminal, safetensors_bytes, word_level_tokenizer, write_table_folder
 
 ROOT = Path(__file__).resolve().parents[2]
 SETTINGS = settings(max_examples=20, deadline=None, database=None, suppress_health_check=list(HealthCheck))
@@ -68,7 +68,8 @@ def test_the_tsne_process_ends_with_its_parent(tmp_path: Path, how: signal.Signa
     script.write_text(TSNE_PARENT, encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     parent = subprocess.Popen(
-        [sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+        [sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        preexec_fn=ctrl_c_as_at_a_terminal,
     )
     assert parent.stdout is not None and parent.stderr is not None
     for line in parent.stdout:  # the child reports from inside t-SNE
