@@ -123,13 +123,26 @@ def test_planted_markup_is_text_in_every_label_and_in_the_exported_picture(qtbot
     )
 
 
-def test_a_tooltip_holding_markup_shows_its_text(qtbot, window, tmp_path):  # type: ignore[no-untyped-def]
-    # Tooltips are rendered as HTML when they look like it; the family buttons' tooltips name the family.
-    from PySide6.QtCore import QEvent, QPoint
+def tip_shown_as_text(qtbot, widget, at, text: str) -> None:  # type: ignore[no-untyped-def]
+    """Rest the pointer at ``at`` on ``widget`` (Qt's tooltip event): the tip shows ``text`` literally."""
+    from PySide6.QtCore import QEvent
     from PySide6.QtGui import QHelpEvent
     from PySide6.QtWidgets import QApplication, QToolTip
 
     from embedexplorer.ui.style.plain_text import plain_tip
+
+    QApplication.sendEvent(widget, QHelpEvent(QEvent.Type.ToolTip, at, widget.mapToGlobal(at)))
+    qtbot.waitUntil(QToolTip.isVisible)
+    assert QToolTip.text() == plain_tip(text)
+    document = QTextDocument()
+    document.setHtml(QToolTip.text())
+    assert document.toPlainText() == text
+    QToolTip.hideText()
+
+
+def test_a_tooltip_holding_markup_shows_its_text(qtbot, window, tmp_path):  # type: ignore[no-untyped-def]
+    # Tooltips are rendered as HTML when they look like it; the family buttons' tooltips name the family.
+    from PySide6.QtCore import QPoint
 
     mark = f'<img src="{secret_picture(tmp_path / "secret.png")}">'
     label = QLabel("hover me")
@@ -137,26 +150,18 @@ def test_a_tooltip_holding_markup_shows_its_text(qtbot, window, tmp_path):  # ty
     label.setToolTip(f"Show or hide the {mark} family")
     label.show()
     qtbot.waitExposed(label)
-    event = QHelpEvent(QEvent.Type.ToolTip, QPoint(2, 2), label.mapToGlobal(QPoint(2, 2)))
-    QApplication.sendEvent(label, event)  # what Qt sends when the pointer rests on the label
-    qtbot.waitUntil(QToolTip.isVisible)
-    assert QToolTip.text() == plain_tip(f"Show or hide the {mark} family")
-    document = QTextDocument()
-    document.setHtml(QToolTip.text())
-    assert document.toPlainText() == f"Show or hide the {mark} family"
-    QToolTip.hideText()
+    tip_shown_as_text(qtbot, label, QPoint(2, 2), f"Show or hide the {mark} family")
 
 
 def test_a_plot_point_tip_holding_markup_shows_its_text(qtbot, tmp_path):  # type: ignore[no-untyped-def]
     # pyqtgraph puts a hovered point's tip on its view box, a graphics item the widgets' rule never sees;
     # the layers pane's point tips name the token, which comes from the model's files.
     import pyqtgraph as pg
-    from PySide6.QtCore import QEvent, QPoint
-    from PySide6.QtGui import QHelpEvent
+    from PySide6.QtCore import QPoint
     from PySide6.QtTest import QTest
-    from PySide6.QtWidgets import QApplication, QToolTip
+    from PySide6.QtWidgets import QApplication
 
-    from embedexplorer.ui.style.plain_text import guard_plain_text, plain_tip
+    from embedexplorer.ui.style.plain_text import guard_plain_text
 
     guard_plain_text(QApplication.instance())  # as the window does when it is built
     mark = f'<img src="{secret_picture(tmp_path / "secret.png")}">'
@@ -177,11 +182,4 @@ def test_a_plot_point_tip_holding_markup_shows_its_text(qtbot, tmp_path):  # typ
     QTest.mouseMove(plot.viewport(), dot + QPoint(1, 0))
     QTest.mouseMove(plot.viewport(), dot)
     qtbot.waitUntil(lambda: mark in view_box.toolTip())
-    event = QHelpEvent(QEvent.Type.ToolTip, dot, plot.viewport().mapToGlobal(dot))
-    QApplication.sendEvent(plot.viewport(), event)
-    qtbot.waitUntil(QToolTip.isVisible)
-    assert QToolTip.text() == plain_tip(f"{mark} at 1")
-    document = QTextDocument()
-    document.setHtml(QToolTip.text())
-    assert document.toPlainText() == f"{mark} at 1"
-    QToolTip.hideText()
+    tip_shown_as_text(qtbot, plot.viewport(), dot, f"{mark} at 1")
