@@ -10,14 +10,15 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .core.compare.map_change import MapChange
-from .core.exercises.lessons import Lesson, MapView
-from .core.layers.trace import LayerInput
-from .core.maps.family_map import FamilyMap
-from .core.maps.provenance import Provenance
-from .core.maps.word_maps import WordMap
+if TYPE_CHECKING:  # the engine's types, named here only: the window shows before the engine loads
+    from .core.compare.map_change import MapChange
+    from .core.exercises.lessons import Lesson
+    from .core.layers.trace import LayerInput
+    from .core.maps.family_map import FamilyMap
+    from .core.maps.provenance import Provenance
+    from .core.maps.word_maps import WordMap
 
 Range = tuple[tuple[float, float], tuple[float, float]]
 
@@ -127,6 +128,8 @@ class AppState:
 
 def lesson_of(now: Snapshot) -> Lesson:
     """A lesson file's content: the model, both texts, the selected tokens (counted from 1), k, the map."""
+    from .core.exercises.lessons import Lesson, MapView
+
     first_place = None if now.selection is None else now.selection.place
     second_place = now.pair_places[1]
     return Lesson(

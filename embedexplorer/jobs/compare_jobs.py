@@ -7,14 +7,15 @@ a second table that fails to open is one message.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..core.common.errors import EmbedExplorerError, Interrupted
-from ..core.compare.comparison import Comparison, compare_tables
-from ..core.compare.output_head import output_head_table
-from ..core.tables.opening import open_table
 from .base import JobContext, Kind, Lane
+
+if TYPE_CHECKING:  # the engine loads with the first job, after the window shows
+    from ..core.compare.comparison import Comparison
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,10 @@ def compare(ctx: JobContext, request: CompareRequest) -> Comparison:
     B is opened with its tokenizer in a child process (time and memory limits), used and closed;
     A stays as it was.
     """
+    from ..core.compare.comparison import compare_tables
+    from ..core.compare.output_head import output_head_table
+    from ..core.tables.opening import open_table
+
     first = ctx.session.table
     if request.output_head:
         second = output_head_table(first)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ..core.directions.direction import DirectionSpec
-from ..core.directions.report import DirectionReport, direction_report
-from ..core.directions.scores import END_SIZE
+from ..core.common.constants import END_SIZE
 from .base import JobContext, Kind, Lane
+
+if TYPE_CHECKING:  # the engine loads with the first job, after the window shows
+    from ..core.directions.direction import DirectionSpec
+    from ..core.directions.report import DirectionReport
 
 
 @dataclass(frozen=True)
@@ -21,6 +24,8 @@ class DirectionRequest:
 def score_direction(ctx: JobContext, request: DirectionRequest) -> DirectionReport:
     # The first question on a table also scores 100 random directions and measures each
     # number's spread (a pass each over the table): progress and Stop between blocks.
+    from ..core.directions.report import direction_report
+
     return direction_report(
         ctx.session.table,
         request.spec,

@@ -7,18 +7,21 @@ engine's own result types.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from ..core.common.constants import COMPLETIONS
 from ..core.common.errors import QueryError
-from ..core.exercises.analogies import AnalogyAnswer, solve_analogy
-from ..core.exercises.family_distances import FamilyDistances, family_distances
-from ..core.exercises.guess import GuessOutcome, Suggestion, guess_outcome, suggestions
-from ..core.exercises.two_texts import TwoTokens, compare, word_key
-from ..core.maps.family_map import FamilyMap
-from ..core.maps.word_maps import WordMap
-from ..core.tables.spelling import COMPLETIONS, TokenIndex
-from ..core.text.texts import Token
 from .base import JobContext, Kind, Lane
 from .table_jobs import layer_recipe
+
+if TYPE_CHECKING:  # the engine loads with the first job, after the window shows
+    from ..core.exercises.analogies import AnalogyAnswer
+    from ..core.exercises.family_distances import FamilyDistances
+    from ..core.exercises.guess import GuessOutcome, Suggestion
+    from ..core.exercises.two_texts import TwoTokens
+    from ..core.maps.family_map import FamilyMap
+    from ..core.maps.word_maps import WordMap
+    from ..core.text.texts import Token
 
 
 # ----- guess first ------------------------------------------------------------------------------
@@ -29,6 +32,8 @@ class GuessRequest:
 
 
 def judge_guess(ctx: JobContext, request: GuessRequest) -> GuessOutcome:
+    from ..core.exercises.guess import guess_outcome
+
     return guess_outcome(ctx.session.table, request.query, request.guess)
 
 
@@ -48,6 +53,8 @@ class Completions:
 
 
 def complete_word(ctx: JobContext, request: CompletionRequest) -> Completions:
+    from ..core.tables.spelling import TokenIndex
+
     table = ctx.session.table
     found = TokenIndex.for_table(table).complete(request.prefix, request.limit)
     return Completions(request.prefix, tuple(found))
@@ -68,6 +75,8 @@ class SuggestionsAnswer:
 
 
 def suggest_words(ctx: JobContext, request: SuggestionsRequest) -> SuggestionsAnswer:
+    from ..core.exercises.guess import suggestions
+
     table = ctx.session.table
     return SuggestionsAnswer(table.name, tuple(suggestions(table, request.count)))
 
@@ -85,6 +94,9 @@ class DistancesRequest:
 
 
 def rank_family_distances(ctx: JobContext, request: DistancesRequest) -> FamilyDistances:
+    from ..core.exercises.family_distances import family_distances
+    from ..core.maps.family_map import FamilyMap
+
     table = ctx.session.table
     on_map = request.family_map
     if not isinstance(on_map, FamilyMap):
@@ -107,6 +119,8 @@ class AnalogyRequest:
 
 
 def analogy(ctx: JobContext, request: AnalogyRequest) -> AnalogyAnswer:
+    from ..core.exercises.analogies import solve_analogy
+
     return solve_analogy(
         ctx.session.table,
         request.a,
@@ -146,6 +160,8 @@ class PairTokens:
 
 
 def split_pair(ctx: JobContext, request: PairTokensRequest) -> PairTokens:
+    from ..core.exercises.two_texts import word_key
+
     table = ctx.session.table
     first = tuple(table.encode(request.first_text)[:MAX_PAIR_TOKENS])
     second = tuple(table.encode(request.second_text)[:MAX_PAIR_TOKENS])
@@ -171,6 +187,8 @@ class TwoTextsRequest:
 
 
 def compare_texts(ctx: JobContext, request: TwoTextsRequest) -> TwoTokens:
+    from ..core.exercises.two_texts import compare
+
     table = ctx.session.table
     return compare(
         table,

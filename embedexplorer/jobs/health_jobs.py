@@ -7,15 +7,15 @@ process the Layers pane uses (``layer_jobs.model_process``): one model loaded on
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..core.common.errors import IncompleteModelError
-from ..core.health.check_counts import MAX_CANDIDATES
-from ..core.health.repeat_check import BATCH, RepeatCheck, repeat_prompts, unavailable_reason
-from ..core.health.report import HealthReport
-from ..core.health.vocabulary_health import vocabulary_health
-from ..core.layers import output_head as oh
 from .base import JobContext, Kind, Lane
 from .layer_jobs import model_process
+
+if TYPE_CHECKING:  # the engine loads with the first job, after the window shows
+    from ..core.health.repeat_check import RepeatCheck
+    from ..core.health.report import HealthReport
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,8 @@ class HealthRequest:
 
 
 def health(ctx: JobContext, request: HealthRequest) -> HealthReport:
+    from ..core.health.vocabulary_health import vocabulary_health
+
     table = ctx.session.table
     return vocabulary_health(table, ctx.progress, output_head=request.output_head, provenance=request.provenance)
 
@@ -41,6 +43,10 @@ class VerifyRequest:
 
 def verify(ctx: JobContext, request: VerifyRequest) -> RepeatCheck:
     """The repeat check, or one sentence saying why the model cannot be asked (never an error for that)."""
+    from ..core.health.check_counts import MAX_CANDIDATES
+    from ..core.health.repeat_check import BATCH, RepeatCheck, repeat_prompts, unavailable_reason
+    from ..core.layers import output_head as oh
+
     table = ctx.session.table
     reason = unavailable_reason(table.folder, gguf="gguf_architecture" in table.config)
     if reason is not None:

@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..core.common.blas import limit_blas
+from ..core.common.constants import LAYERS_K
 from ..core.common.errors import IncompleteModelError
-from ..core.layers.answers import DEFAULT_K, LayersAnswer
-from ..core.layers.layer_process import LayerProcess
-from ..core.layers.questions import check_layers_question
-from ..core.layers.trace import trace
-from ..core.sources.resolve import looks_like_hub_id
 from .base import JobContext, Kind, Lane, Session
+
+if TYPE_CHECKING:  # the engine loads with the first job, after the window shows
+    from ..core.layers.answers import LayersAnswer
+    from ..core.layers.layer_process import LayerProcess
 
 # Where the model's process lives in ``Session.derived``.
 MODEL_KEY = "layer_model"
@@ -34,7 +35,7 @@ class LayersRequest:
     place: int
     compare_text: str | None = None
     compare_place: int | None = None  # None: the first token of compare_text with the same id
-    k: int = DEFAULT_K
+    k: int = LAYERS_K
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,10 @@ class LayersReply:
 
 
 def run_layers(ctx: JobContext, request: LayersRequest) -> LayersReply:
+    from ..core.layers.questions import check_layers_question
+    from ..core.layers.trace import trace
+    from ..core.sources.resolve import looks_like_hub_id
+
     table = ctx.session.table
     # Mistakes in the texts are told at once, before any model is loaded.
     _chosen, compare = check_layers_question(
@@ -98,6 +103,8 @@ LAYERS = Kind("layers", Lane.LONG, run_layers)
 
 def model_process(session: Session) -> LayerProcess:
     """The open table's model process, started now if it is not running yet."""
+    from ..core.layers.layer_process import LayerProcess
+
     found = session.derived.get(MODEL_KEY)
     if isinstance(found, LayerProcess):
         return found
@@ -124,6 +131,8 @@ class Warmed:
 
 
 def run_warm(ctx: JobContext, request: WarmRequest) -> Warmed:
+    from ..core.layers.layer_process import LayerProcess
+
     ctx.session.table  # noqa: B018 - no table, no model to run: says so as every kind does
     running = isinstance(ctx.session.derived.get(MODEL_KEY), LayerProcess)
     if not running:

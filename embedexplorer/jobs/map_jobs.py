@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
+from typing import TYPE_CHECKING
 
-from ..core.directions.direction import DirectionSpec, make_direction
-from ..core.maps.direction_axes import direction_layout
-from ..core.maps.family_map import Families, load_families
-from ..core.maps.map_cache import MapCache
-from ..core.maps.map_origin import with_provenance
-from ..core.maps.projections import SEED
-from ..core.maps.word_maps import WordMap, word_map
-from ..core.maps.word_sets import WordSet, from_file, from_list, matching, whole_vocabulary
+from ..core.common.constants import SEED
 from .base import JobContext, Kind, Lane
+
+if TYPE_CHECKING:  # the engine loads with the first job, after the window shows
+    from ..core.directions.direction import DirectionSpec
+    from ..core.maps.family_map import Families
+    from ..core.maps.word_maps import WordMap
+    from ..core.maps.word_sets import WordSet
 
 WORDS_KINDS = ("all", "regex", "list", "file")
 
@@ -34,6 +34,8 @@ class WordMapRequest:
 
 
 def chosen_words(ctx: JobContext, request: WordMapRequest) -> WordSet:
+    from ..core.maps.word_sets import from_file, from_list, matching, whole_vocabulary
+
     table = ctx.session.table
     if request.words == "all":
         return whole_vocabulary(table)
@@ -45,6 +47,13 @@ def chosen_words(ctx: JobContext, request: WordMapRequest) -> WordSet:
 
 
 def draw_word_map(ctx: JobContext, request: WordMapRequest) -> WordMap:
+    from ..core.directions.direction import make_direction
+    from ..core.maps.direction_axes import direction_layout
+    from ..core.maps.family_map import load_families
+    from ..core.maps.map_cache import MapCache
+    from ..core.maps.map_origin import with_provenance
+    from ..core.maps.word_maps import word_map
+
     table = ctx.session.table
     words = chosen_words(ctx, request)
     families = request.families if isinstance(request.families, dict) else load_families(request.families)

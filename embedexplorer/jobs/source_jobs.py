@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ..core.sources.discovery import local_models
-from ..core.sources.local_model import LocalModel
 from .base import JobContext, Kind, Lane
+
+if TYPE_CHECKING:  # the engine loads with the first job, after the window shows
+    from ..core.sources.local_model import LocalModel
 
 
 @dataclass(frozen=True)
@@ -20,6 +22,8 @@ class LocalModelsAnswer:
 
 
 def list_local_models(ctx: JobContext, request: LocalModelsRequest) -> LocalModelsAnswer:
+    from ..core.sources.discovery import local_models
+
     ctx.check()
     return LocalModelsAnswer(tuple(local_models(request.recent)))
 

@@ -15,17 +15,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..core.tables.embedding_table import EmbeddingTable, NeighbourResult, TableFacts
-from ..core.tables.opening import open_table
-from ..core.tables.position_rows import place_and_row
-from ..core.tables.spelling import word_or_first_token
-from ..core.text.texts import Token, TokenReport, fixed
 from .base import JobContext, Kind, Lane, Session
 
-if TYPE_CHECKING:  # the maps and the layers load when a job needs them: a one-shot neighbours does not
+if TYPE_CHECKING:  # the engine loads with the first job, after the window shows; the maps and the
+    # layers only when a job needs them (a one-shot neighbours does not)
     from ..core.layers.layer_input import Recipe
     from ..core.maps.family_map import Families, FamilyMap
     from ..core.maps.word_maps import WordMap
+    from ..core.tables.embedding_table import EmbeddingTable, NeighbourResult, TableFacts
+    from ..core.text.texts import Token, TokenReport
 
 # How many chips the token pane shows at most; the report's note says how many were left out.
 MAX_CHIPS = 512
@@ -50,6 +48,8 @@ class LoadedModel:
 
 
 def load_model(ctx: JobContext, request: LoadRequest) -> LoadedModel:
+    from ..core.tables.opening import open_table
+
     started = time.perf_counter()
     # The tokenizer runs in a child process: building it in this process would hold the
     # GIL for ~90 ms (GPT-2) and freeze the window for that long.
@@ -130,6 +130,8 @@ class RowAnswer:
 
     def place_text(self) -> str:
         """ "place 1, position-table row 1": both counted from 1, as the chapter counts."""
+        from ..core.tables.position_rows import place_and_row
+
         return place_and_row(self.place, self.position_index)
 
 
@@ -247,6 +249,8 @@ class CosineAnswer:
     @property
     def line(self) -> str:
         """The answer as one plain line, the number first, naming both tokens used (``spelling.token_used``)."""
+        from ..core.text.texts import fixed
+
         first = f"{self.a} (id {self.a_id:,})" if self.a_id >= 0 else self.a
         which = f", first of {self.b_tokens} tokens" if self.b_tokens > 1 else ""
         second = f"{self.b} (id {self.b_id:,}{which})" if self.b_id >= 0 else self.b
@@ -258,6 +262,8 @@ class CosineAnswer:
 
 def cosine_of(ctx: JobContext, request: CosineRequest) -> CosineAnswer:
     """The cosine of the selected token's row and a typed word's, the word read by the window's one rule."""
+    from ..core.tables.spelling import word_or_first_token
+
     table = ctx.session.table
     read = word_or_first_token
     a = table.query(request.first) if isinstance(request.first, int) else read(table, request.first)

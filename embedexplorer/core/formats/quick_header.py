@@ -14,8 +14,6 @@ import struct
 from collections import Counter
 from pathlib import Path
 
-from gguf.constants import LlamaFileType
-
 from ..common.errors import CorruptWeightsError
 from ..common.files import open_regular
 from .gguf_file import MAGIC, _Parser
@@ -50,6 +48,8 @@ def gguf_storage(path: Path) -> str:
 
 
 def _file_type_name(value: int) -> str:
+    from gguf.constants import LlamaFileType  # the gguf package (and yaml under it): only for a GGUF file
+
     try:
         name = LlamaFileType(value).name
     except ValueError:

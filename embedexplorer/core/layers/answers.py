@@ -8,6 +8,7 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
+from ..common.constants import LAYERS_K
 from ..common.errors import Interrupted
 from ..tables.embedding_table import Neighbour
 from ..text.texts import Token
@@ -17,7 +18,7 @@ StopCheck = Callable[[], bool]
 # Called with a layer's number (0 for the input) and every position's vector after it, as soon as it is computed.
 LayerCallback = Callable[[int, Any], None]
 
-DEFAULT_K = 8
+DEFAULT_K = LAYERS_K
 
 
 # ----- answers ---------------------------------------------------------------------------------

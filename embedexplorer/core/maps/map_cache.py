@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-from importlib import metadata
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +38,8 @@ def table_fingerprint(table: EmbeddingTable) -> str:
 
 
 def _library_version(method: str) -> str:
+    from importlib import metadata  # 15 ms to import: only when a cached map is keyed
+
     try:
         return metadata.version(_LIBRARIES[method])
     except (KeyError, metadata.PackageNotFoundError):

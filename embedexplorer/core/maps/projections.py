@@ -19,14 +19,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..common.constants import MAX_SEED
+from ..common.constants import MAX_SEED, METHOD_NAMES, METHODS, SEED  # here too: the window names them first
 from ..common.errors import Interrupted, QueryError
 from ..search.stored_rows import StoredRows
 from .family_map import Projection, pca_2d
 
-METHODS = ("pca", "tsne", "umap")
-METHOD_NAMES = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP", "directions": "two-direction"}
-SEED = 42
 PERPLEXITY = 30
 # How many rows a block of neighbour look-ups covers between progress reports.
 _KNN_BLOCK = 2048

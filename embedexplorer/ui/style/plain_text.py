@@ -5,25 +5,30 @@ Qt renders a QLabel's text and every tooltip as HTML when it looks like HTML
 ``<img src="/abs/secret.png">`` would draw a private picture into the window and into
 exported pictures.  The rule, in one place:
 
-- labels: ``PlainTextGuard`` makes every QLabel that is left at Qt's automatic format
-  plain text as it is polished; a label that wants markup says ``RichText`` itself and
-  escapes every value it holds with ``markup_free``;
-- tooltips: the guard shows one that looks like HTML as its literal text (widgets, the
-  items of lists and tables, and the items of a plot: pyqtgraph puts a hovered point's tip
-  on its view box); ``plain_tip`` does the same where a tooltip is shown directly
-  (a map point's hover tip), and for a message box's text;
+- labels: the application's style (``PlainTextStyle``) makes every QLabel that is left at
+  Qt's automatic format plain text as it is polished; a label that wants markup says
+  ``RichText`` itself and escapes every value it holds with ``markup_free``;
+- tooltips: every tooltip, whoever shows it (a widget, an item of a list or a table, a
+  graphics item such as a plot's hovered point, ``QToolTip.showText``), is drawn by Qt's one
+  tip label; the style watches that label and shows a tip that looks like HTML as its literal
+  text.  ``plain_tip`` does the same where text is shown directly (a message box's text);
 - pyqtgraph text (the map's caption and legend) is HTML: each value goes in through
   ``markup_free``.
+
+Why the style and not an application-wide event filter: such a filter is a call into Python
+for every event of every object (16,000 while the window opens), and each of those calls
+waits for Python's lock while the worker thread computes: the launch took 0.1-0.2 s more and
+the window stalled while a map was drawn.  A style's ``polish`` runs once per widget, and the
+tip label's own filter only for that label's events.
 """
 
 from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import QEvent, QObject, Qt
-from PySide6.QtGui import QHelpEvent
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer
 from PySide6.QtGui import Qt as GuiQt  # mightBeRichText lives in QtGui's part of the Qt namespace
-from PySide6.QtWidgets import QAbstractItemView, QApplication, QGraphicsView, QLabel, QToolTip, QWidget
+from PySide6.QtWidgets import QApplication, QLabel, QProxyStyle, QWidget
 
 # Qt's own dialogs (QMessageBox's text, QInputDialog's prompt) keep the format their caller chose.
 _QT_OWN = "qt_"
@@ -56,43 +61,56 @@ def _made_literal(tip: str) -> bool:
     return tip.startswith(_LITERAL_START) and tip.endswith(_LITERAL_END) and "<" not in middle
 
 
-class PlainTextGuard(QObject):
-    """An application-wide event filter: automatic-format labels become plain, HTML-looking tooltips literal."""
+# Qt's tooltip label (private class): it draws every tooltip, so it is the one place to watch.
+_TIP_LABEL_CLASS = "QTipLabel"
+
+
+def _is_tip_label(widget: QWidget) -> bool:
+    meta = widget.metaObject()
+    return meta is not None and meta.className() == _TIP_LABEL_CLASS
+
+
+class _TipGuard(QObject):
+    """The tip label's filter: a tip that looks like HTML is shown as its text before it is drawn."""
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
         kind = event.type()
-        if kind == QEvent.Type.Polish and isinstance(watched, QLabel):
-            if watched.textFormat() == Qt.TextFormat.AutoText and not watched.objectName().startswith(_QT_OWN):
-                watched.setTextFormat(Qt.TextFormat.PlainText)
-        elif kind == QEvent.Type.ToolTip and isinstance(watched, QWidget) and isinstance(event, QHelpEvent):
-            tip = self._tip_of(watched, event)
+        if kind in (QEvent.Type.Show, QEvent.Type.Paint) and isinstance(watched, QLabel):
+            tip = watched.text()
             if tip and GuiQt.mightBeRichText(tip) and not _made_literal(tip):
-                QToolTip.showText(event.globalPos(), plain_tip(tip), watched)
-                return True
+                watched.setText(plain_tip(tip))
+                # Sized as Qt sizes a tip (its size hint and one pixel); from a paint, once it is done.
+                fit = lambda label=watched: label.resize(label.sizeHint() + QSize(1, 0))  # noqa: E731
+                if kind == QEvent.Type.Show:
+                    fit()
+                else:
+                    QTimer.singleShot(0, watched, fit)
         return False
 
-    @staticmethod
-    def _tip_of(watched: QWidget, event: QHelpEvent) -> str:
-        view = watched.parent()
-        if isinstance(view, QAbstractItemView) and watched is view.viewport():
-            index = view.indexAt(event.pos())
-            value = index.data(Qt.ItemDataRole.ToolTipRole) if index.isValid() else None
-            return value if isinstance(value, str) else ""
-        if isinstance(view, QGraphicsView) and watched is view.viewport():
-            # As QGraphicsScene does: the topmost item under the pointer that has a tip.
-            for item in view.items(event.pos()):
-                if item.toolTip():
-                    return item.toolTip()
-            return ""
-        return watched.toolTip()
+
+class PlainTextStyle(QProxyStyle):
+    """The application's style, which makes labels plain text as they are polished and watches the tip label."""
+
+    def __init__(self, base: str) -> None:
+        super().__init__(base)
+        self._tips = _TipGuard(self)
+
+    def polish(self, target: object) -> None:  # type: ignore[override]  # Qt's three overloads: one name
+        super().polish(target)  # type: ignore[arg-type]
+        if not isinstance(target, QLabel):
+            return
+        if _is_tip_label(target):
+            target.installEventFilter(self._tips)  # shows text set after this, so watched as it shows
+        elif target.textFormat() == Qt.TextFormat.AutoText and not target.objectName().startswith(_QT_OWN):
+            target.setTextFormat(Qt.TextFormat.PlainText)
 
 
-_guard: PlainTextGuard | None = None
+_style: PlainTextStyle | None = None
 
 
 def guard_plain_text(app: QApplication) -> None:
-    """Install the guard once for the whole application (the window does, as it is built)."""
-    global _guard
-    if _guard is None:
-        _guard = PlainTextGuard(app)
-        app.installEventFilter(_guard)
+    """Give the application the guarding style once (the window does, as it is built)."""
+    global _style
+    if not isinstance(app.style(), PlainTextStyle):
+        _style = PlainTextStyle(app.style().name())
+        app.setStyle(_style)
