@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from embedexplorer.core.common.errors import QueryError
-from embedexplorer.core.exercises.guess import GuessScore, guess_outcome, suggestions
+from embedexplorer.core.exercises.guess import guess_outcome, suggestions
+from embedexplorer.core.exercises.guess_score import GuessScore
 from embedexplorer.core.tables.ranks import rank_of
 from embedexplorer.core.tables.spelling import TokenIndex, word_token
 from tests.gpt2_fixture import gpt2_bpe_files

@@ -16,6 +16,8 @@ MULTI_TOKEN_ACTIONS = ("average", "skip")
 EXPORT_WIDTH_RANGE = (200, 20_000)
 # Seeds of t-SNE and UMAP: numpy's and scikit-learn's seeds are 32-bit.
 MAX_SEED = 2**32 - 1
+# A map point's family number when it belongs to no family.
+NO_FAMILY = -1
 # The map's projections, their names in sentences, and the seed t-SNE and UMAP start from.
 METHODS = ("pca", "tsne", "umap")
 METHOD_NAMES = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP", "directions": "two-direction"}

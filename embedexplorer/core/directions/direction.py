@@ -7,7 +7,6 @@ rows minus the other's; both are the difference of the two sides' mean unit rows
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,34 +15,13 @@ from ..common.errors import QueryError
 from ..tables.embedding_table import EmbeddingTable, Query
 from ..tables.ranks import unit_row
 from ..tables.spelling import word_or_first_token
+from .spec import ARROW, DirectionSpec
+from .spec import DEFAULT_PAIRS as DEFAULT_PAIRS  # the parsing lives in spec.py; named here too
+from .spec import parse_pairs as parse_pairs
+from .spec import parse_words as parse_words
 
-# The chapter's own pairs, the default direction.
-DEFAULT_PAIRS = (("he", "she"), ("king", "queen"), ("man", "woman"))
 # Most words a side may have: a direction is made from examples a person types.
 MAX_SIDE_WORDS = 1_000
-ARROW = "\u2192"
-_PAIR_SPLIT = re.compile(r"\s*(?:->|\u2192|=>)\s*")
-
-
-@dataclass(frozen=True)
-class DirectionSpec:
-    """What the learner gave: pairs (A, B), or two groups (from, to). Exactly one of them."""
-
-    pairs: tuple[tuple[str, str], ...] = ()
-    groups: tuple[tuple[str, ...], tuple[str, ...]] | None = None
-
-    @property
-    def label(self) -> str:
-        """The pairs as typed, "he→she, king→queen"; groups as "[he, man] → [she, woman]"."""
-        if self.groups is not None:
-            first, second = (", ".join(w.strip() for w in group) for group in self.groups)
-            return f"[{first}] {ARROW} [{second}]"
-        return ", ".join(f"{a.strip()}{ARROW}{b.strip()}" for a, b in self.pairs)
-
-    def to_dict(self) -> dict[str, object]:
-        if self.groups is not None:
-            return {"groups": {"from": list(self.groups[0]), "to": list(self.groups[1])}}
-        return {"pairs": [list(pair) for pair in self.pairs]}
 
 
 @dataclass(frozen=True)
@@ -81,26 +59,6 @@ class Direction:
     @property
     def ids_b(self) -> np.ndarray:
         return np.array([q.id for q in self.side_b], dtype=np.int64)
-
-
-def parse_pairs(text: str) -> tuple[tuple[str, str], ...]:
-    """Pairs as a person types them: "he->she, king->queen" (commas or new lines between pairs)."""
-    pairs = []
-    for part in re.split(r"[,\n;]", text):
-        if not part.strip():
-            continue
-        sides = _PAIR_SPLIT.split(part.strip())
-        if len(sides) != 2 or not all(s.strip() for s in sides):
-            raise QueryError(f"{part.strip()!r} is not a pair: write two words with an arrow between, as he->she.")
-        pairs.append((sides[0], sides[1]))
-    if not pairs:
-        raise QueryError("Type at least one pair of words, as he->she.")
-    return tuple(pairs)
-
-
-def parse_words(text: str) -> tuple[str, ...]:
-    """Words separated by commas or new lines (a word may hold spaces)."""
-    return tuple(w.strip() for w in re.split(r"[,\n;]", text) if w.strip())
 
 
 def side_token(table: EmbeddingTable, word: str) -> Query:

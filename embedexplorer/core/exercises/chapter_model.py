@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from ..common.constants import GPT2_HUB_ID
 
+# What the analogy exercise says under every answer.
+NO_CLAIM = (
+    "The chapter makes no claim about this arithmetic: it only measured that king and queen "
+    "are close neighbours (cosine 0.657 in GPT-2)."
+)
 # GPT-2 small's token table: the chapter's "(50257, 768)".
 CHAPTER_SHAPE = (50_257, 768)
 CHAPTER_MODEL = GPT2_HUB_ID

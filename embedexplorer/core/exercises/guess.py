@@ -61,27 +61,6 @@ class GuessOutcome:
         )
 
 
-@dataclass(frozen=True)
-class GuessScore:
-    """A session's running score: guesses made, exactly right (#1), and within the top k shown."""
-
-    guesses: int = 0
-    exact: int = 0
-    close: int = 0
-    k: int = 8
-
-    def add(self, outcome: GuessOutcome, k: int | None = None) -> GuessScore:
-        top = self.k if k is None else k
-        rank = outcome.rank.rank
-        return GuessScore(self.guesses + 1, self.exact + (rank == 1), self.close + (rank <= top), top)
-
-    def summary(self) -> str:
-        if not self.guesses:
-            return "No guesses yet."
-        word = "guess" if self.guesses == 1 else "guesses"
-        return f"{self.guesses} {word}: {self.exact} #1, {self.close} in the top {self.k}"
-
-
 def guess_outcome(table: EmbeddingTable, query: str | int, guess: str) -> GuessOutcome:
     """Rank the guessed token among all rows but the query's by cosine to the query's row."""
     asked = table.query(query)

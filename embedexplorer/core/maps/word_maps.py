@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
+from ..common.constants import NO_FAMILY  # a point of no family (the window names it too)
 from ..common.errors import FamiliesError
 from ..tables.embedding_table import EmbeddingTable
 from .family_map import Families, FamilyMap, FamilySums, family_sums
@@ -19,7 +20,6 @@ from .word_sets import WordSet
 if TYPE_CHECKING:
     from .provenance import Provenance
 
-NO_FAMILY = -1
 
 
 @dataclass(frozen=True)

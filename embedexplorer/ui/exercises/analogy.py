@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from html import escape
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -23,10 +24,13 @@ from PySide6.QtWidgets import (
 )
 
 from ...core.common.constants import K_RANGE
-from ...core.exercises.analogies import NO_CLAIM, AnalogyAnswer
+from ...core.exercises.chapter_model import NO_CLAIM
 from ...jobs.exercise_jobs import AnalogyRequest
 from ..style import fonts
 from ..widgets.steady_label import SteadyLabel
+
+if TYPE_CHECKING:  # the engine's types, named only: it loads after the window shows
+    from ...core.exercises.analogies import AnalogyAnswer
 
 EXPECTED_ROLE = Qt.ItemDataRole.UserRole + 2
 

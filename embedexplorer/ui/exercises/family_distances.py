@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from html import escape
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -19,9 +20,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...core.exercises.family_distances import FamilyDistances
 from ...core.text.texts import fixed
 from ..style import theme
+
+if TYPE_CHECKING:  # the engine's types, named only: it loads after the window shows
+    from ...core.exercises.family_distances import FamilyDistances
 
 COLUMNS = ("#", "family", "mean cosine to the other families", "within the family")
 

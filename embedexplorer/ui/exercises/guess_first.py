@@ -7,13 +7,17 @@ so a guess or "Show without guessing" reveals both at once.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtWidgets import QWidget
 
-from ...core.exercises.guess import GuessOutcome
 from ...jobs.exercise_jobs import COMPLETE, GUESS, SUGGEST, CompletionRequest, GuessRequest, SuggestionsRequest
 from ...state import AppState, Selection
 from ..window.plugging import PaneContext, Place
 from .guess_widgets import GuessBar, SuggestionStrip
+
+if TYPE_CHECKING:  # the engine's types, named only: it loads after the window shows
+    from ...core.exercises.guess import GuessOutcome
 
 
 class GuessFirstBar(GuessBar):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QEvent, QObject, QStringListModel, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
@@ -18,12 +20,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...core.exercises.guess import GuessOutcome, GuessScore
+from ...core.exercises.guess_score import GuessScore
 from ...jobs.exercise_jobs import Completions, SuggestionsAnswer
 from ..panes.token_pane import CHIP_STYLE
 from ..style import fonts
 from ..widgets.elided_label import ElidedLabel
 from ..widgets.wrapped_label import WrappedLabel
+
+if TYPE_CHECKING:  # the engine's types, named only: it loads after the window shows
+    from ...core.exercises.guess import GuessOutcome
 
 TYPING_PAUSE_MS = 80
 # The guess box keeps room for this many characters whatever the score beside it says.

@@ -9,16 +9,18 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QFont, QKeySequence
 from PySide6.QtWidgets import QApplication, QFileDialog, QInputDialog
 
-from ...core.exercises.lessons import Lesson, LessonError, check_model, load_lesson, save_lesson
-from ...core.maps.provenance import stamped
 from ...state import changes_of, lesson_of
 from ..style.theme import presentation_scale
 from ..window.plugging import PaneContext, Place
+
+if TYPE_CHECKING:  # the engine's types, named only: it loads after the window shows
+    from ...core.exercises.lessons import Lesson
 
 SCALED_PROPERTY = "embedexplorerPresentation"
 LESSON_FILTER = "EmbedExplorer lessons (*.lesson.json *.json)"
@@ -95,6 +97,8 @@ class TeachingTools(QObject):
     # ----- lessons ---------------------------------------------------------------------------
     def current_lesson(self) -> Lesson:
         """The state as a lesson, with where its map came from (and the date it is saved)."""
+        from ...core.maps.provenance import stamped
+
         return replace(lesson_of(self.state.now), provenance=stamped(self.state.map_provenance))
 
     def save_dialog(self) -> None:
@@ -114,6 +118,8 @@ class TeachingTools(QObject):
         """Write the lesson; ``note`` (None: the open lesson's) is shown to whoever opens it."""
         if note is not None:
             self.state.update(lesson_note=note.strip())
+        from ...core.exercises.lessons import LessonError, save_lesson
+
         try:
             save_lesson(self.current_lesson(), path)
         except LessonError as exc:
@@ -130,6 +136,8 @@ class TeachingTools(QObject):
 
     def open_from(self, path: str) -> bool:
         """Set the window up as the lesson says; a missing model is named, with a Download button."""
+        from ...core.exercises.lessons import LessonError, check_model, load_lesson
+
         try:
             lesson = load_lesson(path)
         except LessonError as exc:

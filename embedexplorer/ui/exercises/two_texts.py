@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from html import escape
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFontDatabase
@@ -19,12 +20,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...core.exercises.two_texts import Side, TwoTokens
 from ...core.text.texts import Token, fixed
 from ...jobs.exercise_jobs import PairTokens, PairTokensRequest, TwoTextsRequest
 from ..panes.row_view import format_row
 from ..panes.token_pane import CHIP_STYLE, TOKEN_ROLE, ChipDelegate, chip_label
 from ..widgets.steady_label import SteadyLabel
+
+if TYPE_CHECKING:  # the engine's types, named only: it loads after the window shows
+    from ...core.exercises.two_texts import Side, TwoTokens
 
 TYPING_PAUSE_MS = 150
 DEFAULT_TEXTS = ("the river bank", "my bank account")

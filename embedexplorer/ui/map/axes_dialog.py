@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QFormLayout, QLabel, QLineEdit, QWidget
 
 from ...core.common.errors import QueryError
-from ...core.directions.direction import DEFAULT_PAIRS, DirectionSpec, parse_pairs
+from ...core.directions.spec import DEFAULT_PAIRS, DirectionSpec, parse_pairs
 
 DEFAULT_X_PAIRS = ", ".join(f"{a}->{b}" for a, b in DEFAULT_PAIRS)
 DEFAULT_Y_PAIRS = "man->king, woman->queen"

@@ -11,6 +11,8 @@ The canvas holds the items and the map; its parts are split by what they do: ``l
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
@@ -22,9 +24,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QWidget
 
-from ...core.compare.map_change import MapChange
-from ...core.maps.family_map import FamilyMap
-from ...core.maps.word_maps import NO_FAMILY, WordMap, from_family_map
+from ...core.common.constants import NO_FAMILY
 from ..style import fonts, theme
 from .caption import CaptionAndLegend
 from .change_colours import change_colour
@@ -46,6 +46,11 @@ from .sizes import (
     SMALL_FAMILY_SIZE,
     STAR_SIZE,
 )
+
+if TYPE_CHECKING:  # the engine's types, named only: it loads after the window shows
+    from ...core.compare.map_change import MapChange
+    from ...core.maps.family_map import FamilyMap
+    from ...core.maps.word_maps import WordMap
 
 
 class MapCanvas(SelectionMarks, Finding, Pointing, CaptionAndLegend, Picture, pg.GraphicsLayoutWidget):
@@ -233,6 +238,8 @@ class MapCanvas(SelectionMarks, Finding, Pointing, CaptionAndLegend, Picture, pg
     # ----- content -----------------------------------------------------------------------
     def set_map(self, the_map: FamilyMap | WordMap, model_name: str, hidden: set[str] | None = None) -> None:
         """Draw a map: one scatter item and one brush per family, grey for the rest."""
+        from ...core.maps.word_maps import WordMap, from_family_map
+
         if hidden is not None:
             self._hidden = set(hidden)
         shown = the_map if isinstance(the_map, WordMap) else from_family_map(the_map, model_name)

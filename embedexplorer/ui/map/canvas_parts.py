@@ -8,10 +8,12 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF
 
-from ...core.compare.map_change import MapChange
-from ...core.maps.word_maps import WordMap
 from .labels import WordLabels
 from .scatter import OverlayScatter
+
+if TYPE_CHECKING:  # the engine's types, named only: it loads after the window shows
+    from ...core.compare.map_change import MapChange
+    from ...core.maps.word_maps import WordMap
 
 
 class CanvasParts:

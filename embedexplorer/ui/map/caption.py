@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+from typing import TYPE_CHECKING
 
 import pyqtgraph as pg
 from PySide6.QtGui import (
@@ -11,8 +12,6 @@ from PySide6.QtGui import (
     QTextDocumentFragment,
 )
 
-from ...core.maps.map_caption import caption_lines
-from ...core.maps.word_maps import WordMap
 from ..style import fonts, theme
 from ..style.plain_text import markup_free
 from .canvas_parts import CanvasParts
@@ -22,6 +21,9 @@ from .sizes import (
     CAPTION_SHARE,
     LEGEND_TEXT_PT,
 )
+
+if TYPE_CHECKING:  # the engine's types, named only: it loads after the window shows
+    from ...core.maps.word_maps import WordMap
 
 
 class CaptionAndLegend(CanvasParts):
@@ -132,6 +134,8 @@ class CaptionAndLegend(CanvasParts):
 
 def caption_html_of(shown: WordMap, model_name: str, hidden: set[str]) -> str:
     """The caption's lines as HTML, the model's name in bold; every name in them shown as the text it is."""
+    from ...core.maps.map_caption import caption_lines
+
     lines = caption_lines(shown, model_name, hidden)
     lines = [f"<b>{markup_free(model_name)}</b>{markup_free(lines[0][len(model_name):])}"] + [
         markup_free(line) for line in lines[1:]

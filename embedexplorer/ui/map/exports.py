@@ -15,8 +15,6 @@ from PySide6.QtWidgets import (
 
 from ...core.common.constants import EXPORT_WIDTH_RANGE
 from ...core.common.errors import EmbedExplorerError
-from ...core.maps.points_export import write_points
-from ...core.maps.web_page import write_map_page
 from ...map_pictures import png_texts, write_svg
 from ..style.plain_text import plain_tip
 
@@ -118,7 +116,7 @@ class MapExports:
         canvas = self.view.canvas
         change = canvas.change  # the colours by change, when the map shows them
         name, hidden = self.view.model_name, canvas.hidden
-        return self._write(path, "map", lambda: write_map_page(path, shown, name, hidden, change=change))
+        return self._write(path, "map", lambda: _web_page(path, shown, name, hidden, change))
 
     def export_points_dialog(self) -> None:
         """File > Export points...: the points as CSV or JSON, by the chosen kind."""
@@ -133,7 +131,7 @@ class MapExports:
         shown = self.view.family_map
         if shown is None:
             return False
-        return self._write(path, "points", lambda: write_points(path, shown, self.view.model_name))
+        return self._write(path, "points", lambda: _points(path, shown, self.view.model_name))
 
     def _ask_target(self, title: str, name: str, kinds: str, suffixes: tuple[str, ...]) -> str:
         """A file name from the save dialog, ending in one of ``suffixes`` (the chosen kind's when it
@@ -170,3 +168,14 @@ class MapExports:
         self.view.status.emit(f"{what.capitalize()} exported to {target}")
         return True
 
+
+def _web_page(path: str, shown: object, name: str, hidden: object, change: object) -> None:
+    from ...core.maps.web_page import write_map_page  # with the first export, not while the window opens
+
+    write_map_page(path, shown, name, hidden, change=change)  # type: ignore[arg-type]
+
+
+def _points(path: str, shown: object, name: str) -> None:
+    from ...core.maps.points_export import write_points
+
+    write_points(path, shown, name)  # type: ignore[arg-type]

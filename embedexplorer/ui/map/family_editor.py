@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QIcon, QPixmap
 from PySide6.QtWidgets import (
@@ -16,8 +18,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...core.maps.family_map import Families
 from ..style import theme
+
+if TYPE_CHECKING:  # the engine's types, named only: it loads after the window shows
+    from ...core.maps.family_map import Families
 
 
 def swatch(colour: QColor) -> QIcon:

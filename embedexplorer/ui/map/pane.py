@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-from ...core.common.constants import MULTI_TOKEN_ACTIONS
-from ...core.compare.map_change import MapChange
-from ...core.maps.family_map import FamilyMap
-from ...core.maps.projections import METHOD_NAMES
-from ...core.maps.word_maps import WordMap
+from ...core.common.constants import METHOD_NAMES, MULTI_TOKEN_ACTIONS
 from ...jobs.map_jobs import WORD_MAP, WordMapRequest
 from ...jobs.table_jobs import MAP, NEIGHBOURS, MapRequest, NeighboursAnswer, NeighboursRequest
 from ...state import AppState, Range, Selection, ShownMap
@@ -19,6 +17,11 @@ from ..widgets.pause import K_PAUSE_MS, after_pause
 from ..window.plugging import PaneContext, Place
 from .exports import MapExports
 from .view import MapView
+
+if TYPE_CHECKING:  # the engine's types, named only: it loads after the window shows
+    from ...core.compare.map_change import MapChange
+    from ...core.maps.family_map import FamilyMap
+    from ...core.maps.word_maps import WordMap
 
 MULTI_TOKEN_LABELS = {"average": "&Average their rows", "skip": "&Leave them off the map"}
 PROJECTION_LABELS = {"pca": "&PCA (instant)", "tsne": "&t-SNE", "umap": "&UMAP"}

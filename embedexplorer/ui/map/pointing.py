@@ -19,7 +19,7 @@ from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
 from PySide6.QtGui import QEnterEvent, QHelpEvent, QMouseEvent
 from PySide6.QtWidgets import QToolTip
 
-from ...core.maps.word_maps import NO_FAMILY
+from ...core.common.constants import NO_FAMILY
 from ..style.plain_text import plain_tip
 from .canvas_parts import CanvasParts, scene_points
 from .sizes import HIGHLIGHT_SIZE

@@ -8,7 +8,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF
 
-from ...core.maps.word_maps import NO_FAMILY
+from ...core.common.constants import NO_FAMILY
 from ..style import fonts, theme
 from .canvas_parts import CanvasParts, scene_points
 from .labels import star_label_corner

@@ -7,6 +7,7 @@ The map pane (``pane.py``) holds one, asks the worker for its maps and hands the
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
@@ -21,11 +22,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ...core.common.constants import METHOD_NAMES, METHODS
 from ...core.common.errors import EmbedExplorerError
-from ...core.directions.direction import DirectionSpec
-from ...core.maps.family_map import Families, FamilyMap, load_families, save_families
-from ...core.maps.projections import METHOD_NAMES, METHODS, check_method
-from ...core.maps.word_maps import WordMap
+from ...core.directions.spec import DirectionSpec
 from ...errorlog import app_data_dir
 from ...jobs.map_jobs import WordMapRequest
 from ...settings import Settings
@@ -35,6 +34,10 @@ from .canvas import MapCanvas
 from .family_editor import FamilyEditor
 from .family_panel import FAMILY_PANEL_WIDTH, FamilyPanel, PanelScroll
 from .words_dialog import WordsDialog
+
+if TYPE_CHECKING:  # the engine's types, named only: it loads after the window shows
+    from ...core.maps.family_map import Families, FamilyMap
+    from ...core.maps.word_maps import WordMap
 
 # Where families edited in the window are kept (and remembered as the families file in use).
 EDITED_FAMILIES_FILE = "my-families.json"
@@ -144,6 +147,8 @@ class MapView(QWidget):
 
     def show_map(self, the_map: FamilyMap | WordMap, model_name: str) -> None:
         """Draw a family map or a bigger map; the search and the isolation start afresh."""
+        from ...core.maps.word_maps import WordMap
+
         self.family_map, self.model_name = the_map, model_name
         self.families_file = self._requested_file
         self.settings.families_file = self.families_file
@@ -191,6 +196,8 @@ class MapView(QWidget):
 
     def current_families(self) -> Families:
         """The families of the map on screen (or of the families file in use)."""
+        from ...core.maps.family_map import FamilyMap, load_families
+
         if isinstance(self.family_map, FamilyMap):
             families: Families = {}
             for point in self.family_map.points:
@@ -211,6 +218,8 @@ class MapView(QWidget):
     ) -> WordMapRequest | None:
         """Ask for a map of "all" rows, a "regex" or a "list" (on two directions with ``axes``);
         None (and a message) when it cannot be."""
+        from ...core.maps.projections import check_method
+
         method = method or self.projection
         try:
             check_method(method)
@@ -389,6 +398,8 @@ class MapView(QWidget):
 
     def apply_edited_families(self, families: Families, path: str | Path | None = None) -> bool:
         """Save ``families`` as a families file (remembered as the one in use) and redraw the map."""
+        from ...core.maps.family_map import save_families
+
         target = Path(path) if path else app_data_dir() / EDITED_FAMILIES_FILE
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -433,6 +444,8 @@ class MapView(QWidget):
         """Write the families on the map as a JSON file (atomically: never half a file)."""
         if self.family_map is None:
             return False
+        from ...core.maps.family_map import save_families
+
         families = self.current_families()
         try:
             save_families(families, path)

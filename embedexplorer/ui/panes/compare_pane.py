@@ -9,6 +9,7 @@ neighbour lists side by side. It computes nothing itself.
 from __future__ import annotations
 
 from html import escape
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyqtgraph as pg
@@ -37,13 +38,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...core.compare.comparison import Comparison
-from ...core.compare.map_change import MEASURES, OVERLAP, MapChange, map_change_of
 from ...core.readers import file_dialog_filter
 from ...jobs.compare_jobs import COMPARE, CompareRequest
 from ...state import Selection
 from ..style import fonts, theme
 from ..window.plugging import PaneContext, Place
+
+if TYPE_CHECKING:  # the engine's types, named only: it loads after the window shows
+    from ...core.compare.comparison import Comparison
+    from ...core.compare.map_change import MapChange
 
 # Each listed token carries its comparison with its place in it, so a list can never name a place
 # in a comparison that is gone (clearing a list moves its current item while it empties).
@@ -241,6 +244,8 @@ class ComparePane(QWidget):
         self.colour_map.setEnabled(True)
         self.measure.setEnabled(comparison.row_cosine is not None)
         if comparison.row_cosine is None:
+            from ...core.compare.map_change import MEASURES, OVERLAP
+
             self.measure.setCurrentIndex(MEASURES.index(OVERLAP))
         self._publish_map_change()
 
@@ -273,6 +278,8 @@ class ComparePane(QWidget):
         """The map's colouring as chosen here: None unless a comparison is shown and the box is ticked."""
         if self.comparison is None or not self.colour_map.isChecked():
             return None
+        from ...core.compare.map_change import MEASURES, map_change_of
+
         return map_change_of(self.comparison, MEASURES[self.measure.currentIndex()])
 
     # ----- inside ------------------------------------------------------------------------

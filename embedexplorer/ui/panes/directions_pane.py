@@ -9,6 +9,7 @@ and the best single number of the rows beside the direction.
 from __future__ import annotations
 
 from html import escape
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QShowEvent
@@ -29,10 +30,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ...core.common.constants import END_SIZE, MAX_END_SIZE
 from ...core.common.errors import QueryError
-from ...core.directions.direction import DEFAULT_PAIRS, DirectionSpec, parse_pairs, parse_words
-from ...core.directions.report import MAX_END_SIZE, DirectionReport
-from ...core.directions.scores import END_SIZE, ScoredToken
+from ...core.directions.spec import DEFAULT_PAIRS, DirectionSpec, parse_pairs, parse_words
 from ...core.text.texts import fixed
 from ...jobs.direction_jobs import DIRECTION, DirectionRequest
 from ..style import fonts
@@ -40,6 +40,10 @@ from ..widgets.scrolling import scroll_within
 from ..widgets.steady_label import SteadyLabel
 from ..widgets.table_rows import KeepRows
 from ..window.plugging import PaneContext, Place
+
+if TYPE_CHECKING:  # the engine's types, named only: it loads after the window shows
+    from ...core.directions.report import DirectionReport
+    from ...core.directions.scores import ScoredToken
 
 TEXT_ROLE = Qt.ItemDataRole.UserRole + 3
 _FIGURES = (

@@ -11,6 +11,7 @@ score. It computes nothing itself.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyqtgraph as pg
@@ -33,11 +34,6 @@ from PySide6.QtWidgets import (
 )
 
 from ...core.common.errors import EmbedExplorerError
-from ...core.compare.map_change import MapChange
-from ...core.health.export import write_health
-from ...core.health.map_colouring import health_colouring
-from ...core.health.repeat_check import RepeatCheck
-from ...core.health.report import HealthReport
 from ...core.health.scoring import REASONS
 from ...jobs.health_jobs import HEALTH, HealthRequest
 from ...state import Selection
@@ -47,6 +43,11 @@ from ..widgets.scrolling import scroll_within
 from ..window.plugging import PaneContext, Place
 from .health_table import ID_ROLE, HealthTableModel, ReasonChips
 from .health_verify import VerifyBar
+
+if TYPE_CHECKING:  # the engine's types, named only: it loads after the window shows
+    from ...core.compare.map_change import MapChange
+    from ...core.health.repeat_check import RepeatCheck
+    from ...core.health.report import HealthReport
 
 EXPORT_KINDS = "CSV (*.csv);;JSON (*.json)"
 # Scores above this are drawn in the histogram's last bar (a broken row scores 100).
@@ -239,6 +240,8 @@ class HealthPane(QWidget):
         """Write the report to ``path`` (CSV or JSON by its suffix); one sentence if it cannot be written."""
         if self.report is None:
             return False
+        from ...core.health.export import write_health
+
         try:
             write_health(path, self.report, repeat=self.repeat_check)
         except OSError as exc:
@@ -378,6 +381,8 @@ class HealthPane(QWidget):
     def _colour_map(self, on: bool) -> None:
         state = self.ctx.state
         if on and self.report is not None:
+            from ...core.health.map_colouring import health_colouring
+
             self._ours = health_colouring(self.report)
             state.update(map_change=self._ours)
         elif on:

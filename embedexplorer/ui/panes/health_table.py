@@ -7,15 +7,19 @@ item view never reads a cell as HTML), with characters no font draws spelled out
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
 from PySide6.QtGui import QColor, QFontMetrics, QPainter
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
-from ...core.health.repeat_check import RepeatCheck
-from ...core.health.report import HealthReport
 from ...core.health.scoring import SCORE_REASONS
 from ..style import fonts
+
+if TYPE_CHECKING:  # the engine's types, named only: it loads after the window shows
+    from ...core.health.repeat_check import RepeatCheck
+    from ...core.health.report import HealthReport
 
 Index = QModelIndex | QPersistentModelIndex
 ID_ROLE = Qt.ItemDataRole.UserRole

@@ -3,6 +3,8 @@ table rows per layer, two tokens compared."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont, QResizeEvent, QShowEvent
@@ -22,7 +24,6 @@ from PySide6.QtWidgets import (
 )
 
 from ...core.layers import output_head as oh
-from ...core.layers.trace import LayersAnswer, LayerStep
 from ...jobs.layer_jobs import LAYERS, LAYERS_WARM, LayersReply, LayersRequest, ModelMissing, WarmRequest
 from ...state import Selection, ShownLayerInput
 from ...worker import Failure
@@ -53,6 +54,9 @@ from .layers_text import (
     size_words,
     top_with_room,
 )
+
+if TYPE_CHECKING:  # the engine's types, named only: it loads after the window shows
+    from ...core.layers.trace import LayersAnswer, LayerStep
 
 
 class LayersPane(QWidget):

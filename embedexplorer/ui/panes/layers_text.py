@@ -4,9 +4,12 @@ the place, and the cosine axis's top that leaves room for the table line's label
 from __future__ import annotations
 
 from html import escape
+from typing import TYPE_CHECKING
 
 from ...core.layers import output_head as oh
-from ...core.layers.trace import LayersAnswer
+
+if TYPE_CHECKING:  # the engine's types, named only: it loads after the window shows
+    from ...core.layers.trace import LayersAnswer
 
 # The table's own cosine of a token's row with itself: where both texts start.
 TABLE_COSINE = 1.0

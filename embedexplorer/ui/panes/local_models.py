@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import QObject, QSortFilterProxyModel, QStringListModel, Qt, Signal
+from PySide6.QtCore import QObject, QSortFilterProxyModel, QStringListModel, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -216,8 +216,10 @@ def openable(answer: LocalModelsAnswer) -> tuple[str, ...]:
 def complete_from_local_models(box: QComboBox, ctx: PaneContext) -> None:
     """The Model box completes (any part of a name, any case) from the recent models and the models listed here.
 
-    It asks for the listing once, now, and follows the state's ``local_models`` after (File > Local
-    models lists them again).
+    It asks for the listing once, as soon as the event loop turns (after the window's first frame:
+    the listing reads folders and loads the engine in the worker, which would compete with the
+    window being built), and follows the state's ``local_models`` after (File > Local models lists
+    them again).
     """
     client, settings, state = ctx.client, ctx.settings, ctx.state
     specs = QStringListModel(box)
@@ -231,4 +233,4 @@ def complete_from_local_models(box: QComboBox, ctx: PaneContext) -> None:
 
     state.watch("local_models", on_local_models_changed)
     client.channel(LOCAL_MODELS, box).ready.connect(lambda answer: state.update(local_models=openable(answer)))
-    request_listing(client, settings, box)
+    QTimer.singleShot(0, box, lambda: request_listing(client, settings, box))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from html import escape
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyqtgraph as pg
@@ -11,7 +12,6 @@ from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QFont, QFontDatabase, QGuiApplication, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
-from ...core.layers.trace import LayerInput
 from ...core.tables.position_rows import row_name
 from ...jobs.table_jobs import ROW, RowAnswer, RowRequest
 from ...state import Selection, ShownLayerInput
@@ -20,6 +20,9 @@ from ..widgets.pause import after_pause
 from ..widgets.plot_legend import TitleRowLegend
 from ..widgets.steady_label import SteadyLabel
 from ..window.plugging import PaneContext, Place
+
+if TYPE_CHECKING:  # the engine's types, named only: it loads after the window shows
+    from ...core.layers.trace import LayerInput
 
 SHOWN_NUMBERS = 6  # the chapter prints the first six numbers of a row
 LEGEND_TEXT_PT, TICK_TEXT_PT, LINE_WIDTHS = 8.0, 8.0, {"token": 1.5, "position": 1.0, "sum": 1.0}
