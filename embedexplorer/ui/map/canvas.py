@@ -266,7 +266,8 @@ class MapCanvas(SelectionMarks, Finding, Pointing, CaptionAndLegend, Picture, pg
             item = self._scatter(members, pg.mkBrush(colour), pg.mkPen(colour.darker(150), width=1), size, family)
             item.setZValue(2)
             self._family_items[family] = item
-        self._colour_by_change()
+        if self.change is not None:  # the items were made with their family's brush: restyled only for a change
+            self._colour_by_change()
         self._set_labels()
         self._axis_titles = {"bottom": shown.layout.axis_title(0), "left": shown.layout.axis_title(1)}
         self._fit_axis_titles()
@@ -340,8 +341,12 @@ class MapCanvas(SelectionMarks, Finding, Pointing, CaptionAndLegend, Picture, pg
         big = len(shown) > MAX_LABELLED_POINTS
         order = np.flatnonzero(shown.family_of != NO_FAMILY) if big else np.arange(len(shown))
         order = order[:MAX_LABELLED_POINTS]
-        colours = [self._label_colour(int(f)) for f in shown.family_of[order]]
-        groups = [shown.families[f] if f >= 0 else "" for f in shown.family_of[order].tolist()]
+        families = shown.family_of[order].tolist()
+        # One colour per family, not per label: each asks the palette, and a map has hundreds of labels.
+        dark = theme.is_dark()
+        by_family = {family: self._label_colour(family, dark) for family in set(families)}
+        colours = [by_family[family] for family in families]
+        groups = [shown.families[f] if f >= 0 else "" for f in families]
         texts = [shown.labels[i] for i in order.tolist()]
         x, y = shown.coords[order, 0], shown.coords[order, 1]
         # Rings first: every neighbour gets its name before the family words fill the room.
@@ -366,11 +371,11 @@ class MapCanvas(SelectionMarks, Finding, Pointing, CaptionAndLegend, Picture, pg
         )
         del token
 
-    def _label_colour(self, family: int) -> QColor:
+    def _label_colour(self, family: int, dark: bool) -> QColor:
         if family < 0:
             return theme.plot_foreground()
         colour = theme.family_colour(family)
-        return colour if theme.is_dark() else colour.darker(120)
+        return colour if dark else colour.darker(120)
 
     @property
     def hovered(self) -> tuple[float, float] | None:

@@ -106,14 +106,18 @@ def _draws(font: QFont, char: str) -> bool:
 
 
 # Keyed by the font's description: the answer for one font and character never changes, and
-# a QRawFont built per character made each new selection's labels cost milliseconds.
+# a QRawFont built per character made each new selection's labels cost milliseconds (and a
+# new map's first labels one QRawFont for each of their characters): one per font, kept.
 _drawn: dict[tuple[str, str], bool] = {}
+_raw_fonts: dict[str, QRawFont] = {}
 
 
 def _font_draws(key: str, char: str, font: QFont) -> bool:
     found = _drawn.get((key, char))
     if found is None:
-        raw = QRawFont.fromFont(font)
+        raw = _raw_fonts.get(key)
+        if raw is None:
+            raw = _raw_fonts[key] = QRawFont.fromFont(font)
         found = raw.isValid() and raw.supportsCharacter(ord(char))
         if len(_drawn) > 100_000:  # a whole vocabulary's characters stay far below this
             _drawn.clear()
