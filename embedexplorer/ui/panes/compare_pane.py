@@ -371,7 +371,11 @@ class ComparePane(QWidget):
 
 
 class CompareDialog(QDialog):
-    """The Compare pane in a window of its own beside the main window (File > Compare with...)."""
+    """The Compare pane in a window of its own beside the main window (File > Compare with...).
+
+    The pane inside (two plots, three lists) is built the first time it is needed (the dialog
+    shown, an answer or a test reaching for it), not while the main window is built.
+    """
 
     # ----- the pane contract (ui/window/plugging.py) ------------------------------------------
     TITLE = "Compare two tables"
@@ -383,19 +387,35 @@ class CompareDialog(QDialog):
         """File > Compare with...; the open model is table A, the one named in the dialog table B."""
         self.ctx = ctx
         self.setParent(ctx.shell.window_widget(), self.windowFlags())  # beside the window, above it
-        pane, state, client = self.pane, ctx.state, ctx.client
-        pane.k_box.setValue(state.k)
+        state, client = ctx.state, ctx.client
         ctx.shell.menu("&File").addAction("&Compare with...").triggered.connect(self.show_beside)
         channel = client.channel(COMPARE, self)
-        channel.progress.connect(pane.show_progress)
-        channel.ready.connect(pane.show_comparison)
-        channel.failed.connect(lambda failure: pane.show_failure(failure.message))
+        channel.progress.connect(lambda share, message: self.pane.show_progress(share, message))
+        channel.ready.connect(lambda comparison: self.pane.show_comparison(comparison))
+        channel.failed.connect(lambda failure: self.pane.show_failure(failure.message))
+        state.watch("selection", self._on_selection_changed)
+        state.watch("model_serial", self._on_model_serial_changed)
+        if self._pane is not None:  # reached for before the dialog was bound
+            self._connect(self._pane)
+
+    @property
+    def pane(self) -> ComparePane:
+        if self._pane is None:
+            self._pane = ComparePane(self._k)
+            self.layout().addWidget(self._pane)  # type: ignore[union-attr]
+            if self.isVisible():
+                self._pane.show()  # a child added to a shown window waits for a later turn otherwise
+            if hasattr(self, "ctx"):
+                self._connect(self._pane)
+        return self._pane
+
+    def _connect(self, pane: ComparePane) -> None:
+        state, client = self.ctx.state, self.ctx.client
+        pane.k_box.setValue(state.k)
         pane.compare_requested.connect(self._ask)
         pane.stop_requested.connect(lambda: client.cancel(COMPARE, self))
         pane.token_clicked.connect(lambda text: state.update(text=text))
         pane.map_change_chosen.connect(lambda change: state.update(map_change=change))
-        state.watch("selection", self._on_selection_changed)
-        state.watch("model_serial", self._on_model_serial_changed)
 
     def _ask(self, spec: str, k: int, output_head: bool) -> None:
         if not self.ctx.state.loaded:
@@ -405,22 +425,24 @@ class CompareDialog(QDialog):
         self.ctx.client.ask(COMPARE, CompareRequest(spec, k, output_head), self)
 
     def _on_selection_changed(self, selection: Selection | None) -> None:
-        if selection is not None:
-            self.pane.show_token_id(selection.token_id)
+        if selection is not None and self._pane is not None:  # a pane never built compared nothing
+            self._pane.show_token_id(selection.token_id)
 
     def _on_model_serial_changed(self, _serial: int) -> None:
-        self.pane.clear()  # unticks the box: the map shows families
+        if self._pane is not None:
+            self._pane.clear()  # unticks the box: the map shows families
 
     def __init__(self, k: int = 10, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("EmbedExplorer — compare two tables")
-        self.pane = ComparePane(k)
+        self._k = k
+        self._pane: ComparePane | None = None
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(self.pane)
         self.resize(1200, 640)
 
     def show_beside(self) -> None:
+        self.pane  # noqa: B018 - built before the dialog shows, so that it shows with it
         self.show()
         self.raise_()
         self.activateWindow()
