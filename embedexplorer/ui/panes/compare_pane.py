@@ -382,6 +382,7 @@ class CompareDialog(QDialog):
     PLACE = Place.NOWHERE  # a window of its own, opened from File > Compare with...
     MENUS = ("&File",)
     ctx: PaneContext
+    _pane: ComparePane | None
 
     def bind(self, ctx: PaneContext) -> None:
         """File > Compare with...; the open model is table A, the one named in the dialog table B."""
@@ -401,12 +402,12 @@ class CompareDialog(QDialog):
     @property
     def pane(self) -> ComparePane:
         if self._pane is None:
-            self._pane = ComparePane(self._k)
-            self.layout().addWidget(self._pane)  # type: ignore[union-attr]
+            pane = self._pane = ComparePane(self._k)
+            self.layout().addWidget(pane)  # type: ignore[union-attr]
             if self.isVisible():
-                self._pane.show()  # a child added to a shown window waits for a later turn otherwise
+                pane.show()  # a child added to a shown window waits for a later turn otherwise
             if hasattr(self, "ctx"):
-                self._connect(self._pane)
+                self._connect(pane)
         return self._pane
 
     def _connect(self, pane: ComparePane) -> None:
@@ -436,7 +437,7 @@ class CompareDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle("EmbedExplorer — compare two tables")
         self._k = k
-        self._pane: ComparePane | None = None
+        self._pane = None
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         self.resize(1200, 640)

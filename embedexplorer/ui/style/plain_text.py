@@ -96,7 +96,7 @@ class PlainTextStyle(QProxyStyle):
         self._tips = _TipGuard(self)
 
     def polish(self, target: object) -> None:  # type: ignore[override]  # Qt's three overloads: one name
-        super().polish(target)  # type: ignore[arg-type]
+        super().polish(target)  # type: ignore[call-overload]
         if not isinstance(target, QLabel):
             return
         if _is_tip_label(target):
