@@ -65,8 +65,7 @@ class MapCanvas(SelectionMarks, Finding, Pointing, CaptionAndLegend, Picture, pg
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.plot = self.addPlot(row=0, col=0)
-        self.plot.setMenuEnabled(False)
+        self.plot = self.addPlot(row=0, col=0, enableMenu=False)  # no context menu: not even built
         self.plot.showGrid(x=True, y=True, alpha=0.15)
         self._axis_titles = {"bottom": "direction 1 of the map", "left": "direction 2 of the map"}
         for axis, title in self._axis_titles.items():

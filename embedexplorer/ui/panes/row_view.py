@@ -68,10 +68,9 @@ class RowView(QWidget):
         self.note.setObjectName("hint")
         self.note.setTextFormat(Qt.TextFormat.RichText)  # values escaped
 
-        self.plot_widget = pg.PlotWidget()
+        self.plot_widget = pg.PlotWidget(enableMenu=False)  # no context menu: not even built
         # Small enough that the row, its plot and eight neighbours fit a 768-pixel laptop screen.
         self.plot_widget.setMinimumHeight(40)
-        self.plot_widget.setMenuEnabled(False)
         self.plot_widget.setLabel("bottom", "number in the row")
         self.plot_widget.setLabel("left", "value")
         self.plot_widget.showGrid(x=False, y=True, alpha=0.2)
