@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import gc
 import json
 import os
 import shutil
@@ -109,6 +110,19 @@ def route_unexpected_errors(window: MainWindow) -> None:
     install_hooks(relay.message.emit)
 
 
+def keep_startup_out_of_gc() -> None:
+    """Set what the start made (modules, classes, the window's widgets: 110,000 objects) aside from the collector.
+
+    They live as long as the process, yet every full collection walked them all, in whichever
+    thread ran it and holding Python's lock: 15-17 ms of CPU on the GUI thread, 26 ms on the
+    worker while a new model's map was being drawn. Frozen, they are never walked again; what
+    the session makes later is collected as before. (At the first frame 449 of them were
+    garbage in cycles, a few kilobytes, which stay.)
+    """
+    gc.freeze()
+    gc.enable()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parse(sys.argv[1:] if argv is None else argv)
     if args.self_test:
@@ -119,6 +133,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.flush()
         os._exit(status)
     _headless_if_needed()
+    # No collections while the window is built: they walked the growing heap again and again
+    # (46 ms of the launch's CPU in 157 collections); ``keep_startup_out_of_gc`` ends this.
+    gc.disable()
     app = create_app()
     window = create_window(args.settings)
     route_unexpected_errors(window)
@@ -126,6 +143,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Paint the first frame before the worker starts loading: the load competes with the
     # GUI thread for the GIL and would otherwise delay the window appearing.
     app.processEvents()
+    keep_startup_out_of_gc()
     window.open_model(args.model if args.model is not None else window.settings.model)
     status = int(app.exec())
     if window.worker_stuck:
