@@ -6,6 +6,17 @@
 
 #define AVX512_TARGET __attribute__((target("avx512f,avx512bw,f16c,fma")))
 
+/* How far ahead of the row being scanned the integer scans ask for rows: a page.  The hardware's
+ * prefetcher stops at each 4 KB page, and a virtual machine's page walks are slow; asking early
+ * hid them (GPT-2-shaped Q8_0: 2.9-3.7 ms of one core's time without, 2.4-2.6 ms with). */
+#define PREFETCH_BYTES 4096
+
+AVX512_TARGET static ALWAYS_INLINE void prefetch_row(const uint8_t *row, Py_ssize_t bytes)
+{
+    for (Py_ssize_t at = 0; at < bytes; at += 64)
+        _mm_prefetch((const char *)(row + at), _MM_HINT_T0);
+}
+
 /* 16 bytes as 16 float32: signed, or unsigned less a constant. */
 AVX512_TARGET static ALWAYS_INLINE __m512 signed16(__m128i bytes)
 {
@@ -222,7 +233,10 @@ AVX512_TARGET static void rows_integer(int kind, const uint8_t *rows, Py_ssize_t
                                        const float *step, const float *scale, float *out, Py_ssize_t start,
                                        Py_ssize_t stop, Py_ssize_t width)
 {
+    Py_ssize_t ahead = PREFETCH_BYTES / row_bytes + 1;
     for (Py_ssize_t i = start; i < stop; i++) {
+        if (i + ahead < stop)
+            prefetch_row(rows + (i + ahead) * row_bytes, row_bytes);
         float total = row_integer(kind, rows + i * row_bytes, xq, step, width);
         out[i] = scale[i] == 0.0f ? 0.0f : total * scale[i];
     }
