@@ -6,17 +6,6 @@
 
 #define AVX512_TARGET __attribute__((target("avx512f,avx512bw,f16c,fma")))
 
-/* How far ahead of the row being scanned the integer scans ask for rows: a page.  The hardware's
- * prefetcher stops at each 4 KB page, and a virtual machine's page walks are slow; asking early
- * hid them (GPT-2-shaped Q8_0: 2.9-3.7 ms of one core's time without, 2.4-2.6 ms with). */
-#define PREFETCH_BYTES 4096
-
-AVX512_TARGET static ALWAYS_INLINE void prefetch_row(const uint8_t *row, Py_ssize_t bytes)
-{
-    for (Py_ssize_t at = 0; at < bytes; at += 64)
-        _mm_prefetch((const char *)(row + at), _MM_HINT_T0);
-}
-
 /* 16 bytes as 16 float32: signed, or unsigned less a constant. */
 AVX512_TARGET static ALWAYS_INLINE __m512 signed16(__m128i bytes)
 {
