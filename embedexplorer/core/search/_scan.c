@@ -49,8 +49,12 @@ DEFINE_DOT(dot_f32, float, AS_FLOAT)
 static ALWAYS_INLINE void scan_rows(const uint16_t *rows, const float *query, float *out,
                                     Py_ssize_t start, Py_ssize_t stop, Py_ssize_t width)
 {
-    for (Py_ssize_t i = start; i < stop; i++)
+    Py_ssize_t ahead = PREFETCH_BYTES / (width * 2) + 1;
+    for (Py_ssize_t i = start; i < stop; i++) {
+        if (i + ahead < stop) /* a page ahead: scan_common.h says why */
+            prefetch_row(rows + (i + ahead) * width, width * 2);
         out[i] = dot_bf16(rows + i * width, query, width);
+    }
 }
 
 typedef void (*scan_function)(const uint16_t *, const float *, float *, Py_ssize_t, Py_ssize_t, Py_ssize_t);
