@@ -274,9 +274,9 @@ def _candidates(scores: np.ndarray, k: int, margin: float = 0.0) -> np.ndarray:
     if _pick is not None and k <= _PICK_MAX_K and scores.dtype == np.float32 and scores.flags.c_contiguous:
         # The same set in two passes in C (``_pick.c``): a tenth of the time right after a scan.
         ids = np.empty(n, dtype=np.int64)
-        kept = _pick.candidates(scores, k, window, ids)
-        if kept >= 0:  # else a score is NaN: numpy's partitions below decide, as they always have
-            return ids[:kept].copy()
+        picked = _pick.candidates(scores, k, window, ids)
+        if picked >= 0:  # else a score is NaN: numpy's partitions below decide, as they always have
+            return ids[:picked].copy()
     sample = scores[::SAMPLE_STRIDE]
     if k * 8 <= sample.shape[0]:
         bound = np.partition(sample, sample.shape[0] - k)[sample.shape[0] - k]
