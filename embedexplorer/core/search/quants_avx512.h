@@ -125,6 +125,16 @@ AVX512_TARGET static void rows_avx512(int kind, const uint8_t *rows, Py_ssize_t 
 }
 
 
+/* A Q6_K block's 16 weights d s_k step for the integer scans: sub-block k (16 numbers) lies in the
+ * query's run k / 2 of the block's eight (``steps``); exact, step being a power of two. */
+AVX512_TARGET static ALWAYS_INLINE __m512 q6_k_weights(const uint8_t *block, const float *steps)
+{
+    const __m512i step_pairs = _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0);
+    __m512 step = _mm512_permutexvar_ps(step_pairs, _mm512_maskz_loadu_ps(0xFF, steps));
+    __m512 scales = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(load16(block + 192)));
+    return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(half_f16c(block + 208)), scales), step);
+}
+
 /* Q8_0 and Q6_K against a query held as 16-bit integers (quantise_query): the stored
  * integers are multiplied and summed in pairs by one instruction (vpmaddwd), exactly, and
  * each block's 16 integer sums are scaled once in float32.  A third of the float work of
@@ -190,14 +200,9 @@ AVX512_TARGET static ALWAYS_INLINE float row_integer(int kind, const uint8_t *ro
         /* qh's 2-bit pieces: numbers 0-31 and 32-63 of a half are bits 0-1 and 2-3, 64-127 bits 4-7. */
         const __m512i first_shifts = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1);
         const __m512i second_shifts = _mm512_inserti64x4(_mm512_set1_epi16(4), _mm256_set1_epi16(6), 1);
-        const __m512i step_pairs = _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0);
         for (Py_ssize_t b = 0; b * 256 < width; b++) {
             const uint8_t *block = row + b * 210;
-            /* weight[k] = d s_k step: sub-block k (16 numbers) lies in the query's run b * 8 + k / 2. */
-            __m512 steps = _mm512_permutexvar_ps(step_pairs, _mm512_maskz_loadu_ps(0xFF, step + 8 * b));
-            __m512 weights = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(half_f16c(block + 208)),
-                                                         _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(load16(block + 192)))),
-                                           steps);
+            __m512 weights = q6_k_weights(block, step + 8 * b);
             for (int h = 0; h < 2; h++) {
                 __m512i ql = _mm512_loadu_si512((const void *)(block + 64 * h));
                 __m256i qh = _mm256_loadu_si256((const __m256i *)(block + 128 + 32 * h));

@@ -108,7 +108,6 @@ VNNI_TARGET static ALWAYS_INLINE float row_vnni(int kind, const uint8_t *row, co
     }
     /* KIND_Q6_K: 128 numbers at a time from 64 bytes of ql and 32 of qh, as in row_integer. */
     const __m512i four = _mm512_set1_epi8(0x0F);
-    const __m512i step_pairs = _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0);
     /* qh's two bits s, s + 1 of each byte to bits 4 and 5, all others 0 (an affine map over GF(2): output
      * bit i is the parity of the input byte and matrix byte 7 - i), s 0 and 2 for the numbers of q[0]'s
      * two halves, 4 and 6 for q[1]'s. */
@@ -122,10 +121,7 @@ VNNI_TARGET static ALWAYS_INLINE float row_vnni(int kind, const uint8_t *row, co
     const __m512i quarter = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
     for (Py_ssize_t b = 0; b * 256 < width; b++) {
         const uint8_t *block = row + b * 210;
-        __m512 steps = _mm512_permutexvar_ps(step_pairs, _mm512_maskz_loadu_ps(0xFF, step + 8 * b));
-        __m512 weights = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(half_f16c(block + 208)),
-                                                     _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(load16(block + 192)))),
-                                       steps);
+        __m512 weights = q6_k_weights(block, step + 8 * b);
         for (int h = 0; h < 2; h++) {
             __m512i ql = _mm512_loadu_si512((const void *)(block + 64 * h));
             __m512i both = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(block + 128 + 32 * h)));
