@@ -7,7 +7,10 @@ the plot's title would use, with as many entries side by side as the plot's widt
 
 from __future__ import annotations
 
+import math
+
 import pyqtgraph as pg
+from PySide6.QtCore import QSizeF, Qt
 
 # The left axis's width, which the title row does not span.
 LEFT_AXIS_PX = 50
@@ -40,7 +43,38 @@ class TitleRowLegend:
         if key == self._fitted:
             return
         self._fitted = key
-        for columns in range(self.columns, 0, -1):
-            self.legend.setColumnCount(columns)
-            if self.legend.layout.preferredWidth() <= room:
-                break
+        self.legend.setColumnCount(self.columns_for(room))
+
+    def columns_for(self, room: float) -> int:
+        """The most columns, up to ``columns``, whose entries side by side fit ``room`` pixels (at least one)."""
+        for columns in range(self.columns, 1, -1):
+            if self.grid_size(columns).width() <= room:
+                return columns
+        return 1
+
+    def height_for(self, plot_width: float) -> float:
+        """The legend's height in a plot widget ``plot_width`` pixels wide: its rows once ``fit`` lays it out there."""
+        return self.grid_size(self.columns_for(plot_width - LEFT_AXIS_PX)).height()
+
+    def grid_size(self, columns: int) -> QSizeF:
+        """The legend's preferred size in ``columns`` columns, added up as its grid layout does.
+
+        Each entry is a sample and a label, filled row by row; a column is as wide as its widest
+        item, a row as tall as its tallest. Computed, not laid out: asking the plot's future height
+        must not move what is on screen.
+        """
+        layout = self.legend.layout
+        items = self.legend.items
+        used = max(1, min(columns, len(items)))
+        rows = math.ceil(len(items) / used)
+        widths, heights = [0.0] * (2 * used), [0.0] * rows
+        for index, pair in enumerate(items):
+            row, column = divmod(index, used)
+            for offset, item in enumerate(pair):
+                hint = item.effectiveSizeHint(Qt.SizeHint.PreferredSize)
+                widths[2 * column + offset] = max(widths[2 * column + offset], hint.width())
+                heights[row] = max(heights[row], hint.height())
+        left, top, right, bottom = layout.getContentsMargins()
+        width = sum(widths) + layout.horizontalSpacing() * (len(widths) - 1) + left + right
+        height = sum(heights) + layout.verticalSpacing() * max(0, rows - 1) + top + bottom
+        return QSizeF(width, height)
