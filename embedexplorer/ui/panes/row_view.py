@@ -23,6 +23,9 @@ from ..widgets.steady_label import SteadyLabel
 from ..window.plugging import PaneContext, Place
 
 SHOWN_NUMBERS = 6  # the chapter prints the first six numbers of a row
+SUM_NAMES = ("sum: what enters layer 1", "after LayerNorm (right axis)")
+# The legend's lines with a row shown, the third named after what enters layer 1.
+LEGEND_NAMES = tuple(("token row", "position row", name) for name in SUM_NAMES)
 LEGEND_TEXT_PT, TICK_TEXT_PT, LINE_WIDTHS = 8.0, 8.0, {"token": 1.5, "position": 1.0, "sum": 1.0}
 
 
@@ -80,7 +83,7 @@ class RowView(QWidget):
         self._curves = {
             "token": self.plot_widget.plot(name="token row"),
             "position": self.plot_widget.plot(name="position row"),
-            "sum": self.plot_widget.plot(name="sum: what enters layer 1"),
+            "sum": self.plot_widget.plot(name=SUM_NAMES[0]),
         }
         self._curves["token"].setZValue(3)  # the token's own row on top: it is what the pane is about
         # After LayerNorm the numbers are ten times larger: on the left axis they would flatten the token
@@ -189,7 +192,9 @@ class RowView(QWidget):
         margins = self.layout().contentsMargins() if self.layout() is not None else None
         sides = margins.left() + margins.right() if margins is not None else 0
         plot_width = (self.width() if width is None else width) - sides
-        legend = self._legend_row.height_for(plot_width)
+        # The legend as a row fills it (all three lines, the longer name of the third), not as it is
+        # now: an answer must not move the pane to a tab (its height is reserved, like its labels').
+        legend = max(self._legend_row.height_for(plot_width, names) for names in LEGEND_NAMES)
         bottom = plot.getAxis("bottom")
         # As pyqtgraph sizes a bottom axis: the numbers' offset, their height (drawn at 0.8 of the
         # font's), and 0.8 of the title's; never less than it is now.
@@ -238,7 +243,7 @@ class RowView(QWidget):
 
     @staticmethod
     def _sum_label(result: RowAnswer) -> str:
-        return "after LayerNorm (right axis)" if result.normalised else "sum: what enters layer 1"
+        return SUM_NAMES[1] if result.normalised else SUM_NAMES[0]
 
     def row_lines(self) -> list[tuple[str, np.ndarray]]:
         """The rows the text shows, each with its name: token row, position row, what enters layer 1."""
