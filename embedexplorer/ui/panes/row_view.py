@@ -189,7 +189,8 @@ class RowView(QWidget):
         turned on), and the axis grows to its larger numbers only once it has drawn them.
         """
         plot = self.plot_widget.getPlotItem()
-        margins = self.layout().contentsMargins() if self.layout() is not None else None
+        layout = self.layout()
+        margins = layout.contentsMargins() if layout is not None else None
         sides = margins.left() + margins.right() if margins is not None else 0
         plot_width = (self.width() if width is None else width) - sides
         # The legend as a row fills it (all three lines, the longer name of the third), not as it is
@@ -206,7 +207,7 @@ class RowView(QWidget):
         below = max(numbers, bottom.minimumHeight())
         top = plot.getAxis("top")
         above = top.minimumHeight() if top.isVisible() else 0.0
-        left, top_margin, right, bottom_margin = plot.layout.getContentsMargins()
+        _left, top_margin, _right, bottom_margin = plot.layout.getContentsMargins()
         return math.ceil(legend + above + below + top_margin + bottom_margin)
 
     def _fit_axis_titles(self) -> None:
