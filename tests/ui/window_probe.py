@@ -4,7 +4,8 @@ python -m tests.ui.window_probe SETTINGS OUT [WORD [PRESENTATION]]: with WORD th
 and the report says where WORD's dot is on the screen, what a click there looks up (topmost first),
 the selection's rings, and the text after any click; PRESENTATION
 "1" starts in presentation mode. It says too where the Text box is, how large the map's and the
-row's plots are drawn, and the Model box's room and its whole text's need.
+row's plots are drawn (the row's None while it is out of sight), where the map's tab is, and the Model
+box's room and its whole text's need.
 """
 
 from __future__ import annotations
@@ -67,6 +68,9 @@ def main(settings: str, out: str, word: str = "", presentation: str = "") -> Non
         row_plot = window.panes.row_view.plot_widget
         row_box = row_plot.plotItem.getViewBox().sceneBoundingRect()
         facts["row_plot"] = size_of(row_box) if row_plot.isVisible() else None
+        tabs = window.right.tabBar()
+        map_tab = tabs.mapToGlobal(tabs.tabRect(window.right.indexOf(window.panes.map)).center())
+        facts["map_tab"] = [map_tab.x(), map_tab.y()]
         model_box = window.model_bar.box
         room, need = room_and_need(model_box)
         facts["model_box"] = [model_box.currentText(), room, need]
