@@ -13,11 +13,17 @@ and measures only the app against the plain floors.
    are compared: the share of neighbour lists that are the same.
 2. **One query** (k=10) through the app (``table.neighbours_of_vector``) against faiss's
    search of one row and against one plain read of the table's stored bytes (numpy's
-   sum of them as 64-bit integers, one thread: every byte read once, nothing else), on
+   sum of them as 64-bit integers, one thread: every byte read once, nothing else; the
+   goal's floor), on
    the GPT-2-shaped table in float32, bfloat16 and as GGUF files of F16, Q8_0, Q4_K and Q6_K
    (the K types random blocks: the gguf package cannot quantise to them); ``--qwen`` adds the
    Qwen2-7B-sized table (152,064 x 3,584) in bfloat16 and as the same GGUF types (built under
    bench/.cache/ once), without faiss unless ``--qwen-faiss`` (its float32 copy is 2.2 GB).
+   The app's scan shares its rows between the machine's cores, so the same read split over two
+   threads (each half summed by one, as the scan's helper does) is timed in the same turns and
+   printed beside the one-thread floor: the ratio to it says how far the app is from what two
+   cores can read; and the app kept to one thread (``own_thread_only``, what
+   ``EMBEDEXPLORER_SCAN_THREADS=1`` does), against the one-thread read: one core's speed.
 
 Each side's CPU seconds (the process's, over the call) are printed too: on a machine
 shared with other work, a 1-thread run's CPU time is what the load changes least.
@@ -35,6 +41,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -155,15 +162,30 @@ def one_query(pairs: int, qwen: bool, rounds: int | None, only: list[str], qwen_
 
 def _one_table(name: str, folder: str, faiss, rounds: int) -> Row:  # type: ignore[no-untyped-def]
     from embedexplorer import open_table
+    from embedexplorer.core.search.scan_threads import own_thread_only
 
     table = open_table(folder)
     stored = table.rows.raw if table.stored else table.rows
     words = np.asarray(stored).reshape(-1).view(np.uint8)
     words = words[: words.size // 8 * 8].view(np.uint64)
     query = np.array(table.unit[1000], dtype=np.float32)
+    halves = (words[: words.size // 2], words[words.size // 2 :])
+    helper = ThreadPoolExecutor(1)
+
+    def read_on_two_threads() -> None:  # numpy's sum lets go of the GIL: the halves are read at once
+        other = helper.submit(halves[1].sum)
+        halves[0].sum()
+        other.result()
+
+    def app_on_one_thread() -> None:
+        with own_thread_only():
+            table.neighbours_of_vector(query, K, exclude=(1000,))
+
     runs = {
         "app": lambda: table.neighbours_of_vector(query, K, exclude=(1000,)),
         "read": lambda: words.sum(),
+        "read2": read_on_two_threads,
+        "app1": app_on_one_thread,
     }
     if faiss is not None:
         faiss.omp_set_num_threads(os.cpu_count() or 1)
@@ -186,13 +208,17 @@ def _one_table(name: str, folder: str, faiss, rounds: int) -> Row:  # type: igno
             cpu[key].append(time.process_time() - began_cpu)
     loads.append(os.getloadavg()[0])
     ratio = median([a / r for a, r in zip(times["app"], times["read"], strict=True)])
+    ratio2 = median([a / r for a, r in zip(times["app"], times["read2"], strict=True)])
+    ratio1 = median([a / r for a, r in zip(times["app1"], times["read"], strict=True)])
+    helper.shutdown()
     cpu_ratio = median([a / r for a, r in zip(cpu["app"], cpu["read"], strict=True)])
     shape = f"{table.rows.shape[0]:,} x {table.rows.shape[1]:,}"
     note = (
         f"{words.nbytes / 1e6:,.0f} MB stored; {rounds} pairs; {table.search_method()}; "
         f"1-min load {min(loads):.1f}-{max(loads):.1f} over the pairs; CPU time (all threads) app "
         f"{median(cpu['app']) * 1e3:.1f} ms, read {median(cpu['read']) * 1e3:.1f} ms, median paired ratio "
-        f"{cpu_ratio:.2f}x"
+        f"{cpu_ratio:.2f}x; the read on two threads {median(times['read2']) * 1e3:.2f} ms, app/that "
+        f"{ratio2:.2f}x; the app on one thread {median(times['app1']) * 1e3:.2f} ms, that/read {ratio1:.2f}x"
     )
     if "faiss" in times:
         versus = median([a / f for a, f in zip(times["app"], times["faiss"], strict=True)])

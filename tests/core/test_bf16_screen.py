@@ -196,3 +196,28 @@ def test_a_vector_with_nan_is_refused_in_words(minilm_table) -> None:
 def test_the_screen_can_be_switched_off(minilm_table, monkeypatch) -> None:
     monkeypatch.setenv("EMBEDEXPLORER_SCAN", "off")
     assert bf16_rows.screen_for(minilm_table.unit) is None
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_candidates_are_every_score_within_the_window_of_the_kth_best(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Picked in C (``_pick``) or by numpy's partitions: the ids whose score is at or above the k-th best
+    (by numpy's full sort) less the window, with ties, repeats, infinities and excluded rows (-inf)."""
+    rng = np.random.default_rng(seed)
+    count = int(rng.integers(20, 60_000))
+    scores = rng.standard_normal(count).astype(np.float32)
+    if seed % 2:
+        scores = np.round(scores * 8) / 8  # many exact ties at the bar
+    scores[rng.integers(0, count, 5)] = -np.inf
+    scores[rng.integers(0, count, 2)] = np.inf if seed == 3 else scores[0]
+    for k in (1, 10, 17):
+        for margin in (0.0, 1e-4, 0.05):
+            kth = np.sort(scores)[::-1][k - 1]
+            expected = np.flatnonzero(scores >= kth - np.float32(2 * margin))
+            np.testing.assert_array_equal(nb._candidates(scores, k, margin), expected)
+    with_nan = scores.copy()
+    with_nan[count // 2] = np.nan  # C gives way to numpy's partitions: the same ids as without C
+    picked = nb._candidates(with_nan, 10, 0.0)
+    monkeypatch.setattr(nb, "_pick", None)
+    np.testing.assert_array_equal(picked, nb._candidates(with_nan, 10, 0.0))

@@ -11,7 +11,7 @@ from embedexplorer import open_table
 from embedexplorer.core.search import many_scores
 from embedexplorer.core.search import neighbours as nb
 from embedexplorer.core.search.bf16_rows import Bf16Rows
-from embedexplorer.core.search.scan_threads import SPLIT_ABOVE, helpers_for, own_thread_only
+from embedexplorer.core.search.scan_threads import SPLIT_ABOVE, THREADS_VARIABLE, helpers_for, own_thread_only
 
 needs_vector_build = pytest.mark.skipif(not many_scores.vectorised(), reason="no vectorised C build here")
 
@@ -80,12 +80,13 @@ def test_rows_and_queries_that_do_not_fit_are_refused() -> None:
 
 
 @needs_vector_build
-def test_helper_threads_and_one_thread_give_the_same_scores() -> None:
+def test_helper_threads_and_one_thread_give_the_same_scores(monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(9)
     rows = rng.standard_normal((SPLIT_ABOVE // 256 + 3, 256)).astype(np.float32)  # big enough to share
     query = rng.standard_normal((5, 256)).astype(np.float32)
     helpers = helpers_for(rows.size)
-    assert helpers == min(4, os.cpu_count() or 1) - 1
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    assert helpers == min(4, cores) - 1
     assert helpers_for(1000) == 0  # a small pass is quicker alone
     shared = many_scores.scores_many(rows, query)
     with own_thread_only():
@@ -96,6 +97,11 @@ def test_helper_threads_and_one_thread_give_the_same_scores() -> None:
         assert helpers_for(rows.size) == 0
     assert helpers_for(rows.size) == helpers
     np.testing.assert_array_equal(shared, alone)  # each row's sums are the same whoever computes them
+    monkeypatch.setenv(THREADS_VARIABLE, "1")  # the cap a busy machine's user may set
+    assert helpers_for(rows.size) == 0
+    np.testing.assert_array_equal(many_scores.scores_many(rows, query), shared)
+    monkeypatch.setenv(THREADS_VARIABLE, "none")  # not a number: no cap
+    assert helpers_for(rows.size) == helpers
 
 
 @pytest.fixture(scope="module", params=["minilm", "gpt2"])

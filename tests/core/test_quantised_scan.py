@@ -32,10 +32,11 @@ ROWS, WIDTH, K = 3000, 512, 12
 ORIGINAL, COPIES, NEAR = 50, (140, 141), range(100, 140)
 
 
-@pytest.fixture(params=["plain", "avx2", "avx512f-float", "avx512f"])
+@pytest.fixture(params=["plain", "avx2", "avx512f-float", "avx512f-int16", "avx512f"])
 def build(request: pytest.FixtureRequest) -> Iterator[str]:
     """Each build of the scan this CPU can run (the others are skipped); "avx512f-float" is the
-    AVX-512 build without its integer-query scan of Q8_0 and Q6_K."""
+    AVX-512 build without its integer-query scan, "avx512f-int16" the integer scan without VNNI's
+    byte products (which "avx512f" uses for Q4_K and Q6_K where the CPU has them)."""
     used = _quants.use_build(request.param)
     if used != request.param:
         _quants.use_build("best")
@@ -189,6 +190,33 @@ def test_a_q4_k_row_whose_offsets_cancel_keeps_the_float_scan_and_the_answers(tm
     for token_id in (9, ORIGINAL, 3):
         ids, _ = float64_top_k(numbers, numbers[token_id], K, (token_id,))
         assert [n.id for n in table.neighbours(token_id, k=K).neighbours] == ids
+
+
+@pytest.mark.parametrize("qtype", [Q.Q8_0, Q.Q4_K, Q.Q6_K], ids=["Q8_0", "Q4_K", "Q6_K"])
+def test_queries_at_the_integer_limits_are_within_the_bound(qtype: Q, build: str) -> None:
+    """Runs of 32 whose largest number rounds to 2^14 steps (VNNI's split of it into two bytes is at its
+    widest there), of either sign, of one power of two, and of zeros, beside ordinary runs."""
+    stored = near_tie_blocks(qtype, seed=int(qtype) + 40)
+    numbers = dequantize(stored, qtype).astype(np.float64)
+    lengths = np.linalg.norm(numbers, axis=1)
+    spread = stored_search.quantised_spread(stored, WIDTH, lengths) if qtype == Q.Q4_K else None
+    screen = stored_search.StoredScreen(
+        stored, stored_search.QUANT_KINDS[qtype.name], lengths, 0.0, quantised_width=WIDTH, spread=spread
+    )
+    rng = np.random.default_rng(int(qtype))
+    query = rng.standard_normal(WIDTH).astype(np.float32)
+    just_under_one = np.nextafter(np.float32(1), np.float32(0))
+    runs = query.reshape(-1, 32)
+    runs[0] = just_under_one  # every number rounds up to 2^14 steps
+    runs[1] = -just_under_one
+    runs[2, ::2], runs[2, 1::2] = just_under_one, -just_under_one
+    runs[3] = 0.5  # a power of two: 2^13 steps
+    runs[4] = 0.0
+    runs[5] = rng.choice([-1, 1], 32) * just_under_one * rng.uniform(0.999, 1, 32).astype(np.float32)
+    for size in (1.0, 2.0**-60, 2.0**60):  # powers of two keep each run's largest just under one
+        scaled = query * np.float32(size)
+        error = np.abs(screen.scores(scaled) - numbers @ scaled.astype(np.float64) / lengths).max()
+        assert 0 < error <= screen.error_bound(float(np.linalg.norm(scaled.astype(np.float64))))
 
 
 @pytest.mark.parametrize("width", [32, 480, 800])

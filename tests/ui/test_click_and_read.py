@@ -105,7 +105,7 @@ def resize_to(qtbot, window, width: int, height: int) -> None:  # type: ignore[n
     window.move(0, 0)
     window.resize(width, height)
     placement = window.row_placement
-    qtbot.waitUntil(lambda: placement.compact == (window.left.height() < placement.needed_height()))
+    qtbot.waitUntil(lambda: placement.compact == placement.wants_compact())
     settle()
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QPoint, QRect
 from PySide6.QtGui import QFontMetricsF
-from PySide6.QtWidgets import QAbstractButton, QAbstractScrollArea, QLabel, QWidget
+from PySide6.QtWidgets import QAbstractButton, QAbstractScrollArea, QLabel, QLineEdit, QWidget
 
 from embedexplorer.jobs.table_jobs import COSINE
 from embedexplorer.ui.style.theme import PRESENTATION_SCALE
@@ -21,13 +21,15 @@ from tests.ui.bundled_type import bundled_type  # noqa: F401 - a fixture
 from tests.ui.conftest import ANSWER_TIMEOUT_MS, answers, open_model, settle, type_text
 
 SIZES = [(1600, 1000), (1366, 768), (1024, 640)]
+# QLineEdit keeps this many pixels on each side of its text inside its contents (Qt's horizontalMargin).
+LINE_EDIT_MARGIN = 2
 
 
 def at_size(qtbot, window, width: int, height: int) -> None:  # type: ignore[no-untyped-def]
     window.move(0, 0)
     window.resize(width, height)
     placement = window.row_placement
-    qtbot.waitUntil(lambda: placement.compact == (window.left.height() < placement.needed_height()))
+    qtbot.waitUntil(lambda: placement.compact == placement.wants_compact())
     settle()
 
 
@@ -105,6 +107,41 @@ def test_presentation_enlarges_what_a_class_reads_by_one_factor_and_cuts_nothing
                     window.right.setCurrentIndex(tab)
                     settle()
                     assert problems(window) == [], (width, height, presentation, window.right.tabText(tab))
+                window.right.setCurrentIndex(0)
+    finally:
+        window.panes.teaching.set_presentation(False)
+
+
+def cut_hints(window) -> list[str]:  # type: ignore[no-untyped-def]
+    """Every empty box on screen whose grey hint is wider than the room the box gives its text."""
+    found = []
+    for line in window.findChildren(QLineEdit):
+        if not line.isVisible() or line.window() is not window or line.text() or not line.placeholderText():
+            continue
+        margins = line.textMargins()
+        room = line.contentsRect().width() - 2 * LINE_EDIT_MARGIN - margins.left() - margins.right()
+        needed = QFontMetricsF(line.font()).horizontalAdvance(line.placeholderText())
+        if needed > room + 1:
+            name = line.accessibleName() or line.placeholderText()
+            found.append(f"{name!r}: its hint needs {needed:.0f} px, has {room}")
+    return found
+
+
+@pytest.mark.usefixtures("bundled_type")
+def test_the_hint_in_every_empty_box_is_whole_at_every_size(qtbot, window):
+    # A person reads the grey hint before typing: "another word, e.g.  France" showed as "another word, …".
+    open_model(qtbot, window, "bundled")
+    type_text(qtbot, window, "monday")
+    try:
+        for presentation in (False, True):
+            window.panes.teaching.set_presentation(presentation)
+            settle()
+            for width, height in SIZES:
+                at_size(qtbot, window, width, height)
+                for tab in range(window.right.count()):
+                    window.right.setCurrentIndex(tab)
+                    settle()
+                    assert cut_hints(window) == [], (width, height, presentation, window.right.tabText(tab))
                 window.right.setCurrentIndex(0)
     finally:
         window.panes.teaching.set_presentation(False)

@@ -365,6 +365,10 @@ def test_answers_never_re_lay_out_the_window(qtbot, window) -> None:
     window.resize(1360, 860)
     window.show()
     qtbot.waitExposed(window)
+    # The window's own layout for its size first: the row pane where this height has room for it.
+    placement = window.row_placement
+    qtbot.waitUntil(lambda: placement.compact == placement.wants_compact())
+    settle()
     panes = [window.panes.row_view, window.panes.neighbours_pane, window.panes.map.view.canvas, window.panes.token_pane]
 
     def sizes() -> list[object]:

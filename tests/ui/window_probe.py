@@ -1,9 +1,11 @@
 """The app as ``app.main`` starts it, reporting to a JSON file what a test under a window manager checks.
 
 python -m tests.ui.window_probe SETTINGS OUT [WORD [PRESENTATION]]: with WORD the bundled model opens
-and the report says where WORD's dot is on the screen, and the text after any click; PRESENTATION
+and the report says where WORD's dot is on the screen, what a click there looks up (topmost first),
+the selection's rings, and the text after any click; PRESENTATION
 "1" starts in presentation mode. It says too where the Text box is, how large the map's and the
-row's plots are drawn, and the Model box's room and its whole text's need.
+row's plots are drawn (the row's None while it is out of sight), where the map's tab is, and the Model
+box's room and its whole text's need.
 """
 
 from __future__ import annotations
@@ -66,6 +68,9 @@ def main(settings: str, out: str, word: str = "", presentation: str = "") -> Non
         row_plot = window.panes.row_view.plot_widget
         row_box = row_plot.plotItem.getViewBox().sceneBoundingRect()
         facts["row_plot"] = size_of(row_box) if row_plot.isVisible() else None
+        tabs = window.right.tabBar()
+        map_tab = tabs.mapToGlobal(tabs.tabRect(window.right.indexOf(window.panes.map)).center())
+        facts["map_tab"] = [map_tab.x(), map_tab.y()]
         model_box = window.model_bar.box
         room, need = room_and_need(model_box)
         facts["model_box"] = [model_box.currentText(), room, need]
@@ -74,6 +79,10 @@ def main(settings: str, out: str, word: str = "", presentation: str = "") -> Non
             at = canvas.mapFromScene(canvas.plot.getViewBox().mapViewToScene(pg.Point(*canvas.map.coords[index])))
             spot = canvas.viewport().mapToGlobal(at)
             facts["dot"] = [spot.x(), spot.y()]
+            # What a click there looks up, topmost first (the names the tip gives, in its order).
+            scene = canvas.mapToScene(at)
+            facts["rings"] = list(canvas.ring_names)
+            facts["dot_targets"] = [canvas.map.labels[t.point] for t in canvas.targets_at(scene) if t.point >= 0]
         with open(out, "w", encoding="utf-8") as handle:
             json.dump(facts, handle)
         QTimer.singleShot(200, report)

@@ -26,11 +26,11 @@
  *
  * On AVX-512, Q8_0, Q6_K (and Q4_K, below) rows are scanned against the query held as 16-bit integers
  * (quantise_query): x = step_B xq + e, with step_B a power of two per run B of 32 numbers, so
- * |e| <= QUERY_ROUNDING |x|.  Each stored integer (q, or q - 32) times xq is summed in pairs
- * exactly (int32, below 2^24, so exact as float32 too), and a block's pair sums are multiplied
- * by d step_B (Q8_0) or d s step_B (Q6_K), products of a float16, a small integer and a power of
- * two: exact.  So the sum is, up to float32 rounding, sum v_j (step xq)_j = v.x - v.e: within
- * gamma_width |v| |x - e| of it as above, and |v.e| <= |v| |e| (Cauchy-Schwarz).  Divided by
+ * |e| <= QUERY_ROUNDING |x|.  Each stored integer (q, or q - 32) times xq is summed in pairs (by
+ * VNNI in fours: quants_vnni.h) exactly (int32, below 2^24, so exact as float32 too), and a
+ * block's pair sums are multiplied by d step_B (Q8_0) or d s step_B (Q6_K), products of a
+ * float16, a small integer and a power of two: exact.  So the sum is, up to float32 rounding,
+ * sum v_j (step xq)_j = v.x - v.e: within gamma_width |v| |x - e| of it as above, and |v.e| <= |v| |e| (Cauchy-Schwarz).  Divided by
  * |v| by the scale, the score is within QUERY_ROUNDING |x| + (1 + QUERY_ROUNDING) times the
  * float bound of the cosine times |x|: StoredScreen.error_bound adds exactly that.
  *
@@ -161,13 +161,16 @@ static void rows_plain(int kind, const uint8_t *rows, Py_ssize_t row_bytes, cons
 
 static rows_function chosen_rows = rows_plain;
 static const char *chosen_name = "plain";
-/* Q8_0 and Q6_K against a 16-bit integer query (AVX-512 builds only). */
+/* Q8_0, Q4_K and Q6_K against a 16-bit integer query (AVX-512 builds only); Q4_K and Q6_K by
+ * VNNI's byte products where the CPU has them (quants_vnni.h). */
 static int integer_scan = 0;
+static int vnni_scan = 0;
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #include <immintrin.h>
 
 #include "quants_avx512.h"
+#include "quants_vnni.h"
 
 __attribute__((target("avx2,fma"))) static void rows_avx2(int kind, const uint8_t *rows, Py_ssize_t row_bytes,
                                                           const float *query, const float *scale, float *out,
@@ -184,6 +187,8 @@ static void choose_rows(void)
         chosen_rows = rows_avx512;
         chosen_name = "avx512f";
         integer_scan = 1;
+        vnni_scan = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl") &&
+                    __builtin_cpu_supports("gfni");
     } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
         chosen_rows = rows_avx2;
         chosen_name = "avx2";
@@ -191,6 +196,11 @@ static void choose_rows(void)
 }
 #else
 static void choose_rows(void) {}
+static void split_query(const int16_t *xq, const float *step, Py_ssize_t width, int8_t *high, int8_t *low,
+                        int32_t *centre, float *paired)
+{
+    (void)xq, (void)step, (void)width, (void)high, (void)low, (void)centre, (void)paired;
+}
 #endif
 
 struct quant_job {
@@ -201,12 +211,20 @@ struct quant_job {
     float *out;
     const int16_t *xq; /* the query as integers, or NULL: the float scan */
     const float *step;
+    const int8_t *high, *low; /* xq as two bytes for VNNI (Q4_K, Q6_K), or NULL */
+    const int32_t *centre;
+    const float *paired; /* Q4_K by VNNI: each block's steps and sums side by side */
 };
 
 static void quant_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
 {
     const struct quant_job *q = job;
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    if (q->high != NULL) {
+        rows_vnni(q->kind, q->rows, q->row_bytes, q->high, q->low, q->centre, q->step, q->paired, q->scale, q->out,
+                  start, stop, q->width);
+        return;
+    }
     if (q->xq != NULL) {
         rows_integer(q->kind, q->rows, q->row_bytes, q->xq, q->step, q->scale, q->out, start, stop, q->width);
         return;
@@ -216,10 +234,13 @@ static void quant_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
 }
 
 /* The query as 16-bit integers, 32 numbers to a step: x = step * xq + e.  Each step is a power of
- * two (so step times a block's float16 scale is exact) with the block's largest number below
- * 2^15 steps; xq is rounded and held to +-32767, so |e_j| <= step <= largest / 2^14, and
- * |e| <= sqrt(32) |x| / 2^14 (QUERY_ROUNDING, which Python adds to the bound).  False when a
- * step would leave float32's comfortable range (a query of huge or tiny numbers): the float scan. */
+ * two (so step times a block's float16 scale is exact) with the run's largest number, at least
+ * 2^(exponent - 1), below 2^14 steps, so |xq| <= 2^14 (VNNI splits it into two signed bytes:
+ * quants_vnni.h).  x / step is exact (a power of two) but where it falls below float32's normal
+ * range, off by at most 2^-150 there; rounded to the nearest integer, |e_j| <= step (1/2 + 2^-150)
+ * <= largest (1 + 2^-149) / 2^14, and |e| <= sqrt(32) |x| (1 + 2^-149) / 2^14 (QUERY_ROUNDING,
+ * which Python adds to the bound).  False when a step would leave float32's comfortable range (a
+ * query of huge or tiny numbers): the float scan. */
 static int quantise_query(const float *x, Py_ssize_t width, int16_t *xq, float *step /* 2 x width / 32 */)
 {
     for (Py_ssize_t b = 0; b * 32 < width; b++) {
@@ -230,16 +251,16 @@ static int quantise_query(const float *x, Py_ssize_t width, int16_t *xq, float *
         frexpf(largest, &exponent); /* largest = f 2^exponent, 0.5 <= f < 1 */
         if (largest == 0.0f)
             exponent = 0;
-        if (!(largest < 1e30f) || exponent - 15 < -100)
+        if (!(largest < 1e30f) || exponent - 14 < -100)
             return 0;
-        step[b] = ldexpf(1.0f, exponent - 15);
+        step[b] = ldexpf(1.0f, exponent - 14);
         int32_t sum = 0;
         for (int j = 0; j < 32; j++) {
             float q = nearbyintf(x[32 * b + j] / step[b]);
-            xq[32 * b + j] = (int16_t)(q > 32767.0f ? 32767.0f : (q < -32767.0f ? -32767.0f : q));
+            xq[32 * b + j] = (int16_t)(q > 16384.0f ? 16384.0f : (q < -16384.0f ? -16384.0f : q)); /* never held */
             sum += xq[32 * b + j];
         }
-        /* The run's sum of xq times its step (below 2^20 steps: exact), for Q4_K's min offsets. */
+        /* The run's sum of xq times its step (at most 2^19 steps: exact), for Q4_K's min offsets. */
         step[width / 32 + b] = (float)sum * step[b];
     }
     return 1;
@@ -266,18 +287,33 @@ static PyObject *quant_scores(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "scale must hold one float32 per row");
     } else if (check_progress(&progress)) {
         struct quant_job job = {kind, rows.buf, (width / BLOCK_NUMBERS[kind]) * BLOCK_BYTES[kind], width,
-                                query.buf, scale.buf, out.buf, NULL, NULL};
+                                query.buf, scale.buf, out.buf, NULL, NULL, NULL, NULL, NULL, NULL};
         int16_t *xq = NULL;
         float *step = NULL;
+        int8_t *bytes = NULL; /* VNNI's high and low bytes of xq, width each */
+        int32_t *centre = NULL;
+        float *paired = NULL;
         if (integer_scan && integer && kind != KIND_Q4_0) {
             xq = PyMem_RawMalloc((size_t)width * sizeof(int16_t));
             step = PyMem_RawMalloc((size_t)(width / 32) * 2 * sizeof(float));
             if (xq != NULL && step != NULL && quantise_query(query.buf, width, xq, step))
                 job.xq = xq, job.step = step;
         }
+        if (job.xq != NULL && vnni_scan && (kind == KIND_Q4_K || kind == KIND_Q6_K)) {
+            bytes = PyMem_RawMalloc((size_t)width * 2);
+            centre = kind == KIND_Q6_K ? PyMem_RawMalloc((size_t)(width / 4) * sizeof(int32_t)) : NULL;
+            paired = kind == KIND_Q4_K ? PyMem_RawMalloc((size_t)(width / 16) * sizeof(float)) : NULL;
+            if (bytes != NULL && (kind == KIND_Q6_K ? centre != NULL : paired != NULL)) {
+                split_query(xq, step, width, bytes, bytes + width, centre, paired);
+                job.high = bytes, job.low = bytes + width, job.centre = centre, job.paired = paired;
+            }
+        }
         result = share_chunks_released(quant_chunk, &job, count, &progress);
         PyMem_RawFree(xq);
         PyMem_RawFree(step);
+        PyMem_RawFree(bytes);
+        PyMem_RawFree(centre);
+        PyMem_RawFree(paired);
     }
     PyBuffer_Release(&rows);
     PyBuffer_Release(&query);
@@ -376,8 +412,8 @@ static PyObject *dequantise(PyObject *self, PyObject *args)
     return result;
 }
 
-/* For tests: run a given build ("plain", "avx2", "avx512f", "avx512f-float") where this CPU can; answers
- * the one now in use. */
+/* For tests: run a given build ("plain", "avx2", "avx512f", "avx512f-float", or "avx512f-int16": the
+ * integer query without VNNI) where this CPU can; answers the one now in use. */
 static PyObject *use_build(PyObject *self, PyObject *args)
 {
     const char *name;
@@ -386,16 +422,19 @@ static PyObject *use_build(PyObject *self, PyObject *args)
         return NULL;
     choose_rows();
     if (strcmp(name, "plain") == 0) {
-        chosen_rows = rows_plain, chosen_name = "plain", integer_scan = 0;
+        chosen_rows = rows_plain, chosen_name = "plain", integer_scan = 0, vnni_scan = 0;
     }
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
     else if (strcmp(name, "avx2") == 0 && strcmp(chosen_name, "plain") != 0) {
-        chosen_rows = rows_avx2, chosen_name = "avx2", integer_scan = 0;
+        chosen_rows = rows_avx2, chosen_name = "avx2", integer_scan = 0, vnni_scan = 0;
     }
 #endif
     else if (strcmp(name, "avx512f-float") == 0 && integer_scan) {
-        integer_scan = 0; /* the AVX-512 build's float scan for every type */
+        integer_scan = 0, vnni_scan = 0; /* the AVX-512 build's float scan for every type */
         return PyUnicode_FromString("avx512f-float");
+    } else if (strcmp(name, "avx512f-int16") == 0 && integer_scan) {
+        vnni_scan = 0; /* the 16-bit integer scan of Q4_K and Q6_K too, where VNNI would be used */
+        return PyUnicode_FromString("avx512f-int16");
     }
     return PyUnicode_FromString(chosen_name);
 }
@@ -408,8 +447,9 @@ static PyMethodDef quant_methods[] = {
      "dequantise(rows, kind, out)\n\nWrite the float32 numbers of quantised rows (GGUF blocks, uint8) into out,\n"
      "as gguf's dequantize gives them, without the GIL."},
     {"use_build", use_build, METH_VARARGS,
-     "use_build(name)\n\nFor tests: scan with the named build (plain, avx2, avx512f, or avx512f-float: no\n"
-     "integer query) where this CPU runs it, else the best one; returns the name of the build now in use."},
+     "use_build(name)\n\nFor tests: scan with the named build (plain, avx2, avx512f, avx512f-float: no integer\n"
+     "query, or avx512f-int16: no VNNI) where this CPU runs it, else the best one; returns the name of\n"
+     "the build now in use."},
     {"quant_scores", quant_scores, METH_VARARGS,
      "quant_scores(rows, kind, query, scale, out, progress, integer=False)\n\n"
      "Write scale[i] times the dot product of quantised row i (GGUF blocks as stored, uint8; kind 0\n"
@@ -428,7 +468,8 @@ PyMODINIT_FUNC PyInit__quants(void)
 {
     choose_rows();
     PyObject *module = PyModule_Create(&quant_module);
-    PyObject *rounding = PyFloat_FromDouble(sqrt(32.0) / 16384.0); /* quantise_query's |e| / |x| at most */
+    /* quantise_query's |e| / |x| at most: sqrt(32) (1 + 2^-149) / 2^14, held as a double just above it */
+    PyObject *rounding = PyFloat_FromDouble(sqrt(32.0) / 16384.0 * (1.0 + 0x1p-40));
     if (module == NULL || rounding == NULL || PyModule_AddStringConstant(module, "INSTRUCTIONS", chosen_name) < 0 ||
         PyModule_AddObjectRef(module, "QUERY_ROUNDING", rounding) < 0) {
         Py_XDECREF(rounding);

@@ -49,8 +49,12 @@ DEFINE_DOT(dot_f32, float, AS_FLOAT)
 static ALWAYS_INLINE void scan_rows(const uint16_t *rows, const float *query, float *out,
                                     Py_ssize_t start, Py_ssize_t stop, Py_ssize_t width)
 {
-    for (Py_ssize_t i = start; i < stop; i++)
+    Py_ssize_t ahead = PREFETCH_BYTES / (width * 2) + 1;
+    for (Py_ssize_t i = start; i < stop; i++) {
+        if (i + ahead < stop) /* a page ahead: scan_common.h says why */
+            prefetch_row(rows + (i + ahead) * width, width * 2);
         out[i] = dot_bf16(rows + i * width, query, width);
+    }
 }
 
 typedef void (*scan_function)(const uint16_t *, const float *, float *, Py_ssize_t, Py_ssize_t, Py_ssize_t);
@@ -255,8 +259,11 @@ __attribute__((target("avx512f"))) static void scaled_bf16_pairs(const uint16_t 
 {
     const __m512i high = _mm512_set1_epi32((int)0xFFFF0000u);
     Py_ssize_t whole = width / 32 * 32;
+    Py_ssize_t ahead = PREFETCH_BYTES / (width * 2) + 1;
     for (Py_ssize_t i = start; i < stop; i++) {
         const uint16_t *row = rows + i * width;
+        if (i + ahead < stop)
+            prefetch_row(rows + (i + ahead) * width, width * 2);
         __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
         __m512 acc2 = _mm512_setzero_ps(), acc3 = _mm512_setzero_ps();
         Py_ssize_t j = 0;
@@ -290,8 +297,11 @@ __attribute__((target("avx512f"))) static void scaled_f16_avx512_wide(const uint
                                                                       Py_ssize_t start, Py_ssize_t stop,
                                                                       Py_ssize_t width)
 {
+    Py_ssize_t ahead = PREFETCH_BYTES / (width * 2) + 1;
     for (Py_ssize_t i = start; i < stop; i++) {
         const uint16_t *row = rows + i * width;
+        if (i + ahead < stop)
+            prefetch_row(rows + (i + ahead) * width, width * 2);
         __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
         Py_ssize_t j = 0;
         for (; j + 32 <= width; j += 32) {

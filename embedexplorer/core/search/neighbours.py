@@ -18,6 +18,11 @@ import numpy as np
 from ..common.plain_pages import empty_on_plain_pages
 from .many_scores import scores_many
 
+try:
+    from . import _pick
+except ImportError:  # built without a C compiler: numpy picks the candidates
+    _pick = None  # type: ignore[assignment]
+
 if TYPE_CHECKING:
     from .stored_rows import StoredRows
 
@@ -247,6 +252,8 @@ def exact_scores(unit: np.ndarray, ids: np.ndarray, query: np.ndarray) -> np.nda
 # Every SAMPLE_STRIDE-th score is a sample whose k-th best bounds the table's k-th best from below.
 SAMPLE_STRIDE = 12
 _MAX_CANDIDATES = 4096
+# Up to this k the candidates are picked in C (a heap of k scores); past it, by numpy's partitions.
+_PICK_MAX_K = 1024
 # Rows per float64 block when scoring candidates exactly (6 MB at GPT-2's width).
 _RESCORE_ROWS = 1024
 
@@ -264,6 +271,12 @@ def _candidates(scores: np.ndarray, k: int, margin: float = 0.0) -> np.ndarray:
     if k >= n:
         return np.arange(n)
     window = 2.0 * margin
+    if _pick is not None and k <= _PICK_MAX_K and scores.dtype == np.float32 and scores.flags.c_contiguous:
+        # The same set in two passes in C (``_pick.c``): a tenth of the time right after a scan.
+        ids = np.empty(n, dtype=np.int64)
+        picked = _pick.candidates(scores, k, window, ids)
+        if picked >= 0:  # else a score is NaN: numpy's partitions below decide, as they always have
+            return ids[:picked].copy()
     sample = scores[::SAMPLE_STRIDE]
     if k * 8 <= sample.shape[0]:
         bound = np.partition(sample, sample.shape[0] - k)[sample.shape[0] - k]

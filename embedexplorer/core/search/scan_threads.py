@@ -21,6 +21,9 @@ import numpy as np
 SPLIT_ABOVE = 1 << 21
 # Two or three cores already draw all the memory bandwidth most machines have.
 _MAX_THREADS = 4
+# Caps the threads of every pass (1: the calling thread alone), for a machine shared with other work
+# or to measure one core's speed; unset or not a whole number above 0, no cap.
+THREADS_VARIABLE = "EMBEDEXPLORER_SCAN_THREADS"
 
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
@@ -45,10 +48,27 @@ def own_thread_only(on: bool = True) -> Iterator[None]:
 
 
 def helpers_for(numbers: int) -> int:
-    """How many helper threads a pass over ``numbers`` numbers gets: none when small or kept to its own thread."""
+    """How many helper threads a pass over ``numbers`` numbers gets: none when small or kept to its own thread.
+
+    At most one thread per core this process may run on (its affinity, which a container or
+    ``taskset`` narrows; ``os.cpu_count`` counts the machine's), and at most ``THREADS_VARIABLE``.
+    """
     if numbers < SPLIT_ABOVE or getattr(_alone, "on", False):
         return 0
-    return min(_MAX_THREADS, os.cpu_count() or 1) - 1
+    return min(_MAX_THREADS, usable_cores(), _thread_cap()) - 1
+
+
+def usable_cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _thread_cap() -> int:
+    text = os.environ.get(THREADS_VARIABLE, "").strip()
+    return int(text) if text.isdigit() and int(text) > 0 else _MAX_THREADS
 
 
 def shared_pass(numbers: int, run: Callable[[np.ndarray], object]) -> None:

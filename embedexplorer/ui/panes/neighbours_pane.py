@@ -110,7 +110,7 @@ class NeighboursPane(QWidget):
         self.baseline_label.setObjectName("hint")
 
         self.compare_input = QLineEdit()
-        self.compare_input.setPlaceholderText("another word, e.g.  France")
+        self.compare_input.setPlaceholderText("e.g.  France")  # beside "Cosine with:"; a longer hint is cut
         self.compare_input.setClearButtonEnabled(True)
         self.compare_input.setAccessibleName("word to compare with")
         self.compare_input.returnPressed.connect(self._on_compare)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from html import escape
 from typing import TYPE_CHECKING
@@ -9,7 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, Qt, Signal
-from PySide6.QtGui import QFont, QFontDatabase, QGuiApplication, QKeySequence, QResizeEvent
+from PySide6.QtGui import QFont, QFontDatabase, QFontMetricsF, QGuiApplication, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from ...core.tables.position_rows import row_name
@@ -25,6 +26,9 @@ if TYPE_CHECKING:  # the engine's types, named only: it loads after the window s
     from ...core.layers.trace import LayerInput
 
 SHOWN_NUMBERS = 6  # the chapter prints the first six numbers of a row
+SUM_NAMES = ("sum: what enters layer 1", "after LayerNorm (right axis)")
+# The legend's lines with a row shown, the third named after what enters layer 1.
+LEGEND_NAMES = tuple(("token row", "position row", name) for name in SUM_NAMES)
 LEGEND_TEXT_PT, TICK_TEXT_PT, LINE_WIDTHS = 8.0, 8.0, {"token": 1.5, "position": 1.0, "sum": 1.0}
 
 
@@ -81,7 +85,7 @@ class RowView(QWidget):
         self._curves = {
             "token": self.plot_widget.plot(name="token row"),
             "position": self.plot_widget.plot(name="position row"),
-            "sum": self.plot_widget.plot(name="sum: what enters layer 1"),
+            "sum": self.plot_widget.plot(name=SUM_NAMES[0]),
         }
         self._curves["token"].setZValue(3)  # the token's own row on top: it is what the pane is about
         # After LayerNorm the numbers are ten times larger: on the left axis they would flatten the token
@@ -154,24 +158,59 @@ class RowView(QWidget):
         self._fit_axis_titles()
 
     def _fold_numbers(self) -> None:
-        """Presentation on a short pane: the plot stays a plot, larger than in normal mode's type.
+        """Presentation: the plot is what a class reads, so what is for reading up close folds away.
 
-        The lines of numbers fold into the title's tooltip and the bottom axis drops its title
-        (the title says "384 numbers"). Decided on the plot's height with both shown, whether they
-        are shown now or not, so folding them (the plot grows) never unfolds them again.
+        The lines of numbers and the recipe's note fold into the title's tooltip (the whole rows
+        one hover away, Copy row copies them) and the bottom axis drops its title (the title says
+        "384 numbers"). So presentation's larger type gives the plot more room than normal mode,
+        not less, on every pane height; normal mode shows them all again.
         """
+        fold = self.scale > 1
         bottom = self.plot_widget.getAxis("bottom")
-        folded = self.numbers.isHidden()
-        layout = self.layout()
-        spacing = max(0, layout.spacing()) if layout is not None else 0
-        taken = self.numbers.sizeHint().height() + spacing + bottom.label.boundingRect().height()
-        plot_height = self.plot_widget.getPlotItem().vb.height() - (taken if folded else 0)
-        fold = self.scale > 1 and plot_height < MIN_ROW_PLOT_HEIGHT
-        if fold == folded:
+        if bottom.label.isVisible() == fold:  # a new size of type shows the title again: folded again
+            bottom.showLabel(not fold)
+        if fold != self.numbers.isHidden():
+            self.numbers.setVisible(not fold)
+            self.note.setVisible(not fold)
+        self._tip_folded()
+
+    def _tip_folded(self) -> None:
+        """The title's tooltip: in presentation what folded away (the rows whole, the note), else the title itself."""
+        if not self.numbers.isHidden():
+            self.title.setToolTip(self.title.text())
             return
-        self.numbers.setVisible(not fold)
-        bottom.showLabel(not fold)
-        self.title.setToolTip(self.numbers.toolTip() if fold else "")
+        parts = (self.numbers.toolTip(), self.note.toolTip())
+        self.title.setToolTip("\n\n".join(part for part in parts if part))
+
+    def plot_chrome_height(self, width: int | None = None) -> int:
+        """The plot widget's pixels around its drawing area at pane width ``width`` (now's if None).
+
+        The legend's rows above (as many as it folds into at that width), the bottom axis below
+        (its numbers, and its title unless folded) and the plot's margins. Derived from the type,
+        not measured: the pane may be elsewhere (a tab) or not laid out yet (presentation just
+        turned on), and the axis grows to its larger numbers only once it has drawn them.
+        """
+        plot = self.plot_widget.getPlotItem()
+        layout = self.layout()
+        margins = layout.contentsMargins() if layout is not None else None
+        sides = margins.left() + margins.right() if margins is not None else 0
+        plot_width = (self.width() if width is None else width) - sides
+        # The legend as a row fills it (all three lines, the longer name of the third), not as it is
+        # now: an answer must not move the pane to a tab (its height is reserved, like its labels').
+        legend = max(self._legend_row.height_for(plot_width, names) for names in LEGEND_NAMES)
+        bottom = plot.getAxis("bottom")
+        # As pyqtgraph sizes a bottom axis: the numbers' offset, their height (drawn at 0.8 of the
+        # font's), and 0.8 of the title's; never less than it is now.
+        tick_font = bottom.style["tickFont"] or self.font()
+        numbers = bottom.style["tickTextOffset"][1] + QFontMetricsF(tick_font).height() * 0.8
+        numbers += max(0, bottom.style["tickLength"])
+        if bottom.label.isVisible():
+            numbers += bottom.label.boundingRect().height() * 0.8
+        below = max(numbers, bottom.minimumHeight())
+        top = plot.getAxis("top")
+        above = top.minimumHeight() if top.isVisible() else 0.0
+        _left, top_margin, _right, bottom_margin = plot.layout.getContentsMargins()
+        return math.ceil(legend + above + below + top_margin + bottom_margin)
 
     def _fit_axis_titles(self) -> None:
         """Each side's title where the plot is tall enough for all of it; else none, never a cut one.
@@ -200,13 +239,14 @@ class RowView(QWidget):
         short = result.recipe_short or result.recipe
         self.note.setText(escape(" ".join(part for part in (short, result.note) if part)))
         self.note.setToolTip(" ".join(part for part in (result.recipe, result.note) if part))
+        self._tip_folded()
         self._curves["sum"].opts["name"] = self._sum_label(result)
         self.copy_button.setEnabled(True)
         self._redraw()
 
     @staticmethod
     def _sum_label(result: RowAnswer) -> str:
-        return "after LayerNorm (right axis)" if result.normalised else "sum: what enters layer 1"
+        return SUM_NAMES[1] if result.normalised else SUM_NAMES[0]
 
     def row_lines(self) -> list[tuple[str, np.ndarray]]:
         """The rows the text shows, each with its name: token row, position row, what enters layer 1."""
@@ -246,8 +286,7 @@ class RowView(QWidget):
             shown.append(f"{escape(name)}:{padding}{escape(format_row(row, count))}")
         self.numbers.setText("<br>".join(shown))
         self.numbers.setToolTip("\n".join(f"{name}: {format_row(row)}" for name, row in lines))
-        if self.numbers.isHidden():  # folded (presentation, a short pane): the whole rows one hover away
-            self.title.setToolTip(self.numbers.toolTip())
+        self._tip_folded()  # folded (presentation): the whole rows one hover away
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
         super().resizeEvent(event)
@@ -270,13 +309,18 @@ class RowView(QWidget):
         self._result = replace(result, position_row=position, combined=given.enters)
         self._fill_numbers()
         self.note.setText(escape(f"Exact, from the model itself: {given.note}"))
+        self.note.setToolTip(f"Exact, from the model itself: {given.note}")
+        self._tip_folded()
         self._redraw()
 
     def clear(self) -> None:
         self._result = None
         self.title.setText("Select a token to see its row.")
         self.numbers.clear()
+        self.numbers.setToolTip("")
         self.note.clear()
+        self.note.setToolTip("")
+        self._tip_folded()
         self.copy_button.setEnabled(False)
         for curve in self._curves.values():
             curve.setData([], [])
@@ -380,9 +424,20 @@ class RowView(QWidget):
     def focus_chain(self) -> list[QWidget]:
         return [self.show_position, self.copy_button]
 
-    def least_height(self) -> int:
-        """How tall the pane must be for its plot to be readable (at least ``min_plot`` pixels)."""
-        # The layout gives the plot its minimum height where one is set, else its hint (which grows
-        # with the axis font): count the one the layout uses, or the plot ends up short.
+    def prefers_tab(self) -> bool:
+        """Presentation: the row is a tab beside the map at every size, one large plot at a time.
+
+        Above the neighbours it would get what their larger rows leave (at 1600x1000 a plot about
+        half as tall as normal mode's); on its tab it is taller than normal mode's wherever it is.
+        """
+        return self.scale > 1
+
+    def least_height(self, width: int | None = None) -> int:
+        """How tall the pane must be, at ``width`` pixels wide, for its plot to draw ``MIN_ROW_PLOT_HEIGHT`` pixels.
+
+        Counts the drawing area, not the plot widget: the widget also holds the legend and the
+        bottom axis (at 1366x768 a 118-pixel widget drew its curves in 41). The layout gives the
+        plot its minimum height where one is set, else its hint: that one is replaced here.
+        """
         plot = self.plot_widget.minimumHeight() or self.plot_widget.minimumSizeHint().height()
-        return self.minimumSizeHint().height() + max(0, MIN_ROW_PLOT_HEIGHT - plot)
+        return self.minimumSizeHint().height() - plot + MIN_ROW_PLOT_HEIGHT + self.plot_chrome_height(width)

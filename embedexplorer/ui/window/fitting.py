@@ -50,8 +50,9 @@ class RowPlacement(QObject):
     left:
         The vertical splitter of the left column: the upper pane, then ``lower``.
     row_view:
-        The upper pane, at the top of ``left`` when there is room; its ``least_height()`` (if it has
-        one) says how tall it must be, its ``TITLE`` names its tab.
+        The upper pane, at the top of ``left`` when there is room; its ``least_height(width)`` (if it
+        has one) says how tall it must be at the column's width, its ``prefers_tab()`` (if it has
+        one) that it goes beside the map whatever the room, its ``TITLE`` names its tab.
     lower:
         The widget that stacks the other left-column panes under it.
     stacked:
@@ -74,6 +75,8 @@ class RowPlacement(QObject):
         self._later = _later(self, self.place)
         left.splitterMoved.connect(lambda _pos, _index: setattr(self, "_sized", True))
         left.installEventFilter(self)
+        # A new size of type (presentation) changes what both panes need, also where the column keeps its height.
+        row_view.installEventFilter(self)
 
     # ----- what the window asks --------------------------------------------------------------
     @property
@@ -95,12 +98,17 @@ class RowPlacement(QObject):
         """How tall the left column must be for the row pane and ``MIN_NEIGHBOUR_ROWS`` rows together."""
         return self._row_height() + self.left.handleWidth() + self._neighbours_height()
 
+    def wants_compact(self) -> bool:
+        """True where the row pane belongs beside the map now: the column is too short, or the pane asks to."""
+        prefers_tab = getattr(self.row_view, "prefers_tab", None)
+        return self.left.height() < self.needed_height() or (prefers_tab is not None and prefers_tab())
+
     def place(self) -> None:
         """Put the row pane where it fits now."""
         height = self.left.height()
         if height <= 0:
             return
-        want_compact = height < self.needed_height()
+        want_compact = self.wants_compact()
         if want_compact and not self.compact:
             self._split_state = self.left.saveState()
             current = self.tabs.currentIndex()
@@ -120,8 +128,10 @@ class RowPlacement(QObject):
     # ----- inside ----------------------------------------------------------------------------
     def _row_height(self) -> int:
         # The pane's own minimum counts its plot at a few pixels (it may be squeezed by hand): usable here.
+        # Asked at the left column's width, where it would sit: the tab beside the map is wider (a
+        # legend on fewer rows), and the pane may be there now.
         least = getattr(self.row_view, "least_height", None)
-        return least() if least is not None else self.row_view.minimumSizeHint().height()
+        return least(self.left.width()) if least is not None else self.row_view.minimumSizeHint().height()
 
     def _neighbours_height(self) -> int:
         # A list pane says how much taller than its least height it must be to show that many rows;
@@ -154,6 +164,8 @@ class RowPlacement(QObject):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
         if watched is self.left and event.type() == QEvent.Type.Resize:
+            self._later.start()
+        elif watched is self.row_view and event.type() == QEvent.Type.FontChange:
             self._later.start()
         return False
 

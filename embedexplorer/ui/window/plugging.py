@@ -25,8 +25,9 @@ menus it declared in ``MENUS`` (``ctx.shell``: messages, the status bar, menus, 
 model). A pane that needs another pane's facts watches the state, never that pane.
 
 Optional: ``focus_chain()`` (its controls in the order Tab walks them); a left-column pane
-may say ``least_height()`` (upper) or ``growth_for_rows(n)`` (lower), which the window's
-``RowPlacement`` uses to decide whether the upper pane fits above the lower ones.
+may say ``least_height(width)`` and ``prefers_tab()`` (upper) or ``growth_for_rows(n)``
+(lower), which the window's ``RowPlacement`` uses to decide whether the upper pane fits above
+the lower ones.
 """
 
 from __future__ import annotations

@@ -1,0 +1,3 @@
+"""Types of the C module built from _pick.c: every array argument is a C-contiguous buffer."""
+
+def candidates(scores: object, k: int, window: float, out: object, /) -> int: ...
