@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 
 from .cli import COMMANDS
-from .core.text.tokenizer_process import CHILD_FLAG
+from .core.text.tokenizer_protocol import CHILD_FLAG
 
 _CLI_FLAGS = {"-h", "--help", "--version"}
 # Not in --help: the packaging checks use it to prove torch runs forward in the frozen app.

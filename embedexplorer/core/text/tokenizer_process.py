@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import struct
 import sys
 import threading
 from pathlib import Path
@@ -21,13 +20,11 @@ from typing import IO, TYPE_CHECKING, Any
 
 from ..common import errors
 from ..common.errors import EmbedExplorerError, TokenizerFailedError, TokenizerStartError
+from .tokenizer_protocol import CHILD_FLAG, ROWS_LATER, receive_message, send_message
 
 if TYPE_CHECKING:  # the parent's side; the child imports this module for the protocol alone
     import subprocess
 
-# The flag the app's entry point reads to run this module's child side (frozen apps have no -m).
-CHILD_FLAG = "--tokenizer-process"
-_HEADER = struct.Struct("<I")
 # A child that has not described its tokenizer after this long is stopped: a tokenizer file
 # is at most files.TOKENIZER_FILE_LIMIT bytes, which loads in a few seconds.
 LOAD_TIMEOUT_S = 60.0
@@ -38,14 +35,8 @@ ENCODE_TIMEOUT_S = 20.0
 # texts each) takes under a second for the tokenizers library and a few for a GGUF file's
 # tokenizer rebuilt in Python; one that takes longer is stuck on one of its tokens.
 ROUND_TRIP_TIMEOUT_S = 120.0
-# Tokens of an encoded text sent with its ids, at most (the most a report shows, texts.MAX_SHOWN_TOKENS).
-LISTED_WITH_IDS = 2_048
 # Listing every token by id takes well under a second even for a vocabulary of a quarter million.
 LIST_TIMEOUT_S = 60.0
-# The child's address space: far above what a real tokenizer needs (GPT-2's takes 150 MB, a
-# 64 MB tokenizer file about 1 GB), low enough that a tokenizer built to blow up memory fails
-# inside the child, not the machine.
-CHILD_MEMORY_LIMIT = 3 * 1024**3
 
 # Run by ``python -I -c``: isolated mode puts neither the working folder nor the user's
 # site-packages on sys.path and ignores PYTHON* variables; the paths the child does need
@@ -54,11 +45,6 @@ _BOOTSTRAP = (
     "import sys, json; sys.path[:0] = json.loads(sys.argv[1]); "
     "from embedexplorer.core.text.tokenizer_child import serve; sys.exit(serve(*sys.argv[2:]))"
 )
-
-
-# In place of the table's row count: the child loads its tokenizer, then waits for the count
-# (``{"max_rows": n}``) before it describes the tokenizer. See ``start_early``.
-ROWS_LATER = "later"
 
 
 def child_command(folder: Path, max_rows: int | str | None = None) -> tuple[list[str], dict[str, str]]:
@@ -131,32 +117,7 @@ def _installed_under(module: str, folder: str) -> bool:
     return origin.startswith(folder)
 
 
-# ----- the protocol, shared with the child (tokenizer_child.py) -----------------------------
-def send_message(stream: IO[bytes], message: dict[str, Any]) -> None:
-    data = json.dumps(message, ensure_ascii=False).encode("utf-8")
-    stream.write(_HEADER.pack(len(data)) + data)
-    stream.flush()
-
-
-def receive_message(stream: IO[bytes]) -> dict[str, Any] | None:
-    """The next message, or None when the other side has closed the pipe."""
-    header = stream.read(_HEADER.size)
-    if len(header) < _HEADER.size:
-        return None
-    (size,) = _HEADER.unpack(header)
-    data = stream.read(size)
-    if len(data) < size:
-        return None
-    message = json.loads(data.decode("utf-8"))
-    return message if isinstance(message, dict) else None
-
-
-def error_message(exc: BaseException) -> dict[str, Any]:
-    kind = type(exc).__name__ if isinstance(exc, EmbedExplorerError) else "EmbedExplorerError"
-    text = str(exc) if isinstance(exc, EmbedExplorerError) else f"{type(exc).__name__}: {exc}"
-    return {"error": text, "kind": kind}
-
-
+# ----- the parent --------------------------------------------------------------------------
 def _raise_from(message: dict[str, Any]) -> None:
     kind = getattr(errors, str(message.get("kind")), EmbedExplorerError)
     if not (isinstance(kind, type) and issubclass(kind, EmbedExplorerError)):
@@ -164,7 +125,6 @@ def _raise_from(message: dict[str, Any]) -> None:
     raise kind(str(message.get("error")))
 
 
-# ----- the parent --------------------------------------------------------------------------
 class TokenizerProcess:
     """The parent's handle on one child: ``facts()`` waits for the description, ``encode`` asks.
 
