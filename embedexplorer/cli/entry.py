@@ -122,8 +122,15 @@ def _open_and_answer(command: Command, args: argparse.Namespace) -> Answer:
     for note in source.notes:
         say(f"note: {note}")
     # The tokenizer runs in a child process: a tokenizer file built to hang or to blow up
-    # memory is stopped there (time and memory limits) and named in one line.
-    table = load_table(source, progress or (lambda done, total, message: None), separate_tokenizer=True)
+    # memory is stopped there (time and memory limits) and named in one line. A command that
+    # measures every row (a search, the rows pointing nowhere) has them measured and mapped in
+    # while that child loads; ``cosine`` and ``tokens`` read a few rows or none.
+    table = load_table(
+        source,
+        progress or (lambda done, total, message: None),
+        separate_tokenizer=True,
+        read_whole=command.names_rows_pointing_nowhere,
+    )
     session = Session()
     session.replace_table(table)
     try:
