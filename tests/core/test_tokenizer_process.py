@@ -105,6 +105,24 @@ def test_close_ends_the_child_and_encoding_afterwards_starts_a_new_one() -> None
     process.close()
 
 
+def test_within_reaping_last_close_lets_the_child_end_and_the_block_reaps_it() -> None:
+    # The command line's way: the child is told to end when its table closes, the answer is
+    # printed meanwhile, and the child is reaped (never left behind) when the block ends.
+    from embedexplorer.core.text.tokenizer_process import reaping_last
+
+    with reaping_last():
+        process = TokenizerProcess(bundled_model_dir())
+        process.facts()
+        child = process._process
+        assert child is not None
+        process.close()
+        assert child.returncode is None  # not waited for by close()
+        assert child.stdin is not None and child.stdin.closed  # but told to end
+    assert child.returncode == 0  # it ended on its own and was reaped
+    assert not _alive(child.pid)
+    process.close()
+
+
 def test_the_child_exits_when_its_parent_dies() -> None:
     # A parent that starts a child and then vanishes without closing anything.
     code = (
