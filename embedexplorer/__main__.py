@@ -9,8 +9,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from .cli import COMMANDS
-from .core.text.tokenizer_process import CHILD_FLAG
+from .cli.early import COMMAND_NAMES, start_tokenizer_soon
+from .core.text.tokenizer_protocol import CHILD_FLAG
 
 _CLI_FLAGS = {"-h", "--help", "--version"}
 # Not in --help: the packaging checks use it to prove torch runs forward in the frozen app.
@@ -37,7 +37,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .core.layers.forward_check import main as forward_check
 
         return forward_check()
-    if args and (args[0] in COMMANDS or args[0] in _CLI_FLAGS):
+    if args and (args[0] in COMMAND_NAMES or args[0] in _CLI_FLAGS):
+        start_tokenizer_soon(args)  # before the parser and the commands import
         from .cli import main as cli_main
 
         return cli_main(args)

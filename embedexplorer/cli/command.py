@@ -62,8 +62,9 @@ class Command:
     before: Callable[[argparse.Namespace], None] | None = None
     # ``--json`` prints ``payload[json_key]`` (a list) instead of the whole payload.
     json_key: str | None = None
-    # Whether the open names the rows that point nowhere, which measures every row: ``tokens`` reads
-    # no row, and ``cosine`` says so of the two rows it reads itself.
+    # Whether the open names the rows that point nowhere, which measures every row (so the open
+    # measures them, and maps them in, while the tokenizer loads): ``tokens`` reads no row, and
+    # ``cosine`` says so of the two rows it reads itself.
     names_rows_pointing_nowhere: bool = True
     # A command that reads no row (``tokens``): given a model folder, it is answered from the
     # tokenizer and the weights' headers (``tables/token_only.py``), the table never mapped.

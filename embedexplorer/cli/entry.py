@@ -30,6 +30,16 @@ def main(argv: Sequence[str] | None = None, table: tuple[Command, ...] = TABLE) 
     _quiet_libraries()
     args = build_parser(table).parse_args(bare_download_is_table(sys.argv[1:] if argv is None else argv))
     command = command_named(args.command, table)
+    from ..core.text.tokenizer_process import reaping_last
+
+    # A tokenizer child is told to end when its table closes and reaped after the answer is
+    # printed: its exit runs meanwhile (a child that started early and was not taken is stopped).
+    with reaping_last():
+        return _answer(command, args)
+
+
+def _answer(command: Command, args: argparse.Namespace) -> int:
+    """Run the command and print its answer, or say in one line why it has none; the exit code."""
     try:
         payload, text = _run(command, args)
     except EmbedExplorerError as exc:
@@ -51,13 +61,8 @@ def main(argv: Sequence[str] | None = None, table: tuple[Command, ...] = TABLE) 
 
 
 def _run(command: Command, args: argparse.Namespace) -> Answer:
-    from ..core.text.tokenizer_process import close_early
-
-    try:
-        _start_tokenizer_early(command, args)
-        return _open_and_answer(command, args)
-    finally:
-        close_early()  # an early tokenizer the open did not take (it failed, or read another folder)
+    _start_tokenizer_early(command, args)
+    return _open_and_answer(command, args)
 
 
 def _start_tokenizer_early(command: Command, args: argparse.Namespace) -> None:
@@ -122,8 +127,15 @@ def _open_and_answer(command: Command, args: argparse.Namespace) -> Answer:
     for note in source.notes:
         say(f"note: {note}")
     # The tokenizer runs in a child process: a tokenizer file built to hang or to blow up
-    # memory is stopped there (time and memory limits) and named in one line.
-    table = load_table(source, progress or (lambda done, total, message: None), separate_tokenizer=True)
+    # memory is stopped there (time and memory limits) and named in one line. A command that
+    # measures every row (a search, the rows pointing nowhere) has them measured and mapped in
+    # while that child loads; ``cosine`` and ``tokens`` read a few rows or none.
+    table = load_table(
+        source,
+        progress or (lambda done, total, message: None),
+        separate_tokenizer=True,
+        read_whole=command.names_rows_pointing_nowhere,
+    )
     session = Session()
     session.replace_table(table)
     try:

@@ -192,3 +192,39 @@ def test_layers_readable_output_has_a_row_per_layer(gpt2_folder) -> None:
     assert "next-token guess" in result.stdout
     table = lines[lines.index(next(line for line in lines if line.startswith("layer"))) + 1 :]
     assert [line.split()[0] for line in table] == ["input", *map(str, range(1, 13))]
+
+
+def test_the_entry_point_knows_the_commands_by_name_without_importing_them() -> None:
+    from embedexplorer.cli import COMMANDS
+    from embedexplorer.cli.early import COMMAND_NAMES
+
+    assert COMMAND_NAMES == set(COMMANDS)
+
+
+@pytest.mark.parametrize(
+    ("words", "starts"),
+    [
+        (["neighbours", " Paris", "--model", "{gpt2}", "--json"], True),
+        (["tokens", "--model={gpt2}", "a text"], True),
+        (["cosine", "a", "b", "--model", "bundled", "--model", "{gpt2}"], True),  # the last one counts
+        (["neighbours", " Paris", "--model", "{gpt2}", "--download"], False),  # the parser decides
+        (["neighbours", " Paris", "--model", "{gpt2}", "--help"], False),
+        (["neighbours", "--", "--model", "{gpt2}"], False),  # words after -- are not options
+        (["--model", "{gpt2}"], False),  # the window's option
+        (["neighbours", " Paris", "--model", "{gpt2}/config.json"], False),  # not a folder
+        (["neighbours", " Paris", "--model", "bundled"], False),
+    ],
+)
+def test_the_tokenizer_starts_before_the_parser_only_for_a_plainly_named_folder(
+    words: list[str], starts: bool, gpt2_folder
+) -> None:
+    import os
+
+    from embedexplorer.cli.early import start_tokenizer_soon
+    from embedexplorer.core.text import tokenizer_process
+
+    start_tokenizer_soon([w.replace("{gpt2}", str(gpt2_folder)) for w in words])
+    try:
+        assert (os.path.realpath(gpt2_folder) in tokenizer_process._early) == starts
+    finally:
+        tokenizer_process.close_early()

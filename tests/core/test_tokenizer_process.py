@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -104,6 +105,24 @@ def test_close_ends_the_child_and_encoding_afterwards_starts_a_new_one() -> None
     process.close()
 
 
+def test_within_reaping_last_close_lets_the_child_end_and_the_block_reaps_it() -> None:
+    # The command line's way: the child is told to end when its table closes, the answer is
+    # printed meanwhile, and the child is reaped (never left behind) when the block ends.
+    from embedexplorer.core.text.tokenizer_process import reaping_last
+
+    with reaping_last():
+        process = TokenizerProcess(bundled_model_dir())
+        process.facts()
+        child = process._process
+        assert child is not None
+        process.close()
+        assert child.returncode is None  # not waited for by close()
+        assert child.stdin is not None and child.stdin.closed  # but told to end
+    assert child.returncode == 0  # it ended on its own and was reaped
+    assert not _alive(child.pid)
+    process.close()
+
+
 def test_the_child_exits_when_its_parent_dies() -> None:
     # A parent that starts a child and then vanishes without closing anything.
     code = (
@@ -176,6 +195,28 @@ def test_the_child_imports_the_tokenizer_and_not_the_engine(folder: Path) -> Non
     heavy = {name for name in imported if name.split(".")[0] in ("numpy", "torch", "transformers", "safetensors")}
     assert heavy == set()
     assert not any(name.startswith(("embedexplorer.core.tables", "embedexplorer.core.readers")) for name in imported)
+
+
+def _imported(argv: list[str], env: dict[str, str]) -> set[str]:
+    """The modules a Python command imports, from its own ``-X importtime`` listing (stdin closed)."""
+    run = subprocess.run([argv[0], "-X", "importtime", *argv[1:]], input=b"", capture_output=True, env=env, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    return {line.split("|")[-1].strip() for line in run.stderr.decode().splitlines() if "import time:" in line}
+
+
+def test_the_child_imports_nothing_beyond_the_library_and_its_own_modules(folder: Path) -> None:
+    # Every command that reads a model folder waits for this child: beside what the tokenizers library
+    # imports for itself it may load the app's few modules of its own (and the memory limit's), nothing
+    # else (dataclasses, pathlib and logging cost a few milliseconds each at every start).
+    from embedexplorer.core.text.tokenizer_process import child_command, child_sys_path
+
+    command, env = child_command(folder)
+    child = _imported(command, env)
+    bare_code = "import sys, json; sys.path[:0] = json.loads(sys.argv[1]); import struct, tokenizers"
+    bare = _imported([sys.executable, "-I", "-S", "-c", bare_code, json.dumps(child_sys_path())], env)
+    assert "tokenizers" in child and "tokenizers" in bare
+    extra = {name for name in child - bare if not name.startswith("embedexplorer")}
+    assert extra <= {"__future__", "resource"}, extra
 
 
 def test_a_child_started_early_gets_the_row_count_later_and_answers_as_this_process(folder: Path) -> None:

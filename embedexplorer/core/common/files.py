@@ -12,14 +12,18 @@ the user named (a PNG, an SVG, a lesson) is written through a link the user made
 
 from __future__ import annotations
 
+import _thread
 import json
 import os
 import stat
-import threading
-from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from .errors import EmbedExplorerError, FileChangedError
+
+if TYPE_CHECKING:
+    # Imported where a write or a FileState needs it: the tokenizer's child, which reads one
+    # file, starts without pathlib (and the modules it brings).
+    from pathlib import Path
 
 MiB = 1024 * 1024
 
@@ -153,6 +157,8 @@ def write_target(path: str | Path, through_link: bool = True) -> Path:
     A FIFO, a device or a folder (named directly or, when following, through links)
     raises NotRegularFileError, whose ``strerror`` says what it is.
     """
+    from pathlib import Path
+
     if os.path.islink(path) and not through_link:
         return Path(path)  # the link itself is replaced; what it names is never touched
     target = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
@@ -195,7 +201,10 @@ def atomic_write_bytes(path: str | Path, data: bytes, *, through_link: bool = Fa
             os.fsync(out.fileno())
         os.replace(temporary, target)
     except BaseException:
-        Path(temporary).unlink(missing_ok=True)
+        try:
+            os.unlink(temporary)
+        except FileNotFoundError:
+            pass
         raise
 
 
@@ -273,7 +282,8 @@ def _mode_for(target: Path) -> int:
         return 0o666 & ~current_umask()
 
 
-_umask_lock = threading.Lock()
+# The low-level lock: ``threading`` is one more import for the tokenizer's child, which never writes.
+_umask_lock = _thread.allocate_lock()
 
 
 def current_umask() -> int:
@@ -302,6 +312,8 @@ class FileState:
     __slots__ = ("path", "size", "mtime_ns")
 
     def __init__(self, path: str | Path) -> None:
+        from pathlib import Path
+
         info = os.stat(path)
         self.path = Path(path)
         self.size = int(info.st_size)

@@ -239,7 +239,7 @@ def _template(processor: object) -> tuple[tuple[int, ...], tuple[int, ...]]:
 
 def _special_tokens_from_transformers(folder: Path) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """Folders without tokenizer.json: ask the fast tokenizer transformers builds (never custom code)."""
-    from ..text.vocabulary import load_tokenizer
+    from ..text.tokenizer_library import load_tokenizer
 
     tokenizer = load_tokenizer(folder)
     marker = tokenizer.encode("a", add_special_tokens=True)

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from ..common.files import FileState
+    from ..search.raw_rows import RawRows
     from ..search.stored_rows import StoredRows
     from ..search.stored_search import StoredScreen
     from ..text.vocabulary import Vocabulary
@@ -67,6 +68,8 @@ class OpenedModel:
     mapped_files: tuple[FileState, ...] = ()
     # The first pass over stored rows, when the reader made it while the tokenizer loaded.
     stored_screen: StoredScreen | None = None
+    # A float32 table's rows with their lengths, when the reader measured them while the tokenizer loaded.
+    raw_rows: RawRows | None = None
 
 
 class Reader(Protocol):
@@ -84,4 +87,6 @@ class Reader(Protocol):
 
     def claims(self, path: Path) -> bool: ...
 
-    def open(self, path: Path, report: ProgressCallback, separate_tokenizer: bool = False) -> OpenedModel: ...
+    def open(
+        self, path: Path, report: ProgressCallback, separate_tokenizer: bool = False, read_whole: bool = True
+    ) -> OpenedModel: ...

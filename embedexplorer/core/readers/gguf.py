@@ -24,7 +24,7 @@ from ..search.stored_rows import StoredRows
 from ..search.stored_search import QUANT_KINDS
 from ..text.vocabulary import Vocabulary
 from .base import OpenedModel, ProgressCallback, check_table_shape
-from .safetensors import check_vocabulary, prepare_stored
+from .safetensors import check_vocabulary, prepare_rows
 
 if TYPE_CHECKING:
     from gguf.constants import GGMLQuantizationType
@@ -60,7 +60,9 @@ class GgufReader:
         except OSError:
             return False
 
-    def open(self, path: Path, report: ProgressCallback, separate_tokenizer: bool = False) -> OpenedModel:
+    def open(
+        self, path: Path, report: ProgressCallback, separate_tokenizer: bool = False, read_whole: bool = True
+    ) -> OpenedModel:
         report(1, 4, "Reading the GGUF header")
         parts = read_parts(path)  # one, or every part of a split model (any part opens it)
         first = parts[0]
@@ -73,10 +75,11 @@ class GgufReader:
         finish_vocabulary = _start_vocabulary(first.path, first.metadata, separate_tokenizer)
         report(3, 4, "Mapping the embedding table")
         rows = map_gguf_rows(header, token_tensor)
+        mapped = (FileState(header.path),)
         # Dequantising (or measuring) the rows while the tokenizer is built; a tokenizer that
         # is refused stops it at the next progress report.
         try:
-            screen = prepare_stored(rows, _reporting_failures(report, finish_vocabulary))
+            screen, raw = prepare_rows(rows, _reporting_failures(report, finish_vocabulary), read_whole, mapped)
         except BaseException:
             if separate_tokenizer:  # its child process started at once: stop it (a thread just ends)
                 finish_vocabulary.result().close()
@@ -109,8 +112,9 @@ class GgufReader:
             position_note=_position_note(first, positions),
             folder=path.parent,
             config={"gguf_architecture": first.metadata.get("general.architecture", "")},
-            mapped_files=(FileState(header.path),),
+            mapped_files=mapped,
             stored_screen=screen,
+            raw_rows=raw,
         )
 
 

@@ -12,8 +12,10 @@ import numpy as np
 
 from ..common.errors import CorruptWeightsError
 from ..common.files import FileState
+from ..common.read_ahead import map_in_background
 from ..formats.safetensors_io import FLOAT_DTYPES, TensorEntry, map_tensor, read_all_headers, weight_files
 from ..formats.table_store import whole_model_entries
+from ..search.raw_rows import RawRows
 from ..search.stored_rows import HALF_KINDS, StoredRows
 from ..search.stored_search import StoredScreen, screen_for_stored
 from ..text.vocabulary import Vocabulary
@@ -45,8 +47,10 @@ class SafetensorsFolder:
         except OSError:
             return False
 
-    def open(self, path: Path, report: ProgressCallback, separate_tokenizer: bool = False) -> OpenedModel:
-        """Read the tokenizer and map the embedding tensors of a model folder."""
+    def open(
+        self, path: Path, report: ProgressCallback, separate_tokenizer: bool = False, read_whole: bool = True
+    ) -> OpenedModel:
+        """Read the tokenizer and map the embedding tensors of a model folder (``read_whole``: see ``prepare_rows``)."""
         folder = path
         config = _read_config(folder)
         report(1, 4, "Reading the weights' index")
@@ -63,9 +67,9 @@ class SafetensorsFolder:
         report(3, 4, "Mapping the embedding table")
         rows = map_rows(token_entry)
         positions = None if position_entry is None else map_tensor(position_entry)
-        screen = prepare_stored(rows, report)
-        vocabulary = finish_vocabulary()
         mapped = tuple(FileState(e.file) for e in (token_entry, position_entry) if e is not None and e.numel)
+        screen, raw = prepare_rows(rows, report, read_whole, mapped)
+        vocabulary = finish_vocabulary()
         try:
             check_vocabulary(vocabulary, rows.shape[0])
             _check_special_ids(config, vocabulary)
@@ -84,6 +88,7 @@ class SafetensorsFolder:
             config=config,
             mapped_files=mapped,
             stored_screen=screen,
+            raw_rows=raw,
         )
 
 
@@ -101,13 +106,28 @@ def map_rows(entry: TensorEntry) -> np.ndarray | StoredRows:
     return map_tensor(entry)
 
 
-def prepare_stored(rows: np.ndarray | StoredRows, report: ProgressCallback) -> StoredScreen | None:
-    """The first pass of half-precision or quantised rows (their lengths, or bfloat16 roundings), made now.
+def prepare_rows(
+    rows: np.ndarray | StoredRows, report: ProgressCallback, read_whole: bool, mapped: tuple[FileState, ...] = ()
+) -> tuple[StoredScreen | None, RawRows | None]:
+    """What the first question would otherwise wait for, made now, while the tokenizer loads.
 
-    Done while the tokenizer loads: measuring or dequantising runs in C and numpy without
-    the interpreter's lock, which the tokenizer's build holds.
+    Half-precision or quantised rows get their first pass (their lengths, or bfloat16
+    roundings). With ``read_whole`` (the caller will search the table or name its rows that
+    point nowhere, as the window and ``neighbours`` do; not ``cosine``, which reads two rows)
+    the first pass's pages are mapped in on a thread meanwhile, and a float32 table gets its
+    rows' lengths (one read, in C without the interpreter's lock, which the tokenizer's build
+    holds when it loads in this process).
     """
-    return screen_for_stored(rows, report) if isinstance(rows, StoredRows) else None
+    if isinstance(rows, StoredRows):
+        screen = screen_for_stored(rows, report)
+        if read_whole:
+            map_in_background(screen.bits)
+        return screen, None
+    if not read_whole:
+        return None, None
+    for state in mapped:
+        state.check()  # a file cut short since it was mapped is named, not a SIGBUS
+    return None, RawRows(rows)
 
 
 def count_model_weights(

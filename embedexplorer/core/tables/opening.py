@@ -21,6 +21,7 @@ def open_table(
     progress: ProgressCallback | None = None,
     separate_tokenizer: bool = False,
     whole_model: bool = False,
+    read_whole: bool = True,
 ) -> EmbeddingTable:
     """Open a model's embedding table: a folder, a cached Hub id, "bundled" or the default.
 
@@ -28,6 +29,8 @@ def open_table(
     alone, or every weight into the HF cache with ``whole_model``.
     ``separate_tokenizer`` runs the tokenizer in a child process, for callers (the
     window) whose other threads must never wait on the tokenizer's hold of the GIL.
+    ``read_whole`` (the default) says the table will be searched: its rows are measured
+    and mapped in while the tokenizer loads; a caller that reads a few rows passes False.
 
     >>> table = open_table("bundled")
     >>> [n.token for n in table.neighbours("monday", k=3).neighbours]  # doctest: +SKIP
@@ -42,13 +45,15 @@ def open_table(
     report = progress or (lambda done, total, message: None)
     report(0, 4, "Finding the model")
     source = resolve_source(spec, allow_download=allow_download, progress=progress, whole_model=whole_model)
-    return load_table(source, report, separate_tokenizer)
+    return load_table(source, report, separate_tokenizer, read_whole)
 
 
-def load_table(source: ModelSource, report: ProgressCallback, separate_tokenizer: bool = False) -> EmbeddingTable:
+def load_table(
+    source: ModelSource, report: ProgressCallback, separate_tokenizer: bool = False, read_whole: bool = True
+) -> EmbeddingTable:
     """Open ``source`` with the reader that claims it; the table does not depend on which one did."""
     with naming_the_model(source):
-        opened = reader_for(source.location).open(source.location, report, separate_tokenizer)
+        opened = reader_for(source.location).open(source.location, report, separate_tokenizer, read_whole)
         table = table_from(source.name, opened)
         table.source_kind = source.kind
         if table.stored:
@@ -75,6 +80,9 @@ def table_from(name: str, opened: OpenedModel) -> EmbeddingTable:
         config=opened.config,
         mapped_files=opened.mapped_files,
     )
+    # Made by the reader while the tokenizer loaded.
     if opened.stored_screen is not None:
-        table.__dict__["stored_screen"] = opened.stored_screen  # made by the reader while the tokenizer loaded
+        table.__dict__["stored_screen"] = opened.stored_screen
+    if opened.raw_rows is not None:
+        table.__dict__["raw_rows"] = opened.raw_rows
     return table

@@ -1,7 +1,9 @@
 """The child side of the tokenizer process: load one tokenizer, then encode until stdin closes.
 
 It lives apart from ``tokenizer_process`` (the parent's side) so that the parent never
-imports the tokenizer code and the two modules do not import each other.
+imports the tokenizer code and the two modules do not import each other. It imports the
+protocol and the library calls alone (``tokenizer_protocol``, ``tokenizer_library``): every
+command that reads a model folder waits for this process to load its tokenizer.
 """
 
 from __future__ import annotations
@@ -10,11 +12,10 @@ import os
 import sys
 from collections.abc import Callable
 from functools import partial
-from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NoReturn
 
-from .tokenizer_facts import list_tokens, summarise_tokenizer
-from .tokenizer_process import (
+from .tokenizer_library import encode_with, list_tokens, load_tokenizer, read_summary
+from .tokenizer_protocol import (
     CHILD_MEMORY_LIMIT,
     LISTED_WITH_IDS,
     ROWS_LATER,
@@ -22,7 +23,6 @@ from .tokenizer_process import (
     receive_message,
     send_message,
 )
-from .vocabulary import encode_with, load_tokenizer
 
 if TYPE_CHECKING:  # the round trip loads when the health pane asks for it: opening never does
     from .round_trip import RoundTripper
@@ -39,7 +39,7 @@ def serve(folder: str, max_rows: str | None = None) -> NoReturn:
         # First word: the child runs. A child that dies after this was killed by its tokenizer,
         # not by this machine, and the parent must not retry the same tokenizer in its own process.
         send_message(answers, {"started": True})
-        _answer_requests(Path(folder), sys.stdin.buffer, answers, _rows(max_rows))
+        _answer_requests(folder, sys.stdin.buffer, answers, _rows(max_rows))
     except (BrokenPipeError, ConnectionResetError):
         pass  # the parent is gone; so is the reason to live
     # Every answer is flushed; ending here skips freeing the tokenizer and the interpreter's
@@ -73,17 +73,19 @@ def _limit_memory() -> None:
 
 
 def _answer_requests(
-    folder: Path, requests: IO[bytes], answers: IO[bytes], max_rows: int | str | None = None
+    folder: str, requests: IO[bytes], answers: IO[bytes], max_rows: int | str | None = None
 ) -> None:
     try:
-        if folder.is_file():  # a model file (GGUF) carries its tokenizer in its header
+        if os.path.isfile(folder):  # a model file (GGUF) carries its tokenizer in its header
             # Imported here: it brings numpy and the GGUF reader, which a folder's tokenizer never needs.
+            from pathlib import Path
+
             from .gguf_tokenizer import load_gguf_tokenizer
 
-            gguf_tokenizer, facts = load_gguf_tokenizer(folder)
+            gguf_tokenizer, facts = load_gguf_tokenizer(Path(folder))
+            summary: dict[str, Any] = facts.summary().as_dict()
             encode: Callable[[str], list[int]] = gguf_tokenizer.encode
             make_round_trip: Callable[[], RoundTripper] = partial(_round_tripper, "gguf", gguf_tokenizer)
-            summary = facts.summary()
             listing: Callable[[list[int] | None], list[str]] = partial(_listed, facts.raw_tokens)
         else:
             tokenizer = load_tokenizer(folder)
@@ -93,11 +95,11 @@ def _answer_requests(
                     return
                 max_rows = first.get("max_rows")
             # The tokens are listed when the parent asks for them: an answer shows a few.
-            summary = summarise_tokenizer(tokenizer, None if max_rows is None else int(max_rows))
+            summary = read_summary(tokenizer, None if max_rows is None else int(max_rows))
             encode = partial(encode_with, tokenizer)
             make_round_trip = partial(_round_tripper, "hf", tokenizer)
-            listing = partial(list_tokens, tokenizer, summary.top_id)
-        send_message(answers, {"facts": summary.as_dict()})
+            listing = partial(list_tokens, tokenizer, int(summary["top_id"]))
+        send_message(answers, {"facts": summary})
     except (BrokenPipeError, ConnectionResetError):
         raise
     except Exception as exc:  # noqa: BLE001 - the parent turns it into the same error

@@ -11,23 +11,24 @@ the window.
 
 from __future__ import annotations
 
+import _thread
 import json
 import os
-import struct
 import sys
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from ..common import errors
 from ..common.errors import EmbedExplorerError, TokenizerFailedError, TokenizerStartError
+from .tokenizer_protocol import CHILD_FLAG, ROWS_LATER, receive_message, send_message
 
 if TYPE_CHECKING:  # the parent's side; the child imports this module for the protocol alone
     import subprocess
 
-# The flag the app's entry point reads to run this module's child side (frozen apps have no -m).
-CHILD_FLAG = "--tokenizer-process"
-_HEADER = struct.Struct("<I")
 # A child that has not described its tokenizer after this long is stopped: a tokenizer file
 # is at most files.TOKENIZER_FILE_LIMIT bytes, which loads in a few seconds.
 LOAD_TIMEOUT_S = 60.0
@@ -38,14 +39,8 @@ ENCODE_TIMEOUT_S = 20.0
 # texts each) takes under a second for the tokenizers library and a few for a GGUF file's
 # tokenizer rebuilt in Python; one that takes longer is stuck on one of its tokens.
 ROUND_TRIP_TIMEOUT_S = 120.0
-# Tokens of an encoded text sent with its ids, at most (the most a report shows, texts.MAX_SHOWN_TOKENS).
-LISTED_WITH_IDS = 2_048
 # Listing every token by id takes well under a second even for a vocabulary of a quarter million.
 LIST_TIMEOUT_S = 60.0
-# The child's address space: far above what a real tokenizer needs (GPT-2's takes 150 MB, a
-# 64 MB tokenizer file about 1 GB), low enough that a tokenizer built to blow up memory fails
-# inside the child, not the machine.
-CHILD_MEMORY_LIMIT = 3 * 1024**3
 
 # Run by ``python -I -c``: isolated mode puts neither the working folder nor the user's
 # site-packages on sys.path and ignores PYTHON* variables; the paths the child does need
@@ -54,11 +49,6 @@ _BOOTSTRAP = (
     "import sys, json; sys.path[:0] = json.loads(sys.argv[1]); "
     "from embedexplorer.core.text.tokenizer_child import serve; sys.exit(serve(*sys.argv[2:]))"
 )
-
-
-# In place of the table's row count: the child loads its tokenizer, then waits for the count
-# (``{"max_rows": n}``) before it describes the tokenizer. See ``start_early``.
-ROWS_LATER = "later"
 
 
 def child_command(folder: Path, max_rows: int | str | None = None) -> tuple[list[str], dict[str, str]]:
@@ -131,32 +121,7 @@ def _installed_under(module: str, folder: str) -> bool:
     return origin.startswith(folder)
 
 
-# ----- the protocol, shared with the child (tokenizer_child.py) -----------------------------
-def send_message(stream: IO[bytes], message: dict[str, Any]) -> None:
-    data = json.dumps(message, ensure_ascii=False).encode("utf-8")
-    stream.write(_HEADER.pack(len(data)) + data)
-    stream.flush()
-
-
-def receive_message(stream: IO[bytes]) -> dict[str, Any] | None:
-    """The next message, or None when the other side has closed the pipe."""
-    header = stream.read(_HEADER.size)
-    if len(header) < _HEADER.size:
-        return None
-    (size,) = _HEADER.unpack(header)
-    data = stream.read(size)
-    if len(data) < size:
-        return None
-    message = json.loads(data.decode("utf-8"))
-    return message if isinstance(message, dict) else None
-
-
-def error_message(exc: BaseException) -> dict[str, Any]:
-    kind = type(exc).__name__ if isinstance(exc, EmbedExplorerError) else "EmbedExplorerError"
-    text = str(exc) if isinstance(exc, EmbedExplorerError) else f"{type(exc).__name__}: {exc}"
-    return {"error": text, "kind": kind}
-
-
+# ----- the parent --------------------------------------------------------------------------
 def _raise_from(message: dict[str, Any]) -> None:
     kind = getattr(errors, str(message.get("kind")), EmbedExplorerError)
     if not (isinstance(kind, type) and issubclass(kind, EmbedExplorerError)):
@@ -164,7 +129,6 @@ def _raise_from(message: dict[str, Any]) -> None:
     raise kind(str(message.get("error")))
 
 
-# ----- the parent --------------------------------------------------------------------------
 class TokenizerProcess:
     """The parent's handle on one child: ``facts()`` waits for the description, ``encode`` asks.
 
@@ -190,15 +154,14 @@ class TokenizerProcess:
         if self._stderr is not None:
             self._stderr.close()
         import subprocess
-        import tempfile
         import weakref
 
-        self._stderr = tempfile.TemporaryFile()
+        self._stderr = _nameless_file()
         self._process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, env=env
         )
         # Pipes close and the child exits even if nobody calls close().
-        weakref.finalize(self, _stop, self._process)
+        self._finalizer = weakref.finalize(self, _stop, self._process)
 
     def limit_rows(self, max_rows: int | None) -> None:
         """Give a child started with ``rows_later`` the table's row count; it then describes its tokenizer."""
@@ -342,13 +305,11 @@ class TokenizerProcess:
             fired.set()
             process.kill()
 
-        timer = threading.Timer(timeout, stop)
-        timer.daemon = True
-        timer.start()
+        answered = _unless_set(timeout, stop)
         try:
             return receive_message(process.stdout), fired.is_set()
         finally:
-            timer.cancel()
+            answered.set()
 
     def _kill(self) -> None:
         process = self._process
@@ -360,7 +321,12 @@ class TokenizerProcess:
     def close(self) -> None:
         with self._lock:
             if self._process is not None:
-                _stop(self._process)
+                if _reaped_later is None:
+                    _stop(self._process)
+                else:  # the child is told to end (its stdin closes) and reaped when ``reaping_last`` ends
+                    _close_pipes(self._process)
+                    _reaped_later.append(self._process)
+                    self._finalizer.detach()
                 self._process = None
             if self._stderr is not None:
                 self._stderr.close()
@@ -397,25 +363,83 @@ def close_early() -> None:
         _early.popitem()[1].close()
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    """Close the child's stdin (it exits on its own) and reap it; kill it if it lingers 2 s.
+# Children told to end whose exit is waited for when ``reaping_last`` ends; None outside it.
+_reaped_later: list[subprocess.Popen[bytes]] | None = None
 
-    A blocking wait returns the moment the child has gone; ``wait(timeout=...)`` polls with
-    sleeps of up to 50 ms, which a one-shot command waited out before it could end.
+
+@contextmanager
+def reaping_last() -> Iterator[None]:
+    """Within: closing a tokenizer process tells its child to end and goes on; the block's end reaps it.
+
+    A one-shot command closes its table, then prints its answer: the child's exit (the kernel
+    freeing a tokenizer of 150,000 tokens, 0.01-0.05 s, more on a busy machine) runs meanwhile,
+    and the child is still reaped (never left behind) before the command returns. Early children
+    nobody took are stopped at the end too.
     """
+    global _reaped_later
+    _reaped_later = []
+    try:
+        yield
+    finally:
+        close_early()
+        pending, _reaped_later = _reaped_later, None
+        for process in pending:
+            _stop(process)
+
+
+def _close_pipes(process: subprocess.Popen[bytes]) -> None:
+    """Close the child's stdin and stdout: it reads the end of its input and exits on its own."""
     for stream in (process.stdin, process.stdout):
         try:
             if stream is not None:
                 stream.close()
         except OSError:
             pass
-    timer = threading.Timer(2.0, _kill_quietly, (process,))
-    timer.daemon = True
-    timer.start()
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """Close the child's stdin (it exits on its own) and reap it; kill it if it lingers 2 s.
+
+    A blocking wait returns the moment the child has gone; ``wait(timeout=...)`` polls with
+    sleeps of up to 50 ms, which a one-shot command waited out before it could end.
+    """
+    _close_pipes(process)
+    reaped = _unless_set(2.0, partial(_kill_quietly, process))
     try:
         process.wait()
     finally:
-        timer.cancel()
+        reaped.set()
+
+
+def _nameless_file() -> IO[bytes]:
+    """A file with no name for the child's stderr: in memory where the system has them (Linux),
+    which spares every command ``tempfile``'s imports; elsewhere a temporary file."""
+    memfd_create = getattr(os, "memfd_create", None)
+    if memfd_create is not None:
+        try:
+            return open(memfd_create("embedexplorer-tokenizer-stderr", os.MFD_CLOEXEC), "w+b")
+        except OSError:
+            pass
+    import tempfile
+
+    return tempfile.TemporaryFile()
+
+
+def _unless_set(seconds: float, action: Callable[[], None]) -> threading.Event:
+    """Run ``action`` after ``seconds`` unless the event returned is set first.
+
+    The waiting thread is started with the low-level ``_thread``: ``threading.Timer.start``
+    returns only once the new thread has run, and on a busy machine that wait (one per
+    message to the child) cost a one-shot command 0.01-0.05 s.
+    """
+    done = threading.Event()
+
+    def watch() -> None:
+        if not done.wait(seconds):
+            action()
+
+    _thread.start_new_thread(watch, ())
+    return done
 
 
 def _kill_quietly(process: subprocess.Popen[bytes]) -> None:

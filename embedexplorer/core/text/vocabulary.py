@@ -12,23 +12,17 @@ import unicodedata
 from collections.abc import Callable
 from functools import cached_property, lru_cache, partial
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
 
 from ..common.errors import (
-    EmbedExplorerError,
-    ModelNotFoundError,
     QueryError,
     TokenizerFailedError,
     TokenizerMismatchError,
     TokenizerStartError,
 )
-from ..common.files import TOKENIZER_FILE_LIMIT, check_regular, read_regular
-from .tokenizer_facts import TokenizerFacts, TokenizerSummary, list_tokens, summarise_tokenizer
+from .tokenizer_facts import TokenizerFacts, TokenizerSummary, summarise_tokenizer
+from .tokenizer_library import encode_with, list_tokens, load_tokenizer
 
 log = logging.getLogger(__name__)
-
-if TYPE_CHECKING:
-    from tokenizers import Tokenizer
 
 # Characters of one text the tokenizer reads: a 200,000-character paste tokenizes in about 0.2 s.
 MAX_TEXT_CHARS = 200_000
@@ -101,75 +95,6 @@ def clean_text(text: str) -> str:
 
 def _only_escapes(text: str) -> bool:
     return all(not 0xD800 <= ord(c) <= 0xDFFF or 0xDC80 <= ord(c) <= 0xDCFF for c in text)
-
-
-# Files a tokenizer may be built from when there is no tokenizer.json (transformers reads them).
-TOKENIZER_SOURCE_FILES = (
-    "tokenizer.model",
-    "spiece.model",
-    "sentencepiece.bpe.model",
-    "vocab.txt",
-    "vocab.json",
-    "merges.txt",
-)
-TOKENIZER_SIDE_FILES = ("tokenizer_config.json", "special_tokens_map.json", "added_tokens.json")
-
-
-def load_tokenizer(folder: Path) -> Tokenizer:
-    """The folder's fast tokenizer, set to keep every token (no padding, no truncation)."""
-    tokenizer_file = folder / "tokenizer.json"
-    if tokenizer_file.exists():
-        from tokenizers import Tokenizer
-
-        data = read_regular(tokenizer_file, "tokenizer file", TOKENIZER_FILE_LIMIT, EmbedExplorerError)
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise EmbedExplorerError(f"Cannot read {tokenizer_file}: it is not UTF-8 text.") from exc
-        tokenizer = rust_call(lambda: Tokenizer.from_str(text), f"Cannot read {tokenizer_file}")
-    else:
-        tokenizer = _backend_from_transformers(folder)
-    # Saved tokenizers may pad or cut every text to a fixed length; we want all tokens.
-    tokenizer.no_truncation()
-    tokenizer.no_padding()
-    return tokenizer
-
-
-T = TypeVar("T")
-
-
-def rust_call(call: Callable[[], T], failure: str, error: type[EmbedExplorerError] = EmbedExplorerError) -> T:
-    """Run a call into the Rust tokenizers library; its errors and panics become one plain line.
-
-    A panic inside the library reaches Python as ``PanicException``, which derives
-    from BaseException, not Exception, so a plain ``except Exception`` would let it
-    through as a traceback.
-    """
-    try:
-        return call()
-    except Exception as exc:  # noqa: BLE001 - the Rust side raises plain Exception
-        raise error(f"{failure}: {one_line(str(exc))}") from exc
-    except BaseException as exc:
-        if type(exc).__name__ != "PanicException":
-            raise
-        raise TokenizerFailedError(f"{failure}: the tokenizer library failed inside ({one_line(str(exc))}).") from None
-
-
-def one_line(text: str, limit: int = 300) -> str:
-    """The first line of ``text``, at most ``limit`` characters."""
-    lines = text.strip().splitlines()
-    first = lines[0] if lines else ""
-    return first if len(first) <= limit else first[: limit - 1] + "…"
-
-
-def encode_with(tokenizer: Tokenizer, text: str) -> list[int]:
-    """Ids of ``text``, which must already be clean (see ``clean_text``); no special tokens added."""
-    encoding = rust_call(
-        lambda: tokenizer.encode(text, add_special_tokens=False),
-        "The tokenizer cannot read this text",
-        TokenizerFailedError,
-    )
-    return list(encoding.ids)
 
 
 class Vocabulary:
@@ -369,26 +294,3 @@ class Vocabulary:
     def max_id(self) -> int:
         return self._summary.top_id
 
-
-def _backend_from_transformers(folder: Path) -> Tokenizer:
-    """Folders without tokenizer.json: let transformers build the fast tokenizer."""
-    sources = [folder / name for name in TOKENIZER_SOURCE_FILES if (folder / name).exists()]
-    if not sources:
-        raise ModelNotFoundError(
-            f"{folder} has no tokenizer that can be read: the tokenizer is missing (no tokenizer.json, "
-            "vocab.txt, vocab.json, merges.txt or tokenizer.model). Copy the model's tokenizer files "
-            "beside its weights."
-        )
-    # transformers reads these itself: make sure none is a FIFO, a device or absurdly large.
-    for file in sources + [folder / name for name in TOKENIZER_SIDE_FILES if (folder / name).exists()]:
-        check_regular(file, "tokenizer file", TOKENIZER_FILE_LIMIT, ModelNotFoundError)
-    try:
-        from transformers import AutoTokenizer
-
-        wrapper = AutoTokenizer.from_pretrained(str(folder), trust_remote_code=False, local_files_only=True)
-    except Exception as exc:  # noqa: BLE001 - transformers raises many types here
-        raise ModelNotFoundError(f"{folder} has no tokenizer that can be read: {one_line(str(exc))}") from exc
-    backend = getattr(wrapper, "backend_tokenizer", None)
-    if backend is None:
-        raise ModelNotFoundError(f"{folder} has only a slow tokenizer, which is not supported.")
-    return backend
