@@ -7,6 +7,8 @@ bundled DejaVu Sans (fonts-dejavu-core), so the figures are the same on every ma
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from PySide6.QtCore import QPoint, QRect
 from PySide6.QtGui import QFontMetricsF
@@ -31,6 +33,19 @@ def at_size(qtbot, window, width: int, height: int) -> None:  # type: ignore[no-
     placement = window.row_placement
     qtbot.waitUntil(lambda: placement.compact == placement.wants_compact())
     settle()
+
+
+def every_size_and_tab(qtbot, window) -> Iterator[tuple[int, int, str]]:  # type: ignore[no-untyped-def]
+    """Each claimed size and, at each, each tab on the right (the map, the row when it is a tab,
+    layers...) in turn, settled: every view a person gets."""
+    for width, height in SIZES:
+        at_size(qtbot, window, width, height)
+        assert (window.width(), window.height()) == (width, height)
+        for tab in range(window.right.count()):
+            window.right.setCurrentIndex(tab)
+            settle()
+            yield width, height, window.right.tabText(tab)
+        window.right.setCurrentIndex(0)
 
 
 def scrolled(widget: QWidget) -> bool:
@@ -100,14 +115,8 @@ def test_presentation_enlarges_what_a_class_reads_by_one_factor_and_cuts_nothing
                     # Rows are whole pixels: their height grows by the factor within a pixel or two.
                     allowed = 2.5 / size if what == "neighbour rows" else 0.02
                     assert abs(factor - PRESENTATION_SCALE) <= allowed, (what, size, larger[what])
-            for width, height in SIZES:
-                at_size(qtbot, window, width, height)
-                assert (window.width(), window.height()) == (width, height)
-                for tab in range(window.right.count()):  # the map, the row when it is a tab, layers...
-                    window.right.setCurrentIndex(tab)
-                    settle()
-                    assert problems(window) == [], (width, height, presentation, window.right.tabText(tab))
-                window.right.setCurrentIndex(0)
+            for place in every_size_and_tab(qtbot, window):
+                assert problems(window) == [], (place, presentation)
     finally:
         window.panes.teaching.set_presentation(False)
 
@@ -136,12 +145,7 @@ def test_the_hint_in_every_empty_box_is_whole_at_every_size(qtbot, window):
         for presentation in (False, True):
             window.panes.teaching.set_presentation(presentation)
             settle()
-            for width, height in SIZES:
-                at_size(qtbot, window, width, height)
-                for tab in range(window.right.count()):
-                    window.right.setCurrentIndex(tab)
-                    settle()
-                    assert cut_hints(window) == [], (width, height, presentation, window.right.tabText(tab))
-                window.right.setCurrentIndex(0)
+            for place in every_size_and_tab(qtbot, window):
+                assert cut_hints(window) == [], (place, presentation)
     finally:
         window.panes.teaching.set_presentation(False)
