@@ -183,3 +183,36 @@ def test_a_plot_point_tip_holding_markup_shows_its_text(qtbot, tmp_path):  # typ
     QTest.mouseMove(plot.viewport(), dot)
     qtbot.waitUntil(lambda: mark in view_box.toolTip())
     tip_shown_as_text(qtbot, plot.viewport(), dot, f"{mark} at 1")
+
+
+def test_the_row_title_tip_reads_as_its_title_not_as_markup(qtbot, window):  # type: ignore[no-untyped-def]
+    # The title is drawn from escaped markup (bold id, a byte token such as <0x8D> kept whole);
+    # its tip, shown literally, must read as the title does, never as the markup behind it.
+    from PySide6.QtCore import QPoint
+
+    from tests.ui.conftest import type_text
+
+    open_model(qtbot, window, "bundled")
+    type_text(qtbot, window, "nurse")
+    title = window.panes.row_view.title
+    qtbot.waitUntil(lambda: "6,821" in title.text(), timeout=ANSWER_TIMEOUT_MS)
+    document = QTextDocument()
+    document.setHtml(title.text())
+    shown = document.toPlainText()
+    assert shown.startswith("row 6,821") and "nurse" in shown
+    # Rest the pointer on the title: the tip reads as the title does (Qt's tip label lays plain
+    # text out with its runs of spaces made one, so the words are compared).
+    from PySide6.QtCore import QEvent
+    from PySide6.QtGui import QHelpEvent
+    from PySide6.QtWidgets import QApplication, QToolTip
+
+    at = QPoint(4, 4)
+    QApplication.sendEvent(title, QHelpEvent(QEvent.Type.ToolTip, at, title.mapToGlobal(at)))
+    qtbot.waitUntil(QToolTip.isVisible)
+    tip = QTextDocument()
+    if GuiQt.mightBeRichText(QToolTip.text()):
+        tip.setHtml(QToolTip.text())
+    else:
+        tip.setPlainText(QToolTip.text())
+    assert tip.toPlainText().split() == shown.split()
+    QToolTip.hideText()

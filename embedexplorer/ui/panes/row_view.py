@@ -177,7 +177,7 @@ class RowView(QWidget):
     def _tip_folded(self) -> None:
         """The title's tooltip: in presentation what folded away (the rows whole, the note), else the title itself."""
         if not self.numbers.isHidden():
-            self.title.setToolTip(self.title.text())
+            self.title.setToolTip(self.title.shown_text())
             return
         parts = (self.numbers.toolTip(), self.note.toolTip())
         self.title.setToolTip("\n\n".join(part for part in parts if part))

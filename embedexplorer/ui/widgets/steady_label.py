@@ -34,10 +34,11 @@ class SteadyLabel(QLabel):
 
     def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
         super().setText(text)
-        self.setToolTip(text if text else "")
+        # The tip is shown literally (plain_text.py): it holds the words drawn, not the markup behind them.
+        self.setToolTip(self.shown_text())
 
-    def needed_size(self) -> QSize:
-        """The room the whole text takes in this font: wrapped at the label's width, or each line whole."""
+    def _document(self) -> QTextDocument:
+        """The text as the label lays it out: its markup read as HTML where the label draws it so."""
         document = QTextDocument()
         document.setDefaultFont(self.font())
         document.setDocumentMargin(0)
@@ -48,6 +49,15 @@ class SteadyLabel(QLabel):
             document.setHtml(self.text())
         else:
             document.setPlainText(self.text())
+        return document
+
+    def shown_text(self) -> str:
+        """The words the label draws (for a rich label, its markup's plain text)."""
+        return self._document().toPlainText() if self.text() else ""
+
+    def needed_size(self) -> QSize:
+        """The room the whole text takes in this font: wrapped at the label's width, or each line whole."""
+        document = self._document()
         if self.wordWrap():
             document.setTextWidth(max(1, self.contentsRect().width()))
         size = document.size()
