@@ -14,6 +14,8 @@ from tests.ui.x_session import x_session
 
 ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT_S = 120
+# New probe reports (one each 200 ms of the window's event loop) a place must keep to count as still.
+STEADY_REPORTS = 5
 
 
 def start_probe(  # type: ignore[type-arg]
@@ -43,25 +45,23 @@ def wait_for(out: Path, ready, probe) -> dict:  # type: ignore[no-untyped-def, t
     raise AssertionError(f"never ready: {out.read_text(encoding='utf-8') if out.exists() else 'no report'}")
 
 
-def wait_until_steady(out: Path, key: str, probe, still_s: float = 1.0) -> dict:  # type: ignore[no-untyped-def, type-arg]
-    """The probe's report once ``key`` has kept one value for ``still_s`` seconds of reports.
+def wait_until_steady(out: Path, key: str, probe, reports: int = STEADY_REPORTS) -> dict:  # type: ignore[no-untyped-def, type-arg]
+    """The probe's report once ``key`` has kept one value through ``reports`` new reports.
 
     A person aims at a dot they see. On a loaded machine the window may learn late where the
     window manager put it (a title bar's height, 22 px here) or a pane may still move, so a dot
     read before then is no longer under the pointer when it gets there: a CI run under load
-    clicked 22 px below "tokyo" and looked up "madrid", which is drawn there.
+    clicked 22 px below "tokyo" and looked up "madrid", which is drawn there. Reports are
+    counted, not seconds: each is a turn of the window's own event loop, however slow it runs.
     """
     facts = wait_for(out, lambda f: key in f, probe)
-    deadline = time.monotonic() + START_TIMEOUT_S
-    since, value = time.monotonic(), facts[key]
-    while time.monotonic() < deadline:
-        time.sleep(0.2)
-        facts = wait_for(out, lambda f: key in f, probe)
-        if facts[key] != value:
-            since, value = time.monotonic(), facts[key]
-        elif time.monotonic() - since >= still_s:
-            return facts
-    raise AssertionError(f"{key} never kept still: {facts}")
+    value, same = facts[key], 0
+    while same < reports:
+        last = facts["report"]
+        facts = wait_for(out, lambda f, last=last: key in f and f["report"] > last, probe)
+        same = same + 1 if facts[key] == value else 0
+        value = facts[key]
+    return facts
 
 
 def inside(outer: list[int], inner: list[int]) -> bool:

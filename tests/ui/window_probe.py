@@ -10,6 +10,7 @@ box's room and its whole text's need.
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 
@@ -50,6 +51,8 @@ def main(settings: str, out: str, word: str = "", presentation: str = "") -> Non
     if word:  # what a fresh machine opens (the tests' Hugging Face cache is empty): the bundled model
         window.open_model(window.settings.model)
 
+    count = itertools.count()
+
     def report() -> None:
         screen = window.screen().availableGeometry()
         bar = window.statusBar()
@@ -58,6 +61,7 @@ def main(settings: str, out: str, word: str = "", presentation: str = "") -> Non
             "frame": rect(window.frameGeometry()),
             "status_bar": rect(QRect(bar.mapToGlobal(QPoint(0, 0)), bar.size())),
             "text": window.panes.token_pane.text(),
+            "report": next(count),  # which report this is: a test can tell a new one from the last
         }
         canvas = window.panes.map.view.canvas
         box = window.panes.token_pane.input
