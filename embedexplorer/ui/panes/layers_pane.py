@@ -3,21 +3,16 @@ table rows per layer, two tokens compared."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFont, QResizeEvent, QShowEvent
+from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
     QPushButton,
     QSpinBox,
-    QSplitter,
-    QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
@@ -28,31 +23,20 @@ from ...jobs.layer_jobs import LAYERS, LAYERS_WARM, LayersReply, LayersRequest, 
 from ...state import Selection, ShownLayerInput
 from ...worker import Failure
 from ..style import fonts, theme
-from ..widgets.plot_legend import TitleRowLegend
 from ..widgets.scrolling import scroll_within
 from ..widgets.steady_label import SteadyLabel
-from ..widgets.table_rows import KeepRows
 from ..window.plugging import PaneContext, Place
+from .layers_plots import PLOT_PARTS, LayersPlots
 from .layers_text import (
-    BELOW_LOWEST,
-    COLUMN_TIPS,
-    COLUMNS,
     COSINE_BOTTOM,
-    COSINE_TOP,
     GUESS_COLUMN,
-    LAYER_COLUMN,
-    LEGEND_TEXT_PT,
     NEAREST_COLUMN,
-    ROW_COLUMN,
     TABLE_COSINE,
-    TICK_TEXT_PT,
     TWO_COLUMN,
     head_words,
-    label_fits,
     place_words,
     rich_text,
     size_words,
-    top_with_room,
 )
 
 if TYPE_CHECKING:  # the engine's types, named only: it loads after the window shows
@@ -120,74 +104,8 @@ class LayersPane(QWidget):
         missing_layout.addWidget(self.download_button)
         self.missing.hide()
 
-        pg.setConfigOptions(antialias=True)
-        self.cosine_plot = pg.PlotWidget(background=theme.plot_background())
-        self.cosine_plot.setAccessibleName("cosines across the layers")
-        self.cosine_plot.setYRange(COSINE_BOTTOM, COSINE_TOP, padding=0)
-        self.cosine_plot.showGrid(x=True, y=True, alpha=0.2)
-        self.cosine_plot.setLabel("left", "cosine")
-        self._legend_row = TitleRowLegend(self.cosine_plot, LEGEND_TEXT_PT, columns=2)
-        self.cosine_legend = self._legend_row.legend
-        self.cosine_legend.setLabelTextColor(theme.plot_foreground())
-        self.cosine_plot.setMouseEnabled(x=False, y=False)
-        self.length_plot = pg.PlotWidget(background=theme.plot_background())
-        self.length_plot.setAccessibleName("lengths across the layers")
-        self.length_plot.showGrid(x=True, y=True, alpha=0.2)
-        self.length_plot.setLabel("left", "length")
-        self.length_plot.setMouseEnabled(x=False, y=False)
-        self.length_plot.setXLink(self.cosine_plot)
-        foreground = theme.plot_foreground()
-        self._table_line = pg.InfiniteLine(
-            pos=TABLE_COSINE,
-            angle=0,
-            pen=pg.mkPen(foreground, width=1, style=Qt.PenStyle.DashLine),
-            label="table rows: 1.000",
-            # Above the line, where no cosine goes; ``_fit_cosine_axis`` keeps room for it.
-            labelOpts={"position": 0.97, "color": foreground, "anchors": [(1, 1), (1, 1)]},
-        )
-        self._lowest = COSINE_BOTTOM  # the lowest cosine drawn now, or the axis's least bottom
-        self._compare_curve = pg.PlotDataItem(symbol="o", symbolBrush=theme.accent())
-        colour = theme.family_colour(0)
-        self._row_curve = pg.PlotDataItem(symbol="s", symbolBrush=colour)
-        grey = theme.family_colour(7)
-        self._length_curve = pg.PlotDataItem(symbol="t", symbolBrush=grey)
-        # Each curve's colour, line width and symbol size at presentation's scale 1 (see ``set_scale``).
-        self._curve_styles = (
-            (self._compare_curve, theme.accent(), 3.0, 7.0),
-            (self._row_curve, colour, 2.0, 5.0),
-            (self._length_curve, grey, 2.0, 6.0),
-        )
-        self.cosine_plot.addItem(self._table_line)
-        self.cosine_plot.getViewBox().sigResized.connect(self._fit_cosine_axis)
-        self.cosine_plot.addItem(self._compare_curve)
-        self.cosine_plot.addItem(self._row_curve)
-        self.length_plot.addItem(self._length_curve)
-        # Each point tells its value when the mouse rests on it.
-        for curve, what in (
-            (self._compare_curve, "the two tokens"),
-            (self._row_curve, "vs its own table row"),
-            (self._length_curve, "length"),
-        ):
-            curve.scatter.opts["hoverable"] = True
-            curve.scatter.opts["tip"] = lambda x, y, data, what=what: self.point_tip(what, x, y)
-
-        self.nearest = QTableWidget(0, len(COLUMNS))
-        self.nearest.setHorizontalHeaderLabels(list(COLUMNS))
-        for column, tip in enumerate(COLUMN_TIPS):
-            header_item = self.nearest.horizontalHeaderItem(column)
-            if header_item is not None:
-                header_item.setToolTip(tip)
-        self.nearest.setWordWrap(False)
-        self.nearest.verticalHeader().setVisible(False)
-        self.nearest.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.nearest.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.nearest.setAlternatingRowColors(True)
-        self.nearest.setAccessibleName("the model's guess and the nearest table rows per layer")
-        header = self.nearest.horizontalHeader()
-        for column in (LAYER_COLUMN, ROW_COLUMN, TWO_COLUMN):
-            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(GUESS_COLUMN, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(NEAREST_COLUMN, QHeaderView.ResizeMode.Stretch)
+        self._plots: LayersPlots | None = None  # built when first shown or needed (layers_plots.py)
+        self._plots_cleared = False  # a clear came before the plots were built: they start cleared
 
         top = QHBoxLayout()
         top.addWidget(self.heading, 1)
@@ -198,15 +116,6 @@ class LayersPane(QWidget):
         compare.addWidget(compare_label)
         compare.addWidget(self.compare_input, 1)
         compare.addWidget(self.compare_place)
-        plots = QSplitter(Qt.Orientation.Vertical)
-        plots.addWidget(self.cosine_plot)
-        plots.addWidget(self.length_plot)
-        plots.addWidget(self.nearest)
-        plots.setSizes([260, 130, 220])
-        # Below these heights a plot shows nothing readable; on a screen too short for them the pane scrolls.
-        for part, least in ((self.cosine_plot, 130), (self.length_plot, 70)):
-            part.setMinimumHeight(least)
-        KeepRows(self.nearest)  # seven layers in sight at once, at any type size
         content = QWidget()
         layout = QVBoxLayout(content)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -215,7 +124,9 @@ class LayersPane(QWidget):
         layout.addWidget(self.missing)
         layout.addWidget(self.headline)
         layout.addWidget(self.head_line)
-        layout.addWidget(plots, 1)
+        self._plots_place = QVBoxLayout()
+        self._plots_place.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(self._plots_place, 1)
         layout.addWidget(self.note)
         # On a short screen (a 1024x640 laptop in presentation mode) the pane scrolls rather than
         # squeezing its plots flat or making the window taller than the screen.
@@ -230,28 +141,26 @@ class LayersPane(QWidget):
         The fonts are the pane's own, not the application's: turning presentation off restores them exactly.
         """
         self.scale = float(scale)
-        tick_font = QFont(self.font())
-        tick_font.setPointSizeF(TICK_TEXT_PT * scale)
-        for plot in (self.cosine_plot, self.length_plot):
-            for name in ("bottom", "left"):
-                axis = plot.getAxis(name)
-                axis.setStyle(tickFont=tick_font)
-                axis.setLabel(axis.labelText, **{"font-size": f"{TICK_TEXT_PT * scale:g}pt"})
-        self._table_line.label.setFont(tick_font)
-        self._legend_row.set_text_size(LEGEND_TEXT_PT * scale)
-        for curve, colour, width, symbol in self._curve_styles:
-            curve.setPen(pg.mkPen(colour, width=width * scale))
-            curve.setSymbolSize(symbol * scale)
-        self._fit_cosine_axis()
+        if self._plots is not None:
+            self._plots.set_scale(self.scale, self.font())
 
-    def _fit_cosine_axis(self) -> None:
-        """The cosine axis from just below the lowest value to a top with room for the table line's label."""
-        bottom = min(COSINE_BOTTOM, self._lowest - BELOW_LOWEST)
-        view = self.cosine_plot.getViewBox()
-        label = self._table_line.label.boundingRect().height()
-        self.cosine_plot.setYRange(bottom, top_with_room(bottom, view.height(), label), padding=0)
-        # Too short a plot shows the line alone: the headline gives the table rows' 1.000 as well.
-        self._table_line.label.setVisible(label_fits(view.height(), label))
+    @property
+    def plots(self) -> LayersPlots:
+        """The plots and the table, built the first time they are needed."""
+        if self._plots is None:
+            self._plots = LayersPlots(self.point_tip)
+            self._plots_place.addWidget(self._plots)
+            self._plots.show()  # now, not when the event loop turns (Qt's way for a visible parent)
+            self._plots.set_scale(self.scale, self.font())
+            if self._plots_cleared:
+                self._plots.clear()
+        return self._plots
+
+    def __getattr__(self, name: str) -> Any:  # noqa: ANN401 - whichever part is asked for
+        # The plots' parts read off the pane (``pane.cosine_plot``) build them when first asked for.
+        if name in PLOT_PARTS:
+            return getattr(self.plots, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # ----- what the window asks of the pane ------------------------------------------------
     def set_token(self, text: str, place: int, token: str = "") -> None:
@@ -303,20 +212,21 @@ class LayersPane(QWidget):
         self.missing.hide()
         steps = answer.steps
         self._steps = steps
-        self._show_axes(True)
+        plots = self.plots
+        plots.show_axes(True)
         xs = [s.layer for s in steps]
         ticks = [(x, "input" if x == 0 else str(x)) for x in xs]
-        for plot in (self.cosine_plot, self.length_plot):
+        for plot in (plots.cosine_plot, plots.length_plot):
             plot.getAxis("bottom").setTicks([ticks])
-        self.length_plot.setLabel("bottom", "after layer")
+        plots.length_plot.setLabel("bottom", "after layer")
         token = answer.token.token.token
-        self.cosine_legend.clear()
-        self._row_curve.setData(xs, [s.cosine_to_row for s in steps])
-        self.cosine_legend.addItem(self._row_curve, f"{token} vs its own table row")
-        self._length_curve.setData(xs, [s.length for s in steps])
+        plots.cosine_legend.clear()
+        plots._row_curve.setData(xs, [s.cosine_to_row for s in steps])
+        plots.cosine_legend.addItem(plots._row_curve, f"{token} vs its own table row")
+        plots._length_curve.setData(xs, [s.length for s in steps])
         other = answer.compare
         if other is None:
-            self._compare_curve.setData([], [])
+            plots._compare_curve.setData([], [])
             self.headline.setText(
                 f"<b>{rich_text(token)}</b> after {answer.layers} layers: cosine to its own table row "
                 f"<b>{steps[-1].cosine_to_row:.3f}</b>, length {steps[-1].length:.2f}. "
@@ -324,8 +234,8 @@ class LayersPane(QWidget):
             )
         else:
             values = [s.cosine_to_compare or 0.0 for s in steps]
-            self._compare_curve.setData(xs, values)
-            self.cosine_legend.addItem(self._compare_curve, "the two tokens")
+            plots._compare_curve.setData(xs, values)
+            plots.cosine_legend.addItem(plots._compare_curve, "the two tokens")
             same_row = other.token.id == answer.token.token.id
             start = f"table rows: <b>{TABLE_COSINE:.3f}</b>" if same_row else "table rows differ"
             self.headline.setText(
@@ -334,8 +244,9 @@ class LayersPane(QWidget):
                 f"“{rich_text(other.text)}”: {start} → input {values[0]:.3f} → after layer {answer.layers}: "
                 f"<b>{values[-1]:.3f}</b>"
             )
-        self._legend_row.fit()
-        self.nearest.setRowCount(len(steps))
+        plots.fit_legend()
+        table = plots.nearest
+        table.setRowCount(len(steps))
         for row, step in enumerate(steps):
             two = "" if step.cosine_to_compare is None else f"{step.cosine_to_compare:.3f}"
             items = (
@@ -348,14 +259,14 @@ class LayersPane(QWidget):
             for column, item in enumerate(items):
                 if column in (GUESS_COLUMN, NEAREST_COLUMN):
                     item.setToolTip(item.text())
-                self.nearest.setItem(row, column, item)
-        self.nearest.setColumnHidden(TWO_COLUMN, other is None)
+                table.setItem(row, column, item)
+        table.setColumnHidden(TWO_COLUMN, other is None)
         # No head, no guess: the head line says so, and the nearest rows get the room.
-        self.nearest.setColumnHidden(GUESS_COLUMN, answer.head_kind == oh.NONE)
+        table.setColumnHidden(GUESS_COLUMN, answer.head_kind == oh.NONE)
         compared = [s.cosine_to_compare for s in steps if s.cosine_to_compare is not None]
         cosines = [s.cosine_to_row for s in steps] + compared
-        self._lowest = min(cosines, default=COSINE_BOTTOM)
-        self._fit_cosine_axis()
+        plots.lowest = min(cosines, default=COSINE_BOTTOM)
+        plots.fit_cosine_axis()
         self.head_line.setText(head_words(answer))
         self.note.setText(
             f"{rich_text(answer.guess_note)} {rich_text(answer.head_note)} {rich_text(place_words(answer))} "
@@ -374,7 +285,8 @@ class LayersPane(QWidget):
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
         super().resizeEvent(event)
-        self._legend_row.fit()
+        if self._plots is not None:
+            self._plots.fit_legend()
 
     def show_missing(self, missing: ModelMissing) -> None:
         """Only the table is on disk: say how big the whole model is, and offer to download it."""
@@ -401,33 +313,17 @@ class LayersPane(QWidget):
         self.headline.clear()
         self.head_line.clear()
         self.note.clear()
-        self.nearest.setRowCount(0)
-        for curve in (self._row_curve, self._compare_curve, self._length_curve):
-            curve.setData([], [])
-        self._lowest = COSINE_BOTTOM
-        self._fit_cosine_axis()
-        self.cosine_legend.clear()
-        for plot in (self.cosine_plot, self.length_plot):
-            plot.getAxis("bottom").setTicks(None)
-        self._show_axes(False)
-
-    def _show_axes(self, on: bool) -> None:
-        """Layer numbers and lengths only with an answer: an empty chart keeps no other model's axes."""
-        for axis in (self.cosine_plot.getAxis("bottom"), self.length_plot.getAxis("bottom"),
-                     self.length_plot.getAxis("left")):
-            axis.setStyle(showValues=on)
-        if on:
-            self.cosine_plot.enableAutoRange(axis="x")
-            self.length_plot.enableAutoRange(axis="y")
+        if self._plots is None:
+            self._plots_cleared = True
         else:
-            self.length_plot.setLabel("bottom", "")
-            self.cosine_plot.setXRange(0, 1, padding=0)
-            self.length_plot.setYRange(0, 1, padding=0)
+            self._plots.clear()
+
     def _on_download(self) -> None:
         if self._download_id:
             self.download_requested.emit(self._download_id)
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt override
+        self.plots  # noqa: B018 - built before the pane's first frame: never shown empty
         super().showEvent(event)
         self.shown.emit()
 

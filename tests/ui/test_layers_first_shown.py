@@ -1,0 +1,47 @@
+"""The Layers tab builds its plots when first shown (not for the window's first frame): what it shows then is whole."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
+
+from embedexplorer.jobs.table_jobs import ROW
+from embedexplorer.ui.panes.layers_text import TICK_TEXT_PT
+from embedexplorer.ui.style.theme import presentation_scale
+from tests.ui.conftest import ANSWER_TIMEOUT_MS, answers, open_model, type_text
+
+
+def _click_tab(qtbot, window, title_start: str) -> None:  # type: ignore[no-untyped-def]
+    bar = window.right.tabBar()
+    index = next(i for i in range(bar.count()) if bar.tabText(i).replace("&", "").startswith(title_start))
+    qtbot.mouseClick(bar, Qt.MouseButton.LeftButton, pos=bar.tabRect(index).center())
+
+
+def test_the_layers_tab_first_shown_holds_its_plots_table_and_the_selected_token(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    open_model(qtbot, window, "bundled")
+    type_text(qtbot, window, "the river bank")
+    with qtbot.waitSignal(answers(window, ROW).ready, timeout=ANSWER_TIMEOUT_MS):
+        window.panes.token_pane.select(2)
+    _click_tab(qtbot, window, "Through the layers")
+    pane = window.right.currentWidget()
+    assert pane.heading.text().startswith("Through the layers: <b>")  # the selected token, before anything runs
+    # Shown with the click itself: the plots and the table are visible children, laid out at their
+    # least heights once the posted layout runs, never an empty pane waiting for the loop to turn.
+    parts = (pane.cosine_plot, pane.length_plot, pane.nearest)
+    assert all(part.isVisible() for part in parts)
+    QApplication.sendPostedEvents()
+    assert pane.cosine_plot.height() >= 130 and pane.length_plot.height() >= 70
+    assert pane.nearest.columnCount() == 5 and pane.nearest.rowCount() == 0
+    # As after any model load: no layer numbers or lengths before an answer.
+    assert not pane.cosine_plot.getAxis("bottom").style["showValues"]
+    assert not pane.length_plot.getAxis("left").style["showValues"]
+
+
+def test_the_layers_plots_built_late_take_presentation_modes_size(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    window.state.update(presentation=True)
+    _click_tab(qtbot, window, "Through the layers")
+    pane = window.right.currentWidget()
+    tick_font = pane.cosine_plot.getAxis("left").style["tickFont"]
+    assert tick_font.pointSizeF() == TICK_TEXT_PT * presentation_scale(True)
+    window.state.update(presentation=False)
+    assert pane.cosine_plot.getAxis("left").style["tickFont"].pointSizeF() == TICK_TEXT_PT
