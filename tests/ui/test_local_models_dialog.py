@@ -112,3 +112,17 @@ def test_a_fresh_machine_lists_the_bundled_model_and_opens_it(tmp_path, window, 
         qtbot.keyClick(dialog.table, Qt.Key.Key_Return)  # the row chosen, Enter opens it
     assert loaded.args[0].facts.rows == 30522
     qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=LOAD_TIMEOUT_MS)  # it closes as the model opens
+
+
+def test_the_model_box_completes_from_the_listing_asked_after_the_first_frame(fake_machine, window, qtbot) -> None:  # type: ignore[no-untyped-def]
+    box = window.model_bar.box
+    listed = window.client.channel(LOCAL_MODELS, box).ready
+    with qtbot.waitSignal(listed, timeout=ANSWER_TIMEOUT_MS):
+        pass  # asked by itself once the window has painted: nobody opened the dialog
+    box.setFocus()
+    box.lineEdit().clear()
+    QTest.keyClicks(box.lineEdit(), "tiny")
+    popup = box.completer().popup()
+    qtbot.waitUntil(popup.isVisible, timeout=ANSWER_TIMEOUT_MS)
+    offered = [popup.model().index(row, 0).data() for row in range(popup.model().rowCount())]
+    assert offered == ["ollama:tiny:latest"]

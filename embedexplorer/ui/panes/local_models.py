@@ -7,9 +7,9 @@ shown greyed with what is missing, and cannot be opened from here.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from PySide6.QtCore import QObject, QSortFilterProxyModel, QStringListModel, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, QSortFilterProxyModel, QStringListModel, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -216,10 +216,10 @@ def openable(answer: LocalModelsAnswer) -> tuple[str, ...]:
 def complete_from_local_models(box: QComboBox, ctx: PaneContext) -> None:
     """The Model box completes (any part of a name, any case) from the recent models and the models listed here.
 
-    It asks for the listing once, as soon as the event loop turns (after the window's first frame:
-    the listing reads folders and loads the engine in the worker, which would compete with the
-    window being built), and follows the state's ``local_models`` after (File > Local models lists
-    them again).
+    It asks for the listing once, when the event loop turns after the box's first paint (the
+    window's first frame: the listing reads folders and imports the engine in the worker, which
+    would compete with the window being built and drawn for Python's lock), and follows the
+    state's ``local_models`` after (File > Local models lists them again).
     """
     client, settings, state = ctx.client, ctx.settings, ctx.state
     specs = QStringListModel(box)
@@ -233,4 +233,20 @@ def complete_from_local_models(box: QComboBox, ctx: PaneContext) -> None:
 
     state.watch("local_models", on_local_models_changed)
     client.channel(LOCAL_MODELS, box).ready.connect(lambda answer: state.update(local_models=openable(answer)))
-    QTimer.singleShot(0, box, lambda: request_listing(client, settings, box))
+    _AfterFirstPaint(box, lambda: request_listing(client, settings, box))
+
+
+class _AfterFirstPaint(QObject):
+    """Calls ``then`` once, when the event loop turns after ``widget``'s first paint; then it is gone."""
+
+    def __init__(self, widget: QWidget, then: Callable[[], None]) -> None:
+        super().__init__(widget)
+        self._widget, self._then = widget, then
+        widget.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if event.type() == QEvent.Type.Paint:
+            self._widget.removeEventFilter(self)
+            QTimer.singleShot(0, self._widget, self._then)
+            self.deleteLater()
+        return False
