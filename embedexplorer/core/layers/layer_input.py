@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ..common.errors import EmbedExplorerError, TokenizerMismatchError
-from ..common.files import TOKENIZER_FILE_LIMIT, read_json
+from ..common.files import TOKENIZER_FILE_LIMIT, read_json_member
 from ..formats.safetensors_io import TensorEntry, map_tensor, read_all_headers, weight_files
 from ..readers.folder_layout import TOKEN_TABLE_NAMES
 from ..tables.embedding_table import EmbeddingTable
@@ -304,10 +304,12 @@ def _leading_specials(folder: Path | None) -> tuple[tuple[str, ...], int]:
     if folder is None or not (folder / "tokenizer.json").is_file():
         return (), 0
     try:
-        data = read_json(folder / "tokenizer.json", "tokenizer file", TOKENIZER_FILE_LIMIT, TokenizerMismatchError)
+        processor = read_json_member(
+            folder / "tokenizer.json", "post_processor", "tokenizer file", TOKENIZER_FILE_LIMIT, TokenizerMismatchError
+        )
     except TokenizerMismatchError:
         return (), 0
-    return _template_lead(data.get("post_processor") if isinstance(data, dict) else None)
+    return _template_lead(processor)
 
 
 def _template_lead(processor: object) -> tuple[tuple[str, ...], int]:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..common.errors import EmbedExplorerError, IncompleteModelError, UnsupportedModelError
-from ..common.files import TOKENIZER_FILE_LIMIT, read_json
+from ..common.files import TOKENIZER_FILE_LIMIT, read_json_member
 from ..common.progress import ProgressCallback
 from ..formats.safetensors_io import FLOAT_DTYPES, PICKLE_PATTERNS, read_all_headers, weight_files
 from ..readers.folder_layout import BUFFER_NAMES, _named
@@ -200,9 +200,9 @@ def special_tokens(folder: Path) -> tuple[tuple[int, ...], tuple[int, ...]]:
     file = folder / "tokenizer.json"
     if not file.is_file():
         return _special_tokens_from_transformers(folder)
-    data = read_json(file, "tokenizer file", TOKENIZER_FILE_LIMIT, EmbedExplorerError)
+    processor = read_json_member(file, "post_processor", "tokenizer file", TOKENIZER_FILE_LIMIT, EmbedExplorerError)
     try:
-        return _template(data.get("post_processor") if isinstance(data, dict) else None)
+        return _template(processor)
     except (ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError) as exc:
         raise EmbedExplorerError(
             f"The tokenizer file {file} has a post-processor that cannot be read ({exc!r})."
