@@ -87,6 +87,7 @@ class RowView(QWidget):
             "position": self.plot_widget.plot(name="position row"),
             "sum": self.plot_widget.plot(name=SUM_NAMES[0]),
         }
+        self._legend_entries: tuple[tuple[str, str], ...] = ()  # the legend's lines now: (curve, name)
         self._curves["token"].setZValue(3)  # the token's own row on top: it is what the pane is about
         # After LayerNorm the numbers are ten times larger: on the left axis they would flatten the token
         # row into a line under them. They get their own scale, on the right axis.
@@ -338,11 +339,14 @@ class RowView(QWidget):
         self._curves["sum"].setData(x if with_position else [], combined if with_position else [])
         if self._sum_on_right:
             self._normalised_view.enableAutoRange(axis=pg.ViewBox.YAxis)
-        for name, curve in self._curves.items():
-            self.legend.removeItem(curve)
-            if name == "token" or with_position:
-                self.legend.addItem(curve, curve.name())
-        self._legend_row.fit()
+        shown = tuple((key, curve.name()) for key, curve in self._curves.items() if key == "token" or with_position)
+        if shown != self._legend_entries:  # each entry is a new label to lay out: only when they change
+            for curve in self._curves.values():
+                self.legend.removeItem(curve)
+            for key, name in shown:
+                self.legend.addItem(self._curves[key], name)
+            self._legend_entries = shown
+            self._legend_row.fit()
 
     def _put_sum_on_right(self, right: bool) -> None:
         """The LayerNorm line on its own right-hand scale, or the sum on the left one with the rows."""
