@@ -4,13 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QSettings
+from PySide6.QtCore import QByteArray, QSettings, QTimer
 
 from .core.common.constants import EXPORT_WIDTH_RANGE, K_RANGE, MULTI_TOKEN_ACTIONS
 from .state import AppState, Snapshot
 
 SETTINGS_VERSION = 1
 MAX_RECENT_MODELS = 8
+# The text changes with every typed word, and each change had QSettings write its file and wait
+# for the disk (fsync) in the window's thread at the loop's next turn: on a busy disk a 200-280 ms
+# stall while typing. The text is remembered once typing pauses this long, and at once on ``sync``
+# (the window closing).
+REMEMBER_TEXT_MS = 2000
 
 DEFAULTS: dict[str, Any] = {
     "model": "",  # empty: GPT-2 if cached, otherwise the bundled model
@@ -41,6 +46,8 @@ class Settings:
             # Keys of an older layout may mean something else now: start from the defaults.
             self._store.clear()
             self._store.setValue("version", SETTINGS_VERSION)
+        self._text_later: QTimer | None = None  # the text to remember, once typing pauses (``follow``)
+        self._followed: AppState | None = None
 
     def _get(self, key: str) -> Any:
         return self._store.value(key, DEFAULTS[key])
@@ -169,7 +176,14 @@ class Settings:
         self._store.setValue(key, value)
 
     def sync(self) -> None:
+        if self._text_later is not None and self._text_later.isActive():
+            self._text_later.stop()
+            self._remember_text()
         self._store.sync()
+
+    def _remember_text(self) -> None:
+        if self._followed is not None:
+            self.text = self._followed.text
 
     # ----- the application state: what is remembered of it, read and written here alone ------
     def initial_state(self) -> Snapshot:
@@ -185,7 +199,12 @@ class Settings:
 
     def follow(self, state: AppState) -> None:
         """Remember each of those fields as it changes."""
-        state.watch("text", lambda text: setattr(self, "text", text))
+        self._followed = state
+        self._text_later = QTimer()
+        self._text_later.setSingleShot(True)
+        self._text_later.setInterval(REMEMBER_TEXT_MS)
+        self._text_later.timeout.connect(self._remember_text)
+        state.watch("text", lambda _text: self._text_later.start() if self._text_later is not None else None)
         state.watch("k", lambda k: setattr(self, "k", k))
         state.watch("families_file", lambda path: setattr(self, "families_file", path))
         state.watch("hidden_families", lambda hidden: setattr(self, "hidden_families", sorted(hidden)))
