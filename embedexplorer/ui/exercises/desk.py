@@ -24,7 +24,7 @@ from ...worker import Channel, Failure
 from ..window.plugging import PaneContext, Place
 from .analogy import AnalogyDialog
 from .family_distances import FamilyDistancesDialog
-from .two_texts import TwoTextsDialog
+from .two_texts import DEFAULT_TEXTS, TwoTextsDialog
 
 
 class ExerciseDesk(QObject):
@@ -39,9 +39,12 @@ class ExerciseDesk(QObject):
         parent = ctx.shell.window_widget()
         self.setParent(parent)
         self.state, self.client = ctx.state, ctx.client
-        self.analogy = AnalogyDialog(ctx.state.k, parent)
-        self.two_texts = TwoTextsDialog(parent)
-        self.family_distances = FamilyDistancesDialog(parent)
+        self._parent, self._first_k = parent, ctx.state.k
+        # The dialogs are built the first time they are opened (or asked about): not for the
+        # window's first frame.
+        self._analogy: AnalogyDialog | None = None
+        self._two_texts: TwoTextsDialog | None = None
+        self._family_distances: FamilyDistancesDialog | None = None
 
         self.guess_action = QAction("&Guess first", parent)
         self.guess_action.setCheckable(True)
@@ -77,26 +80,49 @@ class ExerciseDesk(QObject):
     def actions(self) -> list[QAction]:
         return [self.guess_action, self.furthest_action, self.analogy_action, self.two_texts_action]
 
+    # ----- the dialogs, each built when first needed ---------------------------------------------
+    @property
+    def analogy(self) -> AnalogyDialog:
+        if self._analogy is None:
+            dialog = self._analogy = AnalogyDialog(self._first_k, self._parent)
+            dialog.pane.model = self.state.model_spec
+            dialog.pane.requested.connect(lambda request: self._submit(ANALOGY, request))
+        return self._analogy
+
+    @property
+    def two_texts(self) -> TwoTextsDialog:
+        if self._two_texts is None:
+            self._two_texts = TwoTextsDialog(self._parent)
+            pane = self._two_texts.pane
+            pane.tokens_wanted.connect(lambda request: self._submit(PAIR_TOKENS, request, pair_texts=pane.texts()))
+            pane.comparison_wanted.connect(
+                lambda request: self._submit(TWO_TEXTS, request, pair_places=pane.places())
+            )
+            self._show_pair()  # a lesson's texts, given before the dialog was built
+        return self._two_texts
+
+    @property
+    def family_distances(self) -> FamilyDistancesDialog:
+        if self._family_distances is None:
+            self._family_distances = FamilyDistancesDialog(self._parent)
+        return self._family_distances
+
     def _connect(self) -> None:
         state = self.state
 
         def channel(kind: object) -> Channel:
             return self.client.channel(kind, self)  # type: ignore[arg-type]
 
-        pane = self.two_texts.pane
-        channel(FAMILY_DISTANCES).ready.connect(self.family_distances.show_distances)
+        # Answers come only to a dialog that asked, so each is built by then.
+        channel(FAMILY_DISTANCES).ready.connect(lambda answer: self.family_distances.show_distances(answer))
         channel(FAMILY_DISTANCES).failed.connect(lambda failure: self.family_distances.show_message(failure.message))
-        channel(ANALOGY).ready.connect(self.analogy.pane.show_answer)
+        channel(ANALOGY).ready.connect(lambda answer: self.analogy.pane.show_answer(answer))
         channel(ANALOGY).failed.connect(lambda failure: self.analogy.pane.show_message(failure.message))
-        channel(PAIR_TOKENS).ready.connect(pane.show_tokens)
+        channel(PAIR_TOKENS).ready.connect(lambda answer: self.two_texts.pane.show_tokens(answer))
         channel(PAIR_TOKENS).failed.connect(self._two_texts_failed)
-        channel(TWO_TEXTS).ready.connect(pane.show_comparison)
+        channel(TWO_TEXTS).ready.connect(lambda answer: self.two_texts.pane.show_comparison(answer))
         channel(TWO_TEXTS).failed.connect(self._two_texts_failed)
-
-        self.analogy.pane.requested.connect(lambda request: self._submit(ANALOGY, request))
-        pane.tokens_wanted.connect(lambda request: self._submit(PAIR_TOKENS, request, pair_texts=pane.texts()))
-        pane.comparison_wanted.connect(lambda request: self._submit(TWO_TEXTS, request, pair_places=pane.places()))
-        state.update(pair_texts=pane.texts(), pair_places=pane.places())
+        state.update(pair_texts=DEFAULT_TEXTS, pair_places=(None, None))  # what a new Two texts pane shows
         state.watch("pair_texts", self._on_pair_texts_changed)
         state.watch("pair_places", self._on_pair_places_changed)
         state.watch("model_serial", self._on_model_serial_changed)
@@ -106,7 +132,9 @@ class ExerciseDesk(QObject):
 
     def _show_pair(self) -> None:
         """Texts or places that the pane does not show yet (a lesson's) go into it."""
-        pane, state = self.two_texts.pane, self.state
+        if self._two_texts is None:
+            return  # the dialog shows the state's texts when it is built
+        pane, state = self._two_texts.pane, self.state
         if pane.texts() != state.pair_texts or pane.places() != state.pair_places:
             first, second = state.pair_texts
             pane.set_texts(first, second, state.pair_places)
@@ -133,14 +161,15 @@ class ExerciseDesk(QObject):
         self.guess_action.setChecked(on)
 
     def _on_model_serial_changed(self, _serial: int) -> None:
-        self.analogy.pane.model = self.state.model_spec
-        if self.analogy.isVisible():
-            self.analogy.pane.submit()
-        if self.two_texts.isVisible():
-            self.two_texts.pane.request_tokens()
+        if self._analogy is not None:
+            self._analogy.pane.model = self.state.model_spec
+            if self._analogy.isVisible():
+                self._analogy.pane.submit()
+        if self._two_texts is not None and self._two_texts.isVisible():
+            self._two_texts.pane.request_tokens()
 
     def _map_changed(self) -> None:
-        if self.family_distances.isVisible():
+        if self._family_distances is not None and self._family_distances.isVisible():
             self._request_distances()
 
     # ----- the exercises ----------------------------------------------------------------------
