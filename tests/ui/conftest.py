@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import time
 from typing import Any
 
@@ -64,6 +65,19 @@ def bundled_font(qapp):  # type: ignore[no-untyped-def]
     assert family, "the bundled font is missing: .ci/setup installs fonts-dejavu-core"
     qapp.setFont(QFont(family, WINDOW_TEST_POINT_SIZE))
     return family
+
+
+@pytest.fixture(autouse=True)
+def earlier_windows_collected_here(qapp):  # type: ignore[no-untyped-def]
+    """The last tests' windows, garbage in cycles (handlers that name their pane), are collected here.
+
+    Here is the GUI thread, before this test's worker starts. Collected in a worker's thread
+    instead, PySide hands their widgets to the GUI thread to delete while the worker destroys
+    their other objects, each then waits for a lock the other holds: seen once, a closed
+    window's menu against one of its objects, and the run hung with nothing running.
+    """
+    gc.collect()
+    yield
 
 
 # A modal dialog nobody answers holds its test, and the run, for ever: after this long it is closed

@@ -23,6 +23,7 @@ from .errors import EmbedExplorerError, FileChangedError
 if TYPE_CHECKING:
     # Imported where a write or a FileState needs it: the tokenizer's child, which reads one
     # file, starts without pathlib (and the modules it brings).
+    from collections.abc import Callable
     from pathlib import Path
 
 MiB = 1024 * 1024
@@ -131,8 +132,13 @@ def _too_large(path: str | Path, what: str, size: int, limit: int) -> str:
 
 def parse_json(data: bytes, what: str, error: type[EmbedExplorerError], encoding: str = "utf-8") -> object:
     """JSON from bytes; text that is not UTF-8, not JSON or nested too deeply raises ``error``."""
+    return _parsed(lambda: json.loads(data.decode(encoding)), what, error)
+
+
+def _parsed(parse: Callable[[], object], what: str, error: type[EmbedExplorerError]) -> object:
+    """What ``parse`` returns; its failures to decode or parse ``what`` are ``error``, one sentence each."""
     try:
-        return json.loads(data.decode(encoding))
+        return parse()
     except UnicodeDecodeError as exc:
         raise error(f"The {what} is not valid JSON: it is not UTF-8 text ({exc.reason} at byte {exc.start}).") from exc
     except json.JSONDecodeError as exc:
@@ -154,16 +160,8 @@ def read_json_member(path: str | Path, key: str, what: str, limit: int, error: t
     holds Python's lock the whole time, stalling the window. Where the file repeats ``key``,
     the first one counts (``json.loads`` keeps the last).
     """
-    name = f"{what} {path}"
-    try:
-        text = read_regular(path, what, limit, error).decode("utf-8")
-        return _member(text, key)
-    except UnicodeDecodeError as exc:
-        raise error(f"The {name} is not valid JSON: it is not UTF-8 text ({exc.reason} at byte {exc.start}).") from exc
-    except json.JSONDecodeError as exc:
-        raise error(f"The {name} is not valid JSON: {exc}") from exc
-    except RecursionError as exc:
-        raise error(f"The {name} is not valid JSON here: it is nested too deeply to read.") from exc
+    raw = read_regular(path, what, limit, error)
+    return _parsed(lambda: _member(raw.decode("utf-8"), key), f"{what} {path}", error)
 
 
 def _member(text: str, key: str) -> object:
