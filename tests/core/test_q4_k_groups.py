@@ -178,3 +178,17 @@ def test_near_ties_come_out_in_float64_order_from_the_groups(tmp_path: Path) -> 
         assert first == later[:12] == ids[:12] and later == ids
     finally:
         table.close()
+
+
+def test_a_table_too_large_for_the_cache_keeps_its_blocks_as_stored(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the size limit no copy is made (the scan as stored is bound by memory already): same scores."""
+    stored = q4_k_blocks(varied_rows(100, 512, seed=9))
+    screen, numbers = screen_for(stored, 512)
+    monkeypatch.setattr(stored_search, "_GROUPS_MAX_BYTES", stored.nbytes - 1)
+    query = np.random.default_rng(4).standard_normal(512).astype(np.float32)
+    scores = [screen.scores(query) for _ in range(3)]
+    assert screen.groups is None and screen.groups_bytes == 0
+    np.testing.assert_array_equal(scores[0], scores[2])
+    monkeypatch.setattr(stored_search, "_GROUPS_MAX_BYTES", stored.nbytes)
+    screen.scores(query)
+    assert screen.groups is not None

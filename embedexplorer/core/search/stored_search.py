@@ -52,6 +52,10 @@ _Q4_K = QUANT_KINDS["Q4_K"]
 # A Q4_K table whose rows' spread exceeds this is scanned in float32 instead: its integer scan's bound
 # would let too many rows through to the exact pass.
 _MAX_SPREAD = 64.0
+# Above this many stored bytes a Q4_K table keeps the scan of its blocks as stored: it is read from memory,
+# not the cache, and that scan is bound by memory's bandwidth already (Qwen2-7B-sized, 307 MB, two threads:
+# 16.5 ms as stored, 16.8 ms by groups, at load 0.8), so a grouped copy would take as much again for nothing.
+_GROUPS_MAX_BYTES = 128 << 20
 # Q4_K's dequantised numbers are rounded once by gguf (d s q - m n): 2^-24 of each, with room.
 _Q4_K_ROUNDING = 2.0**-23
 # Rounding to the nearest bfloat16 moves a number by at most 2^-8 of itself.
@@ -156,15 +160,17 @@ class StoredScreen:
 
     def _groups_for_scan(self) -> np.ndarray | None:
         """The Q4_K rows in groups of sixteen, made at the second query where the CPU scans them (AVX-512
-        VNNI; ``quants_groups.h``): about 2.5 times fewer instructions a number, so a cached table is
-        scanned at the cache's bandwidth.  Not at the first: a one-shot answer makes no copy."""
-        if self.kind != _Q4_K or not self.integer or not self._quants.grouped_scan():
-            return None
+        VNNI; ``quants_groups.h``): about half the instructions a number, so a table in the cache is
+        scanned at the cache's bandwidth.  Not at the first: a one-shot answer makes no copy.  Not for a
+        table too large for the cache (``_GROUPS_MAX_BYTES``)."""
+        # grouped_scan is false without VNNI, or when a test chose another build.
+        wanted = self.kind == _Q4_K and self.integer and self.bits.nbytes <= _GROUPS_MAX_BYTES
+        wanted = wanted and self._quants.grouped_scan()
         with self._groups_lock:
             self._scans += 1
-            if self.groups is None and self._scans > 1:
+            if wanted and self.groups is None and self._scans > 1:
                 self.groups = q4_k_groups(self.bits, self.shape[1], self._quants)
-        return self.groups
+        return self.groups if wanted else None
 
     def error_bound(self, query_length: float) -> float:
         """How far a score may be from the exact cosine times ``query_length``.
