@@ -150,7 +150,8 @@ VNNI_TARGET static void groups_vnni(const uint8_t *groups, Py_ssize_t blocks, co
                 for (int half = 0; half < 2; half++) {
                     int sub = 2 * c + half;
                     Py_ssize_t k = 8 * b + sub; /* the query's run */
-                    __m512 weight = _mm512_mul_ps(six_bit(six + GROUP_ROWS * sub), _mm512_mul_ps(d, _mm512_set1_ps(step[k])));
+                    __m512 d_step = _mm512_mul_ps(d, _mm512_set1_ps(step[k]));
+                    __m512 weight = _mm512_mul_ps(six_bit(six + GROUP_ROWS * sub), d_step);
                     acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums_of[half]), weight, acc);
                     mins = _mm512_fmadd_ps(six_bit(six + GROUP_ROWS * (8 + sub)), _mm512_set1_ps(sums[k]), mins);
                 }
