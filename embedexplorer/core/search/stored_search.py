@@ -24,6 +24,7 @@ import shutil
 import threading
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -281,7 +282,7 @@ def half_lengths(bits: np.ndarray, kind: int) -> np.ndarray:
     return np.sqrt(squares)
 
 
-def q4_k_groups(blocks: np.ndarray, width: int, quants=_quants) -> np.ndarray:  # type: ignore[no-untyped-def]
+def q4_k_groups(blocks: np.ndarray, width: int, quants: Any = _quants) -> np.ndarray:
     """Q4_K rows copied sixteen at a time for the grouped scan (``quants_groups.h``: 2432 bytes per 2304
     stored, the last group padded with zero rows), in one pass in C shared by a few threads."""
     groups = -(-blocks.shape[0] // quants.GROUP_ROWS)
