@@ -283,7 +283,7 @@ def half_lengths(bits: np.ndarray, kind: int) -> np.ndarray:
 
 
 def q4_k_groups(blocks: np.ndarray, width: int, quants: Any = _quants) -> np.ndarray:
-    """Q4_K rows copied sixteen at a time for the grouped scan (``quants_groups.h``: 2432 bytes per 2304
+    """Q4_K rows copied sixteen at a time for the grouped scan (``quants_groups.h``: 2368 bytes per 2304
     stored, the last group padded with zero rows), in one pass in C shared by a few threads."""
     groups = -(-blocks.shape[0] // quants.GROUP_ROWS)
     out = np.empty(groups * (width // 256) * quants.GROUP_BLOCK_BYTES, dtype=np.uint8)
