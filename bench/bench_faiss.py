@@ -33,7 +33,10 @@ symmetric search: a shorter run on a busy machine); ``--queries N`` searches the
 neighbours of the first N tokens only (no symmetry); ``--pairs N`` (default 3); ``--threads N`` runs part 1 on N
 threads only; ``--skip-all`` or ``--skip-one`` leave a part out; ``--rounds N`` (default 31; 9 on the
 Qwen-sized tables) sets part 2's pairs; ``--only NAME,...`` keeps the part 2 tables whose names hold
-one of the words. The load average is printed with every figure.
+one of the words; ``--no-faiss`` leaves faiss out of part 2's turns (its float32 copy of the table and
+its OpenMP threads, which spin on after each search, then neither evict the cache nor hold the other
+core: the app and the read as on a machine doing nothing else). The load average is printed with every
+figure.
 """
 
 from __future__ import annotations
@@ -140,9 +143,11 @@ def every_token(rows: np.ndarray, queries: int | None, pairs: int, thread_counts
 GGUF_TYPES = ("F16", "Q8_0", "Q4_K", "Q6_K")
 
 
-def one_query(pairs: int, qwen: bool, rounds: int | None, only: list[str], qwen_faiss: bool) -> list[Row]:
+def one_query(
+    pairs: int, qwen: bool, rounds: int | None, only: list[str], qwen_faiss: bool, with_faiss: bool = True
+) -> list[Row]:
     """Rows of part 2: one query against faiss and against one plain read of the stored bytes."""
-    faiss = faiss_module()
+    faiss = faiss_module() if with_faiss else None
     folders = {"GPT-2 float32": str(gpt2_folder()), "GPT-2 bfloat16": str(bf16_copy(gpt2_folder()))}
     folders.update({f"GPT-2 GGUF {name}": str(gguf_copy(gpt2_folder(), name)) for name in GGUF_TYPES})
     if qwen:
@@ -288,7 +293,7 @@ def run(argv: list[str]) -> list[Row]:
     if "--skip-one" not in argv:
         rounds = int(argv[argv.index("--rounds") + 1]) if "--rounds" in argv else None
         only = argv[argv.index("--only") + 1].split(",") if "--only" in argv else []
-        rows += one_query(pairs, "--qwen" in argv, rounds, only, "--qwen-faiss" in argv)
+        rows += one_query(pairs, "--qwen" in argv, rounds, only, "--qwen-faiss" in argv, "--no-faiss" not in argv)
     return rows
 
 

@@ -3,8 +3,8 @@
 A one-shot command waits longest for its tokenizer's child process, so the child starts
 before the parser and the commands import (0.02-0.03 s of every command here). Only the
 plain spellings are read (``--model X``, ``--model=X``, the last one given, before ``--``);
-the parser reads the rest, and ``entry`` starts the child then if this did not. A folder
-started for here that the parser then refuses is stopped when the process ends.
+the parser reads the rest, and ``entry`` starts the child then if this did not. A child
+started for a command line the parser then refuses is killed at once, not waited for.
 """
 
 from __future__ import annotations

@@ -28,9 +28,14 @@ PROGRESS_AFTER_SECONDS = 1.0
 
 def main(argv: Sequence[str] | None = None, table: tuple[Command, ...] = TABLE) -> int:
     _quiet_libraries()
-    args = build_parser(table).parse_args(bare_download_is_table(sys.argv[1:] if argv is None else argv))
+    from ..core.text.tokenizer_process import close_early, reaping_last
+
+    try:
+        args = build_parser(table).parse_args(bare_download_is_table(sys.argv[1:] if argv is None else argv))
+    except SystemExit:  # a usage error or --help: a child the entry point started early is not waited for
+        close_early()
+        raise
     command = command_named(args.command, table)
-    from ..core.text.tokenizer_process import reaping_last
 
     # A tokenizer child is told to end when its table closes and reaped after the answer is
     # printed: its exit runs meanwhile (a child that started early and was not taken is stopped).

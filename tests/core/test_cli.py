@@ -228,3 +228,24 @@ def test_the_tokenizer_starts_before_the_parser_only_for_a_plainly_named_folder(
         assert (os.path.realpath(gpt2_folder) in tokenizer_process._early) == starts
     finally:
         tokenizer_process.close_early()
+
+
+def test_a_usage_error_kills_the_child_started_early_instead_of_waiting_for_its_tokenizer(gpt2_folder, capsys) -> None:
+    import os
+    import signal
+
+    from embedexplorer.cli.early import start_tokenizer_soon
+    from embedexplorer.cli.entry import main
+    from embedexplorer.core.text import tokenizer_process
+
+    words = ["neighbours", " Paris", "--model", str(gpt2_folder), "--no-such-option"]
+    start_tokenizer_soon(words)
+    child = tokenizer_process._early[os.path.realpath(gpt2_folder)]._process
+    assert child is not None
+    with pytest.raises(SystemExit) as exit_info:
+        main(words)
+    assert exit_info.value.code == 2
+    assert "--no-such-option" in capsys.readouterr().err
+    # Killed and reaped at once, not asked to end after it has loaded its tokenizer.
+    assert not tokenizer_process._early
+    assert child.returncode == -signal.SIGKILL

@@ -42,7 +42,9 @@
  * open).  gguf's numbers v_j are d s q_j - m n rounded once: sum (d s q_j - m n) x~_j is
  * within 2^-24 (1 + 2^-24) |v| |x~| of v . x~.  Divided by |v|: QUERY_ROUNDING |x| plus
  * (1 + QUERY_ROUNDING) |x| (gamma_width A / |v| + 2^-23), the table's largest A / |v| being
- * StoredScreen.spread (above 64, the table keeps the float scan).
+ * StoredScreen.spread (above 64, the table keeps the float scan).  From the second query on, a
+ * Q4_K table is scanned by groups of 16 rows (quants_groups.h): the same integer sums, each term
+ * through at most width / 32 + 2 roundings, so the same bound.
  *
  * Built three times on x86 (AVX-512 by hand, AVX2 and plain from portable C), the best
  * one the CPU runs picked at import; -march=native is never used (the wheel runs anywhere).
@@ -60,8 +62,7 @@ static const Py_ssize_t BLOCK_BYTES[KINDS] = {34, 18, 144, 210};
 static ALWAYS_INLINE float half_at(const uint8_t *at)
 {
     uint16_t bits;
-    memcpy(&bits, at, sizeof bits);
-    return widen_half(bits);
+    return memcpy(&bits, at, sizeof bits), widen_half(bits);
 }
 
 /* Q4_K's eight 6-bit scales and mins, packed in 12 bytes (llama.cpp's get_scale_min_k4). */
@@ -141,12 +142,10 @@ static ALWAYS_INLINE void rows_portable(int kind, const uint8_t *rows, Py_ssize_
                 for (int lane = 0; lane < LANES; lane++)
                     lanes[lane] += v[j + lane] * x[j + lane];
         }
-        float total = 0.0f;
         for (int half = LANES / 2; half > 0; half /= 2) /* a tree: log2(LANES) roundings */
             for (int lane = 0; lane < half; lane++)
                 lanes[lane] += lanes[lane + half];
-        total = lanes[0];
-        out[i] = scale[i] == 0.0f ? 0.0f : total * scale[i];
+        out[i] = scale[i] == 0.0f ? 0.0f : lanes[0] * scale[i];
     }
 }
 
@@ -203,6 +202,8 @@ static void split_query(const int16_t *xq, const float *step, Py_ssize_t width, 
 }
 #endif
 
+#include "quants_groups.h"
+
 struct quant_job {
     int kind;
     const uint8_t *rows;
@@ -214,12 +215,17 @@ struct quant_job {
     const int8_t *high, *low; /* xq as two bytes for VNNI (Q4_K, Q6_K), or NULL */
     const int32_t *centre;
     const float *paired; /* Q4_K by VNNI: each block's steps and sums side by side */
+    const uint8_t *groups; /* Q4_K by VNNI: the rows sixteen at a time (quants_groups.h), or NULL */
 };
 
 static void quant_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
 {
     const struct quant_job *q = job;
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    if (q->groups != NULL) {
+        groups_vnni(q->groups, q->width / 256, q->high, q->low, q->step, q->scale, q->out, start, stop, q->width);
+        return;
+    }
     if (q->high != NULL) {
         rows_vnni(q->kind, q->rows, q->row_bytes, q->high, q->low, q->centre, q->step, q->paired, q->scale, q->out,
                   start, stop, q->width);
@@ -268,11 +274,11 @@ static int quantise_query(const float *x, Py_ssize_t width, int16_t *xq, float *
 
 static PyObject *quant_scores(PyObject *self, PyObject *args)
 {
-    Py_buffer rows, query, scale, out, progress;
+    Py_buffer rows, query, scale, out, progress, groups = {0};
     int kind;
     (void)self;
     int integer = 0;
-    if (!PyArg_ParseTuple(args, "y*iy*y*w*w*|p", &rows, &kind, &query, &scale, &out, &progress, &integer))
+    if (!PyArg_ParseTuple(args, "y*iy*y*w*w*|pz*", &rows, &kind, &query, &scale, &out, &progress, &integer, &groups))
         return NULL;
     PyObject *result = NULL;
     Py_ssize_t width = query.len / (Py_ssize_t)sizeof(float);
@@ -283,11 +289,14 @@ static PyObject *quant_scores(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "the query must hold a whole number of blocks of float32 numbers");
     } else if (rows.len != count * (width / BLOCK_NUMBERS[kind]) * BLOCK_BYTES[kind]) {
         PyErr_SetString(PyExc_ValueError, "rows must hold len(out) rows of len(query) quantised numbers");
+    } else if (groups.buf != NULL && (kind != KIND_Q4_K || groups.len != (count + GROUP_ROWS - 1) / GROUP_ROWS *
+                                                                        (width / 256) * GROUP_BLOCK_BYTES)) {
+        PyErr_SetString(PyExc_ValueError, "groups must be q4_k_groups's copy of the Q4_K rows");
     } else if (scale.len != out.len) {
         PyErr_SetString(PyExc_ValueError, "scale must hold one float32 per row");
     } else if (check_progress(&progress)) {
         struct quant_job job = {kind, rows.buf, (width / BLOCK_NUMBERS[kind]) * BLOCK_BYTES[kind], width,
-                                query.buf, scale.buf, out.buf, NULL, NULL, NULL, NULL, NULL, NULL};
+                                query.buf, scale.buf, out.buf, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
         int16_t *xq = NULL;
         float *step = NULL;
         int8_t *bytes = NULL; /* VNNI's high and low bytes of xq, width each */
@@ -306,6 +315,7 @@ static PyObject *quant_scores(PyObject *self, PyObject *args)
             if (bytes != NULL && (kind == KIND_Q6_K ? centre != NULL : paired != NULL)) {
                 split_query(xq, step, width, bytes, bytes + width, centre, paired);
                 job.high = bytes, job.low = bytes + width, job.centre = centre, job.paired = paired;
+                job.groups = groups.buf; /* NULL unless given */
             }
         }
         result = share_chunks_released(quant_chunk, &job, count, &progress);
@@ -320,6 +330,8 @@ static PyObject *quant_scores(PyObject *self, PyObject *args)
     PyBuffer_Release(&scale);
     PyBuffer_Release(&out);
     PyBuffer_Release(&progress);
+    if (groups.buf != NULL)
+        PyBuffer_Release(&groups);
     return result;
 }
 
@@ -443,6 +455,11 @@ static PyMethodDef quant_methods[] = {
     {"q4_k_spreads", q4_k_spreads, METH_VARARGS,
      "q4_k_spreads(rows, width, out, progress)\n\nWrite each Q4_K row's sum of (|d s| q + |m n|)^2 (float64) into out;\n"
      "threads share rows as in quant_scores."},
+    {"q4_k_groups", q4_k_groups, METH_VARARGS,
+     "q4_k_groups(rows, width, out, progress)\n\nCopy Q4_K rows into out sixteen at a time (quants_groups.h), for\n"
+     "quant_scores's groups; threads share rows as there."},
+    {"grouped_scan", grouped_scan, METH_NOARGS,
+     "grouped_scan()\n\nTrue when quant_scores scans Q4_K rows by their groups here (AVX-512 VNNI)."},
     {"dequantise", dequantise, METH_VARARGS,
      "dequantise(rows, kind, out)\n\nWrite the float32 numbers of quantised rows (GGUF blocks, uint8) into out,\n"
      "as gguf's dequantize gives them, without the GIL."},
@@ -456,7 +473,7 @@ static PyMethodDef quant_methods[] = {
      "Q8_0, 1 Q4_0, 2 Q4_K, 3 Q6_K) with the float32 query into out (0 where scale[i] is 0), without\n"
      "the GIL; threads that call it with the same zeroed progress (two int64) share the rows.  With\n"
      "integer, Q8_0, Q4_K and Q6_K are scanned against the query held as 16-bit integers where the\n"
-     "build can (error bound in _quants.c)."},
+     "build can (error bound in _quants.c); Q4_K by groups, q4_k_groups's copy, when given and grouped_scan()."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -471,6 +488,8 @@ PyMODINIT_FUNC PyInit__quants(void)
     /* quantise_query's |e| / |x| at most: sqrt(32) (1 + 2^-149) / 2^14, held as a double just above it */
     PyObject *rounding = PyFloat_FromDouble(sqrt(32.0) / 16384.0 * (1.0 + 0x1p-40));
     if (module == NULL || rounding == NULL || PyModule_AddStringConstant(module, "INSTRUCTIONS", chosen_name) < 0 ||
+        PyModule_AddIntConstant(module, "GROUP_ROWS", GROUP_ROWS) < 0 ||
+        PyModule_AddIntConstant(module, "GROUP_BLOCK_BYTES", GROUP_BLOCK_BYTES) < 0 ||
         PyModule_AddObjectRef(module, "QUERY_ROUNDING", rounding) < 0) {
         Py_XDECREF(rounding);
         Py_XDECREF(module);

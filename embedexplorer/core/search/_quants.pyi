@@ -2,10 +2,22 @@
 
 INSTRUCTIONS: str
 QUERY_ROUNDING: float
+GROUP_ROWS: int
+GROUP_BLOCK_BYTES: int
 
 def quant_scores(
-    rows: object, kind: int, query: object, scale: object, out: object, progress: object, integer: bool = ..., /
+    rows: object,
+    kind: int,
+    query: object,
+    scale: object,
+    out: object,
+    progress: object,
+    integer: bool = ...,
+    groups: object | None = ...,
+    /,
 ) -> None: ...
+def q4_k_groups(rows: object, width: int, out: object, progress: object, /) -> None: ...
+def grouped_scan() -> bool: ...
 def q4_k_spreads(rows: object, width: int, out: object, progress: object, /) -> None: ...
 def use_build(name: str, /) -> str: ...
 def dequantise(rows: object, kind: int, out: object, /) -> None: ...

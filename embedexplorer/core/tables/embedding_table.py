@@ -180,6 +180,8 @@ class EmbeddingTable:
         if isinstance(screen, StoredScreen):
             what = "its rows as stored" if screen.rounding == 0 else f"bfloat16 roundings of its {self.dtype} rows"
             what = f"its {self.dtype} blocks as stored" if screen.quantised else what
+            if screen.groups is not None:
+                what += " (from the second query on, a copy of them sixteen rows at a time)"
             first = f"one pass over {what}, each score scaled by the row's stored reciprocal length"
         elif screen is None:
             first = "one float32 pass over the unit rows"
@@ -193,7 +195,8 @@ class EmbeddingTable:
         if isinstance(self.rows, StoredRows):
             screen = self.stored_screen
             own_bits = screen.bits is self.rows.raw
-            return int(rows + screen.scale.nbytes + screen.lengths.nbytes + (0 if own_bits else screen.bits.nbytes))
+            own = screen.scale.nbytes + screen.lengths.nbytes + screen.groups_bytes
+            return int(rows + own + (0 if own_bits else screen.bits.nbytes))
         total = rows + self._unit32.nbytes
         screens = {id(s): s for s in (self.screen, self.__dict__.get("many_screen")) if isinstance(s, Bf16Rows)}
         return int(total + sum(s.bits.nbytes for s in screens.values()))

@@ -318,6 +318,13 @@ class TokenizerProcess:
                 process.kill()
             _stop(process)
 
+    def discard(self) -> None:
+        """Kill the child at once and reap it: for a child whose answers nobody will ask for."""
+        with self._lock:
+            if self._process is not None:
+                _kill_quietly(self._process)
+        self.close()
+
     def close(self) -> None:
         with self._lock:
             if self._process is not None:
@@ -358,9 +365,14 @@ def take_early(folder: Path, max_rows: int | None) -> TokenizerProcess | None:
 
 
 def close_early() -> None:
-    """Stop every early child no reader took (the model did not open, or was not that folder)."""
+    """Stop every early child no reader took (the model did not open, or was not that folder).
+
+    Such a child is killed, not asked to end: it may still be loading its tokenizer and would
+    read the end of its input only then (0.1-0.4 s that a usage error would wait for). It
+    holds nothing anyone made.
+    """
     while _early:
-        _early.popitem()[1].close()
+        _early.popitem()[1].discard()
 
 
 # Children told to end whose exit is waited for when ``reaping_last`` ends; None outside it.
