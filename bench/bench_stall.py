@@ -80,7 +80,7 @@ def child(folder: str, settings: str) -> dict[str, object]:
     window = create_window(settings)
     window.show()
     QTest.qWait(SETTLE_MS)  # the first frame belongs to the launch benchmark, not to this one
-    keep_startup_out_of_gc()  # as app.main does once the first frame is painted
+    keep_startup_out_of_gc(window)  # as app.main does once the first frame is painted
     line = window.panes.token_pane.input
     line.setFocus()
     to_type = words()

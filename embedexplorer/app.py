@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
+    from PySide6.QtCore import QObject, QTimer
     from PySide6.QtWidgets import QApplication
 
     from .ui.window.main_window import MainWindow
@@ -110,8 +111,9 @@ def route_unexpected_errors(window: MainWindow) -> None:
     install_hooks(relay.message.emit)
 
 
-def keep_startup_out_of_gc() -> None:
-    """Set what the start made (modules, classes, the window's widgets: 110,000 objects) aside from the collector.
+def keep_startup_out_of_gc(parent: QObject) -> None:
+    """Set what the start made (modules, classes, the window's widgets: 110,000 objects) aside from the collector,
+    and from then on collect cycles in the GUI thread only (``collect_in_gui_thread``).
 
     They live as long as the process, yet every full collection walked them all, in whichever
     thread ran it and holding Python's lock: 15-17 ms of CPU on the GUI thread, 26 ms on the
@@ -120,7 +122,42 @@ def keep_startup_out_of_gc() -> None:
     garbage in cycles, a few kilobytes, which stay.)
     """
     gc.freeze()
-    gc.enable()
+    collect_in_gui_thread(parent)
+
+
+# How often the GUI thread looks whether the collector's thresholds were passed.
+COLLECT_EVERY_MS = 500
+
+
+def collect_in_gui_thread(parent: QObject) -> QTimer:
+    """Turn the automatic collector off and run it from a timer of the GUI thread, by the same thresholds.
+
+    Left automatic, a collection runs in whichever thread happens to allocate: a worker may then
+    free a Qt object's Python side while the GUI thread deletes its C++ side, and each waits for a
+    lock the other holds (a closed window's menu, seen once in the tests: the run hung). pyqtgraph's
+    GarbageCollector does the same for the same reason. Cycles wait for the next tick at most.
+    """
+    from PySide6.QtCore import QTimer
+
+    gc.disable()
+    timer = QTimer(parent)
+    timer.setObjectName("gui-thread collector")
+    timer.setInterval(COLLECT_EVERY_MS)
+    timer.timeout.connect(collect_due_generation)
+    timer.start()
+    return timer
+
+
+def collect_due_generation() -> None:
+    """Collect as the automatic collector would now: once the youngest generation's count has passed its
+    threshold, the oldest generation whose count has passed its own."""
+    counts, thresholds = gc.get_count(), gc.get_threshold()
+    if thresholds[0] == 0 or counts[0] <= thresholds[0]:  # a threshold of 0 turns collection off
+        return
+    for generation in (2, 1, 0):
+        if counts[generation] > thresholds[generation]:
+            gc.collect(generation)
+            return
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -143,7 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Paint the first frame before the worker starts loading: the load competes with the
     # GUI thread for the GIL and would otherwise delay the window appearing.
     app.processEvents()
-    keep_startup_out_of_gc()
+    keep_startup_out_of_gc(window)
     window.open_model(args.model if args.model is not None else window.settings.model)
     status = int(app.exec())
     if window.worker_stuck:

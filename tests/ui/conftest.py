@@ -75,9 +75,17 @@ def earlier_windows_collected_here(qapp):  # type: ignore[no-untyped-def]
     instead, PySide hands their widgets to the GUI thread to delete while the worker destroys
     their other objects, each then waits for a lock the other holds: seen once, a closed
     window's menu against one of its objects, and the run hung with nothing running.
+    During the test cycles are collected as the app collects them: by a timer of the GUI
+    thread (``collect_in_gui_thread``), never by a worker's allocation.
     """
+    from embedexplorer.app import collect_in_gui_thread
+
     gc.collect()
+    timer = collect_in_gui_thread(qapp)
     yield
+    timer.stop()
+    timer.deleteLater()
+    gc.enable()
 
 
 # A modal dialog nobody answers holds its test, and the run, for ever: after this long it is closed
