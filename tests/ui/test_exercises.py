@@ -8,6 +8,8 @@ import shlex
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import QApplication
 from safetensors.numpy import load_file
 
 from embedexplorer.jobs.exercise_jobs import ANALOGY, COMPLETE, FAMILY_DISTANCES, GUESS, SUGGEST, TWO_TEXTS
@@ -225,6 +227,33 @@ def test_two_texts_on_minilm_count_the_cls_row(qtbot, window) -> None:
         window.panes.exercises.show_two_texts()
     assert "Same token id 2,924 (bank)" in pane.verdict.text()
     assert "place 3, position-table row 4" in pane.sides[0].text() and "LayerNorm(sum)" in pane.sides[0].text()
+
+
+@pytest.mark.parametrize("presentation_first", [True, False])
+def test_two_texts_numbers_grow_with_presentation_as_the_words_do(qtbot, window, presentation_first: bool) -> None:
+    """The rows' fixed-width numbers are read from the back of the room too, whichever comes first."""
+    open_model(qtbot, window, "bundled")
+    presentation = window.panes.teaching.presentation_action
+    if presentation_first:
+        presentation.trigger()
+    with qtbot.waitSignal(answers(window, TWO_TEXTS).ready, timeout=ANSWER_TIMEOUT_MS):
+        window.panes.exercises.two_texts_action.trigger()
+    pane = window.panes.exercises.two_texts.pane
+    if not presentation_first:
+        normal = pane.sides[0].font().pointSizeF()
+        presentation.trigger()
+        qtbot.waitUntil(lambda: pane.sides[0].font().pointSizeF() > normal)
+    assert presentation.isChecked()
+    fixed_family = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont).family()
+    for side in pane.sides:
+        assert side.font().family() == fixed_family  # columns still line up
+        assert side.font().pointSizeF() == pytest.approx(pane.verdict.font().pointSizeF())
+    presentation.trigger()  # off again: back to the window's type
+    normal = QApplication.font().pointSizeF()
+    assert not presentation.isChecked()
+    qtbot.waitUntil(
+        lambda: all(label.font().pointSizeF() == pytest.approx(normal) for label in (*pane.sides, pane.verdict))
+    )
 
 
 # ----- 5. honest sums -------------------------------------------------------------------------------

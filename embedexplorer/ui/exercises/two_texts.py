@@ -5,7 +5,7 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -47,10 +47,9 @@ class TwoTextsPane(QWidget):
         self._wanted_places: tuple[int | None, int | None] = (None, None)
         self.chips = [self._chip_list(name) for name in ("first", "second")]
         self.sides = [SteadyLabel(5, wrap=False) for _ in range(2)]
-        fixed_font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         for label in self.sides:
-            label.setFont(fixed_font)
             label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self._size_numbers()
         self.verdict = SteadyLabel(3)
         for label in (*self.sides, self.verdict):  # markup of their own; values escaped
             label.setTextFormat(Qt.TextFormat.RichText)
@@ -99,6 +98,19 @@ class TwoTextsPane(QWidget):
         return chips
 
     # ----- what the window asks of the pane ------------------------------------------------
+    def _size_numbers(self) -> None:
+        """The two rows' numbers in a fixed-width font (columns line up) as large as the window's type,
+        which presentation mode enlarges: the system's fixed font alone keeps its own size."""
+        font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        font.setPointSizeF(self.font().pointSizeF())
+        for label in self.sides:
+            label.setFont(font)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange and hasattr(self, "sides"):
+            self._size_numbers()
+
     def texts(self) -> tuple[str, str]:
         return self.inputs[0].text(), self.inputs[1].text()
 
