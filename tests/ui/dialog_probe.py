@@ -43,7 +43,11 @@ def main(settings: str, out: str) -> None:
     app = create_app()
     window = create_window(settings)
     window.show()
+    # The exercises' dialogs are built when first opened: build them as their menu items would.
+    desk = window.panes.exercises
+    built = (desk.analogy, desk.two_texts, desk.family_distances)
     dialogs = [d for d in window.findChildren(QDialog) if d.isWindow()]
+    assert all(dialog in dialogs for dialog in built)
     facts: dict[str, object] = {"screen": rect(window.screen().availableGeometry()), "dialogs": {}}
 
     def look() -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from functools import partial
 
 from PySide6.QtCore import QByteArray, QChildEvent, QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QFont, QFontMetrics, QGuiApplication, QResizeEvent
@@ -370,6 +371,8 @@ class ScreenFit(QObject):
         self._title_room = title_room  # a dialog: as wide as its title needs
         self._frame_pending = False
         self._grown_by_panes = False
+        # The fits given to this window's dialogs, held until each dialog is gone (``_hold``).
+        self._dialog_fits: list[ScreenFit] = []
         window.installEventFilter(self)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
@@ -379,7 +382,7 @@ class ScreenFit(QObject):
             child = event.child()
             own = Qt.FindChildOption.FindDirectChildrenOnly
             if isinstance(child, QDialog) and child.isWindow() and not child.findChildren(ScreenFit, "", own):
-                ScreenFit(child, title_room=True)
+                self._hold(ScreenFit(child, title_room=True))
         elif kind == QEvent.Type.Show:
             if self._title_room:
                 room_for_title(self.window)
@@ -397,6 +400,20 @@ class ScreenFit(QObject):
         elif kind == QEvent.Type.LayoutRequest and self._grown_by_panes:
             QTimer.singleShot(0, self._refit_after_growth)
         return False
+
+    def _hold(self, fit: ScreenFit) -> None:
+        """Keep ``fit`` (and through it its dialog's Python side) alive as long as the dialog lives.
+
+        A dialog that Qt makes itself (a static QFileDialog or QInputDialog call) has a Python side
+        that nobody holds but its fit, and the two form a cycle: a collection while the dialog was
+        up freed both, and the dialog's next event then reached a fit without its Python side (a
+        crash, or a filter without its state).
+        """
+        self._dialog_fits.append(fit)
+        fit.window.destroyed.connect(partial(self._let_go, fit))
+
+    def _let_go(self, fit: ScreenFit) -> None:
+        self._dialog_fits = [held for held in self._dialog_fits if held is not fit]
 
     def _frame_came(self) -> None:
         self._frame_pending = False
