@@ -15,9 +15,10 @@ and measures only the app against the plain floors.
    search of one row and against one plain read of the table's stored bytes (numpy's
    sum of them as 64-bit integers, one thread: every byte read once, nothing else; the
    goal's floor), on
-   the GPT-2-shaped table in float32, bfloat16 and as GGUF files of F16, Q8_0, Q4_K and Q6_K
-   (the K types random blocks: the gguf package cannot quantise to them); ``--qwen`` adds the
-   Qwen2-7B-sized table (152,064 x 3,584) in bfloat16 and as the same GGUF types (built under
+   the GPT-2-shaped table in float32, bfloat16 and as GGUF files of F16, Q8_0, Q4_0, Q4_K, Q5_K
+   and Q6_K (the K types random blocks: the gguf package cannot quantise to them); ``--qwen`` adds the
+   Qwen2-7B-sized table (152,064 x 3,584) in bfloat16 and as GGUF F16, Q8_0, Q4_K and Q6_K (Q4_0 and
+   Q5_K on the GPT-2-shaped table only: bench/large_fixture.py builds no Q5_K; built under
    bench/.cache/ once), without faiss unless ``--qwen-faiss`` (its float32 copy is 2.2 GB).
    The app's scan shares its rows between the machine's cores, so the same read split over two
    threads (each half summed by one, as the scan's helper does) is timed in the same turns and
@@ -141,6 +142,8 @@ def every_token(rows: np.ndarray, queries: int | None, pairs: int, thread_counts
 
 
 GGUF_TYPES = ("F16", "Q8_0", "Q4_K", "Q6_K")
+# Types the app reads that only the GPT-2-shaped table is built in (bench/large_fixture.py builds no Q5_K).
+GPT2_ONLY_TYPES = ("Q4_0", "Q5_K")
 
 
 def one_query(
@@ -149,7 +152,7 @@ def one_query(
     """Rows of part 2: one query against faiss and against one plain read of the stored bytes."""
     faiss = faiss_module() if with_faiss else None
     folders = {"GPT-2 float32": str(gpt2_folder()), "GPT-2 bfloat16": str(bf16_copy(gpt2_folder()))}
-    folders.update({f"GPT-2 GGUF {name}": str(gguf_copy(gpt2_folder(), name)) for name in GGUF_TYPES})
+    folders.update({f"GPT-2 GGUF {name}": str(gguf_copy(gpt2_folder(), name)) for name in GGUF_TYPES + GPT2_ONLY_TYPES})
     if qwen:
         from bench.large_fixture import qwen_folder, qwen_gguf
 
@@ -260,7 +263,7 @@ def bf16_copy(folder):  # type: ignore[no-untyped-def]
 def gguf_copy(folder, type_name: str):  # type: ignore[no-untyped-def]
     """The GPT-2-shaped table as a GGUF of ``type_name`` with its tokenizer (built once under bench/.cache/).
 
-    F16 and Q8_0 are the gguf package's quantisation of the rows; Q4_K and Q6_K random blocks with
+    F16, Q8_0 and Q4_0 are the gguf package's quantisation of the rows; Q4_K, Q5_K and Q6_K random blocks with
     finite scales (``tests.gguf_fixture.quantised_rows``): the same bytes to read, which is what is timed."""
     from gguf.constants import GGMLQuantizationType
 
