@@ -83,7 +83,7 @@ def test_the_scan_is_within_its_bound_of_gguf_dequantised_rows(qtype: Q, build: 
     screen = stored_search.StoredScreen(
         stored, stored_search.QUANT_KINDS[qtype.name], lengths, 0.0, quantised_width=WIDTH, spread=spread
     )
-    assert screen.integer == (qtype != Q.Q4_0)  # the integer scan where this build has it
+    assert screen.integer  # the integer scan where this build has it
     query = np.random.default_rng(1).standard_normal(WIDTH).astype(np.float32)
     scores = screen.scores(query)
     exact = numbers @ query.astype(np.float64) / lengths
@@ -192,7 +192,7 @@ def test_a_q4_k_row_whose_offsets_cancel_keeps_the_float_scan_and_the_answers(tm
         assert [n.id for n in table.neighbours(token_id, k=K).neighbours] == ids
 
 
-@pytest.mark.parametrize("qtype", [Q.Q8_0, Q.Q4_K, Q.Q6_K], ids=["Q8_0", "Q4_K", "Q6_K"])
+@pytest.mark.parametrize("qtype", TYPES, ids=[t.name for t in TYPES])
 def test_queries_at_the_integer_limits_are_within_the_bound(qtype: Q, build: str) -> None:
     """Runs of 32 whose largest number rounds to 2^14 steps (VNNI's split of it into two bytes is at its
     widest there), of either sign, of one power of two, and of zeros, beside ordinary runs."""
@@ -219,14 +219,18 @@ def test_queries_at_the_integer_limits_are_within_the_bound(qtype: Q, build: str
         assert 0 < error <= screen.error_bound(float(np.linalg.norm(scaled.astype(np.float64))))
 
 
-@pytest.mark.parametrize("width", [32, 480, 800])
-def test_q8_0_rows_of_any_block_count_are_within_the_bound(width: int, build: str) -> None:
-    """The integer scan makes sixteen blocks' weights at a time: counts of blocks below, at and past it."""
+@pytest.mark.parametrize("width", [32, 480, 512, 800])
+@pytest.mark.parametrize("qtype", [Q.Q8_0, Q.Q4_0], ids=["Q8_0", "Q4_0"])
+def test_rows_of_32_number_blocks_of_any_count_are_within_the_bound(qtype: Q, width: int, build: str) -> None:
+    """The integer scans take sixteen Q8_0 blocks' weights at a time and Q4_0's blocks two to a vector:
+    counts of blocks below, at and past sixteen, odd (a Q4_0 block alone at the end) and even."""
     rows = np.random.default_rng(width).standard_normal((300, width)).astype(np.float32)
-    stored = np.ascontiguousarray(quantised_rows(rows, Q.Q8_0))
-    numbers = dequantize(stored, Q.Q8_0).astype(np.float64)
+    stored = np.ascontiguousarray(quantised_rows(rows, qtype))
+    numbers = dequantize(stored, qtype).astype(np.float64)
     lengths = np.linalg.norm(numbers, axis=1)
-    screen = stored_search.StoredScreen(stored, 0, lengths, 0.0, quantised_width=width)
+    screen = stored_search.StoredScreen(
+        stored, stored_search.QUANT_KINDS[qtype.name], lengths, 0.0, quantised_width=width
+    )
     query = np.random.default_rng(width + 1).standard_normal(width).astype(np.float32)
     error = np.abs(screen.scores(query) - numbers @ query.astype(np.float64) / lengths).max()
     assert 0 < error <= screen.error_bound(float(np.linalg.norm(query.astype(np.float64))))

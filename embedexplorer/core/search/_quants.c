@@ -24,15 +24,15 @@
  * row's scan with no rounding of its numbers, so neighbours.search keeps every row that
  * could be among the best and rescores it in float64 from the dequantised numbers.
  *
- * On AVX-512, Q8_0, Q6_K (and Q4_K, below) rows are scanned against the query held as 16-bit integers
- * (quantise_query): x = step_B xq + e, with step_B a power of two per run B of 32 numbers, so
- * |e| <= QUERY_ROUNDING |x|.  Each stored integer (q, or q - 32) times xq is summed in pairs (by
- * VNNI in fours: quants_vnni.h) exactly (int32, below 2^24, so exact as float32 too), and a
- * block's pair sums are multiplied by d step_B (Q8_0) or d s step_B (Q6_K), products of a
- * float16, a small integer and a power of two: exact.  So the sum is, up to float32 rounding,
- * sum v_j (step xq)_j = v.x - v.e: within gamma_width |v| |x - e| of it as above, and |v.e| <= |v| |e| (Cauchy-Schwarz).  Divided by
- * |v| by the scale, the score is within QUERY_ROUNDING |x| + (1 + QUERY_ROUNDING) times the
- * float bound of the cosine times |x|: StoredScreen.error_bound adds exactly that.
+ * On AVX-512, Q8_0, Q4_0, Q6_K (and Q4_K, below) rows are scanned against the query held as 16-bit
+ * integers (quantise_query): x = step_B xq + e, with step_B a power of two per run B of 32 numbers,
+ * so |e| <= QUERY_ROUNDING |x|.  Each stored integer (q, q - 8 or q - 32) times xq is summed in pairs
+ * (by VNNI in fours: quants_vnni.h) exactly (int32, below 2^24, so exact as float32 too), and a
+ * block's pair sums are multiplied by d step_B (Q8_0, Q4_0: a Q4_0 block is one run, q - 8 at most 8
+ * in size) or d s step_B (Q6_K), products of a float16, a small integer and a power of two: exact.
+ * So the sum is, up to float32 rounding, sum v_j (step xq)_j = v.x - v.e: within gamma_width
+ * |v| |x - e| of it as above, and |v.e| <= |v| |e| (Cauchy-Schwarz).  Divided by |v| by the scale,
+ * the score is within QUERY_ROUNDING |x| + (1 + QUERY_ROUNDING) times the float bound of the cosine times |x|: StoredScreen.error_bound adds exactly that.
  *
  * Q4_K against the integer query sums (d s step) (q . xq) and (m n) (step sum xq) apart and
  * subtracts (min offsets summed once per 8 sub-blocks): the exact real result is
@@ -160,7 +160,7 @@ static void rows_plain(int kind, const uint8_t *rows, Py_ssize_t row_bytes, cons
 
 static rows_function chosen_rows = rows_plain;
 static const char *chosen_name = "plain";
-/* Q8_0, Q4_K and Q6_K against a 16-bit integer query (AVX-512 builds only); Q4_K and Q6_K by
+/* Q8_0, Q4_0, Q4_K and Q6_K against a 16-bit integer query (AVX-512 builds only); all but Q8_0 by
  * VNNI's byte products where the CPU has them (quants_vnni.h). */
 static int integer_scan = 0;
 static int vnni_scan = 0;
@@ -196,9 +196,9 @@ static void choose_rows(void)
 #else
 static void choose_rows(void) {}
 static void split_query(const int16_t *xq, const float *step, Py_ssize_t width, int8_t *high, int8_t *low,
-                        int32_t *centre, float *paired)
+                        int32_t *centre, int32_t offset, float *paired)
 {
-    (void)xq, (void)step, (void)width, (void)high, (void)low, (void)centre, (void)paired;
+    (void)xq, (void)step, (void)width, (void)high, (void)low, (void)centre, (void)offset, (void)paired;
 }
 #endif
 
@@ -212,7 +212,7 @@ struct quant_job {
     float *out;
     const int16_t *xq; /* the query as integers, or NULL: the float scan */
     const float *step;
-    const int8_t *high, *low; /* xq as two bytes for VNNI (Q4_K, Q6_K), or NULL */
+    const int8_t *high, *low; /* xq as two bytes for VNNI (Q4_0, Q4_K, Q6_K), or NULL */
     const int32_t *centre;
     const float *paired; /* Q4_K by VNNI: each block's steps and sums side by side */
     const uint8_t *groups; /* Q4_K by VNNI: the rows sixteen at a time (quants_groups.h), or NULL */
@@ -302,18 +302,18 @@ static PyObject *quant_scores(PyObject *self, PyObject *args)
         int8_t *bytes = NULL; /* VNNI's high and low bytes of xq, width each */
         int32_t *centre = NULL;
         float *paired = NULL;
-        if (integer_scan && integer && kind != KIND_Q4_0) {
+        if (integer_scan && integer) {
             xq = PyMem_RawMalloc((size_t)width * sizeof(int16_t));
             step = PyMem_RawMalloc((size_t)(width / 32) * 2 * sizeof(float));
             if (xq != NULL && step != NULL && quantise_query(query.buf, width, xq, step))
                 job.xq = xq, job.step = step;
         }
-        if (job.xq != NULL && vnni_scan && (kind == KIND_Q4_K || kind == KIND_Q6_K)) {
+        if (job.xq != NULL && vnni_scan && kind != KIND_Q8_0) {
             bytes = PyMem_RawMalloc((size_t)width * 2);
-            centre = kind == KIND_Q6_K ? PyMem_RawMalloc((size_t)(width / 4) * sizeof(int32_t)) : NULL;
+            centre = kind != KIND_Q4_K ? PyMem_RawMalloc((size_t)(width / 4) * sizeof(int32_t)) : NULL;
             paired = kind == KIND_Q4_K ? PyMem_RawMalloc((size_t)(width / 16) * sizeof(float)) : NULL;
-            if (bytes != NULL && (kind == KIND_Q6_K ? centre != NULL : paired != NULL)) {
-                split_query(xq, step, width, bytes, bytes + width, centre, paired);
+            if (bytes != NULL && (kind != KIND_Q4_K ? centre != NULL : paired != NULL)) {
+                split_query(xq, step, width, bytes, bytes + width, centre, kind == KIND_Q4_0 ? 8 : 32, paired);
                 job.high = bytes, job.low = bytes + width, job.centre = centre, job.paired = paired;
                 job.groups = groups.buf; /* NULL unless given */
             }
@@ -445,7 +445,7 @@ static PyObject *use_build(PyObject *self, PyObject *args)
         integer_scan = 0, vnni_scan = 0; /* the AVX-512 build's float scan for every type */
         return PyUnicode_FromString("avx512f-float");
     } else if (strcmp(name, "avx512f-int16") == 0 && integer_scan) {
-        vnni_scan = 0; /* the 16-bit integer scan of Q4_K and Q6_K too, where VNNI would be used */
+        vnni_scan = 0; /* the 16-bit integer scan of Q4_0, Q4_K and Q6_K too, where VNNI would be used */
         return PyUnicode_FromString("avx512f-int16");
     }
     return PyUnicode_FromString(chosen_name);
@@ -472,7 +472,7 @@ static PyMethodDef quant_methods[] = {
      "Write scale[i] times the dot product of quantised row i (GGUF blocks as stored, uint8; kind 0\n"
      "Q8_0, 1 Q4_0, 2 Q4_K, 3 Q6_K) with the float32 query into out (0 where scale[i] is 0), without\n"
      "the GIL; threads that call it with the same zeroed progress (two int64) share the rows.  With\n"
-     "integer, Q8_0, Q4_K and Q6_K are scanned against the query held as 16-bit integers where the\n"
+     "integer, every kind is scanned against the query held as 16-bit integers where the\n"
      "build can (error bound in _quants.c); Q4_K by groups, q4_k_groups's copy, when given and grouped_scan()."},
     {NULL, NULL, 0, NULL},
 };

@@ -1,5 +1,5 @@
 /* The AVX-512 scans of _quants.c (included there once, inside its x86 block): the float scan of
- * every type and the integer-query scan of Q8_0 and Q6_K.  Why each is exact enough, and the
+ * every type and the integer-query scan of Q8_0, Q4_0, Q4_K and Q6_K.  Why each is exact enough, and the
  * layouts of the blocks, are at the top of _quants.c. */
 #ifndef EMBEDEXPLORER_QUANTS_AVX512_H
 #define EMBEDEXPLORER_QUANTS_AVX512_H
@@ -135,7 +135,7 @@ AVX512_TARGET static ALWAYS_INLINE __m512 q6_k_weights(const uint8_t *block, con
     return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(half_f16c(block + 208)), scales), step);
 }
 
-/* Q8_0 and Q6_K against a query held as 16-bit integers (quantise_query): the stored
+/* Q8_0, Q4_0 and Q6_K against a query held as 16-bit integers (quantise_query): the stored
  * integers are multiplied and summed in pairs by one instruction (vpmaddwd), exactly, and
  * each block's 16 integer sums are scaled once in float32.  A third of the float work of
  * dequantising every number, which is what held these scans to 2-3x a plain read. */
@@ -166,6 +166,17 @@ AVX512_TARGET static ALWAYS_INLINE float row_integer(int kind, const uint8_t *ro
                 __m512i pairs = _mm512_madd_epi16(q, _mm512_loadu_si512((const void *)(xq + 32 * b)));
                 acc[k & 3] = _mm512_fmadd_ps(_mm512_set1_ps(weight[k]), _mm512_cvtepi32_ps(pairs), acc[k & 3]);
             }
+        }
+    } else if (kind == KIND_Q4_0) {
+        /* q - 8 (at most 8 in size) times xq summed in pairs, exactly; each block's weight d step, exact. */
+        const __m512i eight = _mm512_set1_epi16(8);
+        for (Py_ssize_t b = 0; b * 32 < width; b++) {
+            const uint8_t *block = row + b * 18;
+            __m128i bytes = load16(block + 2);
+            __m256i both = _mm256_inserti128_si256(_mm256_castsi128_si256(nibbles(bytes, 0)), nibbles(bytes, 4), 1);
+            __m512i q = _mm512_sub_epi16(_mm512_cvtepu8_epi16(both), eight);
+            __m512i pairs = _mm512_madd_epi16(q, _mm512_loadu_si512((const void *)(xq + 32 * b)));
+            acc[b & 3] = _mm512_fmadd_ps(_mm512_set1_ps(half_f16c(block) * step[b]), _mm512_cvtepi32_ps(pairs), acc[b & 3]);
         }
     } else if (kind == KIND_Q4_K) {
         /* sum (D q - M) x~ as D-weighted integer sums less the mins times the query's run sums. */

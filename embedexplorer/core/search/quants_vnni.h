@@ -1,14 +1,15 @@
-/* Q4_K and Q6_K against the integer query by AVX-512 VNNI (included by _quants.c once, inside its
+/* Q4_0, Q4_K and Q6_K against the integer query by AVX-512 VNNI (included by _quants.c once, inside its
  * x86 block, after quants_avx512.h).
  *
  * vpdpbusd multiplies 64 unsigned bytes by 64 signed ones and adds each run of four products into
  * one of 16 int32 sums, in one instruction.  The stored numbers are the unsigned bytes (Q4_K's
- * nibbles, 0-15; Q6_K's 6-bit q, 0-63, before its 32 is taken off); the query's 16-bit integers
+ * and Q4_0's nibbles, 0-15; Q6_K's 6-bit q, 0-63, before its 32 is taken off); the query's 16-bit integers
  * xq (|xq| <= 2^14, quantise_query) are split into two signed bytes, xq = 256 high + low
  * (split_query): two instructions give sum q high and sum q low, and 256 times the first plus the
  * second is sum q xq over each four numbers, exactly (at most 4 x 63 x 2^14 < 2^24 in size: exact
  * as float32 too).  Q6_K's sum (q - 32) xq takes 32 times the query's own sum over the same four
- * numbers off in int32 (split_query makes those): still exact, at most 4 x 32 x 2^14.
+ * numbers off in int32 (split_query makes those): still exact, at most 4 x 32 x 2^14; Q4_0's
+ * sum (q - 8) xq likewise takes 8 times it off.
  *
  * So each int32 sum is exactly what the 16-bit scan's pair sums add up to, and the float work is
  * the same (each sum times its sub-block's weight d s step, added into one of four running sums
@@ -46,9 +47,10 @@ VNNI_TARGET static ALWAYS_INLINE __m512 q4_k_scales_mins(const uint8_t *block)
 }
 
 /* xq as bytes for vpdpbusd: xq = 256 high + low with low in [-128, 127] and, as |xq| <= 2^14,
- * high in [-64, 64]; for Q6_K also 32 times each four numbers' sum of xq (centre, width / 4). */
+ * high in [-64, 64]; for Q6_K and Q4_0 also offset (32, 8: what the type takes off its stored q) times
+ * each four numbers' sum of xq (centre, width / 4). */
 static void split_query(const int16_t *xq, const float *step, Py_ssize_t width, int8_t *high, int8_t *low,
-                        int32_t *centre, float *paired)
+                        int32_t *centre, int32_t offset, float *paired)
 {
     if (paired != NULL) /* Q4_K: per block, the eight runs' steps, then their sums (step * sum xq) */
         for (Py_ssize_t b = 0; b < width / 256; b++)
@@ -64,7 +66,7 @@ static void split_query(const int16_t *xq, const float *step, Py_ssize_t width, 
     }
     if (centre != NULL)
         for (Py_ssize_t j = 0; j < width; j += 4)
-            centre[j / 4] = 32 * ((int32_t)xq[j] + xq[j + 1] + xq[j + 2] + xq[j + 3]);
+            centre[j / 4] = offset * ((int32_t)xq[j] + xq[j + 1] + xq[j + 2] + xq[j + 3]);
 }
 
 /* sum q xq over each run of four bytes, exactly: 256 (q . high) + (q . low). */
@@ -79,7 +81,33 @@ VNNI_TARGET static ALWAYS_INLINE float row_vnni(int kind, const uint8_t *row, co
                                                 Py_ssize_t width)
 {
     __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
-    if (kind == KIND_Q4_K) {
+    if (kind == KIND_Q4_0) {
+        /* Two blocks (64 numbers) to a vector: block b's 16 bytes in 128-bit lanes 0 and 1, b + 1's in 2
+         * and 3, lanes 1 and 3 shifted down a nibble: numbers 0-15 (low nibbles) then 16-31 (high), in
+         * order.  Lanes 0-7 of the sums are block b's, 8-15 b + 1's; a last block alone reads half. */
+        const __m512i four_bits = _mm512_set1_epi8(0x0F);
+        Py_ssize_t blocks = width / 32;
+        for (Py_ssize_t b = 0; b < blocks; b += 2) {
+            const uint8_t *block = row + b * 18;
+            int pair = b + 1 < blocks;
+            __m256i first = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(block + 2)));
+            __m256i second = pair ? _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(block + 20)))
+                                  : _mm256_setzero_si256();
+            __m512i both = _mm512_inserti64x4(_mm512_castsi256_si512(first), second, 1);
+            __m512i q = _mm512_and_si512(_mm512_mask_srli_epi16(both, (__mmask32)0xFF00FF00u, both, 4), four_bits);
+            Py_ssize_t at = 32 * b;
+            __mmask64 live = pair ? ~(__mmask64)0 : (__mmask64)0xFFFFFFFFu;
+            __m512i upper = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q, _mm512_maskz_loadu_epi8(live, high + at));
+            __m512i sums4 = _mm512_dpbusd_epi32(_mm512_slli_epi32(upper, 8), q, _mm512_maskz_loadu_epi8(live, low + at));
+            /* sum (q - 8) xq over each four: exact, at most 4 x 8 x 2^14 in size. */
+            __m512i centred = _mm512_sub_epi32(
+                sums4, _mm512_maskz_loadu_epi32((__mmask16)(pair ? 0xFFFF : 0x00FF), centre + (at >> 2)));
+            /* Each block's weight d step: exact, step being a power of two. */
+            float w0 = half_f16c(block) * step[b], w1 = pair ? half_f16c(block + 18) * step[b + 1] : 0.0f;
+            __m512 weight = _mm512_mask_blend_ps((__mmask16)0xFF00, _mm512_set1_ps(w0), _mm512_set1_ps(w1));
+            acc[(b >> 1) & 3] = _mm512_fmadd_ps(weight, _mm512_cvtepi32_ps(centred), acc[(b >> 1) & 3]);
+        }
+    } else if (kind == KIND_Q4_K) {
         const __m512i low_bits = _mm512_set1_epi8(0x0F);
         /* Lanes 0-7 sum the weights (unused), 8-15 the min offsets (m n) (step sum xq), as row_integer's. */
         __m512 offsets = _mm512_setzero_ps();
@@ -106,6 +134,8 @@ VNNI_TARGET static ALWAYS_INLINE float row_vnni(int kind, const uint8_t *row, co
         return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3]))) -
                _mm_cvtss_f32(half);
     }
+    if (kind == KIND_Q4_0)
+        return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3])));
     /* KIND_Q6_K: 128 numbers at a time from 64 bytes of ql and 32 of qh, as in row_integer. */
     const __m512i four = _mm512_set1_epi8(0x0F);
     /* qh's two bits s, s + 1 of each byte to bits 4 and 5, all others 0 (an affine map over GF(2): output

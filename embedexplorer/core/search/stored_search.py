@@ -48,7 +48,7 @@ BF16_KIND = 0
 # GGUF types whose blocks the quantised scan reads in place, with its code for each.
 QUANT_KINDS = {"Q8_0": 0, "Q4_0": 1, "Q4_K": 2, "Q6_K": 3}
 # Of those, the kinds an AVX-512 build scans against the query as 16-bit integers (Q4_K when its spread allows).
-_INTEGER_KINDS = (QUANT_KINDS["Q8_0"], QUANT_KINDS["Q6_K"])
+_INTEGER_KINDS = (QUANT_KINDS["Q8_0"], QUANT_KINDS["Q4_0"], QUANT_KINDS["Q6_K"])
 _Q4_K = QUANT_KINDS["Q4_K"]
 # A Q4_K table whose rows' spread exceeds this is scanned in float32 instead: its integer scan's bound
 # would let too many rows through to the exact pass.
@@ -106,8 +106,8 @@ class StoredScreen:
         self.quantised = quantised_width is not None
         self._scan = _quants.quant_scores if self.quantised else _scan.half_scores
         self._quants = _quants
-        # How far the scan's copy of the query may be from it, relative to |query| (Q8_0 and Q6_K
-        # are scanned against it as 16-bit integers: ``_quants.c``).
+        # How far the scan's copy of the query may be from it, relative to |query| (Q8_0, Q4_0 and
+        # Q6_K are scanned against it as 16-bit integers: ``_quants.c``).
         # A Q4_K table is scanned so only with its ``spread``: the largest ratio over its rows of
         # sqrt(sum (|d s| q + |m n|)^2) to the row's length (``quantised_spread``).
         self.integer = self.quantised and (kind in _INTEGER_KINDS or (kind == _Q4_K and spread is not None))
