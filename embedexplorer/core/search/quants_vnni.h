@@ -76,36 +76,56 @@ VNNI_TARGET static ALWAYS_INLINE __m512i products(__m512i q, const int8_t *high,
     return _mm512_dpbusd_epi32(_mm512_slli_epi32(upper, 8), q, _mm512_loadu_si512((const void *)low));
 }
 
+/* Two Q4_0 blocks (64 numbers) as one vector: block b's 16 bytes in 128-bit lanes 0 and 1, b + 1's in 2
+ * and 3, lanes 1 and 3 shifted down a nibble (numbers 0-15 are the low nibbles, 16-31 the high), and
+ * sum (q - 8) xq over each four numbers: exact, at most 4 x 8 x 2^14 in size.  Lanes 0-7 are block b's,
+ * 8-15 b + 1's; with live the low 32 bytes only, block b alone (b + 1 is not read). */
+VNNI_TARGET static ALWAYS_INLINE __m512i q4_0_pair(const uint8_t *block, Py_ssize_t at, __mmask64 live,
+                                                  const int8_t *high, const int8_t *low, const int32_t *centre)
+{
+    __m512i both = _mm512_zextsi256_si512(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(block + 2))));
+    if (live == ~(__mmask64)0)
+        both = _mm512_inserti64x4(both, _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(block + 20))), 1);
+    __m512i q = _mm512_and_si512(_mm512_mask_srli_epi16(both, (__mmask32)0xFF00FF00u, both, 4), _mm512_set1_epi8(0x0F));
+    __m512i upper = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q, _mm512_maskz_loadu_epi8(live, high + at));
+    __m512i sums4 = _mm512_dpbusd_epi32(_mm512_slli_epi32(upper, 8), q, _mm512_maskz_loadu_epi8(live, low + at));
+    return _mm512_sub_epi32(sums4, _mm512_maskz_loadu_epi32((__mmask16)(live == ~(__mmask64)0 ? 0xFFFF : 0x00FF),
+                                                            centre + (at >> 2)));
+}
+
 VNNI_TARGET static ALWAYS_INLINE float row_vnni(int kind, const uint8_t *row, const int8_t *high, const int8_t *low,
                                                 const int32_t *centre, const float *step, const float *paired,
                                                 Py_ssize_t width)
 {
     __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
     if (kind == KIND_Q4_0) {
-        /* Two blocks (64 numbers) to a vector: block b's 16 bytes in 128-bit lanes 0 and 1, b + 1's in 2
-         * and 3, lanes 1 and 3 shifted down a nibble: numbers 0-15 (low nibbles) then 16-31 (high), in
-         * order.  Lanes 0-7 of the sums are block b's, 8-15 b + 1's; a last block alone reads half. */
-        const __m512i four_bits = _mm512_set1_epi8(0x0F);
+        /* Sixteen blocks' weights d step at a time, their scales by one gather (as row_integer's Q8_0);
+         * then the blocks two to a vector (q4_0_pair), each pair's two weights permuted from those. */
+        const __m512i block_starts = _mm512_set_epi32(270, 252, 234, 216, 198, 180, 162, 144, 126, 108, 90, 72, 54,
+                                                      36, 18, 0); /* 18 bytes a block */
         Py_ssize_t blocks = width / 32;
-        for (Py_ssize_t b = 0; b < blocks; b += 2) {
-            const uint8_t *block = row + b * 18;
-            int pair = b + 1 < blocks;
-            __m256i first = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(block + 2)));
-            __m256i second = pair ? _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(block + 20)))
-                                  : _mm256_setzero_si256();
-            __m512i both = _mm512_inserti64x4(_mm512_castsi256_si512(first), second, 1);
-            __m512i q = _mm512_and_si512(_mm512_mask_srli_epi16(both, (__mmask32)0xFF00FF00u, both, 4), four_bits);
-            Py_ssize_t at = 32 * b;
-            __mmask64 live = pair ? ~(__mmask64)0 : (__mmask64)0xFFFFFFFFu;
-            __m512i upper = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q, _mm512_maskz_loadu_epi8(live, high + at));
-            __m512i sums4 = _mm512_dpbusd_epi32(_mm512_slli_epi32(upper, 8), q, _mm512_maskz_loadu_epi8(live, low + at));
-            /* sum (q - 8) xq over each four: exact, at most 4 x 8 x 2^14 in size. */
-            __m512i centred = _mm512_sub_epi32(
-                sums4, _mm512_maskz_loadu_epi32((__mmask16)(pair ? 0xFFFF : 0x00FF), centre + (at >> 2)));
-            /* Each block's weight d step: exact, step being a power of two. */
-            float w0 = half_f16c(block) * step[b], w1 = pair ? half_f16c(block + 18) * step[b + 1] : 0.0f;
-            __m512 weight = _mm512_mask_blend_ps((__mmask16)0xFF00, _mm512_set1_ps(w0), _mm512_set1_ps(w1));
-            acc[(b >> 1) & 3] = _mm512_fmadd_ps(weight, _mm512_cvtepi32_ps(centred), acc[(b >> 1) & 3]);
+        for (Py_ssize_t first = 0; first < blocks; first += 16) {
+            int count = blocks - first < 16 ? (int)(blocks - first) : 16;
+            __mmask16 live = (__mmask16)((1u << count) - 1u);
+            __m512i words = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, block_starts,
+                                                        (const void *)(row + first * 18), 1);
+            /* Exact: step is a power of two; a block past the last weighs 0. */
+            __m512 weights = _mm512_mul_ps(_mm512_cvtph_ps(_mm512_cvtepi32_epi16(words)),
+                                           _mm512_maskz_loadu_ps(live, step + first));
+            int k = 0;
+            for (; k + 1 < count; k += 2) {
+                Py_ssize_t b = first + k;
+                __m512i centred = q4_0_pair(row + b * 18, 32 * b, ~(__mmask64)0, high, low, centre);
+                __m512i which = _mm512_inserti64x4(_mm512_set1_epi32(k), _mm256_set1_epi32(k + 1), 1);
+                acc[(k >> 1) & 3] = _mm512_fmadd_ps(_mm512_permutexvar_ps(which, weights),
+                                                    _mm512_cvtepi32_ps(centred), acc[(k >> 1) & 3]);
+            }
+            if (k < count) { /* the last block alone: half a vector read, the other half weighing 0 */
+                Py_ssize_t b = first + k;
+                __m512i centred = q4_0_pair(row + b * 18, 32 * b, (__mmask64)0xFFFFFFFFu, high, low, centre);
+                __m512i which = _mm512_inserti64x4(_mm512_set1_epi32(k), _mm256_set1_epi32(k + 1), 1);
+                acc[0] = _mm512_fmadd_ps(_mm512_permutexvar_ps(which, weights), _mm512_cvtepi32_ps(centred), acc[0]);
+            }
         }
     } else if (kind == KIND_Q4_K) {
         const __m512i low_bits = _mm512_set1_epi8(0x0F);
