@@ -24,10 +24,11 @@ from ..gguf_fixture import float64_top_k, quantised_rows, write_gguf
 
 _quants = pytest.importorskip("embedexplorer.core.search._quants", reason="the quantised scan was not built here")
 
-TYPES = [Q.Q8_0, Q.Q4_0, Q.Q4_K, Q.Q6_K]
+TYPES = [Q.Q8_0, Q.Q4_0, Q.Q4_K, Q.Q5_K, Q.Q6_K]
 # Byte ranges, inside one block, of each type's quantised numbers (their low bit moves one number by one step).
-NUMBER_BYTES = {Q.Q8_0: (2, 34), Q.Q4_0: (2, 18), Q.Q4_K: (16, 144), Q.Q6_K: (0, 128)}
-BLOCK_BYTES = {Q.Q8_0: 34, Q.Q4_0: 18, Q.Q4_K: 144, Q.Q6_K: 210}
+NUMBER_BYTES = {Q.Q8_0: (2, 34), Q.Q4_0: (2, 18), Q.Q4_K: (16, 144), Q.Q5_K: (16, 176), Q.Q6_K: (0, 128)}
+BLOCK_BYTES = {Q.Q8_0: 34, Q.Q4_0: 18, Q.Q4_K: 144, Q.Q5_K: 176, Q.Q6_K: 210}
+INTEGER_TYPES = [Q.Q8_0, Q.Q4_0, Q.Q4_K, Q.Q6_K]  # scanned against the query held as integers
 ROWS, WIDTH, K = 3000, 512, 12
 ORIGINAL, COPIES, NEAR = 50, (140, 141), range(100, 140)
 
@@ -83,7 +84,7 @@ def test_the_scan_is_within_its_bound_of_gguf_dequantised_rows(qtype: Q, build: 
     screen = stored_search.StoredScreen(
         stored, stored_search.QUANT_KINDS[qtype.name], lengths, 0.0, quantised_width=WIDTH, spread=spread
     )
-    assert screen.integer  # the integer scan where this build has it
+    assert screen.integer == (qtype != Q.Q5_K)  # the integer scan where this build has it (Q5_K: float only)
     query = np.random.default_rng(1).standard_normal(WIDTH).astype(np.float32)
     scores = screen.scores(query)
     exact = numbers @ query.astype(np.float64) / lengths
@@ -154,7 +155,7 @@ def test_16_bit_rows_of_any_width_are_scored_within_the_bound(width: int, kind: 
 
 
 # Where each type keeps its float16 scale(s) in a block: set to infinity and NaN in a few blocks below.
-SCALE_BYTES = {Q.Q8_0: (0,), Q.Q4_0: (0,), Q.Q4_K: (0, 2), Q.Q6_K: (208,)}
+SCALE_BYTES = {Q.Q8_0: (0,), Q.Q4_0: (0,), Q.Q4_K: (0, 2), Q.Q5_K: (0, 2), Q.Q6_K: (208,)}
 
 
 @pytest.mark.parametrize("qtype", TYPES, ids=[t.name for t in TYPES])
@@ -192,7 +193,7 @@ def test_a_q4_k_row_whose_offsets_cancel_keeps_the_float_scan_and_the_answers(tm
         assert [n.id for n in table.neighbours(token_id, k=K).neighbours] == ids
 
 
-@pytest.mark.parametrize("qtype", TYPES, ids=[t.name for t in TYPES])
+@pytest.mark.parametrize("qtype", INTEGER_TYPES, ids=[t.name for t in INTEGER_TYPES])
 def test_queries_at_the_integer_limits_are_within_the_bound(qtype: Q, build: str) -> None:
     """Runs of 32 whose largest number rounds to 2^14 steps (VNNI's split of it into two bytes is at its
     widest there), of either sign, of one power of two, and of zeros, beside ordinary runs."""

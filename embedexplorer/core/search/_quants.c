@@ -15,7 +15,10 @@
  *   Q4_K  v = (d * s) * q - (m * n)   d * s and m * n (s, n 6-bit) have 17 bits, times q
  *                             (4 bits) 21: exact; gguf then rounds the difference once,
  *                             and a fused multiply-subtract rounds the same exact
- *                             difference once, to the same float32.
+ *                             difference once, to the same float32;
+ *   Q5_K  v = (d * s) * q - (m * n)   as Q4_K with q of 5 bits (the fifth from qh): 22 bits, exact,
+ *                             the difference rounded once as gguf does.  Q5_K is scanned in float
+ *                             only (no integer query).
  * The scan then sums v_j * x_j in float32: 16 lanes (times the unrolling) each add
  * width / 16 fused products in turn, and the lanes are added in a tree, so no product
  * goes through more than width roundings, and the sum is within gamma_width of the sum
@@ -32,7 +35,8 @@
  * in size) or d s step_B (Q6_K), products of a float16, a small integer and a power of two: exact.
  * So the sum is, up to float32 rounding, sum v_j (step xq)_j = v.x - v.e: within gamma_width
  * |v| |x - e| of it as above, and |v.e| <= |v| |e| (Cauchy-Schwarz).  Divided by |v| by the scale,
- * the score is within QUERY_ROUNDING |x| + (1 + QUERY_ROUNDING) times the float bound of the cosine times |x|: StoredScreen.error_bound adds exactly that.
+ * the score is within QUERY_ROUNDING |x| + (1 + QUERY_ROUNDING) times the float bound of the cosine
+ * times |x|: StoredScreen.error_bound adds exactly that.
  *
  * Q4_K against the integer query sums (d s step) (q . xq) and (m n) (step sum xq) apart and
  * subtracts (min offsets summed once per 8 sub-blocks): the exact real result is
@@ -53,11 +57,11 @@
 
 #include <math.h>
 
-enum { KIND_Q8_0, KIND_Q4_0, KIND_Q4_K, KIND_Q6_K, KINDS };
+enum { KIND_Q8_0, KIND_Q4_0, KIND_Q4_K, KIND_Q6_K, KIND_Q5_K, KINDS };
 
 /* Numbers and bytes per block of each kind (GGML_QUANT_SIZES). */
-static const Py_ssize_t BLOCK_NUMBERS[KINDS] = {32, 32, 256, 256};
-static const Py_ssize_t BLOCK_BYTES[KINDS] = {34, 18, 144, 210};
+static const Py_ssize_t BLOCK_NUMBERS[KINDS] = {32, 32, 256, 256, 256};
+static const Py_ssize_t BLOCK_BYTES[KINDS] = {34, 18, 144, 210, 176};
 
 static ALWAYS_INLINE float half_at(const uint8_t *at)
 {
@@ -104,6 +108,20 @@ static ALWAYS_INLINE void dequantise_block(int kind, const uint8_t *block, float
                 /* The product is exact, so the one rounding is the subtraction's, fused or not. */
                 v[64 * c + j] = scale[2 * c] * (float)(byte & 0x0F) - min[2 * c];
                 v[64 * c + 32 + j] = scale[2 * c + 1] * (float)(byte >> 4) - min[2 * c + 1];
+            }
+        break;
+    }
+    case KIND_Q5_K: { /* d, dmin, scales[12] as Q4_K's, qh[32] (the fifth bits), qs[128] */
+        float scale[8], min[8];
+        q4_k_scales(block + 4, half_at(block), half_at(block + 2), scale, min);
+        const uint8_t *qh = block + 16, *qs = block + 48;
+        for (int c = 0; c < 4; c++)
+            for (int j = 0; j < 32; j++) {
+                uint8_t byte = qs[32 * c + j];
+                int low = (byte & 0x0F) | (((qh[j] >> (2 * c)) & 1) << 4);
+                int high = (byte >> 4) | (((qh[j] >> (2 * c + 1)) & 1) << 4);
+                v[64 * c + j] = scale[2 * c] * (float)low - min[2 * c];
+                v[64 * c + 32 + j] = scale[2 * c + 1] * (float)high - min[2 * c + 1];
             }
         break;
     }
@@ -284,7 +302,7 @@ static PyObject *quant_scores(PyObject *self, PyObject *args)
     Py_ssize_t width = query.len / (Py_ssize_t)sizeof(float);
     Py_ssize_t count = out.len / (Py_ssize_t)sizeof(float);
     if (kind < 0 || kind >= KINDS) {
-        PyErr_SetString(PyExc_ValueError, "kind must be 0 (Q8_0), 1 (Q4_0), 2 (Q4_K) or 3 (Q6_K)");
+        PyErr_SetString(PyExc_ValueError, "kind must be 0 (Q8_0), 1 (Q4_0), 2 (Q4_K), 3 (Q6_K) or 4 (Q5_K)");
     } else if (width == 0 || query.len % (Py_ssize_t)sizeof(float) != 0 || width % BLOCK_NUMBERS[kind] != 0) {
         PyErr_SetString(PyExc_ValueError, "the query must hold a whole number of blocks of float32 numbers");
     } else if (rows.len != count * (width / BLOCK_NUMBERS[kind]) * BLOCK_BYTES[kind]) {
@@ -302,7 +320,7 @@ static PyObject *quant_scores(PyObject *self, PyObject *args)
         int8_t *bytes = NULL; /* VNNI's high and low bytes of xq, width each */
         int32_t *centre = NULL;
         float *paired = NULL;
-        if (integer_scan && integer) {
+        if (integer_scan && integer && kind != KIND_Q5_K) {
             xq = PyMem_RawMalloc((size_t)width * sizeof(int16_t));
             step = PyMem_RawMalloc((size_t)(width / 32) * 2 * sizeof(float));
             if (xq != NULL && step != NULL && quantise_query(query.buf, width, xq, step))
@@ -405,7 +423,7 @@ static PyObject *dequantise(PyObject *self, PyObject *args)
     PyObject *result = NULL;
     Py_ssize_t numbers = out.len / (Py_ssize_t)sizeof(float);
     if (kind < 0 || kind >= KINDS) {
-        PyErr_SetString(PyExc_ValueError, "kind must be 0 (Q8_0), 1 (Q4_0), 2 (Q4_K) or 3 (Q6_K)");
+        PyErr_SetString(PyExc_ValueError, "kind must be 0 (Q8_0), 1 (Q4_0), 2 (Q4_K), 3 (Q6_K) or 4 (Q5_K)");
     } else if (out.len % (Py_ssize_t)sizeof(float) != 0 || numbers % BLOCK_NUMBERS[kind] != 0 ||
                rows.len != numbers / BLOCK_NUMBERS[kind] * BLOCK_BYTES[kind]) {
         PyErr_SetString(PyExc_ValueError, "out must hold the float32 numbers of every block of rows");
@@ -470,9 +488,9 @@ static PyMethodDef quant_methods[] = {
     {"quant_scores", quant_scores, METH_VARARGS,
      "quant_scores(rows, kind, query, scale, out, progress, integer=False)\n\n"
      "Write scale[i] times the dot product of quantised row i (GGUF blocks as stored, uint8; kind 0\n"
-     "Q8_0, 1 Q4_0, 2 Q4_K, 3 Q6_K) with the float32 query into out (0 where scale[i] is 0), without\n"
+     "Q8_0, 1 Q4_0, 2 Q4_K, 3 Q6_K, 4 Q5_K) with the float32 query into out (0 where scale[i] is 0), without\n"
      "the GIL; threads that call it with the same zeroed progress (two int64) share the rows.  With\n"
-     "integer, every kind is scanned against the query held as 16-bit integers where the\n"
+     "integer, every kind but Q5_K is scanned against the query held as 16-bit integers where the\n"
      "build can (error bound in _quants.c); Q4_K by groups, q4_k_groups's copy, when given and grouped_scan()."},
     {NULL, NULL, 0, NULL},
 };

@@ -46,7 +46,7 @@ except ImportError:  # built without a C compiler: quantised rows get bfloat16 r
 
 BF16_KIND = 0
 # GGUF types whose blocks the quantised scan reads in place, with its code for each.
-QUANT_KINDS = {"Q8_0": 0, "Q4_0": 1, "Q4_K": 2, "Q6_K": 3}
+QUANT_KINDS = {"Q8_0": 0, "Q4_0": 1, "Q4_K": 2, "Q6_K": 3, "Q5_K": 4}
 # Of those, the kinds an AVX-512 build scans against the query as 16-bit integers (Q4_K when its spread allows).
 _INTEGER_KINDS = (QUANT_KINDS["Q8_0"], QUANT_KINDS["Q4_0"], QUANT_KINDS["Q6_K"])
 _Q4_K = QUANT_KINDS["Q4_K"]
