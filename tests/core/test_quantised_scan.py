@@ -24,11 +24,11 @@ from ..gguf_fixture import float64_top_k, quantised_rows, write_gguf
 
 _quants = pytest.importorskip("embedexplorer.core.search._quants", reason="the quantised scan was not built here")
 
-TYPES = [Q.Q8_0, Q.Q4_0, Q.Q4_K, Q.Q5_K, Q.Q6_K]
+TYPES = [Q.Q8_0, Q.Q4_0, Q.Q4_K, Q.Q6_K]
+READ_TYPES = [*TYPES, Q.Q5_K]  # dequantised by the C code (Q5_K's first pass scans its bfloat16 copy)
 # Byte ranges, inside one block, of each type's quantised numbers (their low bit moves one number by one step).
 NUMBER_BYTES = {Q.Q8_0: (2, 34), Q.Q4_0: (2, 18), Q.Q4_K: (16, 144), Q.Q5_K: (16, 176), Q.Q6_K: (0, 128)}
 BLOCK_BYTES = {Q.Q8_0: 34, Q.Q4_0: 18, Q.Q4_K: 144, Q.Q5_K: 176, Q.Q6_K: 210}
-INTEGER_TYPES = [Q.Q8_0, Q.Q4_0, Q.Q4_K, Q.Q6_K]  # scanned against the query held as integers
 ROWS, WIDTH, K = 3000, 512, 12
 ORIGINAL, COPIES, NEAR = 50, (140, 141), range(100, 140)
 
@@ -84,7 +84,7 @@ def test_the_scan_is_within_its_bound_of_gguf_dequantised_rows(qtype: Q, build: 
     screen = stored_search.StoredScreen(
         stored, stored_search.QUANT_KINDS[qtype.name], lengths, 0.0, quantised_width=WIDTH, spread=spread
     )
-    assert screen.integer == (qtype != Q.Q5_K)  # the integer scan where this build has it (Q5_K: float only)
+    assert screen.integer  # the integer scan where this build has it
     query = np.random.default_rng(1).standard_normal(WIDTH).astype(np.float32)
     scores = screen.scores(query)
     exact = numbers @ query.astype(np.float64) / lengths
@@ -158,7 +158,7 @@ def test_16_bit_rows_of_any_width_are_scored_within_the_bound(width: int, kind: 
 SCALE_BYTES = {Q.Q8_0: (0,), Q.Q4_0: (0,), Q.Q4_K: (0, 2), Q.Q5_K: (0, 2), Q.Q6_K: (208,)}
 
 
-@pytest.mark.parametrize("qtype", TYPES, ids=[t.name for t in TYPES])
+@pytest.mark.parametrize("qtype", READ_TYPES, ids=[t.name for t in READ_TYPES])
 def test_rows_read_from_the_file_are_ggufs_dequantised_numbers(tmp_path: Path, qtype: Q) -> None:
     """The C dequantiser gives, bit for bit, what gguf's ``dequantize`` gives (infinite and NaN scales too)."""
     stored = near_tie_blocks(qtype, seed=int(qtype) + 20)
@@ -193,7 +193,7 @@ def test_a_q4_k_row_whose_offsets_cancel_keeps_the_float_scan_and_the_answers(tm
         assert [n.id for n in table.neighbours(token_id, k=K).neighbours] == ids
 
 
-@pytest.mark.parametrize("qtype", INTEGER_TYPES, ids=[t.name for t in INTEGER_TYPES])
+@pytest.mark.parametrize("qtype", TYPES, ids=[t.name for t in TYPES])
 def test_queries_at_the_integer_limits_are_within_the_bound(qtype: Q, build: str) -> None:
     """Runs of 32 whose largest number rounds to 2^14 steps (VNNI's split of it into two bytes is at its
     widest there), of either sign, of one power of two, and of zeros, beside ordinary runs."""
@@ -235,3 +235,16 @@ def test_rows_of_32_number_blocks_of_any_count_are_within_the_bound(qtype: Q, wi
     query = np.random.default_rng(width + 1).standard_normal(width).astype(np.float32)
     error = np.abs(screen.scores(query) - numbers @ query.astype(np.float64) / lengths).max()
     assert 0 < error <= screen.error_bound(float(np.linalg.norm(query.astype(np.float64))))
+
+
+def test_a_q5_k_table_answers_as_a_float64_search_of_ggufs_numbers(tmp_path: Path) -> None:
+    """Q5_K's first pass scans its bfloat16 copy; the exact pass reads the rows by the C dequantiser."""
+    stored = near_tie_blocks(Q.Q5_K, seed=51)
+    numbers = dequantize(stored, Q.Q5_K).astype(np.float64)
+    table = open_table(str(write_gguf(tmp_path / "q5k.gguf", stored, Q.Q5_K)))
+    assert not table.screen.quantised  # the bfloat16 copy's scan
+    for token_id in (ORIGINAL, 0, 2999):
+        ids, cosines = float64_top_k(numbers, numbers[token_id], K, (token_id,))
+        result = table.neighbours(token_id, k=K)
+        assert [n.id for n in result.neighbours] == ids
+        np.testing.assert_allclose([n.cosine for n in result.neighbours], cosines, rtol=0, atol=1e-6)

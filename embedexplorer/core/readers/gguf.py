@@ -21,7 +21,7 @@ from ..common.files import FileState
 from ..formats.gguf_file import GgufFile, GgufTensor, is_gguf
 from ..formats.gguf_split import read_parts
 from ..search.stored_rows import StoredRows
-from ..search.stored_search import QUANT_KINDS
+from ..search.stored_search import DEQUANTISED_KINDS
 from ..text.vocabulary import Vocabulary
 from .base import OpenedModel, ProgressCallback, check_table_shape
 from .safetensors import check_vocabulary, prepare_rows
@@ -208,7 +208,7 @@ def check_dequantizable(tensor: GgufTensor, file_name: str) -> None:
 def _dequantize_rows(raw: np.ndarray, qtype: GGMLQuantizationType) -> np.ndarray:
     """Float32 rows of quantised blocks: by the C scan's dequantiser for its types (the very numbers
     gguf gives, tests compare them), else by the gguf package."""
-    kind = QUANT_KINDS.get(qtype.name)
+    kind = DEQUANTISED_KINDS.get(qtype.name)
     if _quants is not None and kind is not None:
         blocks = np.ascontiguousarray(raw)
         width = blocks.shape[-1] // _BLOCK_SHAPES[qtype.name][1] * _BLOCK_SHAPES[qtype.name][0]

@@ -92,34 +92,6 @@ AVX512_TARGET static ALWAYS_INLINE float row_avx512(int kind, const uint8_t *row
                 acc[3] = _mm512_fmadd_ps(v3, _mm512_loadu_ps(xb + 64 * c + 48), acc[3]);
             }
         }
-    } else if (kind == KIND_Q5_K) {
-        /* As Q4_K with each number's fifth bit from qh: bit 2c of qh[j] for sub-block 2c, 2c + 1 for 2c + 1. */
-        const __m128i one = _mm_set1_epi8(1);
-        for (Py_ssize_t b = 0; b * 256 < width; b++) {
-            const uint8_t *block = row + b * 176;
-            const float *xb = x + 256 * b;
-            float scale[8], min[8];
-            q4_k_scales_avx(block, scale, min);
-            __m128i qh[2] = {load16(block + 16), load16(block + 32)};
-            for (int c = 0; c < 4; c++) {
-                __m128i first = load16(block + 48 + 32 * c), second = load16(block + 64 + 32 * c);
-                __m128i h0 = _mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(qh[0], 2 * c), one), 4);
-                __m128i h1 = _mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(qh[1], 2 * c), one), 4);
-                __m128i h2 = _mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(qh[0], 2 * c + 1), one), 4);
-                __m128i h3 = _mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(qh[1], 2 * c + 1), one), 4);
-                __m512 s0 = _mm512_set1_ps(scale[2 * c]), m0 = _mm512_set1_ps(min[2 * c]);
-                __m512 s1 = _mm512_set1_ps(scale[2 * c + 1]), m1 = _mm512_set1_ps(min[2 * c + 1]);
-                /* v = s * q - m rounded once, as gguf's float32 (see the top of the file). */
-                __m512 v0 = _mm512_fmsub_ps(s0, unsigned16(_mm_or_si128(nibbles(first, 0), h0), 0), m0);
-                __m512 v1 = _mm512_fmsub_ps(s0, unsigned16(_mm_or_si128(nibbles(second, 0), h1), 0), m0);
-                __m512 v2 = _mm512_fmsub_ps(s1, unsigned16(_mm_or_si128(nibbles(first, 4), h2), 0), m1);
-                __m512 v3 = _mm512_fmsub_ps(s1, unsigned16(_mm_or_si128(nibbles(second, 4), h3), 0), m1);
-                acc[0] = _mm512_fmadd_ps(v0, _mm512_loadu_ps(xb + 64 * c), acc[0]);
-                acc[1] = _mm512_fmadd_ps(v1, _mm512_loadu_ps(xb + 64 * c + 16), acc[1]);
-                acc[2] = _mm512_fmadd_ps(v2, _mm512_loadu_ps(xb + 64 * c + 32), acc[2]);
-                acc[3] = _mm512_fmadd_ps(v3, _mm512_loadu_ps(xb + 64 * c + 48), acc[3]);
-            }
-        }
     } else { /* KIND_Q6_K */
         for (Py_ssize_t b = 0; b * 256 < width; b++) {
             const uint8_t *block = row + b * 210;

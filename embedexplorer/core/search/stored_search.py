@@ -46,7 +46,10 @@ except ImportError:  # built without a C compiler: quantised rows get bfloat16 r
 
 BF16_KIND = 0
 # GGUF types whose blocks the quantised scan reads in place, with its code for each.
-QUANT_KINDS = {"Q8_0": 0, "Q4_0": 1, "Q4_K": 2, "Q6_K": 3, "Q5_K": 4}
+QUANT_KINDS = {"Q8_0": 0, "Q4_0": 1, "Q4_K": 2, "Q6_K": 3}
+# The types ``_quants.dequantise`` reads (the exact pass's rows): those, and Q5_K, whose first pass is its
+# bfloat16 copy's scan (faster than a float scan of its blocks: 2.42 ms against 3.23 ms, GPT-2-shaped).
+DEQUANTISED_KINDS = {**QUANT_KINDS, "Q5_K": 4}
 # Of those, the kinds an AVX-512 build scans against the query as 16-bit integers (Q4_K when its spread allows).
 _INTEGER_KINDS = (QUANT_KINDS["Q8_0"], QUANT_KINDS["Q4_0"], QUANT_KINDS["Q6_K"])
 _Q4_K = QUANT_KINDS["Q4_K"]
