@@ -58,12 +58,29 @@
 
 #include <math.h>
 
-/* Q5_K last: dequantise reads it, quant_scores does not (see the top of the file). */
-enum { KIND_Q8_0, KIND_Q4_0, KIND_Q4_K, KIND_Q6_K, KIND_Q5_K, KINDS };
+/* Q5_K: dequantise reads it, quant_scores does not (see the top of the file); Q2_K and Q3_K are
+ * scanned by low_bit_scores (quants_groups_q2q3.h).  Explicit values: kinds without a block size
+ * here are not read. */
+enum {
+    KIND_Q8_0 = 0,
+    KIND_Q4_0 = 1,
+    KIND_Q4_K = 2,
+    KIND_Q6_K = 3,
+    KIND_Q5_K = 4,
+    KIND_Q2_K = 9,
+    KIND_Q3_K = 10,
+    KINDS = 14
+};
 
 /* Numbers and bytes per block of each kind (GGML_QUANT_SIZES). */
-static const Py_ssize_t BLOCK_NUMBERS[KINDS] = {32, 32, 256, 256, 256};
-static const Py_ssize_t BLOCK_BYTES[KINDS] = {34, 18, 144, 210, 176};
+static const Py_ssize_t BLOCK_NUMBERS[KINDS] = {
+    [KIND_Q8_0] = 32, [KIND_Q4_0] = 32, [KIND_Q4_K] = 256, [KIND_Q6_K] = 256, [KIND_Q5_K] = 256,
+    [KIND_Q2_K] = 256, [KIND_Q3_K] = 256,
+};
+static const Py_ssize_t BLOCK_BYTES[KINDS] = {
+    [KIND_Q8_0] = 34, [KIND_Q4_0] = 18, [KIND_Q4_K] = 144, [KIND_Q6_K] = 210, [KIND_Q5_K] = 176,
+    [KIND_Q2_K] = 84, [KIND_Q3_K] = 110,
+};
 
 static ALWAYS_INLINE float half_at(const uint8_t *at)
 {
@@ -81,6 +98,8 @@ static ALWAYS_INLINE void q4_k_scales(const uint8_t *packed, float d, float dmin
         min[j + 4] = dmin * (float)((packed[j + 8] >> 4) | ((packed[j + 4] >> 6) << 4));
     }
 }
+
+#include "quants_q2q3.h"
 
 /* One block's numbers, dequantised exactly as gguf does (see the top of the file). */
 static ALWAYS_INLINE void dequantise_block(int kind, const uint8_t *block, float *v)
@@ -127,6 +146,12 @@ static ALWAYS_INLINE void dequantise_block(int kind, const uint8_t *block, float
             }
         break;
     }
+    case KIND_Q2_K:
+        q2_k_block(block, v);
+        break;
+    case KIND_Q3_K:
+        q3_k_block(block, v);
+        break;
     default: { /* KIND_Q6_K: ql[128], qh[64], int8 scales[16], d */
         const uint8_t *ql = block, *qh = block + 128;
         const int8_t *scales = (const int8_t *)(block + 192);
@@ -223,6 +248,7 @@ static void split_query(const int16_t *xq, const float *step, Py_ssize_t width, 
 #endif
 
 #include "quants_groups.h"
+#include "quants_groups_q2q3.h"
 
 struct quant_job {
     int kind;
@@ -424,8 +450,9 @@ static PyObject *dequantise(PyObject *self, PyObject *args)
         return NULL;
     PyObject *result = NULL;
     Py_ssize_t numbers = out.len / (Py_ssize_t)sizeof(float);
-    if (kind < 0 || kind >= KINDS) {
-        PyErr_SetString(PyExc_ValueError, "kind must be 0 (Q8_0), 1 (Q4_0), 2 (Q4_K), 3 (Q6_K) or 4 (Q5_K)");
+    if (kind < 0 || kind >= KINDS || BLOCK_NUMBERS[kind] == 0) {
+        PyErr_SetString(PyExc_ValueError,
+                        "kind must be 0 (Q8_0), 1 (Q4_0), 2 (Q4_K), 3 (Q6_K), 4 (Q5_K), 9 (Q2_K) or 10 (Q3_K)");
     } else if (out.len % (Py_ssize_t)sizeof(float) != 0 || numbers % BLOCK_NUMBERS[kind] != 0 ||
                rows.len != numbers / BLOCK_NUMBERS[kind] * BLOCK_BYTES[kind]) {
         PyErr_SetString(PyExc_ValueError, "out must hold the float32 numbers of every block of rows");
@@ -480,6 +507,16 @@ static PyMethodDef quant_methods[] = {
      "quant_scores's groups; threads share rows as there."},
     {"grouped_scan", grouped_scan, METH_NOARGS,
      "grouped_scan()\n\nTrue when quant_scores scans Q4_K rows by their groups here (AVX-512 VNNI)."},
+    {"low_bit_groups", low_bit_groups, METH_VARARGS,
+     "low_bit_groups(rows, kind, width, out, progress)\n\nCopy Q2_K (kind 9) or Q3_K (10) rows into out sixteen at a\n"
+     "time (quants_groups_q2q3.h), for low_bit_scores; threads share rows as in quant_scores."},
+    {"low_bit_group_bytes", low_bit_group_bytes, METH_VARARGS,
+     "low_bit_group_bytes(kind)\n\nBytes of low_bit_groups's copy per 16 rows and block of 256 numbers."},
+    {"low_bit_scores", low_bit_scores, METH_VARARGS,
+     "low_bit_scores(rows, kind, query, scale, out, progress, integer=False, groups=None)\n\nquant_scores for Q2_K\n"
+     "and Q3_K rows: by their groups against the integer query where grouped_scan(), else in float32."},
+    {"q2_k_spreads", q2_k_spreads, METH_VARARGS,
+     "q2_k_spreads(rows, width, out, progress)\n\nq4_k_spreads for Q2_K rows."},
     {"dequantise", dequantise, METH_VARARGS,
      "dequantise(rows, kind, out)\n\nWrite the float32 numbers of quantised rows (GGUF blocks, uint8; kind as for\n"
      "quant_scores, or 4 Q5_K) into out,\n"

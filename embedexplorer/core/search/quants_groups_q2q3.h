@@ -1,0 +1,326 @@
+/* Q2_K and Q3_K rows sixteen at a time: the copy of the table made at open where the CPU has
+ * AVX-512 VNNI (in place of a bfloat16 copy, 2 bytes a number against their 0.33 and 0.43), and
+ * its scan (included by _quants.c once, after quants_groups.h, whose idea this is: the 16 int32
+ * lanes of a register are 16 rows, the query's four matching bytes are broadcast to every lane,
+ * and vpdpbusd adds each row's four products into that row's own lane).
+ *
+ * Both types keep 2-bit codes per number in 16 sub-blocks of 16.  In a group, a sub-block is one
+ * 64-byte vector: lane r (bytes 4r .. 4r + 3) is row r, and byte p of it holds at bits 2i the code
+ * of the sub-block's number 4i + p.  One load, then a shift and an and, give four vectors of the
+ * codes of numbers 4i .. 4i + 3 of 16 rows, against the query's bytes for those four numbers.
+ * Q3_K's third bit (hmask) is kept as a 64-bit mask per such vector, bit 4r + p, added as 4 by one
+ * masked byte add: the code is then q + 4, 0-7, unsigned as vpdpbusd needs, and 4 times the
+ * query's sum over the sub-block is taken off in int32 (as Q6_K's 32).
+ *
+ * A group, per block of 256 numbers:
+ *   Q2_K (1344 bytes, the stored 16 x 84 exactly): half d[16], dmin[16]; uint8 scales[16][16]
+ *     (each sub-block's stored byte, scale and min nibbles, for each row); codes[16][64].
+ *   Q3_K (1824 bytes, 16 x 114 against 16 x 110 stored): half d[16]; int8 scales[16][16] (s - 32);
+ *     then per sub-block its codes[64] and uint64 masks[4].
+ * Rows past the table's end are zeros.
+ *
+ * Exactness (the integer scan's, _quants.c's top).  A sub-block's 16 numbers all lie in one run
+ * of 32 of the query, so they share its step (two sub-blocks a run).  For each sub-block and row
+ * the integer S = sum c xq over its 16 numbers is 256 (c . high) + (c . low), exact in int32: at
+ * most 16 x 7 x 2^14 < 2^21 in size.  Q3_K: S - 4 T (T the query's sum of xq over the sub-block,
+ * |T| <= 2^18) is exactly sum q xq, at most 2^20 in size, so exact as float32; its weight
+ * (s - 32) (d step) is a 6-bit integer times a float16 times a power of two (at least 2^-100, so
+ * d step is normal): at most 17 bits, exact; one fused multiply-add adds S times it into the row's
+ * lane.  So each term is exactly sum_j v_j x~_j over its sub-block (x~ = step xq; gguf's v_j are
+ * products, exact) and goes through at most width / 16 + 1 roundings: within gamma_width of the
+ * sum of |v_j x~_j|, Q6_K's bound unchanged (error_bound as for Q6_K: no spread).
+ * Q2_K is Q4_K's case: sc (d step) S with sc 4 bits (15-bit weight, exact) into one lane, and the
+ * min offsets m (step T) (4 + 18 bits: exact) summed over a block's 16 sub-blocks in a second, that
+ * times dmin, taken off at the end: each term through at most 16 + 2 + width / 256 roundings, and
+ * each is at most sum_j (|d sc| q_j + |dmin m|) |x~_j| over its sub-block, so the error is within
+ * gamma_width A |x~| with A the root of the row's q2_k_spreads (StoredScreen.spread, measured at
+ * each open), and gguf rounds each v_j once (2^-24 of it: value_rounding) as for Q4_K.
+ */
+#ifndef EMBEDEXPLORER_QUANTS_GROUPS_Q2Q3_H
+#define EMBEDEXPLORER_QUANTS_GROUPS_Q2Q3_H
+
+#define Q2_K_GROUP_BYTES (4 * GROUP_ROWS + 16 * GROUP_ROWS + 16 * 64)
+#define Q3_K_GROUP_BYTES (2 * GROUP_ROWS + 16 * GROUP_ROWS + 16 * (64 + 32))
+
+static int quantise_query(const float *x, Py_ssize_t width, int16_t *xq, float *step);
+
+static Py_ssize_t low_bit_group_size(int kind)
+{
+    return kind == KIND_Q2_K ? Q2_K_GROUP_BYTES : Q3_K_GROUP_BYTES;
+}
+
+struct low_bit_group_job {
+    int kind;
+    const uint8_t *rows;
+    Py_ssize_t count, blocks;
+    uint8_t *groups;
+};
+
+/* One row's block into its lane r of a group's block (the group's bytes zeroed before). */
+static void low_bit_lane(int kind, const uint8_t *block, int r, uint8_t *at)
+{
+    int q3 = kind == KIND_Q3_K;
+    const uint8_t *qs = block + (q3 ? 32 : 16);
+    memcpy(at + 2 * r, block + (q3 ? 108 : 80), 2);
+    if (q3) {
+        int8_t scale[16];
+        q3_k_scales(block + 96, scale);
+        for (int k = 0; k < 16; k++)
+            at[2 * GROUP_ROWS + GROUP_ROWS * k + r] = (uint8_t)scale[k];
+    } else {
+        memcpy(at + 2 * GROUP_ROWS + 2 * r, block + 82, 2);
+        for (int k = 0; k < 16; k++)
+            at[4 * GROUP_ROWS + GROUP_ROWS * k + r] = block[k];
+    }
+    uint8_t *codes = at + (q3 ? 18 : 20) * GROUP_ROWS;
+    for (int k = 0; k < 16; k++) {
+        uint8_t *sub = codes + k * (q3 ? 96 : 64);
+        for (int i = 0; i < 4; i++)
+            for (int p = 0; p < 4; p++) {
+                int e = 16 * k + 4 * i + p;
+                sub[4 * r + p] |= (uint8_t)(two_bit_code(qs, e) << (2 * i));
+                if (q3 && ((block[e % 32] >> (e / 32)) & 1)) {
+                    uint64_t mask;
+                    memcpy(&mask, sub + 64 + 8 * i, sizeof mask);
+                    mask |= (uint64_t)1 << (4 * r + p);
+                    memcpy(sub + 64 + 8 * i, &mask, sizeof mask);
+                }
+            }
+    }
+}
+
+/* Rows start .. stop - 1 into their groups (start is a multiple of 16: CHUNK_ROWS is). */
+static void low_bit_group_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
+{
+    const struct low_bit_group_job *q = job;
+    Py_ssize_t block_bytes = q->kind == KIND_Q2_K ? Q2_K_BYTES : Q3_K_BYTES, size = low_bit_group_size(q->kind);
+    if (stop == q->count)
+        stop = (stop + GROUP_ROWS - 1) / GROUP_ROWS * GROUP_ROWS; /* the last group's missing rows: zeros */
+    for (Py_ssize_t g = start / GROUP_ROWS; g * GROUP_ROWS < stop; g++)
+        for (Py_ssize_t b = 0; b < q->blocks; b++) {
+            uint8_t *at = q->groups + (g * q->blocks + b) * size;
+            memset(at, 0, (size_t)size);
+            for (int r = 0; r < GROUP_ROWS && g * GROUP_ROWS + r < q->count; r++)
+                low_bit_lane(q->kind, q->rows + ((g * GROUP_ROWS + r) * q->blocks + b) * block_bytes, r, at);
+        }
+}
+
+static PyObject *low_bit_groups(PyObject *self, PyObject *args)
+{
+    Py_buffer rows, out, progress;
+    Py_ssize_t width;
+    int kind;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*inw*w*", &rows, &kind, &width, &out, &progress))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t block_bytes = kind == KIND_Q2_K ? Q2_K_BYTES : Q3_K_BYTES;
+    Py_ssize_t blocks = width / 256, count = blocks > 0 ? rows.len / (blocks * block_bytes) : 0;
+    if (kind != KIND_Q2_K && kind != KIND_Q3_K) {
+        PyErr_SetString(PyExc_ValueError, "kind must be 9 (Q2_K) or 10 (Q3_K)");
+    } else if (width <= 0 || width % 256 != 0 || rows.len != count * blocks * block_bytes ||
+               out.len != (count + GROUP_ROWS - 1) / GROUP_ROWS * blocks * low_bit_group_size(kind)) {
+        PyErr_SetString(PyExc_ValueError, "out must hold the groups of every 16 rows of width numbers");
+    } else if (check_progress(&progress)) {
+        struct low_bit_group_job job = {kind, rows.buf, count, blocks, out.buf};
+        result = share_chunks_released(low_bit_group_chunk, &job, count, &progress);
+    }
+    PyBuffer_Release(&rows);
+    PyBuffer_Release(&out);
+    PyBuffer_Release(&progress);
+    return result;
+}
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+/* Rows start .. stop - 1 (start a multiple of 16) of a Q2_K or Q3_K table's groups against
+ * xq = 256 high + low: each score times the row's scale (0 where the scale is 0).  step: the runs'
+ * steps; centre: Q3_K's 4 T per sub-block (int32), or Q2_K's step T (float32). */
+VNNI_TARGET static ALWAYS_INLINE void low_bit_vnni(int kind, const uint8_t *groups, Py_ssize_t blocks,
+                                                   const int8_t *high, const int8_t *low, const float *step,
+                                                   const void *centre, const float *scale, float *out,
+                                                   Py_ssize_t start, Py_ssize_t stop)
+{
+    const __m512i three = _mm512_set1_epi8(3), four = _mm512_set1_epi8(4);
+    const int q3 = kind == KIND_Q3_K;
+    const Py_ssize_t size = low_bit_group_size(kind);
+    for (Py_ssize_t g = start / GROUP_ROWS; g * GROUP_ROWS < stop; g++) {
+        const uint8_t *group = groups + g * blocks * size;
+        __m512 acc = _mm512_setzero_ps(), offsets = _mm512_setzero_ps();
+        for (Py_ssize_t b = 0; b < blocks; b++) {
+            const uint8_t *at = group + b * size;
+            /* F16C widens float16 exactly, subnormals, infinities and NaN too, as widen_half does. */
+            const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)at));
+            const uint8_t *scales = at + (q3 ? 2 : 4) * GROUP_ROWS, *codes = scales + 16 * GROUP_ROWS;
+            __m512 mins = _mm512_setzero_ps(); /* Q2_K: sum m step T over the block's sub-blocks */
+            for (int run = 0; run < 8; run++) {
+                const __m512 d_step = _mm512_mul_ps(d, _mm512_set1_ps(step[8 * b + run]));
+                for (int half = 0; half < 2; half++) {
+                    int k = 2 * run + half;
+                    const uint8_t *sub = codes + k * (q3 ? 96 : 64);
+                    __m512i bytes = _mm512_loadu_si512((const void *)sub), upper = _mm512_setzero_si512();
+                    __m512i lower = upper;
+                    for (int i = 0; i < 4; i++) {
+                        __m512i c = _mm512_and_si512(i == 0 ? bytes : _mm512_srli_epi16(bytes, 2 * i), three);
+                        if (q3) {
+                            uint64_t bits;
+                            memcpy(&bits, sub + 64 + 8 * i, sizeof bits);
+                            c = _mm512_mask_add_epi8(c, _cvtu64_mask64(bits), c, four);
+                        }
+                        Py_ssize_t j = 256 * b + 16 * k + 4 * i;
+                        upper = _mm512_dpbusd_epi32(upper, c, four_bytes(high + j));
+                        lower = _mm512_dpbusd_epi32(lower, c, four_bytes(low + j));
+                    }
+                    __m512i sums = _mm512_add_epi32(_mm512_slli_epi32(upper, 8), lower);
+                    __m128i row_scales = _mm_loadu_si128((const __m128i *)(scales + GROUP_ROWS * k));
+                    if (q3) {
+                        sums = _mm512_sub_epi32(sums, _mm512_set1_epi32(((const int32_t *)centre)[16 * b + k]));
+                        __m512 weight = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(row_scales)), d_step);
+                        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums), weight, acc);
+                    } else {
+                        __m512i packed = _mm512_cvtepu8_epi32(row_scales);
+                        __m512 sc = _mm512_cvtepi32_ps(_mm512_and_si512(packed, _mm512_set1_epi32(0x0F)));
+                        __m512 m = _mm512_cvtepi32_ps(_mm512_srli_epi32(packed, 4));
+                        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums), _mm512_mul_ps(sc, d_step), acc);
+                        mins = _mm512_fmadd_ps(m, _mm512_set1_ps(((const float *)centre)[16 * b + k]), mins);
+                    }
+                }
+            }
+            if (!q3)
+                offsets = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(at + 32))), mins,
+                                          offsets);
+        }
+        Py_ssize_t first_row = g * GROUP_ROWS, rows_here = stop - first_row;
+        __mmask16 here = rows_here >= GROUP_ROWS ? (__mmask16)0xFFFF : (__mmask16)((1u << rows_here) - 1);
+        __m512 scales = _mm512_maskz_loadu_ps(here, scale + first_row);
+        /* A row pointing nowhere scores 0, whatever its blocks hold (infinity or NaN too). */
+        __mmask16 live = _mm512_cmp_ps_mask(scales, _mm512_setzero_ps(), _CMP_NEQ_UQ);
+        __m512 scores = _mm512_maskz_mul_ps(live, _mm512_sub_ps(acc, offsets), scales);
+        _mm512_mask_storeu_ps(out + first_row, here, scores);
+    }
+}
+
+VNNI_TARGET static void q2_k_vnni(const uint8_t *groups, Py_ssize_t blocks, const int8_t *high, const int8_t *low,
+                                  const float *step, const void *centre, const float *scale, float *out,
+                                  Py_ssize_t start, Py_ssize_t stop)
+{
+    low_bit_vnni(KIND_Q2_K, groups, blocks, high, low, step, centre, scale, out, start, stop);
+}
+
+VNNI_TARGET static void q3_k_vnni(const uint8_t *groups, Py_ssize_t blocks, const int8_t *high, const int8_t *low,
+                                  const float *step, const void *centre, const float *scale, float *out,
+                                  Py_ssize_t start, Py_ssize_t stop)
+{
+    low_bit_vnni(KIND_Q3_K, groups, blocks, high, low, step, centre, scale, out, start, stop);
+}
+#endif
+
+struct low_bit_job {
+    int kind;
+    const uint8_t *rows, *groups; /* groups NULL: the float scan of the blocks as stored */
+    Py_ssize_t width;
+    const float *query, *scale, *step;
+    float *out;
+    const int8_t *high, *low;
+    const void *centre;
+};
+
+static void low_bit_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
+{
+    const struct low_bit_job *q = job;
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    if (q->groups != NULL) {
+        (q->kind == KIND_Q2_K ? q2_k_vnni : q3_k_vnni)(q->groups, q->width / 256, q->high, q->low, q->step,
+                                                       q->centre, q->scale, q->out, start, stop);
+        return;
+    }
+#endif
+    Py_ssize_t row_bytes = q->width / 256 * (q->kind == KIND_Q2_K ? Q2_K_BYTES : Q3_K_BYTES);
+    rows_plain(q->kind, q->rows, row_bytes, q->query, q->scale, q->out, start, stop, q->width);
+}
+
+/* The query's bytes and per-sub-block sums for the grouped scan; false (nothing kept) when the
+ * query is out of the integer scan's range or memory is short. */
+static int low_bit_query(struct low_bit_job *job, int16_t *xq, float *step, int8_t *bytes, void *centre)
+{
+    Py_ssize_t width = job->width;
+    if (xq == NULL || step == NULL || bytes == NULL || centre == NULL || !quantise_query(job->query, width, xq, step))
+        return 0;
+    split_query(xq, step, width, bytes, bytes + width, NULL, 0, NULL);
+    for (Py_ssize_t k = 0; k < width / 16; k++) {
+        int32_t sum = 0; /* at most 2^18 in size: exact as float32, and times step too */
+        for (int j = 0; j < 16; j++)
+            sum += xq[16 * k + j];
+        if (job->kind == KIND_Q3_K)
+            ((int32_t *)centre)[k] = 4 * sum;
+        else
+            ((float *)centre)[k] = (float)sum * step[k / 2];
+    }
+    job->high = bytes, job->low = bytes + width, job->step = step, job->centre = centre;
+    return 1;
+}
+
+static PyObject *low_bit_scores(PyObject *self, PyObject *args)
+{
+    Py_buffer rows, query, scale, out, progress, groups = {0};
+    int kind, integer = 0;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*iy*y*w*w*|pz*", &rows, &kind, &query, &scale, &out, &progress, &integer, &groups))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t width = query.len / (Py_ssize_t)sizeof(float), count = out.len / (Py_ssize_t)sizeof(float);
+    Py_ssize_t block_bytes = kind == KIND_Q2_K ? Q2_K_BYTES : Q3_K_BYTES;
+    if (kind != KIND_Q2_K && kind != KIND_Q3_K) {
+        PyErr_SetString(PyExc_ValueError, "kind must be 9 (Q2_K) or 10 (Q3_K)");
+    } else if (width == 0 || query.len % (Py_ssize_t)sizeof(float) != 0 || width % 256 != 0) {
+        PyErr_SetString(PyExc_ValueError, "the query must hold a whole number of blocks of float32 numbers");
+    } else if (rows.len != count * (width / 256) * block_bytes) {
+        PyErr_SetString(PyExc_ValueError, "rows must hold len(out) rows of len(query) quantised numbers");
+    } else if (groups.buf != NULL &&
+               groups.len != (count + GROUP_ROWS - 1) / GROUP_ROWS * (width / 256) * low_bit_group_size(kind)) {
+        PyErr_SetString(PyExc_ValueError, "groups must be low_bit_groups's copy of the rows");
+    } else if (scale.len != out.len) {
+        PyErr_SetString(PyExc_ValueError, "scale must hold one float32 per row");
+    } else if (check_progress(&progress)) {
+        struct low_bit_job job = {kind, rows.buf, NULL, width, query.buf, scale.buf, NULL, out.buf, NULL, NULL, NULL};
+        int16_t *xq = NULL;
+        float *step = NULL;
+        int8_t *bytes = NULL;
+        void *centre = NULL;
+        if (groups.buf != NULL && integer && integer_scan && vnni_scan) {
+            xq = PyMem_RawMalloc((size_t)width * sizeof(int16_t));
+            step = PyMem_RawMalloc((size_t)(width / 32) * 2 * sizeof(float));
+            bytes = PyMem_RawMalloc((size_t)width * 2);
+            centre = PyMem_RawMalloc((size_t)(width / 16) * 4);
+            if (low_bit_query(&job, xq, step, bytes, centre))
+                job.groups = groups.buf;
+        }
+        result = share_chunks_released(low_bit_chunk, &job, count, &progress);
+        PyMem_RawFree(xq);
+        PyMem_RawFree(step);
+        PyMem_RawFree(bytes);
+        PyMem_RawFree(centre);
+    }
+    PyBuffer_Release(&rows);
+    PyBuffer_Release(&query);
+    PyBuffer_Release(&scale);
+    PyBuffer_Release(&out);
+    PyBuffer_Release(&progress);
+    if (groups.buf != NULL)
+        PyBuffer_Release(&groups);
+    return result;
+}
+
+static PyObject *low_bit_group_bytes(PyObject *self, PyObject *args)
+{
+    int kind;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "i", &kind))
+        return NULL;
+    if (kind != KIND_Q2_K && kind != KIND_Q3_K) {
+        PyErr_SetString(PyExc_ValueError, "kind must be 9 (Q2_K) or 10 (Q3_K)");
+        return NULL;
+    }
+    return PyLong_FromSsize_t(low_bit_group_size(kind));
+}
+
+#endif
