@@ -56,8 +56,15 @@ struct low_bit_group_job {
     uint8_t *groups;
 };
 
-/* One row's block into its lane r of a group's block (the group's bytes zeroed before). */
-static void low_bit_lane(int kind, const uint8_t *block, int r, uint8_t *at)
+/* Four bytes as a little-endian word: byte p is bits 8p .. 8p + 7. */
+static ALWAYS_INLINE uint32_t word_at(const uint8_t *at)
+{
+    return (uint32_t)at[0] | (uint32_t)at[1] << 8 | (uint32_t)at[2] << 16 | (uint32_t)at[3] << 24;
+}
+
+/* One row's block into lane r of a group's block: d (and dmin), the scales, the codes (written
+ * whole); Q3_K's high bits are ORed into masks[k][i] (bit 4r + p). */
+static void low_bit_lane(int kind, const uint8_t *block, int r, uint8_t *at, uint64_t masks[16][4])
 {
     int q3 = kind == KIND_Q3_K;
     const uint8_t *qs = block + (q3 ? 32 : 16);
@@ -74,18 +81,20 @@ static void low_bit_lane(int kind, const uint8_t *block, int r, uint8_t *at)
     }
     uint8_t *codes = at + (q3 ? 18 : 20) * GROUP_ROWS;
     for (int k = 0; k < 16; k++) {
-        uint8_t *sub = codes + k * (q3 ? 96 : 64);
-        for (int i = 0; i < 4; i++)
-            for (int p = 0; p < 4; p++) {
-                int e = 16 * k + 4 * i + p;
-                sub[4 * r + p] |= (uint8_t)(two_bit_code(qs, e) << (2 * i));
-                if (q3 && ((block[e % 32] >> (e / 32)) & 1)) {
-                    uint64_t mask;
-                    memcpy(&mask, sub + 64 + 8 * i, sizeof mask);
-                    mask |= (uint64_t)1 << (4 * r + p);
-                    memcpy(sub + 64 + 8 * i, &mask, sizeof mask);
-                }
+        /* Sub-block k's numbers 4i + p are qs[base + 4i + p] >> shift (two_bit_code), hmask[16 (k % 2) + 4i + p]. */
+        int base = 32 * (k / 8) + 16 * (k % 2), shift = 2 * ((k % 8) / 2);
+        uint32_t word = 0;
+        for (int i = 0; i < 4; i++) {
+            word |= ((word_at(qs + base + 4 * i) >> shift) & 0x03030303u) << (2 * i);
+            if (q3) {
+                uint32_t bits = (word_at(block + 16 * (k % 2) + 4 * i) >> (k / 2)) & 0x01010101u;
+                uint32_t four = (bits & 1) | ((bits >> 7) & 2) | ((bits >> 14) & 4) | ((bits >> 21) & 8);
+                masks[k][i] |= (uint64_t)four << (4 * r);
             }
+        }
+        uint8_t *sub = codes + k * (q3 ? 96 : 64) + 4 * r;
+        for (int p = 0; p < 4; p++)
+            sub[p] = (uint8_t)(word >> (8 * p));
     }
 }
 
@@ -99,9 +108,13 @@ static void low_bit_group_chunk(const void *job, Py_ssize_t start, Py_ssize_t st
     for (Py_ssize_t g = start / GROUP_ROWS; g * GROUP_ROWS < stop; g++)
         for (Py_ssize_t b = 0; b < q->blocks; b++) {
             uint8_t *at = q->groups + (g * q->blocks + b) * size;
+            uint64_t masks[16][4] = {{0}};
             memset(at, 0, (size_t)size);
             for (int r = 0; r < GROUP_ROWS && g * GROUP_ROWS + r < q->count; r++)
-                low_bit_lane(q->kind, q->rows + ((g * GROUP_ROWS + r) * q->blocks + b) * block_bytes, r, at);
+                low_bit_lane(q->kind, q->rows + ((g * GROUP_ROWS + r) * q->blocks + b) * block_bytes, r, at, masks);
+            if (q->kind == KIND_Q3_K)
+                for (int k = 0; k < 16; k++)
+                    memcpy(at + 18 * GROUP_ROWS + 96 * k + 64, masks[k], sizeof masks[k]);
         }
 }
 
@@ -134,7 +147,7 @@ static PyObject *low_bit_groups(PyObject *self, PyObject *args)
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 /* Rows start .. stop - 1 (start a multiple of 16) of a Q2_K or Q3_K table's groups against
  * xq = 256 high + low: each score times the row's scale (0 where the scale is 0).  step: the runs'
- * steps; centre: Q3_K's 4 T per sub-block (int32), or Q2_K's step T (float32). */
+ * steps; centre: Q3_K's -4 T per sub-block (int32), or Q2_K's step T (float32). */
 VNNI_TARGET static ALWAYS_INLINE void low_bit_vnni(int kind, const uint8_t *groups, Py_ssize_t blocks,
                                                    const int8_t *high, const int8_t *low, const float *step,
                                                    const void *centre, const float *scale, float *out,
@@ -158,7 +171,8 @@ VNNI_TARGET static ALWAYS_INLINE void low_bit_vnni(int kind, const uint8_t *grou
                     int k = 2 * run + half;
                     const uint8_t *sub = codes + k * (q3 ? 96 : 64);
                     __m512i bytes = _mm512_loadu_si512((const void *)sub), upper = _mm512_setzero_si512();
-                    __m512i lower = upper;
+                    /* Q3_K: the low bytes' sums start from -4 T, which the codes' offset of 4 adds. */
+                    __m512i lower = q3 ? _mm512_set1_epi32(((const int32_t *)centre)[16 * b + k]) : upper;
                     for (int i = 0; i < 4; i++) {
                         __m512i c = _mm512_and_si512(i == 0 ? bytes : _mm512_srli_epi16(bytes, 2 * i), three);
                         if (q3) {
@@ -173,7 +187,6 @@ VNNI_TARGET static ALWAYS_INLINE void low_bit_vnni(int kind, const uint8_t *grou
                     __m512i sums = _mm512_add_epi32(_mm512_slli_epi32(upper, 8), lower);
                     __m128i row_scales = _mm_loadu_si128((const __m128i *)(scales + GROUP_ROWS * k));
                     if (q3) {
-                        sums = _mm512_sub_epi32(sums, _mm512_set1_epi32(((const int32_t *)centre)[16 * b + k]));
                         __m512 weight = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(row_scales)), d_step);
                         acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums), weight, acc);
                     } else {
@@ -251,7 +264,7 @@ static int low_bit_query(struct low_bit_job *job, int16_t *xq, float *step, int8
         for (int j = 0; j < 16; j++)
             sum += xq[16 * k + j];
         if (job->kind == KIND_Q3_K)
-            ((int32_t *)centre)[k] = 4 * sum;
+            ((int32_t *)centre)[k] = -4 * sum;
         else
             ((float *)centre)[k] = (float)sum * step[k / 2];
     }
