@@ -2,8 +2,10 @@
 
 The first pass reads the rows as the file stores them: 16-bit rows (bfloat16, float16),
 or the GGUF blocks of Q8_0, Q4_0, Q4_K and Q6_K rows (``_quants.c``, which dequantises
-each number to the float32 the exact pass reads, so its bound is a 16-bit row's); other
-quantised types are rounded to bfloat16 once, block by block, from the dequantised rows.
+each number to the float32 the exact pass reads, so its bound is a 16-bit row's); Q2_K and
+Q3_K rows through a copy of their blocks sixteen rows at a time (``low_bit_groups``, on
+AVX-512 VNNI); other quantised types are rounded to bfloat16 once, block by block, from the
+dequantised rows.
 Each row's score is multiplied by its stored reciprocal length, so it is a cosine (times
 the query's length) within a known bound.  ``neighbours.search`` then rescores, in
 float64 from the stored numbers, every row that could be among the best: the answer is
@@ -47,9 +49,12 @@ except ImportError:  # built without a C compiler: quantised rows get bfloat16 r
 BF16_KIND = 0
 # GGUF types whose blocks the quantised scan reads in place, with its code for each.
 QUANT_KINDS = {"Q8_0": 0, "Q4_0": 1, "Q4_K": 2, "Q6_K": 3}
+# GGUF types scanned through a copy of their rows sixteen at a time, made at open where the CPU has
+# AVX-512 VNNI (``low_bit_groups``), else through a bfloat16 copy.
+LOW_BIT_KINDS = {"Q2_K": 9, "Q3_K": 10}
 # The types ``_quants.dequantise`` reads (the exact pass's rows): those, and Q5_K, whose first pass is its
 # bfloat16 copy's scan (faster than a float scan of its blocks: 2.42 ms against 3.23 ms, GPT-2-shaped).
-DEQUANTISED_KINDS = {**QUANT_KINDS, "Q5_K": 4}
+DEQUANTISED_KINDS = {**QUANT_KINDS, "Q5_K": 4, **LOW_BIT_KINDS}
 # Of those, the kinds an AVX-512 build scans against the query as 16-bit integers (Q4_K when its spread allows).
 _INTEGER_KINDS = (QUANT_KINDS["Q8_0"], QUANT_KINDS["Q4_0"], QUANT_KINDS["Q6_K"])
 _Q4_K = QUANT_KINDS["Q4_K"]
@@ -92,6 +97,9 @@ class StoredScreen:
         How far a number of ``bits`` may be from the stored one, relative to it: 0 when
         ``bits`` are the stored numbers, 2^-8 when they are bfloat16 roundings.
     """
+
+    # How ``search_method`` words a copy of the rows sixteen at a time (``groups``).
+    groups_words = " (from the second query on, a copy of them sixteen rows at a time)"
 
     def __init__(
         self,
@@ -234,6 +242,18 @@ def screen_for_stored(rows: StoredRows, report: ProgressCallback | None = None) 
         kind = QUANT_KINDS[rows.storage]
         spread = quantised_spread(rows.raw, width, lengths) if kind == _Q4_K else None
         return StoredScreen(rows.raw, kind, lengths, 0.0, tuple(notes), quantised_width=width, spread=spread)
+    if rows.storage in LOW_BIT_KINDS and _scan is not None:
+        from .low_bit_groups import grouped_here, low_bit_screen  # it builds on this module
+
+        if grouped_here(rows.raw, width):
+            lengths = _checked(cache.load_array(key, "lengths", (count,), np.float64), rows, None, key, notes)
+            if lengths is None:
+                lengths = _quantised_lengths(rows, report)
+                cache.save_array(key, "lengths", lengths)
+            report(0, 1, f"Copying the {rows.storage} table sixteen rows at a time")
+            screen = low_bit_screen(rows.raw, rows.storage, lengths, tuple(notes), width)
+            if screen is not None:
+                return screen
     bits = cache.load_array(key, "bf16", (count, width), np.uint16)
     lengths = cache.load_array(key, "lengths", (count,), np.float64)
     if bits is None or lengths is None or _checked(lengths, rows, bits, key, notes) is None:
@@ -294,11 +314,13 @@ def q4_k_groups(blocks: np.ndarray, width: int, quants: Any = _quants) -> np.nda
     return out
 
 
-def quantised_spread(blocks: np.ndarray, width: int, lengths: np.ndarray) -> float | None:
+def quantised_spread(blocks: np.ndarray, width: int, lengths: np.ndarray, measure: Any = None) -> float | None:
     """A Q4_K table's spread (see ``StoredScreen``), from one pass in C over its blocks at each open
-    (not cached: nothing on disk can loosen the bound); None when too large for the integer scan."""
+    (not cached: nothing on disk can loosen the bound); None when too large for the integer scan.
+    ``measure``: the C pass for another type with mins (Q2_K's ``q2_k_spreads``)."""
     spreads = np.empty(blocks.shape[0], dtype=np.float64)
-    shared_pass(blocks.shape[0] * width, partial(_quants.q4_k_spreads, blocks, width, spreads))
+    measure = _quants.q4_k_spreads if measure is None else measure
+    shared_pass(blocks.shape[0] * width, partial(measure, blocks, width, spreads))
     live = np.isfinite(lengths) & (lengths > 0) & np.isfinite(spreads)
     if not live.any():
         return None
