@@ -81,18 +81,25 @@ static void low_bit_lane(int kind, const uint8_t *block, int r, uint8_t *at, uin
     }
     uint8_t *codes = at + (q3 ? 18 : 20) * GROUP_ROWS;
     for (int k = 0; k < 16; k++) {
-        /* Sub-block k's numbers 4i + p are qs[base + 4i + p] >> shift (two_bit_code), hmask[16 (k % 2) + 4i + p]. */
+        /* Sub-block k's numbers 4t + p are qs[base + 4t + p] >> shift (two_bit_code), hmask[16 (k % 2) + 4t + p]. */
         int base = 32 * (k / 8) + 16 * (k % 2), shift = 2 * ((k % 8) / 2);
+        if (!q3) { /* Q2_K: numbers 4t .. 4t + 3 of sub-block k at bits 2 (k % 4) of quad k / 4's word t */
+            for (int t = 0; t < 4; t++) {
+                uint32_t word = ((word_at(qs + base + 4 * t) >> shift) & 0x03030303u) << (2 * (k % 4));
+                uint8_t *quad = codes + 64 * (4 * (k / 4) + t) + 4 * r;
+                for (int p = 0; p < 4; p++)
+                    quad[p] |= (uint8_t)(word >> (8 * p));
+            }
+            continue;
+        }
         uint32_t word = 0;
         for (int i = 0; i < 4; i++) {
             word |= ((word_at(qs + base + 4 * i) >> shift) & 0x03030303u) << (2 * i);
-            if (q3) {
-                uint32_t bits = (word_at(block + 16 * (k % 2) + 4 * i) >> (k / 2)) & 0x01010101u;
-                uint32_t four = (bits & 1) | ((bits >> 7) & 2) | ((bits >> 14) & 4) | ((bits >> 21) & 8);
-                masks[k][i] |= (uint64_t)four << (4 * r);
-            }
+            uint32_t bits = (word_at(block + 16 * (k % 2) + 4 * i) >> (k / 2)) & 0x01010101u;
+            uint32_t four = (bits & 1) | ((bits >> 7) & 2) | ((bits >> 14) & 4) | ((bits >> 21) & 8);
+            masks[k][i] |= (uint64_t)four << (4 * r);
         }
-        uint8_t *sub = codes + k * (q3 ? 96 : 64) + 4 * r;
+        uint8_t *sub = codes + k * 96 + 4 * r;
         for (int p = 0; p < 4; p++)
             sub[p] = (uint8_t)(word >> (8 * p));
     }
@@ -145,85 +152,109 @@ static PyObject *low_bit_groups(PyObject *self, PyObject *args)
 }
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-/* Rows start .. stop - 1 (start a multiple of 16) of a Q2_K or Q3_K table's groups against
- * xq = 256 high + low: each score times the row's scale (0 where the scale is 0).  step: the runs'
- * steps; centre: Q3_K's -4 T per sub-block (int32), or Q2_K's step T (float32). */
-VNNI_TARGET static ALWAYS_INLINE void low_bit_vnni(int kind, const uint8_t *groups, Py_ssize_t blocks,
-                                                   const int8_t *high, const int8_t *low, const float *step,
-                                                   const void *centre, const float *scale, float *out,
-                                                   Py_ssize_t start, Py_ssize_t stop)
+/* The end of a group: each row's score times its scale (0 where the scale is 0), rows start .. stop - 1. */
+VNNI_TARGET static ALWAYS_INLINE void group_scores(__m512 total, Py_ssize_t g, const float *scale, float *out,
+                                                   Py_ssize_t stop)
+{
+    Py_ssize_t first_row = g * GROUP_ROWS, rows_here = stop - first_row;
+    __mmask16 here = rows_here >= GROUP_ROWS ? (__mmask16)0xFFFF : (__mmask16)((1u << rows_here) - 1);
+    __m512 scales = _mm512_maskz_loadu_ps(here, scale + first_row);
+    /* A row pointing nowhere scores 0, whatever its blocks hold (infinity or NaN too). */
+    __mmask16 live = _mm512_cmp_ps_mask(scales, _mm512_setzero_ps(), _CMP_NEQ_UQ);
+    _mm512_mask_storeu_ps(out + first_row, here, _mm512_maskz_mul_ps(live, total, scales));
+}
+
+/* Rows start .. stop - 1 (start a multiple of 16) of a Q3_K table's groups against xq = 256 high + low;
+ * centre: -4 T per sub-block (int32). */
+VNNI_TARGET static void q3_k_vnni(const uint8_t *groups, Py_ssize_t blocks, const int8_t *high, const int8_t *low,
+                                  const float *step, const void *centre, const float *scale, float *out,
+                                  Py_ssize_t start, Py_ssize_t stop)
 {
     const __m512i three = _mm512_set1_epi8(3), four = _mm512_set1_epi8(4);
-    const int q3 = kind == KIND_Q3_K;
-    const Py_ssize_t size = low_bit_group_size(kind);
+    const int32_t *offsets = centre;
     for (Py_ssize_t g = start / GROUP_ROWS; g * GROUP_ROWS < stop; g++) {
-        const uint8_t *group = groups + g * blocks * size;
-        __m512 acc = _mm512_setzero_ps(), offsets = _mm512_setzero_ps();
+        const uint8_t *group = groups + g * blocks * Q3_K_GROUP_BYTES;
+        __m512 acc = _mm512_setzero_ps();
         for (Py_ssize_t b = 0; b < blocks; b++) {
-            const uint8_t *at = group + b * size;
+            const uint8_t *at = group + b * Q3_K_GROUP_BYTES;
             /* F16C widens float16 exactly, subnormals, infinities and NaN too, as widen_half does. */
             const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)at));
-            const uint8_t *scales = at + (q3 ? 2 : 4) * GROUP_ROWS, *codes = scales + 16 * GROUP_ROWS;
-            __m512 mins = _mm512_setzero_ps(); /* Q2_K: sum m step T over the block's sub-blocks */
+            const uint8_t *scales = at + 2 * GROUP_ROWS, *codes = scales + 16 * GROUP_ROWS;
             for (int run = 0; run < 8; run++) {
                 const __m512 d_step = _mm512_mul_ps(d, _mm512_set1_ps(step[8 * b + run]));
                 for (int half = 0; half < 2; half++) {
                     int k = 2 * run + half;
-                    const uint8_t *sub = codes + k * (q3 ? 96 : 64);
+                    const uint8_t *sub = codes + 96 * k;
                     __m512i bytes = _mm512_loadu_si512((const void *)sub), upper = _mm512_setzero_si512();
-                    /* Q3_K: the low bytes' sums start from -4 T, which the codes' offset of 4 adds. */
-                    __m512i lower = q3 ? _mm512_set1_epi32(((const int32_t *)centre)[16 * b + k]) : upper;
+                    /* The low bytes' sums start from -4 T, which the codes' offset of 4 adds. */
+                    __m512i lower = _mm512_set1_epi32(offsets[16 * b + k]);
                     for (int i = 0; i < 4; i++) {
                         __m512i c = _mm512_and_si512(i == 0 ? bytes : _mm512_srli_epi16(bytes, 2 * i), three);
-                        if (q3) {
-                            uint64_t bits;
-                            memcpy(&bits, sub + 64 + 8 * i, sizeof bits);
-                            c = _mm512_mask_add_epi8(c, _cvtu64_mask64(bits), c, four);
-                        }
+                        uint64_t bits;
+                        memcpy(&bits, sub + 64 + 8 * i, sizeof bits);
+                        c = _mm512_mask_add_epi8(c, _cvtu64_mask64(bits), c, four);
                         Py_ssize_t j = 256 * b + 16 * k + 4 * i;
                         upper = _mm512_dpbusd_epi32(upper, c, four_bytes(high + j));
                         lower = _mm512_dpbusd_epi32(lower, c, four_bytes(low + j));
                     }
                     __m512i sums = _mm512_add_epi32(_mm512_slli_epi32(upper, 8), lower);
                     __m128i row_scales = _mm_loadu_si128((const __m128i *)(scales + GROUP_ROWS * k));
-                    if (q3) {
-                        __m512 weight = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(row_scales)), d_step);
-                        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums), weight, acc);
-                    } else {
-                        __m512i packed = _mm512_cvtepu8_epi32(row_scales);
-                        __m512 sc = _mm512_cvtepi32_ps(_mm512_and_si512(packed, _mm512_set1_epi32(0x0F)));
-                        __m512 m = _mm512_cvtepi32_ps(_mm512_srli_epi32(packed, 4));
-                        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums), _mm512_mul_ps(sc, d_step), acc);
-                        mins = _mm512_fmadd_ps(m, _mm512_set1_ps(((const float *)centre)[16 * b + k]), mins);
-                    }
+                    __m512 weight = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(row_scales)), d_step);
+                    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums), weight, acc);
                 }
             }
-            if (!q3)
-                offsets = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(at + 32))), mins,
-                                          offsets);
         }
-        Py_ssize_t first_row = g * GROUP_ROWS, rows_here = stop - first_row;
-        __mmask16 here = rows_here >= GROUP_ROWS ? (__mmask16)0xFFFF : (__mmask16)((1u << rows_here) - 1);
-        __m512 scales = _mm512_maskz_loadu_ps(here, scale + first_row);
-        /* A row pointing nowhere scores 0, whatever its blocks hold (infinity or NaN too). */
-        __mmask16 live = _mm512_cmp_ps_mask(scales, _mm512_setzero_ps(), _CMP_NEQ_UQ);
-        __m512 scores = _mm512_maskz_mul_ps(live, _mm512_sub_ps(acc, offsets), scales);
-        _mm512_mask_storeu_ps(out + first_row, here, scores);
+        group_scores(acc, g, scale, out, stop);
     }
 }
 
+/* Rows start .. stop - 1 (start a multiple of 16) of a Q2_K table's groups against xq = 256 high + low;
+ * centre: per sub-block k, v step (v = 0 .. 15) then v step T (float32, 32 a sub-block). */
 VNNI_TARGET static void q2_k_vnni(const uint8_t *groups, Py_ssize_t blocks, const int8_t *high, const int8_t *low,
                                   const float *step, const void *centre, const float *scale, float *out,
                                   Py_ssize_t start, Py_ssize_t stop)
 {
-    low_bit_vnni(KIND_Q2_K, groups, blocks, high, low, step, centre, scale, out, start, stop);
-}
-
-VNNI_TARGET static void q3_k_vnni(const uint8_t *groups, Py_ssize_t blocks, const int8_t *high, const int8_t *low,
-                                  const float *step, const void *centre, const float *scale, float *out,
-                                  Py_ssize_t start, Py_ssize_t stop)
-{
-    low_bit_vnni(KIND_Q3_K, groups, blocks, high, low, step, centre, scale, out, start, stop);
+    const float *tables = centre;
+    (void)step;
+    for (Py_ssize_t g = start / GROUP_ROWS; g * GROUP_ROWS < stop; g++) {
+        const uint8_t *group = groups + g * blocks * Q2_K_GROUP_BYTES;
+        __m512 acc = _mm512_setzero_ps(), offsets = _mm512_setzero_ps();
+        for (Py_ssize_t b = 0; b < blocks; b++) {
+            const uint8_t *at = group + b * Q2_K_GROUP_BYTES;
+            const uint8_t *scales = at + 4 * GROUP_ROWS, *codes = scales + 16 * GROUP_ROWS;
+            __m512 sums = _mm512_setzero_ps(), mins = _mm512_setzero_ps(); /* the block's, before d and dmin */
+            for (int quad = 0; quad < 4; quad++) {
+                __m512i words[4];
+                for (int t = 0; t < 4; t++)
+                    words[t] = _mm512_loadu_si512((const void *)(codes + 64 * (4 * quad + t)));
+                for (int i = 0; i < 4; i++) { /* sub-block 4 quad + i: its codes times 4^i, at bits 2i */
+                    int k = 4 * quad + i;
+                    const __m512i bits = _mm512_set1_epi8((char)(3 << (2 * i)));
+                    __m512i c[4], upper = _mm512_setzero_si512();
+                    for (int t = 0; t < 4; t++) {
+                        c[t] = _mm512_and_si512(words[t], bits);
+                        upper = _mm512_dpbusd_epi32(upper, c[t], four_bytes(high + 256 * b + 16 * k + 4 * t));
+                    }
+                    __m512i lower = _mm512_slli_epi32(upper, 8);
+                    for (int t = 0; t < 4; t++)
+                        lower = _mm512_dpbusd_epi32(lower, c[t], four_bytes(low + 256 * b + 16 * k + 4 * t));
+                    if (i > 0)
+                        lower = _mm512_srai_epi32(lower, 2 * i); /* exact: every product is a multiple of 4^i */
+                    __m512i packed = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(scales + GROUP_ROWS * k)));
+                    const float *table = tables + 32 * (16 * b + k);
+                    /* vpermps reads the low four bits of each index: the scale nibble, then the min's. */
+                    __m512 sc_step = _mm512_permutexvar_ps(packed, _mm512_loadu_ps(table));
+                    sums = _mm512_fmadd_ps(_mm512_cvtepi32_ps(lower), sc_step, sums);
+                    __m512 m_sum = _mm512_permutexvar_ps(_mm512_srli_epi32(packed, 4), _mm512_loadu_ps(table + 16));
+                    mins = _mm512_add_ps(mins, m_sum);
+                }
+            }
+            /* F16C widens float16 exactly, subnormals, infinities and NaN too, as widen_half does. */
+            acc = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)at)), sums, acc);
+            offsets = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(at + 32))), mins, offsets);
+        }
+        group_scores(_mm512_sub_ps(acc, offsets), g, scale, out, stop);
+    }
 }
 #endif
 
@@ -263,10 +294,15 @@ static int low_bit_query(struct low_bit_job *job, int16_t *xq, float *step, int8
         int32_t sum = 0; /* at most 2^18 in size: exact as float32, and times step too */
         for (int j = 0; j < 16; j++)
             sum += xq[16 * k + j];
-        if (job->kind == KIND_Q3_K)
+        if (job->kind == KIND_Q3_K) {
             ((int32_t *)centre)[k] = -4 * sum;
-        else
-            ((float *)centre)[k] = (float)sum * step[k / 2];
+            continue;
+        }
+        float *table = (float *)centre + 32 * k; /* Q2_K: v step, then v step T, v = 0 .. 15 (exact) */
+        for (int v = 0; v < 16; v++) {
+            table[v] = (float)v * step[k / 2];
+            table[16 + v] = (float)v * ((float)sum * step[k / 2]);
+        }
     }
     job->high = bytes, job->low = bytes + width, job->step = step, job->centre = centre;
     return 1;
@@ -303,7 +339,7 @@ static PyObject *low_bit_scores(PyObject *self, PyObject *args)
             xq = PyMem_RawMalloc((size_t)width * sizeof(int16_t));
             step = PyMem_RawMalloc((size_t)(width / 32) * 2 * sizeof(float));
             bytes = PyMem_RawMalloc((size_t)width * 2);
-            centre = PyMem_RawMalloc((size_t)(width / 16) * 4);
+            centre = PyMem_RawMalloc((size_t)(width / 16) * (kind == KIND_Q3_K ? 4 : 32 * sizeof(float)));
             if (low_bit_query(&job, xq, step, bytes, centre))
                 job.groups = groups.buf;
         }
