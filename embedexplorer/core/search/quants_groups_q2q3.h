@@ -4,43 +4,49 @@
  * lanes of a register are 16 rows, the query's four matching bytes are broadcast to every lane,
  * and vpdpbusd adds each row's four products into that row's own lane).
  *
- * Both types keep 2-bit codes per number in 16 sub-blocks of 16.  In a group, a sub-block is one
- * 64-byte vector: lane r (bytes 4r .. 4r + 3) is row r, and byte p of it holds at bits 2i the code
- * of the sub-block's number 4i + p.  One load, then a shift and an and, give four vectors of the
- * codes of numbers 4i .. 4i + 3 of 16 rows, against the query's bytes for those four numbers.
- * Q3_K's third bit (hmask) is kept as a 64-bit mask per such vector, bit 4r + p, added as 4 by one
- * masked byte add: the code is then q + 4, 0-7, unsigned as vpdpbusd needs, and 4 times the
- * query's sum over the sub-block is taken off in int32 (as Q6_K's 32).
+ * Both types keep a 2-bit code per number, in 16 sub-blocks of 16.  In a group, four sub-blocks
+ * (a quad) share four 64-byte words: lane r (bytes 4r .. 4r + 3) is row r, and byte p of word t holds
+ * at bits 2i the code of number 4t + p of the quad's sub-block i.  An and with 3 << 2i gives, with
+ * no shift, 4^i times the codes of numbers 4t .. 4t + 3 of sub-block i for 16 rows, against the
+ * query's bytes for those four numbers: call that factor f.  Q3_K's third bit (hmask) is a 64-bit
+ * mask per sub-block and word (bit 4r + p), added as 4 f by one masked byte add: the code is then
+ * (q + 4) f, unsigned as vpdpbusd needs, and 4 f times the query's sum T over the sub-block is taken
+ * off in int32 (as Q6_K's 32); its sub-block 3 is shifted down instead (f = 1: 7 x 64 > 255).
  *
  * A group, per block of 256 numbers:
  *   Q2_K (1344 bytes, the stored 16 x 84 exactly): half d[16], dmin[16]; uint8 scales[16][16]
- *     (each sub-block's stored byte, scale and min nibbles, for each row); codes[16][64].
+ *     (each sub-block's stored byte, scale and min nibbles, for each row); per quad its words[4][64].
  *   Q3_K (1824 bytes, 16 x 114 against 16 x 110 stored): half d[16]; int8 scales[16][16] (s - 32);
- *     then per sub-block its codes[64] and uint64 masks[4].
- * Rows past the table's end are zeros.
+ *     per quad its words[4][64], then uint64 masks[4][4] (sub-block, word).
+ * Rows past the table's end are zeros.  One core, GPT-2-shaped (50,257 x 768), load 3-3.7: about
+ * 15-16 ns a row (Q2_K) and 18 (Q3_K), where the copies' first layout (one sub-block a load, three
+ * shifts) took 17-19 and 19-22 (the first layout's figures on a quiet machine: 18.7 and 21.9).
  *
  * Exactness (the integer scan's, _quants.c's top).  A sub-block's 16 numbers all lie in one run
  * of 32 of the query, so they share its step (two sub-blocks a run).  For each sub-block and row
- * the integer S = sum c xq over its 16 numbers is 256 (c . high) + (c . low), exact in int32: at
- * most 16 x 7 x 2^14 < 2^21 in size.  Q3_K: S - 4 T (T the query's sum of xq over the sub-block,
- * |T| <= 2^18) is exactly sum q xq, at most 2^20 in size, so exact as float32; its weight
- * (s - 32) (d step) is a 6-bit integer times a float16 times a power of two (at least 2^-100, so
- * d step is normal): at most 17 bits, exact; one fused multiply-add adds S times it into the row's
- * lane.  So each term is exactly sum_j v_j x~_j over its sub-block (x~ = step xq; gguf's v_j are
- * products, exact) and goes through at most width / 16 + 1 roundings: within gamma_width of the
- * sum of |v_j x~_j|, Q6_K's bound unchanged (error_bound as for Q6_K: no spread).
- * Q2_K is Q4_K's case: sc (d step) S with sc 4 bits (15-bit weight, exact) into one lane, and the
- * min offsets m (step T) (4 + 18 bits: exact) summed over a block's 16 sub-blocks in a second, that
- * times dmin, taken off at the end: each term through at most 16 + 2 + width / 256 roundings, and
- * each is at most sum_j (|d sc| q_j + |dmin m|) |x~_j| over its sub-block, so the error is within
- * gamma_width A |x~| with A the root of the row's q2_k_spreads (StoredScreen.spread, measured at
- * each open), and gguf rounds each v_j once (2^-24 of it: value_rounding) as for Q4_K.
+ * the integer S = sum (f c) xq over its 16 numbers is 256 ((f c) . high) + ((f c) . low), exact in
+ * int32 (f c at most 192: at most 16 x 192 x 2^14 < 2^26 in size).  Q3_K: S - 4 f T (|T| <= 2^18)
+ * is exactly f sum q xq, at most 16 x 16 x 4 x 2^14 = 2^24 in size, so exact as float32; its weight
+ * (s - 32) step / f is a 6-bit integer times a power of two (at least 2^-106: normal), exact; one
+ * fused multiply-add adds S times it, exactly (s - 32) step sum q xq = sum_j v_j x~_j / d over the
+ * sub-block (x~ = step xq; gguf's v_j are products, exact), into the block's sum, and one more adds
+ * that sum times d into the row's lane.  So each term goes through at most 16 + 1 + width / 256
+ * roundings (fewer than width) and the error is within gamma_width of the sum of |v_j x~_j|: Q6_K's
+ * bound unchanged (error_bound as for Q6_K: no spread).
+ * Q2_K is Q4_K's case: S (rounded once to float32) times sc step / f (a 4-bit integer times a power
+ * of two, from a table vpermps indexes with the scale nibble: exact) into the block's sum, and the
+ * min offsets m (step T) (4 + 18 bits: exact, from a second table) into the block's min sum; those
+ * times d and dmin into two lanes by fused multiply-adds, subtracted at the end: each term through
+ * at most 16 + 3 + width / 256 roundings, and each is at most sum_j (|d sc| q_j + |dmin m|) |x~_j|
+ * over its sub-block, so the error is within gamma_width A |x~| with A the root of the row's
+ * q2_k_spreads (StoredScreen.spread, measured at each open), and gguf rounds each v_j once (2^-24
+ * of it: value_rounding) as for Q4_K.
  */
 #ifndef EMBEDEXPLORER_QUANTS_GROUPS_Q2Q3_H
 #define EMBEDEXPLORER_QUANTS_GROUPS_Q2Q3_H
 
 #define Q2_K_GROUP_BYTES (4 * GROUP_ROWS + 16 * GROUP_ROWS + 16 * 64)
-#define Q3_K_GROUP_BYTES (2 * GROUP_ROWS + 16 * GROUP_ROWS + 16 * (64 + 32))
+#define Q3_K_GROUP_BYTES (2 * GROUP_ROWS + 16 * GROUP_ROWS + 4 * (4 * 64 + 16 * 8))
 
 static int quantise_query(const float *x, Py_ssize_t width, int16_t *xq, float *step);
 
@@ -83,25 +89,18 @@ static void low_bit_lane(int kind, const uint8_t *block, int r, uint8_t *at, uin
     for (int k = 0; k < 16; k++) {
         /* Sub-block k's numbers 4t + p are qs[base + 4t + p] >> shift (two_bit_code), hmask[16 (k % 2) + 4t + p]. */
         int base = 32 * (k / 8) + 16 * (k % 2), shift = 2 * ((k % 8) / 2);
-        if (!q3) { /* Q2_K: numbers 4t .. 4t + 3 of sub-block k at bits 2 (k % 4) of quad k / 4's word t */
-            for (int t = 0; t < 4; t++) {
-                uint32_t word = ((word_at(qs + base + 4 * t) >> shift) & 0x03030303u) << (2 * (k % 4));
-                uint8_t *quad = codes + 64 * (4 * (k / 4) + t) + 4 * r;
-                for (int p = 0; p < 4; p++)
-                    quad[p] |= (uint8_t)(word >> (8 * p));
+        /* Numbers 4t .. 4t + 3 of sub-block k at bits 2 (k % 4) of word t of quad k / 4. */
+        for (int t = 0; t < 4; t++) {
+            uint32_t word = ((word_at(qs + base + 4 * t) >> shift) & 0x03030303u) << (2 * (k % 4));
+            uint8_t *quad = codes + (q3 ? 384 : 256) * (k / 4) + 64 * t + 4 * r;
+            for (int p = 0; p < 4; p++)
+                quad[p] |= (uint8_t)(word >> (8 * p));
+            if (q3) {
+                uint32_t bits = (word_at(block + 16 * (k % 2) + 4 * t) >> (k / 2)) & 0x01010101u;
+                uint32_t four = (bits & 1) | ((bits >> 7) & 2) | ((bits >> 14) & 4) | ((bits >> 21) & 8);
+                masks[k][t] |= (uint64_t)four << (4 * r);
             }
-            continue;
         }
-        uint32_t word = 0;
-        for (int i = 0; i < 4; i++) {
-            word |= ((word_at(qs + base + 4 * i) >> shift) & 0x03030303u) << (2 * i);
-            uint32_t bits = (word_at(block + 16 * (k % 2) + 4 * i) >> (k / 2)) & 0x01010101u;
-            uint32_t four = (bits & 1) | ((bits >> 7) & 2) | ((bits >> 14) & 4) | ((bits >> 21) & 8);
-            masks[k][i] |= (uint64_t)four << (4 * r);
-        }
-        uint8_t *sub = codes + k * 96 + 4 * r;
-        for (int p = 0; p < 4; p++)
-            sub[p] = (uint8_t)(word >> (8 * p));
     }
 }
 
@@ -119,9 +118,9 @@ static void low_bit_group_chunk(const void *job, Py_ssize_t start, Py_ssize_t st
             memset(at, 0, (size_t)size);
             for (int r = 0; r < GROUP_ROWS && g * GROUP_ROWS + r < q->count; r++)
                 low_bit_lane(q->kind, q->rows + ((g * GROUP_ROWS + r) * q->blocks + b) * block_bytes, r, at, masks);
-            if (q->kind == KIND_Q3_K)
+            if (q->kind == KIND_Q3_K) /* after each quad's codes: its sub-blocks' masks, four each */
                 for (int k = 0; k < 16; k++)
-                    memcpy(at + 18 * GROUP_ROWS + 96 * k + 64, masks[k], sizeof masks[k]);
+                    memcpy(at + 18 * GROUP_ROWS + 384 * (k / 4) + 256 + 32 * (k % 4), masks[k], sizeof masks[k]);
         }
 }
 
@@ -165,44 +164,49 @@ VNNI_TARGET static ALWAYS_INLINE void group_scores(__m512 total, Py_ssize_t g, c
 }
 
 /* Rows start .. stop - 1 (start a multiple of 16) of a Q3_K table's groups against xq = 256 high + low;
- * centre: -4 T per sub-block (int32). */
+ * centre: per sub-block k, -4 T 4^i (int32) then step 4^-i (float32) with i = k % 4, or 0 when it is 3. */
 VNNI_TARGET static void q3_k_vnni(const uint8_t *groups, Py_ssize_t blocks, const int8_t *high, const int8_t *low,
                                   const float *step, const void *centre, const float *scale, float *out,
                                   Py_ssize_t start, Py_ssize_t stop)
 {
-    const __m512i three = _mm512_set1_epi8(3), four = _mm512_set1_epi8(4);
     const int32_t *offsets = centre;
+    const float *steps = (const float *)centre + 16 * blocks;
+    (void)step;
     for (Py_ssize_t g = start / GROUP_ROWS; g * GROUP_ROWS < stop; g++) {
         const uint8_t *group = groups + g * blocks * Q3_K_GROUP_BYTES;
         __m512 acc = _mm512_setzero_ps();
         for (Py_ssize_t b = 0; b < blocks; b++) {
             const uint8_t *at = group + b * Q3_K_GROUP_BYTES;
-            /* F16C widens float16 exactly, subnormals, infinities and NaN too, as widen_half does. */
-            const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)at));
             const uint8_t *scales = at + 2 * GROUP_ROWS, *codes = scales + 16 * GROUP_ROWS;
-            for (int run = 0; run < 8; run++) {
-                const __m512 d_step = _mm512_mul_ps(d, _mm512_set1_ps(step[8 * b + run]));
-                for (int half = 0; half < 2; half++) {
-                    int k = 2 * run + half;
-                    const uint8_t *sub = codes + 96 * k;
-                    __m512i bytes = _mm512_loadu_si512((const void *)sub), upper = _mm512_setzero_si512();
-                    /* The low bytes' sums start from -4 T, which the codes' offset of 4 adds. */
-                    __m512i lower = _mm512_set1_epi32(offsets[16 * b + k]);
-                    for (int i = 0; i < 4; i++) {
-                        __m512i c = _mm512_and_si512(i == 0 ? bytes : _mm512_srli_epi16(bytes, 2 * i), three);
-                        uint64_t bits;
-                        memcpy(&bits, sub + 64 + 8 * i, sizeof bits);
-                        c = _mm512_mask_add_epi8(c, _cvtu64_mask64(bits), c, four);
-                        Py_ssize_t j = 256 * b + 16 * k + 4 * i;
-                        upper = _mm512_dpbusd_epi32(upper, c, four_bytes(high + j));
-                        lower = _mm512_dpbusd_epi32(lower, c, four_bytes(low + j));
+            __m512 sums = _mm512_setzero_ps(); /* the block's, before d */
+            for (int quad = 0; quad < 4; quad++) {
+                const uint8_t *words_at = codes + 384 * quad;
+                __m512i words[4];
+                for (int t = 0; t < 4; t++)
+                    words[t] = _mm512_loadu_si512((const void *)(words_at + 64 * t));
+                for (int i = 0; i < 4; i++) { /* sub-block 4 quad + i: q + 4 times 4^i (at bits 2i; i = 3 shifted) */
+                    int k = 4 * quad + i;
+                    const __m512i bits = _mm512_set1_epi8((char)(i < 3 ? 3 << (2 * i) : 3));
+                    const __m512i third = _mm512_set1_epi8((char)(i < 3 ? 4 << (2 * i) : 4));
+                    __m512i c[4], upper = _mm512_setzero_si512();
+                    __m512i lower = _mm512_set1_epi32(offsets[16 * b + k]); /* -4 T 4^i: the codes' offset */
+                    for (int t = 0; t < 4; t++) {
+                        uint64_t mask;
+                        memcpy(&mask, words_at + 256 + 32 * i + 8 * t, sizeof mask);
+                        c[t] = _mm512_and_si512(i < 3 ? words[t] : _mm512_srli_epi16(words[t], 6), bits);
+                        c[t] = _mm512_mask_add_epi8(c[t], _cvtu64_mask64(mask), c[t], third);
+                        upper = _mm512_dpbusd_epi32(upper, c[t], four_bytes(high + 256 * b + 16 * k + 4 * t));
+                        lower = _mm512_dpbusd_epi32(lower, c[t], four_bytes(low + 256 * b + 16 * k + 4 * t));
                     }
-                    __m512i sums = _mm512_add_epi32(_mm512_slli_epi32(upper, 8), lower);
+                    __m512i total = _mm512_add_epi32(_mm512_slli_epi32(upper, 8), lower);
                     __m128i row_scales = _mm_loadu_si128((const __m128i *)(scales + GROUP_ROWS * k));
-                    __m512 weight = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(row_scales)), d_step);
-                    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums), weight, acc);
+                    __m512 weight = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(row_scales)),
+                                                  _mm512_set1_ps(steps[16 * b + k]));
+                    sums = _mm512_fmadd_ps(_mm512_cvtepi32_ps(total), weight, sums);
                 }
             }
+            /* F16C widens float16 exactly, subnormals, infinities and NaN too, as widen_half does. */
+            acc = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)at)), sums, acc);
         }
         group_scores(acc, g, scale, out, stop);
     }
@@ -238,8 +242,6 @@ VNNI_TARGET static void q2_k_vnni(const uint8_t *groups, Py_ssize_t blocks, cons
                     __m512i lower = _mm512_slli_epi32(upper, 8);
                     for (int t = 0; t < 4; t++)
                         lower = _mm512_dpbusd_epi32(lower, c[t], four_bytes(low + 256 * b + 16 * k + 4 * t));
-                    if (i > 0)
-                        lower = _mm512_srai_epi32(lower, 2 * i); /* exact: every product is a multiple of 4^i */
                     __m512i packed = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(scales + GROUP_ROWS * k)));
                     const float *table = tables + 32 * (16 * b + k);
                     /* vpermps reads the low four bits of each index: the scale nibble, then the min's. */
@@ -294,13 +296,16 @@ static int low_bit_query(struct low_bit_job *job, int16_t *xq, float *step, int8
         int32_t sum = 0; /* at most 2^18 in size: exact as float32, and times step too */
         for (int j = 0; j < 16; j++)
             sum += xq[16 * k + j];
-        if (job->kind == KIND_Q3_K) {
-            ((int32_t *)centre)[k] = -4 * sum;
+        /* The codes of sub-block k are 4^i times theirs where i = k % 4 (Q3_K's: but for i = 3). */
+        int i = (int)(k % 4) < 3 || job->kind == KIND_Q2_K ? (int)(k % 4) : 0;
+        if (job->kind == KIND_Q3_K) { /* -4 T 4^i, then step 4^-i (exact: 2^-104 at least, normal) */
+            ((int32_t *)centre)[k] = -4 * sum * (1 << (2 * i));
+            ((float *)centre)[width / 16 + k] = ldexpf(step[k / 2], -2 * i);
             continue;
         }
-        float *table = (float *)centre + 32 * k; /* Q2_K: v step, then v step T, v = 0 .. 15 (exact) */
+        float *table = (float *)centre + 32 * k; /* Q2_K: v step 4^-i, then v step T, v = 0 .. 15 (exact) */
         for (int v = 0; v < 16; v++) {
-            table[v] = (float)v * step[k / 2];
+            table[v] = ldexpf((float)v * step[k / 2], -2 * i);
             table[16 + v] = (float)v * ((float)sum * step[k / 2]);
         }
     }
@@ -339,7 +344,7 @@ static PyObject *low_bit_scores(PyObject *self, PyObject *args)
             xq = PyMem_RawMalloc((size_t)width * sizeof(int16_t));
             step = PyMem_RawMalloc((size_t)(width / 32) * 2 * sizeof(float));
             bytes = PyMem_RawMalloc((size_t)width * 2);
-            centre = PyMem_RawMalloc((size_t)(width / 16) * (kind == KIND_Q3_K ? 4 : 32 * sizeof(float)));
+            centre = PyMem_RawMalloc((size_t)(width / 16) * (kind == KIND_Q3_K ? 8 : 32 * sizeof(float)));
             if (low_bit_query(&job, xq, step, bytes, centre))
                 job.groups = groups.buf;
         }
