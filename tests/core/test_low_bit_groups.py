@@ -24,6 +24,7 @@ from embedexplorer.core.search import low_bit_groups, stored_search
 
 from ..gguf_fixture import float64_top_k, write_gguf
 from ..low_bit_fixture import BLOCK_BYTES, CODE_BYTES, SCALE_BYTES, low_bit_blocks, random_blocks
+from .test_q4_k_groups import varied_rows, zero_ids
 
 _quants = pytest.importorskip("embedexplorer.core.search._quants", reason="the quantised scan was not built here")
 TYPES = [Q.Q2_K, Q.Q3_K]
@@ -56,19 +57,6 @@ def screen_for(stored: np.ndarray, qtype: Q, width: int) -> tuple[low_bit_groups
 def exact_scores(numbers: np.ndarray, lengths: np.ndarray, query: np.ndarray) -> np.ndarray:
     live = lengths > 0
     return np.where(live, numbers @ query.astype(np.float64) / np.where(live, lengths, 1.0), 0.0)
-
-
-def zero_ids(count: int) -> list[int]:
-    return [count // 2] if count < 15 else [0, count // 2, count - 1]
-
-
-def varied_rows(count: int, width: int, seed: int) -> np.ndarray:
-    """Random rows of lengths 0.3 to 3 with a few all zero (``zero_ids``)."""
-    rng = np.random.default_rng(seed)
-    rows = rng.standard_normal((count, width)).astype(np.float32)
-    rows *= np.exp(rng.uniform(-1.2, 1.1, (count, 1))).astype(np.float32)
-    rows[zero_ids(count)] = 0.0
-    return rows
 
 
 def near_tie_blocks(qtype: Q, seed: int) -> np.ndarray:
