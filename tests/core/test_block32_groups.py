@@ -344,3 +344,29 @@ def test_a_q4_0_table_too_large_for_the_cache_keeps_its_blocks_as_stored(monkeyp
     monkeypatch.setattr(stored_search, "_GROUPS_MAX_BYTES", stored.nbytes)
     screen.scores(query)
     assert screen.groups is not None
+
+
+@needs_vnni
+def test_rows_llama_cpp_quantised_to_q5_0_answer_as_float64(tmp_path: Path) -> None:
+    """llama.cpp's own Q5_0 blocks (32 rows of MiniLM) and 5 copies of them, each with one code or one
+    fifth bit moved (near ties): 37 rows, so the last group holds 5."""
+    import base64
+    import gzip
+    import json
+
+    data = Path(__file__).resolve().parents[1] / "data" / "llama_quants" / "blocks.json.gz"
+    table_data = json.loads(gzip.decompress(data.read_bytes()))["tables"]["minilm-Q4_K_M-pure"]
+    blocks = np.frombuffer(base64.b64decode(table_data["blocks"]), dtype=np.uint8).reshape(len(table_data["ids"]), -1)
+    stored = np.concatenate([blocks, blocks[[3, 3, 9, 20, 31]]])
+    # Bytes 2-5 of a block are its fifth bits, 6-21 its codes.
+    for row, byte in zip(range(32, 37), (6, 22 + 3, 22 * 5 + 17, 22 * 7 + 2, 22 * 11 + 21), strict=True):
+        stored[row, byte] ^= 1
+    numbers = dequantize(stored, Q.Q5_0).astype(np.float64)
+    table = open_table(str(write_gguf(tmp_path / "llama-q5_0.gguf", stored, Q.Q5_0)))
+    try:
+        assert table.screen.groups_at_open
+        for token_id, k in ((3, K), (0, K), (36, K), (20, K), (33, K), (31, 36)):
+            ids, _ = float64_top_k(numbers, numbers[token_id], k, (token_id,))
+            assert [n.id for n in table.neighbours(token_id, k=k).neighbours] == ids
+    finally:
+        table.close()
