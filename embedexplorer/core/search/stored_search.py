@@ -63,6 +63,8 @@ _SPREAD_KINDS = (_Q4_K, *MIN_KINDS)
 # A Q4_K table whose rows' spread exceeds this is scanned in float32 instead: its integer scan's bound
 # would let too many rows through to the exact pass.
 _MAX_SPREAD = 64.0
+# Q4_0's groups pay at every size: Qwen2-7B-sized (306 MB), two threads, 24-25 ms by groups against 36-38 ms
+# as stored and 25 ms for one plain read (medians of 9, interleaved, load 3.0-3.4).
 # Above this many stored bytes a Q4_K table keeps the scan of its blocks as stored: it is read from memory,
 # not the cache, and that scan is bound by memory's bandwidth already (Qwen2-7B-sized, 307 MB, two threads:
 # 16.5 ms as stored, 16.8 ms by groups, at load 0.8), so a grouped copy would take as much again for nothing.
@@ -174,12 +176,13 @@ class StoredScreen:
         return out
 
     def _groups_for_scan(self) -> np.ndarray | None:
-        """The Q4_K rows in groups of sixteen, made at the second query where the CPU scans them (AVX-512
-        VNNI; ``quants_groups.h``): about half the instructions a number, so a table in the cache is
-        scanned at the cache's bandwidth.  Not at the first: a one-shot answer makes no copy.  Not for a
-        table too large for the cache (``_GROUPS_MAX_BYTES``)."""
+        """The Q4_K or Q4_0 rows in groups of sixteen, made at the second query where the CPU scans them
+        (AVX-512 VNNI; ``quants_groups.h``, ``quants_groups32.h``): about half the instructions a number, so
+        a table in the cache is scanned at the cache's bandwidth.  Not at the first: a one-shot answer makes
+        no copy.  Not for a Q4_K table too large for the cache (``_GROUPS_MAX_BYTES``).  The other 32-number
+        kinds have theirs from the open."""
         # grouped_scan is false without VNNI, or when a test chose another build.
-        later = self.kind in (_Q4_K, Q4_0_KIND) and self.bits.nbytes <= _GROUPS_MAX_BYTES
+        later = (self.kind == _Q4_K and self.bits.nbytes <= _GROUPS_MAX_BYTES) or self.kind == Q4_0_KIND
         wanted = self.integer and (later or self.groups_at_open) and self._quants.grouped_scan()
         with self._groups_lock:
             self._scans += 1
