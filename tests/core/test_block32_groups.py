@@ -136,7 +136,8 @@ def test_grouped_scores_are_within_the_bound_of_ggufs_numbers(qtype: Q, width: i
     first = screen.scores(query)
     assert (screen.groups is None) == (qtype == Q.Q4_0)  # Q4_0's first query reads its blocks as stored
     later = screen.scores(query)
-    assert screen.groups is not None and screen.groups_bytes == -(-count // 16) * width // 32 * group_bytes(KINDS[qtype])
+    assert screen.groups is not None
+    assert screen.groups_bytes == -(-count // 16) * width // 32 * group_bytes(KINDS[qtype])
     assert screen.groups_bytes == -(-count // 16) * 16 * stored.shape[1]  # the stored bytes, no more
     for scores in (first, later):
         assert np.abs(scores - exact).max() <= bound

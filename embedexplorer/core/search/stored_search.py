@@ -55,8 +55,13 @@ QUANT_KINDS = {"Q8_0": 0, "Q4_0": 1, "Q4_K": 2, "Q6_K": 3}
 DEQUANTISED_KINDS = {**QUANT_KINDS, "Q5_K": 4, **BLOCK32_KINDS}
 # Of those, the kinds an AVX-512 build scans against the query as 16-bit integers (Q4_K, Q4_1 and Q5_1 when
 # their spread allows).
-_INTEGER_KINDS = (QUANT_KINDS["Q8_0"], QUANT_KINDS["Q4_0"], QUANT_KINDS["Q6_K"], BLOCK32_KINDS["Q5_0"])
-_INTEGER_KINDS += (BLOCK32_KINDS["IQ4_NL"],)
+_INTEGER_KINDS = (
+    QUANT_KINDS["Q8_0"],
+    QUANT_KINDS["Q4_0"],
+    QUANT_KINDS["Q6_K"],
+    BLOCK32_KINDS["Q5_0"],
+    BLOCK32_KINDS["IQ4_NL"],
+)
 _Q4_K = QUANT_KINDS["Q4_K"]
 # Kinds whose numbers are a scaled code plus a min, rounded once by gguf: scanned as integers with a spread.
 _SPREAD_KINDS = (_Q4_K, *MIN_KINDS)
