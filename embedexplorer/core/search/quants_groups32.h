@@ -129,7 +129,8 @@ static void group32_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
                 for (int t = 0; t < 4; t++) {
                     if (fifths) { /* bits 4r .. 4r + 3 of the two masks: byte r / 2, its low or high half */
                         at[fifth_at + 16 * t + r / 2] |= (uint8_t)(((fifth >> (4 * t)) & 15u) << (4 * (r & 1)));
-                        at[fifth_at + 16 * t + 8 + r / 2] |= (uint8_t)(((fifth >> (16 + 4 * t)) & 15u) << (4 * (r & 1)));
+                        at[fifth_at + 16 * t + 8 + r / 2] |=
+                            (uint8_t)(((fifth >> (16 + 4 * t)) & 15u) << (4 * (r & 1)));
                     }
                     memcpy(at + qs_at + 64 * t + 4 * r, qs + 4 * t, 4);
                 }
@@ -151,7 +152,8 @@ static PyObject *block32_groups(PyObject *self, PyObject *args)
         count = rows.len / (blocks * BLOCK_BYTES[kind]);
     if (!is_block32(kind) || width <= 0 || width % 32 != 0 || rows.len != count * blocks * BLOCK_BYTES[kind] ||
         out.len != (count + GROUP32_ROWS - 1) / GROUP32_ROWS * blocks * GROUP32_BYTES(kind)) {
-        PyErr_SetString(PyExc_ValueError, "out must hold the groups of every 16 rows of 32-number blocks (kinds 1, 5-8)");
+        PyErr_SetString(PyExc_ValueError,
+                        "out must hold the groups of every 16 rows of 32-number blocks (kinds 1, 5-8)");
     } else if (check_progress(&progress)) {
         struct group32_job job = {kind, rows.buf, count, blocks, out.buf};
         result = share_chunks_released(group32_chunk, &job, count, &progress);
@@ -175,19 +177,24 @@ static void spread32_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
 {
     const struct spread32_job *q = job;
     Py_ssize_t block_bytes = BLOCK_BYTES[q->kind];
+    int fifths = has_fifth32(q->kind);
     for (Py_ssize_t i = start; i < stop; i++) {
         double total = 0.0;
         for (Py_ssize_t at = 0; at < q->row_bytes; at += block_bytes) {
             const uint8_t *block = q->rows + i * q->row_bytes + at;
             double d = fabs((double)half_at(block)), m = fabs((double)half_at(block + 2));
-            const uint8_t *qh = block + 4, *qs = qh + 4 * has_fifth32(q->kind);
-            for (int j = 0; j < 32; j++) {
-                int code = j < 16 ? qs[j] & 0x0F : qs[j - 16] >> 4;
-                if (has_fifth32(q->kind))
-                    code |= ((qh[j / 8] >> (j % 8)) & 1) << 4;
-                double size = d * code + m;
-                total += size * size;
+            const uint8_t *qh = block + 4, *qs = qh + 4 * fifths;
+            /* sum (d q + m)^2 = d^2 sum q^2 + 2 d m sum q + 32 m^2, the sums of the codes in integers. */
+            uint32_t fifth = 0;
+            if (fifths)
+                fifth = (uint32_t)qh[0] | (uint32_t)qh[1] << 8 | (uint32_t)qh[2] << 16 | (uint32_t)qh[3] << 24;
+            int32_t sum = 0, squares = 0;
+            for (int j = 0; j < 16; j++) { /* numbers j and j + 16 */
+                int32_t low = (qs[j] & 0x0F) | (int32_t)((fifth >> j) & 1u) << 4;
+                int32_t high = (qs[j] >> 4) | (int32_t)((fifth >> (j + 16)) & 1u) << 4;
+                sum += low + high, squares += low * low + high * high;
             }
+            total += d * d * squares + 2.0 * d * m * sum + 32.0 * m * m;
         }
         q->out[i] = total;
     }

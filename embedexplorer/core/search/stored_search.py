@@ -2,8 +2,11 @@
 
 The first pass reads the rows as the file stores them: 16-bit rows (bfloat16, float16),
 or the GGUF blocks of Q8_0, Q4_0, Q4_K and Q6_K rows (``_quants.c``, which dequantises
-each number to the float32 the exact pass reads, so its bound is a 16-bit row's); other
-quantised types are rounded to bfloat16 once, block by block, from the dequantised rows.
+each number to the float32 the exact pass reads, so its bound is a 16-bit row's); Q4_1,
+Q5_0, Q5_1 and IQ4_NL rows as a copy of their blocks sixteen rows at a time, made at open
+where the CPU has AVX-512 VNNI (``block32_groups``, ``quants_groups32.h``); other quantised
+types (and those four without VNNI) are rounded to bfloat16 once, block by block, from the
+dequantised rows.
 Each row's score is multiplied by its stored reciprocal length, so it is a cosine (times
 the query's length) within a known bound.  ``neighbours.search`` then rescores, in
 float64 from the stored numbers, every row that could be among the best: the answer is
