@@ -373,3 +373,21 @@ def test_rows_llama_cpp_quantised_to_q5_0_answer_as_float64(tmp_path: Path) -> N
             assert [n.id for n in table.neighbours(token_id, k=k).neighbours] == ids
     finally:
         table.close()
+
+
+@pytest.mark.parametrize("qtype", [Q.Q4_1, Q.Q5_1], ids=["Q4_1", "Q5_1"])
+def test_the_spread_is_each_rows_sum_of_d_q_plus_m_squared(qtype: Q) -> None:
+    """The spread the bound rests on (quants_groups32.h's top): sum (|d| q + |m|)^2 over each row, the
+    codes q read back from gguf's own numbers (q = (v - m) / d, exact for these scales)."""
+    stored = stored_rows(varied_rows(50, 96, seed=21), qtype)
+    numbers = dequantize(stored, qtype).astype(np.float64).reshape(50, 3, 32)
+    blocks = stored.reshape(50, 3, -1)
+    d = blocks[..., 0:2].copy().view("<f2").astype(np.float64)
+    m = blocks[..., 2:4].copy().view("<f2").astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        codes = np.where(d == 0, 0, np.rint((numbers - m) / np.where(d == 0, 1, d)))
+    assert ((codes >= 0) & (codes <= (15 if qtype == Q.Q4_1 else 31))).all()
+    expected = ((np.abs(d) * codes + np.abs(m)) ** 2).sum(axis=(1, 2))
+    out = np.empty(50, dtype=np.float64)
+    _quants.block32_spreads(stored, KINDS[qtype], 96, out, np.zeros(2, dtype=np.int64))
+    np.testing.assert_allclose(out, expected, rtol=1e-12)
