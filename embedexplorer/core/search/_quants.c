@@ -279,7 +279,7 @@ static void quant_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
                       stop);
         return;
     }
-    if (q->kind >= KIND_Q4_1) { /* without their groups (no VNNI): dequantised, the float scan in portable C */
+    if (is_block32(q->kind) && q->kind != KIND_Q4_0) { /* without their groups: the float scan, portable C */
         rows_plain(q->kind, q->rows, q->row_bytes, q->query, q->scale, q->out, start, stop, q->width);
         return;
     }
@@ -341,7 +341,7 @@ static PyObject *quant_scores(PyObject *self, PyObject *args)
     Py_ssize_t width = query.len / (Py_ssize_t)sizeof(float);
     Py_ssize_t count = out.len / (Py_ssize_t)sizeof(float);
     if (kind < 0 || kind >= KINDS || kind == KIND_Q5_K || BLOCK_NUMBERS[kind] == 0) {
-        PyErr_SetString(PyExc_ValueError, "kind must be 0 (Q8_0), 1 (Q4_0), 2 (Q4_K), 3 (Q6_K) or 5-8 (Q4_1 .. IQ4_NL)");
+        PyErr_SetString(PyExc_ValueError, "kind must be 0 (Q8_0), 1 (Q4_0), 2 (Q4_K), 3 (Q6_K) or 5-8 (Q4_1-IQ4_NL)");
     } else if (width == 0 || query.len % (Py_ssize_t)sizeof(float) != 0 || width % BLOCK_NUMBERS[kind] != 0) {
         PyErr_SetString(PyExc_ValueError, "the query must hold a whole number of blocks of float32 numbers");
     } else if (rows.len != count * (width / BLOCK_NUMBERS[kind]) * BLOCK_BYTES[kind]) {
@@ -539,10 +539,12 @@ static PyMethodDef quant_methods[] = {
     {"quant_scores", quant_scores, METH_VARARGS,
      "quant_scores(rows, kind, query, scale, out, progress, integer=False)\n\n"
      "Write scale[i] times the dot product of quantised row i (GGUF blocks as stored, uint8; kind 0\n"
-     "Q8_0, 1 Q4_0, 2 Q4_K, 3 Q6_K) with the float32 query into out (0 where scale[i] is 0), without\n"
-     "the GIL; threads that call it with the same zeroed progress (two int64) share the rows.  With\n"
+     "Q8_0, 1 Q4_0, 2 Q4_K, 3 Q6_K, 5 Q4_1, 6 Q5_0, 7 Q5_1, 8 IQ4_NL) with the float32 query into out\n"
+     "(0 where scale[i] is 0), without the GIL; threads that call it with the same zeroed progress (two int64)\n"
+     "share the rows.  With\n"
      "integer, every kind is scanned against the query held as 16-bit integers where the\n"
-     "build can (error bound in _quants.c); Q4_K by groups, q4_k_groups's copy, when given and grouped_scan()."},
+     "build can (error bound in _quants.c); Q4_K by groups, q4_k_groups's copy (block32_groups's for kinds 1,\n"
+     "5-8), when given and grouped_scan()."},
     {NULL, NULL, 0, NULL},
 };
 
