@@ -35,8 +35,6 @@ class LowBitScreen(StoredScreen):
     Q2_K the table's ``spread`` and gguf's one rounding of each number, as for Q4_K.
     """
 
-    groups_words = " (through a copy of them sixteen rows at a time, made at open)"
-
     def __init__(
         self,
         blocks: np.ndarray,
@@ -47,12 +45,11 @@ class LowBitScreen(StoredScreen):
         spread: float | None,
         groups: np.ndarray,
     ) -> None:
-        super().__init__(blocks, kind, lengths, 0.0, notes, quantised_width=width)
+        super().__init__(blocks, kind, lengths, 0.0, notes, quantised_width=width, groups=groups)
         self.integer = True
         self.query_rounding = float(_quants.QUERY_ROUNDING)
         self.spread = 1.0 if spread is None else spread
         self.value_rounding = _Q2_K_ROUNDING if kind == _Q2_K else 0.0
-        self.groups = groups
         # Same arguments as quant_scores; without VNNI (a test's other build) it scans the blocks in float32.
         self._scan = _quants.low_bit_scores
 
@@ -74,7 +71,7 @@ def low_bit_screen(
     kind = LOW_BIT_KINDS[storage]
     spread = None
     if kind == _Q2_K:
-        spread = quantised_spread(blocks, width, lengths, _quants.q2_k_spreads)
+        spread = quantised_spread(blocks, width, lengths, kind)
         if spread is None:
             return None
     return LowBitScreen(blocks, kind, lengths, notes, width, spread, low_bit_groups(blocks, kind, width, _quants))
