@@ -58,12 +58,29 @@
 
 #include <math.h>
 
-/* Q5_K last: dequantise reads it, quant_scores does not (see the top of the file). */
-enum { KIND_Q8_0, KIND_Q4_0, KIND_Q4_K, KIND_Q6_K, KIND_Q5_K, KINDS };
+/* Explicit values: Python's QUANT_KINDS and DEQUANTISED_KINDS name them.  Q5_K: dequantise reads it,
+ * quant_scores does not (see the top of the file).  IQ4_XS, TQ2_0 and MXFP4: quants_lookup.h. */
+enum {
+    KIND_Q8_0 = 0,
+    KIND_Q4_0 = 1,
+    KIND_Q4_K = 2,
+    KIND_Q6_K = 3,
+    KIND_Q5_K = 4,
+    KIND_IQ4_XS = 11,
+    KIND_TQ2_0 = 12,
+    KIND_MXFP4 = 13,
+    KINDS = 14
+};
 
-/* Numbers and bytes per block of each kind (GGML_QUANT_SIZES). */
-static const Py_ssize_t BLOCK_NUMBERS[KINDS] = {32, 32, 256, 256, 256};
-static const Py_ssize_t BLOCK_BYTES[KINDS] = {34, 18, 144, 210, 176};
+/* Numbers and bytes per block of each kind (GGML_QUANT_SIZES); 0 for a kind not read here. */
+static const Py_ssize_t BLOCK_NUMBERS[KINDS] = {
+    [KIND_Q8_0] = 32, [KIND_Q4_0] = 32, [KIND_Q4_K] = 256, [KIND_Q6_K] = 256, [KIND_Q5_K] = 256,
+    [KIND_IQ4_XS] = 256, [KIND_TQ2_0] = 256, [KIND_MXFP4] = 32,
+};
+static const Py_ssize_t BLOCK_BYTES[KINDS] = {
+    [KIND_Q8_0] = 34, [KIND_Q4_0] = 18, [KIND_Q4_K] = 144, [KIND_Q6_K] = 210, [KIND_Q5_K] = 176,
+    [KIND_IQ4_XS] = 136, [KIND_TQ2_0] = 66, [KIND_MXFP4] = 17,
+};
 
 static ALWAYS_INLINE float half_at(const uint8_t *at)
 {
@@ -81,6 +98,8 @@ static ALWAYS_INLINE void q4_k_scales(const uint8_t *packed, float d, float dmin
         min[j + 4] = dmin * (float)((packed[j + 8] >> 4) | ((packed[j + 4] >> 6) << 4));
     }
 }
+
+#include "quants_lookup_blocks.h"
 
 /* One block's numbers, dequantised exactly as gguf does (see the top of the file). */
 static ALWAYS_INLINE void dequantise_block(int kind, const uint8_t *block, float *v)
@@ -127,6 +146,15 @@ static ALWAYS_INLINE void dequantise_block(int kind, const uint8_t *block, float
             }
         break;
     }
+    case KIND_IQ4_XS:
+        iq4_xs_block(block, half_at(block), v);
+        break;
+    case KIND_TQ2_0:
+        tq2_0_block(block, half_at(block + 64), v);
+        break;
+    case KIND_MXFP4:
+        mxfp4_block(block, v);
+        break;
     default: { /* KIND_Q6_K: ql[128], qh[64], int8 scales[16], d */
         const uint8_t *ql = block, *qh = block + 128;
         const int8_t *scales = (const int8_t *)(block + 192);
@@ -292,6 +320,8 @@ static int quantise_query(const float *x, Py_ssize_t width, int16_t *xq, float *
     return 1;
 }
 
+#include "quants_lookup.h"
+
 static PyObject *quant_scores(PyObject *self, PyObject *args)
 {
     Py_buffer rows, query, scale, out, progress, groups = {0};
@@ -303,17 +333,22 @@ static PyObject *quant_scores(PyObject *self, PyObject *args)
     PyObject *result = NULL;
     Py_ssize_t width = query.len / (Py_ssize_t)sizeof(float);
     Py_ssize_t count = out.len / (Py_ssize_t)sizeof(float);
-    if (kind < 0 || kind >= KIND_Q5_K) {
-        PyErr_SetString(PyExc_ValueError, "kind must be 0 (Q8_0), 1 (Q4_0), 2 (Q4_K) or 3 (Q6_K)");
+    if (kind < 0 || kind >= KINDS || BLOCK_NUMBERS[kind] == 0 || kind == KIND_Q5_K) {
+        PyErr_SetString(PyExc_ValueError, "kind must be one of QUANT_KINDS's codes");
     } else if (width == 0 || query.len % (Py_ssize_t)sizeof(float) != 0 || width % BLOCK_NUMBERS[kind] != 0) {
         PyErr_SetString(PyExc_ValueError, "the query must hold a whole number of blocks of float32 numbers");
     } else if (rows.len != count * (width / BLOCK_NUMBERS[kind]) * BLOCK_BYTES[kind]) {
         PyErr_SetString(PyExc_ValueError, "rows must hold len(out) rows of len(query) quantised numbers");
-    } else if (groups.buf != NULL && (kind != KIND_Q4_K || groups.len != (count + GROUP_ROWS - 1) / GROUP_ROWS *
-                                                                        (width / 256) * GROUP_BLOCK_BYTES)) {
-        PyErr_SetString(PyExc_ValueError, "groups must be q4_k_groups's copy of the Q4_K rows");
+    } else if (groups.buf != NULL && (kind == KIND_Q4_K ? groups.len != (count + GROUP_ROWS - 1) / GROUP_ROWS *
+                                                                        (width / 256) * GROUP_BLOCK_BYTES
+                                                       : !lookup_kind(kind) ||
+                                                             groups.len != lookup_groups_bytes(kind, count, width))) {
+        PyErr_SetString(PyExc_ValueError, "groups must be q4_k_groups's or lookup_groups's copy of the rows");
     } else if (scale.len != out.len) {
         PyErr_SetString(PyExc_ValueError, "scale must hold one float32 per row");
+    } else if (lookup_kind(kind)) {
+        if (check_progress(&progress))
+            result = lookup_scores(kind, &rows, &query, &scale, &out, &progress, integer, groups.buf, count, width);
     } else if (check_progress(&progress)) {
         struct quant_job job = {kind, rows.buf, (width / BLOCK_NUMBERS[kind]) * BLOCK_BYTES[kind], width,
                                 query.buf, scale.buf, out.buf, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
@@ -424,8 +459,8 @@ static PyObject *dequantise(PyObject *self, PyObject *args)
         return NULL;
     PyObject *result = NULL;
     Py_ssize_t numbers = out.len / (Py_ssize_t)sizeof(float);
-    if (kind < 0 || kind >= KINDS) {
-        PyErr_SetString(PyExc_ValueError, "kind must be 0 (Q8_0), 1 (Q4_0), 2 (Q4_K), 3 (Q6_K) or 4 (Q5_K)");
+    if (kind < 0 || kind >= KINDS || BLOCK_NUMBERS[kind] == 0) {
+        PyErr_SetString(PyExc_ValueError, "kind must be one of DEQUANTISED_KINDS's codes");
     } else if (out.len % (Py_ssize_t)sizeof(float) != 0 || numbers % BLOCK_NUMBERS[kind] != 0 ||
                rows.len != numbers / BLOCK_NUMBERS[kind] * BLOCK_BYTES[kind]) {
         PyErr_SetString(PyExc_ValueError, "out must hold the float32 numbers of every block of rows");
@@ -478,11 +513,16 @@ static PyMethodDef quant_methods[] = {
     {"q4_k_groups", q4_k_groups, METH_VARARGS,
      "q4_k_groups(rows, width, out, progress)\n\nCopy Q4_K rows into out sixteen at a time (quants_groups.h), for\n"
      "quant_scores's groups; threads share rows as there."},
+    {"lookup_groups", lookup_groups, METH_VARARGS,
+     "lookup_groups(rows, kind, width, out, progress)\n\nCopy IQ4_XS (11), TQ2_0 (12) or MXFP4 (13) rows into out sixteen\n"
+     "at a time (quants_lookup.h), for quant_scores's groups; threads share rows as there."},
+    {"lookup_groups_size", lookup_groups_size, METH_VARARGS,
+     "lookup_groups_size(kind, count, width)\n\nBytes of lookup_groups's copy of count rows of width numbers."},
     {"grouped_scan", grouped_scan, METH_NOARGS,
      "grouped_scan()\n\nTrue when quant_scores scans Q4_K rows by their groups here (AVX-512 VNNI)."},
     {"dequantise", dequantise, METH_VARARGS,
      "dequantise(rows, kind, out)\n\nWrite the float32 numbers of quantised rows (GGUF blocks, uint8; kind as for\n"
-     "quant_scores, or 4 Q5_K) into out,\n"
+     "quant_scores, or 4 Q5_K, 11 IQ4_XS, 12 TQ2_0, 13 MXFP4) into out,\n"
      "as gguf's dequantize gives them, without the GIL."},
     {"use_build", use_build, METH_VARARGS,
      "use_build(name)\n\nFor tests: scan with the named build (plain, avx2, avx512f, avx512f-float: no integer\n"
@@ -491,10 +531,11 @@ static PyMethodDef quant_methods[] = {
     {"quant_scores", quant_scores, METH_VARARGS,
      "quant_scores(rows, kind, query, scale, out, progress, integer=False)\n\n"
      "Write scale[i] times the dot product of quantised row i (GGUF blocks as stored, uint8; kind 0\n"
-     "Q8_0, 1 Q4_0, 2 Q4_K, 3 Q6_K) with the float32 query into out (0 where scale[i] is 0), without\n"
+     "Q8_0, 1 Q4_0, 2 Q4_K, 3 Q6_K, 11 IQ4_XS, 12 TQ2_0, 13 MXFP4) with the float32 query into out (0 where scale[i] is 0), without\n"
      "the GIL; threads that call it with the same zeroed progress (two int64) share the rows.  With\n"
      "integer, every kind is scanned against the query held as 16-bit integers where the\n"
-     "build can (error bound in _quants.c); Q4_K by groups, q4_k_groups's copy, when given and grouped_scan()."},
+     "build can (error bound in _quants.c); Q4_K by groups, q4_k_groups's copy, when given and grouped_scan();\n"
+     "IQ4_XS, TQ2_0 and MXFP4 by lookup_groups's copy there, else in float64 (quants_lookup.h)."},
     {NULL, NULL, 0, NULL},
 };
 
