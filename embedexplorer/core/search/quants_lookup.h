@@ -355,18 +355,20 @@ VNNI_TARGET static void mxfp4_groups(const struct lookup_job *q, Py_ssize_t star
             __m512i e = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(group + 16 * b)));
             /* 2^(e - 128) for e >= 2 (gguf's e8m0_to_fp32_half), times the run's step: exact (see the top). */
             __m512 d = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_sub_epi32(e, _mm512_set1_epi32(1)), 23));
-            __m512i upper = _mm512_setzero_si512(), lower = upper;
+            /* Four sums (the low and high nibbles' numbers, by the query's high and low bytes): short chains. */
+            __m512i upper[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()}, lower[2] = {upper[0], upper[0]};
             for (int t = 0; t < 4; t++) {
                 __m512i bytes = _mm512_loadu_si512((const void *)(codes + 64 * t));
                 __m512i first = _mm512_shuffle_epi8(table, _mm512_and_si512(bytes, nibble));
                 __m512i second = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(bytes, 4), nibble));
                 Py_ssize_t j = 32 * b + 4 * t;
-                upper = _mm512_dpbusd_epi32(upper, first, four_bytes(q->high + j));
-                lower = _mm512_dpbusd_epi32(lower, first, four_bytes(q->low + j));
-                upper = _mm512_dpbusd_epi32(upper, second, four_bytes(q->high + j + 16));
-                lower = _mm512_dpbusd_epi32(lower, second, four_bytes(q->low + j + 16));
+                upper[0] = _mm512_dpbusd_epi32(upper[0], first, four_bytes(q->high + j));
+                lower[0] = _mm512_dpbusd_epi32(lower[0], first, four_bytes(q->low + j));
+                upper[1] = _mm512_dpbusd_epi32(upper[1], second, four_bytes(q->high + j + 16));
+                lower[1] = _mm512_dpbusd_epi32(lower[1], second, four_bytes(q->low + j + 16));
             }
-            __m512 sum = run_sum(upper, lower, 12 * q->sums[b]);
+            __m512 sum = run_sum(_mm512_add_epi32(upper[0], upper[1]), _mm512_add_epi32(lower[0], lower[1]),
+                                 12 * q->sums[b]);
             acc = _mm512_fmadd_ps(sum, _mm512_mul_ps(d, _mm512_set1_ps(q->step[b])), acc);
         }
         lookup_store(q, g, stop, acc);
