@@ -60,17 +60,9 @@
 
 /* Explicit values: Python's QUANT_KINDS and DEQUANTISED_KINDS name them.  Q5_K: dequantise reads it,
  * quant_scores does not (see the top of the file).  IQ4_XS, TQ2_0 and MXFP4: quants_lookup.h. */
-enum {
-    KIND_Q8_0 = 0,
-    KIND_Q4_0 = 1,
-    KIND_Q4_K = 2,
-    KIND_Q6_K = 3,
-    KIND_Q5_K = 4,
-    KIND_IQ4_XS = 11,
-    KIND_TQ2_0 = 12,
-    KIND_MXFP4 = 13,
-    KINDS = 14
-};
+enum { KIND_Q8_0 = 0, KIND_Q4_0 = 1, KIND_Q4_K = 2, KIND_Q6_K = 3, KIND_Q5_K = 4 };
+enum { KIND_IQ4_XS = 11, KIND_TQ2_0 = 12, KIND_MXFP4 = 13 };
+enum { KINDS = 14 };
 
 /* Numbers and bytes per block of each kind (GGML_QUANT_SIZES); 0 for a kind not read here. */
 static const Py_ssize_t BLOCK_NUMBERS[KINDS] = {
@@ -514,8 +506,8 @@ static PyMethodDef quant_methods[] = {
      "q4_k_groups(rows, width, out, progress)\n\nCopy Q4_K rows into out sixteen at a time (quants_groups.h), for\n"
      "quant_scores's groups; threads share rows as there."},
     {"lookup_groups", lookup_groups, METH_VARARGS,
-     "lookup_groups(rows, kind, width, out, progress)\n\nCopy IQ4_XS (11), TQ2_0 (12) or MXFP4 (13) rows into out sixteen\n"
-     "at a time (quants_lookup.h), for quant_scores's groups; threads share rows as there."},
+     "lookup_groups(rows, kind, width, out, progress)\n\nCopy IQ4_XS (11), TQ2_0 (12) or MXFP4 (13) rows into out\n"
+     "sixteen at a time (quants_lookup.h), for quant_scores's groups; threads share rows as there."},
     {"lookup_groups_size", lookup_groups_size, METH_VARARGS,
      "lookup_groups_size(kind, count, width)\n\nBytes of lookup_groups's copy of count rows of width numbers."},
     {"grouped_scan", grouped_scan, METH_NOARGS,
@@ -531,9 +523,9 @@ static PyMethodDef quant_methods[] = {
     {"quant_scores", quant_scores, METH_VARARGS,
      "quant_scores(rows, kind, query, scale, out, progress, integer=False)\n\n"
      "Write scale[i] times the dot product of quantised row i (GGUF blocks as stored, uint8; kind 0\n"
-     "Q8_0, 1 Q4_0, 2 Q4_K, 3 Q6_K, 11 IQ4_XS, 12 TQ2_0, 13 MXFP4) with the float32 query into out (0 where scale[i] is 0), without\n"
-     "the GIL; threads that call it with the same zeroed progress (two int64) share the rows.  With\n"
-     "integer, every kind is scanned against the query held as 16-bit integers where the\n"
+     "Q8_0, 1 Q4_0, 2 Q4_K, 3 Q6_K, 11 IQ4_XS, 12 TQ2_0, 13 MXFP4) with the float32 query into out (0 where\n"
+     "scale[i] is 0), without the GIL; threads that call it with the same zeroed progress (two int64) share\n"
+     "the rows.  With integer, every kind is scanned against the query held as 16-bit integers where the\n"
      "build can (error bound in _quants.c); Q4_K by groups, q4_k_groups's copy, when given and grouped_scan();\n"
      "IQ4_XS, TQ2_0 and MXFP4 by lookup_groups's copy there, else in float64 (quants_lookup.h)."},
     {NULL, NULL, 0, NULL},

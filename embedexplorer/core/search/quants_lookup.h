@@ -37,17 +37,17 @@
  * 2^-100 (quantise_query), so w has at most 16 bits, the lowest at least 2^-124 (MXFP4: a power of two,
  * checked per group to lie in [2^-149, 2^80]).  So S w = sum_j v_j x~_j, v_j being gguf's very numbers
  * (quants_lookup_blocks.h: exact products), up to IQ4_XS's one rounding; one fused multiply-add adds it
- * into the row's lane.  Each term v_j x~_j thus goes through at most width / 32 + 2 roundings (the
- * conversion, the adds, the scale's product), far fewer than width: the computed sum is sum v_j x~_j
- * (1 + theta_j), |theta_j| <= gamma_width (Higham 3.1), the bound of the integer scan of Q4_0 as it is.
- * Products and sums that fall below float32's normal range do not round at all (S w is a multiple of
- * 2^-149 below 2^24 of them, and so is a sum of such multiples), so the relative bound holds there too.
+ * into the row's lane.  Each term v_j x~_j thus goes through at most width / 32 + 1 roundings (the
+ * conversion and the adds; the scale's product is StoredScreen's _SCALE_ROUNDING), far fewer than
+ * width: the computed sum is sum v_j x~_j (1 + theta_j), |theta_j| <= gamma_width (Higham 3.1), the
+ * bound of the integer scan of Q4_0 as it is.  Below float32's normal range nothing rounds: S w and
+ * every partial sum are multiples of 2^-149 (w's lowest bit is at least that), and every such multiple
+ * below 2^-126 is a float32 exactly.
  * Overflow: a query whose steps exceed 2^60 (numbers past 2^74) or a width of 2^24 or more is scored
- * per row in float64 instead; below that |w| < 2^81, |S w| < 2^107 and a row's sum (fewer than 2^19 runs) below 2^127 (MXFP4's
- * |S w| < 2^103, TQ2_0's 2^97).  MXFP4:
- * a group with a block whose w would fall outside [2^-149, 2^80] (e below 2 or far from the query's
- * steps: 2^-128 or 2^127 are gguf's extremes) is scored in float64 per row: a few rows at most in real
- * tables, none in the fixtures of llama.cpp's quantiser.
+ * per row in float64 instead; below that |w| < 2^81, |S w| < 2^107 and a row's sum (fewer than 2^19
+ * runs) below 2^127 (MXFP4's |S w| < 2^103, TQ2_0's 2^97).  MXFP4: a group holding a block whose w
+ * would fall outside [2^-149, 2^80] (e below 2, or far from the query's steps: gguf's scales run from
+ * 2^-128 to 2^127) is scored per row in float64 (tests/core/test_lookup_groups.py puts such rows in).
  *
  * Scored per row in float64 (lookup_rows_exact): each number gguf's, each product exact in float64,
  * the sum off by at most width 2^-53 of sum |v_j x_j|, the score rounded once to float32: far inside
@@ -327,7 +327,8 @@ VNNI_TARGET static void tq2_0_groups(const struct lookup_job *q, Py_ssize_t star
                 for (int s = 0; s < 4; s++) {
                     Py_ssize_t k = 8 * b + 4 * h + s;
                     /* 4^s times sum q xq, exactly: shifted back exactly, then the run's sum taken off (q - 1). */
-                    __m512i exact = _mm512_srai_epi32(_mm512_add_epi32(_mm512_slli_epi32(upper[s], 8), lower[s]), 2 * s);
+                    __m512i times = _mm512_add_epi32(_mm512_slli_epi32(upper[s], 8), lower[s]);
+                    __m512i exact = _mm512_srai_epi32(times, 2 * s);
                     __m512 sum = _mm512_cvtepi32_ps(_mm512_sub_epi32(exact, _mm512_set1_epi32(q->sums[k])));
                     acc = _mm512_fmadd_ps(sum, _mm512_mul_ps(d, _mm512_set1_ps(q->step[k])), acc);
                 }
@@ -417,7 +418,8 @@ static PyObject *lookup_scores(int kind, Py_buffer *rows, Py_buffer *query, Py_b
         step = PyMem_RawMalloc((size_t)runs * 2 * sizeof(float));
         bytes = PyMem_RawMalloc((size_t)width * 2);
         sums = PyMem_RawMalloc((size_t)runs * sizeof(int32_t));
-        if (xq != NULL && step != NULL && bytes != NULL && sums != NULL && quantise_query(query->buf, width, xq, step)) {
+        int made = xq != NULL && step != NULL && bytes != NULL && sums != NULL;
+        if (made && quantise_query(query->buf, width, xq, step)) {
             int lowest = 1000, highest = -1000;
             for (Py_ssize_t k = 0; k < runs; k++) {
                 int exponent = 0;
