@@ -511,7 +511,8 @@ static PyMethodDef quant_methods[] = {
     {"lookup_groups_size", lookup_groups_size, METH_VARARGS,
      "lookup_groups_size(kind, count, width)\n\nBytes of lookup_groups's copy of count rows of width numbers."},
     {"grouped_scan", grouped_scan, METH_NOARGS,
-     "grouped_scan()\n\nTrue when quant_scores scans Q4_K rows by their groups here (AVX-512 VNNI)."},
+     "grouped_scan()\n\nTrue when quant_scores scans rows by their groups here (AVX-512 VNNI): Q4_K's from\n"
+     "q4_k_groups, IQ4_XS's, TQ2_0's and MXFP4's from lookup_groups."},
     {"dequantise", dequantise, METH_VARARGS,
      "dequantise(rows, kind, out)\n\nWrite the float32 numbers of quantised rows (GGUF blocks, uint8; kind as for\n"
      "quant_scores, or 4 Q5_K, 11 IQ4_XS, 12 TQ2_0, 13 MXFP4) into out,\n"

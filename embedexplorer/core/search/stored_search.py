@@ -253,8 +253,10 @@ def screen_for_stored(rows: StoredRows, report: ProgressCallback | None = None) 
             cache.save_array(key, "lengths", lengths)
         if rows.storage in LOOKUP_KINDS:
             kind = LOOKUP_KINDS[rows.storage]
-            report(0, 1, f"Copying the {rows.storage} table sixteen rows at a time")
+            message = f"Copying the {rows.storage} table sixteen rows at a time"
+            report(0, 1, message)
             groups = lookup_groups(rows.raw, width, kind, _quants)
+            report(1, 1, message)
             return StoredScreen(rows.raw, kind, lengths, 0.0, tuple(notes), quantised_width=width, groups=groups)
         kind = QUANT_KINDS[rows.storage]
         spread = quantised_spread(rows.raw, width, lengths) if kind == _Q4_K else None
