@@ -266,7 +266,7 @@ VNNI_TARGET static ALWAYS_INLINE __m512 run_sum(__m512i upper, __m512i lower, in
 
 VNNI_TARGET static void iq4_xs_groups(const struct lookup_job *q, Py_ssize_t start, Py_ssize_t stop)
 {
-    const __m512i table = lookup_table(IQ4_VALUES, 128), nibble = _mm512_set1_epi8(0x0F);
+    const __m512i table = lookup_table(IQ4_NL_VALUES, 128), nibble = _mm512_set1_epi8(0x0F);
     Py_ssize_t blocks = q->width / 256, size = lookup_group_bytes(KIND_IQ4_XS, blocks);
     Py_ssize_t headers = lookup_headers(KIND_IQ4_XS, blocks);
     for (Py_ssize_t g = start / GROUP_ROWS; g * GROUP_ROWS < stop; g++) {

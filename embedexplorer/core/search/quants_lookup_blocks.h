@@ -17,8 +17,8 @@
 #ifndef EMBEDEXPLORER_QUANTS_LOOKUP_BLOCKS_H
 #define EMBEDEXPLORER_QUANTS_LOOKUP_BLOCKS_H
 
-/* llama.cpp's kvalues_iq4nl (gguf.quants.IQ4_NL.kvalues) and MXFP4's e2m1 values doubled (gguf.quants.MXFP4). */
-static const int8_t IQ4_VALUES[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+/* MXFP4's e2m1 values doubled (gguf.quants.MXFP4); IQ4_XS's are IQ4_NL_VALUES (quants_groups32.h, included
+ * before this). */
 static const int8_t E2M1_VALUES[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
 
 /* Sub-block i's 6-bit scale ls of an IQ4_XS block (0-63; the scale is ls - 32): four low bits from
@@ -46,8 +46,8 @@ static ALWAYS_INLINE void iq4_xs_block(const uint8_t *block, float d, float *v)
         float scale = d * (float)(iq4_xs_scale(block, i) - 32);
         const uint8_t *qs = block + 8 + 16 * i;
         for (int j = 0; j < 16; j++) {
-            v[32 * i + j] = scale * (float)IQ4_VALUES[qs[j] & 0x0F];
-            v[32 * i + 16 + j] = scale * (float)IQ4_VALUES[qs[j] >> 4];
+            v[32 * i + j] = scale * (float)IQ4_NL_VALUES[qs[j] & 0x0F];
+            v[32 * i + 16 + j] = scale * (float)IQ4_NL_VALUES[qs[j] >> 4];
         }
     }
 }
