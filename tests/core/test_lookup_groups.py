@@ -248,6 +248,15 @@ def test_near_ties_come_out_as_a_float64_search_orders_them(tmp_path: Path, qtyp
             assert [n.id for n in table.neighbours(token_id, k=K).neighbours] == ids
     finally:
         table.close()
+    # Opened again: the lengths from the cache (checked against the table), the copy made afresh, the same answer.
+    again = open_table(str(tmp_path / f"{qtype.name}.gguf"))
+    try:
+        assert again.screen.groups is not None and not again.screen.notes
+        np.testing.assert_allclose(again.screen.lengths, np.linalg.norm(numbers, axis=1), rtol=1e-12, atol=0)
+        ids, _ = float64_top_k(numbers, numbers[ORIGINAL], K, (ORIGINAL,))
+        assert [n.id for n in again.neighbours(ORIGINAL, k=K).neighbours] == ids
+    finally:
+        again.close()
 
 
 @pytest.mark.parametrize("qtype", TYPES, ids=IDS)
