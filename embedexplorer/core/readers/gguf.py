@@ -50,6 +50,9 @@ _BLOCK_SHAPES = {
     "IQ4_NL": (32, 18),
     "Q2_K": (256, 84),
     "Q3_K": (256, 110),
+    "IQ4_XS": (256, 136),
+    "TQ2_0": (256, 66),
+    "MXFP4": (32, 17),
 }
 
 TOKEN_TABLE = "token_embd.weight"

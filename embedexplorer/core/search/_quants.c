@@ -64,7 +64,8 @@
 
 /* Explicit values: the Python side names them (stored_search.py).  Q5_K: dequantise reads it,
  * quant_scores does not (see the top of the file); Q2_K and Q3_K are scanned by low_bit_scores
- * (quants_groups_q2q3.h).  A kind whose BLOCK_NUMBERS is 0 is not built here. */
+ * (quants_groups_q2q3.h).  A kind whose BLOCK_NUMBERS is 0 is not built here.
+ * IQ4_XS, TQ2_0 and MXFP4: quants_lookup.h. */
 enum {
     KIND_Q8_0 = 0,
     KIND_Q4_0 = 1,
@@ -77,6 +78,9 @@ enum {
     KIND_IQ4_NL = 8,
     KIND_Q2_K = 9,
     KIND_Q3_K = 10,
+    KIND_IQ4_XS = 11,
+    KIND_TQ2_0 = 12,
+    KIND_MXFP4 = 13,
     KINDS = 14
 };
 
@@ -84,11 +88,13 @@ enum {
 static const Py_ssize_t BLOCK_NUMBERS[KINDS] = {[KIND_Q8_0] = 32, [KIND_Q4_0] = 32, [KIND_Q4_K] = 256,
                                                 [KIND_Q6_K] = 256, [KIND_Q5_K] = 256, [KIND_Q4_1] = 32,
                                                 [KIND_Q5_0] = 32, [KIND_Q5_1] = 32, [KIND_IQ4_NL] = 32,
-                                                [KIND_Q2_K] = 256, [KIND_Q3_K] = 256};
+                                                [KIND_Q2_K] = 256, [KIND_Q3_K] = 256, [KIND_IQ4_XS] = 256,
+                                                [KIND_TQ2_0] = 256, [KIND_MXFP4] = 32};
 static const Py_ssize_t BLOCK_BYTES[KINDS] = {[KIND_Q8_0] = 34, [KIND_Q4_0] = 18, [KIND_Q4_K] = 144,
                                               [KIND_Q6_K] = 210, [KIND_Q5_K] = 176, [KIND_Q4_1] = 20,
                                               [KIND_Q5_0] = 22, [KIND_Q5_1] = 24, [KIND_IQ4_NL] = 18,
-                                              [KIND_Q2_K] = 84, [KIND_Q3_K] = 110};
+                                              [KIND_Q2_K] = 84, [KIND_Q3_K] = 110, [KIND_IQ4_XS] = 136,
+                                              [KIND_TQ2_0] = 66, [KIND_MXFP4] = 17};
 
 static ALWAYS_INLINE float half_at(const uint8_t *at)
 {
@@ -110,6 +116,7 @@ static ALWAYS_INLINE void q4_k_scales(const uint8_t *packed, float d, float dmin
 }
 
 #include "quants_q2q3.h"
+#include "quants_lookup_blocks.h"
 
 /* One block's numbers, dequantised exactly as gguf does (see the top of the file). */
 static ALWAYS_INLINE void dequantise_block(int kind, const uint8_t *block, float *v)
@@ -167,6 +174,15 @@ static ALWAYS_INLINE void dequantise_block(int kind, const uint8_t *block, float
         break;
     case KIND_Q3_K:
         q3_k_block(block, v);
+        break;
+    case KIND_IQ4_XS:
+        iq4_xs_block(block, half_at(block), v);
+        break;
+    case KIND_TQ2_0:
+        tq2_0_block(block, half_at(block + 64), v);
+        break;
+    case KIND_MXFP4:
+        mxfp4_block(block, v);
         break;
     default: { /* KIND_Q6_K: ql[128], qh[64], int8 scales[16], d */
         const uint8_t *ql = block, *qh = block + 128;
@@ -343,6 +359,8 @@ static int quantise_query(const float *x, Py_ssize_t width, int16_t *xq, float *
     return 1;
 }
 
+#include "quants_lookup.h"
+
 static PyObject *quant_scores(PyObject *self, PyObject *args)
 {
     Py_buffer rows, query, scale, out, progress, groups = {0};
@@ -356,18 +374,22 @@ static PyObject *quant_scores(PyObject *self, PyObject *args)
     Py_ssize_t count = out.len / (Py_ssize_t)sizeof(float);
     if (kind < 0 || kind >= KINDS || kind == KIND_Q5_K || kind == KIND_Q2_K || kind == KIND_Q3_K ||
         BLOCK_NUMBERS[kind] == 0) { /* Q2_K and Q3_K: low_bit_scores */
-        PyErr_SetString(PyExc_ValueError, "kind must be 0 (Q8_0), 1 (Q4_0), 2 (Q4_K), 3 (Q6_K) or 5-8 (Q4_1-IQ4_NL)");
+        PyErr_SetString(PyExc_ValueError, "kind must be 0-3 (Q8_0, Q4_0, Q4_K, Q6_K), 5-8 (Q4_1-IQ4_NL) or 11-13");
     } else if (width == 0 || query.len % (Py_ssize_t)sizeof(float) != 0 || width % BLOCK_NUMBERS[kind] != 0) {
         PyErr_SetString(PyExc_ValueError, "the query must hold a whole number of blocks of float32 numbers");
     } else if (rows.len != count * (width / BLOCK_NUMBERS[kind]) * BLOCK_BYTES[kind]) {
         PyErr_SetString(PyExc_ValueError, "rows must hold len(out) rows of len(query) quantised numbers");
     } else if (groups.buf != NULL && (kind == KIND_Q4_K ? groups.len != (count + GROUP_ROWS - 1) / GROUP_ROWS *
                                                                           (width / 256) * GROUP_BLOCK_BYTES
+                                      : lookup_kind(kind) ? groups.len != lookup_groups_bytes(kind, count, width)
                                       : !is_block32(kind) || groups.len != (count + GROUP32_ROWS - 1) / GROUP32_ROWS *
                                                                                (width / 32) * GROUP32_BYTES(kind))) {
-        PyErr_SetString(PyExc_ValueError, "groups must be q4_k_groups's or block32_groups's copy of the rows");
+        PyErr_SetString(PyExc_ValueError, "groups must be q4_k_groups's, block32_groups's or lookup_groups's copy");
     } else if (scale.len != out.len) {
         PyErr_SetString(PyExc_ValueError, "scale must hold one float32 per row");
+    } else if (lookup_kind(kind)) {
+        if (check_progress(&progress))
+            result = lookup_scores(kind, &rows, &query, &scale, &out, &progress, integer, groups.buf, count, width);
     } else if (check_progress(&progress)) {
         struct quant_job job = {kind, rows.buf, (width / BLOCK_NUMBERS[kind]) * BLOCK_BYTES[kind], width,
                                 query.buf, scale.buf, out.buf, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
@@ -483,7 +505,7 @@ static PyObject *dequantise(PyObject *self, PyObject *args)
     Py_ssize_t numbers = out.len / (Py_ssize_t)sizeof(float);
     if (kind < 0 || kind >= KINDS || BLOCK_NUMBERS[kind] == 0) {
         PyErr_SetString(PyExc_ValueError,
-                        "kind must be 0 (Q8_0), 1 (Q4_0), 2 (Q4_K), 3 (Q6_K), 4 (Q5_K), 5-8, 9 (Q2_K) or 10 (Q3_K)");
+                        "kind must be 0-3 (Q8_0, Q4_0, Q4_K, Q6_K), 4 (Q5_K), 5-8, 9 (Q2_K), 10 (Q3_K) or 11-13");
     } else if (out.len % (Py_ssize_t)sizeof(float) != 0 || numbers % BLOCK_NUMBERS[kind] != 0 ||
                rows.len != numbers / BLOCK_NUMBERS[kind] * BLOCK_BYTES[kind]) {
         PyErr_SetString(PyExc_ValueError, "out must hold the float32 numbers of every block of rows");
@@ -542,8 +564,14 @@ static PyMethodDef quant_methods[] = {
     {"block32_spreads", block32_spreads, METH_VARARGS,
      "block32_spreads(rows, kind, width, out, progress)\n\nWrite each Q4_1 or Q5_1 row's sum of (|d| q + |m|)^2\n"
      "(float64) into out; threads share rows as in quant_scores."},
+    {"lookup_groups", lookup_groups, METH_VARARGS,
+     "lookup_groups(rows, kind, width, out, progress)\n\nCopy IQ4_XS (11), TQ2_0 (12) or MXFP4 (13) rows into out\n"
+     "sixteen at a time (quants_lookup.h), for quant_scores's groups; threads share rows as there."},
+    {"lookup_groups_size", lookup_groups_size, METH_VARARGS,
+     "lookup_groups_size(kind, count, width)\n\nBytes of lookup_groups's copy of count rows of width numbers."},
     {"grouped_scan", grouped_scan, METH_NOARGS,
-     "grouped_scan()\n\nTrue when quant_scores scans Q4_K rows by their groups here (AVX-512 VNNI)."},
+     "grouped_scan()\n\nTrue when quant_scores scans rows by their groups here (AVX-512 VNNI): Q4_K's from\n"
+     "q4_k_groups, kinds 1 and 5-8 from block32_groups, IQ4_XS's, TQ2_0's and MXFP4's from lookup_groups."},
     {"low_bit_groups", low_bit_groups, METH_VARARGS,
      "low_bit_groups(rows, kind, width, out, progress)\n\nCopy Q2_K (kind 9) or Q3_K (10) rows into out sixteen at a\n"
      "time (quants_groups_q2q3.h), for low_bit_scores; threads share rows as in quant_scores."},
@@ -556,7 +584,7 @@ static PyMethodDef quant_methods[] = {
      "q2_k_spreads(rows, width, out, progress)\n\nq4_k_spreads for Q2_K rows."},
     {"dequantise", dequantise, METH_VARARGS,
      "dequantise(rows, kind, out)\n\nWrite the float32 numbers of quantised rows (GGUF blocks, uint8; kind as for\n"
-     "quant_scores, or 4 Q5_K) into out,\n"
+     "quant_scores, or 4 Q5_K, 11 IQ4_XS, 12 TQ2_0, 13 MXFP4) into out,\n"
      "as gguf's dequantize gives them, without the GIL."},
     {"use_build", use_build, METH_VARARGS,
      "use_build(name)\n\nFor tests: scan with the named build (plain, avx2, avx512f, avx512f-float: no integer\n"
@@ -565,12 +593,12 @@ static PyMethodDef quant_methods[] = {
     {"quant_scores", quant_scores, METH_VARARGS,
      "quant_scores(rows, kind, query, scale, out, progress, integer=False)\n\n"
      "Write scale[i] times the dot product of quantised row i (GGUF blocks as stored, uint8; kind 0\n"
-     "Q8_0, 1 Q4_0, 2 Q4_K, 3 Q6_K, 5 Q4_1, 6 Q5_0, 7 Q5_1, 8 IQ4_NL) with the float32 query into out\n"
-     "(0 where scale[i] is 0), without the GIL; threads that call it with the same zeroed progress (two int64)\n"
-     "share the rows.  With\n"
-     "integer, every kind is scanned against the query held as 16-bit integers where the\n"
-     "build can (error bound in _quants.c); Q4_K by groups, q4_k_groups's copy (block32_groups's for kinds 1,\n"
-     "5-8), when given and grouped_scan()."},
+     "Q8_0, 1 Q4_0, 2 Q4_K, 3 Q6_K, 5 Q4_1, 6 Q5_0, 7 Q5_1, 8 IQ4_NL, 11 IQ4_XS, 12 TQ2_0, 13 MXFP4) with the\n"
+     "float32 query into out (0 where scale[i] is 0), without the GIL; threads that call it with the same zeroed\n"
+     "progress (two int64) share the rows.  With integer, every kind is scanned against the query held as\n"
+     "16-bit integers where the build can (error bound in _quants.c); Q4_K by groups, q4_k_groups's copy\n"
+     "(block32_groups's for kinds 1, 5-8), when given and grouped_scan(); IQ4_XS, TQ2_0 and MXFP4 by\n"
+     "lookup_groups's copy there, else in float64 (quants_lookup.h)."},
     {NULL, NULL, 0, NULL},
 };
 
