@@ -49,7 +49,7 @@
  * (1 + QUERY_ROUNDING) |x| (gamma_width A / |v| + 2^-23), the table's largest A / |v| being
  * StoredScreen.spread (above 64, the table keeps the float scan).  From the second query on, a
  * Q4_K table is scanned by groups of 16 rows (quants_groups.h): the same integer sums, each term
- * through at most width / 32 + 2 roundings, so the same bound.
+ * through at most width / 32 + 2 roundings, so the same bound.  Q6_K likewise (quants_groups_q6k.h).
  *
  * Built three times on x86 (AVX-512 by hand, AVX2 and plain from portable C), the best
  * one the CPU runs picked at import; -march=native is never used (the wheel runs anywhere).
@@ -223,6 +223,7 @@ static void split_query(const int16_t *xq, const float *step, Py_ssize_t width, 
 #endif
 
 #include "quants_groups.h"
+#include "quants_groups_q6k.h"
 
 struct quant_job {
     int kind;
@@ -242,7 +243,10 @@ static void quant_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
 {
     const struct quant_job *q = job;
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-    if (q->groups != NULL) {
+    if (q->groups != NULL && q->kind == KIND_Q6_K &&
+        q6_k_groups_vnni(q->groups, q->high, q->low, q->centre, q->step, q->scale, q->out, start, stop, q->width))
+        return;
+    if (q->groups != NULL && q->kind == KIND_Q4_K) {
         groups_vnni(q->groups, q->width / 256, q->high, q->low, q->step, q->scale, q->out, start, stop, q->width);
         return;
     }
@@ -309,9 +313,8 @@ static PyObject *quant_scores(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "the query must hold a whole number of blocks of float32 numbers");
     } else if (rows.len != count * (width / BLOCK_NUMBERS[kind]) * BLOCK_BYTES[kind]) {
         PyErr_SetString(PyExc_ValueError, "rows must hold len(out) rows of len(query) quantised numbers");
-    } else if (groups.buf != NULL && (kind != KIND_Q4_K || groups.len != (count + GROUP_ROWS - 1) / GROUP_ROWS *
-                                                                        (width / 256) * GROUP_BLOCK_BYTES)) {
-        PyErr_SetString(PyExc_ValueError, "groups must be q4_k_groups's copy of the Q4_K rows");
+    } else if (groups.buf != NULL && groups.len != grouped_copy_bytes(kind, count, width)) {
+        PyErr_SetString(PyExc_ValueError, "groups must be q4_k_groups's or q6_k_groups's copy of the rows");
     } else if (scale.len != out.len) {
         PyErr_SetString(PyExc_ValueError, "scale must hold one float32 per row");
     } else if (check_progress(&progress)) {
@@ -478,6 +481,9 @@ static PyMethodDef quant_methods[] = {
     {"q4_k_groups", q4_k_groups, METH_VARARGS,
      "q4_k_groups(rows, width, out, progress)\n\nCopy Q4_K rows into out sixteen at a time (quants_groups.h), for\n"
      "quant_scores's groups; threads share rows as there."},
+    {"q6_k_groups", q6_k_groups, METH_VARARGS,
+     "q6_k_groups(rows, width, out, progress)\n\nCopy Q6_K rows into out sixteen at a time (quants_groups_q6k.h),\n"
+     "for quant_scores's groups; threads share rows as there."},
     {"grouped_scan", grouped_scan, METH_NOARGS,
      "grouped_scan()\n\nTrue when quant_scores scans Q4_K rows by their groups here (AVX-512 VNNI)."},
     {"dequantise", dequantise, METH_VARARGS,
@@ -494,7 +500,8 @@ static PyMethodDef quant_methods[] = {
      "Q8_0, 1 Q4_0, 2 Q4_K, 3 Q6_K) with the float32 query into out (0 where scale[i] is 0), without\n"
      "the GIL; threads that call it with the same zeroed progress (two int64) share the rows.  With\n"
      "integer, every kind is scanned against the query held as 16-bit integers where the\n"
-     "build can (error bound in _quants.c); Q4_K by groups, q4_k_groups's copy, when given and grouped_scan()."},
+     "build can (error bound in _quants.c); Q4_K and Q6_K by groups (q4_k_groups's, q6_k_groups's copy)\n"
+     "when given and grouped_scan()."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -511,6 +518,7 @@ PyMODINIT_FUNC PyInit__quants(void)
     if (module == NULL || rounding == NULL || PyModule_AddStringConstant(module, "INSTRUCTIONS", chosen_name) < 0 ||
         PyModule_AddIntConstant(module, "GROUP_ROWS", GROUP_ROWS) < 0 ||
         PyModule_AddIntConstant(module, "GROUP_BLOCK_BYTES", GROUP_BLOCK_BYTES) < 0 ||
+        PyModule_AddIntConstant(module, "Q6K_GROUP_BLOCK_BYTES", Q6K_GROUP_BLOCK_BYTES) < 0 ||
         PyModule_AddObjectRef(module, "QUERY_ROUNDING", rounding) < 0) {
         Py_XDECREF(rounding);
         Py_XDECREF(module);

@@ -32,6 +32,7 @@ from ..common import cache
 from ..common.plain_pages import empty_on_plain_pages
 from ..common.progress import ProgressCallback
 from .neighbours import accumulation_error
+from .q6_k_groups import q6_k_groups
 from .scan_threads import shared_pass
 from .stored_rows import StoredRows
 
@@ -128,7 +129,8 @@ class StoredScreen:
         # A length too small for its reciprocal to be a float32 points nowhere too.
         scale[~np.isfinite(scale)] = 0.0
         self.scale = scale
-        # A Q4_K table's rows sixteen at a time (``q4_k_groups``), made when a second query comes.
+        # A Q4_K or Q6_K table's rows sixteen at a time (``q4_k_groups``, ``q6_k_groups``), made when a second
+        # query comes.
         self.groups: np.ndarray | None = None
         self._scans = 0
         self._groups_lock = threading.Lock()
@@ -144,7 +146,7 @@ class StoredScreen:
 
     @property
     def groups_bytes(self) -> int:
-        """Bytes of the copy of a Q4_K table's rows sixteen at a time (0 until a second query makes it)."""
+        """Bytes of the copy of a Q4_K or Q6_K table's rows sixteen at a time (0 until a second query makes it)."""
         return 0 if self.groups is None else int(self.groups.nbytes)
 
     def scores(self, query: np.ndarray) -> np.ndarray:
@@ -163,17 +165,17 @@ class StoredScreen:
         return out
 
     def _groups_for_scan(self) -> np.ndarray | None:
-        """The Q4_K rows in groups of sixteen, made at the second query where the CPU scans them (AVX-512
-        VNNI; ``quants_groups.h``): about half the instructions a number, so a table in the cache is
+        """The Q4_K or Q6_K rows in groups of sixteen, made at the second query where the CPU scans them
+        (AVX-512 VNNI; ``quants_groups.h``, ``quants_groups_q6k.h``): about half the instructions a number, so a table in the cache is
         scanned at the cache's bandwidth.  Not at the first: a one-shot answer makes no copy.  Not for a
         table too large for the cache (``_GROUPS_MAX_BYTES``)."""
         # grouped_scan is false without VNNI, or when a test chose another build.
-        wanted = self.kind == _Q4_K and self.integer and self.bits.nbytes <= _GROUPS_MAX_BYTES
+        wanted = self.kind in _GROUPED and self.integer and self.bits.nbytes <= _GROUPS_MAX_BYTES
         wanted = wanted and self._quants.grouped_scan()
         with self._groups_lock:
             self._scans += 1
             if wanted and self.groups is None and self._scans > 1:
-                self.groups = q4_k_groups(self.bits, self.shape[1], self._quants)
+                self.groups = _GROUPED[self.kind](self.bits, self.shape[1], self._quants)
         return self.groups if wanted else None
 
     def error_bound(self, query_length: float) -> float:
@@ -292,6 +294,10 @@ def q4_k_groups(blocks: np.ndarray, width: int, quants: Any = _quants) -> np.nda
     out = np.empty(groups * (width // 256) * quants.GROUP_BLOCK_BYTES, dtype=np.uint8)
     shared_pass(blocks.shape[0] * width, partial(quants.q4_k_groups, blocks, width, out))
     return out
+
+
+# The kinds scanned by groups from the second query on, with what makes each one's copy.
+_GROUPED = {_Q4_K: q4_k_groups, QUANT_KINDS["Q6_K"]: q6_k_groups}
 
 
 def quantised_spread(blocks: np.ndarray, width: int, lengths: np.ndarray) -> float | None:
