@@ -60,15 +60,29 @@ struct q6k_group_job {
     uint8_t *groups;
 };
 
-/* One stored block's 256 codes q (0-63), as dequantise_block reads them. */
-static void q6_k_codes(const uint8_t *block, uint8_t *q)
+static ALWAYS_INLINE uint32_t q6k_word(const uint8_t *at)
 {
-    const uint8_t *ql = block, *qh = block + 128;
-    for (int e = 0; e < 256; e++) {
-        int h = e / 128, r = e % 128;
-        int low = (ql[64 * h + r % 64] >> (4 * (r / 64))) & 0x0F;
-        int high = (qh[32 * h + r % 32] >> (2 * (r / 32))) & 3;
-        q[e] = (uint8_t)(low | (high << 4));
+    uint32_t word;
+    return memcpy(&word, at, sizeof word), word;
+}
+
+/* One stored block's planes (as above) into the copy at planes, row r: four numbers to a 32-bit word.
+ * Sub-block k's 16 numbers are 16 bytes of ql in a row (one nibble) and 16 of qh (one pair of bits),
+ * as dequantise_block reads them. */
+static ALWAYS_INLINE void q6_k_planes(const uint8_t *block, uint8_t *planes, int r)
+{
+    for (int k = 0; k < 16; k++) {
+        int h = k / 8, first = 16 * (k % 8); /* the sub-block's half and place in it */
+        uint32_t codes[4];
+        for (int v = 0; v < 4; v++) {
+            uint32_t low = q6k_word(block + 64 * h + (first + 4 * v) % 64) >> (4 * (first / 64));
+            uint32_t high = q6k_word(block + 128 + 32 * h + (first + 4 * v) % 32) >> (2 * (first / 32));
+            codes[v] = (low & 0x0F0F0F0Fu) | (high & 0x03030303u) << 4;
+        }
+        for (int p = 0; p < 3; p++) {
+            uint32_t word = codes[p] | ((codes[3] >> (2 * p)) & 0x03030303u) << 6;
+            memcpy(planes + 192 * k + 64 * p + 4 * r, &word, sizeof word);
+        }
     }
 }
 
@@ -86,16 +100,9 @@ static void q6k_group_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
             memset(at, 0, Q6K_GROUP_BLOCK_BYTES);
             for (int r = 0; r < 16 && g * 16 + r < q->count; r++) {
                 const uint8_t *block = q->rows + (g * 16 + r) * row_bytes + b * 210;
-                uint8_t codes[256];
-                q6_k_codes(block, codes);
-                for (int k = 0; k < 16; k++) {
-                    const uint8_t *c = codes + 16 * k;
-                    uint8_t *planes = at + 192 * k + 4 * r;
-                    for (int i = 0; i < 4; i++)
-                        for (int p = 0; p < 3; p++)
-                            planes[64 * p + i] = (uint8_t)(c[4 * p + i] | ((c[12 + i] >> (2 * p)) & 3) << 6);
+                q6_k_planes(block, at, r);
+                for (int k = 0; k < 16; k++)
                     scales[16 * k + r] = block[192 + k];
-                }
                 memcpy(d + 2 * r, block + 208, 2);
             }
         }
