@@ -60,6 +60,9 @@ _MAX_SPREAD = 64.0
 # Above this many stored bytes a Q4_K table keeps the scan of its blocks as stored: it is read from memory,
 # not the cache, and that scan is bound by memory's bandwidth already (Qwen2-7B-sized, 307 MB, two threads:
 # 16.5 ms as stored, 16.8 ms by groups, at load 0.8), so a grouped copy would take as much again for nothing.
+# A Qwen2-7B-sized Q6_K table (447 MB) is scanned faster by groups (one thread 41 ms against 51 ms, at load
+# 3.5: bench_q6_k_groups), but its copy takes 451 MB more and its making delays the second query by seconds,
+# for a table that meets goal 2 as stored (0.65x a plain read on a quiet machine): it keeps its blocks too.
 _GROUPS_MAX_BYTES = 128 << 20
 # Q4_K's dequantised numbers are rounded once by gguf (d s q - m n): 2^-24 of each, with room.
 _Q4_K_ROUNDING = 2.0**-23
@@ -166,9 +169,9 @@ class StoredScreen:
 
     def _groups_for_scan(self) -> np.ndarray | None:
         """The Q4_K or Q6_K rows in groups of sixteen, made at the second query where the CPU scans them
-        (AVX-512 VNNI; ``quants_groups.h``, ``quants_groups_q6k.h``): about half the instructions a number, so a table in the cache is
-        scanned at the cache's bandwidth.  Not at the first: a one-shot answer makes no copy.  Not for a
-        table too large for the cache (``_GROUPS_MAX_BYTES``)."""
+        (AVX-512 VNNI; ``quants_groups.h``, ``quants_groups_q6k.h``): about half the instructions a number,
+        so a table in the cache is scanned at the cache's bandwidth.  Not at the first: a one-shot answer
+        makes no copy.  Not for a table too large for the cache (``_GROUPS_MAX_BYTES``)."""
         # grouped_scan is false without VNNI, or when a test chose another build.
         wanted = self.kind in _GROUPED and self.integer and self.bits.nbytes <= _GROUPS_MAX_BYTES
         wanted = wanted and self._quants.grouped_scan()
