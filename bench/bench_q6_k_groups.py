@@ -5,8 +5,9 @@
 in turns (the order reversed every other round): ``quant_scores`` over the stored blocks, over the
 grouped copy, and one plain read of the stored bytes, each on one thread and on the threads a query
 uses; the median of the paired ratios (grouped / stored, each / read), the load average around them,
-and the time and bytes of making the copy. This is what decides whether a table of that size gets the
-copy (``stored_search._GROUPS_MAX_BYTES``).
+and the time and bytes of making the copy. Then a person's queries one after another, 20 with the copy
+and 20 without in turns (``queries_in_turn``). This is what decides whether a table of that size gets
+the copy (``stored_search._GROUPS_MAX_BYTES``).
 """
 
 from __future__ import annotations
@@ -107,12 +108,54 @@ def one_table(name: str, path: str, rounds: int) -> list[Row]:
                 "the same pass over the blocks as stored", ratio, "< 1.0x", ratio < 1.0, note)]  # fmt: skip
 
 
+def queries_in_turn(name: str, path: str, rounds: int) -> list[Row]:
+    """A person's queries one after another (20 tokens' neighbours, k=10, a round), the table's copy used and
+    not (``_GROUPS_MAX_BYTES`` set to 0 for the second) in turns: the median ms and CPU ms a query."""
+    from embedexplorer import open_table
+    from embedexplorer.core.search import stored_search
+
+    limit = stored_search._GROUPS_MAX_BYTES
+    table = open_table(path)
+    table.neighbours(5, k=10)
+    table.neighbours(6, k=10)  # the copy is made here
+    assert table.screen.groups is not None, "no grouped copy here (no AVX-512 VNNI?)"
+    wall: dict[str, list[float]] = {"grouped": [], "stored": []}
+    cpu: dict[str, list[float]] = {"grouped": [], "stored": []}
+    load = os.getloadavg()[0]
+    try:
+        for i in range(rounds):
+            for key in ("grouped", "stored") if i % 2 == 0 else ("stored", "grouped"):
+                stored_search._GROUPS_MAX_BYTES = limit if key == "grouped" else 0
+                first = 1000 + 40 * i + (20 if key == "stored" else 0)  # answers are remembered: new tokens
+                for token in range(first, first + 20):
+                    began, began_cpu = time.perf_counter(), time.process_time()
+                    table.neighbours(token, k=10)
+                    wall[key].append(time.perf_counter() - began)
+                    cpu[key].append(time.process_time() - began_cpu)
+    finally:
+        stored_search._GROUPS_MAX_BYTES = limit
+        table.close()
+    ms = {key: median(values) * 1e3 for key, values in wall.items()}
+    cpu_ms = {key: sum(values) / len(values) * 1e3 for key, values in cpu.items()}
+    note = (
+        f"{20 * rounds} queries each way in turns; 1-min load {min(load, os.getloadavg()[0]):.1f}-"
+        f"{max(load, os.getloadavg()[0]):.1f}; CPU a query: grouped {cpu_ms['grouped']:.2f} ms, stored "
+        f"{cpu_ms['stored']:.2f} ms"
+    )
+    print(f"  {name}, queries in turn: grouped {ms['grouped']:.2f} ms, stored {ms['stored']:.2f} ms ({note})",
+          file=sys.stderr, flush=True)  # fmt: skip
+    ratio = ms["grouped"] / ms["stored"]
+    return [Row(f"Q6_K neighbours by groups, {name}", ms["grouped"], "ms", ms["stored"],
+                "the same queries over the blocks as stored", ratio, "< 1.0x", ratio < 1.0, note)]  # fmt: skip
+
+
 def run(argv: list[str]) -> list[Row]:
     from bench.bench_faiss import gguf_copy
     from bench.common import gpt2_folder
 
     rounds = int(argv[argv.index("--rounds") + 1]) if "--rounds" in argv else ROUNDS
-    rows = one_table("GPT-2-shaped", str(gguf_copy(gpt2_folder(), "Q6_K")), rounds)
+    gpt2 = str(gguf_copy(gpt2_folder(), "Q6_K"))
+    rows = one_table("GPT-2-shaped", gpt2, rounds) + queries_in_turn("GPT-2-shaped", gpt2, rounds)
     if "--qwen" in argv:
         from bench.large_fixture import qwen_gguf
 

@@ -60,9 +60,9 @@ _MAX_SPREAD = 64.0
 # Above this many stored bytes a Q4_K table keeps the scan of its blocks as stored: it is read from memory,
 # not the cache, and that scan is bound by memory's bandwidth already (Qwen2-7B-sized, 307 MB, two threads:
 # 16.5 ms as stored, 16.8 ms by groups, at load 0.8), so a grouped copy would take as much again for nothing.
-# A Qwen2-7B-sized Q6_K table (447 MB) is scanned faster by groups (one thread 41 ms against 51 ms, at load
-# 3.5: bench_q6_k_groups), but its copy takes 451 MB more and its making delays the second query by seconds,
-# for a table that meets goal 2 as stored (0.65x a plain read on a quiet machine): it keeps its blocks too.
+# A Qwen2-7B-sized Q6_K table (447 MB) is scanned faster by groups (two threads 17.6 ms against 24.4 ms, at
+# load 1.4: bench_q6_k_groups --qwen), but its copy takes 451 MB more memory and 345 ms at the second query,
+# to save 7 ms a query on a table that meets goal 2 as stored: it keeps its blocks as stored too.
 _GROUPS_MAX_BYTES = 128 << 20
 # Q4_K's dequantised numbers are rounded once by gguf (d s q - m n): 2^-24 of each, with room.
 _Q4_K_ROUNDING = 2.0**-23
