@@ -242,7 +242,7 @@ def test_a_copy_of_the_wrong_size_is_refused() -> None:
     with pytest.raises(ValueError, match="groups of every 16 Q6_K rows"):
         _quants.q6_k_groups(stored, width, right[:-1], np.zeros(2, dtype=np.int64))
     query, scale = np.ones(width, dtype=np.float32), np.ones(20, dtype=np.float32)
-    with pytest.raises(ValueError, match="copy of the rows"):
+    with pytest.raises(ValueError, match="q6_k_groups's copy of the Q6_K rows"):
         _quants.quant_scores(stored, KIND, query, scale, np.empty(20, np.float32), np.zeros(2, np.int64), True,
                              right[:-1])  # fmt: skip
 

@@ -46,14 +46,6 @@ static Py_ssize_t q6_k_groups_bytes(Py_ssize_t count, Py_ssize_t width)
     return (count + 15) / 16 * (width / 256) * Q6K_GROUP_BLOCK_BYTES;
 }
 
-/* Bytes of the grouped copy quant_scores takes for kind (Q4_K's: quants_groups.h), or -1: none. */
-static Py_ssize_t grouped_copy_bytes(int kind, Py_ssize_t count, Py_ssize_t width)
-{
-    if (kind == KIND_Q6_K)
-        return q6_k_groups_bytes(count, width);
-    return kind == KIND_Q4_K ? (count + GROUP_ROWS - 1) / GROUP_ROWS * (width / 256) * GROUP_BLOCK_BYTES : -1;
-}
-
 struct q6k_group_job {
     const uint8_t *rows;
     Py_ssize_t count, blocks;
