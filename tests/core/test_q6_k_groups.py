@@ -25,6 +25,7 @@ from embedexplorer import open_table
 from embedexplorer.core.search import stored_search
 
 from ..gguf_fixture import float64_top_k, random_blocks, write_gguf
+from .test_q4_k_groups import varied_rows, zero_ids
 from .test_quantised_scan import COPIES, NEAR, ORIGINAL, near_tie_blocks
 
 _quants = pytest.importorskip("embedexplorer.core.search._quants", reason="the quantised scan was not built here")
@@ -84,20 +85,6 @@ def exact_cosines(numbers: np.ndarray, lengths: np.ndarray, query: np.ndarray) -
     with np.errstate(invalid="ignore", over="ignore"):
         dots = np.where(live[:, None], numbers, 0.0) @ query.astype(np.float64)
     return np.where(live, dots / np.where(live, lengths, 1.0), 0.0)
-
-
-def zero_ids(count: int) -> list[int]:
-    """The rows ``varied_rows`` leaves all zero: the middle one, and the first and last of larger tables."""
-    return [count // 2] if count < 15 else [0, count // 2, count - 1]
-
-
-def varied_rows(count: int, width: int, seed: int) -> np.ndarray:
-    """Random rows of lengths 0.3 to 3 with a few all zero (``zero_ids``)."""
-    rng = np.random.default_rng(seed)
-    rows = rng.standard_normal((count, width)).astype(np.float32)
-    rows *= np.exp(rng.uniform(-1.2, 1.1, (count, 1))).astype(np.float32)
-    rows[zero_ids(count)] = 0.0
-    return rows
 
 
 def test_the_test_quantiser_writes_blocks_gguf_reads_back_as_the_rows() -> None:
