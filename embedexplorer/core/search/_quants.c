@@ -49,7 +49,7 @@
  * (1 + QUERY_ROUNDING) |x| (gamma_width A / |v| + 2^-23), the table's largest A / |v| being
  * StoredScreen.spread (above 64, the table keeps the float scan).  From the second query on, a
  * Q4_K table is scanned by groups of 16 rows (quants_groups.h): the same integer sums, each term
- * through at most width / 32 + 2 roundings, so the same bound.
+ * through at most width / 32 + 2 roundings, so the same bound.  Q6_K likewise (quants_groups_q6k.h).
  *
  * Q4_0 (from its second query), Q4_1, Q5_0, Q5_1 and IQ4_NL (from the open) are scanned the same way,
  * by groups of 16 rows (quants_groups32.h, whose top proves their bound: Q4_0's above, or Q4_K's with
@@ -281,6 +281,7 @@ static void split_query(const int16_t *xq, const float *step, Py_ssize_t width, 
 
 #include "quants_groups.h"
 #include "quants_groups_q2q3.h"
+#include "quants_groups_q6k.h"
 
 struct quant_job {
     int kind;
@@ -300,11 +301,14 @@ static void quant_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
 {
     const struct quant_job *q = job;
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    if (q->groups != NULL && q->kind == KIND_Q6_K &&
+        q6_k_groups_vnni(q->groups, q->high, q->low, q->centre, q->step, q->scale, q->out, start, stop, q->width))
+        return;
     if (q->groups != NULL && q->kind == KIND_Q4_K) {
         groups_vnni(q->groups, q->width / 256, q->high, q->low, q->step, q->scale, q->out, start, stop, q->width);
         return;
     }
-    if (q->groups != NULL) { /* quants_groups32.h */
+    if (q->groups != NULL && is_block32(q->kind)) { /* quants_groups32.h */
         groups32_vnni(q->kind, q->groups, q->width / 32, q->high, q->low, q->centre, q->step, q->scale, q->out, start,
                       stop);
         return;
@@ -379,12 +383,15 @@ static PyObject *quant_scores(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "the query must hold a whole number of blocks of float32 numbers");
     } else if (rows.len != count * (width / BLOCK_NUMBERS[kind]) * BLOCK_BYTES[kind]) {
         PyErr_SetString(PyExc_ValueError, "rows must hold len(out) rows of len(query) quantised numbers");
-    } else if (groups.buf != NULL && (kind == KIND_Q4_K ? groups.len != (count + GROUP_ROWS - 1) / GROUP_ROWS *
-                                                                          (width / 256) * GROUP_BLOCK_BYTES
-                                      : lookup_kind(kind) ? groups.len != lookup_groups_bytes(kind, count, width)
-                                      : !is_block32(kind) || groups.len != (count + GROUP32_ROWS - 1) / GROUP32_ROWS *
-                                                                               (width / 32) * GROUP32_BYTES(kind))) {
-        PyErr_SetString(PyExc_ValueError, "groups must be q4_k_groups's, block32_groups's or lookup_groups's copy");
+    } else if (groups.buf != NULL && kind == KIND_Q6_K && groups.len != q6_k_groups_bytes(count, width)) {
+        PyErr_SetString(PyExc_ValueError, "groups must be q6_k_groups's copy of the Q6_K rows");
+    } else if (groups.buf != NULL && kind != KIND_Q6_K &&
+               (kind == KIND_Q4_K ? groups.len != (count + GROUP_ROWS - 1) / GROUP_ROWS * (width / 256) * GROUP_BLOCK_BYTES
+                : lookup_kind(kind) ? groups.len != lookup_groups_bytes(kind, count, width)
+                : !is_block32(kind) || groups.len != (count + GROUP32_ROWS - 1) / GROUP32_ROWS *
+                                                         (width / 32) * GROUP32_BYTES(kind))) {
+        PyErr_SetString(PyExc_ValueError,
+                        "groups must be q4_k_groups's, q6_k_groups's, block32_groups's or lookup_groups's copy");
     } else if (scale.len != out.len) {
         PyErr_SetString(PyExc_ValueError, "scale must hold one float32 per row");
     } else if (lookup_kind(kind)) {
@@ -413,7 +420,7 @@ static PyObject *quant_scores(PyObject *self, PyObject *args)
                 split_query(xq, step, width, bytes, bytes + width, centre, kind == KIND_Q6_K ? 32 : 8, paired);
                 job.high = bytes, job.low = bytes + width, job.centre = centre, job.paired = paired;
                 job.groups = groups.buf; /* NULL unless given */
-                if (job.groups != NULL && kind != KIND_Q4_K) /* the groups' offsets: per run, not per four */
+                if (job.groups != NULL && is_block32(kind)) /* the groups' offsets: per run, not per four */
                     group32_centres(kind, xq, width, centre);
             }
         }
@@ -558,6 +565,9 @@ static PyMethodDef quant_methods[] = {
     {"q4_k_groups", q4_k_groups, METH_VARARGS,
      "q4_k_groups(rows, width, out, progress)\n\nCopy Q4_K rows into out sixteen at a time (quants_groups.h), for\n"
      "quant_scores's groups; threads share rows as there."},
+    {"q6_k_groups", q6_k_groups, METH_VARARGS,
+     "q6_k_groups(rows, width, out, progress)\n\nCopy Q6_K rows into out sixteen at a time (quants_groups_q6k.h),\n"
+     "for quant_scores's groups; threads share rows as there."},
     {"block32_groups", block32_groups, METH_VARARGS,
      "block32_groups(rows, kind, width, out, progress)\n\nCopy rows of 32-number blocks (kind 1, 5-8) into out\n"
      "sixteen at a time (quants_groups32.h), for quant_scores's groups; threads share rows as there."},
@@ -597,8 +607,8 @@ static PyMethodDef quant_methods[] = {
      "float32 query into out (0 where scale[i] is 0), without the GIL; threads that call it with the same zeroed\n"
      "progress (two int64) share the rows.  With integer, every kind is scanned against the query held as\n"
      "16-bit integers where the build can (error bound in _quants.c); Q4_K by groups, q4_k_groups's copy\n"
-     "(block32_groups's for kinds 1, 5-8), when given and grouped_scan(); IQ4_XS, TQ2_0 and MXFP4 by\n"
-     "lookup_groups's copy there, else in float64 (quants_lookup.h)."},
+     "(q6_k_groups's for Q6_K, block32_groups's for kinds 1, 5-8), when given and grouped_scan(); IQ4_XS,\n"
+     "TQ2_0 and MXFP4 by lookup_groups's copy there, else in float64 (quants_lookup.h)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -615,6 +625,7 @@ PyMODINIT_FUNC PyInit__quants(void)
     if (module == NULL || rounding == NULL || PyModule_AddStringConstant(module, "INSTRUCTIONS", chosen_name) < 0 ||
         PyModule_AddIntConstant(module, "GROUP_ROWS", GROUP_ROWS) < 0 ||
         PyModule_AddIntConstant(module, "GROUP_BLOCK_BYTES", GROUP_BLOCK_BYTES) < 0 ||
+        PyModule_AddIntConstant(module, "Q6K_GROUP_BLOCK_BYTES", Q6K_GROUP_BLOCK_BYTES) < 0 ||
         PyModule_AddObjectRef(module, "QUERY_ROUNDING", rounding) < 0) {
         Py_XDECREF(rounding);
         Py_XDECREF(module);

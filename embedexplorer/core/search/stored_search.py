@@ -38,6 +38,7 @@ from ..common.progress import ProgressCallback
 from .block32_groups import BLOCK32_KINDS, MIN_KINDS, Q4_0_KIND, block32_groups
 from .lookup_groups import LOOKUP_KINDS, lookup_groups
 from .neighbours import accumulation_error
+from .q6_k_groups import q6_k_groups
 from .scan_threads import shared_pass
 from .stored_rows import StoredRows
 
@@ -73,6 +74,7 @@ _INTEGER_KINDS = (
     *LOOKUP_KINDS.values(),
 )
 _Q4_K = QUANT_KINDS["Q4_K"]
+_Q6_K = QUANT_KINDS["Q6_K"]
 # Kinds whose numbers are a scaled code plus a min, rounded once by gguf: scanned as integers with a spread.
 _SPREAD_KINDS = (_Q4_K, *MIN_KINDS)
 # A Q4_K table whose rows' spread exceeds this is scanned in float32 instead: its integer scan's bound
@@ -83,6 +85,9 @@ _MAX_SPREAD = 64.0
 # Above this many stored bytes a Q4_K table keeps the scan of its blocks as stored: it is read from memory,
 # not the cache, and that scan is bound by memory's bandwidth already (Qwen2-7B-sized, 307 MB, two threads:
 # 16.5 ms as stored, 16.8 ms by groups, at load 0.8), so a grouped copy would take as much again for nothing.
+# A Qwen2-7B-sized Q6_K table (447 MB) is scanned faster by groups (two threads 17.6 ms against 24.4 ms, at
+# load 1.4: bench_q6_k_groups --qwen), but its copy takes 451 MB more memory and 345 ms at the second query,
+# to save 7 ms a query on a table that meets goal 2 as stored: it keeps its blocks as stored too.
 _GROUPS_MAX_BYTES = 128 << 20
 # Q4_K's dequantised numbers are rounded once by gguf (d s q - m n): 2^-24 of each, with room.
 _Q4_K_ROUNDING = 2.0**-23
@@ -154,8 +159,9 @@ class StoredScreen:
         # A length too small for its reciprocal to be a float32 points nowhere too.
         scale[~np.isfinite(scale)] = 0.0
         self.scale = scale
-        # A Q4_K or Q4_0 table's rows sixteen at a time (``q4_k_groups``, ``block32_groups``), made when a
-        # second query comes; Q4_1's, Q5_0's, Q5_1's, IQ4_NL's, IQ4_XS's, TQ2_0's and MXFP4's at open
+        # A Q4_K, Q6_K or Q4_0 table's rows sixteen at a time (``q4_k_groups``, ``q6_k_groups``,
+        # ``block32_groups``), made when a second query comes; Q4_1's, Q5_0's, Q5_1's, IQ4_NL's, IQ4_XS's,
+        # TQ2_0's and MXFP4's at open
         # (``groups``).
         self.groups: np.ndarray | None = groups
         self.groups_at_open = groups is not None
@@ -192,18 +198,20 @@ class StoredScreen:
         return out
 
     def _groups_for_scan(self) -> np.ndarray | None:
-        """The Q4_K or Q4_0 rows in groups of sixteen, made at the second query where the CPU scans them
-        (AVX-512 VNNI; ``quants_groups.h``, ``quants_groups32.h``): about half the instructions a number, so
-        a table in the cache is scanned at the cache's bandwidth.  Not at the first: a one-shot answer makes
-        no copy.  Not for a Q4_K table too large for the cache (``_GROUPS_MAX_BYTES``).  The other 32-number
-        kinds, IQ4_XS, TQ2_0 and MXFP4 have theirs from the open."""
+        """The Q4_K, Q6_K or Q4_0 rows in groups of sixteen, made at the second query where the CPU scans them
+        (AVX-512 VNNI; ``quants_groups.h``, ``quants_groups_q6k.h``, ``quants_groups32.h``): about half the
+        instructions a number, so a table in the cache is scanned at the cache's bandwidth.  Not at the first:
+        a one-shot answer makes no copy.  Not for a Q4_K or Q6_K table too large for the cache
+        (``_GROUPS_MAX_BYTES``).  The other 32-number kinds, IQ4_XS, TQ2_0 and MXFP4 have theirs from the open."""
         # grouped_scan is false without VNNI, or when a test chose another build.
-        later = (self.kind == _Q4_K and self.bits.nbytes <= _GROUPS_MAX_BYTES) or self.kind == Q4_0_KIND
+        later = (self.kind in (_Q4_K, _Q6_K) and self.bits.nbytes <= _GROUPS_MAX_BYTES) or self.kind == Q4_0_KIND
         wanted = self.integer and (later or self.groups_at_open) and self._quants.grouped_scan()
         with self._groups_lock:
             self._scans += 1
             if wanted and self.groups is None and self._scans > 1 and self.kind == _Q4_K:
                 self.groups = q4_k_groups(self.bits, self.shape[1], self._quants)
+            elif wanted and self.groups is None and self._scans > 1 and self.kind == _Q6_K:
+                self.groups = q6_k_groups(self.bits, self.shape[1], self._quants)
             elif wanted and self.groups is None and self._scans > 1:
                 self.groups = block32_groups(self.bits, self.kind, self.shape[1], self._quants)
         return self.groups if wanted else None
