@@ -38,7 +38,15 @@ except ImportError:  # built without a C compiler: the gguf package dequantises
 
 log = logging.getLogger(__name__)
 # (numbers, bytes) of a block of each type the C dequantiser reads (gguf's GGML_QUANT_SIZES).
-_BLOCK_SHAPES = {"Q8_0": (32, 34), "Q4_0": (32, 18), "Q4_K": (256, 144), "Q6_K": (256, 210), "Q5_K": (256, 176)}
+_BLOCK_SHAPES = {
+    "Q8_0": (32, 34),
+    "Q4_0": (32, 18),
+    "Q4_K": (256, 144),
+    "Q6_K": (256, 210),
+    "Q5_K": (256, 176),
+    "NVFP4": (64, 36),
+    "TQ1_0": (256, 54),
+}
 
 TOKEN_TABLE = "token_embd.weight"
 POSITION_TABLE = "position_embd.weight"

@@ -58,12 +58,28 @@
 
 #include <math.h>
 
-/* Q5_K last: dequantise reads it, quant_scores does not (see the top of the file). */
-enum { KIND_Q8_0, KIND_Q4_0, KIND_Q4_K, KIND_Q6_K, KIND_Q5_K, KINDS };
+/* Explicit values: Python's QUANT_KINDS and DEQUANTISED_KINDS name them.  Q5_K: dequantise reads it,
+ * quant_scores does not (see the top of the file).  NVFP4 and TQ1_0: quants_fp4_ternary.h. */
+enum {
+    KIND_Q8_0 = 0,
+    KIND_Q4_0 = 1,
+    KIND_Q4_K = 2,
+    KIND_Q6_K = 3,
+    KIND_Q5_K = 4,
+    KIND_NVFP4 = 14,
+    KIND_TQ1_0 = 15,
+    KINDS = 16
+};
 
-/* Numbers and bytes per block of each kind (GGML_QUANT_SIZES). */
-static const Py_ssize_t BLOCK_NUMBERS[KINDS] = {32, 32, 256, 256, 256};
-static const Py_ssize_t BLOCK_BYTES[KINDS] = {34, 18, 144, 210, 176};
+/* Numbers and bytes per block of each kind (GGML_QUANT_SIZES); 0 for a kind not read here. */
+static const Py_ssize_t BLOCK_NUMBERS[KINDS] = {
+    [KIND_Q8_0] = 32, [KIND_Q4_0] = 32, [KIND_Q4_K] = 256, [KIND_Q6_K] = 256, [KIND_Q5_K] = 256,
+    [KIND_NVFP4] = 64, [KIND_TQ1_0] = 256,
+};
+static const Py_ssize_t BLOCK_BYTES[KINDS] = {
+    [KIND_Q8_0] = 34, [KIND_Q4_0] = 18, [KIND_Q4_K] = 144, [KIND_Q6_K] = 210, [KIND_Q5_K] = 176,
+    [KIND_NVFP4] = 36, [KIND_TQ1_0] = 54,
+};
 
 static ALWAYS_INLINE float half_at(const uint8_t *at)
 {
@@ -81,6 +97,8 @@ static ALWAYS_INLINE void q4_k_scales(const uint8_t *packed, float d, float dmin
         min[j + 4] = dmin * (float)((packed[j + 8] >> 4) | ((packed[j + 4] >> 6) << 4));
     }
 }
+
+#include "quants_fp4_ternary_blocks.h"
 
 /* One block's numbers, dequantised exactly as gguf does (see the top of the file). */
 static ALWAYS_INLINE void dequantise_block(int kind, const uint8_t *block, float *v)
@@ -127,6 +145,12 @@ static ALWAYS_INLINE void dequantise_block(int kind, const uint8_t *block, float
             }
         break;
     }
+    case KIND_NVFP4:
+        nvfp4_block(block, v);
+        break;
+    case KIND_TQ1_0:
+        tq1_0_block(block, half_at(block + 52), v);
+        break;
     default: { /* KIND_Q6_K: ql[128], qh[64], int8 scales[16], d */
         const uint8_t *ql = block, *qh = block + 128;
         const int8_t *scales = (const int8_t *)(block + 192);
@@ -292,6 +316,8 @@ static int quantise_query(const float *x, Py_ssize_t width, int16_t *xq, float *
     return 1;
 }
 
+#include "quants_fp4_ternary.h"
+
 static PyObject *quant_scores(PyObject *self, PyObject *args)
 {
     Py_buffer rows, query, scale, out, progress, groups = {0};
@@ -303,12 +329,15 @@ static PyObject *quant_scores(PyObject *self, PyObject *args)
     PyObject *result = NULL;
     Py_ssize_t width = query.len / (Py_ssize_t)sizeof(float);
     Py_ssize_t count = out.len / (Py_ssize_t)sizeof(float);
-    if (kind < 0 || kind >= KIND_Q5_K) {
-        PyErr_SetString(PyExc_ValueError, "kind must be 0 (Q8_0), 1 (Q4_0), 2 (Q4_K) or 3 (Q6_K)");
+    if (kind < 0 || kind >= KINDS || BLOCK_NUMBERS[kind] == 0 || kind == KIND_Q5_K) {
+        PyErr_SetString(PyExc_ValueError, "kind must be one of QUANT_KINDS's codes");
     } else if (width == 0 || query.len % (Py_ssize_t)sizeof(float) != 0 || width % BLOCK_NUMBERS[kind] != 0) {
         PyErr_SetString(PyExc_ValueError, "the query must hold a whole number of blocks of float32 numbers");
     } else if (rows.len != count * (width / BLOCK_NUMBERS[kind]) * BLOCK_BYTES[kind]) {
         PyErr_SetString(PyExc_ValueError, "rows must hold len(out) rows of len(query) quantised numbers");
+    } else if (scale.len == out.len && fp4t_kind(kind)) {
+        if (check_progress(&progress))
+            result = fp4t_scores(kind, &rows, &query, &scale, &out, &progress, integer, &groups, count, width);
     } else if (groups.buf != NULL && (kind != KIND_Q4_K || groups.len != (count + GROUP_ROWS - 1) / GROUP_ROWS *
                                                                         (width / 256) * GROUP_BLOCK_BYTES)) {
         PyErr_SetString(PyExc_ValueError, "groups must be q4_k_groups's copy of the Q4_K rows");
@@ -424,8 +453,8 @@ static PyObject *dequantise(PyObject *self, PyObject *args)
         return NULL;
     PyObject *result = NULL;
     Py_ssize_t numbers = out.len / (Py_ssize_t)sizeof(float);
-    if (kind < 0 || kind >= KINDS) {
-        PyErr_SetString(PyExc_ValueError, "kind must be 0 (Q8_0), 1 (Q4_0), 2 (Q4_K), 3 (Q6_K) or 4 (Q5_K)");
+    if (kind < 0 || kind >= KINDS || BLOCK_NUMBERS[kind] == 0) {
+        PyErr_SetString(PyExc_ValueError, "kind must be one of DEQUANTISED_KINDS's codes");
     } else if (out.len % (Py_ssize_t)sizeof(float) != 0 || numbers % BLOCK_NUMBERS[kind] != 0 ||
                rows.len != numbers / BLOCK_NUMBERS[kind] * BLOCK_BYTES[kind]) {
         PyErr_SetString(PyExc_ValueError, "out must hold the float32 numbers of every block of rows");
@@ -478,11 +507,18 @@ static PyMethodDef quant_methods[] = {
     {"q4_k_groups", q4_k_groups, METH_VARARGS,
      "q4_k_groups(rows, width, out, progress)\n\nCopy Q4_K rows into out sixteen at a time (quants_groups.h), for\n"
      "quant_scores's groups; threads share rows as there."},
+    {"fp4t_groups", fp4t_groups, METH_VARARGS,
+     "fp4t_groups(rows, kind, width, out, progress)\n\nCopy NVFP4 (14) or TQ1_0 (15) rows into out sixteen at a time\n"
+     "(quants_fp4_ternary.h), for quant_scores's groups; threads share rows as there."},
+    {"fp4t_groups_size", fp4t_groups_size, METH_VARARGS,
+     "fp4t_groups_size(kind, count, width)\n\nBytes of fp4t_groups's copy of count rows of width numbers."},
+    {"fp4t_grouped_scan", fp4t_grouped_scan, METH_VARARGS,
+     "fp4t_grouped_scan(kind)\n\nTrue when quant_scores scans NVFP4 or TQ1_0 rows by their groups here."},
     {"grouped_scan", grouped_scan, METH_NOARGS,
      "grouped_scan()\n\nTrue when quant_scores scans Q4_K rows by their groups here (AVX-512 VNNI)."},
     {"dequantise", dequantise, METH_VARARGS,
      "dequantise(rows, kind, out)\n\nWrite the float32 numbers of quantised rows (GGUF blocks, uint8; kind as for\n"
-     "quant_scores, or 4 Q5_K) into out,\n"
+     "quant_scores, or 4 Q5_K, 14 NVFP4, 15 TQ1_0) into out,\n"
      "as gguf's dequantize gives them, without the GIL."},
     {"use_build", use_build, METH_VARARGS,
      "use_build(name)\n\nFor tests: scan with the named build (plain, avx2, avx512f, avx512f-float: no integer\n"
@@ -494,7 +530,8 @@ static PyMethodDef quant_methods[] = {
      "Q8_0, 1 Q4_0, 2 Q4_K, 3 Q6_K) with the float32 query into out (0 where scale[i] is 0), without\n"
      "the GIL; threads that call it with the same zeroed progress (two int64) share the rows.  With\n"
      "integer, every kind is scanned against the query held as 16-bit integers where the\n"
-     "build can (error bound in _quants.c); Q4_K by groups, q4_k_groups's copy, when given and grouped_scan()."},
+     "build can (error bound in _quants.c); Q4_K by groups, q4_k_groups's copy, when given and grouped_scan();\n"
+     "NVFP4 (14) and TQ1_0 (15) by fp4t_groups's copy there, else in float64 (quants_fp4_ternary.h)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -2,8 +2,9 @@
 
 The first pass reads the rows as the file stores them: 16-bit rows (bfloat16, float16),
 or the GGUF blocks of Q8_0, Q4_0, Q4_K and Q6_K rows (``_quants.c``, which dequantises
-each number to the float32 the exact pass reads, so its bound is a 16-bit row's); other
-quantised types are rounded to bfloat16 once, block by block, from the dequantised rows.
+each number to the float32 the exact pass reads, so its bound is a 16-bit row's); NVFP4 and
+TQ1_0 rows through a copy of their blocks sixteen rows at a time where the CPU scans it
+(``fp4_ternary_groups``); other quantised types are rounded to bfloat16 once, block by block, from the dequantised rows.
 Each row's score is multiplied by its stored reciprocal length, so it is a cosine (times
 the query's length) within a known bound.  ``neighbours.search`` then rescores, in
 float64 from the stored numbers, every row that could be among the best: the answer is
@@ -31,6 +32,7 @@ import numpy as np
 from ..common import cache
 from ..common.plain_pages import empty_on_plain_pages
 from ..common.progress import ProgressCallback
+from .fp4_ternary_groups import FP4_TERNARY_KINDS, fp4_ternary_groups, scans_fp4_ternary_groups
 from .neighbours import accumulation_error
 from .scan_threads import shared_pass
 from .stored_rows import StoredRows
@@ -49,10 +51,12 @@ BF16_KIND = 0
 QUANT_KINDS = {"Q8_0": 0, "Q4_0": 1, "Q4_K": 2, "Q6_K": 3}
 # The types ``_quants.dequantise`` reads (the exact pass's rows): those, and Q5_K, whose first pass is its
 # bfloat16 copy's scan (faster than a float scan of its blocks: 2.42 ms against 3.23 ms, GPT-2-shaped).
-DEQUANTISED_KINDS = {**QUANT_KINDS, "Q5_K": 4}
+DEQUANTISED_KINDS = {**QUANT_KINDS, "Q5_K": 4, **FP4_TERNARY_KINDS}
 # Of those, the kinds an AVX-512 build scans against the query as 16-bit integers (Q4_K when its spread allows).
 _INTEGER_KINDS = (QUANT_KINDS["Q8_0"], QUANT_KINDS["Q4_0"], QUANT_KINDS["Q6_K"])
 _Q4_K = QUANT_KINDS["Q4_K"]
+# Kinds whose copy sixteen rows at a time is made at open (their rows are never scanned as stored).
+_GROUPED_AT_OPEN = frozenset(FP4_TERNARY_KINDS.values())
 # A Q4_K table whose rows' spread exceeds this is scanned in float32 instead: its integer scan's bound
 # would let too many rows through to the exact pass.
 _MAX_SPREAD = 64.0
@@ -102,6 +106,7 @@ class StoredScreen:
         notes: tuple[str, ...] = (),
         quantised_width: int | None = None,
         spread: float | None = None,
+        groups: np.ndarray | None = None,
     ) -> None:
         if _scan is None or (quantised_width is not None and _quants is None):
             raise RuntimeError("the scan of stored rows was not built (no C compiler at install time)")
@@ -113,7 +118,9 @@ class StoredScreen:
         # Q6_K are scanned against it as 16-bit integers: ``_quants.c``).
         # A Q4_K table is scanned so only with its ``spread``: the largest ratio over its rows of
         # sqrt(sum (|d s| q + |m n|)^2) to the row's length (``quantised_spread``).
-        self.integer = self.quantised and (kind in _INTEGER_KINDS or (kind == _Q4_K and spread is not None))
+        self.integer = self.quantised and (
+            kind in _INTEGER_KINDS or kind in _GROUPED_AT_OPEN or (kind == _Q4_K and spread is not None)
+        )
         self.query_rounding = float(_quants.QUERY_ROUNDING) if self.integer else 0.0
         self.spread = spread if self.integer and kind == _Q4_K and spread is not None else 1.0
         self.value_rounding = _Q4_K_ROUNDING if self.integer and kind == _Q4_K else 0.0
@@ -128,8 +135,9 @@ class StoredScreen:
         # A length too small for its reciprocal to be a float32 points nowhere too.
         scale[~np.isfinite(scale)] = 0.0
         self.scale = scale
-        # A Q4_K table's rows sixteen at a time (``q4_k_groups``), made when a second query comes.
-        self.groups: np.ndarray | None = None
+        # A Q4_K table's rows sixteen at a time (``q4_k_groups``), made when a second query comes;
+        # an NVFP4 or TQ1_0 table's (``fp4_ternary_groups``), made at open.
+        self.groups: np.ndarray | None = groups
         self._scans = 0
         self._groups_lock = threading.Lock()
 
@@ -141,6 +149,15 @@ class StoredScreen:
     @property
     def nbytes(self) -> int:
         return int(self.bits.nbytes + self.scale.nbytes + self.lengths.nbytes + self.groups_bytes)
+
+    @property
+    def groups_note(self) -> str:
+        """When the copy of the rows sixteen at a time is read, for ``search_method`` ("" when there is none)."""
+        if self.groups is None:
+            return ""
+        if self.kind in _GROUPED_AT_OPEN:
+            return " (a copy of them sixteen rows at a time, made at open)"
+        return " (from the second query on, a copy of them sixteen rows at a time)"
 
     @property
     def groups_bytes(self) -> int:
@@ -166,7 +183,10 @@ class StoredScreen:
         """The Q4_K rows in groups of sixteen, made at the second query where the CPU scans them (AVX-512
         VNNI; ``quants_groups.h``): about half the instructions a number, so a table in the cache is
         scanned at the cache's bandwidth.  Not at the first: a one-shot answer makes no copy.  Not for a
-        table too large for the cache (``_GROUPS_MAX_BYTES``)."""
+        table too large for the cache (``_GROUPS_MAX_BYTES``).  An NVFP4 or TQ1_0 table's copy is made at
+        open (``fp4_ternary_groups``)."""
+        if self.kind in _GROUPED_AT_OPEN:
+            return self.groups
         # grouped_scan is false without VNNI, or when a test chose another build.
         wanted = self.kind == _Q4_K and self.integer and self.bits.nbytes <= _GROUPS_MAX_BYTES
         wanted = wanted and self._quants.grouped_scan()
@@ -226,11 +246,16 @@ def screen_for_stored(rows: StoredRows, report: ProgressCallback | None = None) 
             lengths = half_lengths(rows.raw, rows.half_kind)
             cache.save_array(key, "lengths", lengths)
         return StoredScreen(rows.raw, rows.half_kind, lengths, 0.0, tuple(notes))
-    if rows.storage in QUANT_KINDS and _quants is not None and _scan is not None and rows.raw.flags.c_contiguous:
+    if _scans_blocks(rows):
         lengths = _checked(cache.load_array(key, "lengths", (count,), np.float64), rows, None, key, notes)
         if lengths is None:
             lengths = _quantised_lengths(rows, report)
             cache.save_array(key, "lengths", lengths)
+        if rows.storage in FP4_TERNARY_KINDS:
+            kind = FP4_TERNARY_KINDS[rows.storage]
+            report(0, 1, f"Copying the {rows.storage} table sixteen rows at a time")
+            groups = fp4_ternary_groups(rows.raw, width, kind, _quants)
+            return StoredScreen(rows.raw, kind, lengths, 0.0, tuple(notes), quantised_width=width, groups=groups)
         kind = QUANT_KINDS[rows.storage]
         spread = quantised_spread(rows.raw, width, lengths) if kind == _Q4_K else None
         return StoredScreen(rows.raw, kind, lengths, 0.0, tuple(notes), quantised_width=width, spread=spread)
@@ -239,6 +264,14 @@ def screen_for_stored(rows: StoredRows, report: ProgressCallback | None = None) 
     if bits is None or lengths is None or _checked(lengths, rows, bits, key, notes) is None:
         bits, lengths = _round_quantised(rows, key, report)
     return StoredScreen(bits, BF16_KIND, lengths, BF16_ROUNDING, tuple(notes))
+
+
+def _scans_blocks(rows: StoredRows) -> bool:
+    """Whether the first pass reads ``rows``'s blocks (as stored, or NVFP4 and TQ1_0 through their copy
+    sixteen rows at a time, which needs AVX-512 VNNI: without it they keep a bfloat16 copy)."""
+    if _quants is None or _scan is None or not rows.raw.flags.c_contiguous:
+        return False
+    return rows.storage in QUANT_KINDS or scans_fp4_ternary_groups(rows.storage, _quants)
 
 
 def _checked(

@@ -1,0 +1,35 @@
+"""NVFP4 and TQ1_0 tables copied sixteen rows at a time for their first pass (``quants_fp4_ternary.h``).
+
+NVFP4's numbers are nibbles into the doubled e2m1 values with a float8 scale per 16; TQ1_0's are
+ternary digits packed five to a byte.  The copy keeps the bytes as stored (four bytes of each of 16
+rows to a 64-byte load), so the AVX-512 VNNI scan reads the stored bytes once, where a bfloat16 copy
+read 3.6 (NVFP4) to 9.5 (TQ1_0) times as many.  It is made when the table opens, in C on every core,
+instead of that bfloat16 copy; a CPU without the instructions keeps the bfloat16 copy.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from ..common.plain_pages import empty_on_plain_pages
+from .scan_threads import shared_pass
+
+# GGUF types scanned through this copy, with ``_quants.c``'s code for each.
+FP4_TERNARY_KINDS = {"NVFP4": 14, "TQ1_0": 15}
+
+
+def scans_fp4_ternary_groups(storage: str, quants: Any) -> bool:
+    """Whether this CPU's build scans ``storage`` rows through their copy sixteen rows at a time."""
+    return storage in FP4_TERNARY_KINDS and bool(quants.fp4t_grouped_scan(FP4_TERNARY_KINDS[storage]))
+
+
+def fp4_ternary_groups(blocks: np.ndarray, width: int, kind: int, quants: Any) -> np.ndarray:
+    """``blocks`` (rows of ``kind``'s stored blocks) copied sixteen rows at a time, the last group padded
+    with zero rows, in one pass in C shared by a few threads."""
+    size = int(quants.fp4t_groups_size(kind, blocks.shape[0], width))
+    out = empty_on_plain_pages((size,), np.uint8)
+    shared_pass(blocks.shape[0] * width, partial(quants.fp4t_groups, blocks, kind, width, out))
+    return out

@@ -1,0 +1,411 @@
+/* NVFP4 and TQ1_0 rows sixteen at a time: a copy made when the table opens (in place of a bfloat16
+ * copy, 2.2 and 9.5 times their stored bytes), and its AVX-512 VNNI scan.  Included by _quants.c once,
+ * just before quant_scores (it uses quantise_query, split_query and quants_fp4_ternary_blocks.h).
+ *
+ * As Q4_K's groups (quants_groups.h): the 16 int32 lanes of a register are 16 rows; one 64-byte load
+ * holds four stored bytes of each row; the query's four matching bytes are broadcast to every lane and
+ * vpdpbusd adds each row's four products into the row's own lane.  The copy is the stored bytes moved,
+ * not widened, so the scan reads as many bytes as one read of the table:
+ *   NVFP4 (64 numbers a block): per block, 64 bytes of scales: for sub-block s = 0..3, each row's scale
+ *     byte as nvfp4_scale_code gives it ((E << 4) | M: the same number, easier to widen); then for s,
+ *     t = 0..1, bytes 8 s + 4 t .. + 3 of each row's qs (low nibbles numbers 16 s + 4 t .., high ones
+ *     16 s + 8 + 4 t ..): 576 bytes for 16 x 36 stored.  A nibble picks its value by vpshufb from
+ *     the doubled e2m1 values plus 12 (so unsigned for vpdpbusd).
+ *   TQ1_0 (256 numbers a block): each block's 16 float16 d first (padded to 64 bytes for all blocks),
+ *     then per block the base-3 bytes as stored: for t = 0..7 bytes 4 t .. + 3 of each row's qs
+ *     (digit m: numbers 32 m + 4 t ..), for t = 0..3 bytes 32 + 4 t .. (digit m: numbers 160 + 16 m
+ *     + 4 t ..), then qh (digit m: numbers 240 + 4 m ..): 832 bytes a block, 16 x 54 with d.  Digit m
+ *     of every byte, 0-2, is looked up in a 256-byte table (two vpermi2b over its halves, a blend by
+ *     the top bit); a 2-bit copy would read 1.22 times the stored bytes.
+ * Rows past the table's end are zeros (their scales and d 0: they add nothing, and are not stored).
+ *
+ * Why each score is within StoredScreen.error_bound (the integer scan's, _quants.c's top, spread 1):
+ * the query is quantise_query's, x = x~ + e with x~_j = step_k xq_j (k the run of 32 numbers, which
+ * holds two NVFP4 sub-blocks, or one TQ1_0 run: every digit's numbers above lie inside one run).  For
+ * each piece P (an NVFP4 sub-block of 16 numbers, a TQ1_0 run of 32) and row, in int32:
+ *   S = sum_j c_j xq_j, c_j the number's integer value (the doubled e2m1 value k, or q - 1),
+ * computed as 256 sum (c + o) high + sum (c + o) low - o sum xq (o the offset 12, 1), exactly: |xq| <=
+ * 2^14 (high in [-64, 64], low in [-128, 127]), so the parts are at most 32 x 24 x 64 x 256, 32 x 24 x
+ * 128 and 32 x 12 x 2^14, all below 2^23, and |S| <= 16 x 12 x 2^14 < 2^18 (NVFP4), 32 x 2^14 = 2^19
+ * (TQ1_0): exact as float32 too.  The piece's weight w = d step is exact: NVFP4's d = M 2^(E - 10)
+ * (4 bits, at least 2^-10) and TQ1_0's float16 d (11 bits, at least 2^-24) times a power of two step
+ * in [2^-100, 2^60] (quantise_query; above 2^60 see below): normal, 11 bits at most.  So S w =
+ * sum_j v_j x~_j exactly, v_j being gguf's very numbers (quants_fp4_ternary_blocks.h), and one fused
+ * multiply-add adds it into the row's lane.  Each term v_j x~_j thus goes through at most width / 16
+ * + 1 roundings (the adds, the scale's product), fewer than width: the computed sum is
+ * sum v_j x~_j (1 + theta_j), |theta_j| <= gamma_width (Higham 3.1), the bound of the integer scan of
+ * Q4_0 as it is.  Sums that fall below float32's normal range round not at all (every term is a
+ * multiple of 2^-124), so the relative bound holds there too.  No overflow: |S w| < 2^19 x 2^16 x 2^60,
+ * and fewer than 2^20 terms a row (a width below 2^24).
+ *
+ * A query with a step above 2^60 (numbers past 2^74), a width of 2^24 or more, and every build without
+ * VNNI (which keeps the bfloat16 copy in the app: stored_search.py) is scored per row in float64
+ * (fp4t_rows_exact): each number gguf's, each product exact in float64, the sum off by at most
+ * width 2^-53 of sum |v_j x_j|, the score rounded once to float32: far inside the bound.  A row whose
+ * scale is 0 (it points nowhere: length 0, infinite or NaN, which a float16 d of infinity or NaN gives)
+ * scores 0.
+ */
+#ifndef EMBEDEXPLORER_QUANTS_FP4_TERNARY_H
+#define EMBEDEXPLORER_QUANTS_FP4_TERNARY_H
+
+#define FP4T_MAX_STEP_EXPONENT 60
+#define FP4T_MAX_WIDTH ((Py_ssize_t)1 << 24)
+#define NVFP4_GROUP_BLOCK (64 + 512)
+#define TQ1_0_GROUP_CODES 832
+/* TQ1_0's scan looks its digits up with VBMI's byte permutes too. */
+#define FP4T_VBMI_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi,gfni,f16c,fma")))
+
+static int fp4t_kind(int kind)
+{
+    return kind == KIND_NVFP4 || kind == KIND_TQ1_0;
+}
+
+/* TQ1_0's d of every block at the group's start, padded to 64 bytes. */
+static Py_ssize_t tq1_0_headers(Py_ssize_t blocks)
+{
+    return (blocks * 2 * GROUP_ROWS + 63) / 64 * 64;
+}
+
+static Py_ssize_t fp4t_group_bytes(int kind, Py_ssize_t blocks)
+{
+    return kind == KIND_NVFP4 ? blocks * NVFP4_GROUP_BLOCK : tq1_0_headers(blocks) + blocks * TQ1_0_GROUP_CODES;
+}
+
+/* Bytes of the whole copy of count rows of width numbers. */
+static Py_ssize_t fp4t_groups_bytes(int kind, Py_ssize_t count, Py_ssize_t width)
+{
+    return (count + GROUP_ROWS - 1) / GROUP_ROWS * fp4t_group_bytes(kind, width / BLOCK_NUMBERS[kind]);
+}
+
+/* Row r's block b into its group (see the top). */
+static void fp4t_place(int kind, const uint8_t *block, Py_ssize_t b, int r, uint8_t *group, Py_ssize_t blocks)
+{
+    if (kind == KIND_NVFP4) {
+        uint8_t *at = group + b * NVFP4_GROUP_BLOCK;
+        for (int s = 0; s < 4; s++) {
+            at[GROUP_ROWS * s + r] = nvfp4_scale_code(block[s]);
+            for (int t = 0; t < 2; t++)
+                memcpy(at + 64 + 64 * (2 * s + t) + 4 * r, block + 4 + 8 * s + 4 * t, 4);
+        }
+    } else {
+        uint8_t *codes = group + tq1_0_headers(blocks) + b * TQ1_0_GROUP_CODES;
+        memcpy(group + 2 * (GROUP_ROWS * b + r), block + 52, 2);
+        for (int t = 0; t < 12; t++) /* qs: 8 loads of its first 32 bytes, then 4 of the next 16 */
+            memcpy(codes + 64 * t + 4 * r, block + 4 * t, 4);
+        memcpy(codes + 768 + 4 * r, block + 48, 4);
+    }
+}
+
+struct fp4t_group_job {
+    int kind;
+    const uint8_t *rows;
+    Py_ssize_t count, blocks;
+    uint8_t *groups;
+};
+
+/* Rows start .. stop - 1 into their groups (start is a multiple of 16: CHUNK_ROWS is). */
+static void fp4t_group_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
+{
+    const struct fp4t_group_job *q = job;
+    Py_ssize_t row_bytes = q->blocks * BLOCK_BYTES[q->kind], size = fp4t_group_bytes(q->kind, q->blocks);
+    if (stop == q->count)
+        stop = (stop + GROUP_ROWS - 1) / GROUP_ROWS * GROUP_ROWS; /* the last group's missing rows: zeros */
+    for (Py_ssize_t g = start / GROUP_ROWS; g * GROUP_ROWS < stop; g++) {
+        uint8_t *group = q->groups + g * size;
+        memset(group, 0, (size_t)size);
+        for (int r = 0; r < GROUP_ROWS && g * GROUP_ROWS + r < q->count; r++) {
+            const uint8_t *row = q->rows + (g * GROUP_ROWS + r) * row_bytes;
+            for (Py_ssize_t b = 0; b < q->blocks; b++)
+                fp4t_place(q->kind, row + b * BLOCK_BYTES[q->kind], b, r, group, q->blocks);
+        }
+    }
+}
+
+static PyObject *fp4t_groups(PyObject *self, PyObject *args)
+{
+    Py_buffer rows, out, progress;
+    int kind;
+    Py_ssize_t width;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*inw*w*", &rows, &kind, &width, &out, &progress))
+        return NULL;
+    PyObject *result = NULL;
+    if (kind < 0 || kind >= KINDS || !fp4t_kind(kind)) {
+        PyErr_SetString(PyExc_ValueError, "kind must be 14 (NVFP4) or 15 (TQ1_0)");
+    } else {
+        Py_ssize_t blocks = width / BLOCK_NUMBERS[kind];
+        Py_ssize_t count = blocks > 0 ? rows.len / (blocks * BLOCK_BYTES[kind]) : 0;
+        if (width <= 0 || width % BLOCK_NUMBERS[kind] != 0 || rows.len != count * blocks * BLOCK_BYTES[kind] ||
+            out.len != fp4t_groups_bytes(kind, count, width)) {
+            PyErr_SetString(PyExc_ValueError, "out must hold the groups of every 16 rows of width numbers");
+        } else if (check_progress(&progress)) {
+            struct fp4t_group_job job = {kind, rows.buf, count, blocks, out.buf};
+            result = share_chunks_released(fp4t_group_chunk, &job, count, &progress);
+        }
+    }
+    PyBuffer_Release(&rows);
+    PyBuffer_Release(&out);
+    PyBuffer_Release(&progress);
+    return result;
+}
+
+static PyObject *fp4t_groups_size(PyObject *self, PyObject *args)
+{
+    int kind;
+    Py_ssize_t count, width;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "inn", &kind, &count, &width))
+        return NULL;
+    if (kind < 0 || kind >= KINDS || !fp4t_kind(kind) || width <= 0 || width % BLOCK_NUMBERS[kind] != 0 ||
+        count < 0) {
+        PyErr_SetString(PyExc_ValueError, "kind must be 14 or 15 and width a whole number of its blocks");
+        return NULL;
+    }
+    return PyLong_FromSsize_t(fp4t_groups_bytes(kind, count, width));
+}
+
+struct fp4t_job {
+    int kind;
+    const uint8_t *rows, *groups;
+    Py_ssize_t width;
+    const float *query, *scale;
+    float *out;
+    const int8_t *high, *low; /* the integer query's two bytes, or NULL: scored in float64 */
+    const float *step;
+    const int32_t *offsets; /* o times each piece's sum of xq (see the top) */
+    uint8_t digits[5][256]; /* TQ1_0: digit m of every byte */
+};
+
+/* Rows start .. stop - 1 scored in float64 from gguf's numbers (see the top). */
+static void fp4t_rows_exact(const struct fp4t_job *q, Py_ssize_t start, Py_ssize_t stop)
+{
+    Py_ssize_t per_block = BLOCK_NUMBERS[q->kind], block_bytes = BLOCK_BYTES[q->kind];
+    Py_ssize_t row_bytes = q->width / per_block * block_bytes;
+    float v[256];
+    for (Py_ssize_t i = start; i < stop; i++) {
+        if (q->scale[i] == 0.0f) {
+            q->out[i] = 0.0f;
+            continue;
+        }
+        const uint8_t *row = q->rows + i * row_bytes;
+        double total = 0.0;
+        for (Py_ssize_t b = 0; b * per_block < q->width; b++) {
+            dequantise_block(q->kind, row + b * block_bytes, v);
+            for (Py_ssize_t j = 0; j < per_block; j++)
+                total += (double)v[j] * (double)q->query[b * per_block + j];
+        }
+        q->out[i] = (float)(total * (double)q->scale[i]);
+    }
+}
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+/* Each row's score times its scale (0 where the scale is 0), stored for the group's live rows. */
+VNNI_TARGET static ALWAYS_INLINE void fp4t_store(const struct fp4t_job *q, Py_ssize_t g, Py_ssize_t stop, __m512 acc)
+{
+    Py_ssize_t first_row = g * GROUP_ROWS, rows_here = stop - first_row;
+    __mmask16 here = rows_here >= GROUP_ROWS ? (__mmask16)0xFFFF : (__mmask16)((1u << rows_here) - 1);
+    __m512 scales = _mm512_maskz_loadu_ps(here, q->scale + first_row);
+    __mmask16 live = _mm512_cmp_ps_mask(scales, _mm512_setzero_ps(), _CMP_NEQ_UQ);
+    _mm512_mask_storeu_ps(q->out + first_row, here, _mm512_maskz_mul_ps(live, acc, scales));
+}
+
+/* S = 256 (high sums) + (low sums) - o (the piece's sum of xq), as float32: exact (see the top). */
+VNNI_TARGET static ALWAYS_INLINE __m512 fp4t_sum(__m512i upper, __m512i lower, int32_t offset)
+{
+    __m512i exact = _mm512_add_epi32(_mm512_slli_epi32(upper, 8), lower);
+    return _mm512_cvtepi32_ps(_mm512_sub_epi32(exact, _mm512_set1_epi32(offset)));
+}
+
+VNNI_TARGET static void nvfp4_groups(const struct fp4t_job *q, Py_ssize_t start, Py_ssize_t stop)
+{
+    uint8_t shifted[16];
+    for (int j = 0; j < 16; j++)
+        shifted[j] = (uint8_t)(NVFP4_VALUES[j] + 12);
+    const __m512i table = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)shifted));
+    const __m512i nibble = _mm512_set1_epi8(0x0F), low_four = _mm512_set1_epi32(15);
+    /* 2^(E - 10) as float32 bits: (E + 117) << 23. */
+    const __m512i bias = _mm512_set1_epi32(117);
+    Py_ssize_t blocks = q->width / 64;
+    for (Py_ssize_t g = start / GROUP_ROWS; g * GROUP_ROWS < stop; g++) {
+        const uint8_t *group = q->groups + g * blocks * NVFP4_GROUP_BLOCK;
+        __m512 acc = _mm512_setzero_ps();
+        for (Py_ssize_t b = 0; b < blocks; b++) {
+            const uint8_t *at = group + b * NVFP4_GROUP_BLOCK, *codes = at + 64;
+            for (int s = 0; s < 4; s++) {
+                __m512i upper = _mm512_setzero_si512(), lower = upper;
+                for (int t = 0; t < 2; t++) {
+                    __m512i bytes = _mm512_loadu_si512((const void *)(codes + 64 * (2 * s + t)));
+                    __m512i first = _mm512_shuffle_epi8(table, _mm512_and_si512(bytes, nibble));
+                    __m512i second = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(bytes, 4), nibble));
+                    Py_ssize_t j = 64 * b + 16 * s + 4 * t;
+                    upper = _mm512_dpbusd_epi32(upper, first, four_bytes(q->high + j));
+                    lower = _mm512_dpbusd_epi32(lower, first, four_bytes(q->low + j));
+                    upper = _mm512_dpbusd_epi32(upper, second, four_bytes(q->high + j + 8));
+                    lower = _mm512_dpbusd_epi32(lower, second, four_bytes(q->low + j + 8));
+                }
+                Py_ssize_t k = 4 * b + s; /* the sub-block; its run of 32 is k / 2 */
+                __m512i code = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(at + GROUP_ROWS * s)));
+                __m512 power = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_srli_epi32(code, 4), bias), 23));
+                __m512 d = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_and_si512(code, low_four)), power);
+                __m512 weight = _mm512_mul_ps(d, _mm512_set1_ps(q->step[k / 2]));
+                acc = _mm512_fmadd_ps(fp4t_sum(upper, lower, q->offsets[k]), weight, acc);
+            }
+        }
+        fp4t_store(q, g, stop, acc);
+    }
+}
+
+/* Digit m of each of 64 bytes (0-2): the table's lower half for bytes below 128, its upper for the rest. */
+FP4T_VBMI_TARGET static ALWAYS_INLINE __m512i tq1_0_digits(const uint8_t *table, __m512i bytes, __mmask64 top)
+{
+    __m512i lower = _mm512_permutex2var_epi8(_mm512_loadu_si512((const void *)table), bytes,
+                                             _mm512_loadu_si512((const void *)(table + 64)));
+    __m512i upper = _mm512_permutex2var_epi8(_mm512_loadu_si512((const void *)(table + 128)), bytes,
+                                             _mm512_loadu_si512((const void *)(table + 192)));
+    return _mm512_mask_blend_epi8(top, lower, upper);
+}
+
+/* Digit m of the 64 bytes at codes into run sums: the query's four bytes at j for each row. */
+#define TQ1_0_ADD(run, m, j)                                                                                           \
+    do {                                                                                                               \
+        __m512i digit = tq1_0_digits(q->digits[m], bytes, top);                                                        \
+        upper[run] = _mm512_dpbusd_epi32(upper[run], digit, four_bytes(q->high + (j)));                                \
+        lower[run] = _mm512_dpbusd_epi32(lower[run], digit, four_bytes(q->low + (j)));                                 \
+    } while (0)
+
+FP4T_VBMI_TARGET static void tq1_0_groups(const struct fp4t_job *q, Py_ssize_t start, Py_ssize_t stop)
+{
+    Py_ssize_t blocks = q->width / 256, size = fp4t_group_bytes(KIND_TQ1_0, blocks), headers = tq1_0_headers(blocks);
+    for (Py_ssize_t g = start / GROUP_ROWS; g * GROUP_ROWS < stop; g++) {
+        const uint8_t *group = q->groups + g * size;
+        __m512 acc = _mm512_setzero_ps();
+        for (Py_ssize_t b = 0; b < blocks; b++) {
+            const uint8_t *codes = group + headers + b * TQ1_0_GROUP_CODES;
+            const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(group + 2 * GROUP_ROWS * b)));
+            __m512i upper[8], lower[8];
+            for (int r = 0; r < 8; r++)
+                upper[r] = lower[r] = _mm512_setzero_si512();
+            Py_ssize_t at = 256 * b;
+            for (int t = 0; t < 8; t++) { /* digit m: numbers 32 m + 4 t .., run m */
+                __m512i bytes = _mm512_loadu_si512((const void *)(codes + 64 * t));
+                __mmask64 top = _mm512_movepi8_mask(bytes);
+                for (int m = 0; m < 5; m++)
+                    TQ1_0_ADD(m, m, at + 32 * m + 4 * t);
+            }
+            for (int t = 0; t < 4; t++) { /* digit m: numbers 160 + 16 m + 4 t .., run 5 + m / 2 */
+                __m512i bytes = _mm512_loadu_si512((const void *)(codes + 512 + 64 * t));
+                __mmask64 top = _mm512_movepi8_mask(bytes);
+                for (int m = 0; m < 5; m++)
+                    TQ1_0_ADD(5 + m / 2, m, at + 160 + 16 * m + 4 * t);
+            }
+            { /* qh, digit m: numbers 240 + 4 m .., run 7 */
+                __m512i bytes = _mm512_loadu_si512((const void *)(codes + 768));
+                __mmask64 top = _mm512_movepi8_mask(bytes);
+                for (int m = 0; m < 4; m++)
+                    TQ1_0_ADD(7, m, at + 240 + 4 * m);
+            }
+            for (int r = 0; r < 8; r++) {
+                Py_ssize_t k = 8 * b + r;
+                __m512 weight = _mm512_mul_ps(d, _mm512_set1_ps(q->step[k]));
+                acc = _mm512_fmadd_ps(fp4t_sum(upper[r], lower[r], q->offsets[k]), weight, acc);
+            }
+        }
+        fp4t_store(q, g, stop, acc);
+    }
+}
+#undef TQ1_0_ADD
+#endif
+
+static void fp4t_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
+{
+    const struct fp4t_job *q = job;
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    if (q->high != NULL) {
+        if (q->kind == KIND_NVFP4)
+            nvfp4_groups(q, start, stop);
+        else
+            tq1_0_groups(q, start, stop);
+        return;
+    }
+#endif
+    fp4t_rows_exact(q, start, stop);
+}
+
+/* Whether this build scans the groups (AVX-512 VNNI, and VBMI for TQ1_0's digits). */
+static int fp4t_grouped(int kind)
+{
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    return integer_scan && vnni_scan && (kind != KIND_TQ1_0 || __builtin_cpu_supports("avx512vbmi"));
+#else
+    (void)kind;
+    return 0;
+#endif
+}
+
+/* quant_scores for NVFP4 and TQ1_0 (its arguments checked): the groups against the integer query where
+ * this build scans them, else every row in float64 (see the top). */
+static PyObject *fp4t_scores(int kind, Py_buffer *rows, Py_buffer *query, Py_buffer *scale, Py_buffer *out,
+                             Py_buffer *progress, int integer, Py_buffer *groups, Py_ssize_t count, Py_ssize_t width)
+{
+    if (groups->buf != NULL && groups->len != fp4t_groups_bytes(kind, count, width)) {
+        PyErr_SetString(PyExc_ValueError, "groups must be fp4t_groups's copy of the rows");
+        return NULL;
+    }
+    struct fp4t_job *job = PyMem_RawCalloc(1, sizeof *job);
+    if (job == NULL)
+        return PyErr_NoMemory();
+    job->kind = kind, job->rows = rows->buf, job->groups = groups->buf, job->width = width;
+    job->query = query->buf, job->scale = scale->buf, job->out = out->buf;
+    Py_ssize_t runs = width / 32, piece = kind == KIND_NVFP4 ? 16 : 32, offset = kind == KIND_NVFP4 ? 12 : 1;
+    int16_t *xq = NULL;
+    float *step = NULL;
+    int8_t *bytes = NULL;
+    int32_t *offsets = NULL;
+    if (integer && groups->buf != NULL && fp4t_grouped(kind) && width < FP4T_MAX_WIDTH) {
+        xq = PyMem_RawMalloc((size_t)width * sizeof(int16_t));
+        step = PyMem_RawMalloc((size_t)runs * 2 * sizeof(float));
+        bytes = PyMem_RawMalloc((size_t)width * 2);
+        offsets = PyMem_RawMalloc((size_t)(width / piece) * sizeof(int32_t));
+        if (xq != NULL && step != NULL && bytes != NULL && offsets != NULL &&
+            quantise_query(query->buf, width, xq, step)) {
+            int highest = -1000;
+            for (Py_ssize_t k = 0; k < runs; k++) {
+                int exponent = 0;
+                frexpf(step[k], &exponent); /* step = 2^(exponent - 1) */
+                highest = exponent - 1 > highest ? exponent - 1 : highest;
+            }
+            for (Py_ssize_t k = 0; k < width / piece; k++) {
+                int32_t sum = 0;
+                for (Py_ssize_t j = 0; j < piece; j++)
+                    sum += xq[piece * k + j];
+                offsets[k] = (int32_t)offset * sum;
+            }
+            for (int m = 0; m < 5; m++)
+                for (int b = 0; b < 256; b++)
+                    job->digits[m][b] = (uint8_t)tq1_0_digit((uint8_t)b, m);
+            if (highest <= FP4T_MAX_STEP_EXPONENT) {
+                split_query(xq, step, width, bytes, bytes + width, NULL, 0, NULL);
+                job->high = bytes, job->low = bytes + width, job->step = step, job->offsets = offsets;
+            }
+        }
+    }
+    PyObject *result = share_chunks_released(fp4t_chunk, job, count, progress);
+    PyMem_RawFree(xq);
+    PyMem_RawFree(step);
+    PyMem_RawFree(bytes);
+    PyMem_RawFree(offsets);
+    PyMem_RawFree(job);
+    return result;
+}
+
+/* Whether quant_scores scans NVFP4 and TQ1_0 rows by their groups with this build (use_build changes it). */
+static PyObject *fp4t_grouped_scan(PyObject *self, PyObject *args)
+{
+    int kind;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "i", &kind))
+        return NULL;
+    return PyBool_FromLong(kind >= 0 && kind < KINDS && fp4t_kind(kind) && fp4t_grouped(kind));
+}
+
+#endif
