@@ -512,6 +512,8 @@ static PyMethodDef quant_methods[] = {
      "(quants_fp4_ternary.h), for quant_scores's groups; threads share rows as there."},
     {"fp4t_groups_size", fp4t_groups_size, METH_VARARGS,
      "fp4t_groups_size(kind, count, width)\n\nBytes of fp4t_groups's copy of count rows of width numbers."},
+    {"fp4t_use_vbmi", fp4t_use_vbmi, METH_VARARGS,
+     "fp4t_use_vbmi(on)\n\nFor tests: let NVFP4 and TQ1_0 use VBMI where the CPU has it, or not; returns whether they do."},
     {"fp4t_grouped_scan", fp4t_grouped_scan, METH_VARARGS,
      "fp4t_grouped_scan(kind)\n\nTrue when quant_scores scans NVFP4 or TQ1_0 rows by their groups here."},
     {"grouped_scan", grouped_scan, METH_NOARGS,

@@ -9,8 +9,8 @@
  *   NVFP4 (64 numbers a block): per block, 64 bytes of scales: for sub-block s = 0..3, each row's scale
  *     byte as nvfp4_scale_code gives it ((E << 4) | M: the same number, easier to widen); then for s,
  *     t = 0..1, bytes 8 s + 4 t .. + 3 of each row's qs (low nibbles numbers 16 s + 4 t .., high ones
- *     16 s + 8 + 4 t ..): 576 bytes for 16 x 36 stored.  A nibble picks its value by vpshufb from
- *     the doubled e2m1 values plus 12 (so unsigned for vpdpbusd).
+ *     16 s + 8 + 4 t ..): 576 bytes for 16 x 36 stored.  A nibble picks its value by vpshufb (vpermb
+ *     where VBMI is: no masking) from the doubled e2m1 values plus 12 (so unsigned for vpdpbusd).
  *   TQ1_0 (256 numbers a block): each block's 16 float16 d first (padded to 64 bytes for all blocks),
  *     then per block the base-3 bytes as stored: for t = 0..7 bytes 4 t .. + 3 of each row's qs
  *     (digit m: numbers 32 m + 4 t ..), for t = 0..3 bytes 32 + 4 t .. (digit m: numbers 160 + 16 m
@@ -25,18 +25,21 @@
  * each piece P (an NVFP4 sub-block of 16 numbers, a TQ1_0 run of 32) and row, in int32:
  *   S = sum_j c_j xq_j, c_j the number's integer value (the doubled e2m1 value k, or q - 1),
  * computed as 256 sum (c + o) high + sum (c + o) low - o sum xq (o the offset 12, 1), exactly: |xq| <=
- * 2^14 (high in [-64, 64], low in [-128, 127]), so the parts are at most 32 x 24 x 64 x 256, 32 x 24 x
- * 128 and 32 x 12 x 2^14, all below 2^23, and |S| <= 16 x 12 x 2^14 < 2^18 (NVFP4), 32 x 2^14 = 2^19
- * (TQ1_0): exact as float32 too.  The piece's weight w = d step is exact: NVFP4's d = M 2^(E - 10)
- * (4 bits, at least 2^-10) and TQ1_0's float16 d (11 bits, at least 2^-24) times a power of two step
- * in [2^-100, 2^60] (quantise_query; above 2^60 see below): normal, 11 bits at most.  So S w =
- * sum_j v_j x~_j exactly, v_j being gguf's very numbers (quants_fp4_ternary_blocks.h), and one fused
+ * 2^14 (high in [-64, 64], low in [-128, 127]), so the parts are at most 16 x 24 x 64 x 256, 16 x 24 x
+ * 128 and 16 x 12 x 2^14 (NVFP4; TQ1_0's 32 x 2 x 64 x 256, 32 x 2 x 128, 32 x 2^14 are smaller), all
+ * below 2^23, and |S| <= 16 x 12 x 2^14 < 2^18 (NVFP4), 32 x 2^14 = 2^19 (TQ1_0): exact as float32 too.  The piece's weight w = d step is exact: NVFP4's d = M 2^(E - 10)
+ * (4 bits, at least 2^-10; w is M times 2^(E - 10 + s) for step 2^s, the power put together from its
+ * bits, (E + 117 + s) << 23, with E - 10 + s in [-110, 64]) and TQ1_0's float16 d (11 bits, at least
+ * 2^-24) times a power of two step in [2^-100, 2^60] (quantise_query; above 2^60 see below): normal,
+ * 11 bits at most.  So S w = sum_j v_j x~_j exactly, v_j being gguf's very numbers (quants_fp4_ternary_blocks.h), and one fused
  * multiply-add adds it into the row's lane.  Each term v_j x~_j thus goes through at most width / 16
  * + 1 roundings (the adds, the scale's product), fewer than width: the computed sum is
  * sum v_j x~_j (1 + theta_j), |theta_j| <= gamma_width (Higham 3.1), the bound of the integer scan of
- * Q4_0 as it is.  Sums that fall below float32's normal range round not at all (every term is a
- * multiple of 2^-124), so the relative bound holds there too.  No overflow: |S w| < 2^19 x 2^16 x 2^60,
- * and fewer than 2^20 terms a row (a width below 2^24).
+ * Q4_0 as it is.  Below float32's normal range: every product S w is 0 or at least 2^-124 (a multiple
+ * of it), and an addition whose result is subnormal is exact, so the relative bound holds throughout;
+ * the scale's product may be subnormal, off by at most 2^-150, nothing beside the bound (|x| is at
+ * least 2^-87 for a step of 2^-100).  No overflow: |S w| < 2^19 x 2^16 x 2^60, and fewer than 2^20
+ * terms a row (a width below 2^24).
  *
  * A query with a step above 2^60 (numbers past 2^74), a width of 2^24 or more, and every build without
  * VNNI (which keeps the bfloat16 copy in the app: stored_search.py) is scored per row in float64
@@ -173,6 +176,8 @@ struct fp4t_job {
     const int8_t *high, *low; /* the integer query's two bytes, or NULL: scored in float64 */
     const float *step;
     const int32_t *offsets; /* o times each piece's sum of xq (see the top) */
+    const int32_t *exponents; /* NVFP4: 117 + s for each run's step 2^s */
+    int vbmi; /* VBMI's byte permutes here */
     uint8_t digits[5][256]; /* TQ1_0: digit m of every byte */
 };
 
@@ -216,62 +221,92 @@ VNNI_TARGET static ALWAYS_INLINE __m512 fp4t_sum(__m512i upper, __m512i lower, i
     return _mm512_cvtepi32_ps(_mm512_sub_epi32(exact, _mm512_set1_epi32(offset)));
 }
 
-VNNI_TARGET static void nvfp4_groups(const struct fp4t_job *q, Py_ssize_t start, Py_ssize_t stop)
+/* One load's four products into the sub-block's sums: first the low nibbles' values (numbers j ..),
+ * second the high ones' (numbers j + 8 ..). */
+VNNI_TARGET static ALWAYS_INLINE void nvfp4_products(const struct fp4t_job *q, __m512i first, __m512i second,
+                                                     Py_ssize_t j, __m512i *upper, __m512i *lower)
 {
-    uint8_t shifted[16];
-    for (int j = 0; j < 16; j++)
-        shifted[j] = (uint8_t)(NVFP4_VALUES[j] + 12);
-    const __m512i table = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)shifted));
-    const __m512i nibble = _mm512_set1_epi8(0x0F), low_four = _mm512_set1_epi32(15);
-    /* 2^(E - 10) as float32 bits: (E + 117) << 23. */
-    const __m512i bias = _mm512_set1_epi32(117);
-    Py_ssize_t blocks = q->width / 64;
-    for (Py_ssize_t g = start / GROUP_ROWS; g * GROUP_ROWS < stop; g++) {
-        const uint8_t *group = q->groups + g * blocks * NVFP4_GROUP_BLOCK;
-        __m512 acc = _mm512_setzero_ps();
-        for (Py_ssize_t b = 0; b < blocks; b++) {
-            const uint8_t *at = group + b * NVFP4_GROUP_BLOCK, *codes = at + 64;
-            for (int s = 0; s < 4; s++) {
-                __m512i upper = _mm512_setzero_si512(), lower = upper;
-                for (int t = 0; t < 2; t++) {
-                    __m512i bytes = _mm512_loadu_si512((const void *)(codes + 64 * (2 * s + t)));
-                    __m512i first = _mm512_shuffle_epi8(table, _mm512_and_si512(bytes, nibble));
-                    __m512i second = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(bytes, 4), nibble));
-                    Py_ssize_t j = 64 * b + 16 * s + 4 * t;
-                    upper = _mm512_dpbusd_epi32(upper, first, four_bytes(q->high + j));
-                    lower = _mm512_dpbusd_epi32(lower, first, four_bytes(q->low + j));
-                    upper = _mm512_dpbusd_epi32(upper, second, four_bytes(q->high + j + 8));
-                    lower = _mm512_dpbusd_epi32(lower, second, four_bytes(q->low + j + 8));
-                }
-                Py_ssize_t k = 4 * b + s; /* the sub-block; its run of 32 is k / 2 */
-                __m512i code = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(at + GROUP_ROWS * s)));
-                __m512 power = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_srli_epi32(code, 4), bias), 23));
-                __m512 d = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_and_si512(code, low_four)), power);
-                __m512 weight = _mm512_mul_ps(d, _mm512_set1_ps(q->step[k / 2]));
-                acc = _mm512_fmadd_ps(fp4t_sum(upper, lower, q->offsets[k]), weight, acc);
-            }
-        }
-        fp4t_store(q, g, stop, acc);
+    *upper = _mm512_dpbusd_epi32(*upper, first, four_bytes(q->high + j));
+    *lower = _mm512_dpbusd_epi32(*lower, first, four_bytes(q->low + j));
+    *upper = _mm512_dpbusd_epi32(*upper, second, four_bytes(q->high + j + 8));
+    *lower = _mm512_dpbusd_epi32(*lower, second, four_bytes(q->low + j + 8));
+}
+
+/* acc plus sub-block k's S times each row's weight d step = M 2^(E - 10 + s) (step = 2^s), put together
+ * from its bits: (E + 117 + s) << 23 is 2^(E - 10 + s), exact (see the top). */
+VNNI_TARGET static ALWAYS_INLINE __m512 nvfp4_add_sub_block(const struct fp4t_job *q, const uint8_t *codes,
+                                                            Py_ssize_t k, __m512i upper, __m512i lower, __m512 acc)
+{
+    __m512i code = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)codes));
+    __m512i exponent = _mm512_add_epi32(_mm512_srli_epi32(code, 4), _mm512_set1_epi32(q->exponents[k / 2]));
+    __m512 power = _mm512_castsi512_ps(_mm512_slli_epi32(exponent, 23));
+    __m512 weight = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_and_si512(code, _mm512_set1_epi32(15))), power);
+    return _mm512_fmadd_ps(fp4t_sum(upper, lower, q->offsets[k]), weight, acc);
+}
+
+/* The nibbles' values plus 12 by vpshufb (AVX-512 BW) or, where VBMI is, vpermb, whose 64-entry table
+ * (each value four times) reads six bits: no masking of the nibbles. */
+#define NVFP4_GROUPS(NAME, TARGET, TABLE, LOW, HIGH)                                                                   \
+    TARGET static void NAME(const struct fp4t_job *q, Py_ssize_t start, Py_ssize_t stop)                             \
+    {                                                                                                                  \
+        uint8_t shifted[64];                                                                                           \
+        for (int j = 0; j < 64; j++)                                                                                   \
+            shifted[j] = (uint8_t)(NVFP4_VALUES[j % 16] + 12);                                                         \
+        const __m512i table = TABLE, nibble = _mm512_set1_epi8(0x0F);                                                  \
+        (void)nibble;                                                                                                  \
+        Py_ssize_t blocks = q->width / 64;                                                                             \
+        for (Py_ssize_t g = start / GROUP_ROWS; g * GROUP_ROWS < stop; g++) {                                          \
+            const uint8_t *group = q->groups + g * blocks * NVFP4_GROUP_BLOCK;                                         \
+            __m512 acc = _mm512_setzero_ps();                                                                          \
+            for (Py_ssize_t b = 0; b < blocks; b++) {                                                                  \
+                const uint8_t *at = group + b * NVFP4_GROUP_BLOCK, *codes = at + 64;                                   \
+                for (int s = 0; s < 4; s++) {                                                                          \
+                    __m512i upper = _mm512_setzero_si512(), lower = upper;                                             \
+                    for (int t = 0; t < 2; t++) {                                                                      \
+                        __m512i bytes = _mm512_loadu_si512((const void *)(codes + 64 * (2 * s + t)));                  \
+                        nvfp4_products(q, LOW, HIGH, 64 * b + 16 * s + 4 * t, &upper, &lower);                         \
+                    }                                                                                                  \
+                    acc = nvfp4_add_sub_block(q, at + GROUP_ROWS * s, 4 * b + s, upper, lower, acc);                   \
+                }                                                                                                      \
+            }                                                                                                          \
+            fp4t_store(q, g, stop, acc);                                                                               \
+        }                                                                                                              \
+    }
+
+NVFP4_GROUPS(nvfp4_groups, VNNI_TARGET, _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)shifted)),
+             _mm512_shuffle_epi8(table, _mm512_and_si512(bytes, nibble)),
+             _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(bytes, 4), nibble)))
+NVFP4_GROUPS(nvfp4_groups_vbmi, FP4T_VBMI_TARGET, _mm512_loadu_si512((const void *)shifted),
+             _mm512_permutexvar_epi8(bytes, table), _mm512_permutexvar_epi8(_mm512_srli_epi16(bytes, 4), table))
+#undef NVFP4_GROUPS
+
+/* One digit of `loads` runs of 64 code bytes (16 rows x 4 bytes) summed against the query, each row in
+ * its lane: the digit (0-2) of a byte looked up in table (256 bytes as four vectors: two vpermt2b over the
+ * halves, a blend by the top bit), the query's four bytes at j0 + 4 t for load t.  The bytes are loaded
+ * twice (a load, where a copy of the permute's overwritten index would cost a vector instruction). */
+FP4T_VBMI_TARGET static ALWAYS_INLINE void tq1_0_digit_sums(const uint8_t *codes, int loads, const __m512i *table,
+                                                            const int8_t *high, const int8_t *low, Py_ssize_t j0,
+                                                            __m512i *upper, __m512i *lower)
+{
+    for (int t = 0; t < loads; t++) {
+        const uint8_t *at = codes + 64 * t, *again = at;
+        __asm__("" : "+r"(again)); /* not known to be at: loaded again */
+        __m512i bytes = _mm512_loadu_si512((const void *)at);
+        __mmask64 top = _mm512_movepi8_mask(bytes);
+        __m512i below = _mm512_permutex2var_epi8(table[0], bytes, table[1]);
+        __m512i above = _mm512_permutex2var_epi8(table[2], _mm512_loadu_si512((const void *)again), table[3]);
+        __m512i digit = _mm512_mask_blend_epi8(top, below, above);
+        *upper = _mm512_dpbusd_epi32(*upper, digit, four_bytes(high + j0 + 4 * t));
+        *lower = _mm512_dpbusd_epi32(*lower, digit, four_bytes(low + j0 + 4 * t));
     }
 }
 
-/* Digit m of each of 64 bytes (0-2): the table's lower half for bytes below 128, its upper for the rest. */
-FP4T_VBMI_TARGET static ALWAYS_INLINE __m512i tq1_0_digits(const uint8_t *table, __m512i bytes, __mmask64 top)
+/* Digit m's table as four vectors. */
+FP4T_VBMI_TARGET static ALWAYS_INLINE void tq1_0_table(const struct fp4t_job *q, int m, __m512i *table)
 {
-    __m512i lower = _mm512_permutex2var_epi8(_mm512_loadu_si512((const void *)table), bytes,
-                                             _mm512_loadu_si512((const void *)(table + 64)));
-    __m512i upper = _mm512_permutex2var_epi8(_mm512_loadu_si512((const void *)(table + 128)), bytes,
-                                             _mm512_loadu_si512((const void *)(table + 192)));
-    return _mm512_mask_blend_epi8(top, lower, upper);
+    for (int i = 0; i < 4; i++)
+        table[i] = _mm512_loadu_si512((const void *)(q->digits[m] + 64 * i));
 }
-
-/* Digit m of the 64 bytes at codes into run sums: the query's four bytes at j for each row. */
-#define TQ1_0_ADD(run, m, j)                                                                                           \
-    do {                                                                                                               \
-        __m512i digit = tq1_0_digits(q->digits[m], bytes, top);                                                        \
-        upper[run] = _mm512_dpbusd_epi32(upper[run], digit, four_bytes(q->high + (j)));                                \
-        lower[run] = _mm512_dpbusd_epi32(lower[run], digit, four_bytes(q->low + (j)));                                 \
-    } while (0)
 
 FP4T_VBMI_TARGET static void tq1_0_groups(const struct fp4t_job *q, Py_ssize_t start, Py_ssize_t stop)
 {
@@ -282,27 +317,18 @@ FP4T_VBMI_TARGET static void tq1_0_groups(const struct fp4t_job *q, Py_ssize_t s
         for (Py_ssize_t b = 0; b < blocks; b++) {
             const uint8_t *codes = group + headers + b * TQ1_0_GROUP_CODES;
             const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(group + 2 * GROUP_ROWS * b)));
-            __m512i upper[8], lower[8];
+            Py_ssize_t at = 256 * b;
+            __m512i table[4], upper[8], lower[8];
             for (int r = 0; r < 8; r++)
                 upper[r] = lower[r] = _mm512_setzero_si512();
-            Py_ssize_t at = 256 * b;
-            for (int t = 0; t < 8; t++) { /* digit m: numbers 32 m + 4 t .., run m */
-                __m512i bytes = _mm512_loadu_si512((const void *)(codes + 64 * t));
-                __mmask64 top = _mm512_movepi8_mask(bytes);
-                for (int m = 0; m < 5; m++)
-                    TQ1_0_ADD(m, m, at + 32 * m + 4 * t);
-            }
-            for (int t = 0; t < 4; t++) { /* digit m: numbers 160 + 16 m + 4 t .., run 5 + m / 2 */
-                __m512i bytes = _mm512_loadu_si512((const void *)(codes + 512 + 64 * t));
-                __mmask64 top = _mm512_movepi8_mask(bytes);
-                for (int m = 0; m < 5; m++)
-                    TQ1_0_ADD(5 + m / 2, m, at + 160 + 16 * m + 4 * t);
-            }
-            { /* qh, digit m: numbers 240 + 4 m .., run 7 */
-                __m512i bytes = _mm512_loadu_si512((const void *)(codes + 768));
-                __mmask64 top = _mm512_movepi8_mask(bytes);
-                for (int m = 0; m < 4; m++)
-                    TQ1_0_ADD(7, m, at + 240 + 4 * m);
+            for (int m = 0; m < 5; m++) { /* qs's first 32 bytes, digit m: numbers 32 m + 4 t .., run m */
+                tq1_0_table(q, m, table);
+                tq1_0_digit_sums(codes, 8, table, q->high, q->low, at + 32 * m, upper + m, lower + m);
+                /* qs's next 16, digit m: numbers 160 + 16 m + 4 t .., run 5 + m / 2 */
+                tq1_0_digit_sums(codes + 512, 4, table, q->high, q->low, at + 160 + 16 * m, upper + 5 + m / 2,
+                                 lower + 5 + m / 2);
+                if (m < 4) /* qh, digit m: numbers 240 + 4 m .., run 7 */
+                    tq1_0_digit_sums(codes + 768, 1, table, q->high, q->low, at + 240 + 4 * m, upper + 7, lower + 7);
             }
             for (int r = 0; r < 8; r++) {
                 Py_ssize_t k = 8 * b + r;
@@ -313,7 +339,6 @@ FP4T_VBMI_TARGET static void tq1_0_groups(const struct fp4t_job *q, Py_ssize_t s
         fp4t_store(q, g, stop, acc);
     }
 }
-#undef TQ1_0_ADD
 #endif
 
 static void fp4t_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
@@ -321,7 +346,9 @@ static void fp4t_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
     const struct fp4t_job *q = job;
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
     if (q->high != NULL) {
-        if (q->kind == KIND_NVFP4)
+        if (q->kind == KIND_NVFP4 && q->vbmi)
+            nvfp4_groups_vbmi(q, start, stop);
+        else if (q->kind == KIND_NVFP4)
             nvfp4_groups(q, start, stop);
         else
             tq1_0_groups(q, start, stop);
@@ -331,11 +358,24 @@ static void fp4t_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
     fp4t_rows_exact(q, start, stop);
 }
 
+/* For tests: VBMI left unused (NVFP4's vpshufb scan, TQ1_0's bfloat16 copy), as on a CPU without it. */
+static int fp4t_without_vbmi = 0;
+
+/* Whether the CPU has VBMI's byte permutes (and tests have not turned them off). */
+static int fp4t_vbmi(void)
+{
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    return !fp4t_without_vbmi && __builtin_cpu_supports("avx512vbmi");
+#else
+    return 0;
+#endif
+}
+
 /* Whether this build scans the groups (AVX-512 VNNI, and VBMI for TQ1_0's digits). */
 static int fp4t_grouped(int kind)
 {
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-    return integer_scan && vnni_scan && (kind != KIND_TQ1_0 || __builtin_cpu_supports("avx512vbmi"));
+    return integer_scan && vnni_scan && (kind != KIND_TQ1_0 || fp4t_vbmi());
 #else
     (void)kind;
     return 0;
@@ -360,19 +400,21 @@ static PyObject *fp4t_scores(int kind, Py_buffer *rows, Py_buffer *query, Py_buf
     int16_t *xq = NULL;
     float *step = NULL;
     int8_t *bytes = NULL;
-    int32_t *offsets = NULL;
+    int32_t *offsets = NULL, *exponents = NULL;
     if (integer && groups->buf != NULL && fp4t_grouped(kind) && width < FP4T_MAX_WIDTH) {
         xq = PyMem_RawMalloc((size_t)width * sizeof(int16_t));
         step = PyMem_RawMalloc((size_t)runs * 2 * sizeof(float));
         bytes = PyMem_RawMalloc((size_t)width * 2);
         offsets = PyMem_RawMalloc((size_t)(width / piece) * sizeof(int32_t));
-        if (xq != NULL && step != NULL && bytes != NULL && offsets != NULL &&
+        exponents = PyMem_RawMalloc((size_t)runs * sizeof(int32_t));
+        if (xq != NULL && step != NULL && bytes != NULL && offsets != NULL && exponents != NULL &&
             quantise_query(query->buf, width, xq, step)) {
             int highest = -1000;
             for (Py_ssize_t k = 0; k < runs; k++) {
                 int exponent = 0;
                 frexpf(step[k], &exponent); /* step = 2^(exponent - 1) */
                 highest = exponent - 1 > highest ? exponent - 1 : highest;
+                exponents[k] = 117 + exponent - 1;
             }
             for (Py_ssize_t k = 0; k < width / piece; k++) {
                 int32_t sum = 0;
@@ -386,6 +428,7 @@ static PyObject *fp4t_scores(int kind, Py_buffer *rows, Py_buffer *query, Py_buf
             if (highest <= FP4T_MAX_STEP_EXPONENT) {
                 split_query(xq, step, width, bytes, bytes + width, NULL, 0, NULL);
                 job->high = bytes, job->low = bytes + width, job->step = step, job->offsets = offsets;
+                job->exponents = exponents, job->vbmi = fp4t_vbmi();
             }
         }
     }
@@ -394,8 +437,19 @@ static PyObject *fp4t_scores(int kind, Py_buffer *rows, Py_buffer *query, Py_buf
     PyMem_RawFree(step);
     PyMem_RawFree(bytes);
     PyMem_RawFree(offsets);
+    PyMem_RawFree(exponents);
     PyMem_RawFree(job);
     return result;
+}
+
+static PyObject *fp4t_use_vbmi(PyObject *self, PyObject *args)
+{
+    int on;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "p", &on))
+        return NULL;
+    fp4t_without_vbmi = !on;
+    return PyBool_FromLong(fp4t_vbmi());
 }
 
 /* Whether quant_scores scans NVFP4 and TQ1_0 rows by their groups with this build (use_build changes it). */
