@@ -7,7 +7,7 @@
  * vpdpbusd adds each row's four products into the row's own lane.  The copy is the stored bytes moved,
  * not widened, so the scan reads as many bytes as one read of the table:
  *   NVFP4 (64 numbers a block): per block, 64 bytes of scales: for sub-block s = 0..3, each row's scale
- *     byte as nvfp4_scale_code gives it ((E << 4) | M: the same number, easier to widen); then for s,
+ *     byte as nvfp4_scale_code gives it (the same number, its bits those of a float32's top); then for s,
  *     t = 0..1, bytes 8 s + 4 t .. + 3 of each row's qs (low nibbles numbers 16 s + 4 t .., high ones
  *     16 s + 8 + 4 t ..): 576 bytes for 16 x 36 stored.  A nibble picks its value by vpshufb (vpermb
  *     where VBMI is: no masking) from the doubled e2m1 values plus 12 (so unsigned for vpdpbusd).
@@ -22,24 +22,25 @@
  * Why each score is within StoredScreen.error_bound (the integer scan's, _quants.c's top, spread 1):
  * the query is quantise_query's, x = x~ + e with x~_j = step_k xq_j (k the run of 32 numbers, which
  * holds two NVFP4 sub-blocks, or one TQ1_0 run: every digit's numbers above lie inside one run).  For
- * each piece P (an NVFP4 sub-block of 16 numbers, a TQ1_0 run of 32) and row, in int32:
+ * each piece (an NVFP4 sub-block of 16 numbers, a TQ1_0 run of 32) and row, in int32:
  *   S = sum_j c_j xq_j, c_j the number's integer value (the doubled e2m1 value k, or q - 1),
- * computed as 256 sum (c + o) high + sum (c + o) low - o sum xq (o the offset 12, 1), exactly: |xq| <=
- * 2^14 (high in [-64, 64], low in [-128, 127]), so the parts are at most 16 x 24 x 64 x 256, 16 x 24 x
- * 128 and 16 x 12 x 2^14 (NVFP4; TQ1_0's 32 x 2 x 64 x 256, 32 x 2 x 128, 32 x 2^14 are smaller), all
- * below 2^23, and |S| <= 16 x 12 x 2^14 < 2^18 (NVFP4), 32 x 2^14 = 2^19 (TQ1_0): exact as float32 too.  The piece's weight w = d step is exact: NVFP4's d = M 2^(E - 10)
- * (4 bits, at least 2^-10; w is M times 2^(E - 10 + s) for step 2^s, the power put together from its
- * bits, (E + 117 + s) << 23, with E - 10 + s in [-110, 64]) and TQ1_0's float16 d (11 bits, at least
- * 2^-24) times a power of two step in [2^-100, 2^60] (quantise_query; above 2^60 see below): normal,
- * 11 bits at most.  So S w = sum_j v_j x~_j exactly, v_j being gguf's very numbers (quants_fp4_ternary_blocks.h), and one fused
- * multiply-add adds it into the row's lane.  Each term v_j x~_j thus goes through at most width / 16
- * + 1 roundings (the adds, the scale's product), fewer than width: the computed sum is
- * sum v_j x~_j (1 + theta_j), |theta_j| <= gamma_width (Higham 3.1), the bound of the integer scan of
- * Q4_0 as it is.  Below float32's normal range: every product S w is 0 or at least 2^-124 (a multiple
- * of it), and an addition whose result is subnormal is exact, so the relative bound holds throughout;
- * the scale's product may be subnormal, off by at most 2^-150, nothing beside the bound (|x| is at
- * least 2^-87 for a step of 2^-100).  No overflow: |S w| < 2^19 x 2^16 x 2^60, and fewer than 2^20
- * terms a row (a width below 2^24).
+ * computed as 256 sum (c + o) high + sum (c + o) low - o sum xq (o the offset 12, 1; the last term the low
+ * sums' starting value for NVFP4), exactly: |xq| <= 2^14 (high in [-64, 64], low in [-128, 127]), so the
+ * parts are at most 16 x 24 x 64 x 256, 16 x 24 x 128 and 16 x 12 x 2^14 (NVFP4; TQ1_0's 32 x 2 x 64 x 256,
+ * 32 x 2 x 128, 32 x 2^14 are smaller), all below 2^23, and |S| <= 16 x 12 x 2^14 < 2^18 (NVFP4), 32 x 2^14
+ * = 2^19 (TQ1_0): exact as float32 too.  The piece's weight w = d step is exact: NVFP4's d = (1 + f / 8)
+ * 2^(P - 11) (4 bits, 2^-10 to 240; w is put together from its bits, (P << 23 | f << 20) + (116 + s) << 23
+ * for step 2^s, with P - 11 + s in [-110, 67]; a zero scale adds nothing) and TQ1_0's float16 d (11 bits,
+ * at least 2^-24) times a power of two step in [2^-100, 2^60] (quantise_query; above 2^60 see below):
+ * normal, 11 bits at most.  So S w = sum_j v_j x~_j exactly, v_j being gguf's very numbers
+ * (quants_fp4_ternary_blocks.h), and one fused multiply-add adds it into the row's lane.  Each term v_j
+ * x~_j thus goes through at most width / 16 + 1 roundings (the adds, the scale's product), fewer than
+ * width: the computed sum is sum v_j x~_j (1 + theta_j), |theta_j| <= gamma_width (Higham 3.1), the bound
+ * of the integer scan of Q4_0 as it is.  Below float32's normal range: every product S w is 0 or at least
+ * 2^-124 (a multiple of it), and an addition whose result is subnormal is exact, so the relative bound
+ * holds throughout; the scale's product may be subnormal, off by at most 2^-150, nothing beside the bound
+ * (|x| is at least 2^-87 for a step of 2^-100).  No overflow: |S w| < 2^19 x 2^16 x 2^60, and fewer than
+ * 2^20 terms a row (a width below 2^24).
  *
  * A query with a step above 2^60 (numbers past 2^74), a width of 2^24 or more, and every build without
  * VNNI (which keeps the bfloat16 copy in the app: stored_search.py) is scored per row in float64
@@ -176,7 +177,7 @@ struct fp4t_job {
     const int8_t *high, *low; /* the integer query's two bytes, or NULL: scored in float64 */
     const float *step;
     const int32_t *offsets; /* o times each piece's sum of xq (see the top) */
-    const int32_t *exponents; /* NVFP4: 117 + s for each run's step 2^s */
+    const int32_t *exponents; /* NVFP4: (116 + s) << 23 for each run's step 2^s */
     int vbmi; /* VBMI's byte permutes here */
     uint8_t digits[5][256]; /* TQ1_0: digit m of every byte */
 };
@@ -232,16 +233,16 @@ VNNI_TARGET static ALWAYS_INLINE void nvfp4_products(const struct fp4t_job *q, _
     *lower = _mm512_dpbusd_epi32(*lower, second, four_bytes(q->low + j + 8));
 }
 
-/* acc plus sub-block k's S times each row's weight d step = M 2^(E - 10 + s) (step = 2^s), put together
- * from its bits: (E + 117 + s) << 23 is 2^(E - 10 + s), exact (see the top). */
+/* acc plus sub-block k's S times each row's weight d step = (1 + f / 8) 2^(P - 11 + s) (step = 2^s):
+ * the code shifted to a float32's exponent and mantissa plus (116 + s) << 23, exact (see the top); a
+ * row whose scale is 0 adds nothing.  lower began at -offset, so S = 256 upper + lower. */
 VNNI_TARGET static ALWAYS_INLINE __m512 nvfp4_add_sub_block(const struct fp4t_job *q, const uint8_t *codes,
                                                             Py_ssize_t k, __m512i upper, __m512i lower, __m512 acc)
 {
     __m512i code = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)codes));
-    __m512i exponent = _mm512_add_epi32(_mm512_srli_epi32(code, 4), _mm512_set1_epi32(q->exponents[k / 2]));
-    __m512 power = _mm512_castsi512_ps(_mm512_slli_epi32(exponent, 23));
-    __m512 weight = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_and_si512(code, _mm512_set1_epi32(15))), power);
-    return _mm512_fmadd_ps(fp4t_sum(upper, lower, q->offsets[k]), weight, acc);
+    __m512i bits = _mm512_add_epi32(_mm512_slli_epi32(code, 20), _mm512_set1_epi32(q->exponents[k / 2]));
+    __m512 sum = _mm512_cvtepi32_ps(_mm512_add_epi32(_mm512_slli_epi32(upper, 8), lower));
+    return _mm512_mask3_fmadd_ps(sum, _mm512_castsi512_ps(bits), acc, _mm512_test_epi32_mask(code, code));
 }
 
 /* The nibbles' values plus 12 by vpshufb (AVX-512 BW) or, where VBMI is, vpermb, whose 64-entry table
@@ -261,7 +262,7 @@ VNNI_TARGET static ALWAYS_INLINE __m512 nvfp4_add_sub_block(const struct fp4t_jo
             for (Py_ssize_t b = 0; b < blocks; b++) {                                                                  \
                 const uint8_t *at = group + b * NVFP4_GROUP_BLOCK, *codes = at + 64;                                   \
                 for (int s = 0; s < 4; s++) {                                                                          \
-                    __m512i upper = _mm512_setzero_si512(), lower = upper;                                             \
+                    __m512i upper = _mm512_setzero_si512(), lower = _mm512_set1_epi32(-q->offsets[4 * b + s]);         \
                     for (int t = 0; t < 2; t++) {                                                                      \
                         __m512i bytes = _mm512_loadu_si512((const void *)(codes + 64 * (2 * s + t)));                  \
                         nvfp4_products(q, LOW, HIGH, 64 * b + 16 * s + 4 * t, &upper, &lower);                         \
@@ -414,7 +415,7 @@ static PyObject *fp4t_scores(int kind, Py_buffer *rows, Py_buffer *query, Py_buf
                 int exponent = 0;
                 frexpf(step[k], &exponent); /* step = 2^(exponent - 1) */
                 highest = exponent - 1 > highest ? exponent - 1 : highest;
-                exponents[k] = 117 + exponent - 1;
+                exponents[k] = (116 + exponent - 1) << 23;
             }
             for (Py_ssize_t k = 0; k < width / piece; k++) {
                 int32_t sum = 0;

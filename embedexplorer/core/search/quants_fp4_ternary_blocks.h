@@ -17,21 +17,26 @@
 /* gguf.quants.NVFP4.kvalues: the e2m1 values doubled. */
 static const int8_t NVFP4_VALUES[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
 
-/* An NVFP4 scale byte as (E << 4) | M, its value being M 2^(E - 10) (see the top): the form the
- * grouped copy keeps, one byte as stored. */
-static ALWAYS_INLINE uint8_t nvfp4_scale_code(uint8_t x)
-{
-    int e = (x >> 3) & 15, m = x & 7;
-    if (x == 0x7F)
-        return 0;
-    return (uint8_t)(e == 0 ? m : ((e - 1) << 4) | (8 + m));
-}
-
 /* An NVFP4 scale byte as gguf's ue4m3_to_fp32 gives it (with its half), bit for bit. */
 static ALWAYS_INLINE float nvfp4_scale(uint8_t x)
 {
-    uint8_t code = nvfp4_scale_code(x);
-    return ldexpf((float)(code & 15), (code >> 4) - 10);
+    int e = (x >> 3) & 15, m = x & 7;
+    if (x == 0x7F)
+        return 0.0f;
+    return e == 0 ? ldexpf((float)m, -10) : ldexpf((float)(8 + m), e - 11);
+}
+
+/* The same number as the grouped copy keeps it, one byte as stored: 0 for 0, else (P << 3) | f for
+ * (1 + f / 8) 2^(P - 11) (P in 1..18: every scale, 2^-10 to 240, has at most 4 significant bits), so
+ * that its bits shifted to a float32's exponent and mantissa give it times a power of two. */
+static ALWAYS_INLINE uint8_t nvfp4_scale_code(uint8_t x)
+{
+    float d = nvfp4_scale(x);
+    uint32_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    if (d == 0.0f)
+        return 0;
+    return (uint8_t)(((int)(bits >> 23) - 127 + 11) << 3 | (int)((bits >> 20) & 7));
 }
 
 /* NVFP4: scale bytes x[4], qs[32]; sub-block s's numbers 0-7 are the low nibbles of qs[8 s ..], 8-15
