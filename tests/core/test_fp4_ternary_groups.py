@@ -104,7 +104,7 @@ def test_dequantise_gives_ggufs_numbers_bit_for_bit(qtype: Q) -> None:
 @pytest.mark.parametrize("count", [3, 15, 16, 17, 1013])
 @pytest.mark.parametrize("qtype", TYPES, ids=[t.name for t in TYPES])
 def test_grouped_scores_are_within_the_bound_of_ggufs_numbers(qtype: Q, count: int, blocks: int) -> None:
-    width = blocks * BLOCK[qtype][0] * (4 if qtype == Q.NVFP4 else 1)  # NVFP4: 256 to 1,024 numbers too
+    width = blocks * BLOCK[qtype][0]
     stored = stored_rows(qtype, count, width, seed=count + width)
     screen, numbers = screen_for(stored, qtype, width)
     assert screen.groups is not None and screen.groups.nbytes >= stored.nbytes
