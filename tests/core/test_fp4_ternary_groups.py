@@ -38,7 +38,7 @@ def grouped(qtype: Q) -> bool:
 
 
 needs_groups = pytest.mark.skipif(
-    not all(grouped(t) for t in TYPES), reason="this CPU has no AVX-512 VNNI and VBMI: these keep a bfloat16 copy"
+    not all(grouped(t) for t in TYPES), reason="this CPU has no AVX-512 VNNI: these keep a bfloat16 copy"
 )
 
 
@@ -126,7 +126,7 @@ def test_grouped_scores_are_within_the_bound_of_ggufs_numbers(qtype: Q, count: i
 
 @pytest.fixture
 def without_vbmi() -> Iterator[None]:
-    """NVFP4 scanned by vpshufb, TQ1_0 kept to its bfloat16 copy: as on a CPU with VNNI but no VBMI."""
+    """NVFP4 scanned by vpshufb: as on a CPU with VNNI but no VBMI."""
     _quants.fp4t_use_vbmi(False)
     yield
     _quants.fp4t_use_vbmi(True)
@@ -135,26 +135,13 @@ def without_vbmi() -> Iterator[None]:
 @needs_groups
 @pytest.mark.parametrize("count", [17, 1013])
 def test_nvfp4_without_vbmi_is_within_the_bound_too(count: int, without_vbmi: None) -> None:
-    assert grouped(Q.NVFP4) and not grouped(Q.TQ1_0)
+    assert grouped(Q.NVFP4) and grouped(Q.TQ1_0)
     stored = stored_rows(Q.NVFP4, count, 768, seed=count)
     screen, numbers = screen_for(stored, Q.NVFP4, 768)
     for seed in range(3):
         query = np.random.default_rng(seed).standard_normal(768).astype(np.float32)
         error = np.abs(screen.scores(query) - exact_scores(numbers, screen.lengths, query))
         assert 0 < error.max() <= screen.error_bound(float(np.linalg.norm(query.astype(np.float64))))
-
-
-@needs_groups
-def test_tq1_0_without_vbmi_keeps_its_bfloat16_copy(tmp_path: Path, without_vbmi: None) -> None:
-    stored = near_tie_blocks(Q.TQ1_0, 300, 512, seed=3)
-    numbers = dequantize(stored, Q.TQ1_0).astype(np.float64)
-    table = open_table(str(write_gguf(tmp_path / "tq1_0.gguf", stored, Q.TQ1_0)))
-    try:
-        assert not table.screen.quantised and table.screen.groups is None
-        ids, _ = float64_top_k(numbers, numbers[50], 42, (50,))
-        assert [n.id for n in table.neighbours(50, k=42).neighbours] == ids
-    finally:
-        table.close()
 
 
 @needs_groups

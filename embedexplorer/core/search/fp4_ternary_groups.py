@@ -1,10 +1,12 @@
 """NVFP4 and TQ1_0 tables copied sixteen rows at a time for their first pass (``quants_fp4_ternary.h``).
 
-NVFP4's numbers are nibbles into the doubled e2m1 values with a float8 scale per 16; TQ1_0's are
-ternary digits packed five to a byte.  The copy keeps the bytes as stored (four bytes of each of 16
-rows to a 64-byte load), so the AVX-512 VNNI scan reads the stored bytes once, where a bfloat16 copy
-read 3.6 (NVFP4) to 9.5 (TQ1_0) times as many.  It is made when the table opens, in C on every core,
-instead of that bfloat16 copy; a CPU without the instructions keeps the bfloat16 copy.
+NVFP4's numbers are nibbles into the doubled e2m1 values with a float8 scale per 16: the copy keeps its
+bytes as stored (four bytes of each of 16 rows to a 64-byte load), so the AVX-512 VNNI scan reads the
+stored bytes once.  TQ1_0's are ternary digits packed five to a byte: the copy holds them as 2-bit codes
+(1.24 times the stored bytes), which the scan reads with half the instructions of looking the packed
+digits up.  A bfloat16 copy read 3.6 (NVFP4) and 9.5 (TQ1_0) times the stored bytes.  The copy is made
+when the table opens, in C on every core, instead of that bfloat16 copy; a CPU without VNNI keeps the
+bfloat16 copy.
 """
 
 from __future__ import annotations
