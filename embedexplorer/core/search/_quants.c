@@ -54,6 +54,7 @@
  * Q4_0 (from its second query), Q4_1, Q5_0, Q5_1 and IQ4_NL (from the open) are scanned the same way,
  * by groups of 16 rows (quants_groups32.h, whose top proves their bound: Q4_0's above, or Q4_K's with
  * a spread for Q4_1 and Q5_1); without VNNI the last four are scanned as a bfloat16 copy, as before.
+ * NVFP4 and TQ1_0 likewise from the open (quants_fp4_ternary.h, whose top proves their bound: Q4_0's).
  *
  * Built three times on x86 (AVX-512 by hand, AVX2 and plain from portable C), the best
  * one the CPU runs picked at import; -march=native is never used (the wheel runs anywhere).
