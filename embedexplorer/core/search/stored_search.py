@@ -271,8 +271,8 @@ def screen_for_stored(rows: StoredRows, report: ProgressCallback | None = None) 
         kind = DEQUANTISED_KINDS[rows.storage]
         if fp4_ternary:
             report(0, 1, "Arranging the rows sixteen at a time")
-            groups = fp4_ternary_groups(rows.raw, width, kind, _quants)
-            return StoredScreen(rows.raw, kind, lengths, 0.0, tuple(notes), quantised_width=width, groups=groups)
+            copy = fp4_ternary_groups(rows.raw, width, kind, _quants)
+            return StoredScreen(rows.raw, kind, lengths, 0.0, tuple(notes), quantised_width=width, groups=copy)
         spread = quantised_spread(rows.raw, width, lengths, kind) if kind in _SPREAD_KINDS else None
         if not at_open or kind not in MIN_KINDS or spread is not None:
             if at_open:
