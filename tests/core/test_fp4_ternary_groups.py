@@ -1,9 +1,9 @@
-"""NVFP4 and TQ1_0 tables, copied sixteen rows at a time at open and scanned by AVX-512 VNNI, answer as a
+"""NVFP4, TQ1_0 and IQ3_S tables, copied sixteen rows at a time at open and scanned by AVX-512 VNNI, answer as a
 float64 search over gguf's dequantised values; their C dequantiser gives gguf's numbers bit for bit.
 
 The oracle is the gguf package's ``dequantize`` (llama.cpp's own Python code) and a float64 brute force
-over its numbers.  The tables: the GPT-2-shaped fixture's rows (TQ1_0 by gguf's own quantiser, NVFP4 as
-random blocks with gguf's scales) and random blocks with near ties, row counts that are not multiples of
+over its numbers.  The tables: the GPT-2-shaped fixture's rows (TQ1_0 by gguf's own quantiser, NVFP4 and
+IQ3_S as random blocks with finite scales) and random blocks with near ties, row counts that are not multiples of
 16, widths of one to four blocks, rows that are all zero, rows whose scale is infinite or NaN, every
 NVFP4 scale byte; and the builds without VNNI, which keep the bfloat16 copy.
 """
@@ -26,10 +26,10 @@ from ..gguf_fixture import float64_top_k, random_blocks, write_gguf
 
 _quants = pytest.importorskip("embedexplorer.core.search._quants", reason="the quantised scan was not built here")
 
-TYPES = [Q.NVFP4, Q.TQ1_0]
-BLOCK = {Q.NVFP4: (64, 36), Q.TQ1_0: (256, 54)}
+TYPES = [Q.NVFP4, Q.TQ1_0, Q.IQ3_S]
+BLOCK = {Q.NVFP4: (64, 36), Q.TQ1_0: (256, 54), Q.IQ3_S: (256, 110)}
 # Byte ranges, inside one block, of each type's codes (a low bit there moves a number or a few).
-CODE_BYTES = {Q.NVFP4: (4, 36), Q.TQ1_0: (0, 52)}
+CODE_BYTES = {Q.NVFP4: (4, 36), Q.TQ1_0: (0, 52), Q.IQ3_S: (2, 66)}
 K = 10
 
 
@@ -164,11 +164,12 @@ def test_every_piece_counts_in_the_grouped_scan(qtype: Q) -> None:
 
 
 @needs_groups
-def test_rows_with_infinite_or_nan_scales_point_nowhere() -> None:
-    stored = stored_rows(Q.TQ1_0, 40, 512, seed=8)
+@pytest.mark.parametrize(("qtype", "d_at"), [(Q.TQ1_0, 52), (Q.IQ3_S, 0)], ids=["TQ1_0", "IQ3_S"])
+def test_rows_with_infinite_or_nan_scales_point_nowhere(qtype: Q, d_at: int) -> None:
+    stored = stored_rows(qtype, 40, 512, seed=8)
     for row, bits in ((3, 0x7C00), (17, 0xFC00), (33, 0x7E00)):
-        stored[row, 52:54] = np.array([bits], dtype="<u2").view(np.uint8)
-    screen, numbers = screen_for(stored, Q.TQ1_0, 512)
+        stored[row, d_at : d_at + 2] = np.array([bits], dtype="<u2").view(np.uint8)
+    screen, numbers = screen_for(stored, qtype, 512)
     query = np.random.default_rng(2).standard_normal(512).astype(np.float32)
     scores = screen.scores(query)
     assert (scores[[3, 17, 33]] == 0).all() and np.isfinite(scores).all()
@@ -243,7 +244,7 @@ def test_the_gpt2_table_quantised_answers_as_float64(tmp_path: Path, gpt2_table,
     rows[[5, 20_002]] = 0.0
     if qtype == Q.TQ1_0:
         stored = np.asarray(quantize(rows, qtype))
-    else:  # gguf cannot quantise to NVFP4: its scales over random codes, and two zero rows
+    else:  # gguf cannot quantise to NVFP4 or IQ3_S: their scales over random codes, and two zero rows
         stored = random_blocks(20_003, 768, qtype, np.random.default_rng(4), (0.002, 0.05))
         stored[[5, 20_002]] = 0
     numbers = dequantize(stored, qtype).astype(np.float64)

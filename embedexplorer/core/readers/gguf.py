@@ -50,6 +50,7 @@ _BLOCK_SHAPES = {
     "IQ4_NL": (32, 18),
     "NVFP4": (64, 36),
     "TQ1_0": (256, 54),
+    "IQ3_S": (256, 110),
 }
 
 TOKEN_TABLE = "token_embd.weight"
