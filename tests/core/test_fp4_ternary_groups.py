@@ -1,9 +1,10 @@
-"""NVFP4, TQ1_0 and IQ3_S tables, copied sixteen rows at a time at open and scanned by AVX-512 VNNI, answer as a
-float64 search over gguf's dequantised values; their C dequantiser gives gguf's numbers bit for bit.
+"""NVFP4, TQ1_0, IQ3_XXS and IQ3_S tables, copied sixteen rows at a time at open and scanned by AVX-512
+VNNI, answer as a float64 search over gguf's dequantised values; their C dequantiser gives gguf's numbers
+bit for bit.
 
 The oracle is the gguf package's ``dequantize`` (llama.cpp's own Python code) and a float64 brute force
 over its numbers.  The tables: the GPT-2-shaped fixture's rows (TQ1_0 by gguf's own quantiser, NVFP4 and
-IQ3_S as random blocks with finite scales) and random blocks with near ties, row counts that are not multiples of
+the IQ3s as random blocks with finite scales) and random blocks with near ties, row counts that are not multiples of
 16, widths of one to four blocks, rows that are all zero, rows whose scale is infinite or NaN, every
 NVFP4 scale byte; and the builds without VNNI, which keep the bfloat16 copy.
 """
@@ -26,10 +27,10 @@ from ..gguf_fixture import float64_top_k, random_blocks, write_gguf
 
 _quants = pytest.importorskip("embedexplorer.core.search._quants", reason="the quantised scan was not built here")
 
-TYPES = [Q.NVFP4, Q.TQ1_0, Q.IQ3_S]
-BLOCK = {Q.NVFP4: (64, 36), Q.TQ1_0: (256, 54), Q.IQ3_S: (256, 110)}
+TYPES = [Q.NVFP4, Q.TQ1_0, Q.IQ3_XXS, Q.IQ3_S]
+BLOCK = {Q.NVFP4: (64, 36), Q.TQ1_0: (256, 54), Q.IQ3_XXS: (256, 98), Q.IQ3_S: (256, 110)}
 # Byte ranges, inside one block, of each type's codes (a low bit there moves a number or a few).
-CODE_BYTES = {Q.NVFP4: (4, 36), Q.TQ1_0: (0, 52), Q.IQ3_S: (2, 66)}
+CODE_BYTES = {Q.NVFP4: (4, 36), Q.TQ1_0: (0, 52), Q.IQ3_XXS: (2, 66), Q.IQ3_S: (2, 66)}
 K = 10
 
 
@@ -164,7 +165,9 @@ def test_every_piece_counts_in_the_grouped_scan(qtype: Q) -> None:
 
 
 @needs_groups
-@pytest.mark.parametrize(("qtype", "d_at"), [(Q.TQ1_0, 52), (Q.IQ3_S, 0)], ids=["TQ1_0", "IQ3_S"])
+@pytest.mark.parametrize(
+    ("qtype", "d_at"), [(Q.TQ1_0, 52), (Q.IQ3_XXS, 0), (Q.IQ3_S, 0)], ids=["TQ1_0", "IQ3_XXS", "IQ3_S"]
+)
 def test_rows_with_infinite_or_nan_scales_point_nowhere(qtype: Q, d_at: int) -> None:
     stored = stored_rows(qtype, 40, 512, seed=8)
     for row, bits in ((3, 0x7C00), (17, 0xFC00), (33, 0x7E00)):
@@ -244,7 +247,7 @@ def test_the_gpt2_table_quantised_answers_as_float64(tmp_path: Path, gpt2_table,
     rows[[5, 20_002]] = 0.0
     if qtype == Q.TQ1_0:
         stored = np.asarray(quantize(rows, qtype))
-    else:  # gguf cannot quantise to NVFP4 or IQ3_S: their scales over random codes, and two zero rows
+    else:  # gguf cannot quantise to NVFP4 or the IQ3s: their scales over random codes, and two zero rows
         stored = random_blocks(20_003, 768, qtype, np.random.default_rng(4), (0.002, 0.05))
         stored[[5, 20_002]] = 0
     numbers = dequantize(stored, qtype).astype(np.float64)

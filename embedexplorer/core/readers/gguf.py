@@ -51,6 +51,7 @@ _BLOCK_SHAPES = {
     "NVFP4": (64, 36),
     "TQ1_0": (256, 54),
     "IQ3_S": (256, 110),
+    "IQ3_XXS": (256, 98),
 }
 
 TOKEN_TABLE = "token_embd.weight"

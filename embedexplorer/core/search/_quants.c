@@ -54,7 +54,7 @@
  * Q4_0 (from its second query), Q4_1, Q5_0, Q5_1 and IQ4_NL (from the open) are scanned the same way,
  * by groups of 16 rows (quants_groups32.h, whose top proves their bound: Q4_0's above, or Q4_K's with
  * a spread for Q4_1 and Q5_1); without VNNI the last four are scanned as a bfloat16 copy, as before.
- * NVFP4, TQ1_0 and IQ3_S likewise from the open (quants_fp4_ternary.h, whose top proves their bound:
+ * NVFP4, TQ1_0, IQ3_XXS and IQ3_S likewise from the open (quants_fp4_ternary.h, whose top proves their bound:
  * Q4_0's).
  *
  * Built three times on x86 (AVX-512 by hand, AVX2 and plain from portable C), the best
@@ -66,7 +66,7 @@
 
 /* Explicit values: the Python side names them (stored_search.py).  Q5_K: dequantise reads it,
  * quant_scores does not (see the top of the file).  A kind whose BLOCK_NUMBERS is 0 is not built here.
- * NVFP4, TQ1_0 and IQ3_S: quants_fp4_ternary.h. */
+ * NVFP4, TQ1_0, IQ3_XXS and IQ3_S: quants_fp4_ternary.h. */
 enum {
     KIND_Q8_0 = 0,
     KIND_Q4_0 = 1,
@@ -79,6 +79,7 @@ enum {
     KIND_IQ4_NL = 8,
     KIND_NVFP4 = 14,
     KIND_TQ1_0 = 15,
+    KIND_IQ3_XXS = 16,
     KIND_IQ3_S = 17,
     KINDS = 18
 };
@@ -87,11 +88,13 @@ enum {
 static const Py_ssize_t BLOCK_NUMBERS[KINDS] = {[KIND_Q8_0] = 32, [KIND_Q4_0] = 32, [KIND_Q4_K] = 256,
                                                 [KIND_Q6_K] = 256, [KIND_Q5_K] = 256, [KIND_Q4_1] = 32,
                                                 [KIND_Q5_0] = 32, [KIND_Q5_1] = 32, [KIND_IQ4_NL] = 32,
-                                                [KIND_NVFP4] = 64, [KIND_TQ1_0] = 256, [KIND_IQ3_S] = 256};
+                                                [KIND_NVFP4] = 64, [KIND_TQ1_0] = 256, [KIND_IQ3_XXS] = 256,
+                                                [KIND_IQ3_S] = 256};
 static const Py_ssize_t BLOCK_BYTES[KINDS] = {[KIND_Q8_0] = 34, [KIND_Q4_0] = 18, [KIND_Q4_K] = 144,
                                               [KIND_Q6_K] = 210, [KIND_Q5_K] = 176, [KIND_Q4_1] = 20,
                                               [KIND_Q5_0] = 22, [KIND_Q5_1] = 24, [KIND_IQ4_NL] = 18,
-                                              [KIND_NVFP4] = 36, [KIND_TQ1_0] = 54, [KIND_IQ3_S] = 110};
+                                              [KIND_NVFP4] = 36, [KIND_TQ1_0] = 54, [KIND_IQ3_XXS] = 98,
+                                              [KIND_IQ3_S] = 110};
 
 static ALWAYS_INLINE float half_at(const uint8_t *at)
 {
@@ -173,6 +176,9 @@ static ALWAYS_INLINE void dequantise_block(int kind, const uint8_t *block, float
         break;
     case KIND_IQ3_S:
         iq3_s_block(block, half_at(block), v);
+        break;
+    case KIND_IQ3_XXS:
+        iq3_xxs_block(block, half_at(block), v);
         break;
     default: { /* KIND_Q6_K: ql[128], qh[64], int8 scales[16], d */
         const uint8_t *ql = block, *qh = block + 128;
@@ -363,7 +369,7 @@ static PyObject *quant_scores(PyObject *self, PyObject *args)
     Py_ssize_t count = out.len / (Py_ssize_t)sizeof(float);
     if (kind < 0 || kind >= KINDS || kind == KIND_Q5_K || BLOCK_NUMBERS[kind] == 0) {
         PyErr_SetString(PyExc_ValueError, "kind must be 0 (Q8_0), 1 (Q4_0), 2 (Q4_K), 3 (Q6_K), 5-8 (Q4_1 .. IQ4_NL) "
-                                          "or 14, 15, 17 (NVFP4, TQ1_0, IQ3_S)");
+                                          "or 14-17 (NVFP4, TQ1_0, IQ3_XXS, IQ3_S)");
     } else if (width == 0 || query.len % (Py_ssize_t)sizeof(float) != 0 || width % BLOCK_NUMBERS[kind] != 0) {
         PyErr_SetString(PyExc_ValueError, "the query must hold a whole number of blocks of float32 numbers");
     } else if (rows.len != count * (width / BLOCK_NUMBERS[kind]) * BLOCK_BYTES[kind]) {
@@ -492,7 +498,7 @@ static PyObject *dequantise(PyObject *self, PyObject *args)
     PyObject *result = NULL;
     Py_ssize_t numbers = out.len / (Py_ssize_t)sizeof(float);
     if (kind < 0 || kind >= KINDS || BLOCK_NUMBERS[kind] == 0) {
-        PyErr_SetString(PyExc_ValueError, "kind must be 0 (Q8_0), 1 (Q4_0), 2 (Q4_K), 3 (Q6_K), 4 (Q5_K), 5-8, 14, 15, 17");
+        PyErr_SetString(PyExc_ValueError, "kind must be 0 (Q8_0), 1 (Q4_0), 2 (Q4_K), 3 (Q6_K), 4 (Q5_K), 5-8, 14-17");
     } else if (out.len % (Py_ssize_t)sizeof(float) != 0 || numbers % BLOCK_NUMBERS[kind] != 0 ||
                rows.len != numbers / BLOCK_NUMBERS[kind] * BLOCK_BYTES[kind]) {
         PyErr_SetString(PyExc_ValueError, "out must hold the float32 numbers of every block of rows");
@@ -552,14 +558,15 @@ static PyMethodDef quant_methods[] = {
      "block32_spreads(rows, kind, width, out, progress)\n\nWrite each Q4_1 or Q5_1 row's sum of (|d| q + |m|)^2\n"
      "(float64) into out; threads share rows as in quant_scores."},
     {"fp4t_groups", fp4t_groups, METH_VARARGS,
-     "fp4t_groups(rows, kind, width, out, progress)\n\nCopy NVFP4 (14), TQ1_0 (15) or IQ3_S (17) rows into out sixteen\n"
-     "at a time (quants_fp4_ternary.h), for quant_scores's groups; threads share rows as there."},
+     "fp4t_groups(rows, kind, width, out, progress)\n\nCopy NVFP4 (14), TQ1_0 (15), IQ3_XXS (16) or IQ3_S (17)\n"
+     "rows into out sixteen at a time (quants_fp4_ternary.h), for quant_scores's groups; threads share rows\n"
+     "as there."},
     {"fp4t_groups_size", fp4t_groups_size, METH_VARARGS,
      "fp4t_groups_size(kind, count, width)\n\nBytes of fp4t_groups's copy of count rows of width numbers."},
     {"fp4t_use_vbmi", fp4t_use_vbmi, METH_VARARGS,
      "fp4t_use_vbmi(on)\n\nFor tests: let NVFP4 use VBMI where the CPU has it, or not; returns whether it does."},
     {"fp4t_grouped_scan", fp4t_grouped_scan, METH_VARARGS,
-     "fp4t_grouped_scan(kind)\n\nTrue when quant_scores scans NVFP4, TQ1_0 or IQ3_S rows by their groups here."},
+     "fp4t_grouped_scan(kind)\n\nTrue when quant_scores scans NVFP4, TQ1_0, IQ3_XXS or IQ3_S rows by groups here."},
     {"grouped_scan", grouped_scan, METH_NOARGS,
      "grouped_scan()\n\nTrue when quant_scores scans Q4_K rows by their groups here (AVX-512 VNNI)."},
     {"dequantise", dequantise, METH_VARARGS,
@@ -577,7 +584,7 @@ static PyMethodDef quant_methods[] = {
      "the GIL; threads that call it with the same zeroed progress (two int64) share the rows.  With\n"
      "integer, every kind is scanned against the query held as 16-bit integers where the\n"
      "build can (error bound in _quants.c); Q4_K by groups, q4_k_groups's copy, when given and grouped_scan();\n"
-     "NVFP4 (14), TQ1_0 (15) and IQ3_S (17) by fp4t_groups's copy there, else in float64 (quants_fp4_ternary.h)."},
+     "NVFP4 (14), TQ1_0 (15), IQ3_XXS (16), IQ3_S (17) by fp4t_groups's copy there, else in float64."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,6 +1,7 @@
-/* NVFP4, TQ1_0 and IQ3_S rows sixteen at a time: a copy made when the table opens (in place of a
- * bfloat16 copy, 3.6, 9.5 and 4.7 times their stored bytes), and its AVX-512 VNNI scan.  Included by _quants.c once,
- * just before quant_scores (it uses quantise_query, split_query and quants_fp4_ternary_blocks.h).
+/* NVFP4, TQ1_0, IQ3_XXS and IQ3_S rows sixteen at a time: a copy made when the table opens (in place
+ * of a bfloat16 copy, 3.6, 9.5, 5.2 and 4.7 times their stored bytes), and its AVX-512 VNNI scan.
+ * Included by _quants.c once, just before quant_scores (it uses quantise_query, split_query and
+ * quants_fp4_ternary_blocks.h).
  *
  * As Q4_K's groups (quants_groups.h): the 16 int32 lanes of a register are 16 rows; one 64-byte load
  * holds four stored bytes of each row; the query's four matching bytes are broadcast to every lane and
@@ -23,34 +24,38 @@
  *     as (g - 1) / 2 and its sign as bit 3: byte 16 s + i of a row holds numbers 32 s + i (low nibble)
  *     and 32 s + 16 + i (high); for t = 0..31, bytes 4 t .. + 3 of each row: 2048 bytes a block, 1.25
  *     times the 16 x 110 stored (the grid's 512 runs of four, looked up per four numbers, would cost a
- *     gather).  vpshufb maps a code to g sign + 15.
+ *     gather).  vpshufb maps a code to g sign + 15.  IQ3_XXS (98 bytes) the same, its grid's values
+ *     4, 12, .., 62 plus 62, its signs from llama.cpp's ksigns_iq2xs, its scale's 1 + 2 ls (1.41 times).
  * Rows past the table's end are zeros (their scales and d 0: they add nothing, and are not stored).
  *
  * Why each score is within StoredScreen.error_bound (the integer scan's, _quants.c's top, spread 1):
- * the query is quantise_query's, x = x~ + e with x~_j = step_k xq_j (k the run of 32 numbers, which
- * holds two NVFP4 sub-blocks, or one TQ1_0 run, or one IQ3_S sub-block: every 4 t .. + 3 above lies
- * inside one run).  For each piece (an NVFP4 sub-block of 16 numbers, a TQ1_0 run or IQ3_S sub-block of
- * 32) and row, in int32:
- *   S = sum_j c_j xq_j, c_j the number's integer value (the doubled e2m1 value k, q - 1, or g sign),
- * computed as 256 sum (c + o) high + sum (c + o) low - o sum xq (o the offset 12, 1, 15; the last term the
- * low sums' starting value for NVFP4 and IQ3_S), exactly: |xq| <= 2^14 (high in [-64, 64], low in [-128,
- * 127]), so NVFP4's parts are at most 16 x 24 x 64 x 256, 16 x 24 x 128 and 16 x 12 x 2^14, all below 2^23
- * (IQ3_S's 32 x 30 x 64 x 256, 32 x 30 x 128, 32 x 15 x 2^14: below 2^24); TQ1_0's first two come 4^i times
- * as large (i <= 3, the bit pair: 32 x 128 x 64 x 256 and 32 x 128 x 128, below 2^27), exact multiples of
- * 4^i, shifted back exactly before 32 x 2^14 is taken off.  |S| <= 16 x 12 x 2^14 < 2^18 (NVFP4), 32 x 2^14
- * = 2^19 (TQ1_0), 32 x 15 x 2^14 < 2^23 (IQ3_S): exact as float32 too.  The piece's weight w = d step is
- * exact: NVFP4's d = (1 + f / 8) 2^(P - 11) (4 bits, 2^-10 to 240; w is put together from its bits, (P <<
- * 23 | f << 20) + (116 + s) << 23 for step 2^s, with P - 11 + s in [-110, 67]; a zero scale adds nothing),
- * TQ1_0's float16 d (11 bits, at least 2^-24) and IQ3_S's d (1 + 2 ls) (11 + 5 bits, at least 2^-24) times
- * a power of two step in [2^-100, 2^60] (quantise_query; above 2^60 see below): normal, 16 bits at most.
- * So S w = sum_j v_j x~_j exactly, v_j being gguf's very numbers (quants_fp4_ternary_blocks.h), and one
- * fused multiply-add adds it into the row's lane.  Each term v_j x~_j thus goes through at most width / 16
- * + 1 roundings (the adds, the scale's product), fewer than width: the computed sum is sum v_j x~_j (1 +
- * theta_j), |theta_j| <= gamma_width (Higham 3.1), the bound of the integer scan of Q4_0 as it is.  Below
- * float32's normal range: every product S w is 0 or at least 2^-124 (a multiple of it), and an addition
- * whose result is subnormal is exact, so the relative bound holds throughout; the scale's product may be
- * subnormal, off by at most 2^-150, nothing beside the bound (|x| is at least 2^-87 for a step of 2^-100).
- * No overflow: |S w| < 2^23 x 2^21 x 2^60, and fewer than 2^20 terms a row (a width below 2^24).
+ * the query is quantise_query's, x = x~ + e with x~_j = step_k xq_j (k the run of 32 numbers, which holds
+ * two NVFP4 sub-blocks, or one TQ1_0 run, or one IQ3_S or IQ3_XXS sub-block: every 4 t .. + 3 above lies
+ * inside one run).  For each piece (an NVFP4 sub-block of 16 numbers, a TQ1_0 run or IQ3 sub-block of 32)
+ * and row, in int32, S = sum_j c_j xq_j, c_j the number's integer value (the doubled e2m1 value k, q - 1,
+ * or g sign), computed as 256 sum (c + o) high + sum (c + o) low - o sum xq (o the offset 12, 1, 15, 62 for
+ * IQ3_XXS; the last term the low sums' starting value for NVFP4 and the IQ3s), exactly: |xq| <= 2^14 (high
+ * in [-64, 64], low in [-128, 127]), so NVFP4's parts are at most 16 x 24 x 64 x 256, 16 x 24 x 128 and 16
+ * x 12 x 2^14, all below 2^23 (IQ3_S's 32 x 30 x 64 x 256, 32 x 30 x 128, 32 x 15 x 2^14: below 2^24;
+ * IQ3_XXS's 32 x 124 x 64 x 256, 32 x 124 x 128, 32 x 62 x 2^14: below 2^27); TQ1_0's first two come 4^i
+ * times as large (i <= 3, the bit pair: 32 x 128 x 64 x 256 and 32 x 128 x 128, below 2^27), exact
+ * multiples of 4^i, shifted back exactly before 32 x 2^14 is taken off.  |S| <= 16 x 12 x 2^14 < 2^18
+ * (NVFP4), 32 x 2^14 = 2^19 (TQ1_0), 32 x 15 x 2^14 < 2^23 (IQ3_S): exact as float32 too; IQ3_XXS's, up to
+ * 32 x 62 x 2^14 < 2^25, is rounded to float32 once, by at most 2^-24 of |S| <= sum |c_j xq_j|: one more
+ * rounding of each of its terms.  The piece's weight w = d step is exact: NVFP4's d = (1 + f / 8) 2^(P -
+ * 11) (4 bits, 2^-10 to 240; w is put together from its bits, (P << 23 | f << 20) + (116 + s) << 23 for
+ * step 2^s, with P - 11 + s in [-110, 67]; a zero scale adds nothing), TQ1_0's float16 d (11 bits, at least
+ * 2^-24) and IQ3_S's d (1 + 2 ls) (11 + 5 bits, at least 2^-24) times a power of two step in [2^-100, 2^60]
+ * (IQ3_XXS's d (1 + 2 ls) step / 4: at least 2^-126) (quantise_query; above 2^60 see below): normal, 16
+ * bits at most. So S w = sum_j v_j x~_j exactly, v_j being gguf's very numbers
+ * (quants_fp4_ternary_blocks.h), and one fused multiply-add adds it into the row's lane.  Each term v_j
+ * x~_j thus goes through at most width / 16 + 1 roundings (the adds, the scale's product; width / 16 + 2
+ * for IQ3_XXS), fewer than width: the computed sum is sum v_j x~_j (1 + theta_j), |theta_j| <= gamma_width
+ * (Higham 3.1), the bound of the integer scan of Q4_0 as it is.  Below float32's normal range: every
+ * product S w is 0 or at least 2^-126 (a multiple of it), and an addition whose result is subnormal is
+ * exact, so the relative bound holds throughout; the scale's product may be subnormal, off by at most
+ * 2^-150, nothing beside the bound (|x| is at least 2^-87 for a step of 2^-100).
+ * No overflow: |S w| < 2^25 x 2^21 x 2^60, and fewer than 2^20 terms a row (a width below 2^24).
  *
  * A query with a step above 2^60 (numbers past 2^74), a width of 2^24 or more, and every build without
  * VNNI (which keeps the bfloat16 copy in the app: stored_search.py) is scored per row in float64
@@ -74,7 +79,7 @@
 
 static int fp4t_kind(int kind)
 {
-    return kind == KIND_NVFP4 || kind == KIND_TQ1_0 || kind == KIND_IQ3_S;
+    return kind == KIND_NVFP4 || kind == KIND_TQ1_0 || kind == KIND_IQ3_XXS || kind == KIND_IQ3_S;
 }
 
 /* TQ1_0's d of every block at the group's start, padded to 64 bytes; IQ3_S's d and scales likewise. */
@@ -90,7 +95,7 @@ static Py_ssize_t iq3_s_headers(Py_ssize_t blocks)
 
 static Py_ssize_t fp4t_group_bytes(int kind, Py_ssize_t blocks)
 {
-    if (kind == KIND_IQ3_S)
+    if (kind == KIND_IQ3_S || kind == KIND_IQ3_XXS)
         return iq3_s_headers(blocks) + blocks * IQ3_S_GROUP_CODES;
     return kind == KIND_NVFP4 ? blocks * NVFP4_GROUP_BLOCK : tq1_0_headers(blocks) + blocks * TQ1_0_GROUP_CODES;
 }
@@ -111,18 +116,21 @@ static void fp4t_place(int kind, const uint8_t *block, Py_ssize_t b, int r, uint
             for (int t = 0; t < 2; t++)
                 memcpy(at + 64 + 64 * (2 * s + t) + 4 * r, block + 4 + 8 * s + 4 * t, 4);
         }
-    } else if (kind == KIND_IQ3_S) {
+    } else if (kind == KIND_IQ3_S || kind == KIND_IQ3_XXS) {
         uint8_t *header = group + b * IQ3_S_HEADER, *codes = group + iq3_s_headers(blocks) + b * IQ3_S_GROUP_CODES;
         uint8_t packed[128] = {0};
         memcpy(header + 2 * r, block, 2);
         for (int s = 0; s < 8; s++) {
-            int ls = (block[106 + s / 2] >> (4 * (s % 2))) & 15;
+            uint32_t word = kind == KIND_IQ3_XXS ? iq3_xxs_word(block, s) : 0;
+            int ls = kind == KIND_IQ3_XXS ? (int)(word >> 28) : (block[106 + s / 2] >> (4 * (s % 2))) & 15;
             header[2 * GROUP_ROWS + GROUP_ROWS * s + r] = (uint8_t)(1 + 2 * ls);
             for (int k = 8 * s; k < 8 * s + 8; k++) { /* numbers 4 k + i: byte 16 s + (4 k + i) % 16, a nibble */
-                uint16_t run = iq3_s_run(block, k);
+                uint16_t run = kind == KIND_IQ3_XXS ? IQ3_XXS_GRID[block[2 + k]] : iq3_s_run(block, k);
                 for (int i = 0; i < 4; i++) {
                     int j = 4 * k + i, code = (run >> (3 * i)) & 7, at = 16 * s + j % 16;
-                    code |= ((block[74 + j / 8] >> (j % 8)) & 1) << 3;
+                    int minus = kind == KIND_IQ3_XXS ? iq3_xxs_minus(word, j - 32 * s)
+                                                     : (block[74 + j / 8] >> (j % 8)) & 1;
+                    code |= minus << 3;
                     packed[at] = (uint8_t)(j % 32 < 16 ? (packed[at] & 0xF0) | code : (packed[at] & 0x0F) | code << 4);
                 }
             }
@@ -178,7 +186,7 @@ static PyObject *fp4t_groups(PyObject *self, PyObject *args)
         return NULL;
     PyObject *result = NULL;
     if (kind < 0 || kind >= KINDS || !fp4t_kind(kind)) {
-        PyErr_SetString(PyExc_ValueError, "kind must be 14 (NVFP4), 15 (TQ1_0) or 17 (IQ3_S)");
+        PyErr_SetString(PyExc_ValueError, "kind must be 14 (NVFP4), 15 (TQ1_0), 16 (IQ3_XXS) or 17 (IQ3_S)");
     } else {
         Py_ssize_t blocks = width / BLOCK_NUMBERS[kind];
         Py_ssize_t count = blocks > 0 ? rows.len / (blocks * BLOCK_BYTES[kind]) : 0;
@@ -205,7 +213,7 @@ static PyObject *fp4t_groups_size(PyObject *self, PyObject *args)
         return NULL;
     if (kind < 0 || kind >= KINDS || !fp4t_kind(kind) || width <= 0 || width % BLOCK_NUMBERS[kind] != 0 ||
         count < 0) {
-        PyErr_SetString(PyExc_ValueError, "kind must be 14, 15 or 17 and width a whole number of its blocks");
+        PyErr_SetString(PyExc_ValueError, "kind must be 14-17 and width a whole number of its blocks");
         return NULL;
     }
     return PyLong_FromSsize_t(fp4t_groups_bytes(kind, count, width));
@@ -358,16 +366,18 @@ VNNI_TARGET static void tq1_0_groups(const struct fp4t_job *q, Py_ssize_t start,
         fp4t_store(q, g, stop, acc);
     }
 }
-/* IQ3_S: each nibble a grid value with its sign (bit 3), plus 15 by vpshufb; sub-block s's weight d (1 + 2 ls)
- * step, exact (see the top). */
-VNNI_TARGET static void iq3_s_groups(const struct fp4t_job *q, Py_ssize_t start, Py_ssize_t stop)
+/* IQ3_S and IQ3_XXS: each nibble a grid value with its sign (bit 3), plus 15 (62) by vpshufb; sub-block
+ * s's weight d (1 + 2 ls) step (IQ3_XXS: d (1 + 2 ls) step / 4, gguf's d (0.5 + ls) 0.5), exact (see the top). */
+VNNI_TARGET static void iq3_groups(const struct fp4t_job *q, Py_ssize_t start, Py_ssize_t stop)
 {
     uint8_t shifted[16];
+    int xxs = q->kind == KIND_IQ3_XXS, offset = xxs ? 62 : 15;
     for (int c = 0; c < 16; c++)
-        shifted[c] = (uint8_t)(15 + (c & 8 ? -1 : 1) * (2 * (c & 7) + 1));
+        shifted[c] = (uint8_t)(offset + (c & 8 ? -1 : 1) * (xxs ? IQ3_XXS_VALUES[c & 7] : 2 * (c & 7) + 1));
+    const float quarter = xxs ? 0.25f : 1.0f;
     const __m512i table = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)shifted));
     const __m512i nibble = _mm512_set1_epi8(0x0F);
-    Py_ssize_t blocks = q->width / 256, size = fp4t_group_bytes(KIND_IQ3_S, blocks), headers = iq3_s_headers(blocks);
+    Py_ssize_t blocks = q->width / 256, size = fp4t_group_bytes(q->kind, blocks), headers = iq3_s_headers(blocks);
     for (Py_ssize_t g = start / GROUP_ROWS; g * GROUP_ROWS < stop; g++) {
         const uint8_t *group = q->groups + g * size;
         __m512 acc = _mm512_setzero_ps();
@@ -389,7 +399,8 @@ VNNI_TARGET static void iq3_s_groups(const struct fp4t_job *q, Py_ssize_t start,
                 }
                 const uint8_t *odd_at = header + 2 * GROUP_ROWS + GROUP_ROWS * s;
                 __m512i odd = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)odd_at));
-                __m512 weight = _mm512_mul_ps(_mm512_mul_ps(d, _mm512_cvtepi32_ps(odd)), _mm512_set1_ps(q->step[k]));
+                __m512 step = _mm512_set1_ps(q->step[k] * quarter); /* a power of two, exact */
+                __m512 weight = _mm512_mul_ps(_mm512_mul_ps(d, _mm512_cvtepi32_ps(odd)), step);
                 __m512 sum = _mm512_cvtepi32_ps(_mm512_add_epi32(_mm512_slli_epi32(upper, 8), lower));
                 acc = _mm512_fmadd_ps(sum, weight, acc);
             }
@@ -408,8 +419,8 @@ static void fp4t_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
             nvfp4_groups_vbmi(q, start, stop);
         else if (q->kind == KIND_NVFP4)
             nvfp4_groups(q, start, stop);
-        else if (q->kind == KIND_IQ3_S)
-            iq3_s_groups(q, start, stop);
+        else if (q->kind == KIND_IQ3_S || q->kind == KIND_IQ3_XXS)
+            iq3_groups(q, start, stop);
         else
             tq1_0_groups(q, start, stop);
         return;
@@ -458,7 +469,7 @@ static PyObject *fp4t_scores(int kind, Py_buffer *rows, Py_buffer *query, Py_buf
     job->kind = kind, job->rows = rows->buf, job->groups = groups->buf, job->width = width;
     job->query = query->buf, job->scale = scale->buf, job->out = out->buf;
     Py_ssize_t runs = width / 32, piece = kind == KIND_NVFP4 ? 16 : 32;
-    Py_ssize_t offset = kind == KIND_NVFP4 ? 12 : kind == KIND_IQ3_S ? 15 : 1;
+    Py_ssize_t offset = kind == KIND_NVFP4 ? 12 : kind == KIND_IQ3_S ? 15 : kind == KIND_IQ3_XXS ? 62 : 1;
     int16_t *xq = NULL;
     float *step = NULL;
     int8_t *bytes = NULL;
