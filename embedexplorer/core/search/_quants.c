@@ -66,7 +66,7 @@
 
 /* Explicit values: the Python side names them (stored_search.py).  Q5_K: dequantise reads it,
  * quant_scores does not (see the top of the file).  A kind whose BLOCK_NUMBERS is 0 is not built here.
- * NVFP4, TQ1_0, IQ3_XXS and IQ3_S: quants_fp4_ternary.h. */
+ * IQ4_XS, TQ2_0 and MXFP4: quants_lookup.h.  NVFP4, TQ1_0, IQ3_XXS and IQ3_S: quants_fp4_ternary.h. */
 enum {
     KIND_Q8_0 = 0,
     KIND_Q4_0 = 1,
@@ -77,6 +77,9 @@ enum {
     KIND_Q5_0 = 6,
     KIND_Q5_1 = 7,
     KIND_IQ4_NL = 8,
+    KIND_IQ4_XS = 11,
+    KIND_TQ2_0 = 12,
+    KIND_MXFP4 = 13,
     KIND_NVFP4 = 14,
     KIND_TQ1_0 = 15,
     KIND_IQ3_XXS = 16,
@@ -88,11 +91,13 @@ enum {
 static const Py_ssize_t BLOCK_NUMBERS[KINDS] = {[KIND_Q8_0] = 32, [KIND_Q4_0] = 32, [KIND_Q4_K] = 256,
                                                 [KIND_Q6_K] = 256, [KIND_Q5_K] = 256, [KIND_Q4_1] = 32,
                                                 [KIND_Q5_0] = 32, [KIND_Q5_1] = 32, [KIND_IQ4_NL] = 32,
+                                                [KIND_IQ4_XS] = 256, [KIND_TQ2_0] = 256, [KIND_MXFP4] = 32,
                                                 [KIND_NVFP4] = 64, [KIND_TQ1_0] = 256, [KIND_IQ3_XXS] = 256,
                                                 [KIND_IQ3_S] = 256};
 static const Py_ssize_t BLOCK_BYTES[KINDS] = {[KIND_Q8_0] = 34, [KIND_Q4_0] = 18, [KIND_Q4_K] = 144,
                                               [KIND_Q6_K] = 210, [KIND_Q5_K] = 176, [KIND_Q4_1] = 20,
                                               [KIND_Q5_0] = 22, [KIND_Q5_1] = 24, [KIND_IQ4_NL] = 18,
+                                              [KIND_IQ4_XS] = 136, [KIND_TQ2_0] = 66, [KIND_MXFP4] = 17,
                                               [KIND_NVFP4] = 36, [KIND_TQ1_0] = 54, [KIND_IQ3_XXS] = 98,
                                               [KIND_IQ3_S] = 110};
 
@@ -115,6 +120,7 @@ static ALWAYS_INLINE void q4_k_scales(const uint8_t *packed, float d, float dmin
     }
 }
 
+#include "quants_lookup_blocks.h"
 #include "quants_fp4_ternary_blocks.h"
 
 /* One block's numbers, dequantised exactly as gguf does (see the top of the file). */
@@ -168,6 +174,15 @@ static ALWAYS_INLINE void dequantise_block(int kind, const uint8_t *block, float
             }
         break;
     }
+    case KIND_IQ4_XS:
+        iq4_xs_block(block, half_at(block), v);
+        break;
+    case KIND_TQ2_0:
+        tq2_0_block(block, half_at(block + 64), v);
+        break;
+    case KIND_MXFP4:
+        mxfp4_block(block, v);
+        break;
     case KIND_NVFP4:
         nvfp4_block(block, v);
         break;
@@ -304,7 +319,7 @@ static void quant_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
                       stop);
         return;
     }
-    if (q->kind >= KIND_Q4_1) { /* without their groups (no VNNI): dequantised, the float scan in portable C */
+    if (is_block32(q->kind) && q->kind != KIND_Q4_0) { /* without their groups: the float scan, portable C */
         rows_plain(q->kind, q->rows, q->row_bytes, q->query, q->scale, q->out, start, stop, q->width);
         return;
     }
@@ -354,6 +369,7 @@ static int quantise_query(const float *x, Py_ssize_t width, int16_t *xq, float *
     return 1;
 }
 
+#include "quants_lookup.h"
 #include "quants_fp4_ternary.h"
 
 static PyObject *quant_scores(PyObject *self, PyObject *args)
@@ -368,8 +384,8 @@ static PyObject *quant_scores(PyObject *self, PyObject *args)
     Py_ssize_t width = query.len / (Py_ssize_t)sizeof(float);
     Py_ssize_t count = out.len / (Py_ssize_t)sizeof(float);
     if (kind < 0 || kind >= KINDS || kind == KIND_Q5_K || BLOCK_NUMBERS[kind] == 0) {
-        PyErr_SetString(PyExc_ValueError, "kind must be 0 (Q8_0), 1 (Q4_0), 2 (Q4_K), 3 (Q6_K), 5-8 (Q4_1 .. IQ4_NL) "
-                                          "or 14-17 (NVFP4, TQ1_0, IQ3_XXS, IQ3_S)");
+        PyErr_SetString(PyExc_ValueError, "kind must be 0-3 (Q8_0, Q4_0, Q4_K, Q6_K), 5-8 (Q4_1-IQ4_NL), 11-13 "
+                                          "(IQ4_XS, TQ2_0, MXFP4) or 14-17 (NVFP4, TQ1_0, IQ3_XXS, IQ3_S)");
     } else if (width == 0 || query.len % (Py_ssize_t)sizeof(float) != 0 || width % BLOCK_NUMBERS[kind] != 0) {
         PyErr_SetString(PyExc_ValueError, "the query must hold a whole number of blocks of float32 numbers");
     } else if (rows.len != count * (width / BLOCK_NUMBERS[kind]) * BLOCK_BYTES[kind]) {
@@ -379,11 +395,15 @@ static PyObject *quant_scores(PyObject *self, PyObject *args)
             result = fp4t_scores(kind, &rows, &query, &scale, &out, &progress, integer, &groups, count, width);
     } else if (groups.buf != NULL && (kind == KIND_Q4_K ? groups.len != (count + GROUP_ROWS - 1) / GROUP_ROWS *
                                                                           (width / 256) * GROUP_BLOCK_BYTES
+                                      : lookup_kind(kind) ? groups.len != lookup_groups_bytes(kind, count, width)
                                       : !is_block32(kind) || groups.len != (count + GROUP32_ROWS - 1) / GROUP32_ROWS *
                                                                                (width / 32) * GROUP32_BYTES(kind))) {
-        PyErr_SetString(PyExc_ValueError, "groups must be q4_k_groups's or block32_groups's copy of the rows");
+        PyErr_SetString(PyExc_ValueError, "groups must be q4_k_groups's, block32_groups's or lookup_groups's copy");
     } else if (scale.len != out.len) {
         PyErr_SetString(PyExc_ValueError, "scale must hold one float32 per row");
+    } else if (lookup_kind(kind)) {
+        if (check_progress(&progress))
+            result = lookup_scores(kind, &rows, &query, &scale, &out, &progress, integer, groups.buf, count, width);
     } else if (check_progress(&progress)) {
         struct quant_job job = {kind, rows.buf, (width / BLOCK_NUMBERS[kind]) * BLOCK_BYTES[kind], width,
                                 query.buf, scale.buf, out.buf, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
@@ -498,7 +518,7 @@ static PyObject *dequantise(PyObject *self, PyObject *args)
     PyObject *result = NULL;
     Py_ssize_t numbers = out.len / (Py_ssize_t)sizeof(float);
     if (kind < 0 || kind >= KINDS || BLOCK_NUMBERS[kind] == 0) {
-        PyErr_SetString(PyExc_ValueError, "kind must be 0 (Q8_0), 1 (Q4_0), 2 (Q4_K), 3 (Q6_K), 4 (Q5_K), 5-8, 14-17");
+        PyErr_SetString(PyExc_ValueError, "kind must be 0-3 (Q8_0, Q4_0, Q4_K, Q6_K), 4 (Q5_K), 5-8, 11-13 or 14-17");
     } else if (out.len % (Py_ssize_t)sizeof(float) != 0 || numbers % BLOCK_NUMBERS[kind] != 0 ||
                rows.len != numbers / BLOCK_NUMBERS[kind] * BLOCK_BYTES[kind]) {
         PyErr_SetString(PyExc_ValueError, "out must hold the float32 numbers of every block of rows");
@@ -557,6 +577,11 @@ static PyMethodDef quant_methods[] = {
     {"block32_spreads", block32_spreads, METH_VARARGS,
      "block32_spreads(rows, kind, width, out, progress)\n\nWrite each Q4_1 or Q5_1 row's sum of (|d| q + |m|)^2\n"
      "(float64) into out; threads share rows as in quant_scores."},
+    {"lookup_groups", lookup_groups, METH_VARARGS,
+     "lookup_groups(rows, kind, width, out, progress)\n\nCopy IQ4_XS (11), TQ2_0 (12) or MXFP4 (13) rows into out\n"
+     "sixteen at a time (quants_lookup.h), for quant_scores's groups; threads share rows as there."},
+    {"lookup_groups_size", lookup_groups_size, METH_VARARGS,
+     "lookup_groups_size(kind, count, width)\n\nBytes of lookup_groups's copy of count rows of width numbers."},
     {"fp4t_groups", fp4t_groups, METH_VARARGS,
      "fp4t_groups(rows, kind, width, out, progress)\n\nCopy NVFP4 (14), TQ1_0 (15), IQ3_XXS (16) or IQ3_S (17)\n"
      "rows into out sixteen at a time (quants_fp4_ternary.h), for quant_scores's groups; threads share rows\n"
@@ -568,10 +593,12 @@ static PyMethodDef quant_methods[] = {
     {"fp4t_grouped_scan", fp4t_grouped_scan, METH_VARARGS,
      "fp4t_grouped_scan(kind)\n\nTrue when quant_scores scans NVFP4, TQ1_0, IQ3_XXS or IQ3_S rows by groups here."},
     {"grouped_scan", grouped_scan, METH_NOARGS,
-     "grouped_scan()\n\nTrue when quant_scores scans Q4_K rows by their groups here (AVX-512 VNNI)."},
+     "grouped_scan()\n\nTrue when quant_scores scans rows by their groups here (AVX-512 VNNI): Q4_K's from\n"
+     "q4_k_groups, kinds 1 and 5-8 from block32_groups, IQ4_XS's, TQ2_0's and MXFP4's from lookup_groups."},
     {"dequantise", dequantise, METH_VARARGS,
      "dequantise(rows, kind, out)\n\nWrite the float32 numbers of quantised rows (GGUF blocks, uint8; kind as for\n"
-     "quant_scores, or 4 Q5_K, 14 NVFP4, 15 TQ1_0) into out,\n"
+     "quant_scores, or 4 Q5_K, 11 IQ4_XS, 12 TQ2_0, 13 MXFP4, 14 NVFP4, 15 TQ1_0, 16 IQ3_XXS, 17 IQ3_S) into\n"
+     "out,\n"
      "as gguf's dequantize gives them, without the GIL."},
     {"use_build", use_build, METH_VARARGS,
      "use_build(name)\n\nFor tests: scan with the named build (plain, avx2, avx512f, avx512f-float: no integer\n"
@@ -580,11 +607,13 @@ static PyMethodDef quant_methods[] = {
     {"quant_scores", quant_scores, METH_VARARGS,
      "quant_scores(rows, kind, query, scale, out, progress, integer=False)\n\n"
      "Write scale[i] times the dot product of quantised row i (GGUF blocks as stored, uint8; kind 0\n"
-     "Q8_0, 1 Q4_0, 2 Q4_K, 3 Q6_K) with the float32 query into out (0 where scale[i] is 0), without\n"
-     "the GIL; threads that call it with the same zeroed progress (two int64) share the rows.  With\n"
-     "integer, every kind is scanned against the query held as 16-bit integers where the\n"
-     "build can (error bound in _quants.c); Q4_K by groups, q4_k_groups's copy, when given and grouped_scan();\n"
-     "NVFP4 (14), TQ1_0 (15), IQ3_XXS (16), IQ3_S (17) by fp4t_groups's copy there, else in float64."},
+     "Q8_0, 1 Q4_0, 2 Q4_K, 3 Q6_K, 5 Q4_1, 6 Q5_0, 7 Q5_1, 8 IQ4_NL, 11 IQ4_XS, 12 TQ2_0, 13 MXFP4, 14-17) with the\n"
+     "float32 query into out (0 where scale[i] is 0), without the GIL; threads that call it with the same zeroed\n"
+     "progress (two int64) share the rows.  With integer, every kind is scanned against the query held as\n"
+     "16-bit integers where the build can (error bound in _quants.c); Q4_K by groups, q4_k_groups's copy\n"
+     "(block32_groups's for kinds 1, 5-8), when given and grouped_scan(); IQ4_XS, TQ2_0 and MXFP4 by\n"
+     "lookup_groups's copy there, else in float64 (quants_lookup.h); NVFP4 (14), TQ1_0 (15), IQ3_XXS (16),\n"
+     "IQ3_S (17) by fp4t_groups's copy there, else in float64 (quants_fp4_ternary.h)."},
     {NULL, NULL, 0, NULL},
 };
 

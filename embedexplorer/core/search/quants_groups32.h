@@ -29,7 +29,8 @@
  * with x~ = step xq the query as quantise_query holds it, one step per block's 32 numbers):
  *   Integer sums, exact in int32: per row and block, S = sum u_j xq_j = 256 (u . high) + (u . low)
  *   with u the unsigned code (q, or k + 128), |xq| <= 2^14, |high| <= 64: |u . high| <= 32 x 241 x 64
- *   < 2^19, so 256 times it < 2^27, and |S| <= 32 x 241 x 2^14 < 2^27.  The offset c (8, 16, 128; 0
+ *   < 2^19, so 256 times it < 2^27, and |S| <= 32 x 241 x 2^14 < 2^27 (the kernel keeps the low and
+ *   high nibbles' parts apart, each a part of the same sums, so within the same sizes).  The offset c (8, 16, 128; 0
  *   for Q4_1 and Q5_1) times the run's sum of xq (|sum| <= 2^19, so < 2^26) is taken off in int32:
  *   S' = sum (u_j - c) xq_j exactly, the integer behind gguf's q - 8, q - 16 or k.  |S'| <= 2^23 for
  *   Q4_0, Q5_0 (|q - c| <= 16), < 2^24 for Q4_1, Q5_1 (q <= 31): exact as float32; IQ4_NL's (|k| <=

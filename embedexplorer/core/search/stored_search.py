@@ -4,10 +4,11 @@ The first pass reads the rows as the file stores them: 16-bit rows (bfloat16, fl
 or the GGUF blocks of Q8_0, Q4_0, Q4_K and Q6_K rows (``_quants.c``, which dequantises
 each number to the float32 the exact pass reads, so its bound is a 16-bit row's); Q4_1,
 Q5_0, Q5_1 and IQ4_NL rows as a copy of their blocks sixteen rows at a time, made at open
-where the CPU has AVX-512 VNNI (``block32_groups``, ``quants_groups32.h``), and NVFP4,
-TQ1_0, IQ3_XXS and IQ3_S rows likewise (``fp4_ternary_groups``, ``quants_fp4_ternary.h``); other
-quantised types (and those eight without VNNI) are rounded to bfloat16 once, block by block, from the
-dequantised rows.
+where the CPU has AVX-512 VNNI (``block32_groups``, ``quants_groups32.h``), IQ4_XS, TQ2_0
+and MXFP4 rows likewise (``lookup_groups``, ``quants_lookup.h``), and NVFP4, TQ1_0, IQ3_XXS
+and IQ3_S rows (``fp4_ternary_groups``, ``quants_fp4_ternary.h``); other quantised types (and
+those eleven without VNNI) are rounded to bfloat16 once, block by block, from the dequantised
+rows.
 Each row's score is multiplied by its stored reciprocal length, so it is a cosine (times
 the query's length) within a known bound.  ``neighbours.search`` then rescores, in
 float64 from the stored numbers, every row that could be among the best: the answer is
@@ -37,6 +38,7 @@ from ..common.plain_pages import empty_on_plain_pages
 from ..common.progress import ProgressCallback
 from .block32_groups import BLOCK32_KINDS, MIN_KINDS, Q4_0_KIND, block32_groups
 from .fp4_ternary_groups import FP4_TERNARY_KINDS, fp4_ternary_groups, scans_fp4_ternary_groups
+from .lookup_groups import LOOKUP_KINDS, lookup_groups
 from .neighbours import accumulation_error
 from .scan_threads import shared_pass
 from .stored_rows import StoredRows
@@ -56,9 +58,9 @@ QUANT_KINDS = {"Q8_0": 0, "Q4_0": 1, "Q4_K": 2, "Q6_K": 3}
 # The types ``_quants.dequantise`` reads (the exact pass's rows): those, and Q5_K, whose first pass is its
 # bfloat16 copy's scan (faster than a float scan of its blocks: 2.42 ms against 3.23 ms, GPT-2-shaped).
 # Q4_1, Q5_0, Q5_1 and IQ4_NL are scanned by a copy of their rows sixteen at a time, made at open where the
-# CPU has AVX-512 VNNI (``block32_groups``), else by their bfloat16 copy's scan; NVFP4, TQ1_0, the IQ3s too
-# (``fp4_ternary_groups``).
-DEQUANTISED_KINDS = {**QUANT_KINDS, "Q5_K": 4, **BLOCK32_KINDS, **FP4_TERNARY_KINDS}
+# CPU has AVX-512 VNNI (``block32_groups``), else by their bfloat16 copy's scan; IQ4_XS, TQ2_0 and MXFP4 too
+# (``lookup_groups``), and NVFP4, TQ1_0 and the IQ3s (``fp4_ternary_groups``).
+DEQUANTISED_KINDS = {**QUANT_KINDS, "Q5_K": 4, **BLOCK32_KINDS, **LOOKUP_KINDS, **FP4_TERNARY_KINDS}
 # Of those, the kinds an AVX-512 build scans against the query as 16-bit integers (Q4_K, Q4_1 and Q5_1 when
 # their spread allows).
 _INTEGER_KINDS = (
@@ -67,6 +69,7 @@ _INTEGER_KINDS = (
     QUANT_KINDS["Q6_K"],
     BLOCK32_KINDS["Q5_0"],
     BLOCK32_KINDS["IQ4_NL"],
+    *LOOKUP_KINDS.values(),
     *FP4_TERNARY_KINDS.values(),
 )
 _Q4_K = QUANT_KINDS["Q4_K"]
@@ -154,7 +157,8 @@ class StoredScreen:
         scale[~np.isfinite(scale)] = 0.0
         self.scale = scale
         # A Q4_K or Q4_0 table's rows sixteen at a time (``q4_k_groups``, ``block32_groups``), made when a
-        # second query comes; Q4_1's, Q5_0's, Q5_1's, IQ4_NL's, NVFP4's, TQ1_0's and the IQ3s' at open.
+        # second query comes; Q4_1's, Q5_0's, Q5_1's, IQ4_NL's, IQ4_XS's, TQ2_0's, MXFP4's, NVFP4's, TQ1_0's and
+        # the IQ3s' at open (``groups``).
         self.groups: np.ndarray | None = groups
         self.groups_at_open = groups is not None
         self._scans = 0
@@ -194,7 +198,8 @@ class StoredScreen:
         (AVX-512 VNNI; ``quants_groups.h``, ``quants_groups32.h``): about half the instructions a number, so
         a table in the cache is scanned at the cache's bandwidth.  Not at the first: a one-shot answer makes
         no copy.  Not for a Q4_K table too large for the cache (``_GROUPS_MAX_BYTES``).  The other 32-number
-        kinds have theirs from the open, NVFP4, TQ1_0 and the IQ3s too (or none: scored in float64)."""
+        kinds, IQ4_XS, TQ2_0, MXFP4, NVFP4, TQ1_0 and the IQ3s have theirs from the open (the last four or none:
+        scored in float64)."""
         if self.kind in _FP4_TERNARY_CODES:
             return self.groups
         # grouped_scan is false without VNNI, or when a test chose another build.
@@ -258,16 +263,23 @@ def screen_for_stored(rows: StoredRows, report: ProgressCallback | None = None) 
             lengths = half_lengths(rows.raw, rows.half_kind)
             cache.save_array(key, "lengths", lengths)
         return StoredScreen(rows.raw, rows.half_kind, lengths, 0.0, tuple(notes))
-    # Q4_1, Q5_0, Q5_1, IQ4_NL, NVFP4, TQ1_0, IQ3_XXS, IQ3_S: their groups at open where the CPU scans
-    # them (else a bfloat16 copy).
+    # Q4_1, Q5_0, Q5_1, IQ4_NL, IQ4_XS, TQ2_0, MXFP4, NVFP4, TQ1_0, IQ3_XXS, IQ3_S: their groups at open where
+    # the CPU scans them (else a bfloat16 copy).
     built = _quants is not None and _scan is not None and rows.raw.flags.c_contiguous
-    at_open = built and rows.storage in BLOCK32_KINDS and _quants.grouped_scan()
+    at_open = built and (rows.storage in BLOCK32_KINDS or rows.storage in LOOKUP_KINDS) and _quants.grouped_scan()
     fp4_ternary = built and scans_fp4_ternary_groups(rows.storage, _quants)
     if built and (rows.storage in QUANT_KINDS or at_open or fp4_ternary):
         lengths = _checked(cache.load_array(key, "lengths", (count,), np.float64), rows, None, key, notes)
         if lengths is None:
             lengths = _quantised_lengths(rows, report)
             cache.save_array(key, "lengths", lengths)
+        if rows.storage in LOOKUP_KINDS:
+            kind = LOOKUP_KINDS[rows.storage]
+            message = f"Copying the {rows.storage} table sixteen rows at a time"
+            report(0, 1, message)
+            copy = lookup_groups(rows.raw, width, kind, _quants)
+            report(1, 1, message)
+            return StoredScreen(rows.raw, kind, lengths, 0.0, tuple(notes), quantised_width=width, groups=copy)
         kind = DEQUANTISED_KINDS[rows.storage]
         if fp4_ternary:
             report(0, 1, "Arranging the rows sixteen at a time")
