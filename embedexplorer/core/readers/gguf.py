@@ -53,6 +53,10 @@ _BLOCK_SHAPES = {
     "IQ4_XS": (256, 136),
     "TQ2_0": (256, 66),
     "MXFP4": (32, 17),
+    "NVFP4": (64, 36),
+    "TQ1_0": (256, 54),
+    "IQ3_S": (256, 110),
+    "IQ3_XXS": (256, 98),
 }
 
 TOKEN_TABLE = "token_embd.weight"

@@ -54,6 +54,8 @@
  * Q4_0 (from its second query), Q4_1, Q5_0, Q5_1 and IQ4_NL (from the open) are scanned the same way,
  * by groups of 16 rows (quants_groups32.h, whose top proves their bound: Q4_0's above, or Q4_K's with
  * a spread for Q4_1 and Q5_1); without VNNI the last four are scanned as a bfloat16 copy, as before.
+ * NVFP4, TQ1_0, IQ3_XXS and IQ3_S likewise from the open (quants_fp4_ternary.h, whose top proves their bound:
+ * Q4_0's).
  *
  * Built three times on x86 (AVX-512 by hand, AVX2 and plain from portable C), the best
  * one the CPU runs picked at import; -march=native is never used (the wheel runs anywhere).
@@ -65,7 +67,7 @@
 /* Explicit values: the Python side names them (stored_search.py).  Q5_K: dequantise reads it,
  * quant_scores does not (see the top of the file); Q2_K and Q3_K are scanned by low_bit_scores
  * (quants_groups_q2q3.h).  A kind whose BLOCK_NUMBERS is 0 is not built here.
- * IQ4_XS, TQ2_0 and MXFP4: quants_lookup.h. */
+ * IQ4_XS, TQ2_0 and MXFP4: quants_lookup.h.  NVFP4, TQ1_0, IQ3_XXS and IQ3_S: quants_fp4_ternary.h. */
 enum {
     KIND_Q8_0 = 0,
     KIND_Q4_0 = 1,
@@ -81,7 +83,11 @@ enum {
     KIND_IQ4_XS = 11,
     KIND_TQ2_0 = 12,
     KIND_MXFP4 = 13,
-    KINDS = 14
+    KIND_NVFP4 = 14,
+    KIND_TQ1_0 = 15,
+    KIND_IQ3_XXS = 16,
+    KIND_IQ3_S = 17,
+    KINDS = 18
 };
 
 /* Numbers and bytes per block of each kind (GGML_QUANT_SIZES). */
@@ -89,12 +95,14 @@ static const Py_ssize_t BLOCK_NUMBERS[KINDS] = {[KIND_Q8_0] = 32, [KIND_Q4_0] = 
                                                 [KIND_Q6_K] = 256, [KIND_Q5_K] = 256, [KIND_Q4_1] = 32,
                                                 [KIND_Q5_0] = 32, [KIND_Q5_1] = 32, [KIND_IQ4_NL] = 32,
                                                 [KIND_Q2_K] = 256, [KIND_Q3_K] = 256, [KIND_IQ4_XS] = 256,
-                                                [KIND_TQ2_0] = 256, [KIND_MXFP4] = 32};
+                                                [KIND_TQ2_0] = 256, [KIND_MXFP4] = 32, [KIND_NVFP4] = 64,
+                                                [KIND_TQ1_0] = 256, [KIND_IQ3_XXS] = 256, [KIND_IQ3_S] = 256};
 static const Py_ssize_t BLOCK_BYTES[KINDS] = {[KIND_Q8_0] = 34, [KIND_Q4_0] = 18, [KIND_Q4_K] = 144,
                                               [KIND_Q6_K] = 210, [KIND_Q5_K] = 176, [KIND_Q4_1] = 20,
                                               [KIND_Q5_0] = 22, [KIND_Q5_1] = 24, [KIND_IQ4_NL] = 18,
                                               [KIND_Q2_K] = 84, [KIND_Q3_K] = 110, [KIND_IQ4_XS] = 136,
-                                              [KIND_TQ2_0] = 66, [KIND_MXFP4] = 17};
+                                              [KIND_TQ2_0] = 66, [KIND_MXFP4] = 17, [KIND_NVFP4] = 36,
+                                              [KIND_TQ1_0] = 54, [KIND_IQ3_XXS] = 98, [KIND_IQ3_S] = 110};
 
 static ALWAYS_INLINE float half_at(const uint8_t *at)
 {
@@ -117,6 +125,7 @@ static ALWAYS_INLINE void q4_k_scales(const uint8_t *packed, float d, float dmin
 
 #include "quants_q2q3.h"
 #include "quants_lookup_blocks.h"
+#include "quants_fp4_ternary_blocks.h"
 
 /* One block's numbers, dequantised exactly as gguf does (see the top of the file). */
 static ALWAYS_INLINE void dequantise_block(int kind, const uint8_t *block, float *v)
@@ -183,6 +192,18 @@ static ALWAYS_INLINE void dequantise_block(int kind, const uint8_t *block, float
         break;
     case KIND_MXFP4:
         mxfp4_block(block, v);
+        break;
+    case KIND_NVFP4:
+        nvfp4_block(block, v);
+        break;
+    case KIND_TQ1_0:
+        tq1_0_block(block, half_at(block + 52), v);
+        break;
+    case KIND_IQ3_S:
+        iq3_s_block(block, half_at(block), v);
+        break;
+    case KIND_IQ3_XXS:
+        iq3_xxs_block(block, half_at(block), v);
         break;
     default: { /* KIND_Q6_K: ql[128], qh[64], int8 scales[16], d */
         const uint8_t *ql = block, *qh = block + 128;
@@ -364,6 +385,7 @@ static int quantise_query(const float *x, Py_ssize_t width, int16_t *xq, float *
 }
 
 #include "quants_lookup.h"
+#include "quants_fp4_ternary.h"
 
 static PyObject *quant_scores(PyObject *self, PyObject *args)
 {
@@ -378,11 +400,15 @@ static PyObject *quant_scores(PyObject *self, PyObject *args)
     Py_ssize_t count = out.len / (Py_ssize_t)sizeof(float);
     if (kind < 0 || kind >= KINDS || kind == KIND_Q5_K || kind == KIND_Q2_K || kind == KIND_Q3_K ||
         BLOCK_NUMBERS[kind] == 0) { /* Q2_K and Q3_K: low_bit_scores */
-        PyErr_SetString(PyExc_ValueError, "kind must be 0-3 (Q8_0, Q4_0, Q4_K, Q6_K), 5-8 (Q4_1-IQ4_NL) or 11-13");
+        PyErr_SetString(PyExc_ValueError, "kind must be 0-3 (Q8_0, Q4_0, Q4_K, Q6_K), 5-8 (Q4_1-IQ4_NL), 11-13 "
+                                          "(IQ4_XS, TQ2_0, MXFP4) or 14-17 (NVFP4, TQ1_0, IQ3_XXS, IQ3_S)");
     } else if (width == 0 || query.len % (Py_ssize_t)sizeof(float) != 0 || width % BLOCK_NUMBERS[kind] != 0) {
         PyErr_SetString(PyExc_ValueError, "the query must hold a whole number of blocks of float32 numbers");
     } else if (rows.len != count * (width / BLOCK_NUMBERS[kind]) * BLOCK_BYTES[kind]) {
         PyErr_SetString(PyExc_ValueError, "rows must hold len(out) rows of len(query) quantised numbers");
+    } else if (scale.len == out.len && fp4t_kind(kind)) {
+        if (check_progress(&progress))
+            result = fp4t_scores(kind, &rows, &query, &scale, &out, &progress, integer, &groups, count, width);
     } else if (groups.buf != NULL && kind == KIND_Q6_K && groups.len != q6_k_groups_bytes(count, width)) {
         PyErr_SetString(PyExc_ValueError, "groups must be q6_k_groups's copy of the Q6_K rows");
     } else if (groups.buf != NULL && kind != KIND_Q6_K &&
@@ -512,7 +538,7 @@ static PyObject *dequantise(PyObject *self, PyObject *args)
     Py_ssize_t numbers = out.len / (Py_ssize_t)sizeof(float);
     if (kind < 0 || kind >= KINDS || BLOCK_NUMBERS[kind] == 0) {
         PyErr_SetString(PyExc_ValueError,
-                        "kind must be 0-3 (Q8_0, Q4_0, Q4_K, Q6_K), 4 (Q5_K), 5-8, 9 (Q2_K), 10 (Q3_K) or 11-13");
+                        "kind must be 0-3 (Q8_0, Q4_0, Q4_K, Q6_K), 4 (Q5_K), 5-8, 9 (Q2_K), 10 (Q3_K), 11-13 or 14-17");
     } else if (out.len % (Py_ssize_t)sizeof(float) != 0 || numbers % BLOCK_NUMBERS[kind] != 0 ||
                rows.len != numbers / BLOCK_NUMBERS[kind] * BLOCK_BYTES[kind]) {
         PyErr_SetString(PyExc_ValueError, "out must hold the float32 numbers of every block of rows");
@@ -579,6 +605,16 @@ static PyMethodDef quant_methods[] = {
      "sixteen at a time (quants_lookup.h), for quant_scores's groups; threads share rows as there."},
     {"lookup_groups_size", lookup_groups_size, METH_VARARGS,
      "lookup_groups_size(kind, count, width)\n\nBytes of lookup_groups's copy of count rows of width numbers."},
+    {"fp4t_groups", fp4t_groups, METH_VARARGS,
+     "fp4t_groups(rows, kind, width, out, progress)\n\nCopy NVFP4 (14), TQ1_0 (15), IQ3_XXS (16) or IQ3_S (17)\n"
+     "rows into out sixteen at a time (quants_fp4_ternary.h), for quant_scores's groups; threads share rows\n"
+     "as there."},
+    {"fp4t_groups_size", fp4t_groups_size, METH_VARARGS,
+     "fp4t_groups_size(kind, count, width)\n\nBytes of fp4t_groups's copy of count rows of width numbers."},
+    {"fp4t_use_vbmi", fp4t_use_vbmi, METH_VARARGS,
+     "fp4t_use_vbmi(on)\n\nFor tests: let NVFP4 use VBMI where the CPU has it, or not; returns whether it does."},
+    {"fp4t_grouped_scan", fp4t_grouped_scan, METH_VARARGS,
+     "fp4t_grouped_scan(kind)\n\nTrue when quant_scores scans NVFP4, TQ1_0, IQ3_XXS or IQ3_S rows by groups here."},
     {"grouped_scan", grouped_scan, METH_NOARGS,
      "grouped_scan()\n\nTrue when quant_scores scans rows by their groups here (AVX-512 VNNI): Q4_K's from\n"
      "q4_k_groups, kinds 1 and 5-8 from block32_groups, IQ4_XS's, TQ2_0's and MXFP4's from lookup_groups."},
@@ -594,7 +630,8 @@ static PyMethodDef quant_methods[] = {
      "q2_k_spreads(rows, width, out, progress)\n\nq4_k_spreads for Q2_K rows."},
     {"dequantise", dequantise, METH_VARARGS,
      "dequantise(rows, kind, out)\n\nWrite the float32 numbers of quantised rows (GGUF blocks, uint8; kind as for\n"
-     "quant_scores, or 4 Q5_K, 11 IQ4_XS, 12 TQ2_0, 13 MXFP4) into out,\n"
+     "quant_scores, or 4 Q5_K, 11 IQ4_XS, 12 TQ2_0, 13 MXFP4, 14 NVFP4, 15 TQ1_0, 16 IQ3_XXS, 17 IQ3_S) into\n"
+     "out,\n"
      "as gguf's dequantize gives them, without the GIL."},
     {"use_build", use_build, METH_VARARGS,
      "use_build(name)\n\nFor tests: scan with the named build (plain, avx2, avx512f, avx512f-float: no integer\n"
@@ -603,12 +640,13 @@ static PyMethodDef quant_methods[] = {
     {"quant_scores", quant_scores, METH_VARARGS,
      "quant_scores(rows, kind, query, scale, out, progress, integer=False)\n\n"
      "Write scale[i] times the dot product of quantised row i (GGUF blocks as stored, uint8; kind 0\n"
-     "Q8_0, 1 Q4_0, 2 Q4_K, 3 Q6_K, 5 Q4_1, 6 Q5_0, 7 Q5_1, 8 IQ4_NL, 11 IQ4_XS, 12 TQ2_0, 13 MXFP4) with the\n"
+     "Q8_0, 1 Q4_0, 2 Q4_K, 3 Q6_K, 5 Q4_1, 6 Q5_0, 7 Q5_1, 8 IQ4_NL, 11 IQ4_XS, 12 TQ2_0, 13 MXFP4, 14-17) with the\n"
      "float32 query into out (0 where scale[i] is 0), without the GIL; threads that call it with the same zeroed\n"
      "progress (two int64) share the rows.  With integer, every kind is scanned against the query held as\n"
      "16-bit integers where the build can (error bound in _quants.c); Q4_K by groups, q4_k_groups's copy\n"
      "(q6_k_groups's for Q6_K, block32_groups's for kinds 1, 5-8), when given and grouped_scan(); IQ4_XS,\n"
-     "TQ2_0 and MXFP4 by lookup_groups's copy there, else in float64 (quants_lookup.h)."},
+     "TQ2_0 and MXFP4 by lookup_groups's copy there, else in float64 (quants_lookup.h); NVFP4 (14), TQ1_0 (15),\n"
+     "IQ3_XXS (16), IQ3_S (17) by fp4t_groups's copy there, else in float64 (quants_fp4_ternary.h)."},
     {NULL, NULL, 0, NULL},
 };
 

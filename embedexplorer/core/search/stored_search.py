@@ -5,9 +5,10 @@ or the GGUF blocks of Q8_0, Q4_0, Q4_K and Q6_K rows (``_quants.c``, which dequa
 each number to the float32 the exact pass reads, so its bound is a 16-bit row's); Q4_1,
 Q5_0, Q5_1 and IQ4_NL rows as a copy of their blocks sixteen rows at a time, made at open
 where the CPU has AVX-512 VNNI (``block32_groups``, ``quants_groups32.h``), IQ4_XS, TQ2_0
-and MXFP4 rows likewise (``lookup_groups``, ``quants_lookup.h``), and Q2_K and Q3_K rows
-(``low_bit_groups``, ``quants_groups_q2q3.h``); other quantised types (and those nine without
-VNNI) are rounded to bfloat16 once, block by block, from the dequantised rows.
+and MXFP4 rows likewise (``lookup_groups``, ``quants_lookup.h``), Q2_K and Q3_K rows
+(``low_bit_groups``, ``quants_groups_q2q3.h``), and NVFP4, TQ1_0, IQ3_XXS and IQ3_S rows
+(``fp4_ternary_groups``, ``quants_fp4_ternary.h``); other quantised types (and those thirteen
+without VNNI) are rounded to bfloat16 once, block by block, from the dequantised rows.
 Each row's score is multiplied by its stored reciprocal length, so it is a cosine (times
 the query's length) within a known bound.  ``neighbours.search`` then rescores, in
 float64 from the stored numbers, every row that could be among the best: the answer is
@@ -36,6 +37,7 @@ from ..common import cache
 from ..common.plain_pages import empty_on_plain_pages
 from ..common.progress import ProgressCallback
 from .block32_groups import BLOCK32_KINDS, MIN_KINDS, Q4_0_KIND, block32_groups
+from .fp4_ternary_groups import FP4_TERNARY_KINDS, fp4_ternary_groups, scans_fp4_ternary_groups
 from .lookup_groups import LOOKUP_KINDS, lookup_groups
 from .neighbours import accumulation_error
 from .q6_k_groups import q6_k_groups
@@ -61,8 +63,15 @@ LOW_BIT_KINDS = {"Q2_K": 9, "Q3_K": 10}
 # bfloat16 copy's scan (faster than a float scan of its blocks: 2.42 ms against 3.23 ms, GPT-2-shaped).
 # Q4_1, Q5_0, Q5_1 and IQ4_NL are scanned by a copy of their rows sixteen at a time, made at open where the
 # CPU has AVX-512 VNNI (``block32_groups``), else by their bfloat16 copy's scan; IQ4_XS, TQ2_0 and MXFP4 too
-# (``lookup_groups``), and Q2_K and Q3_K (``low_bit_groups``).
-DEQUANTISED_KINDS = {**QUANT_KINDS, "Q5_K": 4, **BLOCK32_KINDS, **LOOKUP_KINDS, **LOW_BIT_KINDS}
+# (``lookup_groups``), Q2_K and Q3_K (``low_bit_groups``), and NVFP4, TQ1_0 and the IQ3s (``fp4_ternary_groups``).
+DEQUANTISED_KINDS = {
+    **QUANT_KINDS,
+    "Q5_K": 4,
+    **BLOCK32_KINDS,
+    **LOOKUP_KINDS,
+    **LOW_BIT_KINDS,
+    **FP4_TERNARY_KINDS,
+}
 # Of those, the kinds an AVX-512 build scans against the query as 16-bit integers (Q4_K, Q4_1 and Q5_1 when
 # their spread allows).
 _INTEGER_KINDS = (
@@ -72,11 +81,14 @@ _INTEGER_KINDS = (
     BLOCK32_KINDS["Q5_0"],
     BLOCK32_KINDS["IQ4_NL"],
     *LOOKUP_KINDS.values(),
+    *FP4_TERNARY_KINDS.values(),
 )
 _Q4_K = QUANT_KINDS["Q4_K"]
 _Q6_K = QUANT_KINDS["Q6_K"]
 # Kinds whose numbers are a scaled code plus a min, rounded once by gguf: scanned as integers with a spread.
 _SPREAD_KINDS = (_Q4_K, *MIN_KINDS)
+# Kinds whose copy sixteen rows at a time is only ever made at open (never from a later query).
+_FP4_TERNARY_CODES = frozenset(FP4_TERNARY_KINDS.values())
 # A Q4_K table whose rows' spread exceeds this is scanned in float32 instead: its integer scan's bound
 # would let too many rows through to the exact pass.
 _MAX_SPREAD = 64.0
@@ -161,8 +173,7 @@ class StoredScreen:
         self.scale = scale
         # A Q4_K, Q6_K or Q4_0 table's rows sixteen at a time (``q4_k_groups``, ``q6_k_groups``,
         # ``block32_groups``), made when a second query comes; Q4_1's, Q5_0's, Q5_1's, IQ4_NL's, IQ4_XS's,
-        # TQ2_0's and MXFP4's at open
-        # (``groups``).
+        # TQ2_0's, MXFP4's, NVFP4's, TQ1_0's and the IQ3s' at open (``groups``).
         self.groups: np.ndarray | None = groups
         self.groups_at_open = groups is not None
         self._scans = 0
@@ -202,7 +213,10 @@ class StoredScreen:
         (AVX-512 VNNI; ``quants_groups.h``, ``quants_groups_q6k.h``, ``quants_groups32.h``): about half the
         instructions a number, so a table in the cache is scanned at the cache's bandwidth.  Not at the first:
         a one-shot answer makes no copy.  Not for a Q4_K or Q6_K table too large for the cache
-        (``_GROUPS_MAX_BYTES``).  The other 32-number kinds, IQ4_XS, TQ2_0 and MXFP4 have theirs from the open."""
+        (``_GROUPS_MAX_BYTES``).  The other 32-number kinds, IQ4_XS, TQ2_0, MXFP4, NVFP4, TQ1_0 and the IQ3s
+        have theirs from the open (the last four or none: scored in float64)."""
+        if self.kind in _FP4_TERNARY_CODES:
+            return self.groups
         # grouped_scan is false without VNNI, or when a test chose another build.
         later = (self.kind in (_Q4_K, _Q6_K) and self.bits.nbytes <= _GROUPS_MAX_BYTES) or self.kind == Q4_0_KIND
         wanted = self.integer and (later or self.groups_at_open) and self._quants.grouped_scan()
@@ -266,11 +280,12 @@ def screen_for_stored(rows: StoredRows, report: ProgressCallback | None = None) 
             lengths = half_lengths(rows.raw, rows.half_kind)
             cache.save_array(key, "lengths", lengths)
         return StoredScreen(rows.raw, rows.half_kind, lengths, 0.0, tuple(notes))
-    # Q4_1, Q5_0, Q5_1, IQ4_NL, IQ4_XS, TQ2_0, MXFP4: their groups at open where the CPU scans them (else a
-    # bfloat16 copy).
+    # Q4_1, Q5_0, Q5_1, IQ4_NL, IQ4_XS, TQ2_0, MXFP4, NVFP4, TQ1_0, IQ3_XXS, IQ3_S: their groups at open where
+    # the CPU scans them (else a bfloat16 copy).
     built = _quants is not None and _scan is not None and rows.raw.flags.c_contiguous
     at_open = built and (rows.storage in BLOCK32_KINDS or rows.storage in LOOKUP_KINDS) and _quants.grouped_scan()
-    if built and (rows.storage in QUANT_KINDS or at_open):
+    fp4_ternary = built and scans_fp4_ternary_groups(rows.storage, _quants)
+    if built and (rows.storage in QUANT_KINDS or at_open or fp4_ternary):
         lengths = _checked(cache.load_array(key, "lengths", (count,), np.float64), rows, None, key, notes)
         if lengths is None:
             lengths = _quantised_lengths(rows, report)
@@ -283,6 +298,10 @@ def screen_for_stored(rows: StoredRows, report: ProgressCallback | None = None) 
             report(1, 1, message)
             return StoredScreen(rows.raw, kind, lengths, 0.0, tuple(notes), quantised_width=width, groups=copy)
         kind = DEQUANTISED_KINDS[rows.storage]
+        if fp4_ternary:
+            report(0, 1, "Arranging the rows sixteen at a time")
+            copy = fp4_ternary_groups(rows.raw, width, kind, _quants)
+            return StoredScreen(rows.raw, kind, lengths, 0.0, tuple(notes), quantised_width=width, groups=copy)
         spread = quantised_spread(rows.raw, width, lengths, kind) if kind in _SPREAD_KINDS else None
         if not at_open or kind not in MIN_KINDS or spread is not None:
             if at_open:

@@ -1,0 +1,535 @@
+/* NVFP4, TQ1_0, IQ3_XXS and IQ3_S rows sixteen at a time: a copy made when the table opens (in place
+ * of a bfloat16 copy, 3.6, 9.5, 5.2 and 4.7 times their stored bytes), and its AVX-512 VNNI scan.
+ * Included by _quants.c once, just before quant_scores (it uses quantise_query, split_query and
+ * quants_fp4_ternary_blocks.h).
+ *
+ * As Q4_K's groups (quants_groups.h): the 16 int32 lanes of a register are 16 rows; one 64-byte load
+ * holds four stored bytes of each row; the query's four matching bytes are broadcast to every lane and
+ * vpdpbusd adds each row's four products into the row's own lane.
+ *   NVFP4 (64 numbers a block): the stored bytes moved, not widened, so the scan reads as many bytes as
+ *     one read of the table: per block, 64 bytes of scales: for sub-block s = 0..3, each row's scale
+ *     byte as nvfp4_scale_code gives it (the same number, its bits those of a float32's top); then for s,
+ *     t = 0..1, bytes 8 s + 4 t .. + 3 of each row's qs (low nibbles numbers 16 s + 4 t .., high ones
+ *     16 s + 8 + 4 t ..): 576 bytes for 16 x 36 stored.  A nibble picks its value by vpshufb (vpermb
+ *     where VBMI is: no masking) from the doubled e2m1 values plus 12 (so unsigned for vpdpbusd).
+ *   TQ1_0 (256 numbers a block): each block's 16 float16 d first (padded to 64 bytes for all blocks),
+ *     then per block each row's 256 base-3 digits (0-2) as 2-bit codes: byte j of 64 holds numbers j,
+ *     64 + j, 128 + j, 192 + j in bits 0-1, 2-3, 4-5, 6-7; for t = 0..15, bytes 4 t .. + 3 of each row:
+ *     1024 bytes a block, 1.24 times the 16 x 54 stored.  A mask picks numbers 64 s + 4 t .. (times
+ *     4^s, exact multiples, shifted back exactly).  Scanned as stored, five digits to a byte looked up by
+ *     VBMI's byte permutes (two, and a blend, a digit), the GPT-2-shaped table took 1.25 ms of one core
+ *     against 0.59 ms for this copy: the scan is bound by its instructions, not by the bytes.
+ *   IQ3_S (256 numbers a block): each block's 16 float16 d and 8 x 16 odd scales 1 + 2 ls first (padded to
+ *     64 bytes for all blocks), then per block each number as a 4-bit code, its grid value (1, 3, .., 15)
+ *     as (g - 1) / 2 and its sign as bit 3: byte 16 s + i of a row holds numbers 32 s + i (low nibble)
+ *     and 32 s + 16 + i (high); for t = 0..31, bytes 4 t .. + 3 of each row: 2048 bytes a block, 1.25
+ *     times the 16 x 110 stored (the grid's 512 runs of four, looked up per four numbers, would cost a
+ *     gather).  vpshufb maps a code to g sign + 15.  IQ3_XXS (98 bytes) the same, its grid's values
+ *     4, 12, .., 62 plus 62, its signs from llama.cpp's ksigns_iq2xs, its scale's 1 + 2 ls (1.41 times).
+ * Rows past the table's end are zeros (their scales and d 0: they add nothing, and are not stored).
+ *
+ * Why each score is within StoredScreen.error_bound (the integer scan's, _quants.c's top, spread 1):
+ * the query is quantise_query's, x = x~ + e with x~_j = step_k xq_j (k the run of 32 numbers, which holds
+ * two NVFP4 sub-blocks, or one TQ1_0 run, or one IQ3_S or IQ3_XXS sub-block: every 4 t .. + 3 above lies
+ * inside one run).  For each piece (an NVFP4 sub-block of 16 numbers, a TQ1_0 run or IQ3 sub-block of 32)
+ * and row, in int32, S = sum_j c_j xq_j, c_j the number's integer value (the doubled e2m1 value k, q - 1,
+ * or g sign), computed as 256 sum (c + o) high + sum (c + o) low - o sum xq (o the offset 12, 1, 15, 62 for
+ * IQ3_XXS; the last term the low sums' starting value for NVFP4 and the IQ3s), exactly: |xq| <= 2^14 (high
+ * in [-64, 64], low in [-128, 127]), so NVFP4's parts are at most 16 x 24 x 64 x 256, 16 x 24 x 128 and 16
+ * x 12 x 2^14, all below 2^23 (IQ3_S's 32 x 30 x 64 x 256, 32 x 30 x 128, 32 x 15 x 2^14: below 2^24;
+ * IQ3_XXS's 32 x 124 x 64 x 256, 32 x 124 x 128, 32 x 62 x 2^14: below 2^27); TQ1_0's first two come 4^i
+ * times as large (i <= 3, the bit pair: 32 x 128 x 64 x 256 and 32 x 128 x 128, below 2^27), exact
+ * multiples of 4^i, shifted back exactly before 32 x 2^14 is taken off.  |S| <= 16 x 12 x 2^14 < 2^18
+ * (NVFP4), 32 x 2^14 = 2^19 (TQ1_0), 32 x 15 x 2^14 < 2^23 (IQ3_S): exact as float32 too; IQ3_XXS's, up to
+ * 32 x 62 x 2^14 < 2^25, is rounded to float32 once, by at most 2^-24 of |S| <= sum |c_j xq_j|: one more
+ * rounding of each of its terms.  The piece's weight w = d step is exact: NVFP4's d = (1 + f / 8) 2^(P -
+ * 11) (4 bits, 2^-10 to 240; w is put together from its bits, (P << 23 | f << 20) + (116 + s) << 23 for
+ * step 2^s, with P - 11 + s in [-110, 67]; a zero scale adds nothing), TQ1_0's float16 d (11 bits, at least
+ * 2^-24) and IQ3_S's d (1 + 2 ls) (11 + 5 bits, at least 2^-24) times a power of two step in [2^-100, 2^60]
+ * (IQ3_XXS's d (1 + 2 ls) step / 4: at least 2^-126) (quantise_query; above 2^60 see below): normal, 16
+ * bits at most. So S w = sum_j v_j x~_j exactly, v_j being gguf's very numbers
+ * (quants_fp4_ternary_blocks.h), and one fused multiply-add adds it into the row's lane.  Each term v_j
+ * x~_j thus goes through at most width / 16 + 1 roundings (the adds, the scale's product; width / 16 + 2
+ * for IQ3_XXS), fewer than width: the computed sum is sum v_j x~_j (1 + theta_j), |theta_j| <= gamma_width
+ * (Higham 3.1), the bound of the integer scan of Q4_0 as it is.  Below float32's normal range: every
+ * product S w is 0 or at least 2^-126 (a multiple of it), and an addition whose result is subnormal is
+ * exact, so the relative bound holds throughout; the scale's product may be subnormal, off by at most
+ * 2^-150, nothing beside the bound (|x| is at least 2^-87 for a step of 2^-100).
+ * No overflow: |S w| < 2^25 x 2^21 x 2^60, and fewer than 2^20 terms a row (a width below 2^24).
+ *
+ * A query with a step above 2^60 (numbers past 2^74), a width of 2^24 or more, and every build without
+ * VNNI (which keeps the bfloat16 copy in the app: stored_search.py) is scored per row in float64
+ * (fp4t_rows_exact): each number gguf's, each product exact in float64, the sum off by at most
+ * width 2^-53 of sum |v_j x_j|, the score rounded once to float32: far inside the bound.  A row whose
+ * scale is 0 (it points nowhere: length 0, infinite or NaN, which a float16 d of infinity or NaN gives)
+ * scores 0.
+ */
+#ifndef EMBEDEXPLORER_QUANTS_FP4_TERNARY_H
+#define EMBEDEXPLORER_QUANTS_FP4_TERNARY_H
+
+#define FP4T_MAX_STEP_EXPONENT 60
+#define FP4T_MAX_WIDTH ((Py_ssize_t)1 << 24)
+#define NVFP4_GROUP_BLOCK (64 + 512)
+#define TQ1_0_GROUP_CODES 1024
+/* NVFP4's scan looks its nibbles up with VBMI's byte permutes where the CPU has them. */
+#define FP4T_VBMI_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi,gfni,f16c,fma")))
+
+#define IQ3_S_HEADER (2 * GROUP_ROWS + 8 * GROUP_ROWS)
+#define IQ3_S_GROUP_CODES 2048
+
+static int fp4t_kind(int kind)
+{
+    return kind == KIND_NVFP4 || kind == KIND_TQ1_0 || kind == KIND_IQ3_XXS || kind == KIND_IQ3_S;
+}
+
+/* TQ1_0's d of every block at the group's start, padded to 64 bytes; IQ3_S's d and scales likewise. */
+static Py_ssize_t tq1_0_headers(Py_ssize_t blocks)
+{
+    return (blocks * 2 * GROUP_ROWS + 63) / 64 * 64;
+}
+
+static Py_ssize_t iq3_s_headers(Py_ssize_t blocks)
+{
+    return (blocks * IQ3_S_HEADER + 63) / 64 * 64;
+}
+
+static Py_ssize_t fp4t_group_bytes(int kind, Py_ssize_t blocks)
+{
+    if (kind == KIND_IQ3_S || kind == KIND_IQ3_XXS)
+        return iq3_s_headers(blocks) + blocks * IQ3_S_GROUP_CODES;
+    return kind == KIND_NVFP4 ? blocks * NVFP4_GROUP_BLOCK : tq1_0_headers(blocks) + blocks * TQ1_0_GROUP_CODES;
+}
+
+/* Bytes of the whole copy of count rows of width numbers. */
+static Py_ssize_t fp4t_groups_bytes(int kind, Py_ssize_t count, Py_ssize_t width)
+{
+    return (count + GROUP_ROWS - 1) / GROUP_ROWS * fp4t_group_bytes(kind, width / BLOCK_NUMBERS[kind]);
+}
+
+/* Row r's block b into its group (see the top). */
+static void fp4t_place(int kind, const uint8_t *block, Py_ssize_t b, int r, uint8_t *group, Py_ssize_t blocks)
+{
+    if (kind == KIND_NVFP4) {
+        uint8_t *at = group + b * NVFP4_GROUP_BLOCK;
+        for (int s = 0; s < 4; s++) {
+            at[GROUP_ROWS * s + r] = nvfp4_scale_code(block[s]);
+            for (int t = 0; t < 2; t++)
+                memcpy(at + 64 + 64 * (2 * s + t) + 4 * r, block + 4 + 8 * s + 4 * t, 4);
+        }
+    } else if (kind == KIND_IQ3_S || kind == KIND_IQ3_XXS) {
+        uint8_t *header = group + b * IQ3_S_HEADER, *codes = group + iq3_s_headers(blocks) + b * IQ3_S_GROUP_CODES;
+        uint8_t packed[128] = {0};
+        memcpy(header + 2 * r, block, 2);
+        for (int s = 0; s < 8; s++) {
+            uint32_t word = kind == KIND_IQ3_XXS ? iq3_xxs_word(block, s) : 0;
+            int ls = kind == KIND_IQ3_XXS ? (int)(word >> 28) : (block[106 + s / 2] >> (4 * (s % 2))) & 15;
+            header[2 * GROUP_ROWS + GROUP_ROWS * s + r] = (uint8_t)(1 + 2 * ls);
+            for (int k = 8 * s; k < 8 * s + 8; k++) { /* numbers 4 k + i: byte 16 s + (4 k + i) % 16, a nibble */
+                uint16_t run = kind == KIND_IQ3_XXS ? IQ3_XXS_GRID[block[2 + k]] : iq3_s_run(block, k);
+                for (int i = 0; i < 4; i++) {
+                    int j = 4 * k + i, code = (run >> (3 * i)) & 7, at = 16 * s + j % 16;
+                    int minus = kind == KIND_IQ3_XXS ? iq3_xxs_minus(word, j - 32 * s)
+                                                     : (block[74 + j / 8] >> (j % 8)) & 1;
+                    code |= minus << 3;
+                    packed[at] = (uint8_t)(j % 32 < 16 ? (packed[at] & 0xF0) | code : (packed[at] & 0x0F) | code << 4);
+                }
+            }
+        }
+        for (int t = 0; t < 32; t++) /* t = 4 s + u: bytes 16 s + 4 u .. + 3 */
+            memcpy(codes + 64 * t + 4 * r, packed + 4 * t, 4);
+    } else {
+        uint8_t *codes = group + tq1_0_headers(blocks) + b * TQ1_0_GROUP_CODES;
+        float v[256];
+        uint8_t packed[64];
+        memcpy(group + 2 * (GROUP_ROWS * b + r), block + 52, 2);
+        tq1_0_block(block, 1.0f, v); /* the digits less 1: -1, 0, 1 */
+        for (int j = 0; j < 64; j++)
+            packed[j] = (uint8_t)((int)(v[j] + 1) | (int)(v[64 + j] + 1) << 2 | (int)(v[128 + j] + 1) << 4 |
+                                  (int)(v[192 + j] + 1) << 6);
+        for (int t = 0; t < 16; t++)
+            memcpy(codes + 64 * t + 4 * r, packed + 4 * t, 4);
+    }
+}
+
+struct fp4t_group_job {
+    int kind;
+    const uint8_t *rows;
+    Py_ssize_t count, blocks;
+    uint8_t *groups;
+};
+
+/* Rows start .. stop - 1 into their groups (start is a multiple of 16: CHUNK_ROWS is). */
+static void fp4t_group_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
+{
+    const struct fp4t_group_job *q = job;
+    Py_ssize_t row_bytes = q->blocks * BLOCK_BYTES[q->kind], size = fp4t_group_bytes(q->kind, q->blocks);
+    if (stop == q->count)
+        stop = (stop + GROUP_ROWS - 1) / GROUP_ROWS * GROUP_ROWS; /* the last group's missing rows: zeros */
+    for (Py_ssize_t g = start / GROUP_ROWS; g * GROUP_ROWS < stop; g++) {
+        uint8_t *group = q->groups + g * size;
+        memset(group, 0, (size_t)size);
+        for (int r = 0; r < GROUP_ROWS && g * GROUP_ROWS + r < q->count; r++) {
+            const uint8_t *row = q->rows + (g * GROUP_ROWS + r) * row_bytes;
+            for (Py_ssize_t b = 0; b < q->blocks; b++)
+                fp4t_place(q->kind, row + b * BLOCK_BYTES[q->kind], b, r, group, q->blocks);
+        }
+    }
+}
+
+static PyObject *fp4t_groups(PyObject *self, PyObject *args)
+{
+    Py_buffer rows, out, progress;
+    int kind;
+    Py_ssize_t width;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*inw*w*", &rows, &kind, &width, &out, &progress))
+        return NULL;
+    PyObject *result = NULL;
+    if (kind < 0 || kind >= KINDS || !fp4t_kind(kind)) {
+        PyErr_SetString(PyExc_ValueError, "kind must be 14 (NVFP4), 15 (TQ1_0), 16 (IQ3_XXS) or 17 (IQ3_S)");
+    } else {
+        Py_ssize_t blocks = width / BLOCK_NUMBERS[kind];
+        Py_ssize_t count = blocks > 0 ? rows.len / (blocks * BLOCK_BYTES[kind]) : 0;
+        if (width <= 0 || width % BLOCK_NUMBERS[kind] != 0 || rows.len != count * blocks * BLOCK_BYTES[kind] ||
+            out.len != fp4t_groups_bytes(kind, count, width)) {
+            PyErr_SetString(PyExc_ValueError, "out must hold the groups of every 16 rows of width numbers");
+        } else if (check_progress(&progress)) {
+            struct fp4t_group_job job = {kind, rows.buf, count, blocks, out.buf};
+            result = share_chunks_released(fp4t_group_chunk, &job, count, &progress);
+        }
+    }
+    PyBuffer_Release(&rows);
+    PyBuffer_Release(&out);
+    PyBuffer_Release(&progress);
+    return result;
+}
+
+static PyObject *fp4t_groups_size(PyObject *self, PyObject *args)
+{
+    int kind;
+    Py_ssize_t count, width;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "inn", &kind, &count, &width))
+        return NULL;
+    if (kind < 0 || kind >= KINDS || !fp4t_kind(kind) || width <= 0 || width % BLOCK_NUMBERS[kind] != 0 ||
+        count < 0) {
+        PyErr_SetString(PyExc_ValueError, "kind must be 14-17 and width a whole number of its blocks");
+        return NULL;
+    }
+    return PyLong_FromSsize_t(fp4t_groups_bytes(kind, count, width));
+}
+
+struct fp4t_job {
+    int kind;
+    const uint8_t *rows, *groups;
+    Py_ssize_t width;
+    const float *query, *scale;
+    float *out;
+    const int8_t *high, *low; /* the integer query's two bytes, or NULL: scored in float64 */
+    const float *step;
+    const int32_t *offsets; /* o times each piece's sum of xq (see the top) */
+    const int32_t *exponents; /* NVFP4: (116 + s) << 23 for each run's step 2^s */
+    int vbmi; /* VBMI's byte permutes here */
+};
+
+/* Rows start .. stop - 1 scored in float64 from gguf's numbers (see the top). */
+static void fp4t_rows_exact(const struct fp4t_job *q, Py_ssize_t start, Py_ssize_t stop)
+{
+    Py_ssize_t per_block = BLOCK_NUMBERS[q->kind], block_bytes = BLOCK_BYTES[q->kind];
+    Py_ssize_t row_bytes = q->width / per_block * block_bytes;
+    float v[256];
+    for (Py_ssize_t i = start; i < stop; i++) {
+        if (q->scale[i] == 0.0f) {
+            q->out[i] = 0.0f;
+            continue;
+        }
+        const uint8_t *row = q->rows + i * row_bytes;
+        double total = 0.0;
+        for (Py_ssize_t b = 0; b * per_block < q->width; b++) {
+            dequantise_block(q->kind, row + b * block_bytes, v);
+            for (Py_ssize_t j = 0; j < per_block; j++)
+                total += (double)v[j] * (double)q->query[b * per_block + j];
+        }
+        q->out[i] = (float)(total * (double)q->scale[i]);
+    }
+}
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+/* Each row's score times its scale (0 where the scale is 0), stored for the group's live rows. */
+VNNI_TARGET static ALWAYS_INLINE void fp4t_store(const struct fp4t_job *q, Py_ssize_t g, Py_ssize_t stop, __m512 acc)
+{
+    Py_ssize_t first_row = g * GROUP_ROWS, rows_here = stop - first_row;
+    __mmask16 here = rows_here >= GROUP_ROWS ? (__mmask16)0xFFFF : (__mmask16)((1u << rows_here) - 1);
+    __m512 scales = _mm512_maskz_loadu_ps(here, q->scale + first_row);
+    __mmask16 live = _mm512_cmp_ps_mask(scales, _mm512_setzero_ps(), _CMP_NEQ_UQ);
+    _mm512_mask_storeu_ps(q->out + first_row, here, _mm512_maskz_mul_ps(live, acc, scales));
+}
+
+/* S = 256 (high sums) + (low sums) - o (the piece's sum of xq), as float32: exact (see the top). */
+VNNI_TARGET static ALWAYS_INLINE __m512 fp4t_sum(__m512i upper, __m512i lower, int32_t offset)
+{
+    __m512i exact = _mm512_add_epi32(_mm512_slli_epi32(upper, 8), lower);
+    return _mm512_cvtepi32_ps(_mm512_sub_epi32(exact, _mm512_set1_epi32(offset)));
+}
+
+/* One load's four products into the sub-block's sums: first the low nibbles' values (numbers j ..),
+ * second the high ones' (numbers j + 8 ..). */
+VNNI_TARGET static ALWAYS_INLINE void nvfp4_products(const struct fp4t_job *q, __m512i first, __m512i second,
+                                                     Py_ssize_t j, __m512i *upper, __m512i *lower)
+{
+    *upper = _mm512_dpbusd_epi32(*upper, first, four_bytes(q->high + j));
+    *lower = _mm512_dpbusd_epi32(*lower, first, four_bytes(q->low + j));
+    *upper = _mm512_dpbusd_epi32(*upper, second, four_bytes(q->high + j + 8));
+    *lower = _mm512_dpbusd_epi32(*lower, second, four_bytes(q->low + j + 8));
+}
+
+/* acc plus sub-block k's S times each row's weight d step = (1 + f / 8) 2^(P - 11 + s) (step = 2^s):
+ * the code shifted to a float32's exponent and mantissa plus (116 + s) << 23, exact (see the top); a
+ * row whose scale is 0 adds nothing.  lower began at -offset, so S = 256 upper + lower. */
+VNNI_TARGET static ALWAYS_INLINE __m512 nvfp4_add_sub_block(const struct fp4t_job *q, const uint8_t *codes,
+                                                            Py_ssize_t k, __m512i upper, __m512i lower, __m512 acc)
+{
+    __m512i code = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)codes));
+    __m512i bits = _mm512_add_epi32(_mm512_slli_epi32(code, 20), _mm512_set1_epi32(q->exponents[k / 2]));
+    __m512 sum = _mm512_cvtepi32_ps(_mm512_add_epi32(_mm512_slli_epi32(upper, 8), lower));
+    return _mm512_mask3_fmadd_ps(sum, _mm512_castsi512_ps(bits), acc, _mm512_test_epi32_mask(code, code));
+}
+
+/* The nibbles' values plus 12 by vpshufb (AVX-512 BW) or, where VBMI is, vpermb, whose 64-entry table
+ * (each value four times) reads six bits: no masking of the nibbles. */
+#define NVFP4_GROUPS(NAME, TARGET, TABLE, LOW, HIGH)                                                                   \
+    TARGET static void NAME(const struct fp4t_job *q, Py_ssize_t start, Py_ssize_t stop)                             \
+    {                                                                                                                  \
+        uint8_t shifted[64];                                                                                           \
+        for (int j = 0; j < 64; j++)                                                                                   \
+            shifted[j] = (uint8_t)(NVFP4_VALUES[j % 16] + 12);                                                         \
+        const __m512i table = TABLE, nibble = _mm512_set1_epi8(0x0F);                                                  \
+        (void)nibble;                                                                                                  \
+        Py_ssize_t blocks = q->width / 64;                                                                             \
+        for (Py_ssize_t g = start / GROUP_ROWS; g * GROUP_ROWS < stop; g++) {                                          \
+            const uint8_t *group = q->groups + g * blocks * NVFP4_GROUP_BLOCK;                                         \
+            __m512 acc = _mm512_setzero_ps();                                                                          \
+            for (Py_ssize_t b = 0; b < blocks; b++) {                                                                  \
+                const uint8_t *at = group + b * NVFP4_GROUP_BLOCK, *codes = at + 64;                                   \
+                for (int s = 0; s < 4; s++) {                                                                          \
+                    __m512i upper = _mm512_setzero_si512(), lower = _mm512_set1_epi32(-q->offsets[4 * b + s]);         \
+                    for (int t = 0; t < 2; t++) {                                                                      \
+                        __m512i bytes = _mm512_loadu_si512((const void *)(codes + 64 * (2 * s + t)));                  \
+                        nvfp4_products(q, LOW, HIGH, 64 * b + 16 * s + 4 * t, &upper, &lower);                         \
+                    }                                                                                                  \
+                    acc = nvfp4_add_sub_block(q, at + GROUP_ROWS * s, 4 * b + s, upper, lower, acc);                   \
+                }                                                                                                      \
+            }                                                                                                          \
+            fp4t_store(q, g, stop, acc);                                                                               \
+        }                                                                                                              \
+    }
+
+NVFP4_GROUPS(nvfp4_groups, VNNI_TARGET, _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)shifted)),
+             _mm512_shuffle_epi8(table, _mm512_and_si512(bytes, nibble)),
+             _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(bytes, 4), nibble)))
+NVFP4_GROUPS(nvfp4_groups_vbmi, FP4T_VBMI_TARGET, _mm512_loadu_si512((const void *)shifted),
+             _mm512_permutexvar_epi8(bytes, table), _mm512_permutexvar_epi8(_mm512_srli_epi16(bytes, 4), table))
+#undef NVFP4_GROUPS
+
+VNNI_TARGET static void tq1_0_groups(const struct fp4t_job *q, Py_ssize_t start, Py_ssize_t stop)
+{
+    Py_ssize_t blocks = q->width / 256, size = fp4t_group_bytes(KIND_TQ1_0, blocks), headers = tq1_0_headers(blocks);
+    for (Py_ssize_t g = start / GROUP_ROWS; g * GROUP_ROWS < stop; g++) {
+        const uint8_t *group = q->groups + g * size;
+        __m512 acc = _mm512_setzero_ps();
+        for (Py_ssize_t b = 0; b < blocks; b++) {
+            const uint8_t *codes = group + headers + b * TQ1_0_GROUP_CODES;
+            const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(group + 2 * GROUP_ROWS * b)));
+            for (int half = 0; half < 2; half++) { /* loads 8 half .. + 7: runs 2 s + half */
+                __m512i upper[4], lower[4];
+                for (int s = 0; s < 4; s++)
+                    upper[s] = lower[s] = _mm512_setzero_si512();
+                for (int t = 8 * half; t < 8 * half + 8; t++) {
+                    __m512i bytes = _mm512_loadu_si512((const void *)(codes + 64 * t));
+                    for (int s = 0; s < 4; s++) { /* numbers 64 s + 4 t .., their digits times 4^s */
+                        __m512i code = _mm512_and_si512(bytes, _mm512_set1_epi8((char)(3 << (2 * s))));
+                        Py_ssize_t j = 256 * b + 64 * s + 4 * t;
+                        upper[s] = _mm512_dpbusd_epi32(upper[s], code, four_bytes(q->high + j));
+                        lower[s] = _mm512_dpbusd_epi32(lower[s], code, four_bytes(q->low + j));
+                    }
+                }
+                for (int s = 0; s < 4; s++) {
+                    Py_ssize_t k = 8 * b + 2 * s + half;
+                    /* 4^s times the sum of digit xq, exactly: shifted back exactly, then the run's sum off. */
+                    __m512i scaled = _mm512_add_epi32(_mm512_slli_epi32(upper[s], 8), lower[s]);
+                    __m512i exact = _mm512_srai_epi32(scaled, 2 * s);
+                    __m512 sum = _mm512_cvtepi32_ps(_mm512_sub_epi32(exact, _mm512_set1_epi32(q->offsets[k])));
+                    acc = _mm512_fmadd_ps(sum, _mm512_mul_ps(d, _mm512_set1_ps(q->step[k])), acc);
+                }
+            }
+        }
+        fp4t_store(q, g, stop, acc);
+    }
+}
+/* IQ3_S and IQ3_XXS: each nibble a grid value with its sign (bit 3), plus 15 (62) by vpshufb; sub-block
+ * s's weight d (1 + 2 ls) step (IQ3_XXS: d (1 + 2 ls) step / 4, gguf's d (0.5 + ls) 0.5), exact (see the top). */
+VNNI_TARGET static void iq3_groups(const struct fp4t_job *q, Py_ssize_t start, Py_ssize_t stop)
+{
+    uint8_t shifted[16];
+    int xxs = q->kind == KIND_IQ3_XXS, offset = xxs ? 62 : 15;
+    for (int c = 0; c < 16; c++)
+        shifted[c] = (uint8_t)(offset + (c & 8 ? -1 : 1) * (xxs ? IQ3_XXS_VALUES[c & 7] : 2 * (c & 7) + 1));
+    const float quarter = xxs ? 0.25f : 1.0f;
+    const __m512i table = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)shifted));
+    const __m512i nibble = _mm512_set1_epi8(0x0F);
+    Py_ssize_t blocks = q->width / 256, size = fp4t_group_bytes(q->kind, blocks), headers = iq3_s_headers(blocks);
+    for (Py_ssize_t g = start / GROUP_ROWS; g * GROUP_ROWS < stop; g++) {
+        const uint8_t *group = q->groups + g * size;
+        __m512 acc = _mm512_setzero_ps();
+        for (Py_ssize_t b = 0; b < blocks; b++) {
+            const uint8_t *header = group + b * IQ3_S_HEADER, *codes = group + headers + b * IQ3_S_GROUP_CODES;
+            const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)header));
+            for (int s = 0; s < 8; s++) {
+                Py_ssize_t k = 8 * b + s;
+                __m512i upper = _mm512_setzero_si512(), lower = _mm512_set1_epi32(-q->offsets[k]);
+                for (int u = 0; u < 4; u++) {
+                    __m512i bytes = _mm512_loadu_si512((const void *)(codes + 64 * (4 * s + u)));
+                    __m512i first = _mm512_shuffle_epi8(table, _mm512_and_si512(bytes, nibble));
+                    __m512i second = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(bytes, 4), nibble));
+                    Py_ssize_t j = 256 * b + 32 * s + 4 * u;
+                    upper = _mm512_dpbusd_epi32(upper, first, four_bytes(q->high + j));
+                    lower = _mm512_dpbusd_epi32(lower, first, four_bytes(q->low + j));
+                    upper = _mm512_dpbusd_epi32(upper, second, four_bytes(q->high + j + 16));
+                    lower = _mm512_dpbusd_epi32(lower, second, four_bytes(q->low + j + 16));
+                }
+                const uint8_t *odd_at = header + 2 * GROUP_ROWS + GROUP_ROWS * s;
+                __m512i odd = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)odd_at));
+                __m512 step = _mm512_set1_ps(q->step[k] * quarter); /* a power of two, exact */
+                __m512 weight = _mm512_mul_ps(_mm512_mul_ps(d, _mm512_cvtepi32_ps(odd)), step);
+                __m512 sum = _mm512_cvtepi32_ps(_mm512_add_epi32(_mm512_slli_epi32(upper, 8), lower));
+                acc = _mm512_fmadd_ps(sum, weight, acc);
+            }
+        }
+        fp4t_store(q, g, stop, acc);
+    }
+}
+#endif
+
+static void fp4t_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
+{
+    const struct fp4t_job *q = job;
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    if (q->high != NULL) {
+        if (q->kind == KIND_NVFP4 && q->vbmi)
+            nvfp4_groups_vbmi(q, start, stop);
+        else if (q->kind == KIND_NVFP4)
+            nvfp4_groups(q, start, stop);
+        else if (q->kind == KIND_IQ3_S || q->kind == KIND_IQ3_XXS)
+            iq3_groups(q, start, stop);
+        else
+            tq1_0_groups(q, start, stop);
+        return;
+    }
+#endif
+    fp4t_rows_exact(q, start, stop);
+}
+
+/* For tests: VBMI left unused (NVFP4's vpshufb scan, TQ1_0's bfloat16 copy), as on a CPU without it. */
+static int fp4t_without_vbmi = 0;
+
+/* Whether the CPU has VBMI's byte permutes (and tests have not turned them off). */
+static int fp4t_vbmi(void)
+{
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    return !fp4t_without_vbmi && __builtin_cpu_supports("avx512vbmi");
+#else
+    return 0;
+#endif
+}
+
+/* Whether this build scans the groups (AVX-512 VNNI). */
+static int fp4t_grouped(int kind)
+{
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    (void)kind;
+    return integer_scan && vnni_scan;
+#else
+    (void)kind;
+    return 0;
+#endif
+}
+
+/* quant_scores for NVFP4 and TQ1_0 (its arguments checked): the groups against the integer query where
+ * this build scans them, else every row in float64 (see the top). */
+static PyObject *fp4t_scores(int kind, Py_buffer *rows, Py_buffer *query, Py_buffer *scale, Py_buffer *out,
+                             Py_buffer *progress, int integer, Py_buffer *groups, Py_ssize_t count, Py_ssize_t width)
+{
+    if (groups->buf != NULL && groups->len != fp4t_groups_bytes(kind, count, width)) {
+        PyErr_SetString(PyExc_ValueError, "groups must be fp4t_groups's copy of the rows");
+        return NULL;
+    }
+    struct fp4t_job *job = PyMem_RawCalloc(1, sizeof *job);
+    if (job == NULL)
+        return PyErr_NoMemory();
+    job->kind = kind, job->rows = rows->buf, job->groups = groups->buf, job->width = width;
+    job->query = query->buf, job->scale = scale->buf, job->out = out->buf;
+    Py_ssize_t runs = width / 32, piece = kind == KIND_NVFP4 ? 16 : 32;
+    Py_ssize_t offset = kind == KIND_NVFP4 ? 12 : kind == KIND_IQ3_S ? 15 : kind == KIND_IQ3_XXS ? 62 : 1;
+    int16_t *xq = NULL;
+    float *step = NULL;
+    int8_t *bytes = NULL;
+    int32_t *offsets = NULL, *exponents = NULL;
+    if (integer && groups->buf != NULL && fp4t_grouped(kind) && width < FP4T_MAX_WIDTH) {
+        xq = PyMem_RawMalloc((size_t)width * sizeof(int16_t));
+        step = PyMem_RawMalloc((size_t)runs * 2 * sizeof(float));
+        bytes = PyMem_RawMalloc((size_t)width * 2);
+        offsets = PyMem_RawMalloc((size_t)(width / piece) * sizeof(int32_t));
+        exponents = PyMem_RawMalloc((size_t)runs * sizeof(int32_t));
+        if (xq != NULL && step != NULL && bytes != NULL && offsets != NULL && exponents != NULL &&
+            quantise_query(query->buf, width, xq, step)) {
+            int highest = -1000;
+            for (Py_ssize_t k = 0; k < runs; k++) {
+                int exponent = 0;
+                frexpf(step[k], &exponent); /* step = 2^(exponent - 1) */
+                highest = exponent - 1 > highest ? exponent - 1 : highest;
+                exponents[k] = (116 + exponent - 1) << 23;
+            }
+            for (Py_ssize_t k = 0; k < width / piece; k++) {
+                int32_t sum = 0;
+                for (Py_ssize_t j = 0; j < piece; j++)
+                    sum += xq[piece * k + j];
+                offsets[k] = (int32_t)offset * sum;
+            }
+            if (highest <= FP4T_MAX_STEP_EXPONENT) {
+                split_query(xq, step, width, bytes, bytes + width, NULL, 0, NULL);
+                job->high = bytes, job->low = bytes + width, job->step = step, job->offsets = offsets;
+                job->exponents = exponents, job->vbmi = fp4t_vbmi();
+            }
+        }
+    }
+    PyObject *result = share_chunks_released(fp4t_chunk, job, count, progress);
+    PyMem_RawFree(xq);
+    PyMem_RawFree(step);
+    PyMem_RawFree(bytes);
+    PyMem_RawFree(offsets);
+    PyMem_RawFree(exponents);
+    PyMem_RawFree(job);
+    return result;
+}
+
+static PyObject *fp4t_use_vbmi(PyObject *self, PyObject *args)
+{
+    int on;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "p", &on))
+        return NULL;
+    fp4t_without_vbmi = !on;
+    return PyBool_FromLong(fp4t_vbmi());
+}
+
+/* Whether quant_scores scans NVFP4 and TQ1_0 rows by their groups with this build (use_build changes it). */
+static PyObject *fp4t_grouped_scan(PyObject *self, PyObject *args)
+{
+    int kind;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "i", &kind))
+        return NULL;
+    return PyBool_FromLong(kind >= 0 && kind < KINDS && fp4t_kind(kind) && fp4t_grouped(kind));
+}
+
+#endif
