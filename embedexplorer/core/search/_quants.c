@@ -58,8 +58,8 @@
 
 #include <math.h>
 
-/* Q5_K last: dequantise reads it, quant_scores does not (see the top of the file). */
-enum { KIND_Q8_0, KIND_Q4_0, KIND_Q4_K, KIND_Q6_K, KIND_Q5_K, KINDS };
+/* Q5_K is scanned by its grouped copy only (quants_groups_q5k.h), or else in float32. */
+enum { KIND_Q8_0 = 0, KIND_Q4_0 = 1, KIND_Q4_K = 2, KIND_Q6_K = 3, KIND_Q5_K = 4, KINDS = 5 };
 
 /* Numbers and bytes per block of each kind (GGML_QUANT_SIZES). */
 static const Py_ssize_t BLOCK_NUMBERS[KINDS] = {32, 32, 256, 256, 256};
@@ -223,6 +223,10 @@ static void split_query(const int16_t *xq, const float *step, Py_ssize_t width, 
 #endif
 
 #include "quants_groups.h"
+#include "quants_groups_q5k.h"
+
+/* Bytes a group of 16 rows takes per block in each kind's grouped copy (0: none). */
+static const Py_ssize_t GROUP_BYTES[KINDS] = {[KIND_Q4_K] = GROUP_BLOCK_BYTES, [KIND_Q5_K] = Q5_K_GROUP_BLOCK_BYTES};
 
 struct quant_job {
     int kind;
@@ -241,9 +245,14 @@ struct quant_job {
 static void quant_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
 {
     const struct quant_job *q = job;
+    if (q->kind == KIND_Q5_K && q->groups == NULL) { /* Q5_K's blocks without its grouped copy: the float scan */
+        rows_plain(q->kind, q->rows, q->row_bytes, q->query, q->scale, q->out, start, stop, q->width);
+        return;
+    }
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
     if (q->groups != NULL) {
-        groups_vnni(q->groups, q->width / 256, q->high, q->low, q->step, q->scale, q->out, start, stop, q->width);
+        (q->kind == KIND_Q5_K ? q5_k_groups_vnni : groups_vnni)(q->groups, q->width / 256, q->high, q->low, q->step,
+                                                                q->scale, q->out, start, stop, q->width);
         return;
     }
     if (q->high != NULL) {
@@ -303,15 +312,15 @@ static PyObject *quant_scores(PyObject *self, PyObject *args)
     PyObject *result = NULL;
     Py_ssize_t width = query.len / (Py_ssize_t)sizeof(float);
     Py_ssize_t count = out.len / (Py_ssize_t)sizeof(float);
-    if (kind < 0 || kind >= KIND_Q5_K) {
-        PyErr_SetString(PyExc_ValueError, "kind must be 0 (Q8_0), 1 (Q4_0), 2 (Q4_K) or 3 (Q6_K)");
+    if (kind < 0 || kind > KIND_Q5_K) {
+        PyErr_SetString(PyExc_ValueError, "kind must be 0 (Q8_0), 1 (Q4_0), 2 (Q4_K), 3 (Q6_K) or 4 (Q5_K)");
     } else if (width == 0 || query.len % (Py_ssize_t)sizeof(float) != 0 || width % BLOCK_NUMBERS[kind] != 0) {
         PyErr_SetString(PyExc_ValueError, "the query must hold a whole number of blocks of float32 numbers");
     } else if (rows.len != count * (width / BLOCK_NUMBERS[kind]) * BLOCK_BYTES[kind]) {
         PyErr_SetString(PyExc_ValueError, "rows must hold len(out) rows of len(query) quantised numbers");
-    } else if (groups.buf != NULL && (kind != KIND_Q4_K || groups.len != (count + GROUP_ROWS - 1) / GROUP_ROWS *
-                                                                        (width / 256) * GROUP_BLOCK_BYTES)) {
-        PyErr_SetString(PyExc_ValueError, "groups must be q4_k_groups's copy of the Q4_K rows");
+    } else if (groups.buf != NULL && (GROUP_BYTES[kind] == 0 || groups.len != (count + GROUP_ROWS - 1) / GROUP_ROWS *
+                                                                             (width / 256) * GROUP_BYTES[kind])) {
+        PyErr_SetString(PyExc_ValueError, "groups must be q4_k_groups's or q5_k_groups's copy of the rows");
     } else if (scale.len != out.len) {
         PyErr_SetString(PyExc_ValueError, "scale must hold one float32 per row");
     } else if (check_progress(&progress)) {
@@ -478,6 +487,9 @@ static PyMethodDef quant_methods[] = {
     {"q4_k_groups", q4_k_groups, METH_VARARGS,
      "q4_k_groups(rows, width, out, progress)\n\nCopy Q4_K rows into out sixteen at a time (quants_groups.h), for\n"
      "quant_scores's groups; threads share rows as there."},
+    {"q5_k_groups", q5_k_groups, METH_VARARGS,
+     "q5_k_groups(rows, width, out, spreads, progress)\n\nCopy Q5_K rows into out sixteen at a time (quants_groups_q5k.h,\n"
+     "out 8-byte aligned) and write each row's spread (as q4_k_spreads's) into spreads; threads share rows."},
     {"grouped_scan", grouped_scan, METH_NOARGS,
      "grouped_scan()\n\nTrue when quant_scores scans Q4_K rows by their groups here (AVX-512 VNNI)."},
     {"dequantise", dequantise, METH_VARARGS,
@@ -511,6 +523,7 @@ PyMODINIT_FUNC PyInit__quants(void)
     if (module == NULL || rounding == NULL || PyModule_AddStringConstant(module, "INSTRUCTIONS", chosen_name) < 0 ||
         PyModule_AddIntConstant(module, "GROUP_ROWS", GROUP_ROWS) < 0 ||
         PyModule_AddIntConstant(module, "GROUP_BLOCK_BYTES", GROUP_BLOCK_BYTES) < 0 ||
+        PyModule_AddIntConstant(module, "Q5_K_GROUP_BLOCK_BYTES", Q5_K_GROUP_BLOCK_BYTES) < 0 ||
         PyModule_AddObjectRef(module, "QUERY_ROUNDING", rounding) < 0) {
         Py_XDECREF(rounding);
         Py_XDECREF(module);

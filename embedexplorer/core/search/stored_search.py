@@ -2,7 +2,8 @@
 
 The first pass reads the rows as the file stores them: 16-bit rows (bfloat16, float16),
 or the GGUF blocks of Q8_0, Q4_0, Q4_K and Q6_K rows (``_quants.c``, which dequantises
-each number to the float32 the exact pass reads, so its bound is a 16-bit row's); other
+each number to the float32 the exact pass reads, so its bound is a 16-bit row's); Q5_K rows
+copied sixteen at a time at open where the CPU has AVX-512 VNNI (``grouped_q5_k``); other
 quantised types are rounded to bfloat16 once, block by block, from the dequantised rows.
 Each row's score is multiplied by its stored reciprocal length, so it is a cosine (times
 the query's length) within a known bound.  ``neighbours.search`` then rescores, in
@@ -31,6 +32,7 @@ import numpy as np
 from ..common import cache
 from ..common.plain_pages import empty_on_plain_pages
 from ..common.progress import ProgressCallback
+from .grouped_q5_k import grouped_q5_k_here, q5_k_groups
 from .neighbours import accumulation_error
 from .scan_threads import shared_pass
 from .stored_rows import StoredRows
@@ -48,11 +50,15 @@ BF16_KIND = 0
 # GGUF types whose blocks the quantised scan reads in place, with its code for each.
 QUANT_KINDS = {"Q8_0": 0, "Q4_0": 1, "Q4_K": 2, "Q6_K": 3}
 # The types ``_quants.dequantise`` reads (the exact pass's rows): those, and Q5_K, whose first pass is its
-# bfloat16 copy's scan (faster than a float scan of its blocks: 2.42 ms against 3.23 ms, GPT-2-shaped).
+# copy sixteen rows at a time made at open (AVX-512 VNNI), else its bfloat16 copy's scan (faster than a
+# float scan of its blocks: 2.42 ms against 3.23 ms, GPT-2-shaped).
 DEQUANTISED_KINDS = {**QUANT_KINDS, "Q5_K": 4}
 # Of those, the kinds an AVX-512 build scans against the query as 16-bit integers (Q4_K when its spread allows).
 _INTEGER_KINDS = (QUANT_KINDS["Q8_0"], QUANT_KINDS["Q4_0"], QUANT_KINDS["Q6_K"])
 _Q4_K = QUANT_KINDS["Q4_K"]
+_Q5_K = DEQUANTISED_KINDS["Q5_K"]
+# Kinds with mins (d s q - m n): scanned against the integer query only with their measured spread.
+_SPREAD_KINDS = (_Q4_K, _Q5_K)
 # A Q4_K table whose rows' spread exceeds this is scanned in float32 instead: its integer scan's bound
 # would let too many rows through to the exact pass.
 _MAX_SPREAD = 64.0
@@ -60,7 +66,7 @@ _MAX_SPREAD = 64.0
 # not the cache, and that scan is bound by memory's bandwidth already (Qwen2-7B-sized, 307 MB, two threads:
 # 16.5 ms as stored, 16.8 ms by groups, at load 0.8), so a grouped copy would take as much again for nothing.
 _GROUPS_MAX_BYTES = 128 << 20
-# Q4_K's dequantised numbers are rounded once by gguf (d s q - m n): 2^-24 of each, with room.
+# Q4_K's and Q5_K's dequantised numbers are rounded once by gguf (d s q - m n): 2^-24 of each, with room.
 _Q4_K_ROUNDING = 2.0**-23
 # Rounding to the nearest bfloat16 moves a number by at most 2^-8 of itself.
 BF16_ROUNDING = 2.0**-8
@@ -102,6 +108,7 @@ class StoredScreen:
         notes: tuple[str, ...] = (),
         quantised_width: int | None = None,
         spread: float | None = None,
+        groups: np.ndarray | None = None,
     ) -> None:
         if _scan is None or (quantised_width is not None and _quants is None):
             raise RuntimeError("the scan of stored rows was not built (no C compiler at install time)")
@@ -111,12 +118,12 @@ class StoredScreen:
         self._quants = _quants
         # How far the scan's copy of the query may be from it, relative to |query| (Q8_0, Q4_0 and
         # Q6_K are scanned against it as 16-bit integers: ``_quants.c``).
-        # A Q4_K table is scanned so only with its ``spread``: the largest ratio over its rows of
+        # A Q4_K or Q5_K table is scanned so only with its ``spread``: the largest ratio over its rows of
         # sqrt(sum (|d s| q + |m n|)^2) to the row's length (``quantised_spread``).
-        self.integer = self.quantised and (kind in _INTEGER_KINDS or (kind == _Q4_K and spread is not None))
+        self.integer = self.quantised and (kind in _INTEGER_KINDS or (kind in _SPREAD_KINDS and spread is not None))
         self.query_rounding = float(_quants.QUERY_ROUNDING) if self.integer else 0.0
-        self.spread = spread if self.integer and kind == _Q4_K and spread is not None else 1.0
-        self.value_rounding = _Q4_K_ROUNDING if self.integer and kind == _Q4_K else 0.0
+        self.spread = spread if self.integer and kind in _SPREAD_KINDS and spread is not None else 1.0
+        self.value_rounding = _Q4_K_ROUNDING if self.integer and kind in _SPREAD_KINDS else 0.0
         self.notes = notes
         # The mapped file of the first pass's rows (a cache entry, or the model file): checked before each pass.
         self.cache_file = cache.mapped_state(bits)
@@ -128,8 +135,10 @@ class StoredScreen:
         # A length too small for its reciprocal to be a float32 points nowhere too.
         scale[~np.isfinite(scale)] = 0.0
         self.scale = scale
-        # A Q4_K table's rows sixteen at a time (``q4_k_groups``), made when a second query comes.
-        self.groups: np.ndarray | None = None
+        # A Q4_K table's rows sixteen at a time (``q4_k_groups``), made when a second query comes; a
+        # Q5_K table's (``q5_k_groups``), made at open.
+        self.groups: np.ndarray | None = groups
+        self.groups_at_open = groups is not None
         self._scans = 0
         self._groups_lock = threading.Lock()
 
@@ -144,7 +153,8 @@ class StoredScreen:
 
     @property
     def groups_bytes(self) -> int:
-        """Bytes of the copy of a Q4_K table's rows sixteen at a time (0 until a second query makes it)."""
+        """Bytes of the copy of a Q4_K or Q5_K table's rows sixteen at a time (0 until a second query makes a
+        Q4_K table's)."""
         return 0 if self.groups is None else int(self.groups.nbytes)
 
     def scores(self, query: np.ndarray) -> np.ndarray:
@@ -168,6 +178,8 @@ class StoredScreen:
         scanned at the cache's bandwidth.  Not at the first: a one-shot answer makes no copy.  Not for a
         table too large for the cache (``_GROUPS_MAX_BYTES``)."""
         # grouped_scan is false without VNNI, or when a test chose another build.
+        if self.groups_at_open:  # Q5_K: without VNNI, its blocks' float scan
+            return self.groups if self.integer and self._quants.grouped_scan() else None
         wanted = self.kind == _Q4_K and self.integer and self.bits.nbytes <= _GROUPS_MAX_BYTES
         wanted = wanted and self._quants.grouped_scan()
         with self._groups_lock:
@@ -226,19 +238,35 @@ def screen_for_stored(rows: StoredRows, report: ProgressCallback | None = None) 
             lengths = half_lengths(rows.raw, rows.half_kind)
             cache.save_array(key, "lengths", lengths)
         return StoredScreen(rows.raw, rows.half_kind, lengths, 0.0, tuple(notes))
-    if rows.storage in QUANT_KINDS and _quants is not None and _scan is not None and rows.raw.flags.c_contiguous:
-        lengths = _checked(cache.load_array(key, "lengths", (count,), np.float64), rows, None, key, notes)
-        if lengths is None:
-            lengths = _quantised_lengths(rows, report)
-            cache.save_array(key, "lengths", lengths)
+    in_c = _quants is not None and _scan is not None and rows.raw.flags.c_contiguous
+    if rows.storage in QUANT_KINDS and in_c:
+        lengths = _stored_lengths(rows, key, notes, report)
         kind = QUANT_KINDS[rows.storage]
         spread = quantised_spread(rows.raw, width, lengths) if kind == _Q4_K else None
         return StoredScreen(rows.raw, kind, lengths, 0.0, tuple(notes), quantised_width=width, spread=spread)
+    if rows.storage == "Q5_K" and in_c and grouped_q5_k_here(_quants):
+        lengths = _stored_lengths(rows, key, notes, report)
+        report(0, 1, "Copying the Q5_K table sixteen rows at a time")
+        groups, spreads = q5_k_groups(rows.raw, width, _quants)
+        spread = table_spread(spreads, lengths)
+        if spread is not None:  # else (rows whose mins nearly cancel their numbers) the bfloat16 copy
+            return StoredScreen(
+                rows.raw, _Q5_K, lengths, 0.0, tuple(notes), quantised_width=width, spread=spread, groups=groups
+            )
     bits = cache.load_array(key, "bf16", (count, width), np.uint16)
     lengths = cache.load_array(key, "lengths", (count,), np.float64)
     if bits is None or lengths is None or _checked(lengths, rows, bits, key, notes) is None:
         bits, lengths = _round_quantised(rows, key, report)
     return StoredScreen(bits, BF16_KIND, lengths, BF16_ROUNDING, tuple(notes))
+
+
+def _stored_lengths(rows: StoredRows, key: str | None, notes: list[str], report: ProgressCallback) -> np.ndarray:
+    """The quantised rows' lengths: from the cache when they agree with the table, else measured and kept."""
+    lengths = _checked(cache.load_array(key, "lengths", (rows.shape[0],), np.float64), rows, None, key, notes)
+    if lengths is None:
+        lengths = _quantised_lengths(rows, report)
+        cache.save_array(key, "lengths", lengths)
+    return lengths
 
 
 def _checked(
@@ -299,6 +327,12 @@ def quantised_spread(blocks: np.ndarray, width: int, lengths: np.ndarray) -> flo
     (not cached: nothing on disk can loosen the bound); None when too large for the integer scan."""
     spreads = np.empty(blocks.shape[0], dtype=np.float64)
     shared_pass(blocks.shape[0] * width, partial(_quants.q4_k_spreads, blocks, width, spreads))
+    return table_spread(spreads, lengths)
+
+
+def table_spread(spreads: np.ndarray, lengths: np.ndarray) -> float | None:
+    """The largest ratio of a row's root spread (sum of (|d s| q + |m n|)^2 over its numbers) to its
+    length, over the rows that point somewhere; None when too large for the integer scan."""
     live = np.isfinite(lengths) & (lengths > 0) & np.isfinite(spreads)
     if not live.any():
         return None
