@@ -15,10 +15,11 @@ and measures only the app against the plain floors.
    search of one row and against one plain read of the table's stored bytes (numpy's
    sum of them as 64-bit integers, one thread: every byte read once, nothing else; the
    goal's floor), on
-   the GPT-2-shaped table in float32, bfloat16 and as GGUF files of F16, Q8_0, Q4_0, Q4_K, Q5_K
-   and Q6_K (the K types random blocks: the gguf package cannot quantise to them); ``--qwen`` adds the
-   Qwen2-7B-sized table (152,064 x 3,584) in bfloat16 and as GGUF F16, Q8_0, Q4_K and Q6_K (Q4_0 and
-   Q5_K on the GPT-2-shaped table only: bench/large_fixture.py builds no Q5_K; built under
+   the GPT-2-shaped table in float32, bfloat16 and as a GGUF file of every type the app reads
+   (F16, Q8_0, Q4_K, Q6_K, then the rest: ``readable_types``; the types the gguf package cannot
+   quantise to are random blocks with finite scales: the same bytes to read, which is what is
+   timed); ``--qwen`` adds the Qwen2-7B-sized table (152,064 x 3,584) in bfloat16 and as GGUF of
+   every one of those types (random blocks; built under
    bench/.cache/ once), without faiss unless ``--qwen-faiss`` (its float32 copy is 2.2 GB).
    The app's scan shares its rows between the machine's cores, so the same read split over two
    threads (each half summed by one, as the scan's helper does) is timed in the same turns and
@@ -45,6 +46,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -142,8 +144,24 @@ def every_token(rows: np.ndarray, queries: int | None, pairs: int, thread_counts
 
 
 GGUF_TYPES = ("F16", "Q8_0", "Q4_K", "Q6_K")
-# Types the app reads that only the GPT-2-shaped table is built in (bench/large_fixture.py builds no Q5_K).
-GPT2_ONLY_TYPES = ("Q4_0", "Q5_K")
+
+
+def readable_types() -> tuple[str, ...]:
+    """Every GGUF storage type the app reads (what the installed gguf package dequantises; float32 and
+    bfloat16 have rows of their own): the four above first, then the rest in the package's order."""
+    from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
+    from gguf.quants import dequantize
+
+    readable = []
+    for qtype in GGMLQuantizationType:
+        if qtype.name in ("F32", "BF16") or qtype.name in GGUF_TYPES:
+            continue
+        try:
+            dequantize(np.zeros((1, GGML_QUANT_SIZES[qtype][1]), dtype=np.uint8), qtype)
+        except NotImplementedError:
+            continue
+        readable.append(qtype.name)
+    return GGUF_TYPES + tuple(readable)
 
 
 def one_query(
@@ -151,21 +169,36 @@ def one_query(
 ) -> list[Row]:
     """Rows of part 2: one query against faiss and against one plain read of the stored bytes."""
     faiss = faiss_module() if with_faiss else None
-    folders = {"GPT-2 float32": str(gpt2_folder()), "GPT-2 bfloat16": str(bf16_copy(gpt2_folder()))}
-    folders.update({f"GPT-2 GGUF {name}": str(gguf_copy(gpt2_folder(), name)) for name in GGUF_TYPES + GPT2_ONLY_TYPES})
+    # Each folder is made (once, under bench/.cache/) only when its row is run.
+    folders: dict[str, Callable[[], str]] = {
+        "GPT-2 float32": lambda: str(gpt2_folder()),
+        "GPT-2 bfloat16": lambda: str(bf16_copy(gpt2_folder())),
+    }
+    types = readable_types()
+    folders.update({f"GPT-2 GGUF {name}": lambda name=name: str(gguf_copy(gpt2_folder(), name)) for name in types})
     if qwen:
         from bench.large_fixture import qwen_folder, qwen_gguf
 
-        folders["Qwen2-7B-sized bfloat16"] = str(qwen_folder())
-        folders.update({f"Qwen2-7B-sized GGUF {name}": str(qwen_gguf(name)) for name in GGUF_TYPES})
+        folders["Qwen2-7B-sized bfloat16"] = lambda: str(qwen_folder())
+        folders.update({f"Qwen2-7B-sized GGUF {name}": lambda name=name: str(qwen_gguf(name)) for name in types})
     out = []
-    for name, folder in folders.items():
-        if only and not any(word.lower() in name.lower() for word in only):
+    for name, make_folder in folders.items():
+        if only and not any(_named(word, name) for word in only):
             continue
+        folder = make_folder()
         large = name.startswith("Qwen")
         rounds_here = rounds if rounds is not None else (9 if large else 31)
         out.append(_one_table(name, folder, faiss if (qwen_faiss or not large) else None, max(pairs, rounds_here)))
     return out
+
+
+def _named(word: str, name: str) -> bool:
+    """True when ``word`` of ``--only`` picks the row ``name``: a type name (Q4_K) picks that type
+    alone (not Q4_K's neighbours), any other word every row that contains it."""
+    word = word.strip().lower()
+    if word.upper() in readable_types():
+        return name.lower().endswith(f"gguf {word}")
+    return word in name.lower()
 
 
 def _one_table(name: str, folder: str, faiss, rounds: int) -> Row:  # type: ignore[no-untyped-def]

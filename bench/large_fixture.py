@@ -132,15 +132,12 @@ def qwen_q4k_gguf() -> Path:
     return qwen_gguf("Q4_K")
 
 
-# Where each type keeps its float16 scales inside a block (byte offsets): set to finite values.
-_SCALE_BYTES = {"Q8_0": (0,), "Q4_0": (0,), "Q4_K": (0, 2), "Q6_K": (208,)}
-
-
 def qwen_gguf(type_name: str) -> Path:
-    """The Qwen2-7B-shaped table as a GGUF of ``type_name`` (F16, or a quantised type of ``_SCALE_BYTES``):
-    random blocks with finite scales (the gguf package cannot quantise to K types), built once."""
+    """The Qwen2-7B-shaped table as a GGUF of ``type_name`` (F16, or any quantised type the app reads):
+    random blocks with finite scales (``tests.gguf_fixture.random_blocks``; the gguf package cannot
+    quantise to most types), built once."""
     import gguf
-    from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
+    from gguf.constants import GGMLQuantizationType
 
     path = CACHE / f"qwen2-7b-shaped-{type_name.lower()}.gguf"
     if path.is_file():
@@ -158,14 +155,10 @@ def qwen_gguf(type_name: str) -> Path:
             block[:] = rng.standard_normal(block.shape, dtype=np.float32) * 0.02
         raw_shape = (QWEN_ROWS, QWEN_WIDTH)
     else:
-        block_numbers, block_bytes = GGML_QUANT_SIZES[qtype]
-        row_bytes = QWEN_WIDTH // block_numbers * block_bytes
-        blocks = rng.integers(0, 256, size=(QWEN_ROWS * QWEN_WIDTH // block_numbers, block_bytes), dtype=np.uint8)
-        for offset in _SCALE_BYTES[type_name]:
-            scales = rng.uniform(0.0005, 0.002, size=blocks.shape[0]).astype("<f2")
-            blocks[:, offset : offset + 2] = scales.view(np.uint8).reshape(-1, 2)
-        table = blocks.reshape(QWEN_ROWS, row_bytes)
-        raw_shape = (QWEN_ROWS, row_bytes)
+        from tests.gguf_fixture import random_blocks
+
+        table = random_blocks(QWEN_ROWS, QWEN_WIDTH, qtype, rng, (0.0005, 0.002))
+        raw_shape = table.shape
     temporary = path.with_suffix(".tmp")
     writer = gguf.GGUFWriter(str(temporary), "qwen2")
     writer.add_tokenizer_model("gpt2")

@@ -16,11 +16,43 @@ from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
 
 from .gpt2_fixture import gpt2_bpe_files
 
-# Where each K type keeps its float16 scales inside a block (byte offsets).
-_K_SCALE_BYTES = {
+# Where each type keeps its float16 scales inside a block (byte offsets): random bytes there could be
+# infinities or NaN, so they are set to finite scales.
+FLOAT16_SCALE_BYTES = {
+    GGMLQuantizationType.Q8_0: (0,),
+    GGMLQuantizationType.Q4_0: (0,),
+    GGMLQuantizationType.Q4_1: (0, 2),
+    GGMLQuantizationType.Q5_0: (0,),
+    GGMLQuantizationType.Q5_1: (0, 2),
+    GGMLQuantizationType.Q2_K: (80, 82),
+    GGMLQuantizationType.Q3_K: (108,),
     GGMLQuantizationType.Q4_K: (0, 2),
     GGMLQuantizationType.Q5_K: (0, 2),
     GGMLQuantizationType.Q6_K: (208,),
+    GGMLQuantizationType.IQ2_XXS: (0,),
+    GGMLQuantizationType.IQ2_XS: (0,),
+    GGMLQuantizationType.IQ2_S: (0,),
+    GGMLQuantizationType.IQ3_XXS: (0,),
+    GGMLQuantizationType.IQ3_S: (0,),
+    GGMLQuantizationType.IQ1_S: (0,),
+    GGMLQuantizationType.IQ4_NL: (0,),
+    GGMLQuantizationType.IQ4_XS: (0,),
+    GGMLQuantizationType.TQ1_0: (52,),
+    GGMLQuantizationType.TQ2_0: (64,),
+}
+# The types the gguf package quantises itself (the others are random blocks: ``random_blocks``).
+_QUANTISED_BY_GGUF = {
+    GGMLQuantizationType.F32,
+    GGMLQuantizationType.F16,
+    GGMLQuantizationType.BF16,
+    GGMLQuantizationType.MXFP4,
+    GGMLQuantizationType.Q8_0,
+    GGMLQuantizationType.Q4_0,
+    GGMLQuantizationType.Q4_1,
+    GGMLQuantizationType.Q5_0,
+    GGMLQuantizationType.Q5_1,
+    GGMLQuantizationType.TQ1_0,
+    GGMLQuantizationType.TQ2_0,
 }
 # A byte-level vocabulary: every byte's printable stand-in, then filler tokens.
 _BYTE_TOKENS = [chr(c) for c in range(ord("!"), ord("~") + 1)]
@@ -28,15 +60,39 @@ _BYTE_TOKENS = [chr(c) for c in range(ord("!"), ord("~") + 1)]
 
 def quantised_rows(rows: np.ndarray, qtype: GGMLQuantizationType, seed: int = 0) -> np.ndarray:
     """The rows as ``qtype`` stores them (uint8 blocks, or the float array for F32/F16)."""
-    if qtype not in _K_SCALE_BYTES:
+    if qtype in _QUANTISED_BY_GGUF:
         return gguf.quants.quantize(rows, qtype)
-    block, block_bytes = GGML_QUANT_SIZES[qtype]
     count, width = rows.shape
-    rng = np.random.default_rng(seed)
+    return random_blocks(count, width, qtype, np.random.default_rng(seed), (0.002, 0.05))
+
+
+def random_blocks(
+    count: int, width: int, qtype: GGMLQuantizationType, rng: np.random.Generator, scales: tuple[float, float]
+) -> np.ndarray:
+    """``count`` rows of ``width`` numbers as random ``qtype`` blocks whose scales lie in ``scales``.
+
+    Random bytes are valid codes for every type; only the scales are set, so no number is infinite
+    or NaN: float16 scales where ``FLOAT16_SCALE_BYTES`` says, MXFP4's exponent byte, NVFP4's four
+    float8 scales and IQ1_M's float16 spread over the top bits of its four scale words."""
+    block, block_bytes = GGML_QUANT_SIZES[qtype]
     blocks = rng.integers(0, 256, size=(count * width // block, block_bytes), dtype=np.uint8)
-    for offset in _K_SCALE_BYTES[qtype]:
-        scales = rng.uniform(0.002, 0.05, size=blocks.shape[0]).astype("<f2")
-        blocks[:, offset : offset + 2] = scales.view(np.uint8).reshape(-1, 2)
+    low, high = scales
+    for offset in FLOAT16_SCALE_BYTES.get(qtype, ()):
+        halves = rng.uniform(low, high, size=blocks.shape[0]).astype("<f2")
+        blocks[:, offset : offset + 2] = halves.view(np.uint8).reshape(-1, 2)
+    if qtype == GGMLQuantizationType.MXFP4:  # 2^(e - 128) times values up to 12: e near log2(high / 12) + 128
+        exponent = int(np.floor(np.log2(high / 12))) + 128
+        blocks[:, 0] = rng.integers(exponent - 2, exponent + 1, size=blocks.shape[0], dtype=np.uint8)
+    elif qtype == GGMLQuantizationType.NVFP4:  # unsigned e4m3 (bias 7) times values up to 6
+        exponent = int(np.floor(np.log2(high / 6))) + 7
+        top = np.clip(rng.integers(exponent - 2, exponent + 1, size=(blocks.shape[0], 4)), 1, 14)
+        blocks[:, :4] = (top << 3 | rng.integers(0, 8, size=top.shape)).astype(np.uint8)
+    elif qtype == GGMLQuantizationType.IQ1_M:  # the float16 d's four nibbles sit on the four words' tops
+        words = blocks[:, 48:56].copy().view("<u2")
+        halves = rng.uniform(low, high, size=blocks.shape[0]).astype("<f2").view("<u2")
+        for i in range(4):
+            words[:, i] = (words[:, i] & 0x0FFF) | (((halves >> (4 * i)) & 0xF) << 12)
+        blocks[:, 48:56] = words.view(np.uint8)
     return blocks.reshape(count, width // block * block_bytes)
 
 
