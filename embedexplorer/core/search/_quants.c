@@ -17,9 +17,10 @@
  *                             and a fused multiply-subtract rounds the same exact
  *                             difference once, to the same float32;
  *   Q5_K  v = (d * s) * q - (m * n)   as Q4_K with q of 5 bits (the fifth from qh): 22 bits, exact,
- *                             the difference rounded once as gguf does.  Q5_K is only dequantised
- *                             here (for the exact pass), not scanned: its float scan took 3.23 ms
- *                             against 2.42 ms for its bfloat16 copy's (GPT-2-shaped, load 0.9).
+ *                             the difference rounded once as gguf does.  Q5_K is scanned by its copy
+ *                             sixteen rows at a time, made at open (AVX-512 VNNI, quants_groups_q5k.h,
+ *                             whose top is its proof: Q4_K's integer bound with its spread), else in
+ *                             float32 from its blocks (rows_plain) where a copy is given to no scan.
  * The scan then sums v_j * x_j in float32: 16 lanes (times the unrolling) each add
  * width / 16 fused products in turn, and the lanes are added in a tree, so no product
  * goes through more than width roundings, and the sum is within gamma_width of the sum

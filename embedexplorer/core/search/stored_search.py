@@ -246,8 +246,10 @@ def screen_for_stored(rows: StoredRows, report: ProgressCallback | None = None) 
         return StoredScreen(rows.raw, kind, lengths, 0.0, tuple(notes), quantised_width=width, spread=spread)
     if rows.storage == "Q5_K" and in_c and grouped_q5_k_here(_quants):
         lengths = _stored_lengths(rows, key, notes, report)
-        report(0, 1, "Copying the Q5_K table sixteen rows at a time")
+        message = "Copying the Q5_K table sixteen rows at a time"
+        report(0, 1, message)
         groups, spreads = q5_k_groups(rows.raw, width, _quants)
+        report(1, 1, message)
         spread = table_spread(spreads, lengths)
         if spread is not None:  # else (rows whose mins nearly cancel their numbers) the bfloat16 copy
             return StoredScreen(
