@@ -35,9 +35,8 @@
  * v . x~, and |v . (x - x~)| <= |v| QUERY_ROUNDING |x|.  Divided by |v|: the bound of Q4_K's integer
  * scan, term for term (StoredScreen.error_bound with the spread and 2^-23 for gguf's rounding).  A
  * row whose d or dmin is infinite or NaN has an infinite or NaN length: its scale is 0 and it
- * scores 0 whatever its lanes hold.  The spread's float32 sums of squares inside each sub-block
- * (32 terms, each rounded at most twice) are within 2^-18 of themselves: the 1.001 that Python
- * multiplies the spread by covers them many times over.
+ * scores 0 whatever its lanes hold.  The spread is summed in float64 from exact integer sums
+ * (q5_k_group_row): within 2^-40 of itself, and Python multiplies its root by 1.001.
  */
 #ifndef EMBEDEXPLORER_QUANTS_GROUPS_Q5K_H
 #define EMBEDEXPLORER_QUANTS_GROUPS_Q5K_H
@@ -62,8 +61,17 @@ static ALWAYS_INLINE void q5_k_six_bits(const uint8_t *packed, uint8_t *scale, u
     }
 }
 
+/* Four bytes' bit `bit` as four bits, byte i's as bit i: each masked bit moved to bit 24 + i by one
+ * product (the four partial products land on distinct bits, so nothing carries). */
+static ALWAYS_INLINE uint64_t q5_k_four_bits(uint32_t word, int bit)
+{
+    return (uint64_t)((((word >> bit) & 0x01010101u) * 0x01020408u) >> 24);
+}
+
 /* One row's block into its group's block (row r of 16), and the block's part of the row's spread:
- * sum of (|d s| q + |dmin m|)^2 over its 256 numbers. */
+ * sum of (|d s| q + |dmin m|)^2 over its 256 numbers, from each sub-block's exact integer sums of q and
+ * q^2 (a^2 sum q^2 + 2 a b sum q + 32 b^2 with a = |d s|, b = |dmin m|: each product exact in float64,
+ * so the block's part is within 2^-51 of itself). */
 static double q5_k_group_row(const uint8_t *block, int r, uint8_t *at)
 {
     uint8_t *six = at + 4 * GROUP_ROWS, *qs = six + 2 * 8 * GROUP_ROWS;
@@ -77,24 +85,23 @@ static double q5_k_group_row(const uint8_t *block, int r, uint8_t *at)
     for (int c = 0; c < 4; c++)
         for (int t = 0; t < 8; t++) {
             int s = 8 * c + t;
+            uint32_t word;
             memcpy(qs + 64 * s + 4 * r, packed_qs + 32 * c + 4 * t, 4);
-            for (int i = 0; i < 4; i++) {
-                uint8_t bits = qh[4 * t + i];
-                fifth[2 * s] |= (uint64_t)((bits >> (2 * c)) & 1) << (4 * r + i);
-                fifth[2 * s + 1] |= (uint64_t)((bits >> (2 * c + 1)) & 1) << (4 * r + i);
-            }
+            memcpy(&word, qh + 4 * t, 4); /* the fifth bits of numbers 4t .. 4t + 3 of each sub-block */
+            fifth[2 * s] |= q5_k_four_bits(word, 2 * c) << (4 * r);
+            fifth[2 * s + 1] |= q5_k_four_bits(word, 2 * c + 1) << (4 * r);
         }
-    float d = fabsf(half_at(block)), dmin = fabsf(half_at(block + 2));
-    double total = 0.0;
+    double d = fabs((double)half_at(block)), dmin = fabs((double)half_at(block + 2)), total = 0.0;
     for (int sub = 0; sub < 8; sub++) {
-        float size = d * (float)scale[sub], offset = dmin * (float)min[sub], sum = 0.0f;
+        int32_t sum = 0, squares = 0;
+        const uint8_t *nibbles = packed_qs + 32 * (sub / 2);
         int shift = (sub & 1) * 4;
         for (int j = 0; j < 32; j++) {
-            int q = ((packed_qs[32 * (sub / 2) + j] >> shift) & 0x0F) | (((qh[j] >> sub) & 1) << 4);
-            float term = size * (float)q + offset;
-            sum += term * term;
+            int32_t q = ((nibbles[j] >> shift) & 0x0F) | (((qh[j] >> sub) & 1) << 4);
+            sum += q, squares += q * q;
         }
-        total += (double)sum;
+        double a = d * scale[sub], b = dmin * min[sub];
+        total += a * a * squares + 2.0 * a * b * sum + 32.0 * b * b;
     }
     return total;
 }
