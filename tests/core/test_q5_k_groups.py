@@ -301,3 +301,17 @@ def test_the_copy_and_the_scan_refuse_buffers_of_the_wrong_size() -> None:
     query = np.ones(512, np.float32)
     with pytest.raises(ValueError, match="groups"):
         _quants.quant_scores(stored, Q5_K, query, scale, out, progress, True, groups)
+
+
+@needs_vnni
+def test_the_copy_and_its_spreads_are_the_same_on_every_build(other_build: str) -> None:
+    """The VNNI build measures the spreads from the copy's vectors, the others row by row from the blocks:
+    the same integer sums and float64 operations in the same order, so the same numbers, bit for bit."""
+    stored = q5_k_blocks(varied_rows(37, 768, seed=21))
+    made = {}
+    for build in ("best", other_build):
+        _quants.use_build(build)
+        made[build] = q5_k_groups(stored, 768)
+    np.testing.assert_array_equal(made["best"][0], made[other_build][0])
+    np.testing.assert_array_equal(made["best"][1], made[other_build][1])
+    assert (made["best"][1][zero_ids(37)] == 0).all() and (np.delete(made["best"][1], zero_ids(37)) > 0).all()
