@@ -54,9 +54,7 @@ def grouped_screen(stored: np.ndarray, width: int) -> tuple[stored_search.Stored
         lengths = np.linalg.norm(numbers, axis=1)
     groups, spreads = q5_k_groups(stored, width)
     spread = stored_search.table_spread(spreads, lengths)
-    screen = stored_search.StoredScreen(
-        stored, Q5_K, lengths, 0.0, quantised_width=width, spread=spread, groups=groups
-    )
+    screen = stored_search.StoredScreen(stored, Q5_K, lengths, 0.0, quantised_width=width, spread=spread, groups=groups)
     assert screen.integer and screen.groups_at_open
     return screen, numbers
 
