@@ -38,7 +38,20 @@ except ImportError:  # built without a C compiler: the gguf package dequantises
 
 log = logging.getLogger(__name__)
 # (numbers, bytes) of a block of each type the C dequantiser reads (gguf's GGML_QUANT_SIZES).
-_BLOCK_SHAPES = {"Q8_0": (32, 34), "Q4_0": (32, 18), "Q4_K": (256, 144), "Q6_K": (256, 210), "Q5_K": (256, 176)}
+_BLOCK_SHAPES = {
+    "Q8_0": (32, 34),
+    "Q4_0": (32, 18),
+    "Q4_K": (256, 144),
+    "Q6_K": (256, 210),
+    "Q5_K": (256, 176),
+    "Q4_1": (32, 20),
+    "Q5_0": (32, 22),
+    "Q5_1": (32, 24),
+    "IQ4_NL": (32, 18),
+    "IQ4_XS": (256, 136),
+    "TQ2_0": (256, 66),
+    "MXFP4": (32, 17),
+}
 
 TOKEN_TABLE = "token_embd.weight"
 POSITION_TABLE = "position_embd.weight"

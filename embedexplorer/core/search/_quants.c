@@ -52,6 +52,10 @@
  * Q4_K table is scanned by groups of 16 rows (quants_groups.h): the same integer sums, each term
  * through at most width / 32 + 2 roundings, so the same bound.
  *
+ * Q4_0 (from its second query), Q4_1, Q5_0, Q5_1 and IQ4_NL (from the open) are scanned the same way,
+ * by groups of 16 rows (quants_groups32.h, whose top proves their bound: Q4_0's above, or Q4_K's with
+ * a spread for Q4_1 and Q5_1); without VNNI the last four are scanned as a bfloat16 copy, as before.
+ *
  * Built three times on x86 (AVX-512 by hand, AVX2 and plain from portable C), the best
  * one the CPU runs picked at import; -march=native is never used (the wheel runs anywhere).
  */
@@ -59,18 +63,42 @@
 
 #include <math.h>
 
-/* Q5_K is scanned by its grouped copy only (quants_groups_q5k.h), or else in float32. */
-enum { KIND_Q8_0 = 0, KIND_Q4_0 = 1, KIND_Q4_K = 2, KIND_Q6_K = 3, KIND_Q5_K = 4, KINDS = 5 };
+/* Explicit values: the Python side names them (stored_search.py).  Q5_K: scanned by its grouped
+ * copy only (quants_groups_q5k.h), else in float32.  A kind whose BLOCK_NUMBERS is 0 is not built here.
+ * IQ4_XS, TQ2_0 and MXFP4: quants_lookup.h. */
+enum {
+    KIND_Q8_0 = 0,
+    KIND_Q4_0 = 1,
+    KIND_Q4_K = 2,
+    KIND_Q6_K = 3,
+    KIND_Q5_K = 4,
+    KIND_Q4_1 = 5,
+    KIND_Q5_0 = 6,
+    KIND_Q5_1 = 7,
+    KIND_IQ4_NL = 8,
+    KIND_IQ4_XS = 11,
+    KIND_TQ2_0 = 12,
+    KIND_MXFP4 = 13,
+    KINDS = 14
+};
 
 /* Numbers and bytes per block of each kind (GGML_QUANT_SIZES). */
-static const Py_ssize_t BLOCK_NUMBERS[KINDS] = {32, 32, 256, 256, 256};
-static const Py_ssize_t BLOCK_BYTES[KINDS] = {34, 18, 144, 210, 176};
+static const Py_ssize_t BLOCK_NUMBERS[KINDS] = {[KIND_Q8_0] = 32, [KIND_Q4_0] = 32, [KIND_Q4_K] = 256,
+                                                [KIND_Q6_K] = 256, [KIND_Q5_K] = 256, [KIND_Q4_1] = 32,
+                                                [KIND_Q5_0] = 32, [KIND_Q5_1] = 32, [KIND_IQ4_NL] = 32,
+                                                [KIND_IQ4_XS] = 256, [KIND_TQ2_0] = 256, [KIND_MXFP4] = 32};
+static const Py_ssize_t BLOCK_BYTES[KINDS] = {[KIND_Q8_0] = 34, [KIND_Q4_0] = 18, [KIND_Q4_K] = 144,
+                                              [KIND_Q6_K] = 210, [KIND_Q5_K] = 176, [KIND_Q4_1] = 20,
+                                              [KIND_Q5_0] = 22, [KIND_Q5_1] = 24, [KIND_IQ4_NL] = 18,
+                                              [KIND_IQ4_XS] = 136, [KIND_TQ2_0] = 66, [KIND_MXFP4] = 17};
 
 static ALWAYS_INLINE float half_at(const uint8_t *at)
 {
     uint16_t bits;
     return memcpy(&bits, at, sizeof bits), widen_half(bits);
 }
+
+#include "quants_groups32.h"
 
 /* Q4_K's eight 6-bit scales and mins, packed in 12 bytes (llama.cpp's get_scale_min_k4). */
 static ALWAYS_INLINE void q4_k_scales(const uint8_t *packed, float d, float dmin, float *scale, float *min)
@@ -82,6 +110,8 @@ static ALWAYS_INLINE void q4_k_scales(const uint8_t *packed, float d, float dmin
         min[j + 4] = dmin * (float)((packed[j + 8] >> 4) | ((packed[j + 4] >> 6) << 4));
     }
 }
+
+#include "quants_lookup_blocks.h"
 
 /* One block's numbers, dequantised exactly as gguf does (see the top of the file). */
 static ALWAYS_INLINE void dequantise_block(int kind, const uint8_t *block, float *v)
@@ -101,6 +131,12 @@ static ALWAYS_INLINE void dequantise_block(int kind, const uint8_t *block, float
         }
         break;
     }
+    case KIND_Q4_1:
+    case KIND_Q5_0:
+    case KIND_Q5_1:
+    case KIND_IQ4_NL:
+        dequantise_block32(kind, block, v);
+        break;
     case KIND_Q4_K: {
         float scale[8], min[8];
         q4_k_scales(block + 4, half_at(block), half_at(block + 2), scale, min);
@@ -128,6 +164,15 @@ static ALWAYS_INLINE void dequantise_block(int kind, const uint8_t *block, float
             }
         break;
     }
+    case KIND_IQ4_XS:
+        iq4_xs_block(block, half_at(block), v);
+        break;
+    case KIND_TQ2_0:
+        tq2_0_block(block, half_at(block + 64), v);
+        break;
+    case KIND_MXFP4:
+        mxfp4_block(block, v);
+        break;
     default: { /* KIND_Q6_K: ql[128], qh[64], int8 scales[16], d */
         const uint8_t *ql = block, *qh = block + 128;
         const int8_t *scales = (const int8_t *)(block + 192);
@@ -226,9 +271,6 @@ static void split_query(const int16_t *xq, const float *step, Py_ssize_t width, 
 #include "quants_groups.h"
 #include "quants_groups_q5k.h"
 
-/* Bytes a group of 16 rows takes per block in each kind's grouped copy (0: none). */
-static const Py_ssize_t GROUP_BYTES[KINDS] = {[KIND_Q4_K] = GROUP_BLOCK_BYTES, [KIND_Q5_K] = Q5_K_GROUP_BLOCK_BYTES};
-
 struct quant_job {
     int kind;
     const uint8_t *rows;
@@ -240,7 +282,7 @@ struct quant_job {
     const int8_t *high, *low; /* xq as two bytes for VNNI (Q4_0, Q4_K, Q6_K), or NULL */
     const int32_t *centre;
     const float *paired; /* Q4_K by VNNI: each block's steps and sums side by side */
-    const uint8_t *groups; /* Q4_K by VNNI: the rows sixteen at a time (quants_groups.h), or NULL */
+    const uint8_t *groups; /* Q4_K or a 32-number kind by VNNI: the rows sixteen at a time, or NULL */
 };
 
 static void quant_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
@@ -251,9 +293,18 @@ static void quant_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
         return;
     }
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-    if (q->groups != NULL) {
+    if (q->groups != NULL && (q->kind == KIND_Q4_K || q->kind == KIND_Q5_K)) {
         (q->kind == KIND_Q5_K ? q5_k_groups_vnni : groups_vnni)(q->groups, q->width / 256, q->high, q->low, q->step,
                                                                 q->scale, q->out, start, stop, q->width);
+        return;
+    }
+    if (q->groups != NULL) { /* quants_groups32.h */
+        groups32_vnni(q->kind, q->groups, q->width / 32, q->high, q->low, q->centre, q->step, q->scale, q->out, start,
+                      stop);
+        return;
+    }
+    if (is_block32(q->kind) && q->kind != KIND_Q4_0) { /* without their groups: the float scan, portable C */
+        rows_plain(q->kind, q->rows, q->row_bytes, q->query, q->scale, q->out, start, stop, q->width);
         return;
     }
     if (q->high != NULL) {
@@ -302,6 +353,8 @@ static int quantise_query(const float *x, Py_ssize_t width, int16_t *xq, float *
     return 1;
 }
 
+#include "quants_lookup.h"
+
 static PyObject *quant_scores(PyObject *self, PyObject *args)
 {
     Py_buffer rows, query, scale, out, progress, groups = {0};
@@ -313,17 +366,27 @@ static PyObject *quant_scores(PyObject *self, PyObject *args)
     PyObject *result = NULL;
     Py_ssize_t width = query.len / (Py_ssize_t)sizeof(float);
     Py_ssize_t count = out.len / (Py_ssize_t)sizeof(float);
-    if (kind < 0 || kind > KIND_Q5_K) {
-        PyErr_SetString(PyExc_ValueError, "kind must be 0 (Q8_0), 1 (Q4_0), 2 (Q4_K), 3 (Q6_K) or 4 (Q5_K)");
+    if (kind < 0 || kind >= KINDS || BLOCK_NUMBERS[kind] == 0) {
+        PyErr_SetString(PyExc_ValueError,
+                        "kind must be 0-3 (Q8_0, Q4_0, Q4_K, Q6_K), 4 (Q5_K), 5-8 (Q4_1-IQ4_NL) or 11-13");
     } else if (width == 0 || query.len % (Py_ssize_t)sizeof(float) != 0 || width % BLOCK_NUMBERS[kind] != 0) {
         PyErr_SetString(PyExc_ValueError, "the query must hold a whole number of blocks of float32 numbers");
     } else if (rows.len != count * (width / BLOCK_NUMBERS[kind]) * BLOCK_BYTES[kind]) {
         PyErr_SetString(PyExc_ValueError, "rows must hold len(out) rows of len(query) quantised numbers");
-    } else if (groups.buf != NULL && (GROUP_BYTES[kind] == 0 || groups.len != (count + GROUP_ROWS - 1) / GROUP_ROWS *
-                                                                             (width / 256) * GROUP_BYTES[kind])) {
-        PyErr_SetString(PyExc_ValueError, "groups must be q4_k_groups's or q5_k_groups's copy of the rows");
+    } else if (groups.buf != NULL && (kind == KIND_Q4_K || kind == KIND_Q5_K
+                                          ? groups.len != (count + GROUP_ROWS - 1) / GROUP_ROWS * (width / 256) *
+                                                              (kind == KIND_Q4_K ? GROUP_BLOCK_BYTES
+                                                                                 : Q5_K_GROUP_BLOCK_BYTES)
+                                      : lookup_kind(kind) ? groups.len != lookup_groups_bytes(kind, count, width)
+                                      : !is_block32(kind) || groups.len != (count + GROUP32_ROWS - 1) / GROUP32_ROWS *
+                                                                               (width / 32) * GROUP32_BYTES(kind))) {
+        PyErr_SetString(PyExc_ValueError,
+                        "groups must be q4_k_groups's, q5_k_groups's, block32_groups's or lookup_groups's copy");
     } else if (scale.len != out.len) {
         PyErr_SetString(PyExc_ValueError, "scale must hold one float32 per row");
+    } else if (lookup_kind(kind)) {
+        if (check_progress(&progress))
+            result = lookup_scores(kind, &rows, &query, &scale, &out, &progress, integer, groups.buf, count, width);
     } else if (check_progress(&progress)) {
         struct quant_job job = {kind, rows.buf, (width / BLOCK_NUMBERS[kind]) * BLOCK_BYTES[kind], width,
                                 query.buf, scale.buf, out.buf, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
@@ -341,11 +404,14 @@ static PyObject *quant_scores(PyObject *self, PyObject *args)
         if (job.xq != NULL && vnni_scan && kind != KIND_Q8_0) {
             bytes = PyMem_RawMalloc((size_t)width * 2);
             centre = kind != KIND_Q4_K ? PyMem_RawMalloc((size_t)(width / 4) * sizeof(int32_t)) : NULL;
+            /* Split as Q4_0's for the 32-number kinds (their groups replace the centres below). */
             paired = kind == KIND_Q4_K ? PyMem_RawMalloc((size_t)(width / 16) * sizeof(float)) : NULL;
             if (bytes != NULL && (kind != KIND_Q4_K ? centre != NULL : paired != NULL)) {
-                split_query(xq, step, width, bytes, bytes + width, centre, kind == KIND_Q4_0 ? 8 : 32, paired);
+                split_query(xq, step, width, bytes, bytes + width, centre, kind == KIND_Q6_K ? 32 : 8, paired);
                 job.high = bytes, job.low = bytes + width, job.centre = centre, job.paired = paired;
                 job.groups = groups.buf; /* NULL unless given */
+                if (job.groups != NULL && is_block32(kind)) /* the groups' offsets: per run, not per four */
+                    group32_centres(kind, xq, width, centre);
             }
         }
         result = share_chunks_released(quant_chunk, &job, count, &progress);
@@ -434,8 +500,8 @@ static PyObject *dequantise(PyObject *self, PyObject *args)
         return NULL;
     PyObject *result = NULL;
     Py_ssize_t numbers = out.len / (Py_ssize_t)sizeof(float);
-    if (kind < 0 || kind >= KINDS) {
-        PyErr_SetString(PyExc_ValueError, "kind must be 0 (Q8_0), 1 (Q4_0), 2 (Q4_K), 3 (Q6_K) or 4 (Q5_K)");
+    if (kind < 0 || kind >= KINDS || BLOCK_NUMBERS[kind] == 0) {
+        PyErr_SetString(PyExc_ValueError, "kind must be 0-3 (Q8_0, Q4_0, Q4_K, Q6_K), 4 (Q5_K), 5-8 or 11-13");
     } else if (out.len % (Py_ssize_t)sizeof(float) != 0 || numbers % BLOCK_NUMBERS[kind] != 0 ||
                rows.len != numbers / BLOCK_NUMBERS[kind] * BLOCK_BYTES[kind]) {
         PyErr_SetString(PyExc_ValueError, "out must hold the float32 numbers of every block of rows");
@@ -489,13 +555,27 @@ static PyMethodDef quant_methods[] = {
      "q4_k_groups(rows, width, out, progress)\n\nCopy Q4_K rows into out sixteen at a time (quants_groups.h), for\n"
      "quant_scores's groups; threads share rows as there."},
     {"q5_k_groups", q5_k_groups, METH_VARARGS,
-     "q5_k_groups(rows, width, out, spreads, progress)\n\nCopy Q5_K rows into out sixteen at a time (quants_groups_q5k.h,\n"
-     "out 8-byte aligned) and write each row's spread (as q4_k_spreads's) into spreads; threads share rows."},
+     "q5_k_groups(rows, width, out, spreads, progress)\n\nCopy Q5_K rows into out sixteen at a time\n"
+     "(quants_groups_q5k.h, out 8-byte aligned) and write each row's spread (as q4_k_spreads's) into spreads;\n"
+     "threads share rows."},
+    {"block32_groups", block32_groups, METH_VARARGS,
+     "block32_groups(rows, kind, width, out, progress)\n\nCopy rows of 32-number blocks (kind 1, 5-8) into out\n"
+     "sixteen at a time (quants_groups32.h), for quant_scores's groups; threads share rows as there."},
+    {"block32_spreads", block32_spreads, METH_VARARGS,
+     "block32_spreads(rows, kind, width, out, progress)\n\nWrite each Q4_1 or Q5_1 row's sum of (|d| q + |m|)^2\n"
+     "(float64) into out; threads share rows as in quant_scores."},
+    {"lookup_groups", lookup_groups, METH_VARARGS,
+     "lookup_groups(rows, kind, width, out, progress)\n\nCopy IQ4_XS (11), TQ2_0 (12) or MXFP4 (13) rows into out\n"
+     "sixteen at a time (quants_lookup.h), for quant_scores's groups; threads share rows as there."},
+    {"lookup_groups_size", lookup_groups_size, METH_VARARGS,
+     "lookup_groups_size(kind, count, width)\n\nBytes of lookup_groups's copy of count rows of width numbers."},
     {"grouped_scan", grouped_scan, METH_NOARGS,
-     "grouped_scan()\n\nTrue when quant_scores scans Q4_K rows by their groups here (AVX-512 VNNI)."},
+     "grouped_scan()\n\nTrue when quant_scores scans rows by their groups here (AVX-512 VNNI): Q4_K's from\n"
+     "q4_k_groups, Q5_K's from q5_k_groups, kinds 1 and 5-8 from block32_groups, IQ4_XS's, TQ2_0's and MXFP4's\n"
+     "from lookup_groups."},
     {"dequantise", dequantise, METH_VARARGS,
      "dequantise(rows, kind, out)\n\nWrite the float32 numbers of quantised rows (GGUF blocks, uint8; kind as for\n"
-     "quant_scores, or 4 Q5_K) into out,\n"
+     "quant_scores, or 4 Q5_K, 11 IQ4_XS, 12 TQ2_0, 13 MXFP4) into out,\n"
      "as gguf's dequantize gives them, without the GIL."},
     {"use_build", use_build, METH_VARARGS,
      "use_build(name)\n\nFor tests: scan with the named build (plain, avx2, avx512f, avx512f-float: no integer\n"
@@ -504,10 +584,12 @@ static PyMethodDef quant_methods[] = {
     {"quant_scores", quant_scores, METH_VARARGS,
      "quant_scores(rows, kind, query, scale, out, progress, integer=False)\n\n"
      "Write scale[i] times the dot product of quantised row i (GGUF blocks as stored, uint8; kind 0\n"
-     "Q8_0, 1 Q4_0, 2 Q4_K, 3 Q6_K) with the float32 query into out (0 where scale[i] is 0), without\n"
-     "the GIL; threads that call it with the same zeroed progress (two int64) share the rows.  With\n"
-     "integer, every kind is scanned against the query held as 16-bit integers where the\n"
-     "build can (error bound in _quants.c); Q4_K by groups, q4_k_groups's copy, when given and grouped_scan()."},
+     "Q8_0, 1 Q4_0, 2 Q4_K, 3 Q6_K, 5 Q4_1, 6 Q5_0, 7 Q5_1, 8 IQ4_NL, 11 IQ4_XS, 12 TQ2_0, 13 MXFP4) with the\n"
+     "float32 query into out (0 where scale[i] is 0), without the GIL; threads that call it with the same zeroed\n"
+     "progress (two int64) share the rows.  With integer, every kind is scanned against the query held as\n"
+     "16-bit integers where the build can (error bound in _quants.c); Q4_K by groups, q4_k_groups's copy\n"
+     "(block32_groups's for kinds 1, 5-8), when given and grouped_scan(); IQ4_XS, TQ2_0 and MXFP4 by\n"
+     "lookup_groups's copy there, else in float64 (quants_lookup.h)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -72,7 +72,8 @@ static ALWAYS_INLINE uint64_t q5_k_four_bits(uint32_t word, int bit)
 static void q5_k_group_row(const uint8_t *block, int r, uint8_t *at)
 {
     uint8_t *six = at + 4 * GROUP_ROWS, *qs = six + 2 * 8 * GROUP_ROWS;
-    uint64_t *fifth = (uint64_t *)(void *)(qs + 128 * GROUP_ROWS); /* 8-byte aligned: 2368 and 2880 are multiples of 8 */
+    /* 8-byte aligned: 2368 and 2880 are multiples of 8 */
+    uint64_t *fifth = (uint64_t *)(void *)(qs + 128 * GROUP_ROWS);
     const uint8_t *qh = block + 16, *packed_qs = block + 48;
     uint8_t scale[8], min[8];
     memcpy(at + 2 * r, block, 2), memcpy(at + 2 * GROUP_ROWS + 2 * r, block + 2, 2);
