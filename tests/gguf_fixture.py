@@ -195,25 +195,40 @@ def q4_k_blocks(rows: np.ndarray) -> np.ndarray:
     """``rows`` quantised to Q4_K in llama.cpp's block layout, by a plain min-max quantiser (the gguf
     package has none for K types): each sub-block of 32 gets a 6-bit scale and min under the block's
     float16 d and dmin. Which numbers the blocks hold is what gguf's ``dequantize`` reads from them."""
+    return _k_blocks(rows, 4)
+
+
+def q5_k_blocks(rows: np.ndarray) -> np.ndarray:
+    """``rows`` quantised to Q5_K in llama.cpp's block layout, as ``q4_k_blocks`` does with 32 levels: each
+    number's low four bits in qs as Q4_K's, its fifth in qh (bit i of qh[j]: number 32 i + j of the block)."""
+    return _k_blocks(rows, 5)
+
+
+def _k_blocks(rows: np.ndarray, bits: int) -> np.ndarray:
     count, width = rows.shape
+    levels = (1 << bits) - 1
     x = np.asarray(rows, dtype=np.float32).reshape(-1, 8, 32)  # blocks, sub-blocks, numbers
     low = np.minimum(x.min(axis=2), 0.0)
-    scale, mins = (x.max(axis=2) - low) / 15, -low
+    scale, mins = (x.max(axis=2) - low) / levels, -low
     d = (scale.max(axis=1) / 63).astype(np.float16)
     dmin = (mins.max(axis=1) / 63).astype(np.float16)
     with np.errstate(divide="ignore", invalid="ignore"):
         s6 = np.nan_to_num(np.clip(np.rint(scale / d[:, None].astype(np.float32)), 1, 63), nan=0.0)
         m6 = np.nan_to_num(np.clip(np.rint(mins / dmin[:, None].astype(np.float32)), 0, 63), nan=0.0)
         step = (d[:, None].astype(np.float32) * s6)[..., None]
-        q = np.nan_to_num(np.clip(np.rint((x + (dmin[:, None].astype(np.float32) * m6)[..., None]) / step), 0, 15))
+        q = np.nan_to_num(np.clip(np.rint((x + (dmin[:, None].astype(np.float32) * m6)[..., None]) / step), 0, levels))
     s6, m6, q = s6.astype(np.uint8), m6.astype(np.uint8), q.astype(np.uint8)
-    out = np.zeros((x.shape[0], 144), dtype=np.uint8)
+    qh_bytes = 32 if bits == 5 else 0
+    out = np.zeros((x.shape[0], 144 + qh_bytes), dtype=np.uint8)
     out[:, 0:2] = d.astype("<f2").view(np.uint8).reshape(-1, 2)
     out[:, 2:4] = dmin.astype("<f2").view(np.uint8).reshape(-1, 2)
     # The 12 bytes of scales and mins (llama.cpp's get_scale_min_k4, backwards).
     out[:, 4:8] = s6[:, :4] | ((s6[:, 4:] >> 4) << 6)
     out[:, 8:12] = m6[:, :4] | ((m6[:, 4:] >> 4) << 6)
     out[:, 12:16] = (s6[:, 4:] & 15) | ((m6[:, 4:] & 15) << 4)
-    pairs = q.reshape(-1, 4, 2, 32)  # numbers 64 c .. 64 c + 31 in the low nibbles, the next 32 in the high
-    out[:, 16:] = (pairs[:, :, 0] | (pairs[:, :, 1] << 4)).reshape(-1, 128)
-    return out.reshape(count, width // 256 * 144)
+    if bits == 5:  # qh[j]: bit i is the fifth bit of number 32 i + j
+        fifth = (q >> 4).astype(np.uint8) << np.arange(8, dtype=np.uint8)[None, :, None]
+        out[:, 16:48] = np.bitwise_or.reduce(fifth, axis=1)
+    pairs = (q & 15).reshape(-1, 4, 2, 32)  # numbers 64 c .. 64 c + 31 in the low nibbles, the next 32 in the high
+    out[:, 16 + qh_bytes :] = (pairs[:, :, 0] | (pairs[:, :, 1] << 4)).reshape(-1, 128)
+    return out.reshape(count, width // 256 * (144 + qh_bytes))

@@ -25,7 +25,7 @@ from ..gguf_fixture import float64_top_k, quantised_rows, write_gguf
 _quants = pytest.importorskip("embedexplorer.core.search._quants", reason="the quantised scan was not built here")
 
 TYPES = [Q.Q8_0, Q.Q4_0, Q.Q4_K, Q.Q6_K]
-READ_TYPES = [*TYPES, Q.Q5_K]  # dequantised by the C code (Q5_K's first pass scans its bfloat16 copy)
+READ_TYPES = [*TYPES, Q.Q5_K]  # dequantised by the C code (Q5_K is scanned by its grouped copy: test_q5_k_groups)
 # Byte ranges, inside one block, of each type's quantised numbers (their low bit moves one number by one step).
 NUMBER_BYTES = {Q.Q8_0: (2, 34), Q.Q4_0: (2, 18), Q.Q4_K: (16, 144), Q.Q5_K: (16, 176), Q.Q6_K: (0, 128)}
 BLOCK_BYTES = {Q.Q8_0: 34, Q.Q4_0: 18, Q.Q4_K: 144, Q.Q5_K: 176, Q.Q6_K: 210}
@@ -238,11 +238,12 @@ def test_rows_of_32_number_blocks_of_any_count_are_within_the_bound(qtype: Q, wi
 
 
 def test_a_q5_k_table_answers_as_a_float64_search_of_ggufs_numbers(tmp_path: Path) -> None:
-    """Q5_K's first pass scans its bfloat16 copy; the exact pass reads the rows by the C dequantiser."""
+    """Q5_K's first pass scans its copy sixteen rows at a time (AVX-512 VNNI) or its bfloat16 copy; the exact
+    pass reads the rows by the C dequantiser."""
     stored = near_tie_blocks(Q.Q5_K, seed=51)
     numbers = dequantize(stored, Q.Q5_K).astype(np.float64)
     table = open_table(str(write_gguf(tmp_path / "q5k.gguf", stored, Q.Q5_K)))
-    assert not table.screen.quantised  # the bfloat16 copy's scan
+    assert table.screen.quantised == _quants.grouped_scan()  # else the bfloat16 copy's scan
     for token_id in (ORIGINAL, 0, 2999):
         ids, cosines = float64_top_k(numbers, numbers[token_id], K, (token_id,))
         result = table.neighbours(token_id, k=K)

@@ -30,6 +30,7 @@ from embedexplorer import open_table
 from embedexplorer.core.common import cache
 from embedexplorer.core.common.files import atomic_write_bytes, open_own_file
 from embedexplorer.core.maps.map_cache import MapCache
+from embedexplorer.core.search import stored_search
 from embedexplorer.core.search.stored_search import _identity
 
 from ..gguf_fixture import float64_top_k, quantised_rows, write_gguf
@@ -217,8 +218,23 @@ def test_poisoned_row_lengths_are_found_and_rebuilt(tmp_path_factory, how, seed)
     np.testing.assert_allclose(np.fromfile(entry), np.linalg.norm(stored, axis=1), rtol=1e-12)  # rebuilt on disk
 
 
+@contextmanager
+def without_vnni() -> Iterator[None]:
+    """The scan's build without AVX-512 VNNI, where Q5_K's first pass is a bfloat16 cache entry (with it, a
+    copy of the rows sixteen at a time made at open, nothing on disk)."""
+    quants = stored_search._quants
+    if quants is not None:
+        quants.use_build("plain")
+    try:
+        yield
+    finally:
+        if quants is not None:
+            quants.use_build("best")
+
+
+@without_vnni()
 def test_a_poisoned_first_pass_of_a_quantised_table_is_rebuilt(tmp_path: Path) -> None:
-    # Q5_K: a type the C scan does not read in its blocks, so its first pass is a bfloat16 cache entry.
+    # Q5_K without VNNI: a type the C scan does not read in its blocks, so its first pass is a bfloat16 cache entry.
     rows = np.random.default_rng(3).standard_normal((640, 256)).astype(np.float32)
     path = write_gguf(tmp_path / "q5k.gguf", quantised_rows(rows, Q.Q5_K), Q.Q5_K)
     first = open_table(str(path))
@@ -240,6 +256,9 @@ import numpy as np, sys
 from embedexplorer import open_table
 from embedexplorer.core.common import cache
 from embedexplorer.core.common.errors import EmbedExplorerError
+from embedexplorer.core.search import stored_search
+if stored_search._quants is not None:
+    stored_search._quants.use_build("plain")  # no VNNI: Q5_K's first pass is a bfloat16 cache entry
 cache.IN_MEMORY_LIMIT = 0  # every entry mapped, as a large table's would be
 table = open_table(sys.argv[1])
 table.neighbours(3, k=4)  # builds and keeps the first pass

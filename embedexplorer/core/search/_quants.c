@@ -17,9 +17,10 @@
  *                             and a fused multiply-subtract rounds the same exact
  *                             difference once, to the same float32;
  *   Q5_K  v = (d * s) * q - (m * n)   as Q4_K with q of 5 bits (the fifth from qh): 22 bits, exact,
- *                             the difference rounded once as gguf does.  Q5_K is only dequantised
- *                             here (for the exact pass), not scanned: its float scan took 3.23 ms
- *                             against 2.42 ms for its bfloat16 copy's (GPT-2-shaped, load 0.9).
+ *                             the difference rounded once as gguf does.  Q5_K is scanned by its copy
+ *                             sixteen rows at a time, made at open (AVX-512 VNNI, quants_groups_q5k.h,
+ *                             whose top is its proof: Q4_K's integer bound with its spread), else in
+ *                             float32 from its blocks (rows_plain) where a copy is given to no scan.
  * The scan then sums v_j * x_j in float32: 16 lanes (times the unrolling) each add
  * width / 16 fused products in turn, and the lanes are added in a tree, so no product
  * goes through more than width roundings, and the sum is within gamma_width of the sum
@@ -64,8 +65,8 @@
 
 #include <math.h>
 
-/* Explicit values: the Python side names them (stored_search.py).  Q5_K: dequantise reads it,
- * quant_scores does not (see the top of the file); Q2_K and Q3_K are scanned by low_bit_scores
+/* Explicit values: the Python side names them (stored_search.py).  Q5_K: scanned by its grouped
+ * copy only (quants_groups_q5k.h), else in float32; Q2_K and Q3_K are scanned by low_bit_scores
  * (quants_groups_q2q3.h).  A kind whose BLOCK_NUMBERS is 0 is not built here.
  * IQ4_XS, TQ2_0 and MXFP4: quants_lookup.h.  NVFP4, TQ1_0, IQ3_XXS and IQ3_S: quants_fp4_ternary.h. */
 enum {
@@ -303,6 +304,7 @@ static void split_query(const int16_t *xq, const float *step, Py_ssize_t width, 
 #include "quants_groups.h"
 #include "quants_groups_q2q3.h"
 #include "quants_groups_q6k.h"
+#include "quants_groups_q5k.h"
 
 struct quant_job {
     int kind;
@@ -321,12 +323,17 @@ struct quant_job {
 static void quant_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
 {
     const struct quant_job *q = job;
+    if (q->kind == KIND_Q5_K && q->groups == NULL) { /* Q5_K's blocks without its grouped copy: the float scan */
+        rows_plain(q->kind, q->rows, q->row_bytes, q->query, q->scale, q->out, start, stop, q->width);
+        return;
+    }
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
     if (q->groups != NULL && q->kind == KIND_Q6_K &&
         q6_k_groups_vnni(q->groups, q->high, q->low, q->centre, q->step, q->scale, q->out, start, stop, q->width))
         return;
-    if (q->groups != NULL && q->kind == KIND_Q4_K) {
-        groups_vnni(q->groups, q->width / 256, q->high, q->low, q->step, q->scale, q->out, start, stop, q->width);
+    if (q->groups != NULL && (q->kind == KIND_Q4_K || q->kind == KIND_Q5_K)) {
+        (q->kind == KIND_Q5_K ? q5_k_groups_vnni : groups_vnni)(q->groups, q->width / 256, q->high, q->low, q->step,
+                                                                q->scale, q->out, start, stop, q->width);
         return;
     }
     if (q->groups != NULL && is_block32(q->kind)) { /* quants_groups32.h */
@@ -398,10 +405,10 @@ static PyObject *quant_scores(PyObject *self, PyObject *args)
     PyObject *result = NULL;
     Py_ssize_t width = query.len / (Py_ssize_t)sizeof(float);
     Py_ssize_t count = out.len / (Py_ssize_t)sizeof(float);
-    if (kind < 0 || kind >= KINDS || kind == KIND_Q5_K || kind == KIND_Q2_K || kind == KIND_Q3_K ||
+    if (kind < 0 || kind >= KINDS || kind == KIND_Q2_K || kind == KIND_Q3_K ||
         BLOCK_NUMBERS[kind] == 0) { /* Q2_K and Q3_K: low_bit_scores */
-        PyErr_SetString(PyExc_ValueError, "kind must be 0-3 (Q8_0, Q4_0, Q4_K, Q6_K), 5-8 (Q4_1-IQ4_NL), 11-13 "
-                                          "(IQ4_XS, TQ2_0, MXFP4) or 14-17 (NVFP4, TQ1_0, IQ3_XXS, IQ3_S)");
+        PyErr_SetString(PyExc_ValueError, "kind must be 0-3 (Q8_0, Q4_0, Q4_K, Q6_K), 4 (Q5_K), 5-8 (Q4_1-IQ4_NL), "
+                                          "11-13 (IQ4_XS, TQ2_0, MXFP4) or 14-17 (NVFP4, TQ1_0, IQ3_XXS, IQ3_S)");
     } else if (width == 0 || query.len % (Py_ssize_t)sizeof(float) != 0 || width % BLOCK_NUMBERS[kind] != 0) {
         PyErr_SetString(PyExc_ValueError, "the query must hold a whole number of blocks of float32 numbers");
     } else if (rows.len != count * (width / BLOCK_NUMBERS[kind]) * BLOCK_BYTES[kind]) {
@@ -412,12 +419,14 @@ static PyObject *quant_scores(PyObject *self, PyObject *args)
     } else if (groups.buf != NULL && kind == KIND_Q6_K && groups.len != q6_k_groups_bytes(count, width)) {
         PyErr_SetString(PyExc_ValueError, "groups must be q6_k_groups's copy of the Q6_K rows");
     } else if (groups.buf != NULL && kind != KIND_Q6_K &&
-               (kind == KIND_Q4_K ? groups.len != (count + GROUP_ROWS - 1) / GROUP_ROWS * (width / 256) * GROUP_BLOCK_BYTES
+               (kind == KIND_Q4_K || kind == KIND_Q5_K
+                    ? groups.len != (count + GROUP_ROWS - 1) / GROUP_ROWS * (width / 256) *
+                                        (kind == KIND_Q4_K ? GROUP_BLOCK_BYTES : Q5_K_GROUP_BLOCK_BYTES)
                 : lookup_kind(kind) ? groups.len != lookup_groups_bytes(kind, count, width)
                 : !is_block32(kind) || groups.len != (count + GROUP32_ROWS - 1) / GROUP32_ROWS *
                                                          (width / 32) * GROUP32_BYTES(kind))) {
-        PyErr_SetString(PyExc_ValueError,
-                        "groups must be q4_k_groups's, q6_k_groups's, block32_groups's or lookup_groups's copy");
+        PyErr_SetString(PyExc_ValueError, "groups must be q4_k_groups's, q5_k_groups's, q6_k_groups's, "
+                                          "block32_groups's or lookup_groups's copy");
     } else if (scale.len != out.len) {
         PyErr_SetString(PyExc_ValueError, "scale must hold one float32 per row");
     } else if (lookup_kind(kind)) {
@@ -594,6 +603,10 @@ static PyMethodDef quant_methods[] = {
     {"q6_k_groups", q6_k_groups, METH_VARARGS,
      "q6_k_groups(rows, width, out, progress)\n\nCopy Q6_K rows into out sixteen at a time (quants_groups_q6k.h),\n"
      "for quant_scores's groups; threads share rows as there."},
+    {"q5_k_groups", q5_k_groups, METH_VARARGS,
+     "q5_k_groups(rows, width, out, spreads, progress)\n\nCopy Q5_K rows into out sixteen at a time\n"
+     "(quants_groups_q5k.h, out 8-byte aligned) and write each row's spread (as q4_k_spreads's) into spreads;\n"
+     "threads share rows."},
     {"block32_groups", block32_groups, METH_VARARGS,
      "block32_groups(rows, kind, width, out, progress)\n\nCopy rows of 32-number blocks (kind 1, 5-8) into out\n"
      "sixteen at a time (quants_groups32.h), for quant_scores's groups; threads share rows as there."},
@@ -617,7 +630,8 @@ static PyMethodDef quant_methods[] = {
      "fp4t_grouped_scan(kind)\n\nTrue when quant_scores scans NVFP4, TQ1_0, IQ3_XXS or IQ3_S rows by groups here."},
     {"grouped_scan", grouped_scan, METH_NOARGS,
      "grouped_scan()\n\nTrue when quant_scores scans rows by their groups here (AVX-512 VNNI): Q4_K's from\n"
-     "q4_k_groups, kinds 1 and 5-8 from block32_groups, IQ4_XS's, TQ2_0's and MXFP4's from lookup_groups."},
+     "q4_k_groups, Q5_K's from q5_k_groups, kinds 1 and 5-8 from block32_groups, IQ4_XS's, TQ2_0's and MXFP4's\n"
+     "from lookup_groups."},
     {"low_bit_groups", low_bit_groups, METH_VARARGS,
      "low_bit_groups(rows, kind, width, out, progress)\n\nCopy Q2_K (kind 9) or Q3_K (10) rows into out sixteen at a\n"
      "time (quants_groups_q2q3.h), for low_bit_scores; threads share rows as in quant_scores."},
@@ -664,6 +678,7 @@ PyMODINIT_FUNC PyInit__quants(void)
         PyModule_AddIntConstant(module, "GROUP_ROWS", GROUP_ROWS) < 0 ||
         PyModule_AddIntConstant(module, "GROUP_BLOCK_BYTES", GROUP_BLOCK_BYTES) < 0 ||
         PyModule_AddIntConstant(module, "Q6K_GROUP_BLOCK_BYTES", Q6K_GROUP_BLOCK_BYTES) < 0 ||
+        PyModule_AddIntConstant(module, "Q5_K_GROUP_BLOCK_BYTES", Q5_K_GROUP_BLOCK_BYTES) < 0 ||
         PyModule_AddObjectRef(module, "QUERY_ROUNDING", rounding) < 0) {
         Py_XDECREF(rounding);
         Py_XDECREF(module);

@@ -6,9 +6,10 @@ each number to the float32 the exact pass reads, so its bound is a 16-bit row's)
 Q5_0, Q5_1 and IQ4_NL rows as a copy of their blocks sixteen rows at a time, made at open
 where the CPU has AVX-512 VNNI (``block32_groups``, ``quants_groups32.h``), IQ4_XS, TQ2_0
 and MXFP4 rows likewise (``lookup_groups``, ``quants_lookup.h``), Q2_K and Q3_K rows
-(``low_bit_groups``, ``quants_groups_q2q3.h``), and NVFP4, TQ1_0, IQ3_XXS and IQ3_S rows
-(``fp4_ternary_groups``, ``quants_fp4_ternary.h``); other quantised types (and those thirteen
-without VNNI) are rounded to bfloat16 once, block by block, from the dequantised rows.
+(``low_bit_groups``, ``quants_groups_q2q3.h``), NVFP4, TQ1_0, IQ3_XXS and IQ3_S rows
+(``fp4_ternary_groups``, ``quants_fp4_ternary.h``), and Q5_K rows (``grouped_q5_k``,
+``quants_groups_q5k.h``); other quantised types (and those fourteen without VNNI) are rounded
+to bfloat16 once, block by block, from the dequantised rows.
 Each row's score is multiplied by its stored reciprocal length, so it is a cosine (times
 the query's length) within a known bound.  ``neighbours.search`` then rescores, in
 float64 from the stored numbers, every row that could be among the best: the answer is
@@ -38,6 +39,7 @@ from ..common.plain_pages import empty_on_plain_pages
 from ..common.progress import ProgressCallback
 from .block32_groups import BLOCK32_KINDS, MIN_KINDS, Q4_0_KIND, block32_groups
 from .fp4_ternary_groups import FP4_TERNARY_KINDS, fp4_ternary_groups, scans_fp4_ternary_groups
+from .grouped_q5_k import grouped_q5_k_here, q5_k_groups
 from .lookup_groups import LOOKUP_KINDS, lookup_groups
 from .neighbours import accumulation_error
 from .q6_k_groups import q6_k_groups
@@ -60,7 +62,8 @@ QUANT_KINDS = {"Q8_0": 0, "Q4_0": 1, "Q4_K": 2, "Q6_K": 3}
 # AVX-512 VNNI (``low_bit_groups``), else through a bfloat16 copy.
 LOW_BIT_KINDS = {"Q2_K": 9, "Q3_K": 10}
 # The types ``_quants.dequantise`` reads (the exact pass's rows): those, and Q5_K, whose first pass is its
-# bfloat16 copy's scan (faster than a float scan of its blocks: 2.42 ms against 3.23 ms, GPT-2-shaped).
+# copy sixteen rows at a time made at open (AVX-512 VNNI, ``grouped_q5_k``), else its bfloat16 copy's scan
+# (faster than a float scan of its blocks: 2.42 ms against 3.23 ms, GPT-2-shaped).
 # Q4_1, Q5_0, Q5_1 and IQ4_NL are scanned by a copy of their rows sixteen at a time, made at open where the
 # CPU has AVX-512 VNNI (``block32_groups``), else by their bfloat16 copy's scan; IQ4_XS, TQ2_0 and MXFP4 too
 # (``lookup_groups``), Q2_K and Q3_K (``low_bit_groups``), and NVFP4, TQ1_0 and the IQ3s (``fp4_ternary_groups``).
@@ -84,9 +87,10 @@ _INTEGER_KINDS = (
     *FP4_TERNARY_KINDS.values(),
 )
 _Q4_K = QUANT_KINDS["Q4_K"]
+_Q5_K = DEQUANTISED_KINDS["Q5_K"]
 _Q6_K = QUANT_KINDS["Q6_K"]
 # Kinds whose numbers are a scaled code plus a min, rounded once by gguf: scanned as integers with a spread.
-_SPREAD_KINDS = (_Q4_K, *MIN_KINDS)
+_SPREAD_KINDS = (_Q4_K, _Q5_K, *MIN_KINDS)
 # Kinds whose copy sixteen rows at a time is only ever made at open (never from a later query).
 _FP4_TERNARY_CODES = frozenset(FP4_TERNARY_KINDS.values())
 # A Q4_K table whose rows' spread exceeds this is scanned in float32 instead: its integer scan's bound
@@ -101,7 +105,7 @@ _MAX_SPREAD = 64.0
 # load 1.4: bench_q6_k_groups --qwen), but its copy takes 451 MB more memory and 345 ms at the second query,
 # to save 7 ms a query on a table that meets goal 2 as stored: it keeps its blocks as stored too.
 _GROUPS_MAX_BYTES = 128 << 20
-# Q4_K's dequantised numbers are rounded once by gguf (d s q - m n): 2^-24 of each, with room.
+# Q4_K's and Q5_K's dequantised numbers are rounded once by gguf (d s q - m n): 2^-24 of each, with room.
 _Q4_K_ROUNDING = 2.0**-23
 # Rounding to the nearest bfloat16 moves a number by at most 2^-8 of itself.
 BF16_ROUNDING = 2.0**-8
@@ -153,7 +157,7 @@ class StoredScreen:
         self._quants = _quants
         # How far the scan's copy of the query may be from it, relative to |query| (Q8_0, Q4_0 and
         # Q6_K are scanned against it as 16-bit integers: ``_quants.c``).
-        # A Q4_K table is scanned so only with its ``spread``: the largest ratio over its rows of
+        # A Q4_K or Q5_K table is scanned so only with its ``spread``: the largest ratio over its rows of
         # sqrt(sum (|d s| q + |m n|)^2) to the row's length (``quantised_spread``).
         spread_kind = self.quantised and kind in _SPREAD_KINDS
         self.integer = self.quantised and (kind in _INTEGER_KINDS or (spread_kind and spread is not None))
@@ -173,7 +177,7 @@ class StoredScreen:
         self.scale = scale
         # A Q4_K, Q6_K or Q4_0 table's rows sixteen at a time (``q4_k_groups``, ``q6_k_groups``,
         # ``block32_groups``), made when a second query comes; Q4_1's, Q5_0's, Q5_1's, IQ4_NL's, IQ4_XS's,
-        # TQ2_0's, MXFP4's, NVFP4's, TQ1_0's and the IQ3s' at open (``groups``).
+        # TQ2_0's, MXFP4's, NVFP4's, TQ1_0's, the IQ3s' and Q5_K's at open (``groups``).
         self.groups: np.ndarray | None = groups
         self.groups_at_open = groups is not None
         self._scans = 0
@@ -280,16 +284,13 @@ def screen_for_stored(rows: StoredRows, report: ProgressCallback | None = None) 
             lengths = half_lengths(rows.raw, rows.half_kind)
             cache.save_array(key, "lengths", lengths)
         return StoredScreen(rows.raw, rows.half_kind, lengths, 0.0, tuple(notes))
-    # Q4_1, Q5_0, Q5_1, IQ4_NL, IQ4_XS, TQ2_0, MXFP4, NVFP4, TQ1_0, IQ3_XXS, IQ3_S: their groups at open where
-    # the CPU scans them (else a bfloat16 copy).
+    # Q4_1, Q5_0, Q5_1, IQ4_NL, IQ4_XS, TQ2_0, MXFP4, NVFP4, TQ1_0, IQ3_XXS, IQ3_S (and Q5_K, Q2_K, Q3_K,
+    # below): their groups at open where the CPU scans them (else a bfloat16 copy).
     built = _quants is not None and _scan is not None and rows.raw.flags.c_contiguous
     at_open = built and (rows.storage in BLOCK32_KINDS or rows.storage in LOOKUP_KINDS) and _quants.grouped_scan()
     fp4_ternary = built and scans_fp4_ternary_groups(rows.storage, _quants)
     if built and (rows.storage in QUANT_KINDS or at_open or fp4_ternary):
-        lengths = _checked(cache.load_array(key, "lengths", (count,), np.float64), rows, None, key, notes)
-        if lengths is None:
-            lengths = _quantised_lengths(rows, report)
-            cache.save_array(key, "lengths", lengths)
+        lengths = _stored_lengths(rows, key, notes, report)
         if rows.storage in LOOKUP_KINDS:
             kind = LOOKUP_KINDS[rows.storage]
             message = f"Copying the {rows.storage} table sixteen rows at a time"
@@ -310,14 +311,22 @@ def screen_for_stored(rows: StoredRows, report: ProgressCallback | None = None) 
             return StoredScreen(
                 rows.raw, kind, lengths, 0.0, tuple(notes), quantised_width=width, spread=spread, groups=groups
             )
+    if rows.storage == "Q5_K" and built and grouped_q5_k_here(_quants):
+        lengths = _stored_lengths(rows, key, notes, report)
+        message = "Copying the Q5_K table sixteen rows at a time"
+        report(0, 1, message)
+        groups, spreads = q5_k_groups(rows.raw, width, _quants)
+        report(1, 1, message)
+        spread = table_spread(spreads, lengths)
+        if spread is not None:  # else (rows whose mins nearly cancel their numbers) the bfloat16 copy
+            return StoredScreen(
+                rows.raw, _Q5_K, lengths, 0.0, tuple(notes), quantised_width=width, spread=spread, groups=groups
+            )
     if rows.storage in LOW_BIT_KINDS and _scan is not None:
         from .low_bit_groups import grouped_here, low_bit_screen  # it builds on this module
 
         if grouped_here(rows.raw, width):
-            lengths = _checked(cache.load_array(key, "lengths", (count,), np.float64), rows, None, key, notes)
-            if lengths is None:
-                lengths = _quantised_lengths(rows, report)
-                cache.save_array(key, "lengths", lengths)
+            lengths = _stored_lengths(rows, key, notes, report)
             report(0, 1, "Arranging the rows sixteen at a time")
             screen = low_bit_screen(rows.raw, rows.storage, lengths, tuple(notes), width)
             if screen is not None:
@@ -327,6 +336,15 @@ def screen_for_stored(rows: StoredRows, report: ProgressCallback | None = None) 
     if bits is None or lengths is None or _checked(lengths, rows, bits, key, notes) is None:
         bits, lengths = _round_quantised(rows, key, report)
     return StoredScreen(bits, BF16_KIND, lengths, BF16_ROUNDING, tuple(notes))
+
+
+def _stored_lengths(rows: StoredRows, key: str | None, notes: list[str], report: ProgressCallback) -> np.ndarray:
+    """The quantised rows' lengths: from the cache when they agree with the table, else measured and kept."""
+    lengths = _checked(cache.load_array(key, "lengths", (rows.shape[0],), np.float64), rows, None, key, notes)
+    if lengths is None:
+        lengths = _quantised_lengths(rows, report)
+        cache.save_array(key, "lengths", lengths)
+    return lengths
 
 
 def _checked(
@@ -393,6 +411,12 @@ def quantised_spread(blocks: np.ndarray, width: int, lengths: np.ndarray, kind: 
     else:
         measure = partial(_quants.block32_spreads, blocks, kind, width, spreads)
     shared_pass(blocks.shape[0] * width, measure)
+    return table_spread(spreads, lengths)
+
+
+def table_spread(spreads: np.ndarray, lengths: np.ndarray) -> float | None:
+    """The largest ratio of a row's root spread (sum of (|d s| q + |m n|)^2 over its numbers) to its
+    length, over the rows that point somewhere; None when too large for the integer scan."""
     live = np.isfinite(lengths) & (lengths > 0) & np.isfinite(spreads)
     if not live.any():
         return None
