@@ -307,4 +307,4 @@ def test_the_c_functions_refuse_what_is_not_their_rows() -> None:
     with pytest.raises(ValueError, match="groups of every 16"):
         _quants.low_bit_groups(stored, 10, 256, np.zeros(10, np.uint8), np.zeros(2, np.int64))
     with pytest.raises(ValueError, match="kind"):
-        _quants.dequantise(stored, 14, np.empty((20, 256), np.float32))  # past the last kind
+        _quants.dequantise(stored, 99, np.empty((20, 256), np.float32))  # past the last kind
