@@ -58,18 +58,39 @@
 
 #include <math.h>
 
-/* Q5_K last: dequantise reads it, quant_scores does not (see the top of the file). */
-enum { KIND_Q8_0, KIND_Q4_0, KIND_Q4_K, KIND_Q6_K, KIND_Q5_K, KINDS };
+/* Q5_K last: dequantise reads it, quant_scores does not (see the top of the file).  The IQ1/IQ2 kinds
+ * are scanned by iq_scores (quants_iq.h).  Explicit values: other kinds take the numbers between. */
+enum {
+    KIND_Q8_0 = 0,
+    KIND_Q4_0 = 1,
+    KIND_Q4_K = 2,
+    KIND_Q6_K = 3,
+    KIND_Q5_K = 4,
+    KIND_IQ2_XXS = 18,
+    KIND_IQ2_XS = 19,
+    KIND_IQ2_S = 20,
+    KIND_IQ1_S = 21,
+    KIND_IQ1_M = 22,
+    KINDS = 23
+};
 
-/* Numbers and bytes per block of each kind (GGML_QUANT_SIZES). */
-static const Py_ssize_t BLOCK_NUMBERS[KINDS] = {32, 32, 256, 256, 256};
-static const Py_ssize_t BLOCK_BYTES[KINDS] = {34, 18, 144, 210, 176};
+/* Numbers and bytes per block of each kind (GGML_QUANT_SIZES); 0 for a number no kind has here. */
+static const Py_ssize_t BLOCK_NUMBERS[KINDS] = {
+    [KIND_Q8_0] = 32,     [KIND_Q4_0] = 32,    [KIND_Q4_K] = 256,   [KIND_Q6_K] = 256,  [KIND_Q5_K] = 256,
+    [KIND_IQ2_XXS] = 256, [KIND_IQ2_XS] = 256, [KIND_IQ2_S] = 256, [KIND_IQ1_S] = 256, [KIND_IQ1_M] = 256,
+};
+static const Py_ssize_t BLOCK_BYTES[KINDS] = {
+    [KIND_Q8_0] = 34,    [KIND_Q4_0] = 18,   [KIND_Q4_K] = 144, [KIND_Q6_K] = 210, [KIND_Q5_K] = 176,
+    [KIND_IQ2_XXS] = 66, [KIND_IQ2_XS] = 74, [KIND_IQ2_S] = 82, [KIND_IQ1_S] = 50, [KIND_IQ1_M] = 56,
+};
 
 static ALWAYS_INLINE float half_at(const uint8_t *at)
 {
     uint16_t bits;
     return memcpy(&bits, at, sizeof bits), widen_half(bits);
 }
+
+#include "iq_grids.h"
 
 /* Q4_K's eight 6-bit scales and mins, packed in 12 bytes (llama.cpp's get_scale_min_k4). */
 static ALWAYS_INLINE void q4_k_scales(const uint8_t *packed, float d, float dmin, float *scale, float *min)
@@ -127,6 +148,13 @@ static ALWAYS_INLINE void dequantise_block(int kind, const uint8_t *block, float
             }
         break;
     }
+    case KIND_IQ2_XXS:
+    case KIND_IQ2_XS:
+    case KIND_IQ2_S:
+    case KIND_IQ1_S:
+    case KIND_IQ1_M:
+        iq_dequantise_block(kind, block, v);
+        break;
     default: { /* KIND_Q6_K: ql[128], qh[64], int8 scales[16], d */
         const uint8_t *ql = block, *qh = block + 128;
         const int8_t *scales = (const int8_t *)(block + 192);
@@ -292,6 +320,8 @@ static int quantise_query(const float *x, Py_ssize_t width, int16_t *xq, float *
     return 1;
 }
 
+#include "quants_iq.h"
+
 static PyObject *quant_scores(PyObject *self, PyObject *args)
 {
     Py_buffer rows, query, scale, out, progress, groups = {0};
@@ -424,8 +454,8 @@ static PyObject *dequantise(PyObject *self, PyObject *args)
         return NULL;
     PyObject *result = NULL;
     Py_ssize_t numbers = out.len / (Py_ssize_t)sizeof(float);
-    if (kind < 0 || kind >= KINDS) {
-        PyErr_SetString(PyExc_ValueError, "kind must be 0 (Q8_0), 1 (Q4_0), 2 (Q4_K), 3 (Q6_K) or 4 (Q5_K)");
+    if (kind < 0 || kind >= KINDS || BLOCK_NUMBERS[kind] == 0) {
+        PyErr_SetString(PyExc_ValueError, "kind must be 0 (Q8_0), 1 (Q4_0), 2 (Q4_K), 3 (Q6_K), 4 (Q5_K) or 18-22 (IQ)");
     } else if (out.len % (Py_ssize_t)sizeof(float) != 0 || numbers % BLOCK_NUMBERS[kind] != 0 ||
                rows.len != numbers / BLOCK_NUMBERS[kind] * BLOCK_BYTES[kind]) {
         PyErr_SetString(PyExc_ValueError, "out must hold the float32 numbers of every block of rows");
@@ -480,6 +510,12 @@ static PyMethodDef quant_methods[] = {
      "quant_scores's groups; threads share rows as there."},
     {"grouped_scan", grouped_scan, METH_NOARGS,
      "grouped_scan()\n\nTrue when quant_scores scans Q4_K rows by their groups here (AVX-512 VNNI)."},
+    {"iq_groups", iq_groups, METH_VARARGS,
+     "iq_groups(rows, kind, width, out, progress)\n\nCopy IQ1/IQ2 rows into out sixteen at a time (quants_iq.h)."},
+    {"iq_group_bytes", iq_group_bytes, METH_VARARGS, "iq_group_bytes(kind)\n\nBytes of a group's block (quants_iq.h)."},
+    {"iq_scores", iq_scores, METH_VARARGS,
+     "iq_scores(groups, rows, kind, query, scale, out, progress)\n\nAs quant_scores, for IQ1/IQ2 rows by their\n"
+     "groups (iq_groups's copy), or by their stored blocks in float32 where the groups' scan cannot run."},
     {"dequantise", dequantise, METH_VARARGS,
      "dequantise(rows, kind, out)\n\nWrite the float32 numbers of quantised rows (GGUF blocks, uint8; kind as for\n"
      "quant_scores, or 4 Q5_K) into out,\n"

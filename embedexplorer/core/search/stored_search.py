@@ -50,6 +50,9 @@ QUANT_KINDS = {"Q8_0": 0, "Q4_0": 1, "Q4_K": 2, "Q6_K": 3}
 # The types ``_quants.dequantise`` reads (the exact pass's rows): those, and Q5_K, whose first pass is its
 # bfloat16 copy's scan (faster than a float scan of its blocks: 2.42 ms against 3.23 ms, GPT-2-shaped).
 DEQUANTISED_KINDS = {**QUANT_KINDS, "Q5_K": 4}
+# The 1-2-bit grid types, read by the C dequantiser too; their first pass is iq_screen's.
+GRID_KINDS = {"IQ2_XXS": 18, "IQ2_XS": 19, "IQ2_S": 20, "IQ1_S": 21, "IQ1_M": 22}
+DEQUANTISED_KINDS.update(GRID_KINDS)
 # Of those, the kinds an AVX-512 build scans against the query as 16-bit integers (Q4_K when its spread allows).
 _INTEGER_KINDS = (QUANT_KINDS["Q8_0"], QUANT_KINDS["Q4_0"], QUANT_KINDS["Q6_K"])
 _Q4_K = QUANT_KINDS["Q4_K"]
@@ -118,6 +121,8 @@ class StoredScreen:
         self.spread = spread if self.integer and kind == _Q4_K and spread is not None else 1.0
         self.value_rounding = _Q4_K_ROUNDING if self.integer and kind == _Q4_K else 0.0
         self.notes = notes
+        # What the first pass reads, in words, where "its blocks as stored" would not be true.
+        self.description: str | None = None
         # The mapped file of the first pass's rows (a cache entry, or the model file): checked before each pass.
         self.cache_file = cache.mapped_state(bits)
         self.shape = (int(bits.shape[0]), int(bits.shape[1] if quantised_width is None else quantised_width))
@@ -234,6 +239,11 @@ def screen_for_stored(rows: StoredRows, report: ProgressCallback | None = None) 
         kind = QUANT_KINDS[rows.storage]
         spread = quantised_spread(rows.raw, width, lengths) if kind == _Q4_K else None
         return StoredScreen(rows.raw, kind, lengths, 0.0, tuple(notes), quantised_width=width, spread=spread)
+    from .iq_screen import grid_screen  # it builds on StoredScreen
+
+    grouped = grid_screen(rows, key, report, notes) if rows.storage in GRID_KINDS else None
+    if grouped is not None:
+        return grouped
     bits = cache.load_array(key, "bf16", (count, width), np.uint16)
     lengths = cache.load_array(key, "lengths", (count,), np.float64)
     if bits is None or lengths is None or _checked(lengths, rows, bits, key, notes) is None:

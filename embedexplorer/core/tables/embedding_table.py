@@ -180,6 +180,7 @@ class EmbeddingTable:
         if isinstance(screen, StoredScreen):
             what = "its rows as stored" if screen.rounding == 0 else f"bfloat16 roundings of its {self.dtype} rows"
             what = f"its {self.dtype} blocks as stored" if screen.quantised else what
+            what = screen.description or what
             if screen.groups is not None:
                 what += " (from the second query on, a copy of them sixteen rows at a time)"
             first = f"one pass over {what}, each score scaled by the row's stored reciprocal length"
