@@ -6,32 +6,33 @@
  * means a lookup per eight numbers of each row.  Measured side by side on one core (GPT-2-shaped
  * IQ2_XXS, random blocks, load 1.3): a scan of the stored indices with a gather per 64 numbers
  * (vpgatherdd from the grid's bytes, 11.2 MB) 2.16 ms, a scan of these planes (16.0 MB) 1.47 ms,
- * one read of the 10.0 MB stored 0.72 ms.  So the grids are read out once, into planes of codes:
+ * one read of the 10.0 MB stored 0.72 ms.  So the grids are read out once, into planes of codes.
  *
- * A group of 16 rows, per block of 256 numbers (iq_group_block_bytes: 1696 bytes for IQ2_XXS and
- * IQ1_S, 1824 for the others, against 1056-1312 stored):
+ * A group of 16 rows, per block of 256 numbers (iq_group_block_bytes: IQ2_XXS 1696 bytes, IQ2_XS and
+ * IQ2_S 1824, IQ1_S 1248, IQ1_M 1376; stored: 1056, 1184, 1312, 800, 896):
  *   half d[16]                    each row's float16 d, as stored (IQ1_M's put together)
  *   uint8 odd[256 / sub][16]      each scale's odd integer 2 ls + 1 or 2 s + 1, for each row
- *   per 32 numbers c = 0..7:
- *     uint8 grid[2][64]           step t = 0..7 (numbers 32 c + 4 t .. + 3): bits 2 (t % 4) of
- *                                 vector t / 4's bytes 4 r .. 4 r + 3 are row r's grid codes (0-2)
- *     uint64 minus[8]             step t's bit 4 r + k: number 32 c + 4 t + k of row r is minus
- *                                 (its sign, IQ2; its delta, IQ1)
+ *   uint8 grid[8][2][64]          per 32 numbers c and step t = 0..7 (numbers 32 c + 4 t .. + 3): bits
+ *                                 2 (t % 4) of vector t / 4's bytes 4 r .. 4 r + 3 are row r's grid
+ *                                 codes m (0-2); IQ2 puts each c's minus masks right after its grid:
+ *   uint64 minus[8]               (IQ2) step t's bit 4 r + k: number 32 c + 4 t + k of row r is minus
+ *   uint16 minus[32]              (IQ1, after all the grid) per 8 numbers: bit r, row r's delta is -1/8
  * Rows past the table's end are zeros (they score 0: their scale is not read).
  *
- * The scan: per step, one shift and and give 64 grid codes, one masked add puts the minus bit at
- * 4, and vpshufb looks up an unsigned byte u = value + offset (IQ2: +-g + 43, 0-86; IQ1: 8 g + 8
- * delta + 9, 0-18); vpdpbusd adds four u times the query's four bytes into each row's own lane,
- * against xq = 256 high + low (split_query), as quants_groups.h does for Q4_K.
+ * The scan: per step, one shift and an and give 64 grid codes.  IQ2: one masked add puts the minus
+ * bit at 4 and vpshufb looks up an unsigned byte u = +-g + 43 (0-86); IQ1: the code m = g + 1 (0-2) is
+ * the byte.  vpdpbusd adds four bytes times the query's four into each row's own lane, against xq =
+ * 256 high + low (split_query), as quants_groups.h does for Q4_K.
  *
  * Exactness.  Per 16 numbers and row, U = 256 (u . high) + (u . low) is exact in int32 (|U| <= 16 x
- * 86 x 2^14 < 2^25), and so is S = U - offset Q, Q = sum xq over those 16 (the same for every row;
- * |offset Q| <= 43 x 2^18): S = sum value_j xq_j exactly.  The weight of a scale's numbers, d step
- * odd / 8 (step, a power of two from 2^-100 to 2^86: quantise_query), is exact in float32: d step
- * is a multiple of 2^-124 with 11 significant bits, times odd (<= 31) 16 bits, over 8 a multiple of
- * 2^-127 (float32 holds multiples of 2^-149) below 2^104.  So w S is, unrounded, sum_j v_j x~_j over
- * the scale's numbers (x~ = step xq, v gguf's numbers: iq_grids.h), and |w S| <= sum_j |v_j x~_j|.
- * In float32, S is rounded once when widened (it may pass 2^24: IQ2's 32 x 43 x 2^14), then one
+ * 86 x 2^14 < 2^25).  IQ2: S = U - 43 Q, Q = sum xq over those 16 (the same for every row), is sum
+ * (+-g) xq exactly.  IQ1: S = 8 (U - Q) + Q8a + Q8b, less 2 Q8 for each run of 8 whose delta is minus
+ * (Q8: xq's sum over the run), is sum (8 g + 8 delta) xq exactly (all below 2^23).  The weight of a
+ * scale's numbers, d step / 8 times odd (step, a power of two from 2^-100 to 2^86: quantise_query),
+ * is exact in float32: d step / 8 is a multiple of 2^-127 with 11 significant bits, times odd (<= 31)
+ * 16 bits, below 2^104 (float32 holds multiples of 2^-149).  So w S is, unrounded, sum_j v_j x~_j
+ * over the scale's numbers (x~ = step xq, v gguf's numbers: iq_grids.h), and |w S| <= sum_j |v_j
+ * x~_j|.  In float32, S is rounded once when widened (IQ2's may pass 2^24: 32 x 43 x 2^14), then one
  * fused multiply-add adds w S into the row's lane, and the lane takes width / 16 terms: each term
  * goes through at most width / 16 + 2 roundings, fewer than the width that gamma_width allows, and
  * the sizes add up to sum_j |v_j x~_j| <= |v| |x~|.  This is the integer scan's bound at the top of
@@ -48,9 +49,12 @@ static int iq_kind(int kind)
     return kind >= KIND_IQ2_XXS && kind <= KIND_IQ1_M;
 }
 
+/* d, the odd integers, the grid planes, then per 32 numbers the minus masks (IQ2) or per 8 numbers the
+ * rows whose delta is minus (IQ1). */
 static Py_ssize_t iq_group_block_bytes(int kind)
 {
-    return 2 * GROUP_ROWS + (256 / IQ_SUB[kind - IQ_FIRST_KIND]) * GROUP_ROWS + 8 * (2 * 64 + 8 * 8);
+    Py_ssize_t minus = iq_is_one_bit(kind) ? 32 * 2 : 8 * 8 * 8;
+    return 2 * GROUP_ROWS + (256 / IQ_SUB[kind - IQ_FIRST_KIND]) * GROUP_ROWS + 8 * 2 * 64 + minus;
 }
 
 struct iq_group_job {
@@ -79,15 +83,15 @@ static void iq_group_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
                 memcpy(at + 2 * r, &read.d, 2);
                 for (Py_ssize_t k = 0; k < scales; k++)
                     odd[GROUP_ROWS * k + r] = read.odd[k];
+                int one_bit = iq_is_one_bit(q->kind);
                 for (int n = 0; n < 256; n++) {
                     int c = n / 32, t = (n % 32) / 4, k = n % 4;
-                    uint8_t *chunk = planes + 192 * c;
+                    uint8_t *chunk = planes + (one_bit ? 128 : 192) * c;
                     chunk[64 * (t / 4) + 4 * r + k] |= (uint8_t)((read.code[n] & 3) << (2 * (t % 4)));
-                    if (read.code[n] & 4) {
-                        uint64_t minus;
-                        memcpy(&minus, chunk + 128 + 8 * t, 8);
-                        minus |= 1ull << (4 * r + k);
-                        memcpy(chunk + 128 + 8 * t, &minus, 8);
+                    if (read.code[n] & 4) { /* a bit of a 64-bit mask per 4 numbers (IQ2), 16-bit per 8 (IQ1) */
+                        uint8_t *word = one_bit ? planes + 1024 + 2 * (n / 8) : chunk + 128 + 8 * t;
+                        int bit = one_bit ? r : 4 * r + k;
+                        word[bit / 8] |= (uint8_t)(1u << (bit % 8));
                     }
                 }
             }
@@ -140,7 +144,7 @@ struct iq_job {
     float *out;
     const int8_t *high, *low; /* NULL: the float scan of the stored rows */
     const float *step;
-    const int32_t *offsets; /* offset Q per 16 numbers of the query */
+    const int32_t *eights; /* the query's sums of xq over each 8 numbers */
 };
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
@@ -150,7 +154,7 @@ struct iq_job {
 /* One group's scores (sub: 32 or 16 numbers a scale), before the rows' scales. */
 VNNI_TARGET static ALWAYS_INLINE __m512 iq_group_vnni(const uint8_t *group, Py_ssize_t blocks, Py_ssize_t group_bytes,
                                                        const int sub, __m512i table, const int8_t *high,
-                                                       const int8_t *low, const float *step, const int32_t *offsets)
+                                                       const int8_t *low, const float *step, const int32_t *eights)
 {
     const __m512i three = _mm512_set1_epi8(3), four = _mm512_set1_epi8(4);
     __m512 acc = _mm512_setzero_ps();
@@ -180,7 +184,59 @@ VNNI_TARGET static ALWAYS_INLINE __m512 iq_group_vnni(const uint8_t *group, Py_s
             __m512i halves[2];
             for (int v = 0; v < 2; v++) /* exact: see the top */
                 halves[v] = _mm512_sub_epi32(_mm512_add_epi32(_mm512_slli_epi32(sums[v][0], 8), sums[v][1]),
-                                             _mm512_set1_epi32(offsets[2 * k + v]));
+                                             _mm512_set1_epi32(43 * (eights[4 * k + 2 * v] + eights[4 * k + 2 * v + 1])));
+            const __m512 d_step = _mm512_mul_ps(d, _mm512_set1_ps(step[k] * 0.125f));
+            if (sub == 32) {
+                __m512 weight = _mm512_mul_ps(six_bit(odd + GROUP_ROWS * c), d_step);
+                acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(halves[0], halves[1])), weight, acc);
+            } else {
+                for (int v = 0; v < 2; v++) {
+                    __m512 weight = _mm512_mul_ps(six_bit(odd + GROUP_ROWS * (2 * c + v)), d_step);
+                    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(halves[v]), weight, acc);
+                }
+            }
+        }
+    }
+    return acc;
+}
+
+/* One group's scores for IQ1_S (sub 32) or IQ1_M (sub 16): the grid codes m = g + 1 themselves are the
+ * bytes, and each 16 numbers' S = sum (8 g + 8 delta) xq = 8 (sum m xq - Q16) + sum_e delta_e Q8_e, the
+ * last over its two runs of 8 numbers (delta +1, or -1 for the rows of that run's minus mask). */
+VNNI_TARGET static ALWAYS_INLINE __m512 iq1_group_vnni(const uint8_t *group, Py_ssize_t blocks, Py_ssize_t group_bytes,
+                                                        const int sub, const int8_t *high, const int8_t *low,
+                                                        const float *step, const int32_t *eights)
+{
+    const __m512i three = _mm512_set1_epi8(3);
+    __m512 acc = _mm512_setzero_ps();
+    for (Py_ssize_t b = 0; b < blocks; b++) {
+        const uint8_t *at = group + b * group_bytes;
+        const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)at));
+        const uint8_t *odd = at + 2 * GROUP_ROWS, *planes = odd + (256 / sub) * GROUP_ROWS;
+        const uint8_t *minus = planes + 1024;
+        for (int c = 0; c < 8; c++) {
+            Py_ssize_t k = 8 * b + c; /* the query's run of 32 */
+            __m512i halves[2];
+            for (int v = 0; v < 2; v++) {
+                __m512i grid = _mm512_loadu_si512((const void *)(planes + 128 * c + 64 * v));
+                __m512i h = _mm512_setzero_si512(), l = h;
+                for (int u = 0; u < 4; u++) {
+                    __m512i m = _mm512_and_si512(_mm512_srli_epi16(grid, 2 * u), three);
+                    Py_ssize_t j = 256 * b + 32 * c + 16 * v + 4 * u;
+                    h = IQ_DOT(h, m, high + j);
+                    l = IQ_DOT(l, m, low + j);
+                }
+                const int32_t *q8 = eights + 4 * k + 2 * v;
+                __m512i s = _mm512_add_epi32(_mm512_slli_epi32(h, 8), l); /* sum m xq */
+                s = _mm512_slli_epi32(_mm512_sub_epi32(s, _mm512_set1_epi32(q8[0] + q8[1])), 3);
+                s = _mm512_add_epi32(s, _mm512_set1_epi32(q8[0] + q8[1]));
+                for (int e = 0; e < 2; e++) { /* delta -1: take 2 Q8 off where the run's rows say minus */
+                    uint16_t rows;
+                    memcpy(&rows, minus + 2 * (4 * c + 2 * v + e), 2);
+                    s = _mm512_mask_sub_epi32(s, (__mmask16)rows, s, _mm512_set1_epi32(2 * q8[e]));
+                }
+                halves[v] = s;
+            }
             const __m512 d_step = _mm512_mul_ps(d, _mm512_set1_ps(step[k] * 0.125f));
             if (sub == 32) {
                 __m512 weight = _mm512_mul_ps(six_bit(odd + GROUP_ROWS * c), d_step);
@@ -198,16 +254,21 @@ VNNI_TARGET static ALWAYS_INLINE __m512 iq_group_vnni(const uint8_t *group, Py_s
 
 VNNI_TARGET static void iq_groups_vnni(const struct iq_job *q, Py_ssize_t start, Py_ssize_t stop)
 {
-    /* The unsigned byte of each code (grid code, plus 4 for minus), and the offset taken off. */
-    const __m512i table = iq_is_one_bit(q->kind)
-                              ? _mm512_broadcast_i32x4(_mm_setr_epi8(2, 10, 18, 0, 0, 8, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0))
-                              : _mm512_broadcast_i32x4(_mm_setr_epi8(51, 68, 86, 0, 35, 18, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0));
+    /* IQ2: the unsigned byte of each code (grid code, plus 4 for minus): +-g + 43. */
+    const __m512i table = _mm512_broadcast_i32x4(_mm_setr_epi8(51, 68, 86, 0, 35, 18, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0));
     Py_ssize_t blocks = q->width / 256, group_bytes = iq_group_block_bytes(q->kind);
     int sub = IQ_SUB[q->kind - IQ_FIRST_KIND];
     for (Py_ssize_t g = start / GROUP_ROWS; g * GROUP_ROWS < stop; g++) {
         const uint8_t *group = q->groups + g * blocks * group_bytes;
-        __m512 acc = sub == 32 ? iq_group_vnni(group, blocks, group_bytes, 32, table, q->high, q->low, q->step, q->offsets)
-                               : iq_group_vnni(group, blocks, group_bytes, 16, table, q->high, q->low, q->step, q->offsets);
+        __m512 acc;
+        if (q->kind == KIND_IQ1_S)
+            acc = iq1_group_vnni(group, blocks, group_bytes, 32, q->high, q->low, q->step, q->eights);
+        else if (q->kind == KIND_IQ1_M)
+            acc = iq1_group_vnni(group, blocks, group_bytes, 16, q->high, q->low, q->step, q->eights);
+        else if (sub == 32)
+            acc = iq_group_vnni(group, blocks, group_bytes, 32, table, q->high, q->low, q->step, q->eights);
+        else
+            acc = iq_group_vnni(group, blocks, group_bytes, 16, table, q->high, q->low, q->step, q->eights);
         Py_ssize_t first_row = g * GROUP_ROWS, rows_here = stop - first_row;
         __mmask16 here = rows_here >= GROUP_ROWS ? (__mmask16)0xFFFF : (__mmask16)((1u << rows_here) - 1);
         __m512 scales = _mm512_maskz_loadu_ps(here, q->scale + first_row);
@@ -252,30 +313,29 @@ static PyObject *iq_scores(PyObject *self, PyObject *args)
         int16_t *xq = NULL;
         float *step = NULL;
         int8_t *bytes = NULL;
-        int32_t *offsets = NULL;
+        int32_t *eights = NULL;
         if (integer_scan && vnni_scan) {
             xq = PyMem_RawMalloc((size_t)width * sizeof(int16_t));
             step = PyMem_RawMalloc((size_t)(width / 32) * 2 * sizeof(float));
             bytes = PyMem_RawMalloc((size_t)width * 2);
-            offsets = PyMem_RawMalloc((size_t)(width / 16) * sizeof(int32_t));
-            if (xq != NULL && step != NULL && bytes != NULL && offsets != NULL &&
+            eights = PyMem_RawMalloc((size_t)(width / 8) * sizeof(int32_t));
+            if (xq != NULL && step != NULL && bytes != NULL && eights != NULL &&
                 quantise_query(query.buf, width, xq, step)) {
-                int32_t offset = iq_is_one_bit(kind) ? 9 : 43;
                 split_query(xq, step, width, bytes, bytes + width, NULL, 0, NULL);
-                for (Py_ssize_t j = 0; j < width; j += 16) {
+                for (Py_ssize_t j = 0; j < width; j += 8) {
                     int32_t sum = 0;
-                    for (int i = 0; i < 16; i++)
+                    for (int i = 0; i < 8; i++)
                         sum += xq[j + i];
-                    offsets[j / 16] = offset * sum;
+                    eights[j / 8] = sum;
                 }
-                job.high = bytes, job.low = bytes + width, job.step = step, job.offsets = offsets;
+                job.high = bytes, job.low = bytes + width, job.step = step, job.eights = eights;
             }
         }
         result = share_chunks_released(iq_chunk, &job, count, &progress);
         PyMem_RawFree(xq);
         PyMem_RawFree(step);
         PyMem_RawFree(bytes);
-        PyMem_RawFree(offsets);
+        PyMem_RawFree(eights);
     }
     PyBuffer_Release(&groups);
     PyBuffer_Release(&rows);
