@@ -84,14 +84,24 @@ static void iq_group_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
                 for (Py_ssize_t k = 0; k < scales; k++)
                     odd[GROUP_ROWS * k + r] = read.odd[k];
                 int one_bit = iq_is_one_bit(q->kind);
-                for (int n = 0; n < 256; n++) {
-                    int c = n / 32, t = (n % 32) / 4, k = n % 4;
+                for (int c = 0; c < 8; c++) {
                     uint8_t *chunk = planes + (one_bit ? 128 : 192) * c;
-                    chunk[64 * (t / 4) + 4 * r + k] |= (uint8_t)((read.code[n] & 3) << (2 * (t % 4)));
-                    if (read.code[n] & 4) { /* a bit of a 64-bit mask per 4 numbers (IQ2), 16-bit per 8 (IQ1) */
-                        uint8_t *word = one_bit ? planes + 1024 + 2 * (n / 8) : chunk + 128 + 8 * t;
-                        int bit = one_bit ? r : 4 * r + k;
-                        word[bit / 8] |= (uint8_t)(1u << (bit % 8));
+                    const uint8_t *code = read.code + 32 * c;
+                    for (int v = 0; v < 2; v++) /* numbers 16 v + 4 u + k: step 4 v + u, bits 2 u */
+                        for (int k = 0; k < 4; k++)
+                            chunk[64 * v + 4 * r + k] =
+                                (uint8_t)((code[16 * v + k] & 3) | (code[16 * v + 4 + k] & 3) << 2 |
+                                          (code[16 * v + 8 + k] & 3) << 4 | (code[16 * v + 12 + k] & 3) << 6);
+                    if (one_bit) { /* a run of 8 shares its delta: bit r of its 16-bit mask */
+                        for (int e = 0; e < 4; e++)
+                            planes[1024 + 2 * (4 * c + e) + r / 8] |= (uint8_t)(((code[8 * e] >> 2) & 1u) << (r % 8));
+                        continue;
+                    }
+                    for (int t = 0; t < 8; t++) { /* bits 4 r .. 4 r + 3 of step t's 64-bit mask */
+                        unsigned nibble = 0;
+                        for (int k = 0; k < 4; k++)
+                            nibble |= ((code[4 * t + k] >> 2) & 1u) << k;
+                        chunk[128 + 8 * t + r / 2] |= (uint8_t)(nibble << (4 * (r % 2)));
                     }
                 }
             }
