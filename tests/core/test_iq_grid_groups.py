@@ -126,7 +126,7 @@ def test_rows_are_ggufs_numbers_bit_for_bit(qtype: Q) -> None:
 def test_grouped_scores_are_within_the_bound_of_ggufs_numbers(qtype: Q, count: int, width: int) -> None:
     stored = blocks_of(qtype, count, width, seed=count + width)
     screen, numbers = grouped_screen(stored, qtype, width)
-    assert screen.integer and screen.bits.nbytes == -(-count // 16) * width // 256 * _quants.iq_group_bytes(
+    assert screen.integer and screen.groups_bytes == -(-count // 16) * width // 256 * _quants.iq_group_bytes(
         stored_search.GRID_KINDS[qtype.name]
     )
     query = np.random.default_rng(count).standard_normal(width).astype(np.float32)
@@ -194,7 +194,7 @@ def test_near_ties_come_out_as_a_float64_search_orders_them(tmp_path: Path, qtyp
         screen = table.screen
         if _quants.grouped_scan():
             assert isinstance(screen, iq_screen.GridGroupsScreen)
-            assert "sixteen rows at a time (made at open)" in table.search_method()
+            assert f"a copy of its {qtype.name} blocks sixteen rows at a time, made at open" in table.search_method()
         ids, cosines = float64_top_k(numbers, numbers[50], K, (50,))
         assert set(ids[:2]) == {140, 141} and set(ids[2:]) <= set(range(100, 140))
         assert np.min(np.diff(-cosines[2:])) < screen.error_bound(1.0)  # closer than the first pass tells

@@ -38,7 +38,17 @@ except ImportError:  # built without a C compiler: the gguf package dequantises
 
 log = logging.getLogger(__name__)
 # (numbers, bytes) of a block of each type the C dequantiser reads (gguf's GGML_QUANT_SIZES).
-_BLOCK_SHAPES = {"Q8_0": (32, 34), "Q4_0": (32, 18), "Q4_K": (256, 144), "Q6_K": (256, 210), "Q5_K": (256, 176)}
+_BLOCK_SHAPES = {
+    "Q8_0": (32, 34),
+    "Q4_0": (32, 18),
+    "Q4_K": (256, 144),
+    "Q6_K": (256, 210),
+    "Q5_K": (256, 176),
+    "Q4_1": (32, 20),
+    "Q5_0": (32, 22),
+    "Q5_1": (32, 24),
+    "IQ4_NL": (32, 18),
+}
 _BLOCK_SHAPES.update(
     {"IQ2_XXS": (256, 66), "IQ2_XS": (256, 74), "IQ2_S": (256, 82), "IQ1_S": (256, 50), "IQ1_M": (256, 56)}
 )

@@ -51,6 +51,10 @@
  * Q4_K table is scanned by groups of 16 rows (quants_groups.h): the same integer sums, each term
  * through at most width / 32 + 2 roundings, so the same bound.
  *
+ * Q4_0 (from its second query), Q4_1, Q5_0, Q5_1 and IQ4_NL (from the open) are scanned the same way,
+ * by groups of 16 rows (quants_groups32.h, whose top proves their bound: Q4_0's above, or Q4_K's with
+ * a spread for Q4_1 and Q5_1); without VNNI the last four are scanned as a bfloat16 copy, as before.
+ *
  * Built three times on x86 (AVX-512 by hand, AVX2 and plain from portable C), the best
  * one the CPU runs picked at import; -march=native is never used (the wheel runs anywhere).
  */
@@ -58,14 +62,19 @@
 
 #include <math.h>
 
-/* Q5_K last: dequantise reads it, quant_scores does not (see the top of the file).  The IQ1/IQ2 kinds
- * are scanned by iq_scores (quants_iq.h).  Explicit values: other kinds take the numbers between. */
+/* Explicit values: the Python side names them (stored_search.py).  Q5_K: dequantise reads it,
+ * quant_scores does not (see the top of the file).  A kind whose BLOCK_NUMBERS is 0 is not built here.
+ * The IQ1/IQ2 kinds are scanned by iq_scores (quants_iq.h). */
 enum {
     KIND_Q8_0 = 0,
     KIND_Q4_0 = 1,
     KIND_Q4_K = 2,
     KIND_Q6_K = 3,
     KIND_Q5_K = 4,
+    KIND_Q4_1 = 5,
+    KIND_Q5_0 = 6,
+    KIND_Q5_1 = 7,
+    KIND_IQ4_NL = 8,
     KIND_IQ2_XXS = 18,
     KIND_IQ2_XS = 19,
     KIND_IQ2_S = 20,
@@ -74,15 +83,17 @@ enum {
     KINDS = 23
 };
 
-/* Numbers and bytes per block of each kind (GGML_QUANT_SIZES); 0 for a number no kind has here. */
-static const Py_ssize_t BLOCK_NUMBERS[KINDS] = {
-    [KIND_Q8_0] = 32,     [KIND_Q4_0] = 32,    [KIND_Q4_K] = 256,   [KIND_Q6_K] = 256,  [KIND_Q5_K] = 256,
-    [KIND_IQ2_XXS] = 256, [KIND_IQ2_XS] = 256, [KIND_IQ2_S] = 256, [KIND_IQ1_S] = 256, [KIND_IQ1_M] = 256,
-};
-static const Py_ssize_t BLOCK_BYTES[KINDS] = {
-    [KIND_Q8_0] = 34,    [KIND_Q4_0] = 18,   [KIND_Q4_K] = 144, [KIND_Q6_K] = 210, [KIND_Q5_K] = 176,
-    [KIND_IQ2_XXS] = 66, [KIND_IQ2_XS] = 74, [KIND_IQ2_S] = 82, [KIND_IQ1_S] = 50, [KIND_IQ1_M] = 56,
-};
+/* Numbers and bytes per block of each kind (GGML_QUANT_SIZES). */
+static const Py_ssize_t BLOCK_NUMBERS[KINDS] = {[KIND_Q8_0] = 32, [KIND_Q4_0] = 32, [KIND_Q4_K] = 256,
+                                                [KIND_Q6_K] = 256, [KIND_Q5_K] = 256, [KIND_Q4_1] = 32,
+                                                [KIND_Q5_0] = 32, [KIND_Q5_1] = 32, [KIND_IQ4_NL] = 32,
+                                                [KIND_IQ2_XXS] = 256, [KIND_IQ2_XS] = 256, [KIND_IQ2_S] = 256,
+                                                [KIND_IQ1_S] = 256, [KIND_IQ1_M] = 256};
+static const Py_ssize_t BLOCK_BYTES[KINDS] = {[KIND_Q8_0] = 34, [KIND_Q4_0] = 18, [KIND_Q4_K] = 144,
+                                              [KIND_Q6_K] = 210, [KIND_Q5_K] = 176, [KIND_Q4_1] = 20,
+                                              [KIND_Q5_0] = 22, [KIND_Q5_1] = 24, [KIND_IQ4_NL] = 18,
+                                              [KIND_IQ2_XXS] = 66, [KIND_IQ2_XS] = 74, [KIND_IQ2_S] = 82,
+                                              [KIND_IQ1_S] = 50, [KIND_IQ1_M] = 56};
 
 static ALWAYS_INLINE float half_at(const uint8_t *at)
 {
@@ -90,6 +101,7 @@ static ALWAYS_INLINE float half_at(const uint8_t *at)
     return memcpy(&bits, at, sizeof bits), widen_half(bits);
 }
 
+#include "quants_groups32.h"
 #include "iq_grids.h"
 
 /* Q4_K's eight 6-bit scales and mins, packed in 12 bytes (llama.cpp's get_scale_min_k4). */
@@ -121,6 +133,12 @@ static ALWAYS_INLINE void dequantise_block(int kind, const uint8_t *block, float
         }
         break;
     }
+    case KIND_Q4_1:
+    case KIND_Q5_0:
+    case KIND_Q5_1:
+    case KIND_IQ4_NL:
+        dequantise_block32(kind, block, v);
+        break;
     case KIND_Q4_K: {
         float scale[8], min[8];
         q4_k_scales(block + 4, half_at(block), half_at(block + 2), scale, min);
@@ -263,15 +281,24 @@ struct quant_job {
     const int8_t *high, *low; /* xq as two bytes for VNNI (Q4_0, Q4_K, Q6_K), or NULL */
     const int32_t *centre;
     const float *paired; /* Q4_K by VNNI: each block's steps and sums side by side */
-    const uint8_t *groups; /* Q4_K by VNNI: the rows sixteen at a time (quants_groups.h), or NULL */
+    const uint8_t *groups; /* Q4_K or a 32-number kind by VNNI: the rows sixteen at a time, or NULL */
 };
 
 static void quant_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
 {
     const struct quant_job *q = job;
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-    if (q->groups != NULL) {
+    if (q->groups != NULL && q->kind == KIND_Q4_K) {
         groups_vnni(q->groups, q->width / 256, q->high, q->low, q->step, q->scale, q->out, start, stop, q->width);
+        return;
+    }
+    if (q->groups != NULL) { /* quants_groups32.h */
+        groups32_vnni(q->kind, q->groups, q->width / 32, q->high, q->low, q->centre, q->step, q->scale, q->out, start,
+                      stop);
+        return;
+    }
+    if (is_block32(q->kind) && q->kind != KIND_Q4_0) { /* without their groups: the float scan, portable C */
+        rows_plain(q->kind, q->rows, q->row_bytes, q->query, q->scale, q->out, start, stop, q->width);
         return;
     }
     if (q->high != NULL) {
@@ -333,15 +360,17 @@ static PyObject *quant_scores(PyObject *self, PyObject *args)
     PyObject *result = NULL;
     Py_ssize_t width = query.len / (Py_ssize_t)sizeof(float);
     Py_ssize_t count = out.len / (Py_ssize_t)sizeof(float);
-    if (kind < 0 || kind >= KIND_Q5_K) {
-        PyErr_SetString(PyExc_ValueError, "kind must be 0 (Q8_0), 1 (Q4_0), 2 (Q4_K) or 3 (Q6_K)");
+    if (kind < 0 || kind >= KINDS || kind == KIND_Q5_K || BLOCK_NUMBERS[kind] == 0) {
+        PyErr_SetString(PyExc_ValueError, "kind must be 0 (Q8_0), 1 (Q4_0), 2 (Q4_K), 3 (Q6_K) or 5-8 (Q4_1-IQ4_NL)");
     } else if (width == 0 || query.len % (Py_ssize_t)sizeof(float) != 0 || width % BLOCK_NUMBERS[kind] != 0) {
         PyErr_SetString(PyExc_ValueError, "the query must hold a whole number of blocks of float32 numbers");
     } else if (rows.len != count * (width / BLOCK_NUMBERS[kind]) * BLOCK_BYTES[kind]) {
         PyErr_SetString(PyExc_ValueError, "rows must hold len(out) rows of len(query) quantised numbers");
-    } else if (groups.buf != NULL && (kind != KIND_Q4_K || groups.len != (count + GROUP_ROWS - 1) / GROUP_ROWS *
-                                                                        (width / 256) * GROUP_BLOCK_BYTES)) {
-        PyErr_SetString(PyExc_ValueError, "groups must be q4_k_groups's copy of the Q4_K rows");
+    } else if (groups.buf != NULL && (kind == KIND_Q4_K ? groups.len != (count + GROUP_ROWS - 1) / GROUP_ROWS *
+                                                                          (width / 256) * GROUP_BLOCK_BYTES
+                                      : !is_block32(kind) || groups.len != (count + GROUP32_ROWS - 1) / GROUP32_ROWS *
+                                                                               (width / 32) * GROUP32_BYTES(kind))) {
+        PyErr_SetString(PyExc_ValueError, "groups must be q4_k_groups's or block32_groups's copy of the rows");
     } else if (scale.len != out.len) {
         PyErr_SetString(PyExc_ValueError, "scale must hold one float32 per row");
     } else if (check_progress(&progress)) {
@@ -361,11 +390,14 @@ static PyObject *quant_scores(PyObject *self, PyObject *args)
         if (job.xq != NULL && vnni_scan && kind != KIND_Q8_0) {
             bytes = PyMem_RawMalloc((size_t)width * 2);
             centre = kind != KIND_Q4_K ? PyMem_RawMalloc((size_t)(width / 4) * sizeof(int32_t)) : NULL;
+            /* Split as Q4_0's for the 32-number kinds (their groups replace the centres below). */
             paired = kind == KIND_Q4_K ? PyMem_RawMalloc((size_t)(width / 16) * sizeof(float)) : NULL;
             if (bytes != NULL && (kind != KIND_Q4_K ? centre != NULL : paired != NULL)) {
-                split_query(xq, step, width, bytes, bytes + width, centre, kind == KIND_Q4_0 ? 8 : 32, paired);
+                split_query(xq, step, width, bytes, bytes + width, centre, kind == KIND_Q6_K ? 32 : 8, paired);
                 job.high = bytes, job.low = bytes + width, job.centre = centre, job.paired = paired;
                 job.groups = groups.buf; /* NULL unless given */
+                if (job.groups != NULL && kind != KIND_Q4_K) /* the groups' offsets: per run, not per four */
+                    group32_centres(kind, xq, width, centre);
             }
         }
         result = share_chunks_released(quant_chunk, &job, count, &progress);
@@ -455,7 +487,7 @@ static PyObject *dequantise(PyObject *self, PyObject *args)
     PyObject *result = NULL;
     Py_ssize_t numbers = out.len / (Py_ssize_t)sizeof(float);
     if (kind < 0 || kind >= KINDS || BLOCK_NUMBERS[kind] == 0) {
-        PyErr_SetString(PyExc_ValueError, "kind must be 0 (Q8_0), 1 (Q4_0), 2 (Q4_K), 3 (Q6_K), 4 (Q5_K) or 18-22 (IQ)");
+        PyErr_SetString(PyExc_ValueError, "kind must be 0 (Q8_0), 1 (Q4_0), 2 (Q4_K), 3 (Q6_K), 4 (Q5_K) 5-8 or 18-22 (IQ)");
     } else if (out.len % (Py_ssize_t)sizeof(float) != 0 || numbers % BLOCK_NUMBERS[kind] != 0 ||
                rows.len != numbers / BLOCK_NUMBERS[kind] * BLOCK_BYTES[kind]) {
         PyErr_SetString(PyExc_ValueError, "out must hold the float32 numbers of every block of rows");
@@ -508,6 +540,12 @@ static PyMethodDef quant_methods[] = {
     {"q4_k_groups", q4_k_groups, METH_VARARGS,
      "q4_k_groups(rows, width, out, progress)\n\nCopy Q4_K rows into out sixteen at a time (quants_groups.h), for\n"
      "quant_scores's groups; threads share rows as there."},
+    {"block32_groups", block32_groups, METH_VARARGS,
+     "block32_groups(rows, kind, width, out, progress)\n\nCopy rows of 32-number blocks (kind 1, 5-8) into out\n"
+     "sixteen at a time (quants_groups32.h), for quant_scores's groups; threads share rows as there."},
+    {"block32_spreads", block32_spreads, METH_VARARGS,
+     "block32_spreads(rows, kind, width, out, progress)\n\nWrite each Q4_1 or Q5_1 row's sum of (|d| q + |m|)^2\n"
+     "(float64) into out; threads share rows as in quant_scores."},
     {"grouped_scan", grouped_scan, METH_NOARGS,
      "grouped_scan()\n\nTrue when quant_scores scans Q4_K rows by their groups here (AVX-512 VNNI)."},
     {"iq_groups", iq_groups, METH_VARARGS,
@@ -527,10 +565,12 @@ static PyMethodDef quant_methods[] = {
     {"quant_scores", quant_scores, METH_VARARGS,
      "quant_scores(rows, kind, query, scale, out, progress, integer=False)\n\n"
      "Write scale[i] times the dot product of quantised row i (GGUF blocks as stored, uint8; kind 0\n"
-     "Q8_0, 1 Q4_0, 2 Q4_K, 3 Q6_K) with the float32 query into out (0 where scale[i] is 0), without\n"
-     "the GIL; threads that call it with the same zeroed progress (two int64) share the rows.  With\n"
+     "Q8_0, 1 Q4_0, 2 Q4_K, 3 Q6_K, 5 Q4_1, 6 Q5_0, 7 Q5_1, 8 IQ4_NL) with the float32 query into out\n"
+     "(0 where scale[i] is 0), without the GIL; threads that call it with the same zeroed progress (two int64)\n"
+     "share the rows.  With\n"
      "integer, every kind is scanned against the query held as 16-bit integers where the\n"
-     "build can (error bound in _quants.c); Q4_K by groups, q4_k_groups's copy, when given and grouped_scan()."},
+     "build can (error bound in _quants.c); Q4_K by groups, q4_k_groups's copy (block32_groups's for kinds 1,\n"
+     "5-8), when given and grouped_scan()."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -4,7 +4,7 @@ These types keep eight numbers behind one grid index, so their blocks cannot be 
 cheaply; until now they were rounded once to a bfloat16 copy, 2 bytes a number (4-6 times their
 stored bytes, a scan 4-6 times one read of them). Where the CPU has AVX-512 VNNI the table is
 instead copied, when it opens, into planes of 2-bit grid codes and minus bits with the stored
-scales as small integers (``quants_iq.h``: 0.41-0.45 bytes a number, no disk cache needed), which
+scales as small integers (``quants_iq.h``: 0.30-0.45 bytes a number, no disk cache needed), which
 ``_quants.iq_scores`` scans exactly as the integer scan of the other GGUF types (same
 ``error_bound``). Other builds keep the bfloat16 copy.
 """
@@ -26,20 +26,16 @@ except ImportError:  # built without a C compiler
 
 
 class GridGroupsScreen(StoredScreen):
-    """A grid type's rows in groups of sixteen (``bits``: ``iq_groups``'s copy), scanned against the query
-    as 16-bit integers; ``stored``, the blocks as stored, for a query too large or small for that."""
+    """A grid type's rows as stored (``bits``) and in groups of sixteen (``groups``: ``iq_groups``'s copy,
+    made at open), scanned against the query as 16-bit integers; by the stored blocks in float32 for a
+    query too large or small for that, or a build without VNNI."""
 
     def __init__(
         self, stored: np.ndarray, groups: np.ndarray, kind: int, lengths: np.ndarray, width: int, notes: tuple[str, ...]
     ) -> None:
-        super().__init__(groups, kind, lengths, 0.0, notes, quantised_width=width)
-        self.stored = stored
-        self.shape = (int(stored.shape[0]), width)
-        # The model file's state, checked before each pass as for blocks scanned in place.
-        self.cache_file = cache.mapped_state(stored)
+        super().__init__(stored, kind, lengths, 0.0, notes, quantised_width=width, groups=groups)
         self.integer = True
         self.query_rounding = float(_quants.QUERY_ROUNDING)
-        self.description = "a copy of its blocks sixteen rows at a time (made at open)"
 
     def scores(self, query: np.ndarray) -> np.ndarray:
         if self.cache_file is not None:
@@ -48,7 +44,7 @@ class GridGroupsScreen(StoredScreen):
         out = np.empty(self.shape[0], dtype=np.float32)
 
         def scan(progress: np.ndarray) -> None:
-            _quants.iq_scores(self.bits, self.stored, self.kind, query, self.scale, out, progress)
+            _quants.iq_scores(self.groups, self.bits, self.kind, query, self.scale, out, progress)
 
         shared_pass(self.shape[0] * self.shape[1], scan)
         return out
@@ -75,7 +71,6 @@ def grid_screen(
     if lengths is None:
         lengths = _quantised_lengths(rows, report)
         cache.save_array(key, "lengths", lengths)
-    report(0, 1, f"Copying the {rows.storage} table sixteen rows at a time")
+    report(0, 1, "Arranging the rows sixteen at a time")
     groups = grid_groups(rows.raw, kind, width)
-    report(1, 1, f"Copying the {rows.storage} table sixteen rows at a time")
     return GridGroupsScreen(rows.raw, groups, kind, lengths, width, tuple(notes))

@@ -2,8 +2,11 @@
 
 The first pass reads the rows as the file stores them: 16-bit rows (bfloat16, float16),
 or the GGUF blocks of Q8_0, Q4_0, Q4_K and Q6_K rows (``_quants.c``, which dequantises
-each number to the float32 the exact pass reads, so its bound is a 16-bit row's); other
-quantised types are rounded to bfloat16 once, block by block, from the dequantised rows.
+each number to the float32 the exact pass reads, so its bound is a 16-bit row's); Q4_1,
+Q5_0, Q5_1 and IQ4_NL rows as a copy of their blocks sixteen rows at a time, made at open
+where the CPU has AVX-512 VNNI (``block32_groups``, ``quants_groups32.h``); other quantised
+types (and those four without VNNI) are rounded to bfloat16 once, block by block, from the
+dequantised rows.
 Each row's score is multiplied by its stored reciprocal length, so it is a cosine (times
 the query's length) within a known bound.  ``neighbours.search`` then rescores, in
 float64 from the stored numbers, every row that could be among the best: the answer is
@@ -31,6 +34,7 @@ import numpy as np
 from ..common import cache
 from ..common.plain_pages import empty_on_plain_pages
 from ..common.progress import ProgressCallback
+from .block32_groups import BLOCK32_KINDS, MIN_KINDS, Q4_0_KIND, block32_groups
 from .neighbours import accumulation_error
 from .scan_threads import shared_pass
 from .stored_rows import StoredRows
@@ -49,16 +53,29 @@ BF16_KIND = 0
 QUANT_KINDS = {"Q8_0": 0, "Q4_0": 1, "Q4_K": 2, "Q6_K": 3}
 # The types ``_quants.dequantise`` reads (the exact pass's rows): those, and Q5_K, whose first pass is its
 # bfloat16 copy's scan (faster than a float scan of its blocks: 2.42 ms against 3.23 ms, GPT-2-shaped).
-DEQUANTISED_KINDS = {**QUANT_KINDS, "Q5_K": 4}
+# Q4_1, Q5_0, Q5_1 and IQ4_NL are scanned by a copy of their rows sixteen at a time, made at open where the
+# CPU has AVX-512 VNNI (``block32_groups``), else by their bfloat16 copy's scan.
+DEQUANTISED_KINDS = {**QUANT_KINDS, "Q5_K": 4, **BLOCK32_KINDS}
 # The 1-2-bit grid types, read by the C dequantiser too; their first pass is iq_screen's.
 GRID_KINDS = {"IQ2_XXS": 18, "IQ2_XS": 19, "IQ2_S": 20, "IQ1_S": 21, "IQ1_M": 22}
 DEQUANTISED_KINDS.update(GRID_KINDS)
-# Of those, the kinds an AVX-512 build scans against the query as 16-bit integers (Q4_K when its spread allows).
-_INTEGER_KINDS = (QUANT_KINDS["Q8_0"], QUANT_KINDS["Q4_0"], QUANT_KINDS["Q6_K"])
+# Of those, the kinds an AVX-512 build scans against the query as 16-bit integers (Q4_K, Q4_1 and Q5_1 when
+# their spread allows).
+_INTEGER_KINDS = (
+    QUANT_KINDS["Q8_0"],
+    QUANT_KINDS["Q4_0"],
+    QUANT_KINDS["Q6_K"],
+    BLOCK32_KINDS["Q5_0"],
+    BLOCK32_KINDS["IQ4_NL"],
+)
 _Q4_K = QUANT_KINDS["Q4_K"]
+# Kinds whose numbers are a scaled code plus a min, rounded once by gguf: scanned as integers with a spread.
+_SPREAD_KINDS = (_Q4_K, *MIN_KINDS)
 # A Q4_K table whose rows' spread exceeds this is scanned in float32 instead: its integer scan's bound
 # would let too many rows through to the exact pass.
 _MAX_SPREAD = 64.0
+# Q4_0's groups pay at every size: Qwen2-7B-sized (306 MB), two threads, 24-25 ms by groups against 36-38 ms
+# as stored and 25 ms for one plain read (medians of 9, interleaved, load 3.0-3.4).
 # Above this many stored bytes a Q4_K table keeps the scan of its blocks as stored: it is read from memory,
 # not the cache, and that scan is bound by memory's bandwidth already (Qwen2-7B-sized, 307 MB, two threads:
 # 16.5 ms as stored, 16.8 ms by groups, at load 0.8), so a grouped copy would take as much again for nothing.
@@ -105,6 +122,7 @@ class StoredScreen:
         notes: tuple[str, ...] = (),
         quantised_width: int | None = None,
         spread: float | None = None,
+        groups: np.ndarray | None = None,
     ) -> None:
         if _scan is None or (quantised_width is not None and _quants is None):
             raise RuntimeError("the scan of stored rows was not built (no C compiler at install time)")
@@ -116,13 +134,12 @@ class StoredScreen:
         # Q6_K are scanned against it as 16-bit integers: ``_quants.c``).
         # A Q4_K table is scanned so only with its ``spread``: the largest ratio over its rows of
         # sqrt(sum (|d s| q + |m n|)^2) to the row's length (``quantised_spread``).
-        self.integer = self.quantised and (kind in _INTEGER_KINDS or (kind == _Q4_K and spread is not None))
+        spread_kind = self.quantised and kind in _SPREAD_KINDS
+        self.integer = self.quantised and (kind in _INTEGER_KINDS or (spread_kind and spread is not None))
         self.query_rounding = float(_quants.QUERY_ROUNDING) if self.integer else 0.0
-        self.spread = spread if self.integer and kind == _Q4_K and spread is not None else 1.0
-        self.value_rounding = _Q4_K_ROUNDING if self.integer and kind == _Q4_K else 0.0
+        self.spread = spread if self.integer and spread_kind and spread is not None else 1.0
+        self.value_rounding = _Q4_K_ROUNDING if self.integer and spread_kind else 0.0
         self.notes = notes
-        # What the first pass reads, in words, where "its blocks as stored" would not be true.
-        self.description: str | None = None
         # The mapped file of the first pass's rows (a cache entry, or the model file): checked before each pass.
         self.cache_file = cache.mapped_state(bits)
         self.shape = (int(bits.shape[0]), int(bits.shape[1] if quantised_width is None else quantised_width))
@@ -133,8 +150,10 @@ class StoredScreen:
         # A length too small for its reciprocal to be a float32 points nowhere too.
         scale[~np.isfinite(scale)] = 0.0
         self.scale = scale
-        # A Q4_K table's rows sixteen at a time (``q4_k_groups``), made when a second query comes.
-        self.groups: np.ndarray | None = None
+        # A Q4_K or Q4_0 table's rows sixteen at a time (``q4_k_groups``, ``block32_groups``), made when a
+        # second query comes; Q4_1's, Q5_0's, Q5_1's and IQ4_NL's at open (``groups``).
+        self.groups: np.ndarray | None = groups
+        self.groups_at_open = groups is not None
         self._scans = 0
         self._groups_lock = threading.Lock()
 
@@ -149,7 +168,7 @@ class StoredScreen:
 
     @property
     def groups_bytes(self) -> int:
-        """Bytes of the copy of a Q4_K table's rows sixteen at a time (0 until a second query makes it)."""
+        """Bytes of the copy of a table's rows sixteen at a time (0 until a second query makes it, if ever)."""
         return 0 if self.groups is None else int(self.groups.nbytes)
 
     def scores(self, query: np.ndarray) -> np.ndarray:
@@ -168,17 +187,20 @@ class StoredScreen:
         return out
 
     def _groups_for_scan(self) -> np.ndarray | None:
-        """The Q4_K rows in groups of sixteen, made at the second query where the CPU scans them (AVX-512
-        VNNI; ``quants_groups.h``): about half the instructions a number, so a table in the cache is
-        scanned at the cache's bandwidth.  Not at the first: a one-shot answer makes no copy.  Not for a
-        table too large for the cache (``_GROUPS_MAX_BYTES``)."""
+        """The Q4_K or Q4_0 rows in groups of sixteen, made at the second query where the CPU scans them
+        (AVX-512 VNNI; ``quants_groups.h``, ``quants_groups32.h``): about half the instructions a number, so
+        a table in the cache is scanned at the cache's bandwidth.  Not at the first: a one-shot answer makes
+        no copy.  Not for a Q4_K table too large for the cache (``_GROUPS_MAX_BYTES``).  The other 32-number
+        kinds have theirs from the open."""
         # grouped_scan is false without VNNI, or when a test chose another build.
-        wanted = self.kind == _Q4_K and self.integer and self.bits.nbytes <= _GROUPS_MAX_BYTES
-        wanted = wanted and self._quants.grouped_scan()
+        later = (self.kind == _Q4_K and self.bits.nbytes <= _GROUPS_MAX_BYTES) or self.kind == Q4_0_KIND
+        wanted = self.integer and (later or self.groups_at_open) and self._quants.grouped_scan()
         with self._groups_lock:
             self._scans += 1
-            if wanted and self.groups is None and self._scans > 1:
+            if wanted and self.groups is None and self._scans > 1 and self.kind == _Q4_K:
                 self.groups = q4_k_groups(self.bits, self.shape[1], self._quants)
+            elif wanted and self.groups is None and self._scans > 1:
+                self.groups = block32_groups(self.bits, self.kind, self.shape[1], self._quants)
         return self.groups if wanted else None
 
     def error_bound(self, query_length: float) -> float:
@@ -231,14 +253,23 @@ def screen_for_stored(rows: StoredRows, report: ProgressCallback | None = None) 
             lengths = half_lengths(rows.raw, rows.half_kind)
             cache.save_array(key, "lengths", lengths)
         return StoredScreen(rows.raw, rows.half_kind, lengths, 0.0, tuple(notes))
-    if rows.storage in QUANT_KINDS and _quants is not None and _scan is not None and rows.raw.flags.c_contiguous:
+    # Q4_1, Q5_0, Q5_1, IQ4_NL: their groups at open where the CPU scans them (else a bfloat16 copy).
+    built = _quants is not None and _scan is not None and rows.raw.flags.c_contiguous
+    at_open = built and rows.storage in BLOCK32_KINDS and _quants.grouped_scan()
+    if built and (rows.storage in QUANT_KINDS or at_open):
         lengths = _checked(cache.load_array(key, "lengths", (count,), np.float64), rows, None, key, notes)
         if lengths is None:
             lengths = _quantised_lengths(rows, report)
             cache.save_array(key, "lengths", lengths)
-        kind = QUANT_KINDS[rows.storage]
-        spread = quantised_spread(rows.raw, width, lengths) if kind == _Q4_K else None
-        return StoredScreen(rows.raw, kind, lengths, 0.0, tuple(notes), quantised_width=width, spread=spread)
+        kind = DEQUANTISED_KINDS[rows.storage]
+        spread = quantised_spread(rows.raw, width, lengths, kind) if kind in _SPREAD_KINDS else None
+        if not at_open or kind not in MIN_KINDS or spread is not None:
+            if at_open:
+                report(0, 1, "Arranging the rows sixteen at a time")
+            groups = block32_groups(rows.raw, kind, width, _quants) if at_open else None
+            return StoredScreen(
+                rows.raw, kind, lengths, 0.0, tuple(notes), quantised_width=width, spread=spread, groups=groups
+            )
     from .iq_screen import grid_screen  # it builds on StoredScreen
 
     grouped = grid_screen(rows, key, report, notes) if rows.storage in GRID_KINDS else None
@@ -304,11 +335,15 @@ def q4_k_groups(blocks: np.ndarray, width: int, quants: Any = _quants) -> np.nda
     return out
 
 
-def quantised_spread(blocks: np.ndarray, width: int, lengths: np.ndarray) -> float | None:
-    """A Q4_K table's spread (see ``StoredScreen``), from one pass in C over its blocks at each open
-    (not cached: nothing on disk can loosen the bound); None when too large for the integer scan."""
+def quantised_spread(blocks: np.ndarray, width: int, lengths: np.ndarray, kind: int = _Q4_K) -> float | None:
+    """A Q4_K, Q4_1 or Q5_1 table's spread (see ``StoredScreen``), from one pass in C over its blocks at each
+    open (not cached: nothing on disk can loosen the bound); None when too large for the integer scan."""
     spreads = np.empty(blocks.shape[0], dtype=np.float64)
-    shared_pass(blocks.shape[0] * width, partial(_quants.q4_k_spreads, blocks, width, spreads))
+    if kind == _Q4_K:
+        measure = partial(_quants.q4_k_spreads, blocks, width, spreads)
+    else:
+        measure = partial(_quants.block32_spreads, blocks, kind, width, spreads)
+    shared_pass(blocks.shape[0] * width, measure)
     live = np.isfinite(lengths) & (lengths > 0) & np.isfinite(spreads)
     if not live.any():
         return None

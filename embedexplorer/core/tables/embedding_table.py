@@ -180,8 +180,9 @@ class EmbeddingTable:
         if isinstance(screen, StoredScreen):
             what = "its rows as stored" if screen.rounding == 0 else f"bfloat16 roundings of its {self.dtype} rows"
             what = f"its {self.dtype} blocks as stored" if screen.quantised else what
-            what = screen.description or what
-            if screen.groups is not None:
+            if screen.groups_at_open:
+                what = f"a copy of its {self.dtype} blocks sixteen rows at a time, made at open"
+            elif screen.groups is not None:
                 what += " (from the second query on, a copy of them sixteen rows at a time)"
             first = f"one pass over {what}, each score scaled by the row's stored reciprocal length"
         elif screen is None:
