@@ -161,6 +161,22 @@ struct iq_job {
 /* Sixteen rows' four products, against four bytes of the query broadcast (quants_groups.h's). */
 #define IQ_DOT(sum, u, bytes) _mm512_dpbusd_epi32((sum), (u), four_bytes(bytes))
 
+/* acc plus chunk c's two exact sums of 16 (halves) times their weights d step / 8 odd: one scale for
+ * both (sub 32) or one each (sub 16). */
+VNNI_TARGET static ALWAYS_INLINE __m512 iq_weighed(__m512 acc, const __m512i *halves, __m512 d, float step,
+                                                   const uint8_t *odd, int c, const int sub)
+{
+    const __m512 d_step = _mm512_mul_ps(d, _mm512_set1_ps(step * 0.125f));
+    if (sub == 32)
+        return _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(halves[0], halves[1])),
+                               _mm512_mul_ps(six_bit(odd + GROUP_ROWS * c), d_step), acc);
+    for (int v = 0; v < 2; v++) {
+        __m512 weight = _mm512_mul_ps(six_bit(odd + GROUP_ROWS * (2 * c + v)), d_step);
+        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(halves[v]), weight, acc);
+    }
+    return acc;
+}
+
 /* One group's scores (sub: 32 or 16 numbers a scale), before the rows' scales. */
 VNNI_TARGET static ALWAYS_INLINE __m512 iq_group_vnni(const uint8_t *group, Py_ssize_t blocks, Py_ssize_t group_bytes,
                                                        const int sub, __m512i table, const int8_t *high,
@@ -193,19 +209,12 @@ VNNI_TARGET static ALWAYS_INLINE __m512 iq_group_vnni(const uint8_t *group, Py_s
             }
             Py_ssize_t k = 8 * b + c; /* the query's run of 32 */
             __m512i halves[2];
-            for (int v = 0; v < 2; v++) /* exact: see the top */
+            for (int v = 0; v < 2; v++) { /* exact: see the top */
+                int32_t offset = 43 * (eights[4 * k + 2 * v] + eights[4 * k + 2 * v + 1]);
                 halves[v] = _mm512_sub_epi32(_mm512_add_epi32(_mm512_slli_epi32(sums[v][0], 8), sums[v][1]),
-                                             _mm512_set1_epi32(43 * (eights[4 * k + 2 * v] + eights[4 * k + 2 * v + 1])));
-            const __m512 d_step = _mm512_mul_ps(d, _mm512_set1_ps(step[k] * 0.125f));
-            if (sub == 32) {
-                __m512 weight = _mm512_mul_ps(six_bit(odd + GROUP_ROWS * c), d_step);
-                acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(halves[0], halves[1])), weight, acc);
-            } else {
-                for (int v = 0; v < 2; v++) {
-                    __m512 weight = _mm512_mul_ps(six_bit(odd + GROUP_ROWS * (2 * c + v)), d_step);
-                    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(halves[v]), weight, acc);
-                }
+                                             _mm512_set1_epi32(offset));
             }
+            acc = iq_weighed(acc, halves, d, step[k], odd, c, sub);
         }
     }
     return acc;
@@ -249,16 +258,7 @@ VNNI_TARGET static ALWAYS_INLINE __m512 iq1_group_vnni(const uint8_t *group, Py_
                 }
                 halves[v] = s;
             }
-            const __m512 d_step = _mm512_mul_ps(d, _mm512_set1_ps(step[k] * 0.125f));
-            if (sub == 32) {
-                __m512 weight = _mm512_mul_ps(six_bit(odd + GROUP_ROWS * c), d_step);
-                acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(halves[0], halves[1])), weight, acc);
-            } else {
-                for (int v = 0; v < 2; v++) {
-                    __m512 weight = _mm512_mul_ps(six_bit(odd + GROUP_ROWS * (2 * c + v)), d_step);
-                    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(halves[v]), weight, acc);
-                }
-            }
+            acc = iq_weighed(acc, halves, d, step[k], odd, c, sub);
         }
     }
     return acc;
