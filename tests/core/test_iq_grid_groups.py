@@ -20,7 +20,7 @@ from gguf.constants import GGMLQuantizationType as Q
 from gguf.quants import dequantize
 
 from embedexplorer import open_table
-from embedexplorer.core.search import iq_screen, stored_search
+from embedexplorer.core.search import iq_groups, stored_search
 
 from ..gguf_fixture import float64_top_k, random_blocks, write_gguf
 
@@ -76,13 +76,14 @@ def set_d(block: np.ndarray, qtype: Q, bits: int) -> None:
     block[48:56] = words.view(np.uint8)
 
 
-def grouped_screen(stored: np.ndarray, qtype: Q, width: int) -> tuple[iq_screen.GridGroupsScreen, np.ndarray]:
+def grouped_screen(stored: np.ndarray, qtype: Q, width: int) -> tuple[stored_search.StoredScreen, np.ndarray]:
     """The grouped first pass over ``stored`` as a table opens it, and gguf's float64 numbers."""
     with np.errstate(invalid="ignore", over="ignore"):
         numbers = dequantize(stored, qtype).astype(np.float64)
         lengths = np.linalg.norm(numbers, axis=1)
     kind = stored_search.GRID_KINDS[qtype.name]
-    screen = iq_screen.GridGroupsScreen(stored, iq_screen.grid_groups(stored, kind, width), kind, lengths, width, ())
+    groups = iq_groups.grid_groups(stored, kind, width, _quants)
+    screen = stored_search.StoredScreen(stored, kind, lengths, 0.0, quantised_width=width, groups=groups)
     return screen, numbers
 
 
@@ -193,7 +194,7 @@ def test_near_ties_come_out_as_a_float64_search_orders_them(tmp_path: Path, qtyp
     try:
         screen = table.screen
         if _quants.grouped_scan():
-            assert isinstance(screen, iq_screen.GridGroupsScreen)
+            assert screen.groups_at_open and screen.bits is table.rows.raw
             assert f"a copy of its {qtype.name} blocks sixteen rows at a time, made at open" in table.search_method()
         ids, cosines = float64_top_k(numbers, numbers[50], K, (50,))
         assert set(ids[:2]) == {140, 141} and set(ids[2:]) <= set(range(100, 140))
@@ -219,7 +220,7 @@ def test_builds_without_vnni_keep_the_bfloat16_copy_and_the_answers(tmp_path: Pa
     numbers = dequantize(stored, qtype).astype(np.float64)
     table = open_table(str(write_gguf(tmp_path / f"{qtype.name}.gguf", stored, qtype)))
     try:
-        assert not isinstance(table.screen, iq_screen.GridGroupsScreen)
+        assert not table.screen.quantised and table.screen.groups is None
         assert "bfloat16 roundings" in table.search_method()
         for token_id in (50, 7, 2999):
             ids, _ = float64_top_k(numbers, numbers[token_id], K, (token_id,))

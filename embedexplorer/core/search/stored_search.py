@@ -35,6 +35,7 @@ from ..common import cache
 from ..common.plain_pages import empty_on_plain_pages
 from ..common.progress import ProgressCallback
 from .block32_groups import BLOCK32_KINDS, MIN_KINDS, Q4_0_KIND, block32_groups
+from .iq_groups import GRID_CODES, GRID_KINDS, grid_groups
 from .neighbours import accumulation_error
 from .scan_threads import shared_pass
 from .stored_rows import StoredRows
@@ -56,8 +57,7 @@ QUANT_KINDS = {"Q8_0": 0, "Q4_0": 1, "Q4_K": 2, "Q6_K": 3}
 # Q4_1, Q5_0, Q5_1 and IQ4_NL are scanned by a copy of their rows sixteen at a time, made at open where the
 # CPU has AVX-512 VNNI (``block32_groups``), else by their bfloat16 copy's scan.
 DEQUANTISED_KINDS = {**QUANT_KINDS, "Q5_K": 4, **BLOCK32_KINDS}
-# The 1-2-bit grid types, read by the C dequantiser too; their first pass is iq_screen's.
-GRID_KINDS = {"IQ2_XXS": 18, "IQ2_XS": 19, "IQ2_S": 20, "IQ1_S": 21, "IQ1_M": 22}
+# The 1-2-bit grid types: read by the C dequantiser too, scanned by their groups made at open (``iq_groups``).
 DEQUANTISED_KINDS.update(GRID_KINDS)
 # Of those, the kinds an AVX-512 build scans against the query as 16-bit integers (Q4_K, Q4_1 and Q5_1 when
 # their spread allows).
@@ -135,7 +135,8 @@ class StoredScreen:
         # A Q4_K table is scanned so only with its ``spread``: the largest ratio over its rows of
         # sqrt(sum (|d s| q + |m n|)^2) to the row's length (``quantised_spread``).
         spread_kind = self.quantised and kind in _SPREAD_KINDS
-        self.integer = self.quantised and (kind in _INTEGER_KINDS or (spread_kind and spread is not None))
+        integer_kind = kind in _INTEGER_KINDS or (kind in GRID_CODES and groups is not None)
+        self.integer = self.quantised and (integer_kind or (spread_kind and spread is not None))
         self.query_rounding = float(_quants.QUERY_ROUNDING) if self.integer else 0.0
         self.spread = spread if self.integer and spread_kind and spread is not None else 1.0
         self.value_rounding = _Q4_K_ROUNDING if self.integer and spread_kind else 0.0
@@ -178,10 +179,13 @@ class StoredScreen:
         query = np.ascontiguousarray(query, dtype=np.float32)
         out = np.empty(self.shape[0], dtype=np.float32)
         # quant_scores's last arguments follow the counters.
-        extra = (self.integer, self._groups_for_scan()) if self.quantised else ()
+        extra = (self.integer, self._groups_for_scan()) if self.quantised and self.kind not in GRID_CODES else ()
 
         def scan(progress: np.ndarray) -> None:
-            self._scan(self.bits, self.kind, query, self.scale, out, progress, *extra)
+            if self.quantised and self.kind in GRID_CODES:  # by the groups, or by the blocks in float32
+                self._quants.iq_scores(self.groups, self.bits, self.kind, query, self.scale, out, progress)
+            else:
+                self._scan(self.bits, self.kind, query, self.scale, out, progress, *extra)
 
         shared_pass(self.shape[0] * self.shape[1], scan)
         return out
@@ -253,9 +257,9 @@ def screen_for_stored(rows: StoredRows, report: ProgressCallback | None = None) 
             lengths = half_lengths(rows.raw, rows.half_kind)
             cache.save_array(key, "lengths", lengths)
         return StoredScreen(rows.raw, rows.half_kind, lengths, 0.0, tuple(notes))
-    # Q4_1, Q5_0, Q5_1, IQ4_NL: their groups at open where the CPU scans them (else a bfloat16 copy).
+    # Q4_1, Q5_0, Q5_1, IQ4_NL and the grid types: their groups at open where the CPU scans them (else a bfloat16 copy).
     built = _quants is not None and _scan is not None and rows.raw.flags.c_contiguous
-    at_open = built and rows.storage in BLOCK32_KINDS and _quants.grouped_scan()
+    at_open = built and (rows.storage in BLOCK32_KINDS or rows.storage in GRID_KINDS) and _quants.grouped_scan()
     if built and (rows.storage in QUANT_KINDS or at_open):
         lengths = _checked(cache.load_array(key, "lengths", (count,), np.float64), rows, None, key, notes)
         if lengths is None:
@@ -266,20 +270,22 @@ def screen_for_stored(rows: StoredRows, report: ProgressCallback | None = None) 
         if not at_open or kind not in MIN_KINDS or spread is not None:
             if at_open:
                 report(0, 1, "Arranging the rows sixteen at a time")
-            groups = block32_groups(rows.raw, kind, width, _quants) if at_open else None
+            groups = _groups_at_open(rows.raw, kind, width) if at_open else None
             return StoredScreen(
                 rows.raw, kind, lengths, 0.0, tuple(notes), quantised_width=width, spread=spread, groups=groups
             )
-    from .iq_screen import grid_screen  # it builds on StoredScreen
-
-    grouped = grid_screen(rows, key, report, notes) if rows.storage in GRID_KINDS else None
-    if grouped is not None:
-        return grouped
     bits = cache.load_array(key, "bf16", (count, width), np.uint16)
     lengths = cache.load_array(key, "lengths", (count,), np.float64)
     if bits is None or lengths is None or _checked(lengths, rows, bits, key, notes) is None:
         bits, lengths = _round_quantised(rows, key, report)
     return StoredScreen(bits, BF16_KIND, lengths, BF16_ROUNDING, tuple(notes))
+
+
+def _groups_at_open(blocks: np.ndarray, kind: int, width: int) -> np.ndarray:
+    """The rows sixteen at a time for the kinds that get them at open: the grid types' or the 32-number kinds'."""
+    if kind in GRID_CODES:
+        return grid_groups(blocks, kind, width, _quants)
+    return block32_groups(blocks, kind, width, _quants)
 
 
 def _checked(
