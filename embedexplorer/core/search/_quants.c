@@ -49,7 +49,7 @@
  * (1 + QUERY_ROUNDING) |x| (gamma_width A / |v| + 2^-23), the table's largest A / |v| being
  * StoredScreen.spread (above 64, the table keeps the float scan).  From the second query on, a
  * Q4_K table is scanned by groups of 16 rows (quants_groups.h): the same integer sums, each term
- * through at most width / 32 + 2 roundings, so the same bound.
+ * through at most width / 32 + 2 roundings, so the same bound.  Q6_K likewise (quants_groups_q6k.h).
  *
  * Q4_0 (from its second query), Q4_1, Q5_0, Q5_1 and IQ4_NL (from the open) are scanned the same way,
  * by groups of 16 rows (quants_groups32.h, whose top proves their bound: Q4_0's above, or Q4_K's with
@@ -63,8 +63,9 @@
 #include <math.h>
 
 /* Explicit values: the Python side names them (stored_search.py).  Q5_K: dequantise reads it,
- * quant_scores does not (see the top of the file).  A kind whose BLOCK_NUMBERS is 0 is not built here.
- * The IQ1/IQ2 kinds are scanned by iq_scores (quants_iq.h). */
+ * quant_scores does not (see the top of the file); Q2_K and Q3_K are scanned by low_bit_scores
+ * (quants_groups_q2q3.h).  A kind whose BLOCK_NUMBERS is 0 is not built here.
+ * IQ4_XS, TQ2_0 and MXFP4: quants_lookup.h.  The IQ1/IQ2 kinds 18-22: iq_scores (quants_iq.h). */
 enum {
     KIND_Q8_0 = 0,
     KIND_Q4_0 = 1,
@@ -75,6 +76,11 @@ enum {
     KIND_Q5_0 = 6,
     KIND_Q5_1 = 7,
     KIND_IQ4_NL = 8,
+    KIND_Q2_K = 9,
+    KIND_Q3_K = 10,
+    KIND_IQ4_XS = 11,
+    KIND_TQ2_0 = 12,
+    KIND_MXFP4 = 13,
     KIND_IQ2_XXS = 18,
     KIND_IQ2_XS = 19,
     KIND_IQ2_S = 20,
@@ -87,11 +93,15 @@ enum {
 static const Py_ssize_t BLOCK_NUMBERS[KINDS] = {[KIND_Q8_0] = 32, [KIND_Q4_0] = 32, [KIND_Q4_K] = 256,
                                                 [KIND_Q6_K] = 256, [KIND_Q5_K] = 256, [KIND_Q4_1] = 32,
                                                 [KIND_Q5_0] = 32, [KIND_Q5_1] = 32, [KIND_IQ4_NL] = 32,
+                                                [KIND_Q2_K] = 256, [KIND_Q3_K] = 256, [KIND_IQ4_XS] = 256,
+                                                [KIND_TQ2_0] = 256, [KIND_MXFP4] = 32,
                                                 [KIND_IQ2_XXS] = 256, [KIND_IQ2_XS] = 256, [KIND_IQ2_S] = 256,
                                                 [KIND_IQ1_S] = 256, [KIND_IQ1_M] = 256};
 static const Py_ssize_t BLOCK_BYTES[KINDS] = {[KIND_Q8_0] = 34, [KIND_Q4_0] = 18, [KIND_Q4_K] = 144,
                                               [KIND_Q6_K] = 210, [KIND_Q5_K] = 176, [KIND_Q4_1] = 20,
                                               [KIND_Q5_0] = 22, [KIND_Q5_1] = 24, [KIND_IQ4_NL] = 18,
+                                              [KIND_Q2_K] = 84, [KIND_Q3_K] = 110, [KIND_IQ4_XS] = 136,
+                                              [KIND_TQ2_0] = 66, [KIND_MXFP4] = 17,
                                               [KIND_IQ2_XXS] = 66, [KIND_IQ2_XS] = 74, [KIND_IQ2_S] = 82,
                                               [KIND_IQ1_S] = 50, [KIND_IQ1_M] = 56};
 
@@ -114,6 +124,9 @@ static ALWAYS_INLINE void q4_k_scales(const uint8_t *packed, float d, float dmin
         min[j + 4] = dmin * (float)((packed[j + 8] >> 4) | ((packed[j + 4] >> 6) << 4));
     }
 }
+
+#include "quants_q2q3.h"
+#include "quants_lookup_blocks.h"
 
 /* One block's numbers, dequantised exactly as gguf does (see the top of the file). */
 static ALWAYS_INLINE void dequantise_block(int kind, const uint8_t *block, float *v)
@@ -166,6 +179,21 @@ static ALWAYS_INLINE void dequantise_block(int kind, const uint8_t *block, float
             }
         break;
     }
+    case KIND_Q2_K:
+        q2_k_block(block, v);
+        break;
+    case KIND_Q3_K:
+        q3_k_block(block, v);
+        break;
+    case KIND_IQ4_XS:
+        iq4_xs_block(block, half_at(block), v);
+        break;
+    case KIND_TQ2_0:
+        tq2_0_block(block, half_at(block + 64), v);
+        break;
+    case KIND_MXFP4:
+        mxfp4_block(block, v);
+        break;
     case KIND_IQ2_XXS:
     case KIND_IQ2_XS:
     case KIND_IQ2_S:
@@ -269,6 +297,8 @@ static void split_query(const int16_t *xq, const float *step, Py_ssize_t width, 
 #endif
 
 #include "quants_groups.h"
+#include "quants_groups_q2q3.h"
+#include "quants_groups_q6k.h"
 
 struct quant_job {
     int kind;
@@ -288,11 +318,14 @@ static void quant_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
 {
     const struct quant_job *q = job;
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    if (q->groups != NULL && q->kind == KIND_Q6_K &&
+        q6_k_groups_vnni(q->groups, q->high, q->low, q->centre, q->step, q->scale, q->out, start, stop, q->width))
+        return;
     if (q->groups != NULL && q->kind == KIND_Q4_K) {
         groups_vnni(q->groups, q->width / 256, q->high, q->low, q->step, q->scale, q->out, start, stop, q->width);
         return;
     }
-    if (q->groups != NULL) { /* quants_groups32.h */
+    if (q->groups != NULL && is_block32(q->kind)) { /* quants_groups32.h */
         groups32_vnni(q->kind, q->groups, q->width / 32, q->high, q->low, q->centre, q->step, q->scale, q->out, start,
                       stop);
         return;
@@ -347,6 +380,7 @@ static int quantise_query(const float *x, Py_ssize_t width, int16_t *xq, float *
     return 1;
 }
 
+#include "quants_lookup.h"
 #include "quants_iq.h"
 
 static PyObject *quant_scores(PyObject *self, PyObject *args)
@@ -360,19 +394,27 @@ static PyObject *quant_scores(PyObject *self, PyObject *args)
     PyObject *result = NULL;
     Py_ssize_t width = query.len / (Py_ssize_t)sizeof(float);
     Py_ssize_t count = out.len / (Py_ssize_t)sizeof(float);
-    if (kind < 0 || kind >= KINDS || kind == KIND_Q5_K || BLOCK_NUMBERS[kind] == 0) {
-        PyErr_SetString(PyExc_ValueError, "kind must be 0 (Q8_0), 1 (Q4_0), 2 (Q4_K), 3 (Q6_K) or 5-8 (Q4_1-IQ4_NL)");
+    if (kind < 0 || kind >= KINDS || kind == KIND_Q5_K || kind == KIND_Q2_K || kind == KIND_Q3_K ||
+        BLOCK_NUMBERS[kind] == 0) { /* Q2_K and Q3_K: low_bit_scores */
+        PyErr_SetString(PyExc_ValueError, "kind must be 0-3 (Q8_0, Q4_0, Q4_K, Q6_K), 5-8 (Q4_1-IQ4_NL) or 11-13");
     } else if (width == 0 || query.len % (Py_ssize_t)sizeof(float) != 0 || width % BLOCK_NUMBERS[kind] != 0) {
         PyErr_SetString(PyExc_ValueError, "the query must hold a whole number of blocks of float32 numbers");
     } else if (rows.len != count * (width / BLOCK_NUMBERS[kind]) * BLOCK_BYTES[kind]) {
         PyErr_SetString(PyExc_ValueError, "rows must hold len(out) rows of len(query) quantised numbers");
-    } else if (groups.buf != NULL && (kind == KIND_Q4_K ? groups.len != (count + GROUP_ROWS - 1) / GROUP_ROWS *
-                                                                          (width / 256) * GROUP_BLOCK_BYTES
-                                      : !is_block32(kind) || groups.len != (count + GROUP32_ROWS - 1) / GROUP32_ROWS *
-                                                                               (width / 32) * GROUP32_BYTES(kind))) {
-        PyErr_SetString(PyExc_ValueError, "groups must be q4_k_groups's or block32_groups's copy of the rows");
+    } else if (groups.buf != NULL && kind == KIND_Q6_K && groups.len != q6_k_groups_bytes(count, width)) {
+        PyErr_SetString(PyExc_ValueError, "groups must be q6_k_groups's copy of the Q6_K rows");
+    } else if (groups.buf != NULL && kind != KIND_Q6_K &&
+               (kind == KIND_Q4_K ? groups.len != (count + GROUP_ROWS - 1) / GROUP_ROWS * (width / 256) * GROUP_BLOCK_BYTES
+                : lookup_kind(kind) ? groups.len != lookup_groups_bytes(kind, count, width)
+                : !is_block32(kind) || groups.len != (count + GROUP32_ROWS - 1) / GROUP32_ROWS *
+                                                         (width / 32) * GROUP32_BYTES(kind))) {
+        PyErr_SetString(PyExc_ValueError,
+                        "groups must be q4_k_groups's, q6_k_groups's, block32_groups's or lookup_groups's copy");
     } else if (scale.len != out.len) {
         PyErr_SetString(PyExc_ValueError, "scale must hold one float32 per row");
+    } else if (lookup_kind(kind)) {
+        if (check_progress(&progress))
+            result = lookup_scores(kind, &rows, &query, &scale, &out, &progress, integer, groups.buf, count, width);
     } else if (check_progress(&progress)) {
         struct quant_job job = {kind, rows.buf, (width / BLOCK_NUMBERS[kind]) * BLOCK_BYTES[kind], width,
                                 query.buf, scale.buf, out.buf, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
@@ -396,7 +438,7 @@ static PyObject *quant_scores(PyObject *self, PyObject *args)
                 split_query(xq, step, width, bytes, bytes + width, centre, kind == KIND_Q6_K ? 32 : 8, paired);
                 job.high = bytes, job.low = bytes + width, job.centre = centre, job.paired = paired;
                 job.groups = groups.buf; /* NULL unless given */
-                if (job.groups != NULL && kind != KIND_Q4_K) /* the groups' offsets: per run, not per four */
+                if (job.groups != NULL && is_block32(kind)) /* the groups' offsets: per run, not per four */
                     group32_centres(kind, xq, width, centre);
             }
         }
@@ -487,7 +529,8 @@ static PyObject *dequantise(PyObject *self, PyObject *args)
     PyObject *result = NULL;
     Py_ssize_t numbers = out.len / (Py_ssize_t)sizeof(float);
     if (kind < 0 || kind >= KINDS || BLOCK_NUMBERS[kind] == 0) {
-        PyErr_SetString(PyExc_ValueError, "kind must be 0 (Q8_0), 1 (Q4_0), 2 (Q4_K), 3 (Q6_K), 4 (Q5_K), 5-8, 18-22");
+        PyErr_SetString(PyExc_ValueError,
+                        "kind must be 0-3 (Q8_0, Q4_0, Q4_K, Q6_K), 4 (Q5_K), 5-8, 9 (Q2_K), 10 (Q3_K) 11-13 or 18-22");
     } else if (out.len % (Py_ssize_t)sizeof(float) != 0 || numbers % BLOCK_NUMBERS[kind] != 0 ||
                rows.len != numbers / BLOCK_NUMBERS[kind] * BLOCK_BYTES[kind]) {
         PyErr_SetString(PyExc_ValueError, "out must hold the float32 numbers of every block of rows");
@@ -540,14 +583,33 @@ static PyMethodDef quant_methods[] = {
     {"q4_k_groups", q4_k_groups, METH_VARARGS,
      "q4_k_groups(rows, width, out, progress)\n\nCopy Q4_K rows into out sixteen at a time (quants_groups.h), for\n"
      "quant_scores's groups; threads share rows as there."},
+    {"q6_k_groups", q6_k_groups, METH_VARARGS,
+     "q6_k_groups(rows, width, out, progress)\n\nCopy Q6_K rows into out sixteen at a time (quants_groups_q6k.h),\n"
+     "for quant_scores's groups; threads share rows as there."},
     {"block32_groups", block32_groups, METH_VARARGS,
      "block32_groups(rows, kind, width, out, progress)\n\nCopy rows of 32-number blocks (kind 1, 5-8) into out\n"
      "sixteen at a time (quants_groups32.h), for quant_scores's groups; threads share rows as there."},
     {"block32_spreads", block32_spreads, METH_VARARGS,
      "block32_spreads(rows, kind, width, out, progress)\n\nWrite each Q4_1 or Q5_1 row's sum of (|d| q + |m|)^2\n"
      "(float64) into out; threads share rows as in quant_scores."},
+    {"lookup_groups", lookup_groups, METH_VARARGS,
+     "lookup_groups(rows, kind, width, out, progress)\n\nCopy IQ4_XS (11), TQ2_0 (12) or MXFP4 (13) rows into out\n"
+     "sixteen at a time (quants_lookup.h), for quant_scores's groups; threads share rows as there."},
+    {"lookup_groups_size", lookup_groups_size, METH_VARARGS,
+     "lookup_groups_size(kind, count, width)\n\nBytes of lookup_groups's copy of count rows of width numbers."},
     {"grouped_scan", grouped_scan, METH_NOARGS,
-     "grouped_scan()\n\nTrue when quant_scores scans Q4_K rows by their groups here (AVX-512 VNNI)."},
+     "grouped_scan()\n\nTrue when quant_scores scans rows by their groups here (AVX-512 VNNI): Q4_K's from\n"
+     "q4_k_groups, kinds 1 and 5-8 from block32_groups, IQ4_XS's, TQ2_0's and MXFP4's from lookup_groups."},
+    {"low_bit_groups", low_bit_groups, METH_VARARGS,
+     "low_bit_groups(rows, kind, width, out, progress)\n\nCopy Q2_K (kind 9) or Q3_K (10) rows into out sixteen at a\n"
+     "time (quants_groups_q2q3.h), for low_bit_scores; threads share rows as in quant_scores."},
+    {"low_bit_group_bytes", low_bit_group_bytes, METH_VARARGS,
+     "low_bit_group_bytes(kind)\n\nBytes of low_bit_groups's copy per 16 rows and block of 256 numbers."},
+    {"low_bit_scores", low_bit_scores, METH_VARARGS,
+     "low_bit_scores(rows, kind, query, scale, out, progress, integer=False, groups=None)\n\nquant_scores for Q2_K\n"
+     "and Q3_K rows: by their groups against the integer query where grouped_scan(), else in float32."},
+    {"q2_k_spreads", q2_k_spreads, METH_VARARGS,
+     "q2_k_spreads(rows, width, out, progress)\n\nq4_k_spreads for Q2_K rows."},
     {"iq_groups", iq_groups, METH_VARARGS,
      "iq_groups(rows, kind, width, out, progress)\n\nCopy IQ1/IQ2 rows into out sixteen at a time (quants_iq.h)."},
     {"iq_group_bytes", iq_group_bytes, METH_VARARGS, "iq_group_bytes(kind)\n\nBytes of a group's block (quants_iq.h)."},
@@ -556,7 +618,7 @@ static PyMethodDef quant_methods[] = {
      "groups (iq_groups's copy), or by their stored blocks in float32 where the groups' scan cannot run."},
     {"dequantise", dequantise, METH_VARARGS,
      "dequantise(rows, kind, out)\n\nWrite the float32 numbers of quantised rows (GGUF blocks, uint8; kind as for\n"
-     "quant_scores, or 4 Q5_K) into out,\n"
+     "quant_scores, or 4 Q5_K, 11 IQ4_XS, 12 TQ2_0, 13 MXFP4, 18-22 the IQ1/IQ2 kinds) into out,\n"
      "as gguf's dequantize gives them, without the GIL."},
     {"use_build", use_build, METH_VARARGS,
      "use_build(name)\n\nFor tests: scan with the named build (plain, avx2, avx512f, avx512f-float: no integer\n"
@@ -565,12 +627,12 @@ static PyMethodDef quant_methods[] = {
     {"quant_scores", quant_scores, METH_VARARGS,
      "quant_scores(rows, kind, query, scale, out, progress, integer=False)\n\n"
      "Write scale[i] times the dot product of quantised row i (GGUF blocks as stored, uint8; kind 0\n"
-     "Q8_0, 1 Q4_0, 2 Q4_K, 3 Q6_K, 5 Q4_1, 6 Q5_0, 7 Q5_1, 8 IQ4_NL) with the float32 query into out\n"
-     "(0 where scale[i] is 0), without the GIL; threads that call it with the same zeroed progress (two int64)\n"
-     "share the rows.  With\n"
-     "integer, every kind is scanned against the query held as 16-bit integers where the\n"
-     "build can (error bound in _quants.c); Q4_K by groups, q4_k_groups's copy (block32_groups's for kinds 1,\n"
-     "5-8), when given and grouped_scan()."},
+     "Q8_0, 1 Q4_0, 2 Q4_K, 3 Q6_K, 5 Q4_1, 6 Q5_0, 7 Q5_1, 8 IQ4_NL, 11 IQ4_XS, 12 TQ2_0, 13 MXFP4) with the\n"
+     "float32 query into out (0 where scale[i] is 0), without the GIL; threads that call it with the same zeroed\n"
+     "progress (two int64) share the rows.  With integer, every kind is scanned against the query held as\n"
+     "16-bit integers where the build can (error bound in _quants.c); Q4_K by groups, q4_k_groups's copy\n"
+     "(q6_k_groups's for Q6_K, block32_groups's for kinds 1, 5-8), when given and grouped_scan(); IQ4_XS,\n"
+     "TQ2_0 and MXFP4 by lookup_groups's copy there, else in float64 (quants_lookup.h)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -587,6 +649,7 @@ PyMODINIT_FUNC PyInit__quants(void)
     if (module == NULL || rounding == NULL || PyModule_AddStringConstant(module, "INSTRUCTIONS", chosen_name) < 0 ||
         PyModule_AddIntConstant(module, "GROUP_ROWS", GROUP_ROWS) < 0 ||
         PyModule_AddIntConstant(module, "GROUP_BLOCK_BYTES", GROUP_BLOCK_BYTES) < 0 ||
+        PyModule_AddIntConstant(module, "Q6K_GROUP_BLOCK_BYTES", Q6K_GROUP_BLOCK_BYTES) < 0 ||
         PyModule_AddObjectRef(module, "QUERY_ROUNDING", rounding) < 0) {
         Py_XDECREF(rounding);
         Py_XDECREF(module);

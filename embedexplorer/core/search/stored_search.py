@@ -4,9 +4,10 @@ The first pass reads the rows as the file stores them: 16-bit rows (bfloat16, fl
 or the GGUF blocks of Q8_0, Q4_0, Q4_K and Q6_K rows (``_quants.c``, which dequantises
 each number to the float32 the exact pass reads, so its bound is a 16-bit row's); Q4_1,
 Q5_0, Q5_1 and IQ4_NL rows as a copy of their blocks sixteen rows at a time, made at open
-where the CPU has AVX-512 VNNI (``block32_groups``, ``quants_groups32.h``); other quantised
-types (and those four without VNNI) are rounded to bfloat16 once, block by block, from the
-dequantised rows.
+where the CPU has AVX-512 VNNI (``block32_groups``, ``quants_groups32.h``), IQ4_XS, TQ2_0
+and MXFP4 rows likewise (``lookup_groups``, ``quants_lookup.h``), and Q2_K and Q3_K rows
+(``low_bit_groups``, ``quants_groups_q2q3.h``); other quantised types (and those nine without
+VNNI) are rounded to bfloat16 once, block by block, from the dequantised rows.
 Each row's score is multiplied by its stored reciprocal length, so it is a cosine (times
 the query's length) within a known bound.  ``neighbours.search`` then rescores, in
 float64 from the stored numbers, every row that could be among the best: the answer is
@@ -36,7 +37,9 @@ from ..common.plain_pages import empty_on_plain_pages
 from ..common.progress import ProgressCallback
 from .block32_groups import BLOCK32_KINDS, MIN_KINDS, Q4_0_KIND, block32_groups
 from .iq_groups import GRID_CODES, GRID_KINDS, grid_groups
+from .lookup_groups import LOOKUP_KINDS, lookup_groups
 from .neighbours import accumulation_error
+from .q6_k_groups import q6_k_groups
 from .scan_threads import shared_pass
 from .stored_rows import StoredRows
 
@@ -52,11 +55,15 @@ except ImportError:  # built without a C compiler: quantised rows get bfloat16 r
 BF16_KIND = 0
 # GGUF types whose blocks the quantised scan reads in place, with its code for each.
 QUANT_KINDS = {"Q8_0": 0, "Q4_0": 1, "Q4_K": 2, "Q6_K": 3}
+# GGUF types scanned through a copy of their rows sixteen at a time, made at open where the CPU has
+# AVX-512 VNNI (``low_bit_groups``), else through a bfloat16 copy.
+LOW_BIT_KINDS = {"Q2_K": 9, "Q3_K": 10}
 # The types ``_quants.dequantise`` reads (the exact pass's rows): those, and Q5_K, whose first pass is its
 # bfloat16 copy's scan (faster than a float scan of its blocks: 2.42 ms against 3.23 ms, GPT-2-shaped).
 # Q4_1, Q5_0, Q5_1 and IQ4_NL are scanned by a copy of their rows sixteen at a time, made at open where the
-# CPU has AVX-512 VNNI (``block32_groups``), else by their bfloat16 copy's scan.
-DEQUANTISED_KINDS = {**QUANT_KINDS, "Q5_K": 4, **BLOCK32_KINDS}
+# CPU has AVX-512 VNNI (``block32_groups``), else by their bfloat16 copy's scan; IQ4_XS, TQ2_0 and MXFP4 too
+# (``lookup_groups``), and Q2_K and Q3_K (``low_bit_groups``).
+DEQUANTISED_KINDS = {**QUANT_KINDS, "Q5_K": 4, **BLOCK32_KINDS, **LOOKUP_KINDS, **LOW_BIT_KINDS}
 # The 1-2-bit grid types: read by the C dequantiser too, scanned by their groups made at open (``iq_groups``).
 DEQUANTISED_KINDS.update(GRID_KINDS)
 # Of those, the kinds an AVX-512 build scans against the query as 16-bit integers (Q4_K, Q4_1 and Q5_1 when
@@ -67,8 +74,10 @@ _INTEGER_KINDS = (
     QUANT_KINDS["Q6_K"],
     BLOCK32_KINDS["Q5_0"],
     BLOCK32_KINDS["IQ4_NL"],
+    *LOOKUP_KINDS.values(),
 )
 _Q4_K = QUANT_KINDS["Q4_K"]
+_Q6_K = QUANT_KINDS["Q6_K"]
 # Kinds whose numbers are a scaled code plus a min, rounded once by gguf: scanned as integers with a spread.
 _SPREAD_KINDS = (_Q4_K, *MIN_KINDS)
 # A Q4_K table whose rows' spread exceeds this is scanned in float32 instead: its integer scan's bound
@@ -79,6 +88,9 @@ _MAX_SPREAD = 64.0
 # Above this many stored bytes a Q4_K table keeps the scan of its blocks as stored: it is read from memory,
 # not the cache, and that scan is bound by memory's bandwidth already (Qwen2-7B-sized, 307 MB, two threads:
 # 16.5 ms as stored, 16.8 ms by groups, at load 0.8), so a grouped copy would take as much again for nothing.
+# A Qwen2-7B-sized Q6_K table (447 MB) is scanned faster by groups (two threads 17.6 ms against 24.4 ms, at
+# load 1.4: bench_q6_k_groups --qwen), but its copy takes 451 MB more memory and 345 ms at the second query,
+# to save 7 ms a query on a table that meets goal 2 as stored: it keeps its blocks as stored too.
 _GROUPS_MAX_BYTES = 128 << 20
 # Q4_K's dequantised numbers are rounded once by gguf (d s q - m n): 2^-24 of each, with room.
 _Q4_K_ROUNDING = 2.0**-23
@@ -151,8 +163,10 @@ class StoredScreen:
         # A length too small for its reciprocal to be a float32 points nowhere too.
         scale[~np.isfinite(scale)] = 0.0
         self.scale = scale
-        # A Q4_K or Q4_0 table's rows sixteen at a time (``q4_k_groups``, ``block32_groups``), made when a
-        # second query comes; Q4_1's, Q5_0's, Q5_1's and IQ4_NL's at open (``groups``).
+        # A Q4_K, Q6_K or Q4_0 table's rows sixteen at a time (``q4_k_groups``, ``q6_k_groups``,
+        # ``block32_groups``), made when a second query comes; Q4_1's, Q5_0's, Q5_1's, IQ4_NL's, IQ4_XS's,
+        # TQ2_0's and MXFP4's at open
+        # (``groups``).
         self.groups: np.ndarray | None = groups
         self.groups_at_open = groups is not None
         self._scans = 0
@@ -191,18 +205,20 @@ class StoredScreen:
         return out
 
     def _groups_for_scan(self) -> np.ndarray | None:
-        """The Q4_K or Q4_0 rows in groups of sixteen, made at the second query where the CPU scans them
-        (AVX-512 VNNI; ``quants_groups.h``, ``quants_groups32.h``): about half the instructions a number, so
-        a table in the cache is scanned at the cache's bandwidth.  Not at the first: a one-shot answer makes
-        no copy.  Not for a Q4_K table too large for the cache (``_GROUPS_MAX_BYTES``).  The other 32-number
-        kinds have theirs from the open."""
+        """The Q4_K, Q6_K or Q4_0 rows in groups of sixteen, made at the second query where the CPU scans them
+        (AVX-512 VNNI; ``quants_groups.h``, ``quants_groups_q6k.h``, ``quants_groups32.h``): about half the
+        instructions a number, so a table in the cache is scanned at the cache's bandwidth.  Not at the first:
+        a one-shot answer makes no copy.  Not for a Q4_K or Q6_K table too large for the cache
+        (``_GROUPS_MAX_BYTES``).  The other 32-number kinds, IQ4_XS, TQ2_0 and MXFP4 have theirs from the open."""
         # grouped_scan is false without VNNI, or when a test chose another build.
-        later = (self.kind == _Q4_K and self.bits.nbytes <= _GROUPS_MAX_BYTES) or self.kind == Q4_0_KIND
+        later = (self.kind in (_Q4_K, _Q6_K) and self.bits.nbytes <= _GROUPS_MAX_BYTES) or self.kind == Q4_0_KIND
         wanted = self.integer and (later or self.groups_at_open) and self._quants.grouped_scan()
         with self._groups_lock:
             self._scans += 1
             if wanted and self.groups is None and self._scans > 1 and self.kind == _Q4_K:
                 self.groups = q4_k_groups(self.bits, self.shape[1], self._quants)
+            elif wanted and self.groups is None and self._scans > 1 and self.kind == _Q6_K:
+                self.groups = q6_k_groups(self.bits, self.shape[1], self._quants)
             elif wanted and self.groups is None and self._scans > 1:
                 self.groups = block32_groups(self.bits, self.kind, self.shape[1], self._quants)
         return self.groups if wanted else None
@@ -257,14 +273,23 @@ def screen_for_stored(rows: StoredRows, report: ProgressCallback | None = None) 
             lengths = half_lengths(rows.raw, rows.half_kind)
             cache.save_array(key, "lengths", lengths)
         return StoredScreen(rows.raw, rows.half_kind, lengths, 0.0, tuple(notes))
-    # Q4_1, Q5_0, Q5_1, IQ4_NL and the grid types: their groups at open where the CPU scans them (else a bfloat16 copy).
+    # Q4_1, Q5_0, Q5_1, IQ4_NL, IQ4_XS, TQ2_0, MXFP4 and the IQ1/IQ2 grid types: their groups at open where
+    # the CPU scans them (else a bfloat16 copy).
     built = _quants is not None and _scan is not None and rows.raw.flags.c_contiguous
-    at_open = built and (rows.storage in BLOCK32_KINDS or rows.storage in GRID_KINDS) and _quants.grouped_scan()
+    grouped_kind = rows.storage in BLOCK32_KINDS or rows.storage in LOOKUP_KINDS or rows.storage in GRID_KINDS
+    at_open = built and grouped_kind and _quants.grouped_scan()
     if built and (rows.storage in QUANT_KINDS or at_open):
         lengths = _checked(cache.load_array(key, "lengths", (count,), np.float64), rows, None, key, notes)
         if lengths is None:
             lengths = _quantised_lengths(rows, report)
             cache.save_array(key, "lengths", lengths)
+        if rows.storage in LOOKUP_KINDS:
+            kind = LOOKUP_KINDS[rows.storage]
+            message = f"Copying the {rows.storage} table sixteen rows at a time"
+            report(0, 1, message)
+            copy = lookup_groups(rows.raw, width, kind, _quants)
+            report(1, 1, message)
+            return StoredScreen(rows.raw, kind, lengths, 0.0, tuple(notes), quantised_width=width, groups=copy)
         kind = DEQUANTISED_KINDS[rows.storage]
         spread = quantised_spread(rows.raw, width, lengths, kind) if kind in _SPREAD_KINDS else None
         if not at_open or kind not in MIN_KINDS or spread is not None:
@@ -274,6 +299,18 @@ def screen_for_stored(rows: StoredRows, report: ProgressCallback | None = None) 
             return StoredScreen(
                 rows.raw, kind, lengths, 0.0, tuple(notes), quantised_width=width, spread=spread, groups=groups
             )
+    if rows.storage in LOW_BIT_KINDS and _scan is not None:
+        from .low_bit_groups import grouped_here, low_bit_screen  # it builds on this module
+
+        if grouped_here(rows.raw, width):
+            lengths = _checked(cache.load_array(key, "lengths", (count,), np.float64), rows, None, key, notes)
+            if lengths is None:
+                lengths = _quantised_lengths(rows, report)
+                cache.save_array(key, "lengths", lengths)
+            report(0, 1, "Arranging the rows sixteen at a time")
+            screen = low_bit_screen(rows.raw, rows.storage, lengths, tuple(notes), width)
+            if screen is not None:
+                return screen
     bits = cache.load_array(key, "bf16", (count, width), np.uint16)
     lengths = cache.load_array(key, "lengths", (count,), np.float64)
     if bits is None or lengths is None or _checked(lengths, rows, bits, key, notes) is None:
@@ -342,11 +379,13 @@ def q4_k_groups(blocks: np.ndarray, width: int, quants: Any = _quants) -> np.nda
 
 
 def quantised_spread(blocks: np.ndarray, width: int, lengths: np.ndarray, kind: int = _Q4_K) -> float | None:
-    """A Q4_K, Q4_1 or Q5_1 table's spread (see ``StoredScreen``), from one pass in C over its blocks at each
-    open (not cached: nothing on disk can loosen the bound); None when too large for the integer scan."""
+    """A Q4_K, Q4_1, Q5_1 or Q2_K table's spread (see ``StoredScreen``), from one pass in C over its blocks at
+    each open (not cached: nothing on disk can loosen the bound); None when too large for the integer scan."""
     spreads = np.empty(blocks.shape[0], dtype=np.float64)
     if kind == _Q4_K:
         measure = partial(_quants.q4_k_spreads, blocks, width, spreads)
+    elif kind == LOW_BIT_KINDS["Q2_K"]:
+        measure = partial(_quants.q2_k_spreads, blocks, width, spreads)
     else:
         measure = partial(_quants.block32_spreads, blocks, kind, width, spreads)
     shared_pass(blocks.shape[0] * width, measure)
