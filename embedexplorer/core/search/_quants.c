@@ -68,7 +68,8 @@
 /* Explicit values: the Python side names them (stored_search.py).  Q5_K: scanned by its grouped
  * copy only (quants_groups_q5k.h), else in float32; Q2_K and Q3_K are scanned by low_bit_scores
  * (quants_groups_q2q3.h).  A kind whose BLOCK_NUMBERS is 0 is not built here.
- * IQ4_XS, TQ2_0 and MXFP4: quants_lookup.h.  NVFP4, TQ1_0, IQ3_XXS and IQ3_S: quants_fp4_ternary.h. */
+ * IQ4_XS, TQ2_0 and MXFP4: quants_lookup.h.  NVFP4, TQ1_0, IQ3_XXS and IQ3_S: quants_fp4_ternary.h.
+ * The IQ1/IQ2 kinds 18-22: iq_scores (quants_iq.h). */
 enum {
     KIND_Q8_0 = 0,
     KIND_Q4_0 = 1,
@@ -88,7 +89,12 @@ enum {
     KIND_TQ1_0 = 15,
     KIND_IQ3_XXS = 16,
     KIND_IQ3_S = 17,
-    KINDS = 18
+    KIND_IQ2_XXS = 18,
+    KIND_IQ2_XS = 19,
+    KIND_IQ2_S = 20,
+    KIND_IQ1_S = 21,
+    KIND_IQ1_M = 22,
+    KINDS = 23
 };
 
 /* Numbers and bytes per block of each kind (GGML_QUANT_SIZES). */
@@ -97,13 +103,17 @@ static const Py_ssize_t BLOCK_NUMBERS[KINDS] = {[KIND_Q8_0] = 32, [KIND_Q4_0] = 
                                                 [KIND_Q5_0] = 32, [KIND_Q5_1] = 32, [KIND_IQ4_NL] = 32,
                                                 [KIND_Q2_K] = 256, [KIND_Q3_K] = 256, [KIND_IQ4_XS] = 256,
                                                 [KIND_TQ2_0] = 256, [KIND_MXFP4] = 32, [KIND_NVFP4] = 64,
-                                                [KIND_TQ1_0] = 256, [KIND_IQ3_XXS] = 256, [KIND_IQ3_S] = 256};
+                                                [KIND_TQ1_0] = 256, [KIND_IQ3_XXS] = 256, [KIND_IQ3_S] = 256,
+                                                [KIND_IQ2_XXS] = 256, [KIND_IQ2_XS] = 256, [KIND_IQ2_S] = 256,
+                                                [KIND_IQ1_S] = 256, [KIND_IQ1_M] = 256};
 static const Py_ssize_t BLOCK_BYTES[KINDS] = {[KIND_Q8_0] = 34, [KIND_Q4_0] = 18, [KIND_Q4_K] = 144,
                                               [KIND_Q6_K] = 210, [KIND_Q5_K] = 176, [KIND_Q4_1] = 20,
                                               [KIND_Q5_0] = 22, [KIND_Q5_1] = 24, [KIND_IQ4_NL] = 18,
                                               [KIND_Q2_K] = 84, [KIND_Q3_K] = 110, [KIND_IQ4_XS] = 136,
                                               [KIND_TQ2_0] = 66, [KIND_MXFP4] = 17, [KIND_NVFP4] = 36,
-                                              [KIND_TQ1_0] = 54, [KIND_IQ3_XXS] = 98, [KIND_IQ3_S] = 110};
+                                              [KIND_TQ1_0] = 54, [KIND_IQ3_XXS] = 98, [KIND_IQ3_S] = 110,
+                                              [KIND_IQ2_XXS] = 66, [KIND_IQ2_XS] = 74, [KIND_IQ2_S] = 82,
+                                              [KIND_IQ1_S] = 50, [KIND_IQ1_M] = 56};
 
 static ALWAYS_INLINE float half_at(const uint8_t *at)
 {
@@ -112,6 +122,7 @@ static ALWAYS_INLINE float half_at(const uint8_t *at)
 }
 
 #include "quants_groups32.h"
+#include "iq_grids.h"
 
 /* Q4_K's eight 6-bit scales and mins, packed in 12 bytes (llama.cpp's get_scale_min_k4). */
 static ALWAYS_INLINE void q4_k_scales(const uint8_t *packed, float d, float dmin, float *scale, float *min)
@@ -205,6 +216,13 @@ static ALWAYS_INLINE void dequantise_block(int kind, const uint8_t *block, float
         break;
     case KIND_IQ3_XXS:
         iq3_xxs_block(block, half_at(block), v);
+        break;
+    case KIND_IQ2_XXS:
+    case KIND_IQ2_XS:
+    case KIND_IQ2_S:
+    case KIND_IQ1_S:
+    case KIND_IQ1_M:
+        iq_dequantise_block(kind, block, v);
         break;
     default: { /* KIND_Q6_K: ql[128], qh[64], int8 scales[16], d */
         const uint8_t *ql = block, *qh = block + 128;
@@ -393,6 +411,7 @@ static int quantise_query(const float *x, Py_ssize_t width, int16_t *xq, float *
 
 #include "quants_lookup.h"
 #include "quants_fp4_ternary.h"
+#include "quants_iq.h"
 
 static PyObject *quant_scores(PyObject *self, PyObject *args)
 {
@@ -547,7 +566,8 @@ static PyObject *dequantise(PyObject *self, PyObject *args)
     Py_ssize_t numbers = out.len / (Py_ssize_t)sizeof(float);
     if (kind < 0 || kind >= KINDS || BLOCK_NUMBERS[kind] == 0) {
         PyErr_SetString(PyExc_ValueError,
-                        "kind must be 0-3 (Q8_0, Q4_0, Q4_K, Q6_K), 4 (Q5_K), 5-8, 9 (Q2_K), 10 (Q3_K), 11-13 or 14-17");
+                        "kind must be 0-3 (Q8_0, Q4_0, Q4_K, Q6_K), 4 (Q5_K), 5-8, 9 (Q2_K), 10 (Q3_K), 11-13, 14-17 or "
+                        "18-22");
     } else if (out.len % (Py_ssize_t)sizeof(float) != 0 || numbers % BLOCK_NUMBERS[kind] != 0 ||
                rows.len != numbers / BLOCK_NUMBERS[kind] * BLOCK_BYTES[kind]) {
         PyErr_SetString(PyExc_ValueError, "out must hold the float32 numbers of every block of rows");
@@ -642,10 +662,16 @@ static PyMethodDef quant_methods[] = {
      "and Q3_K rows: by their groups against the integer query where grouped_scan(), else in float32."},
     {"q2_k_spreads", q2_k_spreads, METH_VARARGS,
      "q2_k_spreads(rows, width, out, progress)\n\nq4_k_spreads for Q2_K rows."},
+    {"iq_groups", iq_groups, METH_VARARGS,
+     "iq_groups(rows, kind, width, out, progress)\n\nCopy IQ1/IQ2 rows into out sixteen at a time (quants_iq.h)."},
+    {"iq_group_bytes", iq_group_bytes, METH_VARARGS, "iq_group_bytes(kind)\n\nBytes of a group's block (quants_iq.h)."},
+    {"iq_scores", iq_scores, METH_VARARGS,
+     "iq_scores(groups, rows, kind, query, scale, out, progress)\n\nAs quant_scores, for IQ1/IQ2 rows by their\n"
+     "groups (iq_groups's copy), or by their stored blocks in float32 where the groups' scan cannot run."},
     {"dequantise", dequantise, METH_VARARGS,
      "dequantise(rows, kind, out)\n\nWrite the float32 numbers of quantised rows (GGUF blocks, uint8; kind as for\n"
-     "quant_scores, or 4 Q5_K, 11 IQ4_XS, 12 TQ2_0, 13 MXFP4, 14 NVFP4, 15 TQ1_0, 16 IQ3_XXS, 17 IQ3_S) into\n"
-     "out,\n"
+     "quant_scores, or 4 Q5_K, 11 IQ4_XS, 12 TQ2_0, 13 MXFP4, 14 NVFP4, 15 TQ1_0, 16 IQ3_XXS, 17 IQ3_S, 18-22\n"
+     "the IQ1/IQ2 kinds) into out,\n"
      "as gguf's dequantize gives them, without the GIL."},
     {"use_build", use_build, METH_VARARGS,
      "use_build(name)\n\nFor tests: scan with the named build (plain, avx2, avx512f, avx512f-float: no integer\n"

@@ -40,6 +40,7 @@ from ..common.progress import ProgressCallback
 from .block32_groups import BLOCK32_KINDS, MIN_KINDS, Q4_0_KIND, block32_groups
 from .fp4_ternary_groups import FP4_TERNARY_KINDS, fp4_ternary_groups, scans_fp4_ternary_groups
 from .grouped_q5_k import grouped_q5_k_here, q5_k_groups
+from .iq_groups import GRID_CODES, GRID_KINDS, grid_groups
 from .lookup_groups import LOOKUP_KINDS, lookup_groups
 from .neighbours import accumulation_error
 from .q6_k_groups import q6_k_groups
@@ -66,7 +67,8 @@ LOW_BIT_KINDS = {"Q2_K": 9, "Q3_K": 10}
 # (faster than a float scan of its blocks: 2.42 ms against 3.23 ms, GPT-2-shaped).
 # Q4_1, Q5_0, Q5_1 and IQ4_NL are scanned by a copy of their rows sixteen at a time, made at open where the
 # CPU has AVX-512 VNNI (``block32_groups``), else by their bfloat16 copy's scan; IQ4_XS, TQ2_0 and MXFP4 too
-# (``lookup_groups``), Q2_K and Q3_K (``low_bit_groups``), and NVFP4, TQ1_0 and the IQ3s (``fp4_ternary_groups``).
+# (``lookup_groups``), Q2_K and Q3_K (``low_bit_groups``), NVFP4, TQ1_0 and the IQ3s (``fp4_ternary_groups``),
+# and the 1-2-bit grid types (``iq_groups``).
 DEQUANTISED_KINDS = {
     **QUANT_KINDS,
     "Q5_K": 4,
@@ -74,6 +76,7 @@ DEQUANTISED_KINDS = {
     **LOOKUP_KINDS,
     **LOW_BIT_KINDS,
     **FP4_TERNARY_KINDS,
+    **GRID_KINDS,
 }
 # Of those, the kinds an AVX-512 build scans against the query as 16-bit integers (Q4_K, Q4_1 and Q5_1 when
 # their spread allows).
@@ -160,7 +163,8 @@ class StoredScreen:
         # A Q4_K or Q5_K table is scanned so only with its ``spread``: the largest ratio over its rows of
         # sqrt(sum (|d s| q + |m n|)^2) to the row's length (``quantised_spread``).
         spread_kind = self.quantised and kind in _SPREAD_KINDS
-        self.integer = self.quantised and (kind in _INTEGER_KINDS or (spread_kind and spread is not None))
+        integer_kind = kind in _INTEGER_KINDS or (kind in GRID_CODES and groups is not None)
+        self.integer = self.quantised and (integer_kind or (spread_kind and spread is not None))
         self.query_rounding = float(_quants.QUERY_ROUNDING) if self.integer else 0.0
         self.spread = spread if self.integer and spread_kind and spread is not None else 1.0
         self.value_rounding = _Q4_K_ROUNDING if self.integer and spread_kind else 0.0
@@ -204,10 +208,13 @@ class StoredScreen:
         query = np.ascontiguousarray(query, dtype=np.float32)
         out = np.empty(self.shape[0], dtype=np.float32)
         # quant_scores's last arguments follow the counters.
-        extra = (self.integer, self._groups_for_scan()) if self.quantised else ()
+        extra = (self.integer, self._groups_for_scan()) if self.quantised and self.kind not in GRID_CODES else ()
 
         def scan(progress: np.ndarray) -> None:
-            self._scan(self.bits, self.kind, query, self.scale, out, progress, *extra)
+            if self.quantised and self.kind in GRID_CODES:  # by the groups, or by the blocks in float32
+                self._quants.iq_scores(self.groups, self.bits, self.kind, query, self.scale, out, progress)
+            else:
+                self._scan(self.bits, self.kind, query, self.scale, out, progress, *extra)
 
         shared_pass(self.shape[0] * self.shape[1], scan)
         return out
@@ -284,10 +291,11 @@ def screen_for_stored(rows: StoredRows, report: ProgressCallback | None = None) 
             lengths = half_lengths(rows.raw, rows.half_kind)
             cache.save_array(key, "lengths", lengths)
         return StoredScreen(rows.raw, rows.half_kind, lengths, 0.0, tuple(notes))
-    # Q4_1, Q5_0, Q5_1, IQ4_NL, IQ4_XS, TQ2_0, MXFP4, NVFP4, TQ1_0, IQ3_XXS, IQ3_S (and Q5_K, Q2_K, Q3_K,
-    # below): their groups at open where the CPU scans them (else a bfloat16 copy).
+    # Q4_1, Q5_0, Q5_1, IQ4_NL, IQ4_XS, TQ2_0, MXFP4, NVFP4, TQ1_0, IQ3_XXS, IQ3_S, the IQ1/IQ2 grid types (and
+    # Q5_K, Q2_K, Q3_K, below): their groups at open where the CPU scans them (else a bfloat16 copy).
     built = _quants is not None and _scan is not None and rows.raw.flags.c_contiguous
-    at_open = built and (rows.storage in BLOCK32_KINDS or rows.storage in LOOKUP_KINDS) and _quants.grouped_scan()
+    grouped_kind = rows.storage in BLOCK32_KINDS or rows.storage in LOOKUP_KINDS or rows.storage in GRID_KINDS
+    at_open = built and grouped_kind and _quants.grouped_scan()
     fp4_ternary = built and scans_fp4_ternary_groups(rows.storage, _quants)
     if built and (rows.storage in QUANT_KINDS or at_open or fp4_ternary):
         lengths = _stored_lengths(rows, key, notes, report)
@@ -307,7 +315,7 @@ def screen_for_stored(rows: StoredRows, report: ProgressCallback | None = None) 
         if not at_open or kind not in MIN_KINDS or spread is not None:
             if at_open:
                 report(0, 1, "Arranging the rows sixteen at a time")
-            groups = block32_groups(rows.raw, kind, width, _quants) if at_open else None
+            groups = _groups_at_open(rows.raw, kind, width) if at_open else None
             return StoredScreen(
                 rows.raw, kind, lengths, 0.0, tuple(notes), quantised_width=width, spread=spread, groups=groups
             )
@@ -345,6 +353,13 @@ def _stored_lengths(rows: StoredRows, key: str | None, notes: list[str], report:
         lengths = _quantised_lengths(rows, report)
         cache.save_array(key, "lengths", lengths)
     return lengths
+
+
+def _groups_at_open(blocks: np.ndarray, kind: int, width: int) -> np.ndarray:
+    """The rows sixteen at a time for the kinds that get them at open: the grid types' or the 32-number kinds'."""
+    if kind in GRID_CODES:
+        return grid_groups(blocks, kind, width, _quants)
+    return block32_groups(blocks, kind, width, _quants)
 
 
 def _checked(

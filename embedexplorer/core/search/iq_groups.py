@@ -1,0 +1,32 @@
+"""IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S and IQ1_M rows sixteen at a time, the copy their first pass scans.
+
+These types keep eight numbers behind one grid index, so their blocks cannot be scanned in place
+cheaply; they were rounded once to a bfloat16 copy, 2 bytes a number (6-10 times their stored
+bytes). Where the CPU has AVX-512 VNNI the table is instead copied, when it opens, into planes of
+2-bit grid codes and minus bits with the stored scales as small integers (``quants_iq.h``: 0.30-0.45
+bytes a number, no disk cache needed), which ``_quants.iq_scores`` scans against the query as 16-bit
+integers with the integer scan's ``error_bound`` (the proof is the header's top comment). Other
+builds keep the bfloat16 copy.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from .scan_threads import shared_pass
+
+# The C code of each type (``_quants.c``'s kinds; ``_quants.dequantise`` reads them too).
+GRID_KINDS = {"IQ2_XXS": 18, "IQ2_XS": 19, "IQ2_S": 20, "IQ1_S": 21, "IQ1_M": 22}
+GRID_CODES = frozenset(GRID_KINDS.values())
+
+
+def grid_groups(blocks: np.ndarray, kind: int, width: int, quants: Any) -> np.ndarray:
+    """Rows of a grid type copied sixteen at a time (``quants_iq.h``; the last group padded with zero
+    rows), in one pass in C shared by a few threads."""
+    groups = -(-blocks.shape[0] // 16)
+    out = np.empty(groups * (width // 256) * quants.iq_group_bytes(kind), dtype=np.uint8)
+    shared_pass(blocks.shape[0] * width, partial(quants.iq_groups, blocks, kind, width, out))
+    return out

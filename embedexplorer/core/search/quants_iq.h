@@ -1,0 +1,361 @@
+/* IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S and IQ1_M rows sixteen at a time: a copy made when the table opens
+ * (instead of a bfloat16 copy, 2 bytes a number), and its AVX-512 VNNI scan (included by _quants.c
+ * once, after quantise_query; iq_grids.h says what the numbers are).
+ *
+ * Stored, eight numbers share one grid index (8-11 bits) and a sign byte or index: reading them
+ * means a lookup per eight numbers of each row.  Measured side by side on one core (GPT-2-shaped
+ * IQ2_XXS, random blocks, load 1.3): a scan of the stored indices with a gather per 64 numbers
+ * (vpgatherdd from the grid's bytes, 11.2 MB) 2.16 ms, a scan of these planes (16.0 MB) 1.47 ms,
+ * one read of the 10.0 MB stored 0.72 ms.  So the grids are read out once, into planes of codes.
+ *
+ * A group of 16 rows, per block of 256 numbers (iq_group_block_bytes: IQ2_XXS 1696 bytes, IQ2_XS and
+ * IQ2_S 1824, IQ1_S 1248, IQ1_M 1376; stored: 1056, 1184, 1312, 800, 896):
+ *   half d[16]                    each row's float16 d, as stored (IQ1_M's put together)
+ *   uint8 odd[256 / sub][16]      each scale's odd integer 2 ls + 1 or 2 s + 1, for each row
+ *   uint8 grid[8][2][64]          per 32 numbers c and step t = 0..7 (numbers 32 c + 4 t .. + 3): bits
+ *                                 2 (t % 4) of vector t / 4's bytes 4 r .. 4 r + 3 are row r's grid
+ *                                 codes m (0-2); IQ2 puts each c's minus masks right after its grid:
+ *   uint64 minus[8]               (IQ2) step t's bit 4 r + k: number 32 c + 4 t + k of row r is minus
+ *   uint16 minus[32]              (IQ1, after all the grid) per 8 numbers: bit r, row r's delta is -1/8
+ * Rows past the table's end are zeros (they score 0: their scale is not read).
+ *
+ * The scan: per step, one shift and an and give 64 grid codes.  IQ2: one masked add puts the minus
+ * bit at 4 and vpshufb looks up an unsigned byte u = +-g + 43 (0-86); IQ1: the code m = g + 1 (0-2) is
+ * the byte.  vpdpbusd adds four bytes times the query's four into each row's own lane, against xq =
+ * 256 high + low (split_query), as quants_groups.h does for Q4_K.
+ *
+ * Exactness.  Per 16 numbers and row, U = 256 (u . high) + (u . low) is exact in int32 (|U| <= 16 x
+ * 86 x 2^14 < 2^25).  IQ2: S = U - 43 Q, Q = sum xq over those 16 (the same for every row), is sum
+ * (+-g) xq exactly.  IQ1: S = 8 (U - Q) + Q8a + Q8b, less 2 Q8 for each run of 8 whose delta is minus
+ * (Q8: xq's sum over the run), is sum (8 g + 8 delta) xq exactly (all below 2^23).  The weight of a
+ * scale's numbers, d step / 8 times odd (step, a power of two from 2^-100 to 2^86: quantise_query),
+ * is exact in float32: d step / 8 is a multiple of 2^-127 with 11 significant bits, times odd (<= 31)
+ * 16 bits, below 2^104 (float32 holds multiples of 2^-149).  So w S is, unrounded, sum_j v_j x~_j
+ * over the scale's numbers (x~ = step xq, v gguf's numbers: iq_grids.h), and |w S| <= sum_j |v_j
+ * x~_j|.  In float32, S is rounded once when widened (IQ2's may pass 2^24: 32 x 43 x 2^14), then one
+ * fused multiply-add adds w S into the row's lane, and the lane takes width / 16 terms: each term
+ * goes through at most width / 16 + 2 roundings, fewer than the width that gamma_width allows, and
+ * the sizes add up to sum_j |v_j x~_j| <= |v| |x~|.  This is the integer scan's bound at the top of
+ * _quants.c with no spread and no rounding of the numbers, so StoredScreen.error_bound holds as is.
+ * A query quantise_query cannot take (huge or tiny numbers), and a build without VNNI, are scanned
+ * in float32 from the stored blocks (rows_portable over iq_dequantise_block: the float bound,
+ * smaller than this one).
+ */
+#ifndef EMBEDEXPLORER_QUANTS_IQ_H
+#define EMBEDEXPLORER_QUANTS_IQ_H
+
+static int iq_kind(int kind)
+{
+    return kind >= KIND_IQ2_XXS && kind <= KIND_IQ1_M;
+}
+
+/* d, the odd integers, the grid planes, then per 32 numbers the minus masks (IQ2) or per 8 numbers the
+ * rows whose delta is minus (IQ1). */
+static Py_ssize_t iq_group_block_bytes(int kind)
+{
+    Py_ssize_t minus = iq_is_one_bit(kind) ? 32 * 2 : 8 * 8 * 8;
+    return 2 * GROUP_ROWS + (256 / IQ_SUB[kind - IQ_FIRST_KIND]) * GROUP_ROWS + 8 * 2 * 64 + minus;
+}
+
+struct iq_group_job {
+    int kind;
+    const uint8_t *rows;
+    Py_ssize_t count, blocks;
+    uint8_t *groups;
+};
+
+/* Rows start .. stop - 1 into their groups (start is a multiple of 16: CHUNK_ROWS is). */
+static void iq_group_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
+{
+    const struct iq_group_job *q = job;
+    Py_ssize_t block_bytes = BLOCK_BYTES[q->kind], row_bytes = q->blocks * block_bytes;
+    Py_ssize_t group_bytes = iq_group_block_bytes(q->kind), scales = 256 / IQ_SUB[q->kind - IQ_FIRST_KIND];
+    if (stop == q->count)
+        stop = (stop + GROUP_ROWS - 1) / GROUP_ROWS * GROUP_ROWS; /* the last group's missing rows: zeros */
+    struct iq_block read;
+    for (Py_ssize_t g = start / GROUP_ROWS; g * GROUP_ROWS < stop; g++)
+        for (Py_ssize_t b = 0; b < q->blocks; b++) {
+            uint8_t *at = q->groups + (g * q->blocks + b) * group_bytes;
+            uint8_t *odd = at + 2 * GROUP_ROWS, *planes = odd + scales * GROUP_ROWS;
+            memset(at, 0, (size_t)group_bytes);
+            for (int r = 0; r < GROUP_ROWS && g * GROUP_ROWS + r < q->count; r++) {
+                iq_decode(q->kind, q->rows + (g * GROUP_ROWS + r) * row_bytes + b * block_bytes, &read);
+                memcpy(at + 2 * r, &read.d, 2);
+                for (Py_ssize_t k = 0; k < scales; k++)
+                    odd[GROUP_ROWS * k + r] = read.odd[k];
+                int one_bit = iq_is_one_bit(q->kind);
+                for (int c = 0; c < 8; c++) {
+                    uint8_t *chunk = planes + (one_bit ? 128 : 192) * c;
+                    const uint8_t *code = read.code + 32 * c;
+                    for (int v = 0; v < 2; v++) /* numbers 16 v + 4 u + k: step 4 v + u, bits 2 u */
+                        for (int k = 0; k < 4; k++)
+                            chunk[64 * v + 4 * r + k] =
+                                (uint8_t)((code[16 * v + k] & 3) | (code[16 * v + 4 + k] & 3) << 2 |
+                                          (code[16 * v + 8 + k] & 3) << 4 | (code[16 * v + 12 + k] & 3) << 6);
+                    if (one_bit) { /* a run of 8 shares its delta: bit r of its 16-bit mask */
+                        for (int e = 0; e < 4; e++)
+                            planes[1024 + 2 * (4 * c + e) + r / 8] |= (uint8_t)(((code[8 * e] >> 2) & 1u) << (r % 8));
+                        continue;
+                    }
+                    for (int t = 0; t < 8; t++) { /* bits 4 r .. 4 r + 3 of step t's 64-bit mask */
+                        unsigned nibble = 0;
+                        for (int k = 0; k < 4; k++)
+                            nibble |= ((code[4 * t + k] >> 2) & 1u) << k;
+                        chunk[128 + 8 * t + r / 2] |= (uint8_t)(nibble << (4 * (r % 2)));
+                    }
+                }
+            }
+        }
+}
+
+static PyObject *iq_groups(PyObject *self, PyObject *args)
+{
+    Py_buffer rows, out, progress;
+    int kind;
+    Py_ssize_t width;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*inw*w*", &rows, &kind, &width, &out, &progress))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t blocks = width / 256, count = 0;
+    if (iq_kind(kind) && blocks > 0)
+        count = rows.len / (blocks * BLOCK_BYTES[kind]);
+    if (!iq_kind(kind) || width <= 0 || width % 256 != 0 || rows.len != count * blocks * BLOCK_BYTES[kind] ||
+        out.len != (count + GROUP_ROWS - 1) / GROUP_ROWS * blocks * iq_group_block_bytes(kind)) {
+        PyErr_SetString(PyExc_ValueError, "out must hold the groups of every 16 rows of an IQ1/IQ2 kind");
+    } else if (check_progress(&progress)) {
+        struct iq_group_job job = {kind, rows.buf, count, blocks, out.buf};
+        result = share_chunks_released(iq_group_chunk, &job, count, &progress);
+    }
+    PyBuffer_Release(&rows);
+    PyBuffer_Release(&out);
+    PyBuffer_Release(&progress);
+    return result;
+}
+
+static PyObject *iq_group_bytes(PyObject *self, PyObject *args)
+{
+    int kind;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "i", &kind))
+        return NULL;
+    if (!iq_kind(kind)) {
+        PyErr_SetString(PyExc_ValueError, "kind must be one of the IQ1/IQ2 kinds (18-22)");
+        return NULL;
+    }
+    return PyLong_FromSsize_t(iq_group_block_bytes(kind));
+}
+
+struct iq_job {
+    int kind;
+    const uint8_t *groups, *rows;
+    Py_ssize_t width;
+    const float *query, *scale;
+    float *out;
+    const int8_t *high, *low; /* NULL: the float scan of the stored rows */
+    const float *step;
+    const int32_t *eights; /* the query's sums of xq over each 8 numbers */
+};
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+/* Sixteen rows' four products, against four bytes of the query broadcast (quants_groups.h's). */
+#define IQ_DOT(sum, u, bytes) _mm512_dpbusd_epi32((sum), (u), four_bytes(bytes))
+
+/* acc plus chunk c's two exact sums of 16 (halves) times their weights d step / 8 odd: one scale for
+ * both (sub 32) or one each (sub 16). */
+VNNI_TARGET static ALWAYS_INLINE __m512 iq_weighed(__m512 acc, const __m512i *halves, __m512 d, float step,
+                                                   const uint8_t *odd, int c, const int sub)
+{
+    const __m512 d_step = _mm512_mul_ps(d, _mm512_set1_ps(step * 0.125f));
+    if (sub == 32)
+        return _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(halves[0], halves[1])),
+                               _mm512_mul_ps(six_bit(odd + GROUP_ROWS * c), d_step), acc);
+    for (int v = 0; v < 2; v++) {
+        __m512 weight = _mm512_mul_ps(six_bit(odd + GROUP_ROWS * (2 * c + v)), d_step);
+        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(halves[v]), weight, acc);
+    }
+    return acc;
+}
+
+/* One group's scores (sub: 32 or 16 numbers a scale), before the rows' scales. */
+VNNI_TARGET static ALWAYS_INLINE __m512 iq_group_vnni(const uint8_t *group, Py_ssize_t blocks, Py_ssize_t group_bytes,
+                                                       const int sub, __m512i table, const int8_t *high,
+                                                       const int8_t *low, const float *step, const int32_t *eights)
+{
+    const __m512i three = _mm512_set1_epi8(3), four = _mm512_set1_epi8(4);
+    __m512 acc = _mm512_setzero_ps();
+    for (Py_ssize_t b = 0; b < blocks; b++) {
+        const uint8_t *at = group + b * group_bytes;
+        prefetch_row(at + PREFETCH_BYTES, group_bytes); /* a page ahead: see scan_common.h */
+        const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)at));
+        const uint8_t *odd = at + 2 * GROUP_ROWS, *planes = odd + (256 / sub) * GROUP_ROWS;
+        for (int c = 0; c < 8; c++) {
+            const uint8_t *chunk = planes + 192 * c;
+            __m512i sums[2][2]; /* numbers 0-15 and 16-31 of the chunk: u . high, u . low */
+            for (int v = 0; v < 2; v++) {
+                __m512i grid = _mm512_loadu_si512((const void *)(chunk + 64 * v)), h = _mm512_setzero_si512(), l = h;
+                for (int u = 0; u < 4; u++) {
+                    int t = 4 * v + u;
+                    uint64_t minus;
+                    memcpy(&minus, chunk + 128 + 8 * t, 8);
+                    __m512i code = _mm512_and_si512(_mm512_srli_epi16(grid, 2 * u), three);
+                    code = _mm512_mask_add_epi8(code, _cvtu64_mask64(minus), code, four);
+                    __m512i bytes = _mm512_shuffle_epi8(table, code);
+                    Py_ssize_t j = 256 * b + 32 * c + 4 * t;
+                    h = IQ_DOT(h, bytes, high + j);
+                    l = IQ_DOT(l, bytes, low + j);
+                }
+                sums[v][0] = h, sums[v][1] = l;
+            }
+            Py_ssize_t k = 8 * b + c; /* the query's run of 32 */
+            __m512i halves[2];
+            for (int v = 0; v < 2; v++) { /* exact: see the top */
+                int32_t offset = 43 * (eights[4 * k + 2 * v] + eights[4 * k + 2 * v + 1]);
+                halves[v] = _mm512_sub_epi32(_mm512_add_epi32(_mm512_slli_epi32(sums[v][0], 8), sums[v][1]),
+                                             _mm512_set1_epi32(offset));
+            }
+            acc = iq_weighed(acc, halves, d, step[k], odd, c, sub);
+        }
+    }
+    return acc;
+}
+
+/* One group's scores for IQ1_S (sub 32) or IQ1_M (sub 16): the grid codes m = g + 1 themselves are the
+ * bytes, and each 16 numbers' S = sum (8 g + 8 delta) xq = 8 (sum m xq - Q16) + sum_e delta_e Q8_e, the
+ * last over its two runs of 8 numbers (delta +1, or -1 for the rows of that run's minus mask). */
+VNNI_TARGET static ALWAYS_INLINE __m512 iq1_group_vnni(const uint8_t *group, Py_ssize_t blocks, Py_ssize_t group_bytes,
+                                                        const int sub, const int8_t *high, const int8_t *low,
+                                                        const float *step, const int32_t *eights)
+{
+    const __m512i three = _mm512_set1_epi8(3);
+    __m512 acc = _mm512_setzero_ps();
+    for (Py_ssize_t b = 0; b < blocks; b++) {
+        const uint8_t *at = group + b * group_bytes;
+        prefetch_row(at + PREFETCH_BYTES, group_bytes); /* a page ahead: see scan_common.h */
+        const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)at));
+        const uint8_t *odd = at + 2 * GROUP_ROWS, *planes = odd + (256 / sub) * GROUP_ROWS;
+        const uint8_t *minus = planes + 1024;
+        for (int c = 0; c < 8; c++) {
+            Py_ssize_t k = 8 * b + c; /* the query's run of 32 */
+            __m512i halves[2];
+            for (int v = 0; v < 2; v++) {
+                __m512i grid = _mm512_loadu_si512((const void *)(planes + 128 * c + 64 * v));
+                __m512i h = _mm512_setzero_si512(), l = h;
+                for (int u = 0; u < 4; u++) {
+                    __m512i m = _mm512_and_si512(_mm512_srli_epi16(grid, 2 * u), three);
+                    Py_ssize_t j = 256 * b + 32 * c + 16 * v + 4 * u;
+                    h = IQ_DOT(h, m, high + j);
+                    l = IQ_DOT(l, m, low + j);
+                }
+                const int32_t *q8 = eights + 4 * k + 2 * v;
+                __m512i s = _mm512_add_epi32(_mm512_slli_epi32(h, 8), l); /* sum m xq */
+                s = _mm512_slli_epi32(_mm512_sub_epi32(s, _mm512_set1_epi32(q8[0] + q8[1])), 3);
+                s = _mm512_add_epi32(s, _mm512_set1_epi32(q8[0] + q8[1]));
+                for (int e = 0; e < 2; e++) { /* delta -1: take 2 Q8 off where the run's rows say minus */
+                    uint16_t rows;
+                    memcpy(&rows, minus + 2 * (4 * c + 2 * v + e), 2);
+                    s = _mm512_mask_sub_epi32(s, (__mmask16)rows, s, _mm512_set1_epi32(2 * q8[e]));
+                }
+                halves[v] = s;
+            }
+            acc = iq_weighed(acc, halves, d, step[k], odd, c, sub);
+        }
+    }
+    return acc;
+}
+
+VNNI_TARGET static void iq_groups_vnni(const struct iq_job *q, Py_ssize_t start, Py_ssize_t stop)
+{
+    /* IQ2: the unsigned byte of each code (grid code, plus 4 for minus): +-g + 43. */
+    const __m512i table = _mm512_broadcast_i32x4(_mm_setr_epi8(51, 68, 86, 0, 35, 18, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0));
+    Py_ssize_t blocks = q->width / 256, group_bytes = iq_group_block_bytes(q->kind);
+    int sub = IQ_SUB[q->kind - IQ_FIRST_KIND];
+    for (Py_ssize_t g = start / GROUP_ROWS; g * GROUP_ROWS < stop; g++) {
+        const uint8_t *group = q->groups + g * blocks * group_bytes;
+        __m512 acc;
+        if (q->kind == KIND_IQ1_S)
+            acc = iq1_group_vnni(group, blocks, group_bytes, 32, q->high, q->low, q->step, q->eights);
+        else if (q->kind == KIND_IQ1_M)
+            acc = iq1_group_vnni(group, blocks, group_bytes, 16, q->high, q->low, q->step, q->eights);
+        else if (sub == 32)
+            acc = iq_group_vnni(group, blocks, group_bytes, 32, table, q->high, q->low, q->step, q->eights);
+        else
+            acc = iq_group_vnni(group, blocks, group_bytes, 16, table, q->high, q->low, q->step, q->eights);
+        Py_ssize_t first_row = g * GROUP_ROWS, rows_here = stop - first_row;
+        __mmask16 here = rows_here >= GROUP_ROWS ? (__mmask16)0xFFFF : (__mmask16)((1u << rows_here) - 1);
+        __m512 scales = _mm512_maskz_loadu_ps(here, q->scale + first_row);
+        /* A row pointing nowhere scores 0, whatever its blocks hold (infinity or NaN too). */
+        __mmask16 live = _mm512_cmp_ps_mask(scales, _mm512_setzero_ps(), _CMP_NEQ_UQ);
+        _mm512_mask_storeu_ps(q->out + first_row, here, _mm512_maskz_mul_ps(live, acc, scales));
+    }
+}
+#endif
+
+static void iq_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
+{
+    const struct iq_job *q = job;
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    if (q->high != NULL) {
+        iq_groups_vnni(q, start, stop);
+        return;
+    }
+#endif
+    Py_ssize_t row_bytes = q->width / 256 * BLOCK_BYTES[q->kind];
+    rows_portable(q->kind, q->rows, row_bytes, q->query, q->scale, q->out, start, stop, q->width);
+}
+
+static PyObject *iq_scores(PyObject *self, PyObject *args)
+{
+    Py_buffer groups, rows, query, scale, out, progress;
+    int kind;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*iy*y*w*w*", &groups, &rows, &kind, &query, &scale, &out, &progress))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t width = query.len / (Py_ssize_t)sizeof(float), count = out.len / (Py_ssize_t)sizeof(float);
+    if (!iq_kind(kind) || width == 0 || width % 256 != 0 || query.len % (Py_ssize_t)sizeof(float) != 0) {
+        PyErr_SetString(PyExc_ValueError, "kind must be an IQ1/IQ2 kind and the query whole blocks of float32");
+    } else if (rows.len != count * (width / 256) * BLOCK_BYTES[kind] ||
+               groups.len != (count + GROUP_ROWS - 1) / GROUP_ROWS * (width / 256) * iq_group_block_bytes(kind)) {
+        PyErr_SetString(PyExc_ValueError, "rows and groups must hold len(out) rows of len(query) numbers");
+    } else if (scale.len != out.len) {
+        PyErr_SetString(PyExc_ValueError, "scale must hold one float32 per row");
+    } else if (check_progress(&progress)) {
+        struct iq_job job = {kind, groups.buf, rows.buf, width, query.buf, scale.buf, out.buf, NULL, NULL, NULL, NULL};
+        int16_t *xq = NULL;
+        float *step = NULL;
+        int8_t *bytes = NULL;
+        int32_t *eights = NULL;
+        if (integer_scan && vnni_scan) {
+            xq = PyMem_RawMalloc((size_t)width * sizeof(int16_t));
+            step = PyMem_RawMalloc((size_t)(width / 32) * 2 * sizeof(float));
+            bytes = PyMem_RawMalloc((size_t)width * 2);
+            eights = PyMem_RawMalloc((size_t)(width / 8) * sizeof(int32_t));
+            if (xq != NULL && step != NULL && bytes != NULL && eights != NULL &&
+                quantise_query(query.buf, width, xq, step)) {
+                split_query(xq, step, width, bytes, bytes + width, NULL, 0, NULL);
+                for (Py_ssize_t j = 0; j < width; j += 8) {
+                    int32_t sum = 0;
+                    for (int i = 0; i < 8; i++)
+                        sum += xq[j + i];
+                    eights[j / 8] = sum;
+                }
+                job.high = bytes, job.low = bytes + width, job.step = step, job.eights = eights;
+            }
+        }
+        result = share_chunks_released(iq_chunk, &job, count, &progress);
+        PyMem_RawFree(xq);
+        PyMem_RawFree(step);
+        PyMem_RawFree(bytes);
+        PyMem_RawFree(eights);
+    }
+    PyBuffer_Release(&groups);
+    PyBuffer_Release(&rows);
+    PyBuffer_Release(&query);
+    PyBuffer_Release(&scale);
+    PyBuffer_Release(&out);
+    PyBuffer_Release(&progress);
+    return result;
+}
+
+#endif
