@@ -21,7 +21,7 @@ from gguf.constants import GGMLQuantizationType as Q
 from gguf.quants import dequantize, quantize
 
 from embedexplorer import open_table
-from embedexplorer.core.search import stored_search
+from embedexplorer.core.search import stored_screen, stored_search
 from embedexplorer.core.search.block32_groups import Q4_0_KIND, group_bytes
 
 from ..gguf_fixture import float64_top_k, write_gguf
@@ -338,7 +338,7 @@ def test_a_q4_0_table_larger_than_q4_ks_limit_is_grouped_too(monkeypatch: pytest
     """Unlike Q4_K's, Q4_0's groups pay at the Qwen-sized table too: no size limit, the same scores' bound."""
     stored = stored_rows(varied_rows(100, 128, seed=9), Q.Q4_0)
     screen, numbers = screen_for(stored, Q.Q4_0, 128)
-    monkeypatch.setattr(stored_search, "_GROUPS_MAX_BYTES", stored.nbytes - 1)
+    monkeypatch.setattr(stored_screen, "_GROUPS_MAX_BYTES", stored.nbytes - 1)
     query = np.random.default_rng(4).standard_normal(128).astype(np.float32)
     first = screen.scores(query)
     assert screen.groups is None

@@ -20,7 +20,7 @@ from gguf.constants import GGMLQuantizationType as Q
 from gguf.quants import dequantize
 
 from embedexplorer import open_table
-from embedexplorer.core.search import stored_search
+from embedexplorer.core.search import stored_screen, stored_search
 
 from ..gguf_fixture import float64_top_k, q4_k_blocks, write_gguf
 from .test_quantised_scan import COPIES, NEAR, ORIGINAL, near_tie_blocks
@@ -184,11 +184,11 @@ def test_a_table_too_large_for_the_cache_keeps_its_blocks_as_stored(monkeypatch:
     """Past the size limit no copy is made (the scan as stored is bound by memory already): same scores."""
     stored = q4_k_blocks(varied_rows(100, 512, seed=9))
     screen, numbers = screen_for(stored, 512)
-    monkeypatch.setattr(stored_search, "_GROUPS_MAX_BYTES", stored.nbytes - 1)
+    monkeypatch.setattr(stored_screen, "_GROUPS_MAX_BYTES", stored.nbytes - 1)
     query = np.random.default_rng(4).standard_normal(512).astype(np.float32)
     scores = [screen.scores(query) for _ in range(3)]
     assert screen.groups is None and screen.groups_bytes == 0
     np.testing.assert_array_equal(scores[0], scores[2])
-    monkeypatch.setattr(stored_search, "_GROUPS_MAX_BYTES", stored.nbytes)
+    monkeypatch.setattr(stored_screen, "_GROUPS_MAX_BYTES", stored.nbytes)
     screen.scores(query)
     assert screen.groups is not None

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..search.stored_rows import StoredRows
-from ..search.stored_search import StoredScreen
+from ..search.stored_screen import StoredScreen
 
 # Float32 numbers widened at once: 16 M (64 MB), a few blocks of any table.
 BLOCK_NUMBERS = 1 << 24

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..common.errors import EmbedExplorerError, Interrupted, TableNotFoundError
 from ..compare.output_head import output_head_table
-from ..search.stored_search import StoredScreen
+from ..search.stored_screen import StoredScreen
 from ..tables.embedding_table import EmbeddingTable
 from .duplicates import find_duplicates
 from .reachability import Reachability, check_reachability

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from ..common.files import FileState
     from ..search.raw_rows import RawRows
     from ..search.stored_rows import StoredRows
-    from ..search.stored_search import StoredScreen
+    from ..search.stored_screen import StoredScreen
     from ..text.vocabulary import Vocabulary
 
 from ..common.progress import ProgressCallback

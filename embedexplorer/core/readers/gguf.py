@@ -21,7 +21,7 @@ from ..common.files import FileState
 from ..formats.gguf_file import GgufFile, GgufTensor, is_gguf
 from ..formats.gguf_split import read_parts
 from ..search.stored_rows import StoredRows
-from ..search.stored_search import DEQUANTISED_KINDS
+from ..search.stored_screen import DEQUANTISED_KINDS
 from ..text.vocabulary import Vocabulary
 from .base import OpenedModel, ProgressCallback, check_table_shape
 from .safetensors import check_vocabulary, prepare_rows

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .scan_threads import shared_pass
-from .stored_search import LOW_BIT_KINDS, StoredScreen, quantised_spread
+from .stored_screen import LOW_BIT_KINDS, StoredScreen, quantised_spread
 
 try:
     from . import _quants

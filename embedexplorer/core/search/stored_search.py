@@ -27,25 +27,33 @@ from __future__ import annotations
 
 import logging
 import shutil
-import threading
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from ..common import cache
 from ..common.plain_pages import empty_on_plain_pages
 from ..common.progress import ProgressCallback
-from .block32_groups import BLOCK32_KINDS, MIN_KINDS, Q4_0_KIND, block32_groups
-from .fp4_ternary_groups import FP4_TERNARY_KINDS, fp4_ternary_groups, scans_fp4_ternary_groups
+from .block32_groups import BLOCK32_KINDS, MIN_KINDS, block32_groups
+from .fp4_ternary_groups import fp4_ternary_groups, scans_fp4_ternary_groups
 from .grouped_q5_k import grouped_q5_k_here, q5_k_groups
 from .iq_groups import GRID_CODES, GRID_KINDS, grid_groups
 from .lookup_groups import LOOKUP_KINDS, lookup_groups
-from .neighbours import accumulation_error
-from .q6_k_groups import q6_k_groups
 from .scan_threads import shared_pass
 from .stored_rows import StoredRows
+from .stored_screen import (
+    BF16_KIND,
+    BF16_ROUNDING,
+    DEQUANTISED_KINDS,
+    LOW_BIT_KINDS,
+    Q5_K_KIND,
+    QUANT_KINDS,
+    SPREAD_KINDS,
+    StoredScreen,
+    quantised_spread,
+    table_spread,
+)
 
 try:
     from . import _scan
@@ -56,64 +64,6 @@ try:
 except ImportError:  # built without a C compiler: quantised rows get bfloat16 roundings (or none)
     _quants = None  # type: ignore[assignment]
 
-BF16_KIND = 0
-# GGUF types whose blocks the quantised scan reads in place, with its code for each.
-QUANT_KINDS = {"Q8_0": 0, "Q4_0": 1, "Q4_K": 2, "Q6_K": 3}
-# GGUF types scanned through a copy of their rows sixteen at a time, made at open where the CPU has
-# AVX-512 VNNI (``low_bit_groups``), else through a bfloat16 copy.
-LOW_BIT_KINDS = {"Q2_K": 9, "Q3_K": 10}
-# The types ``_quants.dequantise`` reads (the exact pass's rows): those, and Q5_K, whose first pass is its
-# copy sixteen rows at a time made at open (AVX-512 VNNI, ``grouped_q5_k``), else its bfloat16 copy's scan
-# (faster than a float scan of its blocks: 2.42 ms against 3.23 ms, GPT-2-shaped).
-# Q4_1, Q5_0, Q5_1 and IQ4_NL are scanned by a copy of their rows sixteen at a time, made at open where the
-# CPU has AVX-512 VNNI (``block32_groups``), else by their bfloat16 copy's scan; IQ4_XS, TQ2_0 and MXFP4 too
-# (``lookup_groups``), Q2_K and Q3_K (``low_bit_groups``), NVFP4, TQ1_0 and the IQ3s (``fp4_ternary_groups``),
-# and the 1-2-bit grid types (``iq_groups``).
-DEQUANTISED_KINDS = {
-    **QUANT_KINDS,
-    "Q5_K": 4,
-    **BLOCK32_KINDS,
-    **LOOKUP_KINDS,
-    **LOW_BIT_KINDS,
-    **FP4_TERNARY_KINDS,
-    **GRID_KINDS,
-}
-# Of those, the kinds an AVX-512 build scans against the query as 16-bit integers (Q4_K, Q4_1 and Q5_1 when
-# their spread allows).
-_INTEGER_KINDS = (
-    QUANT_KINDS["Q8_0"],
-    QUANT_KINDS["Q4_0"],
-    QUANT_KINDS["Q6_K"],
-    BLOCK32_KINDS["Q5_0"],
-    BLOCK32_KINDS["IQ4_NL"],
-    *LOOKUP_KINDS.values(),
-    *FP4_TERNARY_KINDS.values(),
-)
-_Q4_K = QUANT_KINDS["Q4_K"]
-_Q5_K = DEQUANTISED_KINDS["Q5_K"]
-_Q6_K = QUANT_KINDS["Q6_K"]
-# Kinds whose numbers are a scaled code plus a min, rounded once by gguf: scanned as integers with a spread.
-_SPREAD_KINDS = (_Q4_K, _Q5_K, *MIN_KINDS)
-# Kinds whose copy sixteen rows at a time is only ever made at open (never from a later query).
-_FP4_TERNARY_CODES = frozenset(FP4_TERNARY_KINDS.values())
-# A Q4_K table whose rows' spread exceeds this is scanned in float32 instead: its integer scan's bound
-# would let too many rows through to the exact pass.
-_MAX_SPREAD = 64.0
-# Q4_0's groups pay at every size: Qwen2-7B-sized (306 MB), two threads, 24-25 ms by groups against 36-38 ms
-# as stored and 25 ms for one plain read (medians of 9, interleaved, load 3.0-3.4).
-# Above this many stored bytes a Q4_K table keeps the scan of its blocks as stored: it is read from memory,
-# not the cache, and that scan is bound by memory's bandwidth already (Qwen2-7B-sized, 307 MB, two threads:
-# 16.5 ms as stored, 16.8 ms by groups, at load 0.8), so a grouped copy would take as much again for nothing.
-# A Qwen2-7B-sized Q6_K table (447 MB) is scanned faster by groups (two threads 17.6 ms against 24.4 ms, at
-# load 1.4: bench_q6_k_groups --qwen), but its copy takes 451 MB more memory and 345 ms at the second query,
-# to save 7 ms a query on a table that meets goal 2 as stored: it keeps its blocks as stored too.
-_GROUPS_MAX_BYTES = 128 << 20
-# Q4_K's and Q5_K's dequantised numbers are rounded once by gguf (d s q - m n): 2^-24 of each, with room.
-_Q4_K_ROUNDING = 2.0**-23
-# Rounding to the nearest bfloat16 moves a number by at most 2^-8 of itself.
-BF16_ROUNDING = 2.0**-8
-# Float32 rounding of the query, the reciprocal length and their product: 2^-24 each, with room.
-_SCALE_ROUNDING = 4 * 2.0**-24
 # Rows dequantised at a time when a quantised table's first-pass rows are built.
 _BLOCK_ROWS = 2048
 # Rows of a cache entry checked against the table at each open, drawn afresh each time
@@ -124,158 +74,6 @@ CHECKED_ROWS = 512
 _LENGTH_TOLERANCE = 1e-9
 
 log = logging.getLogger(__name__)
-
-
-class StoredScreen:
-    """16-bit rows and one reciprocal length per row: a cosine for every row in one pass.
-
-    Parameters
-    ----------
-    bits:
-        ``(rows, width)`` uint16: bfloat16 (``kind`` 0) or float16 (``kind`` 1) numbers;
-        or, with ``quantised``, the rows' GGUF blocks as stored (uint8, ``kind`` from ``QUANT_KINDS``).
-    lengths:
-        Each row's length in float64, from the stored (not the rounded) numbers.
-    rounding:
-        How far a number of ``bits`` may be from the stored one, relative to it: 0 when
-        ``bits`` are the stored numbers, 2^-8 when they are bfloat16 roundings.
-    """
-
-    def __init__(
-        self,
-        bits: np.ndarray,
-        kind: int,
-        lengths: np.ndarray,
-        rounding: float,
-        notes: tuple[str, ...] = (),
-        quantised_width: int | None = None,
-        spread: float | None = None,
-        groups: np.ndarray | None = None,
-    ) -> None:
-        if _scan is None or (quantised_width is not None and _quants is None):
-            raise RuntimeError("the scan of stored rows was not built (no C compiler at install time)")
-        self.bits, self.kind, self.rounding = bits, kind, rounding
-        self.quantised = quantised_width is not None
-        self._scan = _quants.quant_scores if self.quantised else _scan.half_scores
-        self._quants = _quants
-        # How far the scan's copy of the query may be from it, relative to |query| (Q8_0, Q4_0 and
-        # Q6_K are scanned against it as 16-bit integers: ``_quants.c``).
-        # A Q4_K or Q5_K table is scanned so only with its ``spread``: the largest ratio over its rows of
-        # sqrt(sum (|d s| q + |m n|)^2) to the row's length (``quantised_spread``).
-        spread_kind = self.quantised and kind in _SPREAD_KINDS
-        integer_kind = kind in _INTEGER_KINDS or (kind in GRID_CODES and groups is not None)
-        self.integer = self.quantised and (integer_kind or (spread_kind and spread is not None))
-        self.query_rounding = float(_quants.QUERY_ROUNDING) if self.integer else 0.0
-        self.spread = spread if self.integer and spread_kind and spread is not None else 1.0
-        self.value_rounding = _Q4_K_ROUNDING if self.integer and spread_kind else 0.0
-        self.notes = notes
-        # The mapped file of the first pass's rows (a cache entry, or the model file): checked before each pass.
-        self.cache_file = cache.mapped_state(bits)
-        self.shape = (int(bits.shape[0]), int(bits.shape[1] if quantised_width is None else quantised_width))
-        self.lengths = lengths
-        usable = np.isfinite(lengths) & (lengths > 0)
-        with np.errstate(divide="ignore", over="ignore"):
-            scale = np.where(usable, 1.0 / np.where(usable, lengths, 1.0), 0.0).astype(np.float32)
-        # A length too small for its reciprocal to be a float32 points nowhere too.
-        scale[~np.isfinite(scale)] = 0.0
-        self.scale = scale
-        # A Q4_K, Q6_K or Q4_0 table's rows sixteen at a time (``q4_k_groups``, ``q6_k_groups``,
-        # ``block32_groups``), made when a second query comes; Q4_1's, Q5_0's, Q5_1's, IQ4_NL's, IQ4_XS's,
-        # TQ2_0's, MXFP4's, NVFP4's, TQ1_0's, the IQ3s' and Q5_K's at open (``groups``).
-        self.groups: np.ndarray | None = groups
-        self.groups_at_open = groups is not None
-        self._scans = 0
-        self._groups_lock = threading.Lock()
-
-    @property
-    def bf16_bits(self) -> bool:
-        """True when ``bits`` are bfloat16 numbers, one per number of the table (what ``scores_many`` reads)."""
-        return not self.quantised and self.kind == BF16_KIND
-
-    @property
-    def nbytes(self) -> int:
-        return int(self.bits.nbytes + self.scale.nbytes + self.lengths.nbytes + self.groups_bytes)
-
-    @property
-    def groups_bytes(self) -> int:
-        """Bytes of the copy of a table's rows sixteen at a time (0 until a second query makes it, if ever)."""
-        return 0 if self.groups is None else int(self.groups.nbytes)
-
-    def scores(self, query: np.ndarray) -> np.ndarray:
-        """Every row's cosine with ``query`` times its length, each within ``error_bound(|query|)``."""
-        if self.cache_file is not None:
-            self.cache_file.check()  # cut short by another program: a message, not SIGBUS
-        query = np.ascontiguousarray(query, dtype=np.float32)
-        out = np.empty(self.shape[0], dtype=np.float32)
-        # quant_scores's last arguments follow the counters.
-        extra = (self.integer, self._groups_for_scan()) if self.quantised and self.kind not in GRID_CODES else ()
-
-        def scan(progress: np.ndarray) -> None:
-            if self.quantised and self.kind in GRID_CODES:  # by the groups, or by the blocks in float32
-                self._quants.iq_scores(self.groups, self.bits, self.kind, query, self.scale, out, progress)
-            else:
-                self._scan(self.bits, self.kind, query, self.scale, out, progress, *extra)
-
-        shared_pass(self.shape[0] * self.shape[1], scan)
-        return out
-
-    def _groups_for_scan(self) -> np.ndarray | None:
-        """The Q4_K, Q6_K or Q4_0 rows in groups of sixteen, made at the second query where the CPU scans them
-        (AVX-512 VNNI; ``quants_groups.h``, ``quants_groups_q6k.h``, ``quants_groups32.h``): about half the
-        instructions a number, so a table in the cache is scanned at the cache's bandwidth.  Not at the first:
-        a one-shot answer makes no copy.  Not for a Q4_K or Q6_K table too large for the cache
-        (``_GROUPS_MAX_BYTES``).  The other 32-number kinds, IQ4_XS, TQ2_0, MXFP4, NVFP4, TQ1_0 and the IQ3s
-        have theirs from the open (the last four or none: scored in float64)."""
-        if self.kind in _FP4_TERNARY_CODES:
-            return self.groups
-        # grouped_scan is false without VNNI, or when a test chose another build.
-        later = (self.kind in (_Q4_K, _Q6_K) and self.bits.nbytes <= _GROUPS_MAX_BYTES) or self.kind == Q4_0_KIND
-        wanted = self.integer and (later or self.groups_at_open) and self._quants.grouped_scan()
-        with self._groups_lock:
-            self._scans += 1
-            if wanted and self.groups is None and self._scans > 1 and self.kind == _Q4_K:
-                self.groups = q4_k_groups(self.bits, self.shape[1], self._quants)
-            elif wanted and self.groups is None and self._scans > 1 and self.kind == _Q6_K:
-                self.groups = q6_k_groups(self.bits, self.shape[1], self._quants)
-            elif wanted and self.groups is None and self._scans > 1:
-                self.groups = block32_groups(self.bits, self.kind, self.shape[1], self._quants)
-        return self.groups if wanted else None
-
-    def error_bound(self, query_length: float) -> float:
-        """How far a score may be from the exact cosine times ``query_length``.
-
-        The rounded numbers are off by at most ``rounding`` of themselves (0 for rows
-        read as stored, quantised ones too: ``_quants.c`` says why) and the
-        float32 sum by ``accumulation_error`` of the sum of the products' sizes; both
-        are at most that fraction of |row| x |query| (Cauchy-Schwarz), and the scale
-        divides by |row|.  The float32 query and reciprocal length add 2^-24 each.  A scan
-        against the query held as integers adds ``query_rounding`` (``_quants.c`` says why).
-        """
-        width = self.shape[1]
-        summing = accumulation_error(width) * (1 + self.rounding) * self.spread
-        relative = 1.01 * (self.rounding + summing + self.value_rounding) + _SCALE_ROUNDING
-        return query_length * (self.query_rounding + (1 + self.query_rounding) * relative)
-
-    def exact_scores(self, rows: StoredRows, ids: np.ndarray, query: np.ndarray) -> np.ndarray:
-        """Cosines times |query| of rows ``ids``, in float64 from the stored numbers (0 for rows pointing nowhere)."""
-        query64 = np.asarray(query, dtype=np.float64)
-        out = np.zeros(ids.shape[0], dtype=np.float64)
-        for start in range(0, ids.shape[0], 1024):
-            chosen = ids[start : start + 1024]
-            block = np.asarray(rows[chosen], dtype=np.float64)
-            live = self.scale[chosen] != 0
-            dots = np.einsum("ij,j->i", block, query64)
-            out[start : start + 1024] = np.where(live, dots / np.where(live, self.lengths[chosen], 1.0), 0.0)
-        return out
-
-    def unit_rows(self, rows: StoredRows, ids: np.ndarray | list[int] | int) -> np.ndarray:
-        """Rows ``ids`` scaled to length 1, in float64 (rows pointing nowhere are zero)."""
-        index = np.atleast_1d(np.asarray(ids, dtype=np.intp))
-        picked = np.asarray(rows[index], dtype=np.float64)
-        live = self.scale[index] != 0
-        unit = np.zeros_like(picked)
-        unit[live] = picked[live] / self.lengths[index][live, None]
-        return unit if np.ndim(ids) else unit[0]
 
 
 def screen_for_stored(rows: StoredRows, report: ProgressCallback | None = None) -> StoredScreen:
@@ -311,7 +109,7 @@ def screen_for_stored(rows: StoredRows, report: ProgressCallback | None = None) 
             report(0, 1, "Arranging the rows sixteen at a time")
             copy = fp4_ternary_groups(rows.raw, width, kind, _quants)
             return StoredScreen(rows.raw, kind, lengths, 0.0, tuple(notes), quantised_width=width, groups=copy)
-        spread = quantised_spread(rows.raw, width, lengths, kind) if kind in _SPREAD_KINDS else None
+        spread = quantised_spread(rows.raw, width, lengths, kind) if kind in SPREAD_KINDS else None
         if not at_open or kind not in MIN_KINDS or spread is not None:
             if at_open:
                 report(0, 1, "Arranging the rows sixteen at a time")
@@ -328,7 +126,7 @@ def screen_for_stored(rows: StoredRows, report: ProgressCallback | None = None) 
         spread = table_spread(spreads, lengths)
         if spread is not None:  # else (rows whose mins nearly cancel their numbers) the bfloat16 copy
             return StoredScreen(
-                rows.raw, _Q5_K, lengths, 0.0, tuple(notes), quantised_width=width, spread=spread, groups=groups
+                rows.raw, Q5_K_KIND, lengths, 0.0, tuple(notes), quantised_width=width, spread=spread, groups=groups
             )
     if rows.storage in LOW_BIT_KINDS and _scan is not None:
         from .low_bit_groups import grouped_here, low_bit_screen  # it builds on this module
@@ -404,40 +202,6 @@ def half_lengths(bits: np.ndarray, kind: int) -> np.ndarray:
     squares = np.empty(bits.shape[0], dtype=np.float64)
     shared_pass(bits.size, partial(_scan.half_squares, bits, kind, bits.shape[1], squares))
     return np.sqrt(squares)
-
-
-def q4_k_groups(blocks: np.ndarray, width: int, quants: Any = _quants) -> np.ndarray:
-    """Q4_K rows copied sixteen at a time for the grouped scan (``quants_groups.h``: 2368 bytes per 2304
-    stored, the last group padded with zero rows), in one pass in C shared by a few threads."""
-    groups = -(-blocks.shape[0] // quants.GROUP_ROWS)
-    out = np.empty(groups * (width // 256) * quants.GROUP_BLOCK_BYTES, dtype=np.uint8)
-    shared_pass(blocks.shape[0] * width, partial(quants.q4_k_groups, blocks, width, out))
-    return out
-
-
-def quantised_spread(blocks: np.ndarray, width: int, lengths: np.ndarray, kind: int = _Q4_K) -> float | None:
-    """A Q4_K, Q4_1, Q5_1 or Q2_K table's spread (see ``StoredScreen``), from one pass in C over its blocks at
-    each open (not cached: nothing on disk can loosen the bound); None when too large for the integer scan."""
-    spreads = np.empty(blocks.shape[0], dtype=np.float64)
-    if kind == _Q4_K:
-        measure = partial(_quants.q4_k_spreads, blocks, width, spreads)
-    elif kind == LOW_BIT_KINDS["Q2_K"]:
-        measure = partial(_quants.q2_k_spreads, blocks, width, spreads)
-    else:
-        measure = partial(_quants.block32_spreads, blocks, kind, width, spreads)
-    shared_pass(blocks.shape[0] * width, measure)
-    return table_spread(spreads, lengths)
-
-
-def table_spread(spreads: np.ndarray, lengths: np.ndarray) -> float | None:
-    """The largest ratio of a row's root spread (sum of (|d s| q + |m n|)^2 over its numbers) to its
-    length, over the rows that point somewhere; None when too large for the integer scan."""
-    live = np.isfinite(lengths) & (lengths > 0) & np.isfinite(spreads)
-    if not live.any():
-        return None
-    # float32 sums of squares inside each sub-block: 1e-3 on top covers their rounding many times over.
-    spread = float(np.max(np.sqrt(spreads[live]) / lengths[live])) * 1.001
-    return max(spread, 1.0) if np.isfinite(spread) and spread <= _MAX_SPREAD else None
 
 
 def _quantised_lengths(rows: StoredRows, report: ProgressCallback) -> np.ndarray:
