@@ -57,10 +57,12 @@ _BLOCK_SHAPES = {
     "TQ1_0": (256, 54),
     "IQ3_S": (256, 110),
     "IQ3_XXS": (256, 98),
+    "IQ2_XXS": (256, 66),
+    "IQ2_XS": (256, 74),
+    "IQ2_S": (256, 82),
+    "IQ1_S": (256, 50),
+    "IQ1_M": (256, 56),
 }
-_BLOCK_SHAPES.update(
-    {"IQ2_XXS": (256, 66), "IQ2_XS": (256, 74), "IQ2_S": (256, 82), "IQ1_S": (256, 50), "IQ1_M": (256, 56)}
-)
 
 TOKEN_TABLE = "token_embd.weight"
 POSITION_TABLE = "position_embd.weight"
