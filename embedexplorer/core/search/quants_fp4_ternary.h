@@ -258,11 +258,7 @@ static void fp4t_rows_exact(const struct fp4t_job *q, Py_ssize_t start, Py_ssize
 /* Each row's score times its scale (0 where the scale is 0), stored for the group's live rows. */
 VNNI_TARGET static ALWAYS_INLINE void fp4t_store(const struct fp4t_job *q, Py_ssize_t g, Py_ssize_t stop, __m512 acc)
 {
-    Py_ssize_t first_row = g * GROUP_ROWS, rows_here = stop - first_row;
-    __mmask16 here = rows_here >= GROUP_ROWS ? (__mmask16)0xFFFF : (__mmask16)((1u << rows_here) - 1);
-    __m512 scales = _mm512_maskz_loadu_ps(here, q->scale + first_row);
-    __mmask16 live = _mm512_cmp_ps_mask(scales, _mm512_setzero_ps(), _CMP_NEQ_UQ);
-    _mm512_mask_storeu_ps(q->out + first_row, here, _mm512_maskz_mul_ps(live, acc, scales));
+    store_group_scores(acc, q->scale, q->out, g * 16, stop);
 }
 
 /* S = 256 (high sums) + (low sums) - o (the piece's sum of xq), as float32: exact (see the top). */

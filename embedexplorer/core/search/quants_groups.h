@@ -160,13 +160,7 @@ VNNI_TARGET static void groups_vnni(const uint8_t *groups, Py_ssize_t blocks, co
             }
             offsets = _mm512_fmadd_ps(dmin, mins, offsets);
         }
-        Py_ssize_t first_row = g * GROUP_ROWS, rows_here = stop - first_row;
-        __mmask16 here = rows_here >= GROUP_ROWS ? (__mmask16)0xFFFF : (__mmask16)((1u << rows_here) - 1);
-        __m512 scales = _mm512_maskz_loadu_ps(here, scale + first_row);
-        /* A row pointing nowhere scores 0, whatever its blocks hold (infinity or NaN too). */
-        __mmask16 live = _mm512_cmp_ps_mask(scales, _mm512_setzero_ps(), _CMP_NEQ_UQ);
-        __m512 scores = _mm512_maskz_mul_ps(live, _mm512_sub_ps(acc, offsets), scales);
-        _mm512_mask_storeu_ps(out + first_row, here, scores);
+        store_group_scores(_mm512_sub_ps(acc, offsets), scale, out, g * 16, stop);
     }
 }
 #endif

@@ -239,6 +239,8 @@ static void group32_centres(int kind, const int16_t *xq, Py_ssize_t width, int32
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #include <immintrin.h>
 
+#include "quants_group_store.h" /* every grouped scan ends with it; this header is the first of them */
+
 #define GROUP32_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,f16c,fma")))
 
 /* Four bytes of the query, the same in every lane (vpdpbusd's broadcast operand). */
@@ -310,12 +312,7 @@ GROUP32_TARGET static void groups32_vnni(int kind, const uint8_t *groups, Py_ssi
                 acc = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(at + 32))),
                                       _mm512_set1_ps(sums[b]), acc);
         }
-        Py_ssize_t first_row = g * GROUP32_ROWS, rows_here = stop - first_row;
-        __mmask16 here = rows_here >= GROUP32_ROWS ? (__mmask16)0xFFFF : (__mmask16)((1u << rows_here) - 1);
-        __m512 scales = _mm512_maskz_loadu_ps(here, scale + first_row);
-        /* A row pointing nowhere scores 0, whatever its blocks hold (infinity or NaN too). */
-        __mmask16 live = _mm512_cmp_ps_mask(scales, _mm512_setzero_ps(), _CMP_NEQ_UQ);
-        _mm512_mask_storeu_ps(out + first_row, here, _mm512_maskz_mul_ps(live, acc, scales));
+        store_group_scores(acc, scale, out, g * 16, stop);
     }
 }
 #endif

@@ -155,12 +155,7 @@ static PyObject *low_bit_groups(PyObject *self, PyObject *args)
 VNNI_TARGET static ALWAYS_INLINE void group_scores(__m512 total, Py_ssize_t g, const float *scale, float *out,
                                                    Py_ssize_t stop)
 {
-    Py_ssize_t first_row = g * GROUP_ROWS, rows_here = stop - first_row;
-    __mmask16 here = rows_here >= GROUP_ROWS ? (__mmask16)0xFFFF : (__mmask16)((1u << rows_here) - 1);
-    __m512 scales = _mm512_maskz_loadu_ps(here, scale + first_row);
-    /* A row pointing nowhere scores 0, whatever its blocks hold (infinity or NaN too). */
-    __mmask16 live = _mm512_cmp_ps_mask(scales, _mm512_setzero_ps(), _CMP_NEQ_UQ);
-    _mm512_mask_storeu_ps(out + first_row, here, _mm512_maskz_mul_ps(live, total, scales));
+    store_group_scores(total, scale, out, g * 16, stop);
 }
 
 /* Rows start .. stop - 1 (start a multiple of 16) of a Q3_K table's groups against xq = 256 high + low;

@@ -186,12 +186,7 @@ VNNI_TARGET static int q6_k_groups_vnni(const uint8_t *groups, const int8_t *hig
                 acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums), weight, acc);
             }
         }
-        Py_ssize_t first_row = g * 16, rows_here = stop - first_row;
-        __mmask16 here = rows_here >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << rows_here) - 1);
-        __m512 scales = _mm512_maskz_loadu_ps(here, scale + first_row);
-        /* A row pointing nowhere scores 0, whatever its blocks hold (infinity or NaN too). */
-        __mmask16 live = _mm512_cmp_ps_mask(scales, _mm512_setzero_ps(), _CMP_NEQ_UQ);
-        _mm512_mask_storeu_ps(out + first_row, here, _mm512_maskz_mul_ps(live, acc, scales));
+        store_group_scores(acc, scale, out, g * 16, stop);
     }
     PyMem_RawFree(offsets);
     return 1;

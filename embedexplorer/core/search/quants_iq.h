@@ -281,12 +281,7 @@ VNNI_TARGET static void iq_groups_vnni(const struct iq_job *q, Py_ssize_t start,
             acc = iq_group_vnni(group, blocks, group_bytes, 32, table, q->high, q->low, q->step, q->eights);
         else
             acc = iq_group_vnni(group, blocks, group_bytes, 16, table, q->high, q->low, q->step, q->eights);
-        Py_ssize_t first_row = g * GROUP_ROWS, rows_here = stop - first_row;
-        __mmask16 here = rows_here >= GROUP_ROWS ? (__mmask16)0xFFFF : (__mmask16)((1u << rows_here) - 1);
-        __m512 scales = _mm512_maskz_loadu_ps(here, q->scale + first_row);
-        /* A row pointing nowhere scores 0, whatever its blocks hold (infinity or NaN too). */
-        __mmask16 live = _mm512_cmp_ps_mask(scales, _mm512_setzero_ps(), _CMP_NEQ_UQ);
-        _mm512_mask_storeu_ps(q->out + first_row, here, _mm512_maskz_mul_ps(live, acc, scales));
+        store_group_scores(acc, q->scale, q->out, g * 16, stop);
     }
 }
 #endif
