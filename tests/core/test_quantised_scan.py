@@ -249,3 +249,35 @@ def test_a_q5_k_table_answers_as_a_float64_search_of_ggufs_numbers(tmp_path: Pat
         result = table.neighbours(token_id, k=K)
         assert [n.id for n in result.neighbours] == ids
         np.testing.assert_allclose([n.cosine for n in result.neighbours], cosines, rtol=0, atol=1e-6)
+
+
+def _every_read_kind() -> list[tuple[Q, int]]:
+    from embedexplorer.core.search.stored_screen import DEQUANTISED_KINDS
+
+    return [(Q[name], kind) for name, kind in sorted(DEQUANTISED_KINDS.items(), key=lambda item: item[1])]
+
+
+@pytest.mark.parametrize(("qtype", "kind"), _every_read_kind(), ids=[q.name for q, _ in _every_read_kind()])
+def test_the_exact_pass_dots_are_float64_dots_of_ggufs_numbers(qtype: Q, kind: int) -> None:
+    """``dot_rows`` (the exact pass of a stored table's search) sums each chosen row's products with the query
+    in float64 from the very numbers gguf's ``dequantize`` gives; ids repeat and come in any order."""
+    rng = np.random.default_rng(kind)
+    width = 512
+    stored = np.ascontiguousarray(quantised_rows(rng.standard_normal((40, width)).astype(np.float32), qtype, seed=kind))
+    query = rng.standard_normal(width)
+    ids = np.array([39, 0, 7, 7, 21, 3], dtype=np.int64)
+    dots = np.empty(ids.shape[0], dtype=np.float64)
+    _quants.dot_rows(stored, kind, ids, query, dots)
+    numbers = dequantize(stored[ids], qtype).astype(np.float64)
+    expected = numbers @ query
+    np.testing.assert_allclose(dots, expected, rtol=1e-12, atol=1e-12 * float(np.abs(numbers).sum(axis=1).max()))
+    assert dots[2] == dots[3]  # one row twice: the same sum, in the same order
+
+
+def test_the_exact_pass_refuses_ids_outside_the_table_in_one_sentence() -> None:
+    stored = np.zeros((4, 34), dtype=np.uint8)  # four Q8_0 rows of one block
+    out = np.empty(1, dtype=np.float64)
+    with pytest.raises(IndexError, match="row 4 is not in the table"):
+        _quants.dot_rows(stored, 0, np.array([4], dtype=np.int64), np.zeros(32), out)
+    with pytest.raises(ValueError, match="one float64 per id"):
+        _quants.dot_rows(stored, 0, np.array([0, 1], dtype=np.int64), np.zeros(32), out)

@@ -435,6 +435,9 @@ static PyMethodDef quant_methods[] = {
     {"iq_scores", iq_scores, METH_VARARGS,
      "iq_scores(groups, rows, kind, query, scale, out, progress)\n\nAs quant_scores, for IQ1/IQ2 rows by their\n"
      "groups (iq_groups's copy), or by their stored blocks in float32 where the groups' scan cannot run."},
+    {"dot_rows", dot_rows, METH_VARARGS,
+     "dot_rows(rows, kind, ids, query, out)\n\nWrite into out (float64) the dot product of each row ids[i] (int64) of\n"
+     "quantised rows (kind as for dequantise) with the float64 query, from dequantise's numbers, summed in float64."},
     {"dequantise", dequantise, METH_VARARGS,
      "dequantise(rows, kind, out)\n\nWrite the float32 numbers of quantised rows (GGUF blocks, uint8; kind as for\n"
      "quant_scores, or 4 Q5_K, 11 IQ4_XS, 12 TQ2_0, 13 MXFP4, 14 NVFP4, 15 TQ1_0, 16 IQ3_XXS, 17 IQ3_S, 18-22\n"
