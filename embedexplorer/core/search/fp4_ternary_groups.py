@@ -24,11 +24,6 @@ from .scan_threads import shared_pass
 FP4_TERNARY_KINDS = {"NVFP4": 14, "TQ1_0": 15, "IQ3_XXS": 16, "IQ3_S": 17}
 
 
-def scans_fp4_ternary_groups(storage: str, quants: Any) -> bool:
-    """Whether this CPU's build scans ``storage`` rows through their copy sixteen rows at a time."""
-    return storage in FP4_TERNARY_KINDS and bool(quants.fp4t_grouped_scan(FP4_TERNARY_KINDS[storage]))
-
-
 def fp4_ternary_groups(blocks: np.ndarray, width: int, kind: int, quants: Any) -> np.ndarray:
     """``blocks`` (rows of ``kind``'s stored blocks) copied sixteen rows at a time, the last group padded
     with zero rows, in one pass in C shared by a few threads."""

@@ -23,11 +23,6 @@ except ImportError:  # built without a C compiler: Q5_K tables keep the bfloat16
     _quants = None  # type: ignore[assignment]
 
 
-def grouped_q5_k_here(quants: Any = _quants) -> bool:
-    """True when this build scans Q5_K rows by their groups (AVX-512 VNNI; tests may choose another build)."""
-    return quants is not None and bool(quants.grouped_scan())
-
-
 def q5_k_groups(blocks: np.ndarray, width: int, quants: Any = _quants) -> tuple[np.ndarray, np.ndarray]:
     """Q5_K rows copied sixteen at a time (the last group padded with zero rows, on page-aligned memory),
     and each row's sum over its numbers of (|d s| q + |dmin m|)^2 in float64, from one pass in C."""

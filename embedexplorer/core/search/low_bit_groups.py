@@ -57,11 +57,6 @@ class LowBitScreen(StoredScreen):
         return self.groups
 
 
-def grouped_here(blocks: np.ndarray, width: int) -> bool:
-    """True when this build scans Q2_K and Q3_K rows by groups (AVX-512 VNNI) and can read ``blocks``."""
-    return _quants is not None and _quants.grouped_scan() and blocks.flags.c_contiguous and width % 256 == 0
-
-
 def low_bit_screen(
     blocks: np.ndarray, storage: str, lengths: np.ndarray, notes: tuple[str, ...], width: int
 ) -> LowBitScreen | None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
@@ -36,10 +37,11 @@ from ..common import cache
 from ..common.plain_pages import empty_on_plain_pages
 from ..common.progress import ProgressCallback
 from .block32_groups import BLOCK32_KINDS, MIN_KINDS, block32_groups
-from .fp4_ternary_groups import fp4_ternary_groups, scans_fp4_ternary_groups
-from .grouped_q5_k import grouped_q5_k_here, q5_k_groups
-from .iq_groups import GRID_CODES, GRID_KINDS, grid_groups
+from .fp4_ternary_groups import FP4_TERNARY_KINDS, fp4_ternary_groups
+from .grouped_q5_k import q5_k_groups
+from .iq_groups import GRID_KINDS, grid_groups
 from .lookup_groups import LOOKUP_KINDS, lookup_groups
+from .low_bit_groups import low_bit_screen
 from .scan_threads import shared_pass
 from .stored_rows import StoredRows
 from .stored_screen import (
@@ -77,71 +79,105 @@ log = logging.getLogger(__name__)
 
 
 def screen_for_stored(rows: StoredRows, report: ProgressCallback | None = None) -> StoredScreen:
-    """The first pass for ``rows``: their own bits when half precision, else bfloat16 roundings."""
+    """The first pass for ``rows``: their own bits when half precision; for a quantised type this build scans
+    as stored or by a copy sixteen rows at a time, that; else bfloat16 roundings of the rows."""
     report = report or (lambda done, total, message: None)
     key = _identity(rows)
-    count, width = rows.shape
     notes: list[str] = []
     if rows.half_kind is not None:
-        lengths = _checked(cache.load_array(key, "lengths", (count,), np.float64), rows, None, key, notes)
+        lengths = _checked(cache.load_array(key, "lengths", (rows.shape[0],), np.float64), rows, None, key, notes)
         if lengths is None:
             report(0, 1, "Measuring the rows")
             lengths = half_lengths(rows.raw, rows.half_kind)
             cache.save_array(key, "lengths", lengths)
         return StoredScreen(rows.raw, rows.half_kind, lengths, 0.0, tuple(notes))
-    # Q4_1, Q5_0, Q5_1, IQ4_NL, IQ4_XS, TQ2_0, MXFP4, NVFP4, TQ1_0, IQ3_XXS, IQ3_S, the IQ1/IQ2 grid types (and
-    # Q5_K, Q2_K, Q3_K, below): their groups at open where the CPU scans them (else a bfloat16 copy).
-    built = _quants is not None and _scan is not None and rows.raw.flags.c_contiguous
-    grouped_kind = rows.storage in BLOCK32_KINDS or rows.storage in LOOKUP_KINDS or rows.storage in GRID_KINDS
-    at_open = built and grouped_kind and _quants.grouped_scan()
-    fp4_ternary = built and scans_fp4_ternary_groups(rows.storage, _quants)
-    if built and (rows.storage in QUANT_KINDS or at_open or fp4_ternary):
-        lengths = _stored_lengths(rows, key, notes, report)
-        if rows.storage in LOOKUP_KINDS:
-            kind = LOOKUP_KINDS[rows.storage]
-            message = f"Copying the {rows.storage} table sixteen rows at a time"
-            report(0, 1, message)
-            copy = lookup_groups(rows.raw, width, kind, _quants)
-            report(1, 1, message)
-            return StoredScreen(rows.raw, kind, lengths, 0.0, tuple(notes), quantised_width=width, groups=copy)
-        kind = DEQUANTISED_KINDS[rows.storage]
-        if fp4_ternary:
-            report(0, 1, "Arranging the rows sixteen at a time")
-            copy = fp4_ternary_groups(rows.raw, width, kind, _quants)
-            return StoredScreen(rows.raw, kind, lengths, 0.0, tuple(notes), quantised_width=width, groups=copy)
-        spread = quantised_spread(rows.raw, width, lengths, kind) if kind in SPREAD_KINDS else None
-        if not at_open or kind not in MIN_KINDS or spread is not None:
-            if at_open:
-                report(0, 1, "Arranging the rows sixteen at a time")
-            groups = _groups_at_open(rows.raw, kind, width) if at_open else None
-            return StoredScreen(
-                rows.raw, kind, lengths, 0.0, tuple(notes), quantised_width=width, spread=spread, groups=groups
-            )
-    if rows.storage == "Q5_K" and built and grouped_q5_k_here(_quants):
-        lengths = _stored_lengths(rows, key, notes, report)
-        message = "Copying the Q5_K table sixteen rows at a time"
-        report(0, 1, message)
-        groups, spreads = q5_k_groups(rows.raw, width, _quants)
-        report(1, 1, message)
-        spread = table_spread(spreads, lengths)
-        if spread is not None:  # else (rows whose mins nearly cancel their numbers) the bfloat16 copy
-            return StoredScreen(
-                rows.raw, Q5_K_KIND, lengths, 0.0, tuple(notes), quantised_width=width, spread=spread, groups=groups
-            )
-    if rows.storage in LOW_BIT_KINDS and _scan is not None:
-        from .low_bit_groups import grouped_here, low_bit_screen  # it builds on this module
-
-        if grouped_here(rows.raw, width):
-            lengths = _stored_lengths(rows, key, notes, report)
-            report(0, 1, "Arranging the rows sixteen at a time")
-            screen = low_bit_screen(rows.raw, rows.storage, lengths, tuple(notes), width)
-            if screen is not None:
-                return screen
-    bits = cache.load_array(key, "bf16", (count, width), np.uint16)
-    lengths = cache.load_array(key, "lengths", (count,), np.float64)
+    build = _quantised_builder(rows)
+    if build is not None:
+        screen = build(rows, _stored_lengths(rows, key, notes, report), tuple(notes), report)
+        if screen is not None:  # else rows whose mins nearly cancel their numbers: the bfloat16 copy
+            return screen
+    bits = cache.load_array(key, "bf16", rows.shape, np.uint16)
+    lengths = cache.load_array(key, "lengths", (rows.shape[0],), np.float64)
     if bits is None or lengths is None or _checked(lengths, rows, bits, key, notes) is None:
         bits, lengths = _round_quantised(rows, key, report)
     return StoredScreen(bits, BF16_KIND, lengths, BF16_ROUNDING, tuple(notes))
+
+
+# What the window shows while a copy sixteen rows at a time is made.
+_ARRANGING = "Arranging the rows sixteen at a time"
+_COPYING = "Copying the {storage} table sixteen rows at a time"
+# Makes a quantised table's first pass from its rows, their lengths and the notes so far; None sends the table
+# to the bfloat16 copy.
+ScreenBuilder = Callable[[StoredRows, np.ndarray, tuple[str, ...], ProgressCallback], StoredScreen | None]
+
+
+def _quantised_builder(rows: StoredRows) -> ScreenBuilder | None:
+    """How this build reads ``rows``'s type without a bfloat16 copy: Q8_0, Q4_0, Q4_K and Q6_K as stored; the
+    other types by a copy sixteen rows at a time where the CPU has AVX-512 VNNI; None for the rest."""
+    if _quants is None or _scan is None or not rows.raw.flags.c_contiguous:
+        return None
+    if rows.storage in QUANT_KINDS:
+        return _as_stored
+    return _COPIED_AT_OPEN.get(rows.storage) if _quants.grouped_scan() else None
+
+
+def _as_stored(rows: StoredRows, lengths: np.ndarray, notes: tuple[str, ...], report: ProgressCallback) -> StoredScreen:
+    """Q8_0, Q4_0, Q4_K or Q6_K blocks scanned where they lie (Q4_0, Q4_K and Q6_K get a copy at a second query)."""
+    kind, width = QUANT_KINDS[rows.storage], rows.shape[1]
+    spread = quantised_spread(rows.raw, width, lengths, kind) if kind in SPREAD_KINDS else None
+    return StoredScreen(rows.raw, kind, lengths, 0.0, notes, quantised_width=width, spread=spread)
+
+
+def _copy_builder(make_copy: Callable[[np.ndarray, int, int], np.ndarray], message: str) -> ScreenBuilder:
+    """A builder whose screen scans ``make_copy(blocks, kind, width)``, made with ``message`` shown."""
+
+    def build(
+        rows: StoredRows, lengths: np.ndarray, notes: tuple[str, ...], report: ProgressCallback
+    ) -> StoredScreen | None:
+        kind, width = DEQUANTISED_KINDS[rows.storage], rows.shape[1]
+        spread = quantised_spread(rows.raw, width, lengths, kind) if kind in MIN_KINDS else None
+        if kind in MIN_KINDS and spread is None:
+            return None
+        text = message.format(storage=rows.storage)
+        report(0, 1, text)
+        copy = make_copy(rows.raw, kind, width)
+        report(1, 1, text)
+        return StoredScreen(rows.raw, kind, lengths, 0.0, notes, quantised_width=width, spread=spread, groups=copy)
+
+    return build
+
+
+def _q5_k_copy(
+    rows: StoredRows, lengths: np.ndarray, notes: tuple[str, ...], report: ProgressCallback
+) -> StoredScreen | None:
+    """Q5_K's copy, whose one pass also measures the spread its bound needs."""
+    width, message = rows.shape[1], _COPYING.format(storage="Q5_K")
+    report(0, 1, message)
+    groups, spreads = q5_k_groups(rows.raw, width, _quants)
+    report(1, 1, message)
+    spread = table_spread(spreads, lengths)
+    if spread is None:
+        return None
+    return StoredScreen(rows.raw, Q5_K_KIND, lengths, 0.0, notes, quantised_width=width, spread=spread, groups=groups)
+
+
+def _low_bit_copy(
+    rows: StoredRows, lengths: np.ndarray, notes: tuple[str, ...], report: ProgressCallback
+) -> StoredScreen | None:
+    """Q2_K's or Q3_K's copy (``low_bit_groups``: its screen keeps its own bound)."""
+    report(0, 1, _ARRANGING)
+    return low_bit_screen(rows.raw, rows.storage, lengths, notes, rows.shape[1])
+
+
+# The types scanned by a copy of their rows sixteen at a time, made at open where the CPU has AVX-512 VNNI.
+_COPIED_AT_OPEN: dict[str, ScreenBuilder] = {
+    **dict.fromkeys(BLOCK32_KINDS, _copy_builder(lambda b, k, w: block32_groups(b, k, w, _quants), _ARRANGING)),
+    **dict.fromkeys(GRID_KINDS, _copy_builder(lambda b, k, w: grid_groups(b, k, w, _quants), _ARRANGING)),
+    **dict.fromkeys(LOOKUP_KINDS, _copy_builder(lambda b, k, w: lookup_groups(b, w, k, _quants), _COPYING)),
+    **dict.fromkeys(FP4_TERNARY_KINDS, _copy_builder(lambda b, k, w: fp4_ternary_groups(b, w, k, _quants), _ARRANGING)),
+    "Q5_K": _q5_k_copy,
+    **dict.fromkeys(LOW_BIT_KINDS, _low_bit_copy),
+}
 
 
 def _stored_lengths(rows: StoredRows, key: str | None, notes: list[str], report: ProgressCallback) -> np.ndarray:
@@ -151,13 +187,6 @@ def _stored_lengths(rows: StoredRows, key: str | None, notes: list[str], report:
         lengths = _quantised_lengths(rows, report)
         cache.save_array(key, "lengths", lengths)
     return lengths
-
-
-def _groups_at_open(blocks: np.ndarray, kind: int, width: int) -> np.ndarray:
-    """The rows sixteen at a time for the kinds that get them at open: the grid types' or the 32-number kinds'."""
-    if kind in GRID_CODES:
-        return grid_groups(blocks, kind, width, _quants)
-    return block32_groups(blocks, kind, width, _quants)
 
 
 def _checked(
