@@ -22,7 +22,8 @@ from gguf.quants import dequantize, quantize
 
 from embedexplorer import open_table
 from embedexplorer.core.search import stored_screen, stored_search
-from embedexplorer.core.search.block32_groups import Q4_0_KIND, group_bytes
+from embedexplorer.core.search.block32_groups import Q4_0_KIND
+from embedexplorer.core.search.group_copy import copy_in_groups
 
 from ..gguf_fixture import float64_top_k, write_gguf
 
@@ -76,10 +77,8 @@ def screen_for(stored: np.ndarray, qtype: Q, width: int) -> tuple[stored_search.
     lengths = np.linalg.norm(numbers, axis=1)
     kind = KINDS[qtype]
     spread = stored_search.quantised_spread(stored, width, lengths, kind) if qtype in (Q.Q4_1, Q.Q5_1) else None
-    groups = None if qtype == Q.Q4_0 else stored_search.block32_groups(stored, kind, width, _quants)
-    screen = stored_search.StoredScreen(
-        stored, kind, lengths, 0.0, quantised_width=width, spread=spread, groups=groups
-    )
+    groups = None if qtype == Q.Q4_0 else copy_in_groups(stored, kind, width, _quants)
+    screen = stored_search.StoredScreen(stored, kind, lengths, 0.0, quantised_width=width, spread=spread, groups=groups)
     assert screen.integer
     return screen, numbers
 
@@ -137,7 +136,7 @@ def test_grouped_scores_are_within_the_bound_of_ggufs_numbers(qtype: Q, width: i
     assert (screen.groups is None) == (qtype == Q.Q4_0)  # Q4_0's first query reads its blocks as stored
     later = screen.scores(query)
     assert screen.groups is not None
-    assert screen.groups_bytes == -(-count // 16) * width // 32 * group_bytes(KINDS[qtype])
+    assert screen.groups_bytes == _quants.groups_size(KINDS[qtype], count, width)
     assert screen.groups_bytes == -(-count // 16) * 16 * stored.shape[1]  # the stored bytes, no more
     for scores in (first, later):
         assert np.abs(scores - exact).max() <= bound

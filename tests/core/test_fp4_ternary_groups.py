@@ -22,6 +22,7 @@ from gguf.quants import dequantize, quantize
 from embedexplorer import open_table
 from embedexplorer.core.search import stored_search
 from embedexplorer.core.search.fp4_ternary_groups import FP4_TERNARY_KINDS
+from embedexplorer.core.search.group_copy import copy_in_groups
 
 from ..gguf_fixture import float64_top_k, random_blocks, write_gguf
 
@@ -35,7 +36,7 @@ K = 10
 
 
 def grouped(qtype: Q) -> bool:
-    return bool(_quants.fp4t_grouped_scan(FP4_TERNARY_KINDS[qtype.name]))
+    return bool(_quants.grouped_scan())
 
 
 needs_groups = pytest.mark.skipif(
@@ -66,7 +67,7 @@ def screen_for(stored: np.ndarray, qtype: Q, width: int) -> tuple[stored_search.
     with np.errstate(invalid="ignore", over="ignore"):
         lengths = np.linalg.norm(numbers, axis=1)
     kind = FP4_TERNARY_KINDS[qtype.name]
-    groups = stored_search.fp4_ternary_groups(stored, width, kind, _quants)
+    groups = copy_in_groups(stored, kind, width, _quants)
     screen = stored_search.StoredScreen(stored, kind, lengths, 0.0, quantised_width=width, groups=groups)
     assert screen.integer
     return screen, numbers

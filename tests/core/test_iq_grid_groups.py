@@ -20,7 +20,8 @@ from gguf.constants import GGMLQuantizationType as Q
 from gguf.quants import dequantize
 
 from embedexplorer import open_table
-from embedexplorer.core.search import iq_groups, stored_search
+from embedexplorer.core.search import stored_search
+from embedexplorer.core.search.group_copy import copy_in_groups
 
 from ..gguf_fixture import float64_top_k, random_blocks, write_gguf
 
@@ -76,13 +77,17 @@ def set_d(block: np.ndarray, qtype: Q, bits: int) -> None:
     block[48:56] = words.view(np.uint8)
 
 
+# Bytes of a group's block: quants_iq.h's top (stored, 16 rows: 1056, 1184, 1312, 800, 896).
+GROUP_BLOCK_BYTES = {Q.IQ2_XXS: 1696, Q.IQ2_XS: 1824, Q.IQ2_S: 1824, Q.IQ1_S: 1248, Q.IQ1_M: 1376}
+
+
 def grouped_screen(stored: np.ndarray, qtype: Q, width: int) -> tuple[stored_search.StoredScreen, np.ndarray]:
     """The grouped first pass over ``stored`` as a table opens it, and gguf's float64 numbers."""
     with np.errstate(invalid="ignore", over="ignore"):
         numbers = dequantize(stored, qtype).astype(np.float64)
         lengths = np.linalg.norm(numbers, axis=1)
     kind = stored_search.GRID_KINDS[qtype.name]
-    groups = iq_groups.grid_groups(stored, kind, width, _quants)
+    groups = copy_in_groups(stored, kind, width, _quants)
     screen = stored_search.StoredScreen(stored, kind, lengths, 0.0, quantised_width=width, groups=groups)
     return screen, numbers
 
@@ -127,9 +132,8 @@ def test_rows_are_ggufs_numbers_bit_for_bit(qtype: Q) -> None:
 def test_grouped_scores_are_within_the_bound_of_ggufs_numbers(qtype: Q, count: int, width: int) -> None:
     stored = blocks_of(qtype, count, width, seed=count + width)
     screen, numbers = grouped_screen(stored, qtype, width)
-    assert screen.integer and screen.groups_bytes == -(-count // 16) * width // 256 * _quants.iq_group_bytes(
-        stored_search.GRID_KINDS[qtype.name]
-    )
+    # The layout quants_iq.h gives, per 16 rows and block of 256 numbers: d, the odd integers, the planes, minus bits.
+    assert screen.integer and screen.groups_bytes == -(-count // 16) * (width // 256) * GROUP_BLOCK_BYTES[qtype]
     query = np.random.default_rng(count).standard_normal(width).astype(np.float32)
     exact = exact_cosines(numbers, screen.lengths, query)
     scores = screen.scores(query)

@@ -22,7 +22,8 @@ from gguf.quants import dequantize
 
 from embedexplorer import open_table
 from embedexplorer.core.search import stored_search
-from embedexplorer.core.search.lookup_groups import LOOKUP_KINDS, lookup_groups
+from embedexplorer.core.search.group_copy import copy_in_groups
+from embedexplorer.core.search.lookup_groups import LOOKUP_KINDS
 
 from ..gguf_fixture import float64_top_k, write_gguf
 
@@ -91,7 +92,7 @@ def screen_for(stored: np.ndarray, qtype: Q, width: int) -> tuple[stored_search.
         numbers = dequantize(stored, qtype).astype(np.float64)
         lengths = np.linalg.norm(numbers, axis=1)
     kind = LOOKUP_KINDS[qtype.name]
-    groups = lookup_groups(stored, width, kind, _quants)
+    groups = copy_in_groups(stored, kind, width, _quants)
     return stored_search.StoredScreen(stored, kind, lengths, 0.0, quantised_width=width, groups=groups), numbers
 
 
@@ -187,7 +188,7 @@ def test_grouped_scores_are_within_the_bound_of_ggufs_numbers(qtype: Q, count: i
         screen, numbers = screen_for(stored, qtype, width)
         assert screen.integer and screen.groups is not None
         groups = -(-count // 16)  # about the stored bytes: 2208 for 2176 (IQ4_XS), and headers padded to 64
-        assert screen.groups_bytes == _quants.lookup_groups_size(LOOKUP_KINDS[qtype.name], count, width)
+        assert screen.groups_bytes == _quants.groups_size(LOOKUP_KINDS[qtype.name], count, width)
         assert stored.nbytes <= screen.groups_bytes <= groups * 16 * stored.shape[1] * 1.015 + 64 * groups
         query = np.random.default_rng(count).standard_normal(width).astype(np.float32)
         exact = cosines_times(numbers, screen.lengths, query)

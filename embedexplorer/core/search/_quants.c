@@ -95,6 +95,15 @@ static const Py_ssize_t BLOCK_BYTES[KINDS] = {[KIND_Q8_0] = 34, [KIND_Q4_0] = 18
                                               [KIND_IQ2_XXS] = 66, [KIND_IQ2_XS] = 74, [KIND_IQ2_S] = 82,
                                               [KIND_IQ1_S] = 50, [KIND_IQ1_M] = 56};
 
+/* A copy of a table's rows sixteen at a time, made by chunks of rows (quants_group_copy.h): the kind, the
+ * stored rows, how many and their blocks each, and where the groups go. */
+struct kind_group_job {
+    int kind;
+    const uint8_t *rows;
+    Py_ssize_t count, blocks;
+    uint8_t *groups;
+};
+
 #include "quants_blocks.h"
 
 #define LANES 16
@@ -270,6 +279,7 @@ static int quantise_query(const float *x, Py_ssize_t width, int16_t *xq, float *
 #include "quants_lookup.h"
 #include "quants_fp4_ternary.h"
 #include "quants_iq.h"
+#include "quants_group_copy.h"
 
 static PyObject *quant_scores(PyObject *self, PyObject *args)
 {
@@ -303,7 +313,7 @@ static PyObject *quant_scores(PyObject *self, PyObject *args)
                 : !is_block32(kind) || groups.len != (count + GROUP32_ROWS - 1) / GROUP32_ROWS *
                                                          (width / 32) * GROUP32_BYTES(kind))) {
         PyErr_SetString(PyExc_ValueError, "groups must be q4_k_groups's, q5_k_groups's, q6_k_groups's, "
-                                          "block32_groups's or lookup_groups's copy");
+                                          "or copy_groups's copy");
     } else if (scale.len != out.len) {
         PyErr_SetString(PyExc_ValueError, "scale must hold one float32 per row");
     } else if (lookup_kind(kind)) {
@@ -394,47 +404,28 @@ static PyMethodDef quant_methods[] = {
      "q5_k_groups(rows, width, out, spreads, progress)\n\nCopy Q5_K rows into out sixteen at a time\n"
      "(quants_groups_q5k.h, out 8-byte aligned) and write each row's spread (as q4_k_spreads's) into spreads;\n"
      "threads share rows."},
-    {"block32_groups", block32_groups, METH_VARARGS,
-     "block32_groups(rows, kind, width, out, progress)\n\nCopy rows of 32-number blocks (kind 1, 5-8) into out\n"
-     "sixteen at a time (quants_groups32.h), for quant_scores's groups; threads share rows as there."},
     {"block32_spreads", block32_spreads, METH_VARARGS,
      "block32_spreads(rows, kind, width, out, progress)\n\nWrite each Q4_1 or Q5_1 row's sum of (|d| q + |m|)^2\n"
      "(float64) into out; threads share rows as in quant_scores."},
-    {"lookup_groups", lookup_groups, METH_VARARGS,
-     "lookup_groups(rows, kind, width, out, progress)\n\nCopy IQ4_XS (11), TQ2_0 (12) or MXFP4 (13) rows into out\n"
-     "sixteen at a time (quants_lookup.h), for quant_scores's groups; threads share rows as there."},
-    {"lookup_groups_size", lookup_groups_size, METH_VARARGS,
-     "lookup_groups_size(kind, count, width)\n\nBytes of lookup_groups's copy of count rows of width numbers."},
-    {"fp4t_groups", fp4t_groups, METH_VARARGS,
-     "fp4t_groups(rows, kind, width, out, progress)\n\nCopy NVFP4 (14), TQ1_0 (15), IQ3_XXS (16) or IQ3_S (17)\n"
-     "rows into out sixteen at a time (quants_fp4_ternary.h), for quant_scores's groups; threads share rows\n"
-     "as there."},
-    {"fp4t_groups_size", fp4t_groups_size, METH_VARARGS,
-     "fp4t_groups_size(kind, count, width)\n\nBytes of fp4t_groups's copy of count rows of width numbers."},
     {"fp4t_use_vbmi", fp4t_use_vbmi, METH_VARARGS,
      "fp4t_use_vbmi(on)\n\nFor tests: let NVFP4 use VBMI where the CPU has it, or not; returns whether it does."},
-    {"fp4t_grouped_scan", fp4t_grouped_scan, METH_VARARGS,
-     "fp4t_grouped_scan(kind)\n\nTrue when quant_scores scans NVFP4, TQ1_0, IQ3_XXS or IQ3_S rows by groups here."},
     {"grouped_scan", grouped_scan, METH_NOARGS,
      "grouped_scan()\n\nTrue when quant_scores scans rows by their groups here (AVX-512 VNNI): Q4_K's from\n"
-     "q4_k_groups, Q5_K's from q5_k_groups, kinds 1 and 5-8 from block32_groups, IQ4_XS's, TQ2_0's and MXFP4's\n"
-     "from lookup_groups."},
-    {"low_bit_groups", low_bit_groups, METH_VARARGS,
-     "low_bit_groups(rows, kind, width, out, progress)\n\nCopy Q2_K (kind 9) or Q3_K (10) rows into out sixteen at a\n"
-     "time (quants_groups_q2q3.h), for low_bit_scores; threads share rows as in quant_scores."},
-    {"low_bit_group_bytes", low_bit_group_bytes, METH_VARARGS,
-     "low_bit_group_bytes(kind)\n\nBytes of low_bit_groups's copy per 16 rows and block of 256 numbers."},
+     "q4_k_groups, Q5_K's from q5_k_groups, Q6_K's from q6_k_groups, every other kind from copy_groups."},
     {"low_bit_scores", low_bit_scores, METH_VARARGS,
      "low_bit_scores(rows, kind, query, scale, out, progress, integer=False, groups=None)\n\nquant_scores for Q2_K\n"
      "and Q3_K rows: by their groups against the integer query where grouped_scan(), else in float32."},
     {"q2_k_spreads", q2_k_spreads, METH_VARARGS,
      "q2_k_spreads(rows, width, out, progress)\n\nq4_k_spreads for Q2_K rows."},
-    {"iq_groups", iq_groups, METH_VARARGS,
-     "iq_groups(rows, kind, width, out, progress)\n\nCopy IQ1/IQ2 rows into out sixteen at a time (quants_iq.h)."},
-    {"iq_group_bytes", iq_group_bytes, METH_VARARGS, "iq_group_bytes(kind)\n\nBytes of a group's block (quants_iq.h)."},
     {"iq_scores", iq_scores, METH_VARARGS,
      "iq_scores(groups, rows, kind, query, scale, out, progress)\n\nAs quant_scores, for IQ1/IQ2 rows by their\n"
-     "groups (iq_groups's copy), or by their stored blocks in float32 where the groups' scan cannot run."},
+     "groups (copy_groups's copy), or by their stored blocks in float32 where the groups' scan cannot run."},
+    {"copy_groups", copy_groups, METH_VARARGS,
+     "copy_groups(rows, kind, width, out, progress)\n\nCopy rows of a kind that is scanned by its groups (1, 5-22)\n"
+     "into out sixteen rows at a time (the kind's header says how), for quant_scores's, low_bit_scores's or\n"
+     "iq_scores's groups; threads that call it with the same zeroed progress share the rows."},
+    {"groups_size", groups_size, METH_VARARGS,
+     "groups_size(kind, count, width)\n\nBytes of copy_groups's copy of count rows of width numbers."},
     {"dot_rows", dot_rows, METH_VARARGS,
      "dot_rows(rows, kind, ids, query, out)\n\nWrite into out (float64) the dot product of each row ids[i] (int64) of\n"
      "quantised rows (kind as for dequantise) with the float64 query, from dequantise's numbers, summed in float64."},
@@ -454,9 +445,9 @@ static PyMethodDef quant_methods[] = {
      "float32 query into out (0 where scale[i] is 0), without the GIL; threads that call it with the same zeroed\n"
      "progress (two int64) share the rows.  With integer, every kind is scanned against the query held as\n"
      "16-bit integers where the build can (error bound in _quants.c); Q4_K by groups, q4_k_groups's copy\n"
-     "(q6_k_groups's for Q6_K, block32_groups's for kinds 1, 5-8), when given and grouped_scan(); IQ4_XS,\n"
-     "TQ2_0 and MXFP4 by lookup_groups's copy there, else in float64 (quants_lookup.h); NVFP4 (14), TQ1_0 (15),\n"
-     "IQ3_XXS (16), IQ3_S (17) by fp4t_groups's copy there, else in float64 (quants_fp4_ternary.h)."},
+     "(q6_k_groups's for Q6_K, copy_groups's for kinds 1, 5-8), when given and grouped_scan(); IQ4_XS,\n"
+     "TQ2_0 and MXFP4 by copy_groups's copy there, else in float64 (quants_lookup.h); NVFP4 (14), TQ1_0 (15),\n"
+     "IQ3_XXS (16), IQ3_S (17) by copy_groups's copy there, else in float64 (quants_fp4_ternary.h)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -12,22 +12,5 @@ on every core, instead of that bfloat16 copy; a CPU without VNNI keeps the bfloa
 
 from __future__ import annotations
 
-from functools import partial
-from typing import Any
-
-import numpy as np
-
-from ..common.plain_pages import empty_on_plain_pages
-from .scan_threads import shared_pass
-
 # GGUF types scanned through this copy, with ``_quants.c``'s code for each.
 FP4_TERNARY_KINDS = {"NVFP4": 14, "TQ1_0": 15, "IQ3_XXS": 16, "IQ3_S": 17}
-
-
-def fp4_ternary_groups(blocks: np.ndarray, width: int, kind: int, quants: Any) -> np.ndarray:
-    """``blocks`` (rows of ``kind``'s stored blocks) copied sixteen rows at a time, the last group padded
-    with zero rows, in one pass in C shared by a few threads."""
-    size = int(quants.fp4t_groups_size(kind, blocks.shape[0], width))
-    out = empty_on_plain_pages((size,), np.uint8)
-    shared_pass(blocks.shape[0] * width, partial(quants.fp4t_groups, blocks, kind, width, out))
-    return out

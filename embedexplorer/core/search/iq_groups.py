@@ -11,22 +11,6 @@ builds keep the bfloat16 copy.
 
 from __future__ import annotations
 
-from functools import partial
-from typing import Any
-
-import numpy as np
-
-from .scan_threads import shared_pass
-
 # The C code of each type (``_quants.c``'s kinds; ``_quants.dequantise`` reads them too).
 GRID_KINDS = {"IQ2_XXS": 18, "IQ2_XS": 19, "IQ2_S": 20, "IQ1_S": 21, "IQ1_M": 22}
 GRID_CODES = frozenset(GRID_KINDS.values())
-
-
-def grid_groups(blocks: np.ndarray, kind: int, width: int, quants: Any) -> np.ndarray:
-    """Rows of a grid type copied sixteen at a time (``quants_iq.h``; the last group padded with zero
-    rows), in one pass in C shared by a few threads."""
-    groups = -(-blocks.shape[0] // 16)
-    out = np.empty(groups * (width // 256) * quants.iq_group_bytes(kind), dtype=np.uint8)
-    shared_pass(blocks.shape[0] * width, partial(quants.iq_groups, blocks, kind, width, out))
-    return out

@@ -1,6 +1,6 @@
 """The first pass over a Q2_K or Q3_K table: a copy of its rows sixteen at a time, made at open.
 
-Where the CPU has AVX-512 VNNI, ``_quants.low_bit_groups`` copies the rows' 2-bit codes (and
+Where the CPU has AVX-512 VNNI, ``_quants.copy_groups`` copies the rows' 2-bit codes (and
 Q3_K's third bits as byte masks) so that one int32 lane of a register is one row, and
 ``_quants.low_bit_scores`` scans them against the query held as 16-bit integers
 (``quants_groups_q2q3.h``, whose top comment proves the bound). The copy is about the size of the
@@ -10,12 +10,9 @@ times that. Elsewhere these tables keep the bfloat16 copy (``stored_search``).
 
 from __future__ import annotations
 
-from functools import partial
-from typing import Any
-
 import numpy as np
 
-from .scan_threads import shared_pass
+from .group_copy import copy_in_groups
 from .stored_screen import LOW_BIT_KINDS, StoredScreen, quantised_spread
 
 try:
@@ -69,13 +66,4 @@ def low_bit_screen(
         spread = quantised_spread(blocks, width, lengths, kind)
         if spread is None:
             return None
-    return LowBitScreen(blocks, kind, lengths, notes, width, spread, low_bit_groups(blocks, kind, width, _quants))
-
-
-def low_bit_groups(blocks: np.ndarray, kind: int, width: int, quants: Any = _quants) -> np.ndarray:
-    """``blocks`` copied sixteen rows at a time (the last group padded with zero rows), in one pass in C
-    shared by a few threads."""
-    groups = -(-blocks.shape[0] // quants.GROUP_ROWS)
-    out = np.empty(groups * (width // 256) * quants.low_bit_group_bytes(kind), dtype=np.uint8)
-    shared_pass(blocks.shape[0] * width, partial(quants.low_bit_groups, blocks, kind, width, out))
-    return out
+    return LowBitScreen(blocks, kind, lengths, notes, width, spread, copy_in_groups(blocks, kind, width, _quants))

@@ -151,17 +151,10 @@ static void fp4t_place(int kind, const uint8_t *block, Py_ssize_t b, int r, uint
     }
 }
 
-struct fp4t_group_job {
-    int kind;
-    const uint8_t *rows;
-    Py_ssize_t count, blocks;
-    uint8_t *groups;
-};
-
 /* Rows start .. stop - 1 into their groups (start is a multiple of 16: CHUNK_ROWS is). */
 static void fp4t_group_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
 {
-    const struct fp4t_group_job *q = job;
+    const struct kind_group_job *q = job;
     Py_ssize_t row_bytes = q->blocks * BLOCK_BYTES[q->kind], size = fp4t_group_bytes(q->kind, q->blocks);
     if (stop == q->count)
         stop = (stop + GROUP_ROWS - 1) / GROUP_ROWS * GROUP_ROWS; /* the last group's missing rows: zeros */
@@ -174,49 +167,6 @@ static void fp4t_group_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
                 fp4t_place(q->kind, row + b * BLOCK_BYTES[q->kind], b, r, group, q->blocks);
         }
     }
-}
-
-static PyObject *fp4t_groups(PyObject *self, PyObject *args)
-{
-    Py_buffer rows, out, progress;
-    int kind;
-    Py_ssize_t width;
-    (void)self;
-    if (!PyArg_ParseTuple(args, "y*inw*w*", &rows, &kind, &width, &out, &progress))
-        return NULL;
-    PyObject *result = NULL;
-    if (kind < 0 || kind >= KINDS || !fp4t_kind(kind)) {
-        PyErr_SetString(PyExc_ValueError, "kind must be 14 (NVFP4), 15 (TQ1_0), 16 (IQ3_XXS) or 17 (IQ3_S)");
-    } else {
-        Py_ssize_t blocks = width / BLOCK_NUMBERS[kind];
-        Py_ssize_t count = blocks > 0 ? rows.len / (blocks * BLOCK_BYTES[kind]) : 0;
-        if (width <= 0 || width % BLOCK_NUMBERS[kind] != 0 || rows.len != count * blocks * BLOCK_BYTES[kind] ||
-            out.len != fp4t_groups_bytes(kind, count, width)) {
-            PyErr_SetString(PyExc_ValueError, "out must hold the groups of every 16 rows of width numbers");
-        } else if (check_progress(&progress)) {
-            struct fp4t_group_job job = {kind, rows.buf, count, blocks, out.buf};
-            result = share_chunks_released(fp4t_group_chunk, &job, count, &progress);
-        }
-    }
-    PyBuffer_Release(&rows);
-    PyBuffer_Release(&out);
-    PyBuffer_Release(&progress);
-    return result;
-}
-
-static PyObject *fp4t_groups_size(PyObject *self, PyObject *args)
-{
-    int kind;
-    Py_ssize_t count, width;
-    (void)self;
-    if (!PyArg_ParseTuple(args, "inn", &kind, &count, &width))
-        return NULL;
-    if (kind < 0 || kind >= KINDS || !fp4t_kind(kind) || width <= 0 || width % BLOCK_NUMBERS[kind] != 0 ||
-        count < 0) {
-        PyErr_SetString(PyExc_ValueError, "kind must be 14-17 and width a whole number of its blocks");
-        return NULL;
-    }
-    return PyLong_FromSsize_t(fp4t_groups_bytes(kind, count, width));
 }
 
 struct fp4t_job {
@@ -456,7 +406,7 @@ static PyObject *fp4t_scores(int kind, Py_buffer *rows, Py_buffer *query, Py_buf
                              Py_buffer *progress, int integer, Py_buffer *groups, Py_ssize_t count, Py_ssize_t width)
 {
     if (groups->buf != NULL && groups->len != fp4t_groups_bytes(kind, count, width)) {
-        PyErr_SetString(PyExc_ValueError, "groups must be fp4t_groups's copy of the rows");
+        PyErr_SetString(PyExc_ValueError, "groups must be copy_groups's copy of the rows");
         return NULL;
     }
     struct fp4t_job *job = PyMem_RawCalloc(1, sizeof *job);
@@ -516,16 +466,6 @@ static PyObject *fp4t_use_vbmi(PyObject *self, PyObject *args)
         return NULL;
     fp4t_without_vbmi = !on;
     return PyBool_FromLong(fp4t_vbmi());
-}
-
-/* Whether quant_scores scans NVFP4 and TQ1_0 rows by their groups with this build (use_build changes it). */
-static PyObject *fp4t_grouped_scan(PyObject *self, PyObject *args)
-{
-    int kind;
-    (void)self;
-    if (!PyArg_ParseTuple(args, "i", &kind))
-        return NULL;
-    return PyBool_FromLong(kind >= 0 && kind < KINDS && fp4t_kind(kind) && fp4t_grouped(kind));
 }
 
 #endif

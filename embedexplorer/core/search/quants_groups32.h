@@ -100,17 +100,10 @@ static ALWAYS_INLINE void dequantise_block32(int kind, const uint8_t *block, flo
     }
 }
 
-struct group32_job {
-    int kind;
-    const uint8_t *rows;
-    Py_ssize_t count, blocks;
-    uint8_t *groups;
-};
-
 /* Rows start .. stop - 1 (start a multiple of 16: CHUNK_ROWS is) into their groups. */
 static void group32_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
 {
-    const struct group32_job *q = job;
+    const struct kind_group_job *q = job;
     int kind = q->kind, mins = has_min32(kind), fifths = has_fifth32(kind);
     Py_ssize_t block_bytes = 18 + 2 * mins + 4 * fifths, row_bytes = q->blocks * block_bytes;
     Py_ssize_t size = GROUP32_BYTES(kind), fifth_at = 32 + 32 * mins, qs_at = fifth_at + 64 * fifths;
@@ -137,32 +130,6 @@ static void group32_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
                 }
             }
         }
-}
-
-static PyObject *block32_groups(PyObject *self, PyObject *args)
-{
-    Py_buffer rows, out, progress;
-    Py_ssize_t width;
-    int kind;
-    (void)self;
-    if (!PyArg_ParseTuple(args, "y*inw*w*", &rows, &kind, &width, &out, &progress))
-        return NULL;
-    PyObject *result = NULL;
-    Py_ssize_t blocks = width / 32, count = 0;
-    if (is_block32(kind) && blocks > 0)
-        count = rows.len / (blocks * BLOCK_BYTES[kind]);
-    if (!is_block32(kind) || width <= 0 || width % 32 != 0 || rows.len != count * blocks * BLOCK_BYTES[kind] ||
-        out.len != (count + GROUP32_ROWS - 1) / GROUP32_ROWS * blocks * GROUP32_BYTES(kind)) {
-        PyErr_SetString(PyExc_ValueError,
-                        "out must hold the groups of every 16 rows of 32-number blocks (kinds 1, 5-8)");
-    } else if (check_progress(&progress)) {
-        struct group32_job job = {kind, rows.buf, count, blocks, out.buf};
-        result = share_chunks_released(group32_chunk, &job, count, &progress);
-    }
-    PyBuffer_Release(&rows);
-    PyBuffer_Release(&out);
-    PyBuffer_Release(&progress);
-    return result;
 }
 
 /* Q4_1's and Q5_1's spread of each row: the sum over its numbers of (|d| q + |m|)^2, in float64 (the

@@ -55,13 +55,6 @@ static Py_ssize_t low_bit_group_size(int kind)
     return kind == KIND_Q2_K ? Q2_K_GROUP_BYTES : Q3_K_GROUP_BYTES;
 }
 
-struct low_bit_group_job {
-    int kind;
-    const uint8_t *rows;
-    Py_ssize_t count, blocks;
-    uint8_t *groups;
-};
-
 /* Four bytes as a little-endian word: byte p is bits 8p .. 8p + 7. */
 static ALWAYS_INLINE uint32_t word_at(const uint8_t *at)
 {
@@ -107,7 +100,7 @@ static void low_bit_lane(int kind, const uint8_t *block, int r, uint8_t *at, uin
 /* Rows start .. stop - 1 into their groups (start is a multiple of 16: CHUNK_ROWS is). */
 static void low_bit_group_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
 {
-    const struct low_bit_group_job *q = job;
+    const struct kind_group_job *q = job;
     Py_ssize_t block_bytes = q->kind == KIND_Q2_K ? Q2_K_BYTES : Q3_K_BYTES, size = low_bit_group_size(q->kind);
     if (stop == q->count)
         stop = (stop + GROUP_ROWS - 1) / GROUP_ROWS * GROUP_ROWS; /* the last group's missing rows: zeros */
@@ -122,32 +115,6 @@ static void low_bit_group_chunk(const void *job, Py_ssize_t start, Py_ssize_t st
                 for (int k = 0; k < 16; k++)
                     memcpy(at + 18 * GROUP_ROWS + 384 * (k / 4) + 256 + 32 * (k % 4), masks[k], sizeof masks[k]);
         }
-}
-
-static PyObject *low_bit_groups(PyObject *self, PyObject *args)
-{
-    Py_buffer rows, out, progress;
-    Py_ssize_t width;
-    int kind;
-    (void)self;
-    if (!PyArg_ParseTuple(args, "y*inw*w*", &rows, &kind, &width, &out, &progress))
-        return NULL;
-    PyObject *result = NULL;
-    Py_ssize_t block_bytes = kind == KIND_Q2_K ? Q2_K_BYTES : Q3_K_BYTES;
-    Py_ssize_t blocks = width / 256, count = blocks > 0 ? rows.len / (blocks * block_bytes) : 0;
-    if (kind != KIND_Q2_K && kind != KIND_Q3_K) {
-        PyErr_SetString(PyExc_ValueError, "kind must be 9 (Q2_K) or 10 (Q3_K)");
-    } else if (width <= 0 || width % 256 != 0 || rows.len != count * blocks * block_bytes ||
-               out.len != (count + GROUP_ROWS - 1) / GROUP_ROWS * blocks * low_bit_group_size(kind)) {
-        PyErr_SetString(PyExc_ValueError, "out must hold the groups of every 16 rows of width numbers");
-    } else if (check_progress(&progress)) {
-        struct low_bit_group_job job = {kind, rows.buf, count, blocks, out.buf};
-        result = share_chunks_released(low_bit_group_chunk, &job, count, &progress);
-    }
-    PyBuffer_Release(&rows);
-    PyBuffer_Release(&out);
-    PyBuffer_Release(&progress);
-    return result;
 }
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
@@ -332,7 +299,7 @@ static PyObject *low_bit_scores(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "rows must hold len(out) rows of len(query) quantised numbers");
     } else if (groups.buf != NULL &&
                groups.len != (count + GROUP_ROWS - 1) / GROUP_ROWS * (width / 256) * low_bit_group_size(kind)) {
-        PyErr_SetString(PyExc_ValueError, "groups must be low_bit_groups's copy of the rows");
+        PyErr_SetString(PyExc_ValueError, "groups must be copy_groups's copy of the rows");
     } else if (scale.len != out.len) {
         PyErr_SetString(PyExc_ValueError, "scale must hold one float32 per row");
     } else if (check_progress(&progress)) {
@@ -363,19 +330,6 @@ static PyObject *low_bit_scores(PyObject *self, PyObject *args)
     if (groups.buf != NULL)
         PyBuffer_Release(&groups);
     return result;
-}
-
-static PyObject *low_bit_group_bytes(PyObject *self, PyObject *args)
-{
-    int kind;
-    (void)self;
-    if (!PyArg_ParseTuple(args, "i", &kind))
-        return NULL;
-    if (kind != KIND_Q2_K && kind != KIND_Q3_K) {
-        PyErr_SetString(PyExc_ValueError, "kind must be 9 (Q2_K) or 10 (Q3_K)");
-        return NULL;
-    }
-    return PyLong_FromSsize_t(low_bit_group_size(kind));
 }
 
 #endif

@@ -57,17 +57,10 @@ static Py_ssize_t iq_group_block_bytes(int kind)
     return 2 * GROUP_ROWS + (256 / IQ_SUB[kind - IQ_FIRST_KIND]) * GROUP_ROWS + 8 * 2 * 64 + minus;
 }
 
-struct iq_group_job {
-    int kind;
-    const uint8_t *rows;
-    Py_ssize_t count, blocks;
-    uint8_t *groups;
-};
-
 /* Rows start .. stop - 1 into their groups (start is a multiple of 16: CHUNK_ROWS is). */
 static void iq_group_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
 {
-    const struct iq_group_job *q = job;
+    const struct kind_group_job *q = job;
     Py_ssize_t block_bytes = BLOCK_BYTES[q->kind], row_bytes = q->blocks * block_bytes;
     Py_ssize_t group_bytes = iq_group_block_bytes(q->kind), scales = 256 / IQ_SUB[q->kind - IQ_FIRST_KIND];
     if (stop == q->count)
@@ -106,44 +99,6 @@ static void iq_group_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
                 }
             }
         }
-}
-
-static PyObject *iq_groups(PyObject *self, PyObject *args)
-{
-    Py_buffer rows, out, progress;
-    int kind;
-    Py_ssize_t width;
-    (void)self;
-    if (!PyArg_ParseTuple(args, "y*inw*w*", &rows, &kind, &width, &out, &progress))
-        return NULL;
-    PyObject *result = NULL;
-    Py_ssize_t blocks = width / 256, count = 0;
-    if (iq_kind(kind) && blocks > 0)
-        count = rows.len / (blocks * BLOCK_BYTES[kind]);
-    if (!iq_kind(kind) || width <= 0 || width % 256 != 0 || rows.len != count * blocks * BLOCK_BYTES[kind] ||
-        out.len != (count + GROUP_ROWS - 1) / GROUP_ROWS * blocks * iq_group_block_bytes(kind)) {
-        PyErr_SetString(PyExc_ValueError, "out must hold the groups of every 16 rows of an IQ1/IQ2 kind");
-    } else if (check_progress(&progress)) {
-        struct iq_group_job job = {kind, rows.buf, count, blocks, out.buf};
-        result = share_chunks_released(iq_group_chunk, &job, count, &progress);
-    }
-    PyBuffer_Release(&rows);
-    PyBuffer_Release(&out);
-    PyBuffer_Release(&progress);
-    return result;
-}
-
-static PyObject *iq_group_bytes(PyObject *self, PyObject *args)
-{
-    int kind;
-    (void)self;
-    if (!PyArg_ParseTuple(args, "i", &kind))
-        return NULL;
-    if (!iq_kind(kind)) {
-        PyErr_SetString(PyExc_ValueError, "kind must be one of the IQ1/IQ2 kinds (18-22)");
-        return NULL;
-    }
-    return PyLong_FromSsize_t(iq_group_block_bytes(kind));
 }
 
 struct iq_job {

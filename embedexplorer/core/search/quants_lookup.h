@@ -128,17 +128,10 @@ static void lookup_place(int kind, const uint8_t *block, Py_ssize_t b, int r, ui
     (void)b;
 }
 
-struct lookup_group_job {
-    int kind;
-    const uint8_t *rows;
-    Py_ssize_t count, blocks;
-    uint8_t *groups;
-};
-
 /* Rows start .. stop - 1 into their groups (start is a multiple of 16: CHUNK_ROWS is). */
 static void lookup_group_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
 {
-    const struct lookup_group_job *q = job;
+    const struct kind_group_job *q = job;
     int kind = q->kind;
     Py_ssize_t row_bytes = q->blocks * BLOCK_BYTES[kind], size = lookup_group_bytes(kind, q->blocks);
     Py_ssize_t headers = lookup_headers(kind, q->blocks), header_bytes = lookup_header_bytes(kind);
@@ -157,49 +150,6 @@ static void lookup_group_chunk(const void *job, Py_ssize_t start, Py_ssize_t sto
                              group + headers + b * code_bytes);
         }
     }
-}
-
-static PyObject *lookup_groups(PyObject *self, PyObject *args)
-{
-    Py_buffer rows, out, progress;
-    int kind;
-    Py_ssize_t width;
-    (void)self;
-    if (!PyArg_ParseTuple(args, "y*inw*w*", &rows, &kind, &width, &out, &progress))
-        return NULL;
-    PyObject *result = NULL;
-    if (kind < 0 || kind >= KINDS || !lookup_kind(kind)) {
-        PyErr_SetString(PyExc_ValueError, "kind must be 11 (IQ4_XS), 12 (TQ2_0) or 13 (MXFP4)");
-    } else {
-        Py_ssize_t blocks = width / BLOCK_NUMBERS[kind];
-        Py_ssize_t count = blocks > 0 ? rows.len / (blocks * BLOCK_BYTES[kind]) : 0;
-        if (width <= 0 || width % BLOCK_NUMBERS[kind] != 0 || rows.len != count * blocks * BLOCK_BYTES[kind] ||
-            out.len != lookup_groups_bytes(kind, count, width)) {
-            PyErr_SetString(PyExc_ValueError, "out must hold the groups of every 16 rows of width numbers");
-        } else if (check_progress(&progress)) {
-            struct lookup_group_job job = {kind, rows.buf, count, blocks, out.buf};
-            result = share_chunks_released(lookup_group_chunk, &job, count, &progress);
-        }
-    }
-    PyBuffer_Release(&rows);
-    PyBuffer_Release(&out);
-    PyBuffer_Release(&progress);
-    return result;
-}
-
-static PyObject *lookup_groups_size(PyObject *self, PyObject *args)
-{
-    int kind;
-    Py_ssize_t count, width;
-    (void)self;
-    if (!PyArg_ParseTuple(args, "inn", &kind, &count, &width))
-        return NULL;
-    if (kind < 0 || kind >= KINDS || !lookup_kind(kind) || width <= 0 || width % BLOCK_NUMBERS[kind] != 0 ||
-        count < 0) {
-        PyErr_SetString(PyExc_ValueError, "kind must be 11, 12 or 13 and width a whole number of its blocks");
-        return NULL;
-    }
-    return PyLong_FromSsize_t(lookup_groups_bytes(kind, count, width));
 }
 
 struct lookup_job {

@@ -16,8 +16,9 @@ from typing import Any
 import numpy as np
 
 from ..common import cache
-from .block32_groups import BLOCK32_KINDS, MIN_KINDS, Q4_0_KIND, block32_groups
+from .block32_groups import BLOCK32_KINDS, MIN_KINDS, Q4_0_KIND
 from .fp4_ternary_groups import FP4_TERNARY_KINDS
+from .group_copy import copy_in_groups
 from .iq_groups import GRID_CODES, GRID_KINDS
 from .lookup_groups import LOOKUP_KINDS
 from .neighbours import accumulation_error
@@ -206,7 +207,7 @@ class StoredScreen:
             elif wanted and self.groups is None and self._scans > 1 and self.kind == _Q6_K:
                 self.groups = q6_k_groups(self.bits, self.shape[1], self._quants)
             elif wanted and self.groups is None and self._scans > 1:
-                self.groups = block32_groups(self.bits, self.kind, self.shape[1], self._quants)
+                self.groups = copy_in_groups(self.bits, self.kind, self.shape[1], self._quants)
         return self.groups if wanted else None
 
     def error_bound(self, query_length: float) -> float:

@@ -36,11 +36,12 @@ import numpy as np
 from ..common import cache
 from ..common.plain_pages import empty_on_plain_pages
 from ..common.progress import ProgressCallback
-from .block32_groups import BLOCK32_KINDS, MIN_KINDS, block32_groups
-from .fp4_ternary_groups import FP4_TERNARY_KINDS, fp4_ternary_groups
+from .block32_groups import BLOCK32_KINDS, MIN_KINDS
+from .fp4_ternary_groups import FP4_TERNARY_KINDS
+from .group_copy import copy_in_groups
 from .grouped_q5_k import q5_k_groups
-from .iq_groups import GRID_KINDS, grid_groups
-from .lookup_groups import LOOKUP_KINDS, lookup_groups
+from .iq_groups import GRID_KINDS
+from .lookup_groups import LOOKUP_KINDS
 from .low_bit_groups import low_bit_screen
 from .scan_threads import shared_pass
 from .stored_rows import StoredRows
@@ -128,8 +129,9 @@ def _as_stored(rows: StoredRows, lengths: np.ndarray, notes: tuple[str, ...], re
     return StoredScreen(rows.raw, kind, lengths, 0.0, notes, quantised_width=width, spread=spread)
 
 
-def _copy_builder(make_copy: Callable[[np.ndarray, int, int], np.ndarray], message: str) -> ScreenBuilder:
-    """A builder whose screen scans ``make_copy(blocks, kind, width)``, made with ``message`` shown."""
+def _copy_builder(message: str) -> ScreenBuilder:
+    """A builder whose screen scans the rows' copy sixteen at a time (``copy_in_groups``), made with ``message``
+    shown; for Q4_1 and Q5_1 only when their spread allows the integer scan."""
 
     def build(
         rows: StoredRows, lengths: np.ndarray, notes: tuple[str, ...], report: ProgressCallback
@@ -140,7 +142,7 @@ def _copy_builder(make_copy: Callable[[np.ndarray, int, int], np.ndarray], messa
             return None
         text = message.format(storage=rows.storage)
         report(0, 1, text)
-        copy = make_copy(rows.raw, kind, width)
+        copy = copy_in_groups(rows.raw, kind, width, _quants)
         report(1, 1, text)
         return StoredScreen(rows.raw, kind, lengths, 0.0, notes, quantised_width=width, spread=spread, groups=copy)
 
@@ -171,10 +173,8 @@ def _low_bit_copy(
 
 # The types scanned by a copy of their rows sixteen at a time, made at open where the CPU has AVX-512 VNNI.
 _COPIED_AT_OPEN: dict[str, ScreenBuilder] = {
-    **dict.fromkeys(BLOCK32_KINDS, _copy_builder(lambda b, k, w: block32_groups(b, k, w, _quants), _ARRANGING)),
-    **dict.fromkeys(GRID_KINDS, _copy_builder(lambda b, k, w: grid_groups(b, k, w, _quants), _ARRANGING)),
-    **dict.fromkeys(LOOKUP_KINDS, _copy_builder(lambda b, k, w: lookup_groups(b, w, k, _quants), _COPYING)),
-    **dict.fromkeys(FP4_TERNARY_KINDS, _copy_builder(lambda b, k, w: fp4_ternary_groups(b, w, k, _quants), _ARRANGING)),
+    **dict.fromkeys([*BLOCK32_KINDS, *GRID_KINDS, *FP4_TERNARY_KINDS], _copy_builder(_ARRANGING)),
+    **dict.fromkeys(LOOKUP_KINDS, _copy_builder(_COPYING)),
     "Q5_K": _q5_k_copy,
     **dict.fromkeys(LOW_BIT_KINDS, _low_bit_copy),
 }
