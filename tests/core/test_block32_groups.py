@@ -11,7 +11,6 @@ infinite or NaN.  Q4_0 is grouped from its second query on, the others at open.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -86,17 +85,6 @@ def screen_for(stored: np.ndarray, qtype: Q, width: int) -> tuple[stored_search.
 def cosines_times(numbers: np.ndarray, lengths: np.ndarray, query: np.ndarray) -> np.ndarray:
     live = np.isfinite(lengths) & (lengths > 0)
     return np.where(live, numbers @ query.astype(np.float64) / np.where(live, lengths, 1.0), 0.0)
-
-
-@pytest.fixture(params=["plain", "avx2", "avx512f-float", "avx512f-int16"])
-def other_build(request: pytest.FixtureRequest) -> Iterator[str]:
-    """Each build without VNNI's grouped scan that this CPU can run (the others are skipped)."""
-    used = _quants.use_build(request.param)
-    if used != request.param:
-        _quants.use_build("best")
-        pytest.skip(f"this CPU does not run the {request.param} build")
-    yield used
-    _quants.use_build("best")
 
 
 @pytest.mark.parametrize("qtype", TYPES, ids=IDS)

@@ -10,7 +10,6 @@ whose float16 d is infinite or NaN (they point nowhere); the builds without VNNI
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -97,17 +96,6 @@ def exact_cosines(numbers: np.ndarray, lengths: np.ndarray, query: np.ndarray) -
     with np.errstate(invalid="ignore", over="ignore"):
         dots = np.where(live[:, None], numbers, 0.0) @ query.astype(np.float64)
     return np.where(live, dots / np.where(live, lengths, 1.0), 0.0)
-
-
-@pytest.fixture(params=["plain", "avx2", "avx512f-float", "avx512f-int16"])
-def other_build(request: pytest.FixtureRequest) -> Iterator[str]:
-    """A build without VNNI's grouped scan, where this CPU runs it."""
-    used = _quants.use_build(request.param)
-    if used != request.param:
-        _quants.use_build("best")
-        pytest.skip(f"this CPU does not run the {request.param} build")
-    yield used
-    _quants.use_build("best")
 
 
 @pytest.mark.parametrize("qtype", TYPES, ids=IDS)

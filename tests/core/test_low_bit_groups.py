@@ -11,7 +11,6 @@ scales are infinite or NaN.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -32,17 +31,6 @@ IDS = [t.name for t in TYPES]
 vnni = pytest.mark.skipif(not _quants.grouped_scan(), reason="this CPU has no AVX-512 VNNI: no grouped copy")
 K = 10
 ROWS, WIDTH, ORIGINAL, COPIES, NEAR = 3000, 512, 50, (140, 141), range(100, 140)
-
-
-@pytest.fixture(params=["plain", "avx2", "avx512f-float", "avx512f-int16"])
-def other_build(request: pytest.FixtureRequest) -> Iterator[str]:
-    """Each build without VNNI's grouped scan that this CPU can run (the others are skipped)."""
-    used = _quants.use_build(request.param)
-    if used != request.param:
-        _quants.use_build("best")
-        pytest.skip(f"this CPU does not run the {request.param} build")
-    yield used
-    _quants.use_build("best")
 
 
 def screen_for(stored: np.ndarray, qtype: Q, width: int) -> tuple[low_bit_groups.LowBitScreen, np.ndarray]:

@@ -10,7 +10,6 @@ one to four blocks, rows that are all zero and rows whose scales are infinite or
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -33,18 +32,6 @@ needs_vnni = pytest.mark.skipif(
 )
 K = 10
 Q5_K = stored_search.DEQUANTISED_KINDS["Q5_K"]
-OTHER_BUILDS = ["plain", "avx2", "avx512f-float", "avx512f-int16"]
-
-
-@pytest.fixture(params=OTHER_BUILDS)
-def other_build(request: pytest.FixtureRequest) -> Iterator[str]:
-    """Each build without VNNI's grouped scan that this CPU can run (the others are skipped)."""
-    used = _quants.use_build(request.param)
-    if used != request.param:
-        _quants.use_build("best")
-        pytest.skip(f"this CPU does not run the {request.param} build")
-    yield used
-    _quants.use_build("best")
 
 
 def grouped_screen(stored: np.ndarray, width: int) -> tuple[stored_search.StoredScreen, np.ndarray]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import gzip
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -58,17 +57,6 @@ def q6_k_blocks(rows: np.ndarray) -> np.ndarray:
     out[:, 192:208] = s.view(np.uint8)
     out[:, 208:210] = d.astype("<f2").view(np.uint8).reshape(-1, 2)
     return out.reshape(count, width // 256 * 210)
-
-
-@pytest.fixture(params=["plain", "avx2", "avx512f-float", "avx512f-int16"])
-def other_build(request: pytest.FixtureRequest) -> Iterator[str]:
-    """Each build without VNNI's byte products this CPU can run (the others are skipped)."""
-    used = _quants.use_build(request.param)
-    if used != request.param:
-        _quants.use_build("best")
-        pytest.skip(f"this CPU does not run the {request.param} build")
-    yield used
-    _quants.use_build("best")
 
 
 def screen_for(stored: np.ndarray, width: int) -> tuple[stored_search.StoredScreen, np.ndarray]:

@@ -8,7 +8,6 @@ by less than the first pass's error bound, so only the exact rescoring can order
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -31,19 +30,6 @@ NUMBER_BYTES = {Q.Q8_0: (2, 34), Q.Q4_0: (2, 18), Q.Q4_K: (16, 144), Q.Q5_K: (16
 BLOCK_BYTES = {Q.Q8_0: 34, Q.Q4_0: 18, Q.Q4_K: 144, Q.Q5_K: 176, Q.Q6_K: 210}
 ROWS, WIDTH, K = 3000, 512, 12
 ORIGINAL, COPIES, NEAR = 50, (140, 141), range(100, 140)
-
-
-@pytest.fixture(params=["plain", "avx2", "avx512f-float", "avx512f-int16", "avx512f"])
-def build(request: pytest.FixtureRequest) -> Iterator[str]:
-    """Each build of the scan this CPU can run (the others are skipped); "avx512f-float" is the
-    AVX-512 build without its integer-query scan, "avx512f-int16" the integer scan without VNNI's
-    byte products (which "avx512f" uses for Q4_K and Q6_K where the CPU has them)."""
-    used = _quants.use_build(request.param)
-    if used != request.param:
-        _quants.use_build("best")
-        pytest.skip(f"this CPU does not run the {request.param} build")
-    yield used
-    _quants.use_build("best")
 
 
 def near_tie_blocks(qtype: Q, seed: int) -> np.ndarray:
