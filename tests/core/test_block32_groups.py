@@ -25,6 +25,7 @@ from embedexplorer.core.search.block32_groups import Q4_0_KIND
 from embedexplorer.core.search.group_copy import copy_in_groups
 
 from ..gguf_fixture import float64_top_k, write_gguf
+from .grouped_rows import exact_cosines, varied_rows, zero_ids
 
 _quants = pytest.importorskip("embedexplorer.core.search._quants", reason="the quantised scan was not built here")
 VNNI = _quants.grouped_scan()
@@ -55,21 +56,6 @@ def stored_rows(rows: np.ndarray, qtype: Q) -> np.ndarray:
     return iq4_nl_blocks(rows) if qtype == Q.IQ4_NL else np.asarray(quantize(rows, qtype))
 
 
-def varied_rows(count: int, width: int, seed: int) -> np.ndarray:
-    """Random rows of lengths 0.3 to 3, some of them shifted (so Q4_1's and Q5_1's mins matter), with the
-    rows ``zero_ids`` all zero."""
-    rng = np.random.default_rng(seed)
-    rows = rng.standard_normal((count, width)).astype(np.float32)
-    rows += rng.uniform(-1.5, 1.5, (count, 1)).astype(np.float32)
-    rows *= np.exp(rng.uniform(-1.2, 1.1, (count, 1))).astype(np.float32)
-    rows[zero_ids(count)] = 0.0
-    return rows
-
-
-def zero_ids(count: int) -> list[int]:
-    return [count // 2] if count < 15 else [0, count // 2, count - 1]
-
-
 def screen_for(stored: np.ndarray, qtype: Q, width: int) -> tuple[stored_search.StoredScreen, np.ndarray]:
     """The first pass as a table opens it (groups at open but for Q4_0), and gguf's float64 numbers."""
     numbers = dequantize(stored, qtype).astype(np.float64)
@@ -80,11 +66,6 @@ def screen_for(stored: np.ndarray, qtype: Q, width: int) -> tuple[stored_search.
     screen = stored_search.StoredScreen(stored, kind, lengths, 0.0, quantised_width=width, spread=spread, groups=groups)
     assert screen.integer
     return screen, numbers
-
-
-def cosines_times(numbers: np.ndarray, lengths: np.ndarray, query: np.ndarray) -> np.ndarray:
-    live = np.isfinite(lengths) & (lengths > 0)
-    return np.where(live, numbers @ query.astype(np.float64) / np.where(live, lengths, 1.0), 0.0)
 
 
 @pytest.mark.parametrize("qtype", TYPES, ids=IDS)
@@ -115,10 +96,10 @@ def test_the_c_dequantiser_gives_ggufs_numbers_bit_for_bit(qtype: Q) -> None:
 @pytest.mark.parametrize("width", [32, 64, 96, 128])
 @pytest.mark.parametrize("count", [3, 15, 16, 17, 1013])
 def test_grouped_scores_are_within_the_bound_of_ggufs_numbers(qtype: Q, width: int, count: int) -> None:
-    stored = stored_rows(varied_rows(count, width, seed=width + count), qtype)
+    stored = stored_rows(varied_rows(count, width, seed=width + count, shifted=True), qtype)
     screen, numbers = screen_for(stored, qtype, width)
     query = np.random.default_rng(count).standard_normal(width).astype(np.float32)
-    exact = cosines_times(numbers, screen.lengths, query)
+    exact = exact_cosines(numbers, screen.lengths, query)
     bound = screen.error_bound(float(np.linalg.norm(query.astype(np.float64))))
     first = screen.scores(query)
     assert (screen.groups is None) == (qtype == Q.Q4_0)  # Q4_0's first query reads its blocks as stored
@@ -134,7 +115,7 @@ def test_grouped_scores_are_within_the_bound_of_ggufs_numbers(qtype: Q, width: i
     for size in (1e-20, 1e20):
         far = query * np.float32(size)
         far[:16] *= np.float32(1e-6)
-        error = np.abs(screen.scores(far) - cosines_times(numbers, screen.lengths, far))
+        error = np.abs(screen.scores(far) - exact_cosines(numbers, screen.lengths, far))
         assert error.max() <= screen.error_bound(float(np.linalg.norm(far.astype(np.float64))))
 
 
@@ -144,7 +125,7 @@ def test_every_number_counts_in_the_grouped_scan(qtype: Q) -> None:
     """A query that is zero but for four numbers, for each four in turn (each of a block's vectors and
     nibbles): each row's grouped score must be those numbers' part of its cosine."""
     width = 64
-    stored = stored_rows(varied_rows(37, width, seed=5), qtype)
+    stored = stored_rows(varied_rows(37, width, seed=5, shifted=True), qtype)
     screen, numbers = screen_for(stored, qtype, width)
     live = screen.lengths > 0
     screen.scores(np.ones(width, dtype=np.float32))
@@ -206,7 +187,7 @@ def test_near_ties_come_out_in_float64_order(tmp_path: Path, qtype: Q) -> None:
 def test_rows_with_infinite_or_nan_scales_point_nowhere(tmp_path: Path, qtype: Q) -> None:
     """Rows whose block scale (or min) is infinite or NaN have no length: they are never a neighbour,
     and the rows beside them in their group of 16 answer as the oracle's."""
-    stored = stored_rows(varied_rows(40, 96, seed=8), qtype)
+    stored = stored_rows(varied_rows(40, 96, seed=8, shifted=True), qtype)
     block_bytes = GGML_QUANT_SIZES[qtype][1]
     bad = {3: np.inf, 17: np.nan, 18: -np.inf, 39: np.nan}
     for row, value in bad.items():
@@ -231,7 +212,7 @@ def test_builds_without_vnni_answer_the_same(tmp_path: Path, qtype: Q, other_bui
     """Opened on a build without the grouped scan, the table takes today's path (its blocks as stored
     for Q4_0, a bfloat16 copy for the others); a table opened with its groups, then scanned by such a
     build, reads its blocks as stored: the same neighbours either way."""
-    stored = stored_rows(varied_rows(2003, 128, seed=int(qtype)), qtype)
+    stored = stored_rows(varied_rows(2003, 128, seed=int(qtype), shifted=True), qtype)
     numbers = dequantize(stored, qtype).astype(np.float64)
     path = write_gguf(tmp_path / f"{qtype.name}.gguf", stored, qtype)
     table = open_table(str(path))
@@ -251,7 +232,7 @@ def test_builds_without_vnni_answer_the_same(tmp_path: Path, qtype: Q, other_bui
     screen.scores(query), screen.scores(query)
     assert screen.groups is not None
     _quants.use_build(other_build)
-    exact = cosines_times(numbers, screen.lengths, query)
+    exact = exact_cosines(numbers, screen.lengths, query)
     assert np.abs(screen.scores(query) - exact).max() <= screen.error_bound(float(np.linalg.norm(query)))
 
 
@@ -323,7 +304,7 @@ def test_the_bundled_table_quantised_answers_as_float64(tmp_path: Path, minilm_t
 @needs_vnni
 def test_a_q4_0_table_larger_than_q4_ks_limit_is_grouped_too(monkeypatch: pytest.MonkeyPatch) -> None:
     """Unlike Q4_K's, Q4_0's groups pay at the Qwen-sized table too: no size limit, the same scores' bound."""
-    stored = stored_rows(varied_rows(100, 128, seed=9), Q.Q4_0)
+    stored = stored_rows(varied_rows(100, 128, seed=9, shifted=True), Q.Q4_0)
     screen, numbers = screen_for(stored, Q.Q4_0, 128)
     monkeypatch.setattr(stored_screen, "_GROUPS_MAX_BYTES", stored.nbytes - 1)
     query = np.random.default_rng(4).standard_normal(128).astype(np.float32)
@@ -331,7 +312,7 @@ def test_a_q4_0_table_larger_than_q4_ks_limit_is_grouped_too(monkeypatch: pytest
     assert screen.groups is None
     later = screen.scores(query)
     assert screen.groups is not None
-    exact = cosines_times(numbers, screen.lengths, query)
+    exact = exact_cosines(numbers, screen.lengths, query)
     for scores in (first, later):
         assert np.abs(scores - exact).max() <= screen.error_bound(float(np.linalg.norm(query)))
 
@@ -366,7 +347,7 @@ def test_rows_llama_cpp_quantised_to_q5_0_answer_as_float64(tmp_path: Path) -> N
 def test_the_spread_is_each_rows_sum_of_d_q_plus_m_squared(qtype: Q) -> None:
     """The spread the bound rests on (quants_groups32.h's top): sum (|d| q + |m|)^2 over each row, the
     codes q read back from gguf's own numbers (q = (v - m) / d, exact for these scales)."""
-    stored = stored_rows(varied_rows(50, 96, seed=21), qtype)
+    stored = stored_rows(varied_rows(50, 96, seed=21, shifted=True), qtype)
     numbers = dequantize(stored, qtype).astype(np.float64).reshape(50, 3, 32)
     blocks = stored.reshape(50, 3, -1)
     d = blocks[..., 0:2].copy().view("<f2").astype(np.float64)

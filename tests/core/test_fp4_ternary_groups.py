@@ -25,6 +25,7 @@ from embedexplorer.core.search.fp4_ternary_groups import FP4_TERNARY_KINDS
 from embedexplorer.core.search.group_copy import copy_in_groups
 
 from ..gguf_fixture import float64_top_k, random_blocks, write_gguf
+from .grouped_rows import exact_cosines, zero_ids
 
 _quants = pytest.importorskip("embedexplorer.core.search._quants", reason="the quantised scan was not built here")
 
@@ -57,10 +58,6 @@ def stored_rows(qtype: Q, count: int, width: int, seed: int) -> np.ndarray:
     return stored
 
 
-def zero_ids(count: int) -> list[int]:
-    return [count // 2] if count < 15 else [0, count // 2, count - 1]
-
-
 def screen_for(stored: np.ndarray, qtype: Q, width: int) -> tuple[stored_search.StoredScreen, np.ndarray]:
     """The first pass over ``stored`` rows as a table opens them (with the groups), and gguf's numbers."""
     numbers = dequantize(stored, qtype).astype(np.float64)
@@ -71,13 +68,6 @@ def screen_for(stored: np.ndarray, qtype: Q, width: int) -> tuple[stored_search.
     screen = stored_search.StoredScreen(stored, kind, lengths, 0.0, quantised_width=width, groups=groups)
     assert screen.integer
     return screen, numbers
-
-
-def exact_scores(numbers: np.ndarray, lengths: np.ndarray, query: np.ndarray) -> np.ndarray:
-    live = np.isfinite(lengths) & (lengths > 0)
-    out = np.zeros(numbers.shape[0])
-    out[live] = numbers[live] @ query.astype(np.float64) / lengths[live]
-    return out
 
 
 @pytest.mark.parametrize("qtype", TYPES, ids=[t.name for t in TYPES])
@@ -111,7 +101,7 @@ def test_grouped_scores_are_within_the_bound_of_ggufs_numbers(qtype: Q, count: i
     screen, numbers = screen_for(stored, qtype, width)
     assert screen.groups is not None and screen.groups.nbytes >= stored.nbytes
     query = np.random.default_rng(count).standard_normal(width).astype(np.float32)
-    exact = exact_scores(numbers, screen.lengths, query)
+    exact = exact_cosines(numbers, screen.lengths, query)
     scores = screen.scores(query)
     bound = screen.error_bound(float(np.linalg.norm(query.astype(np.float64))))
     assert np.abs(scores - exact).max() <= bound
@@ -122,7 +112,7 @@ def test_grouped_scores_are_within_the_bound_of_ggufs_numbers(qtype: Q, count: i
     for size in (1e-20, 1e20, 1e25):
         far = query * np.float32(size)
         far[:32] *= np.float32(1e-6)
-        error = np.abs(screen.scores(far) - exact_scores(numbers, screen.lengths, far))
+        error = np.abs(screen.scores(far) - exact_cosines(numbers, screen.lengths, far))
         assert error.max() <= screen.error_bound(float(np.linalg.norm(far.astype(np.float64))))
 
 
@@ -142,7 +132,7 @@ def test_nvfp4_without_vbmi_is_within_the_bound_too(count: int, without_vbmi: No
     screen, numbers = screen_for(stored, Q.NVFP4, 768)
     for seed in range(3):
         query = np.random.default_rng(seed).standard_normal(768).astype(np.float32)
-        error = np.abs(screen.scores(query) - exact_scores(numbers, screen.lengths, query))
+        error = np.abs(screen.scores(query) - exact_cosines(numbers, screen.lengths, query))
         assert 0 < error.max() <= screen.error_bound(float(np.linalg.norm(query.astype(np.float64))))
 
 
@@ -178,7 +168,7 @@ def test_rows_with_infinite_or_nan_scales_point_nowhere(qtype: Q, d_at: int) -> 
     scores = screen.scores(query)
     assert (scores[[3, 17, 33]] == 0).all() and np.isfinite(scores).all()
     live = np.isfinite(screen.lengths) & (screen.lengths > 0)
-    exact = exact_scores(numbers, screen.lengths, query)
+    exact = exact_cosines(numbers, screen.lengths, query)
     assert np.abs(scores[live] - exact[live]).max() <= screen.error_bound(float(np.linalg.norm(query)))
 
 
@@ -280,5 +270,5 @@ def test_the_scan_without_groups_is_scored_in_float64() -> None:
         screen.groups = None
         query = np.random.default_rng(6).standard_normal(width).astype(np.float32)
         scores = screen.scores(query)
-        exact = exact_scores(numbers, screen.lengths, query)
+        exact = exact_cosines(numbers, screen.lengths, query)
         assert np.abs(scores - exact).max() <= 1e-6 * float(np.linalg.norm(query))

@@ -23,6 +23,7 @@ from embedexplorer.core.search import stored_search
 from embedexplorer.core.search.group_copy import copy_in_groups
 
 from ..gguf_fixture import float64_top_k, random_blocks, write_gguf
+from .grouped_rows import exact_cosines, zero_ids
 
 _quants = pytest.importorskip("embedexplorer.core.search._quants", reason="the quantised scan was not built here")
 
@@ -56,10 +57,6 @@ def blocks_of(qtype: Q, count: int, width: int, seed: int) -> np.ndarray:
     return stored
 
 
-def zero_ids(count: int) -> list[int]:
-    return [count // 2] if count < 15 else [0, count // 2, count - 1]
-
-
 def broken_ids(count: int) -> list[int]:
     """Rows whose first block's d is infinite, then NaN."""
     return [count // 2 + 1, count // 2 + 2] if count >= 5 else []
@@ -89,13 +86,6 @@ def grouped_screen(stored: np.ndarray, qtype: Q, width: int) -> tuple[stored_sea
     groups = copy_in_groups(stored, kind, width, _quants)
     screen = stored_search.StoredScreen(stored, kind, lengths, 0.0, quantised_width=width, groups=groups)
     return screen, numbers
-
-
-def exact_cosines(numbers: np.ndarray, lengths: np.ndarray, query: np.ndarray) -> np.ndarray:
-    live = np.isfinite(lengths) & (lengths > 0)
-    with np.errstate(invalid="ignore", over="ignore"):
-        dots = np.where(live[:, None], numbers, 0.0) @ query.astype(np.float64)
-    return np.where(live, dots / np.where(live, lengths, 1.0), 0.0)
 
 
 @pytest.mark.parametrize("qtype", TYPES, ids=IDS)

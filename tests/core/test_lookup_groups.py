@@ -26,6 +26,7 @@ from embedexplorer.core.search.group_copy import copy_in_groups
 from embedexplorer.core.search.lookup_groups import LOOKUP_KINDS
 
 from ..gguf_fixture import float64_top_k, write_gguf
+from .grouped_rows import assert_within_the_bound_at_any_scale, exact_cosines, varied_rows
 
 _quants = pytest.importorskip("embedexplorer.core.search._quants", reason="the quantised scan was not built here")
 needs_vnni = pytest.mark.skipif(
@@ -73,19 +74,6 @@ def stored_rows(rows: np.ndarray, qtype: Q, seed: int = 0) -> np.ndarray:
     return np.ascontiguousarray(np.concatenate(parts))
 
 
-def varied_rows(count: int, width: int, seed: int) -> np.ndarray:
-    """Random rows of lengths 0.3 to 3 with a few all zero (``zero_ids``)."""
-    rng = np.random.default_rng(seed)
-    rows = rng.standard_normal((count, width)).astype(np.float32)
-    rows *= np.exp(rng.uniform(-1.2, 1.1, (count, 1))).astype(np.float32)
-    rows[zero_ids(count)] = 0.0
-    return rows
-
-
-def zero_ids(count: int) -> list[int]:
-    return [count // 2] if count < 15 else [0, count // 2, count - 1]
-
-
 def screen_for(stored: np.ndarray, qtype: Q, width: int) -> tuple[stored_search.StoredScreen, np.ndarray]:
     """The first pass over ``stored`` rows as a table opens them, and gguf's float64 numbers."""
     with np.errstate(invalid="ignore", over="ignore"):
@@ -94,14 +82,6 @@ def screen_for(stored: np.ndarray, qtype: Q, width: int) -> tuple[stored_search.
     kind = LOOKUP_KINDS[qtype.name]
     groups = copy_in_groups(stored, kind, width, _quants)
     return stored_search.StoredScreen(stored, kind, lengths, 0.0, quantised_width=width, groups=groups), numbers
-
-
-def cosines_times(numbers: np.ndarray, lengths: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """The exact scores (cosine times |query|), 0 for rows pointing nowhere."""
-    live = np.isfinite(lengths) & (lengths > 0)
-    with np.errstate(invalid="ignore", over="ignore"):
-        dots = np.where(live[:, None], numbers, 0.0) @ query.astype(np.float64)
-    return np.where(live, dots / np.where(live, lengths, 1.0), 0.0)
 
 
 def widths(qtype: Q) -> list[int]:
@@ -191,17 +171,7 @@ def test_grouped_scores_are_within_the_bound_of_ggufs_numbers(qtype: Q, count: i
         assert screen.groups_bytes == _quants.groups_size(LOOKUP_KINDS[qtype.name], count, width)
         assert stored.nbytes <= screen.groups_bytes <= groups * 16 * stored.shape[1] * 1.015 + 64 * groups
         query = np.random.default_rng(count).standard_normal(width).astype(np.float32)
-        exact = cosines_times(numbers, screen.lengths, query)
-        scores = screen.scores(query)
-        error = np.abs(scores - exact).max()
-        assert 0 < error <= screen.error_bound(float(np.linalg.norm(query.astype(np.float64))))
-        assert (scores[zero_ids(count)] == 0).all()  # all-zero rows point nowhere
-        # Far from 1 and very uneven queries: the runs' steps are other powers of two.
-        for size in (1e-20, 1e20):
-            far = query * np.float32(size)
-            far[:32] *= np.float32(1e-6)
-            error = np.abs(screen.scores(far) - cosines_times(numbers, screen.lengths, far)).max()
-            assert error <= screen.error_bound(float(np.linalg.norm(far.astype(np.float64))))
+        assert_within_the_bound_at_any_scale(screen, numbers, query, count)
 
 
 @needs_vnni
@@ -280,7 +250,7 @@ def test_builds_without_vnni_answer_the_same(tmp_path: Path, qtype: Q, build: st
             assert [n.id for n in grouped.neighbours(token_id, k=K).neighbours] == ids
         if grouped.screen.groups is not None:  # made where VNNI ran: now scored per row in float64
             query = numbers[3].astype(np.float32)
-            exact = cosines_times(numbers, grouped.screen.lengths, query)
+            exact = exact_cosines(numbers, grouped.screen.lengths, query)
             assert np.abs(grouped.screen.scores(query) - exact).max() <= 1e-6 * np.linalg.norm(query)
     finally:
         grouped.close()
@@ -334,7 +304,7 @@ def test_mxfp4_scales_at_the_extremes_are_scored_exactly(tmp_path: Path) -> None
         rng = np.random.default_rng(9)
         for size in (1.0, 1e-25, 1e25):  # 1e25: steps past 2^60, every row in float64
             query = (rng.standard_normal(512) * size).astype(np.float32)
-            exact = cosines_times(numbers, screen.lengths, query)
+            exact = exact_cosines(numbers, screen.lengths, query)
             error = np.abs(screen.scores(query) - exact)
             assert error.max() <= screen.error_bound(float(np.linalg.norm(query.astype(np.float64))))
         for token_id in (200, 230, 262, 290, 330, 370, ORIGINAL):

@@ -23,7 +23,7 @@ from embedexplorer.core.search import low_bit_groups, stored_search
 
 from ..gguf_fixture import float64_top_k, write_gguf
 from ..low_bit_fixture import BLOCK_BYTES, CODE_BYTES, SCALE_BYTES, low_bit_blocks, random_blocks
-from .test_q4_k_groups import varied_rows, zero_ids
+from .grouped_rows import assert_within_the_bound_at_any_scale, exact_cosines, varied_rows
 
 _quants = pytest.importorskip("embedexplorer.core.search._quants", reason="the quantised scan was not built here")
 TYPES = [Q.Q2_K, Q.Q3_K]
@@ -40,11 +40,6 @@ def screen_for(stored: np.ndarray, qtype: Q, width: int) -> tuple[low_bit_groups
     screen = low_bit_groups.low_bit_screen(stored, qtype.name, lengths, (), width)
     assert screen is not None and screen.groups is not None
     return screen, numbers
-
-
-def exact_scores(numbers: np.ndarray, lengths: np.ndarray, query: np.ndarray) -> np.ndarray:
-    live = lengths > 0
-    return np.where(live, numbers @ query.astype(np.float64) / np.where(live, lengths, 1.0), 0.0)
 
 
 def near_tie_blocks(qtype: Q, seed: int) -> np.ndarray:
@@ -110,17 +105,7 @@ def test_grouped_scores_are_within_the_bound_of_ggufs_numbers(qtype: Q, width: i
     size = screen.groups_bytes / (-(-count // 16) * 16 * width // 256)
     assert size == {Q.Q2_K: 84, Q.Q3_K: 114}[qtype]  # bytes a row and block: about as stored (84, 110)
     query = np.random.default_rng(count).standard_normal(width).astype(np.float32)
-    exact = exact_scores(numbers, screen.lengths, query)
-    scores = screen.scores(query)
-    error = np.abs(scores - exact).max()
-    assert 0 < error <= screen.error_bound(float(np.linalg.norm(query.astype(np.float64))))
-    assert (scores[zero_ids(count)] == 0).all()  # all-zero rows point nowhere
-    # Far from 1 and very uneven queries: the runs' steps are other powers of two.
-    for size in (1e-20, 1e20):
-        far = query * np.float32(size)
-        far[:32] *= np.float32(1e-6)
-        error = np.abs(screen.scores(far) - exact_scores(numbers, screen.lengths, far)).max()
-        assert error <= screen.error_bound(float(np.linalg.norm(far.astype(np.float64))))
+    assert_within_the_bound_at_any_scale(screen, numbers, query, count)
 
 
 @vnni
@@ -136,7 +121,7 @@ def test_every_sub_block_counts_with_its_own_scale(qtype: Q) -> None:
         query = np.zeros(width, dtype=np.float32)
         query[16 * sub : 16 * sub + 16] = np.random.default_rng(sub).standard_normal(16)
         bound = screen.error_bound(float(np.linalg.norm(query)))
-        exact = exact_scores(numbers, screen.lengths, query)
+        exact = exact_cosines(numbers, screen.lengths, query)
         assert np.abs(screen.scores(query) - exact).max() <= bound
         assert np.abs(exact).max() > 100 * bound
 
@@ -161,7 +146,7 @@ def test_queries_at_the_integer_limits_are_within_the_bound(qtype: Q) -> None:
     runs[4] = 0.0
     for size in (1.0, 2.0**-60, 2.0**60):
         scaled = query * np.float32(size)
-        error = np.abs(screen.scores(scaled) - exact_scores(numbers, screen.lengths, scaled)).max()
+        error = np.abs(screen.scores(scaled) - exact_cosines(numbers, screen.lengths, scaled)).max()
         assert 0 < error <= screen.error_bound(float(np.linalg.norm(scaled.astype(np.float64))))
 
 
@@ -254,7 +239,7 @@ def test_a_grouped_screen_under_another_build_scans_the_blocks_within_the_bound(
     screen, numbers = screen_for(stored, qtype, WIDTH)
     _quants.use_build(other_build)
     query = np.random.default_rng(9).standard_normal(WIDTH).astype(np.float32)
-    error = np.abs(screen.scores(query) - exact_scores(numbers, screen.lengths, query)).max()
+    error = np.abs(screen.scores(query) - exact_cosines(numbers, screen.lengths, query)).max()
     assert 0 < error <= screen.error_bound(float(np.linalg.norm(query.astype(np.float64))))
 
 

@@ -23,6 +23,7 @@ from embedexplorer import open_table
 from embedexplorer.core.search import stored_screen, stored_search
 
 from ..gguf_fixture import float64_top_k, q4_k_blocks, write_gguf
+from .grouped_rows import assert_gpt2_rows_answer_as_float64, varied_rows, zero_ids
 from .test_quantised_scan import COPIES, NEAR, ORIGINAL, near_tie_blocks
 
 _quants = pytest.importorskip("embedexplorer.core.search._quants", reason="the quantised scan was not built here")
@@ -43,20 +44,6 @@ def screen_for(stored: np.ndarray, width: int) -> tuple[stored_search.StoredScre
     )
     assert screen.integer  # the integer scan, which the groups are for
     return screen, numbers
-
-
-def zero_ids(count: int) -> list[int]:
-    """The rows ``varied_rows`` leaves all zero: the middle one, and the first and last of larger tables."""
-    return [count // 2] if count < 15 else [0, count // 2, count - 1]
-
-
-def varied_rows(count: int, width: int, seed: int) -> np.ndarray:
-    """Random rows of lengths 0.3 to 3 with a few all zero (``zero_ids``)."""
-    rng = np.random.default_rng(seed)
-    rows = rng.standard_normal((count, width)).astype(np.float32)
-    rows *= np.exp(rng.uniform(-1.2, 1.1, (count, 1))).astype(np.float32)
-    rows[zero_ids(count)] = 0.0
-    return rows
 
 
 @pytest.mark.parametrize("width", [256, 512, 768, 1024])
@@ -103,27 +90,7 @@ def test_every_sub_block_counts_in_the_grouped_scan() -> None:
 
 
 def test_the_gpt2_table_quantised_answers_as_float64_first_and_later(tmp_path: Path, gpt2_table) -> None:  # type: ignore[no-untyped-def]
-    rows = np.array(gpt2_table.rows[:20_003], dtype=np.float32)  # 1,250 groups and 3 rows
-    rows[[5, 20_002]] = 0.0
-    stored = q4_k_blocks(rows)
-    numbers = dequantize(stored, Q.Q4_K).astype(np.float64)
-    table = open_table(str(write_gguf(tmp_path / "gpt2-q4_k.gguf", stored, Q.Q4_K)))
-    try:
-        for token_id in (1000, 0, 20_001, 19_999):
-            ids, cosines = float64_top_k(numbers, numbers[token_id], K + 1, (token_id,))
-            # The first answer reads the blocks as stored, the later ones the groups (another k: not remembered).
-            for k in (K, K + 1):
-                result = table.neighbours(token_id, k=k)
-                assert [n.id for n in result.neighbours] == ids[:k]
-                np.testing.assert_allclose([n.cosine for n in result.neighbours], cosines[:k], rtol=0, atol=1e-6)
-        assert table.screen.groups is not None
-        assert "sixteen rows at a time" in table.search_method()
-        vector = numbers[7] + 0.02 * np.random.default_rng(3).standard_normal(768)
-        ids, _ = float64_top_k(numbers, vector, K, ())
-        assert [n.id for n in table.neighbours_of_vector(vector.astype(np.float32), k=K).neighbours] == ids
-        assert not {5, 20_002} & {n.id for n in table.neighbours(3, k=50).neighbours}
-    finally:
-        table.close()
+    assert_gpt2_rows_answer_as_float64(tmp_path, gpt2_table, Q.Q4_K, q4_k_blocks)
 
 
 def test_the_bundled_table_quantised_answers_as_float64(tmp_path: Path, minilm_table) -> None:  # type: ignore[no-untyped-def]

@@ -23,7 +23,7 @@ from embedexplorer.core.search import stored_search
 from embedexplorer.core.search.grouped_q5_k import q5_k_groups
 
 from ..gguf_fixture import float64_top_k, q5_k_blocks, quantised_rows, write_gguf
-from .test_q4_k_groups import varied_rows, zero_ids
+from .grouped_rows import varied_rows, zero_ids
 from .test_quantised_scan import COPIES, NEAR, ORIGINAL, near_tie_blocks
 
 _quants = pytest.importorskip("embedexplorer.core.search._quants", reason="the quantised scan was not built here")

@@ -24,7 +24,7 @@ from embedexplorer import open_table
 from embedexplorer.core.search import stored_screen, stored_search
 
 from ..gguf_fixture import float64_top_k, random_blocks, write_gguf
-from .test_q4_k_groups import varied_rows, zero_ids
+from .grouped_rows import assert_gpt2_rows_answer_as_float64, exact_cosines, varied_rows, zero_ids
 from .test_quantised_scan import COPIES, NEAR, ORIGINAL, near_tie_blocks
 
 _quants = pytest.importorskip("embedexplorer.core.search._quants", reason="the quantised scan was not built here")
@@ -65,14 +65,6 @@ def screen_for(stored: np.ndarray, width: int) -> tuple[stored_search.StoredScre
         numbers = dequantize(stored, Q.Q6_K).astype(np.float64)
     lengths = np.linalg.norm(numbers, axis=1)
     return stored_search.StoredScreen(stored, KIND, lengths, 0.0, quantised_width=width), numbers
-
-
-def exact_cosines(numbers: np.ndarray, lengths: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """Each row's cosine with ``query`` times |query| in float64, 0 for rows pointing nowhere."""
-    live = np.isfinite(lengths) & (lengths > 0)
-    with np.errstate(invalid="ignore", over="ignore"):
-        dots = np.where(live[:, None], numbers, 0.0) @ query.astype(np.float64)
-    return np.where(live, dots / np.where(live, lengths, 1.0), 0.0)
 
 
 def test_the_test_quantiser_writes_blocks_gguf_reads_back_as_the_rows() -> None:
@@ -279,27 +271,7 @@ def test_near_ties_come_out_in_float64_order_from_the_groups(tmp_path: Path) -> 
 
 @needs_vnni
 def test_the_gpt2_table_quantised_answers_as_float64_first_and_later(tmp_path: Path, gpt2_table) -> None:  # type: ignore[no-untyped-def]
-    rows = np.array(gpt2_table.rows[:20_003], dtype=np.float32)  # 1,250 groups and 3 rows
-    rows[[5, 20_002]] = 0.0
-    stored = q6_k_blocks(rows)
-    numbers = dequantize(stored, Q.Q6_K).astype(np.float64)
-    table = open_table(str(write_gguf(tmp_path / "gpt2-q6_k.gguf", stored, Q.Q6_K)))
-    try:
-        for token_id in (1000, 0, 20_001, 19_999):
-            ids, cosines = float64_top_k(numbers, numbers[token_id], K + 1, (token_id,))
-            # The first answer reads the blocks as stored, the later ones the groups (another k: not remembered).
-            for k in (K, K + 1):
-                result = table.neighbours(token_id, k=k)
-                assert [n.id for n in result.neighbours] == ids[:k]
-                np.testing.assert_allclose([n.cosine for n in result.neighbours], cosines[:k], rtol=0, atol=1e-6)
-        assert table.screen.groups is not None
-        assert "sixteen rows at a time" in table.search_method()
-        vector = numbers[7] + 0.02 * np.random.default_rng(3).standard_normal(768)
-        ids, _ = float64_top_k(numbers, vector, K, ())
-        assert [n.id for n in table.neighbours_of_vector(vector.astype(np.float32), k=K).neighbours] == ids
-        assert not {5, 20_002} & {n.id for n in table.neighbours(3, k=50).neighbours}
-    finally:
-        table.close()
+    assert_gpt2_rows_answer_as_float64(tmp_path, gpt2_table, Q.Q6_K, q6_k_blocks)
 
 
 @needs_vnni
