@@ -220,6 +220,35 @@ static PyObject *dequantise(PyObject *self, PyObject *args)
 }
 
 
+/* One row's dot product with the query in float64, from dequantise's numbers: each product of a float32
+ * number and a query number is exact in float64 (or rounded once, for a float64 query), the sum off by at most
+ * width 2^-53 of the sum of their sizes. */
+static double row_dot64(int kind, const uint8_t *row, Py_ssize_t width, const float *query32, const double *query64)
+{
+    Py_ssize_t per_block = BLOCK_NUMBERS[kind];
+    float v[256];
+    double total = 0.0;
+    for (Py_ssize_t b = 0; b * per_block < width; b++) {
+        dequantise_block(kind, row + b * BLOCK_BYTES[kind], v);
+        for (Py_ssize_t j = 0; j < per_block; j++)
+            total += (double)v[j] * (query64 != NULL ? query64[b * per_block + j]
+                                                     : (double)query32[b * per_block + j]);
+    }
+    return total;
+}
+
+/* Rows start .. stop - 1 of a table scored in float64 (row_dot64), each times its row's scale, rounded once
+ * to float32; 0 where the scale is 0 (the row points nowhere, whatever its blocks hold). */
+static void rows_float64(int kind, const uint8_t *rows, Py_ssize_t width, const float *query, const float *scale,
+                         float *out, Py_ssize_t start, Py_ssize_t stop)
+{
+    Py_ssize_t row_bytes = width / BLOCK_NUMBERS[kind] * BLOCK_BYTES[kind];
+    for (Py_ssize_t i = start; i < stop; i++) {
+        double dot = scale[i] == 0.0f ? 0.0 : row_dot64(kind, rows + i * row_bytes, width, query, NULL);
+        out[i] = scale[i] == 0.0f ? 0.0f : (float)(dot * (double)scale[i]);
+    }
+}
+
 /* Dot products in float64 of chosen rows with the query: each block dequantised (dequantise's very
  * numbers) into a buffer and its products added in order into one double per row.  The exact pass of a
  * search (StoredScreen.exact_scores) reads only its candidates, a few rows: this saves gathering their
@@ -253,19 +282,9 @@ static PyObject *dot_rows(PyObject *self, PyObject *args)
             const uint8_t *blocks = rows.buf;
             const double *x = query.buf;
             double *dots = out.buf;
-            Py_ssize_t per_block = BLOCK_NUMBERS[kind];
             Py_BEGIN_ALLOW_THREADS
-            float v[256];
-            for (Py_ssize_t i = 0; i < count; i++) {
-                const uint8_t *row = blocks + chosen[i] * row_bytes;
-                double total = 0.0;
-                for (Py_ssize_t b = 0; b * per_block < width; b++) {
-                    dequantise_block(kind, row + b * BLOCK_BYTES[kind], v);
-                    for (Py_ssize_t j = 0; j < per_block; j++)
-                        total += (double)v[j] * x[b * per_block + j];
-                }
-                dots[i] = total;
-            }
+            for (Py_ssize_t i = 0; i < count; i++)
+                dots[i] = row_dot64(kind, blocks + chosen[i] * row_bytes, width, NULL, x);
             Py_END_ALLOW_THREADS
             result = Py_NewRef(Py_None);
         }

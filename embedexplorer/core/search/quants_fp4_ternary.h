@@ -185,23 +185,7 @@ struct fp4t_job {
 /* Rows start .. stop - 1 scored in float64 from gguf's numbers (see the top). */
 static void fp4t_rows_exact(const struct fp4t_job *q, Py_ssize_t start, Py_ssize_t stop)
 {
-    Py_ssize_t per_block = BLOCK_NUMBERS[q->kind], block_bytes = BLOCK_BYTES[q->kind];
-    Py_ssize_t row_bytes = q->width / per_block * block_bytes;
-    float v[256];
-    for (Py_ssize_t i = start; i < stop; i++) {
-        if (q->scale[i] == 0.0f) {
-            q->out[i] = 0.0f;
-            continue;
-        }
-        const uint8_t *row = q->rows + i * row_bytes;
-        double total = 0.0;
-        for (Py_ssize_t b = 0; b * per_block < q->width; b++) {
-            dequantise_block(q->kind, row + b * block_bytes, v);
-            for (Py_ssize_t j = 0; j < per_block; j++)
-                total += (double)v[j] * (double)q->query[b * per_block + j];
-        }
-        q->out[i] = (float)(total * (double)q->scale[i]);
-    }
+    rows_float64(q->kind, q->rows, q->width, q->query, q->scale, q->out, start, stop);
 }
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
