@@ -140,6 +140,57 @@ def test_16_bit_rows_of_any_width_are_scored_within_the_bound(width: int, kind: 
     assert scores[3] == scores[4]  # equal rows score exactly alike
 
 
+def _rows_before_a_closed_page(bits: np.ndarray, offset: int) -> tuple[np.ndarray, object]:
+    """A copy of ``bits`` that starts ``offset`` bytes past a 64-byte line and whose last byte is in the last line
+    before a page that can't be read (mprotect: a read past the line is a crash, not a quiet wrong number); and
+    the map that holds it."""
+    import ctypes
+    import mmap
+
+    page = mmap.PAGESIZE
+    pages = -(-(bits.nbytes + 128) // page)
+    region = mmap.mmap(-1, (pages + 1) * page)
+    base = ctypes.addressof(ctypes.c_char.from_buffer(region))
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mprotect.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+    assert libc.mprotect(ctypes.c_void_p(base + pages * page), page, 0) == 0
+    end = pages * page - 64 + ((offset + bits.nbytes) % 64 or 64)
+    copy = np.frombuffer(region, dtype=np.uint8, count=bits.nbytes, offset=end - bits.nbytes)
+    copy = copy.view(np.uint16).reshape(bits.shape)
+    copy[:] = bits
+    assert copy.ctypes.data % 64 == offset
+    return copy, region
+
+
+@pytest.mark.parametrize("width", [32, 40, 64, 96, 768, 800])
+@pytest.mark.parametrize("offset", [2, 8, 16, 32, 56, 62])
+def test_bfloat16_rows_anywhere_in_a_line_are_scored_as_on_a_line(width: int, offset: int) -> None:
+    """A file's table rarely starts on a 64-byte line (GGUF aligns to 32 bytes, safetensors to 8): the scan reads
+    such rows by whole lines put together again. Scores are the same to the bit as for rows on a line, within the
+    bound of float64's, and no read goes past the line that holds the table's last byte (the page after is shut).
+    Rows of 40 numbers start at every offset in turn, on a line too, and end in a tail of 8."""
+    rows = torch.randn(203, width, generator=torch.Generator().manual_seed(width + offset)).to(torch.bfloat16)
+    rows[7] = rows[8]
+    numbers = rows.to(torch.float64).numpy()
+    lengths = np.linalg.norm(numbers, axis=1)
+    aligned = np.empty(rows.numel() + 32, dtype=np.uint16)
+    start = (-aligned.ctypes.data % 64) // 2
+    on_a_line = aligned[start : start + rows.numel()].reshape(rows.shape)
+    on_a_line[:] = rows.view(torch.int16).numpy().view(np.uint16)
+    assert on_a_line.ctypes.data % 64 == 0
+    shifted, region = _rows_before_a_closed_page(on_a_line, offset)
+    query = np.random.default_rng(offset).standard_normal(width).astype(np.float32)
+    expected = stored_search.StoredScreen(on_a_line, 0, lengths, 0.0).scores(query)
+    screen = stored_search.StoredScreen(shifted, 0, lengths, 0.0)
+    scores = screen.scores(query)
+    np.testing.assert_array_equal(scores, expected)
+    exact = numbers @ query.astype(np.float64) / lengths
+    assert np.abs(scores - exact).max() <= screen.error_bound(float(np.linalg.norm(query.astype(np.float64))))
+    assert scores[7] == scores[8]
+    del shifted, screen
+    region.close()  # type: ignore[attr-defined]
+
+
 # Where each type keeps its float16 scale(s) in a block: set to infinity and NaN in a few blocks below.
 SCALE_BYTES = {Q.Q8_0: (0,), Q.Q4_0: (0,), Q.Q4_K: (0, 2), Q.Q5_K: (0, 2), Q.Q6_K: (208,)}
 
