@@ -219,7 +219,6 @@ static PyObject *dequantise(PyObject *self, PyObject *args)
     return result;
 }
 
-
 /* One row's dot product with the query in float64, from dequantise's numbers: each product of a float32
  * number and a query number is exact in float64 (or rounded once, for a float64 query), the sum off by at most
  * width 2^-53 of the sum of their sizes. */
@@ -244,8 +243,9 @@ static void rows_float64(int kind, const uint8_t *rows, Py_ssize_t width, const 
 {
     Py_ssize_t row_bytes = width / BLOCK_NUMBERS[kind] * BLOCK_BYTES[kind];
     for (Py_ssize_t i = start; i < stop; i++) {
-        double dot = scale[i] == 0.0f ? 0.0 : row_dot64(kind, rows + i * row_bytes, width, query, NULL);
-        out[i] = scale[i] == 0.0f ? 0.0f : (float)(dot * (double)scale[i]);
+        out[i] = 0.0f;
+        if (scale[i] != 0.0f)
+            out[i] = (float)(row_dot64(kind, rows + i * row_bytes, width, query, NULL) * (double)scale[i]);
     }
 }
 
