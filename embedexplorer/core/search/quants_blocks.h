@@ -221,18 +221,25 @@ static PyObject *dequantise(PyObject *self, PyObject *args)
 
 /* One row's dot product with the query in float64, from dequantise's numbers: each product of a float32
  * number and a query number is exact in float64 (or rounded once, for a float64 query), the sum off by at most
- * width 2^-53 of the sum of their sizes. */
+ * width 2^-53 of the sum of their sizes.  Eight running sums (number j into sum j % 8, every block holds a
+ * multiple of 8 numbers), added at the end: one sum would wait on each add in turn, four times as long; the
+ * order is the same for every row, so equal rows still score exactly alike. */
+#define DOT64_SUMS 8
 static double row_dot64(int kind, const uint8_t *row, Py_ssize_t width, const float *query32, const double *query64)
 {
     Py_ssize_t per_block = BLOCK_NUMBERS[kind];
     float v[256];
-    double total = 0.0;
+    double sums[DOT64_SUMS] = {0.0};
     for (Py_ssize_t b = 0; b * per_block < width; b++) {
         dequantise_block(kind, row + b * BLOCK_BYTES[kind], v);
-        for (Py_ssize_t j = 0; j < per_block; j++)
-            total += (double)v[j] * (query64 != NULL ? query64[b * per_block + j]
-                                                     : (double)query32[b * per_block + j]);
+        const Py_ssize_t at = b * per_block;
+        for (Py_ssize_t j = 0; j < per_block; j += DOT64_SUMS)
+            for (int s = 0; s < DOT64_SUMS; s++)
+                sums[s] += (double)v[j + s] * (query64 != NULL ? query64[at + j + s] : (double)query32[at + j + s]);
     }
+    double total = 0.0;
+    for (int s = 0; s < DOT64_SUMS; s++)
+        total += sums[s];
     return total;
 }
 
