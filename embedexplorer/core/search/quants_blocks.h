@@ -256,8 +256,8 @@ static void rows_float64(int kind, const uint8_t *rows, Py_ssize_t width, const 
     }
 }
 
-/* Dot products in float64 of chosen rows with the query: each block dequantised (dequantise's very
- * numbers) into a buffer and its products added in order into one double per row.  The exact pass of a
+/* Dot products in float64 of chosen rows with the query (row_dot64: dequantise's very numbers, the same
+ * order of sums for every row, so equal rows score exactly alike).  The exact pass of a
  * search (StoredScreen.exact_scores) reads only its candidates, a few rows: this saves gathering their
  * blocks, a float32 and a float64 copy of them and a product in numpy, which took longer than the rows. */
 static PyObject *dot_rows(PyObject *self, PyObject *args)
