@@ -448,6 +448,7 @@ static PyMethodDef quant_methods[] = {
      "(q6_k_groups's for Q6_K, copy_groups's for kinds 1, 5-8), when given and grouped_scan(); IQ4_XS,\n"
      "TQ2_0 and MXFP4 by copy_groups's copy there, else in float64 (quants_lookup.h); NVFP4 (14), TQ1_0 (15),\n"
      "IQ3_XXS (16), IQ3_S (17) by copy_groups's copy there, else in float64 (quants_fp4_ternary.h)."},
+    HELPER_POOL_METHOD,
     {NULL, NULL, 0, NULL},
 };
 

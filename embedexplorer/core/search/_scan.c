@@ -725,6 +725,7 @@ static PyMethodDef scan_methods[] = {
     {"half_squares", half_squares, METH_VARARGS,
      "half_squares(rows, kind, width, out, progress)\n\n"
      "Write each 16-bit row's sum of squares, in float64, into out; threads share rows as in bf16_scores."},
+    HELPER_POOL_METHOD,
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,10 +1,11 @@
-"""The helper threads every C pass over a table shares its chunks of rows with.
+"""How many helper threads every C pass over a table shares its chunks of rows with.
 
-Each pass in ``_scan.c`` takes a pair of counters (chunks claimed, chunks finished):
-every thread that calls it with the same counters takes the next unclaimed chunk until
+Each pass in ``_scan.c`` and ``_quants.c`` takes its counters (chunks claimed, chunks
+finished, helpers wanted): every thread in the pass takes the next unclaimed chunk until
 none is left, so the caller does its part and helpers that start late find nothing to
-do. Here live the pool those helpers come from and the switch that keeps a thread's
-passes to itself, for a search that runs beside a computation needing the other cores.
+do. The helpers are the C modules' own threads (``scan_common.h``); here live how many a
+pass gets and the switch that keeps a thread's passes to itself, for a search that runs
+beside a computation needing the other cores.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ _MAX_THREADS = 4
 # or to measure one core's speed; unset or not a whole number above 0, no cap.
 THREADS_VARIABLE = "EMBEDEXPLORER_SCAN_THREADS"
 
+# The C passes' own helper threads (POSIX threads; scan_common.h), or a pool of Python threads.
+_C_HELPERS = os.name != "nt"
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 # Set in a thread whose passes must leave the other cores alone (see ``own_thread_only``).
@@ -72,9 +75,18 @@ def _thread_cap() -> int:
 
 
 def shared_pass(numbers: int, run: Callable[[np.ndarray], object]) -> None:
-    """Run ``run(progress)`` here and in helper threads, all sharing one pair of chunk counters."""
+    """Run ``run(progress)`` here and in helper threads, all sharing one pair of chunk counters.
+
+    The C passes start their own helpers (``scan_common.h``) when the counters carry a third
+    number, how many to start; where they were built without threads (Windows), helpers come
+    from a pool of Python threads, each calling ``run`` with the same counters.
+    """
+    helpers = helpers_for(numbers)
+    if _C_HELPERS:
+        run(np.array([0, 0, helpers], dtype=np.int64))  # chunks claimed, chunks finished, helpers wanted
+        return
     progress = np.zeros(2, dtype=np.int64)  # chunks claimed, chunks finished
-    for _ in range(helpers_for(numbers)):
+    for _ in range(helpers):
         _threads().submit(run, progress)
     # Returns when every chunk is done, by this thread or a helper; a helper that starts
     # late finds nothing left and is not waited for.
