@@ -36,19 +36,15 @@ static ALWAYS_INLINE void q3_k_scales(const uint8_t *packed, int8_t *scale)
     }
 }
 
-/* Q3_K's number e plus 4: 0-7 (the code the grouped copy keeps). */
-static ALWAYS_INLINE int q3_k_code(const uint8_t *block, int e)
-{
-    return two_bit_code(block + 32, e) | (((block[e % 32] >> (e / 32)) & 1) << 2);
-}
-
 static void q2_k_block(const uint8_t *block, float *v)
 {
     float d = half_at(block + 80), dmin = half_at(block + 82);
-    for (int e = 0; e < 256; e++) {
-        uint8_t packed = block[e / 16];
-        float scale = d * (float)(packed & 0x0F), min = dmin * (float)(packed >> 4);
-        v[e] = scale * (float)two_bit_code(block + 16, e) - min; /* one rounding, fused or not */
+    for (int k = 0; k < 16; k++) { /* a sub-block of 16 at a time: one scale and min, codes two_bit_code reads */
+        float scale = d * (float)(block[k] & 0x0F), min = dmin * (float)(block[k] >> 4);
+        const uint8_t *qs = block + 16 + 32 * (k / 8) + 16 * (k % 2);
+        int shift = 2 * ((k % 8) / 2);
+        for (int j = 0; j < 16; j++)
+            v[16 * k + j] = scale * (float)((qs[j] >> shift) & 3) - min; /* one rounding, fused or not */
     }
 }
 
@@ -57,8 +53,13 @@ static void q3_k_block(const uint8_t *block, float *v)
     int8_t scale[16];
     q3_k_scales(block + 96, scale);
     float d = half_at(block + 108);
-    for (int e = 0; e < 256; e++)
-        v[e] = (d * (float)scale[e / 16]) * (float)(q3_k_code(block, e) - 4);
+    for (int k = 0; k < 16; k++) { /* a sub-block at a time; q + 4 = two_bit_code | hmask bit << 2 */
+        float weight = d * (float)scale[k];
+        const uint8_t *qs = block + 32 + 32 * (k / 8) + 16 * (k % 2), *hmask = block + 16 * (k % 2);
+        int shift = 2 * ((k % 8) / 2), high = k / 2;
+        for (int j = 0; j < 16; j++)
+            v[16 * k + j] = weight * (float)((((qs[j] >> shift) & 3) | (((hmask[j] >> high) & 1) << 2)) - 4);
+    }
 }
 
 /* Q2_K's spread of each row: the sum over its numbers of (|d sc| q + |dmin m|)^2, in float64 (what
