@@ -97,3 +97,30 @@ def test_a_child_made_by_fork_after_the_helpers_started_scans_without_them(rows_
     assert got is not None, "the child's pass never finished"
     assert child.exitcode == 0
     np.testing.assert_array_equal(np.frombuffer(got, dtype=np.float32), expected)
+
+
+def test_where_the_c_modules_have_no_threads_a_pool_of_python_threads_shares_the_pass(
+    rows_and_query, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from embedexplorer.core.search import scan_threads
+
+    rows, query = rows_and_query
+    counters: list[int] = []
+
+    def bf16_pass(progress: np.ndarray) -> None:
+        counters.append(progress.size)
+        _scan.bf16_scores(rows, query, out, progress)
+
+    out = np.empty(rows.shape[0], dtype=np.float32)
+    scan_threads.shared_pass(rows.size, bf16_pass)  # the C helpers
+    with_c_helpers = out.copy()
+    monkeypatch.setattr(scan_threads, "_C_HELPERS", False)  # as on Windows
+    out[:] = np.nan
+    scan_threads.shared_pass(rows.size, bf16_pass)
+    np.testing.assert_array_equal(out, with_c_helpers)
+    helpers = scan_threads.helpers_for(rows.size)
+    for _ in range(1000):  # a Python helper that starts after the pass is done is not waited for: wait here
+        if len(counters) == 2 + helpers:
+            break
+        threading.Event().wait(0.01)
+    assert counters == [3] + [2] * (1 + helpers)  # then the caller and each Python helper with two counters
