@@ -28,7 +28,9 @@ and measures only the app against the plain floors.
    ``EMBEDEXPLORER_SCAN_THREADS=1`` does), against the one-thread read: one core's speed.
 
 Each side's CPU seconds (the process's, over the call) are printed too: on a machine
-shared with other work, a 1-thread run's CPU time is what the load changes least.
+shared with other work, a 1-thread run's CPU time is what the load changes least. The app's
+scan helpers stay awake for 2 ms after each pass (``scan_common.h``), and that time counts in
+the CPU seconds of whatever runs next in the process: the read's CPU time includes it.
 
 Options: ``--rows N`` makes the table the first N rows (every token of it, still the
 symmetric search: a shorter run on a busy machine); ``--queries N`` searches the

@@ -4,47 +4,39 @@
  * bar and partitions the few kept: about ten calls, 30 microseconds on GPT-2's 50,257 scores
  * when they sit in the first cache, 70-90 right after a scan has streamed the table through
  * it, which is what a one-shot query pays (a Q4_K table's plain read takes 0.8-1.6 ms).  Here
- * it is two passes in C: the k best in a min-heap (a run of 16 scores is looked at one by one
- * only when one of them beats the heap's least), then every id at or above the bar.  The set
- * is the one numpy's gives: ids in order of id, ties and repeats counted as np.partition does.
+ * it is one pass in C: the k best in a min-heap, and the id of every score at or above the bar
+ * so far (a run of 16 scores is looked at one by one only when one of them reaches it), then
+ * the few ids kept on the way that fall below the last bar are dropped (two passes took 8.6-9.1 us
+ * on 50,257 scores in the cache, this one 4.6-4.9).  The set is the one numpy's gives: ids in
+ * order of id, ties and repeats counted as np.partition does.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>
 #include <stdint.h>
 
+#if defined(__GNUC__)
+#define ALWAYS_INLINE __attribute__((always_inline)) inline
+#else
+#define ALWAYS_INLINE __forceinline
+#endif
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 /* 16 comparisons in four instructions (what the compiler would not make of a plain loop). */
-static int any_not_at_most(const float *run, float bar) /* one of 16 above bar, or NaN */
+static int any_not_below(const float *run, float bar) /* one of 16 at or above bar, or NaN */
 {
     __m128 b = _mm_set1_ps(bar);
-    __m128 any = _mm_or_ps(_mm_or_ps(_mm_cmpnle_ps(_mm_loadu_ps(run), b), _mm_cmpnle_ps(_mm_loadu_ps(run + 4), b)),
-                           _mm_or_ps(_mm_cmpnle_ps(_mm_loadu_ps(run + 8), b), _mm_cmpnle_ps(_mm_loadu_ps(run + 12), b)));
-    return _mm_movemask_ps(any);
-}
-
-static int any_at_least(const float *run, float bar) /* one of 16 at or above bar */
-{
-    __m128 b = _mm_set1_ps(bar);
-    __m128 any = _mm_or_ps(_mm_or_ps(_mm_cmpge_ps(_mm_loadu_ps(run), b), _mm_cmpge_ps(_mm_loadu_ps(run + 4), b)),
-                           _mm_or_ps(_mm_cmpge_ps(_mm_loadu_ps(run + 8), b), _mm_cmpge_ps(_mm_loadu_ps(run + 12), b)));
+    __m128 any = _mm_or_ps(_mm_or_ps(_mm_cmpnlt_ps(_mm_loadu_ps(run), b), _mm_cmpnlt_ps(_mm_loadu_ps(run + 4), b)),
+                           _mm_or_ps(_mm_cmpnlt_ps(_mm_loadu_ps(run + 8), b), _mm_cmpnlt_ps(_mm_loadu_ps(run + 12), b)));
     return _mm_movemask_ps(any);
 }
 #else
-static int any_not_at_most(const float *run, float bar)
+static int any_not_below(const float *run, float bar)
 {
     int any = 0;
     for (int j = 0; j < 16; j++)
-        any |= !(run[j] <= bar);
-    return any;
-}
-
-static int any_at_least(const float *run, float bar)
-{
-    int any = 0;
-    for (int j = 0; j < 16; j++)
-        any |= run[j] >= bar;
+        any |= !(run[j] < bar);
     return any;
 }
 #endif
@@ -79,31 +71,44 @@ static void heap_offer(float *heap, Py_ssize_t *size, Py_ssize_t k, float value)
     heap[at] = value;
 }
 
-/* The k-th best of ``scores`` (k <= count), or NaN when one of them is NaN (Python decides then). */
-static float kth_best(const float *scores, Py_ssize_t count, Py_ssize_t k, float *heap)
+/* One score into the heap, and its id into ids when it is at or above the bar of the heap so far. */
+static ALWAYS_INLINE void offer_and_keep(float *heap, Py_ssize_t *size, Py_ssize_t k, float value, float window,
+                                         Py_ssize_t id, int64_t *ids, Py_ssize_t *kept)
 {
-    Py_ssize_t size = 0, i = 0;
+    heap_offer(heap, size, k, value);
+    if (*size < k || value >= heap[0] - window)
+        ids[(*kept)++] = id;
+}
+
+/* The k-th best of ``scores`` (k <= count), and in ids, in order, every id whose score was at or above the
+ * bar (the k-th best so far less window) when it was read: that bar only rises, so every id at or above the
+ * last one is among them.  Returns how many were kept, or -1 when a score is NaN (Python decides then). */
+static Py_ssize_t kth_best_and_kept(const float *scores, Py_ssize_t count, Py_ssize_t k, float window, float *heap,
+                                    float *kth, int64_t *ids)
+{
+    Py_ssize_t size = 0, kept = 0, i = 0;
     for (; i < count && size < k; i++) {
         if (scores[i] != scores[i])
-            return NAN;
-        heap_offer(heap, &size, k, scores[i]);
+            return -1;
+        offer_and_keep(heap, &size, k, scores[i], window, i, ids, &kept);
     }
     for (; i + 16 <= count; i += 16) {
         /* The whole run is usually below the bar: 16 comparisons and no branch taken. */
-        if (!any_not_at_most(scores + i, heap[0]))
+        if (!any_not_below(scores + i, heap[0] - window))
             continue;
         for (int j = 0; j < 16; j++) {
             if (scores[i + j] != scores[i + j])
-                return NAN;
-            heap_offer(heap, &size, k, scores[i + j]);
+                return -1;
+            offer_and_keep(heap, &size, k, scores[i + j], window, i + j, ids, &kept);
         }
     }
     for (; i < count; i++) {
         if (scores[i] != scores[i])
-            return NAN;
-        heap_offer(heap, &size, k, scores[i]);
+            return -1;
+        offer_and_keep(heap, &size, k, scores[i], window, i, ids, &kept);
     }
-    return heap[0];
+    *kth = heap[0];
+    return kept;
 }
 
 static PyObject *candidates(PyObject *self, PyObject *args)
@@ -129,21 +134,16 @@ static PyObject *candidates(PyObject *self, PyObject *args)
             int64_t *ids = out.buf;
             Py_ssize_t kept = -1;
             Py_BEGIN_ALLOW_THREADS
-            float kth = kth_best(values, count, k, heap);
-            if (kth == kth) {
-                /* As numpy computes it: a float32 less a Python float is a float32 (NEP 50). */
-                float bar = kth - (float)window;
-                kept = 0;
-                Py_ssize_t i = 0;
-                for (; i + 16 <= count; i += 16) {
-                    if (any_at_least(values + i, bar))
-                        for (int j = 0; j < 16; j++)
-                            if (values[i + j] >= bar)
-                                ids[kept++] = i + j;
-                }
-                for (; i < count; i++)
-                    if (values[i] >= bar)
-                        ids[kept++] = i;
+            /* As numpy computes it: a float32 less a Python float is a float32 (NEP 50). */
+            float kth = 0.0f, gap = (float)window;
+            kept = kth_best_and_kept(values, count, k, gap, heap, &kth, ids);
+            if (kept >= 0) { /* the ids kept on the way, less those below the last bar */
+                float bar = kth - gap;
+                Py_ssize_t still = 0;
+                for (Py_ssize_t i = 0; i < kept; i++)
+                    if (values[ids[i]] >= bar)
+                        ids[still++] = ids[i];
+                kept = still;
             }
             Py_END_ALLOW_THREADS
             PyMem_RawFree(heap);

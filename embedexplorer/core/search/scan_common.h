@@ -172,7 +172,7 @@ static int64_t monotonic_ns(void)
     return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
 }
 
-/* Awake until a new pass is offered or HELPER_AWAKE_NS pass (called and returning without the lock). */
+/* Awake until a new pass is offered or HELPER_AWAKE_NS have gone by (called, and returning, without the lock). */
 static void stay_awake(uint64_t seen)
 {
     int64_t until = monotonic_ns() + HELPER_AWAKE_NS;

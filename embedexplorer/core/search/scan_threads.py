@@ -75,7 +75,7 @@ def _thread_cap() -> int:
 
 
 def shared_pass(numbers: int, run: Callable[[np.ndarray], object]) -> None:
-    """Run ``run(progress)`` here and in helper threads, all sharing one pair of chunk counters.
+    """Run ``run(progress)`` here and in helper threads, all sharing the same chunk counters.
 
     The C passes start their own helpers (``scan_common.h``) when the counters carry a third
     number, how many to start; where they were built without threads (Windows), helpers come
