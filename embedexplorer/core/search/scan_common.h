@@ -236,8 +236,9 @@ static void share_chunks_helped(chunk_function run_chunk, const void *job, Py_ss
     if (helpers > HELPERS_MAX)
         helpers = HELPERS_MAX;
     pthread_mutex_lock(&pool_lock);
-    if (helpers_started == 0)
-        pthread_atfork(NULL, NULL, pool_after_fork);
+    static int fork_handled;
+    if (!fork_handled)
+        fork_handled = pthread_atfork(NULL, NULL, pool_after_fork) == 0;
     while (helpers_started < helpers) {
         pthread_t thread;
         pthread_attr_t attr;
