@@ -117,11 +117,14 @@ static ALWAYS_INLINE void dequantise_block(int kind, const uint8_t *block, float
         const uint8_t *ql = block, *qh = block + 128;
         const int8_t *scales = (const int8_t *)(block + 192);
         float d = half_at(block + 208);
-        for (int e = 0; e < 256; e++) {
-            int h = e / 128, r = e % 128;
-            int low = (ql[64 * h + r % 64] >> (4 * (r / 64))) & 0x0F;
-            int high = (qh[32 * h + r % 32] >> (2 * (r / 32))) & 3;
-            v[e] = (d * (float)scales[e / 16]) * (float)((low | (high << 4)) - 32);
+        for (int k = 0; k < 16; k++) { /* a sub-block of 16 at a time: its scale, and where its bits lie */
+            float weight = d * (float)scales[k];
+            int m = k % 8, low_shift = 4 * (m / 4), high_shift = 2 * (m / 2);
+            const uint8_t *low_at = ql + 64 * (k / 8) + 16 * (m % 4), *high_at = qh + 32 * (k / 8) + 16 * (m % 2);
+            for (int j = 0; j < 16; j++) {
+                int low = (low_at[j] >> low_shift) & 0x0F, high = (high_at[j] >> high_shift) & 3;
+                v[16 * k + j] = weight * (float)((low | (high << 4)) - 32);
+            }
         }
         break;
     }

@@ -202,10 +202,12 @@ static ALWAYS_INLINE void iq3_xxs_block(const uint8_t *block, float d, float *v)
         float db = d * (0.5f + (float)(word >> 28)) * 0.5f;
         for (int k = 8 * s; k < 8 * s + 8; k++) {
             uint16_t run = IQ3_XXS_GRID[block[2 + k]];
+            /* The run's four signs, bits 4 (k % 2) .. of its eight's (iq3_xxs_minus once for eight numbers). */
+            int seven = (int)(word >> (7 * ((k - 8 * s) / 2))) & 127;
+            int signs = (seven | __builtin_parity((unsigned)seven) << 7) >> (4 * (k % 2));
             for (int i = 0; i < 4; i++) {
-                int j = 4 * k + i;
-                float sign = iq3_xxs_minus(word, j - 32 * s) ? -1.0f : 1.0f;
-                v[j] = db * (float)IQ3_XXS_VALUES[(run >> (3 * i)) & 7] * sign;
+                float sign = (signs >> i) & 1 ? -1.0f : 1.0f;
+                v[4 * k + i] = db * (float)IQ3_XXS_VALUES[(run >> (3 * i)) & 7] * sign;
             }
         }
     }
