@@ -89,20 +89,27 @@ static ALWAYS_INLINE void prefetch_row(const void *row, Py_ssize_t bytes)
 /* One piece of a pass: rows start .. stop - 1 of the job. */
 typedef void (*chunk_function)(const void *job, Py_ssize_t start, Py_ssize_t stop);
 
+/* Takes the next unclaimed chunk until none is left; returns how many this thread did. */
+static int64_t take_chunks(chunk_function run_chunk, const void *job, Py_ssize_t count, int64_t *progress)
+{
+    int64_t chunks = (count + CHUNK_ROWS - 1) / CHUNK_ROWS, taken = 0;
+    for (int64_t chunk = CLAIM(&progress[0]); chunk < chunks; chunk = CLAIM(&progress[0]), taken++) {
+        Py_ssize_t start = (Py_ssize_t)chunk * CHUNK_ROWS;
+        Py_ssize_t stop = start + CHUNK_ROWS < count ? start + CHUNK_ROWS : count;
+        run_chunk(job, start, stop);
+        CLAIM(&progress[1]);
+    }
+    return taken;
+}
+
 /* Every thread that calls this takes the next unclaimed chunk until none is left,
  * then waits for chunks still being scanned elsewhere.  A helper thread that wakes
  * up late (an idle core of a virtual machine can take milliseconds) finds the work
  * done and returns, instead of the caller waiting for it. */
 static void share_chunks(chunk_function run_chunk, const void *job, Py_ssize_t count, int64_t *progress)
 {
-    int64_t chunks = (count + CHUNK_ROWS - 1) / CHUNK_ROWS;
-    int64_t *next = &progress[0], *done = &progress[1];
-    for (int64_t chunk = CLAIM(next); chunk < chunks; chunk = CLAIM(next)) {
-        Py_ssize_t start = (Py_ssize_t)chunk * CHUNK_ROWS;
-        Py_ssize_t stop = start + CHUNK_ROWS < count ? start + CHUNK_ROWS : count;
-        run_chunk(job, start, stop);
-        CLAIM(done);
-    }
+    int64_t chunks = (count + CHUNK_ROWS - 1) / CHUNK_ROWS, *done = &progress[1];
+    take_chunks(run_chunk, job, count, progress);
     /* A chunk takes tens of microseconds: spin briefly, then let the core go, in case
      * the thread still scanning is waiting for it. */
     for (int spins = 0; FINISHED(done) < chunks; spins++) {
@@ -152,19 +159,6 @@ static uint64_t offer_number;                 /* read without the lock by helper
 static int offer_seats, helpers_inside, helpers_started;
 static int64_t helped_chunks; /* chunks the helpers have done, ever: what helper_pool reports */
 
-/* Chunks until none is left; unlike share_chunks, no waiting for the others: the pass's caller waits. */
-static void take_chunks(const struct offered_pass *pass)
-{
-    int64_t chunks = (pass->count + CHUNK_ROWS - 1) / CHUNK_ROWS;
-    for (int64_t chunk = CLAIM(&pass->progress[0]); chunk < chunks; chunk = CLAIM(&pass->progress[0])) {
-        Py_ssize_t start = (Py_ssize_t)chunk * CHUNK_ROWS;
-        Py_ssize_t stop = start + CHUNK_ROWS < pass->count ? start + CHUNK_ROWS : pass->count;
-        pass->run_chunk(pass->job, start, stop);
-        CLAIM(&pass->progress[1]);
-        CLAIM(&helped_chunks);
-    }
-}
-
 static int64_t monotonic_ns(void)
 {
     struct timespec now;
@@ -198,7 +192,9 @@ static void *helper_main(void *unused)
             offer_seats--;
             helpers_inside++;
             pthread_mutex_unlock(&pool_lock);
-            take_chunks(&pass);
+            /* No waiting for the others, as share_chunks does: the pass's caller waits. */
+            __atomic_fetch_add(&helped_chunks, take_chunks(pass.run_chunk, pass.job, pass.count, pass.progress),
+                               __ATOMIC_RELAXED);
             pthread_mutex_lock(&pool_lock);
             if (--helpers_inside == 0)
                 pthread_cond_broadcast(&pool_left);
