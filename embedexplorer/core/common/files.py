@@ -362,20 +362,21 @@ class FileState:
     kills the process with SIGBUS; checking the size first turns that into a message.
     """
 
-    __slots__ = ("path", "size", "mtime_ns")
+    __slots__ = ("path", "_where", "size", "mtime_ns")
 
     def __init__(self, path: str | Path) -> None:
         from pathlib import Path
 
         info = os.stat(path)
         self.path = Path(path)
+        self._where = os.fspath(self.path)  # stat takes a str without converting it (checked before every query)
         self.size = int(info.st_size)
         self.mtime_ns = int(info.st_mtime_ns)
 
     def check(self) -> None:
         """Raise FileChangedError when the file is gone, shorter, longer or rewritten."""
         try:
-            info = os.stat(self.path)
+            info = os.stat(self._where)
         except OSError as exc:
             raise FileChangedError(
                 f"{self.path.name} is gone from {self.path.parent} since the model was opened "

@@ -9,6 +9,7 @@ then scored exactly, so the answer does not change.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from functools import partial
 from typing import TYPE_CHECKING, Protocol
@@ -176,7 +177,8 @@ def search(
     ``exact(ids, query)`` gives in float64 (a cosine times the query's length).
     ``query`` may be float64; the first pass gets it as float32.
     """
-    length = float(np.linalg.norm(np.asarray(query, dtype=np.float64)))
+    query64 = np.asarray(query, dtype=np.float64)
+    length = math.sqrt(float(query64 @ query64))  # np.linalg.norm's very sum, without its checks
     excluded = sorted({int(i) for i in exclude})
     k = max(0, min(int(k), count - len(excluded)))
     if k == 0:
