@@ -158,8 +158,8 @@ VNNI_TARGET static int q6_k_groups_vnni(const uint8_t *groups, const int8_t *hig
         __m512 acc = _mm512_setzero_ps();
         for (Py_ssize_t b = 0; b < blocks; b++) {
             const uint8_t *at = group + b * Q6K_GROUP_BLOCK_BYTES;
-            /* A page ahead, as the scans of rows as stored do (scan_common.h): past the table's end harmless. */
-            prefetch_row(at + PREFETCH_BYTES, Q6K_GROUP_BLOCK_BYTES);
+            /* Ahead (GROUPS_PREFETCH_BYTES, scan_common.h): past the table's end harmless. */
+            prefetch_row(at + GROUPS_PREFETCH_BYTES, Q6K_GROUP_BLOCK_BYTES);
             const int8_t *scales = (const int8_t *)(at + Q6K_PLANES_BYTES);
             /* F16C widens float16 exactly, subnormals, infinities and NaN too, as widen_half does. */
             const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(scales + 16 * 16)));

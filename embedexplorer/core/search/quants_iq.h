@@ -143,7 +143,7 @@ VNNI_TARGET static ALWAYS_INLINE __m512 iq_group_vnni(const uint8_t *group, Py_s
     __m512 acc = _mm512_setzero_ps();
     for (Py_ssize_t b = 0; b < blocks; b++) {
         const uint8_t *at = group + b * group_bytes;
-        prefetch_row(at + PREFETCH_BYTES, group_bytes); /* a page ahead: see scan_common.h */
+        prefetch_row(at + GROUPS_PREFETCH_BYTES, group_bytes); /* ahead: see scan_common.h */
         const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)at));
         const uint8_t *odd = at + 2 * GROUP_ROWS, *planes = odd + (256 / sub) * GROUP_ROWS;
         for (int c = 0; c < 8; c++) {
@@ -187,7 +187,7 @@ VNNI_TARGET static ALWAYS_INLINE __m512 iq1_group_vnni(const uint8_t *group, Py_
     __m512 acc = _mm512_setzero_ps();
     for (Py_ssize_t b = 0; b < blocks; b++) {
         const uint8_t *at = group + b * group_bytes;
-        prefetch_row(at + PREFETCH_BYTES, group_bytes); /* a page ahead: see scan_common.h */
+        prefetch_row(at + GROUPS_PREFETCH_BYTES, group_bytes); /* ahead: see scan_common.h */
         const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)at));
         const uint8_t *odd = at + 2 * GROUP_ROWS, *planes = odd + (256 / sub) * GROUP_ROWS;
         const uint8_t *minus = planes + 1024;

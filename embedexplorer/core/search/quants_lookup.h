@@ -20,9 +20,9 @@
  *                         of each row's qs (numbers 4 t .., 16 + 4 t ..): 256.
  * Rows past the table's end are zeros.  Bytes: IQ4_XS 2208 a block for 2176 stored, TQ2_0 1056 for
  * 1056, MXFP4 272 for 272, plus the header's padding (GPT-2-shaped: at most 64 bytes a group).
- * The scans ask for the codes a page ahead (PREFETCH_BYTES, scan_common.h): the Qwen2-7B-sized IQ4_XS
- * table's query took 44.7 ms without, 13.4 ms with (two threads, load 3.3-3.8, side by side with a
- * plain read's 22-27 ms).
+ * The scans ask for the codes ahead (GROUPS_PREFETCH_BYTES, scan_common.h): the Qwen2-7B-sized IQ4_XS
+ * table's query took 44.7 ms without, 13.4 ms a page ahead (two threads, load 3.3-3.8, side by side
+ * with a plain read's 22-27 ms).
  *
  * Why each score is within StoredScreen.error_bound (the integer scan's, _quants.c's top, spread 1):
  * the query is quantise_query's, x = x~ + e with x~_j = step_k xq_j (k the run of 32 numbers, which is
@@ -209,7 +209,7 @@ VNNI_TARGET static void iq4_xs_groups(const struct lookup_job *q, Py_ssize_t sta
                 __m512i upper[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()}, lower[2] = {upper[0], upper[0]};
                 for (int t = 0; t < 4; t++) {
                     __m512i bytes = _mm512_loadu_si512((const void *)(codes + 64 * (4 * i + t)));
-                    prefetch_row(codes + 64 * (4 * i + t) + PREFETCH_BYTES, 1);
+                    prefetch_row(codes + 64 * (4 * i + t) + GROUPS_PREFETCH_BYTES, 1);
                     __m512i first = _mm512_shuffle_epi8(table, _mm512_and_si512(bytes, nibble));
                     __m512i second = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(bytes, 4), nibble));
                     Py_ssize_t j = 256 * b + 32 * i + 4 * t;
@@ -249,7 +249,7 @@ VNNI_TARGET static void tq2_0_groups(const struct lookup_job *q, Py_ssize_t star
 #pragma GCC unroll 8
                 for (int t = 0; t < 8; t++) {
                     __m512i bytes = _mm512_loadu_si512((const void *)(codes + 64 * (8 * h + t)));
-                    prefetch_row(codes + 64 * (8 * h + t) + PREFETCH_BYTES, 1);
+                    prefetch_row(codes + 64 * (8 * h + t) + GROUPS_PREFETCH_BYTES, 1);
                     for (int s = 0; s < 4; s++) { /* codes of numbers 128 h + 32 s + 4 t .., times 4^s */
                         __m512i code = _mm512_and_si512(bytes, _mm512_set1_epi8((char)(3 << (2 * s))));
                         Py_ssize_t j = 256 * b + 128 * h + 32 * s + 4 * t;
@@ -298,7 +298,7 @@ VNNI_TARGET static void mxfp4_groups(const struct lookup_job *q, Py_ssize_t star
             __m512i upper[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()}, lower[2] = {upper[0], upper[0]};
             for (int t = 0; t < 4; t++) {
                 __m512i bytes = _mm512_loadu_si512((const void *)(codes + 64 * t));
-                prefetch_row(codes + 64 * t + PREFETCH_BYTES, 1);
+                prefetch_row(codes + 64 * t + GROUPS_PREFETCH_BYTES, 1);
                 __m512i first = _mm512_shuffle_epi8(table, _mm512_and_si512(bytes, nibble));
                 __m512i second = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(bytes, 4), nibble));
                 Py_ssize_t j = 32 * b + 4 * t;
