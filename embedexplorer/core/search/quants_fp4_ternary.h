@@ -321,7 +321,7 @@ VNNI_TARGET static void iq3_groups(const struct fp4t_job *q, Py_ssize_t start, P
                 Py_ssize_t k = 8 * b + s;
                 __m512i upper = _mm512_setzero_si512(), lower = _mm512_set1_epi32(-q->offsets[k]);
                 /* Ahead (scan_common.h): without it one core's scan of the GPT-2-shaped IQ3_XXS copy took
-                 * 0.92-1.19 ms, a page ahead 0.58-0.63, two pages 0.48-0.55 (its work in the cache: 0.3 ms). */
+                 * 0.92-1.19 ms, a page ahead 0.58-0.63, two pages 0.48-0.56 (its work in the cache: 0.3 ms). */
                 prefetch_row(codes + 256 * s + GROUPS_PREFETCH_BYTES, 256);
                 for (int u = 0; u < 4; u++) {
                     __m512i bytes = _mm512_loadu_si512((const void *)(codes + 64 * (4 * s + u)));
