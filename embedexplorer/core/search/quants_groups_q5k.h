@@ -255,7 +255,8 @@ VNNI_TARGET static void q5_k_groups_vnni(const uint8_t *groups, Py_ssize_t block
             const uint8_t *at = group + b * Q5_K_GROUP_BLOCK_BYTES;
             /* Ahead (GROUPS_PREFETCH_BYTES, scan_common.h): one core's time for the first pass a page ahead,
              * side by side in one process (load 3-4), Qwen2-7B-sized 29-36 ms against 44-49 ms without,
-             * GPT-2-shaped 1.21-1.85 ms against 1.35-2.24 ms; two pages were no faster here, and are kept as for the others. */
+             * GPT-2-shaped 1.21-1.85 ms against 1.35-2.24 ms; two pages were no faster here, kept as for
+             * the other grouped scans. */
             prefetch_row(at + GROUPS_PREFETCH_BYTES, Q5_K_GROUP_BLOCK_BYTES);
             /* F16C widens float16 exactly, subnormals, infinities and NaN too, as widen_half does. */
             const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)at));

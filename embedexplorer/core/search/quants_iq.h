@@ -270,7 +270,8 @@ static PyObject *iq_scores(PyObject *self, PyObject *args)
     } else if (scale.len != out.len) {
         PyErr_SetString(PyExc_ValueError, "scale must hold one float32 per row");
     } else if (check_progress(&progress)) {
-        struct iq_job job = {kind, groups.buf, rows.buf, width, query.buf, scale.buf, out.buf, NULL, NULL, NULL, NULL, NULL};
+        struct iq_job job = {.kind = kind, .groups = groups.buf, .rows = rows.buf, .width = width,
+                             .query = query.buf, .scale = scale.buf, .out = out.buf}; /* the rest NULL */
         int16_t *xq = NULL;
         float *step = NULL;
         int8_t *bytes = NULL;
