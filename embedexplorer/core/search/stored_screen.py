@@ -233,15 +233,18 @@ class StoredScreen:
             chosen = np.ascontiguousarray(ids, dtype=np.int64)
             dots = np.empty(chosen.shape[0], dtype=np.float64)
             self._quants.dot_rows(blocks, self.kind, chosen, query64, dots)
-            live = self.scale[chosen] != 0
-            return np.where(live, dots / np.where(live, self.lengths[chosen], 1.0), 0.0)
+            return self._cosines(chosen, dots)
         out = np.zeros(ids.shape[0], dtype=np.float64)
         for start in range(0, ids.shape[0], 1024):  # a float64 copy of 1,024 rows at a time
             chosen = ids[start : start + 1024]
-            live = self.scale[chosen] != 0
             dots = np.einsum("ij,j->i", np.asarray(rows[chosen], dtype=np.float64), query64)
-            out[start : start + 1024] = np.where(live, dots / np.where(live, self.lengths[chosen], 1.0), 0.0)
+            out[start : start + 1024] = self._cosines(chosen, dots)
         return out
+
+    def _cosines(self, ids: np.ndarray, dots: np.ndarray) -> np.ndarray:
+        """Rows ``ids``' dot products over their lengths; 0 for rows pointing nowhere (scale 0)."""
+        live = self.scale[ids] != 0
+        return np.where(live, dots / np.where(live, self.lengths[ids], 1.0), 0.0)
 
     def _blocks_of(self, rows: StoredRows) -> np.ndarray | None:
         """``rows``'s quantised blocks as ``dot_rows`` reads them (the very bytes ``rows`` dequantises), or None."""
