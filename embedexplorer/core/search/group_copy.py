@@ -11,13 +11,13 @@ from typing import Any
 
 import numpy as np
 
-from ..common.plain_pages import empty_on_plain_pages
+from ..common.plain_pages import empty_bytes_on_huge_pages
 from .scan_threads import shared_pass
 
 
 def copy_in_groups(blocks: np.ndarray, kind: int, width: int, quants: Any) -> np.ndarray:
     """``blocks`` (rows of ``kind``'s stored blocks, uint8) copied sixteen rows at a time, the last group padded
     with zero rows, in one pass in C shared by a few threads."""
-    out = empty_on_plain_pages((int(quants.groups_size(kind, blocks.shape[0], width)),), np.uint8)
+    out = empty_bytes_on_huge_pages(int(quants.groups_size(kind, blocks.shape[0], width)))
     shared_pass(blocks.shape[0] * width, partial(quants.copy_groups, blocks, kind, width, out))
     return out

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..common.plain_pages import empty_on_plain_pages
+from ..common.plain_pages import empty_bytes_on_huge_pages
 from .scan_threads import shared_pass
 
 try:
@@ -27,7 +27,7 @@ def q5_k_groups(blocks: np.ndarray, width: int, quants: Any = _quants) -> tuple[
     """Q5_K rows copied sixteen at a time (the last group padded with zero rows, on page-aligned memory),
     and each row's sum over its numbers of (|d s| q + |dmin m|)^2 in float64, from one pass in C."""
     groups = -(-blocks.shape[0] // quants.GROUP_ROWS)
-    out = empty_on_plain_pages((groups * (width // 256) * quants.Q5_K_GROUP_BLOCK_BYTES,), np.uint8)
+    out = empty_bytes_on_huge_pages(groups * (width // 256) * quants.Q5_K_GROUP_BLOCK_BYTES)
     spreads = np.empty(blocks.shape[0], dtype=np.float64)
     shared_pass(blocks.shape[0] * width, partial(quants.q5_k_groups, blocks, width, out, spreads))
     return out, spreads
