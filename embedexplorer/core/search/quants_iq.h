@@ -28,20 +28,20 @@
  * step, IQ1's minus runs by a masked subtraction each and each 16 numbers weighed apart: IQ1_S 16.2 ->
  * 10.6 us, IQ1_M 16.5 -> 12.3, IQ2_XXS 17.1 -> 13.2, IQ2_XS 18.1 -> 14.6, IQ2_S 18.2 -> 14.5.
  *
- * Exactness.  Per scale (16 or 32 numbers) and row, U = 256 (u . high) + (u . low) is exact in int32
- * (|U| <= 32 x 86 x 2^14 < 2^26).  IQ2: S = U - 43 Q, Q = sum xq over the scale's numbers (the same for every row),
- * is sum (+-g) xq exactly.  IQ1: S = 8 U - 7 Q, less 2 Q8 for each run of 8 whose delta is minus (Q8:
- * xq's sum over the run; the query's 16 sums a scale hold every choice of runs), is sum (8 g + 8
- * delta) xq exactly (all below 2^24).  The weight of a
- * scale's numbers, d step / 8 times odd (step, a power of two from 2^-100 to 2^86: quantise_query),
- * is exact in float32: d step / 8 is a multiple of 2^-127 with 11 significant bits, times odd (<= 31)
- * 16 bits, below 2^104 (float32 holds multiples of 2^-149).  So w S is, unrounded, sum_j v_j x~_j
- * over the scale's numbers (x~ = step xq, v gguf's numbers: iq_grids.h), and |w S| <= sum_j |v_j
- * x~_j|.  In float32, S is rounded once when widened (IQ2's may pass 2^24: 32 x 43 x 2^14), then one
- * fused multiply-add adds w S into the row's lane, and the lane takes width / 16 terms: each term
- * goes through at most width / 16 + 2 roundings, fewer than the width that gamma_width allows, and
- * the sizes add up to sum_j |v_j x~_j| <= |v| |x~|.  This is the integer scan's bound at the top of
- * _quants.c with no spread and no rounding of the numbers, so StoredScreen.error_bound holds as is.
+ * Exactness.  Per scale (16 or 32 numbers) and row, U = 256 (u . high) + (u . low) is exact in int32 (|U|
+ * <= 32 x 86 x 2^14 < 2^26).  IQ2: S = U - 43 Q, Q = sum xq over the scale's numbers (the same for every
+ * row), is sum (+-g) xq exactly.  IQ1: S = 8 U - 7 Q, less 2 Q8 for each run of 8 whose delta is minus
+ * (Q8: xq's sum over the run; the query's 16 sums a scale hold every choice of runs), is sum (8 g + 8
+ * delta) xq exactly (all below 2^24).  The weight of a scale's numbers, d step / 8 times odd (step, a
+ * power of two from 2^-100 to 2^86: quantise_query), is exact in float32: d step / 8 is a multiple of
+ * 2^-127 with 11 significant bits, times odd (<= 31) 16 bits, below 2^104 (float32 holds multiples of
+ * 2^-149).  So w S is, unrounded, sum_j v_j x~_j over the scale's numbers (x~ = step xq, v gguf's numbers:
+ * iq_grids.h), and |w S| <= sum_j |v_j x~_j|.  In float32, S is rounded once when widened (IQ2's may pass
+ * 2^24: 32 x 43 x 2^14), then one fused multiply-add adds w S into the row's lane, and the lane takes
+ * width / 16 terms at most: each term goes through at most width / 16 + 2 roundings, fewer than the width that
+ * gamma_width allows, and the sizes add up to sum_j |v_j x~_j| <= |v| |x~|.  This is the integer scan's
+ * bound at the top of _quants.c with no spread and no rounding of the numbers, so StoredScreen.error_bound
+ * holds as is.
  * A query quantise_query cannot take (huge or tiny numbers), and a build without VNNI, are scanned
  * in float32 from the stored blocks (rows_portable over iq_dequantise_block: the float bound,
  * smaller than this one).
@@ -326,7 +326,7 @@ static PyObject *iq_scores(PyObject *self, PyObject *args)
                         int32_t *table = sums + 16 * half;
                         table[0] = -7 * (sub == 32 ? first + second : half ? second : first);
                         for (int p = 1; p < 16; p++) {
-                            int low = p & -p, e = low == 1 ? 0 : low == 2 ? 1 : low == 4 ? 2 : 3;
+                            int lowest = p & -p, e = lowest == 1 ? 0 : lowest == 2 ? 1 : lowest == 4 ? 2 : 3;
                             table[p] = table[p & (p - 1)] - (sub == 32 || e / 2 == half ? 2 * eight[e] : 0);
                         }
                     }
