@@ -46,10 +46,10 @@ def empty_bytes_on_huge_pages(size: int) -> np.ndarray:
         return empty_on_plain_pages((size,), np.uint8)
     # One huge page more than asked, never touched past the part used: only its address space is taken.
     mapping = mmap.mmap(-1, size + _HUGE_PAGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-    try:
-        mapping.madvise(mmap.MADV_HUGEPAGE)
-    except OSError:  # a kernel built without them: ordinary pages, as asked for nothing
-        pass
     whole = np.frombuffer(mapping, dtype=np.uint8)
     skip = -whole.ctypes.data % _HUGE_PAGE
+    try:  # the whole huge pages only: the tail stays on small ones, holding no more memory than it uses
+        mapping.madvise(mmap.MADV_HUGEPAGE, skip, size // _HUGE_PAGE * _HUGE_PAGE)
+    except OSError:  # a kernel built without them: ordinary pages, as asked for nothing
+        pass
     return whole[skip : skip + size]
