@@ -247,8 +247,7 @@ GROUP32_TARGET static void groups32_vnni(int kind, const uint8_t *groups, Py_ssi
             const uint8_t *at = group + b * size;
             /* Ahead (GROUPS_PREFETCH_BYTES, scan_common.h: the hardware's prefetcher stops at each 4 KB
              * page); a prefetch past the copy's end is harmless. */
-            for (Py_ssize_t line = 0; line < size; line += 64)
-                _mm_prefetch((const char *)at + GROUPS_PREFETCH_BYTES + line, _MM_HINT_T0);
+            prefetch_row(at + GROUPS_PREFETCH_BYTES, size);
             /* Four sums (shorter chains of dependent vpdpbusd); the offsets start the first low one. */
             __m512i upper = _mm512_setzero_si512(), upper2 = upper, lower2 = upper;
             __m512i lower = _mm512_set1_epi32(-centre[b]);

@@ -140,8 +140,7 @@ VNNI_TARGET static void q3_k_vnni(const uint8_t *groups, Py_ssize_t blocks, cons
         for (Py_ssize_t b = 0; b < blocks; b++) {
             const uint8_t *at = group + b * Q3_K_GROUP_BYTES;
             /* Ahead, as quants_groups32.h asks (the hardware's prefetcher stops at each 4 KB page). */
-            for (Py_ssize_t line = 0; line < Q3_K_GROUP_BYTES; line += 64)
-                _mm_prefetch((const char *)at + GROUPS_PREFETCH_BYTES + line, _MM_HINT_T0);
+            prefetch_row(at + GROUPS_PREFETCH_BYTES, Q3_K_GROUP_BYTES);
             const uint8_t *scales = at + 2 * GROUP_ROWS, *codes = scales + 16 * GROUP_ROWS;
             __m512 sums = _mm512_setzero_ps(); /* the block's, before d */
             for (int quad = 0; quad < 4; quad++) {
@@ -191,8 +190,7 @@ VNNI_TARGET static void q2_k_vnni(const uint8_t *groups, Py_ssize_t blocks, cons
         for (Py_ssize_t b = 0; b < blocks; b++) {
             const uint8_t *at = group + b * Q2_K_GROUP_BYTES;
             /* Ahead, as quants_groups32.h asks (the hardware's prefetcher stops at each 4 KB page). */
-            for (Py_ssize_t line = 0; line < Q2_K_GROUP_BYTES; line += 64)
-                _mm_prefetch((const char *)at + GROUPS_PREFETCH_BYTES + line, _MM_HINT_T0);
+            prefetch_row(at + GROUPS_PREFETCH_BYTES, Q2_K_GROUP_BYTES);
             const uint8_t *scales = at + 4 * GROUP_ROWS, *codes = scales + 16 * GROUP_ROWS;
             __m512 sums = _mm512_setzero_ps(), mins = _mm512_setzero_ps(); /* the block's, before d and dmin */
             for (int quad = 0; quad < 4; quad++) {

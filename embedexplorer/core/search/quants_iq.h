@@ -119,6 +119,7 @@ struct iq_job {
     const int32_t *minus_sums;  /* IQ1: each scale's 16 sums for the 16 ways its runs' deltas can go */
 };
 
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 /* The matrix under which gf2p8affineqb turns bits 2u and 2u + 1 of each byte (a grid code m) into the
  * byte base ^ (m & 1 ? one : 0) ^ (m & 2 ? two : 0): output bit i is the parity of byte 7 - i and the
  * input, so byte 7 - i picks bit 2u where bit i of one is set and bit 2u + 1 where bit i of two is.
@@ -136,7 +137,6 @@ struct iq_job {
 static const uint64_t IQ1_CODES[4] = CODE_MATRICES(1, 2);
 static const uint64_t IQ2_PLUS[4] = CODE_MATRICES(51 ^ 68, 51 ^ 86);
 
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 /* Sixteen rows' four products, against four bytes of the query broadcast (quants_groups.h's). */
 #define IQ_DOT(sum, u, bytes) _mm512_dpbusd_epi32((sum), (u), four_bytes(bytes))
 
@@ -172,17 +172,12 @@ VNNI_TARGET static ALWAYS_INLINE __m512 iq_group_vnni(const uint8_t *group, Py_s
             }
             Py_ssize_t k = 8 * b + c; /* the query's run of 32 */
             const __m512 d_step = _mm512_mul_ps(d, _mm512_set1_ps(eighths[k]));
-            if (sub == 32) { /* one scale: both halves summed before the offset (exact: see the top) */
-                __m512i s = _mm512_add_epi32(_mm512_slli_epi32(_mm512_add_epi32(sums[0][0], sums[1][0]), 8),
-                                             _mm512_add_epi32(sums[0][1], sums[1][1]));
-                s = _mm512_sub_epi32(s, _mm512_set1_epi32(thirty_twos[k]));
-                acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(six_bit(odd + GROUP_ROWS * c), d_step), acc);
-                continue;
-            }
-            for (int v = 0; v < 2; v++) {
-                __m512i s = _mm512_sub_epi32(_mm512_add_epi32(_mm512_slli_epi32(sums[v][0], 8), sums[v][1]),
-                                             _mm512_set1_epi32(sixteens[2 * k + v]));
-                __m512 weight = _mm512_mul_ps(six_bit(odd + GROUP_ROWS * (2 * c + v)), d_step);
+            for (int v = 0; v < 32 / sub; v++) { /* a 32-number scale sums both halves first (exact: the top) */
+                __m512i h = sub == 32 ? _mm512_add_epi32(sums[0][0], sums[1][0]) : sums[v][0];
+                __m512i l = sub == 32 ? _mm512_add_epi32(sums[0][1], sums[1][1]) : sums[v][1];
+                __m512i s = _mm512_sub_epi32(_mm512_add_epi32(_mm512_slli_epi32(h, 8), l),
+                                             _mm512_set1_epi32(sub == 32 ? thirty_twos[k] : sixteens[2 * k + v]));
+                __m512 weight = _mm512_mul_ps(six_bit(odd + GROUP_ROWS * (sub == 32 ? c : 2 * c + v)), d_step);
                 acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), weight, acc);
             }
         }
@@ -225,7 +220,7 @@ VNNI_TARGET static ALWAYS_INLINE __m512 iq1_group_vnni(const uint8_t *group, Py_
             if (c % 2)
                 runs = _mm512_srli_epi32(runs, 4);
             const __m512 d_step = _mm512_mul_ps(d, _mm512_set1_ps(eighths[k]));
-            for (int v = 0; v < 2 && (v == 0 || sub == 16); v++) {
+            for (int v = 0; v < 32 / sub; v++) {
                 __m512i h = sub == 32 ? _mm512_add_epi32(sums[0][0], sums[1][0]) : sums[v][0];
                 __m512i l = sub == 32 ? _mm512_add_epi32(sums[0][1], sums[1][1]) : sums[v][1];
                 const int32_t *sums16 = minus_sums + (sub == 32 ? 16 * k : 32 * k + 16 * v);
