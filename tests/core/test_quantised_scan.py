@@ -18,6 +18,7 @@ from gguf.quants import dequantize
 
 from embedexplorer import open_table
 from embedexplorer.core.search import stored_search
+from embedexplorer.core.search.iq_groups import GRID_KINDS
 
 from ..gguf_fixture import float64_top_k, quantised_rows, write_gguf
 
@@ -309,6 +310,59 @@ def test_the_exact_pass_dots_are_float64_dots_of_ggufs_numbers(qtype: Q, kind: i
     expected = numbers @ query
     np.testing.assert_allclose(dots, expected, rtol=1e-12, atol=1e-12 * float(np.abs(numbers).sum(axis=1).max()))
     assert dots[2] == dots[3]  # one row twice: the same sum, in the same order
+
+
+# The grid kinds whose blocks start with their float16 d (IQ1_M spreads its d over four words).
+_D_FIRST = ("IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ1_S")
+
+
+@pytest.mark.parametrize(("qtype", "kind"), _every_read_kind(), ids=[q.name for q, _ in _every_read_kind()])
+def test_the_exact_pass_gives_the_same_bits_in_every_build(qtype: Q, kind: int) -> None:
+    """The AVX-512 exact pass (``quants_exact.h``) keeps the portable build's eight running sums and rounds
+    each product and addition as it does: the same float64 bits for every row, odd scales too (an infinite,
+    NaN, negative-zero or subnormal d), so a table's answers do not depend on the machine."""
+    rng = np.random.default_rng(100 + kind)
+    width = 768
+    stored = np.ascontiguousarray(quantised_rows(rng.standard_normal((64, width)).astype(np.float32), qtype, seed=kind))
+    if qtype.name in _D_FIRST:
+        odd = np.array([np.inf, -np.inf, np.nan, -0.0, 6e-8, -65504.0], dtype=np.float16)
+        stored[: odd.size, :2] = odd.view(np.uint8).reshape(-1, 2)
+    query = rng.standard_normal(width)
+    ids = np.arange(stored.shape[0], dtype=np.int64)
+    dots = {}
+    for build in ("plain", "best"):
+        _quants.use_build(build)
+        try:
+            dots[build] = np.empty(ids.shape[0], dtype=np.float64)
+            _quants.dot_rows(stored, kind, ids, query, dots[build])
+        finally:
+            _quants.use_build("best")
+    assert np.array_equal(dots["plain"].view(np.uint64), dots["best"].view(np.uint64))
+    assert np.isfinite(dots["best"][8:]).all()  # the ordinary rows gave numbers, not only NaN
+
+
+def test_the_exact_pass_divides_by_each_rows_length_and_gives_rows_pointing_nowhere_zero() -> None:
+    """Given the lengths and scales, ``dot_rows`` gives cosines times |query|: gguf's numbers' float64 dot over
+    the row's float64 length, and 0 for a row whose scale is 0 (all zeros, or a NaN scale), whatever its dot."""
+    rng = np.random.default_rng(7)
+    width = 512
+    stored = np.ascontiguousarray(quantised_rows(rng.standard_normal((12, width)).astype(np.float32), Q.IQ2_XXS))
+    stored[5, :2] = np.array([np.nan], dtype=np.float16).view(np.uint8)
+    numbers = dequantize(stored, Q.IQ2_XXS).astype(np.float64)
+    lengths = np.sqrt(np.einsum("ij,ij->i", numbers, numbers))
+    scale = np.where(np.isfinite(lengths), 1.0 / lengths, 0.0).astype(np.float32)
+    query = rng.standard_normal(width)
+    ids = np.array([11, 5, 0, 3], dtype=np.int64)
+    cosines = np.empty(ids.shape[0], dtype=np.float64)
+    _quants.dot_rows(stored, GRID_KINDS["IQ2_XXS"], ids, query, cosines, lengths, scale)
+    expected = (numbers[ids] @ query) / lengths[ids]
+    expected[1] = 0.0  # row 5: NaN d, so a NaN length and scale 0
+    np.testing.assert_allclose(cosines, expected, rtol=1e-12, atol=1e-12)
+    assert cosines[1] == 0.0
+    with pytest.raises(ValueError, match="must come together"):
+        _quants.dot_rows(stored, GRID_KINDS["IQ2_XXS"], ids, query, cosines, lengths)
+    with pytest.raises(ValueError, match="one per row"):
+        _quants.dot_rows(stored, GRID_KINDS["IQ2_XXS"], ids, query, cosines, lengths[:-1], scale)
 
 
 def test_the_exact_pass_refuses_ids_outside_the_table_in_one_sentence() -> None:

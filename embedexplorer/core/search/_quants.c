@@ -148,6 +148,8 @@ static const char *chosen_name = "plain";
  * VNNI's byte products where the CPU has them (quants_vnni.h). */
 static int integer_scan = 0;
 static int vnni_scan = 0;
+/* The exact pass's float64 sums by AVX-512 (quants_exact.h: the same sums as the portable build's). */
+static int exact_avx512 = 0;
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #include <immintrin.h>
@@ -170,6 +172,7 @@ static void choose_rows(void)
         chosen_rows = rows_avx512;
         chosen_name = "avx512f";
         integer_scan = 1;
+        exact_avx512 = __builtin_cpu_supports("avx512vl");
         vnni_scan = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl") &&
                     __builtin_cpu_supports("gfni");
     } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
@@ -279,6 +282,7 @@ static int quantise_query(const float *x, Py_ssize_t width, int16_t *xq, float *
 #include "quants_lookup.h"
 #include "quants_fp4_ternary.h"
 #include "quants_iq.h"
+#include "quants_exact.h"
 #include "quants_group_copy.h"
 
 static PyObject *quant_scores(PyObject *self, PyObject *args)
@@ -373,11 +377,11 @@ static PyObject *use_build(PyObject *self, PyObject *args)
         return NULL;
     choose_rows();
     if (strcmp(name, "plain") == 0) {
-        chosen_rows = rows_plain, chosen_name = "plain", integer_scan = 0, vnni_scan = 0;
+        chosen_rows = rows_plain, chosen_name = "plain", integer_scan = 0, vnni_scan = 0, exact_avx512 = 0;
     }
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
     else if (strcmp(name, "avx2") == 0 && strcmp(chosen_name, "plain") != 0) {
-        chosen_rows = rows_avx2, chosen_name = "avx2", integer_scan = 0, vnni_scan = 0;
+        chosen_rows = rows_avx2, chosen_name = "avx2", integer_scan = 0, vnni_scan = 0, exact_avx512 = 0;
     }
 #endif
     else if (strcmp(name, "avx512f-float") == 0 && integer_scan) {
@@ -427,8 +431,10 @@ static PyMethodDef quant_methods[] = {
     {"groups_size", groups_size, METH_VARARGS,
      "groups_size(kind, count, width)\n\nBytes of copy_groups's copy of count rows of width numbers."},
     {"dot_rows", dot_rows, METH_VARARGS,
-     "dot_rows(rows, kind, ids, query, out)\n\nWrite into out (float64) the dot product of each row ids[i] (int64) of\n"
-     "quantised rows (kind as for dequantise) with the float64 query, from dequantise's numbers, summed in float64."},
+     "dot_rows(rows, kind, ids, query, out, lengths=None, scale=None)\n\nWrite into out (float64) the dot product of\n"
+     "each row ids[i] (int64) of quantised rows (kind as for dequantise) with the float64 query, from dequantise's\n"
+     "numbers, summed in float64; with every row's lengths (float64) and scale (float32), over its row's length\n"
+     "(0 where the scale is 0)."},
     {"dequantise", dequantise, METH_VARARGS,
      "dequantise(rows, kind, out)\n\nWrite the float32 numbers of quantised rows (GGUF blocks, uint8; kind as for\n"
      "quant_scores, or 4 Q5_K, 11 IQ4_XS, 12 TQ2_0, 13 MXFP4, 14 NVFP4, 15 TQ1_0, 16 IQ3_XXS, 17 IQ3_S, 18-22\n"

@@ -393,11 +393,29 @@ static ALWAYS_INLINE uint32_t iq_word(const uint8_t *at, int bytes)
     return word;
 }
 
-/* Eight numbers: grid entry entry's codes, minus where sign bit j is set (sign_bits: 8 bits). */
+/* A grid entry's eight 2-bit codes (number j at bits 2j) spread to byte j of a word: fields halve in
+ * size and double their distance three times (8 bits 32 apart, 4 bits 16 apart, 2 bits 8 apart). */
+static ALWAYS_INLINE uint64_t iq_spread_codes(uint64_t w)
+{
+    w = (w & 0xFFu) | (w & 0xFF00u) << 24;
+    w = (w & 0x0000000F0000000Full) | (w & 0x000000F0000000F0ull) << 12;
+    return (w & 0x0003000300030003ull) | (w & 0x000C000C000C000Cull) << 6;
+}
+
+/* Eight sign bits (number j at bit j) to bit 2 of byte j, the same way. */
+static ALWAYS_INLINE uint64_t iq_spread_signs(uint64_t s)
+{
+    s = (s & 0x0Fu) | (s & 0xF0u) << 28;
+    s = (s & 0x0000000300000003ull) | (s & 0x0000000C0000000Cull) << 14;
+    return ((s & 0x0001000100010001ull) | (s & 0x0002000200020002ull) << 7) << 2;
+}
+
+/* Eight numbers: grid entry entry's codes, minus where sign bit j is set (sign_bits: 8 bits), as one word
+ * stored little-endian (byte j is number j; the file's words are read little-endian too: iq_word). */
 static ALWAYS_INLINE void iq_eight(uint8_t *code, uint16_t entry, unsigned sign_bits)
 {
-    for (int j = 0; j < 8; j++)
-        code[j] = (uint8_t)(((entry >> (2 * j)) & 3u) | (((sign_bits >> j) & 1u) << 2));
+    uint64_t word = iq_spread_codes(entry) | iq_spread_signs(sign_bits & 0xFFu);
+    memcpy(code, &word, sizeof word);
 }
 
 static void iq_decode(int kind, const uint8_t *block, struct iq_block *out)

@@ -148,6 +148,8 @@ class StoredScreen:
         # A length too small for its reciprocal to be a float32 points nowhere too.
         scale[~np.isfinite(scale)] = 0.0
         self.scale = scale
+        # What dot_rows divides by: the lengths as one contiguous float64 array (a cache entry may be a map).
+        self._lengths64 = np.ascontiguousarray(lengths, dtype=np.float64)
         # A Q4_K, Q6_K or Q4_0 table's rows sixteen at a time (``q4_k_groups``, ``q6_k_groups``,
         # ``block32_groups``), made when a second query comes; Q4_1's, Q5_0's, Q5_1's, IQ4_NL's, IQ4_XS's,
         # TQ2_0's, MXFP4's, NVFP4's, TQ1_0's, the IQ3s' and Q5_K's at open (``groups``).
@@ -229,11 +231,11 @@ class StoredScreen:
         """Cosines times |query| of rows ``ids``, in float64 from the stored numbers (0 for rows pointing nowhere)."""
         query64 = np.ascontiguousarray(query, dtype=np.float64)
         blocks = self._blocks_of(rows)
-        if blocks is not None:  # in C, from each row's blocks: no copies of the rows (``dot_rows``)
+        if blocks is not None:  # in C, from each row's blocks, over their lengths: no copies of the rows
             chosen = np.ascontiguousarray(ids, dtype=np.int64)
-            dots = np.empty(chosen.shape[0], dtype=np.float64)
-            self._quants.dot_rows(blocks, self.kind, chosen, query64, dots)
-            return self._cosines(chosen, dots)
+            cosines = np.empty(chosen.shape[0], dtype=np.float64)
+            self._quants.dot_rows(blocks, self.kind, chosen, query64, cosines, self._lengths64, self.scale)
+            return cosines
         out = np.zeros(ids.shape[0], dtype=np.float64)
         for start in range(0, ids.shape[0], 1024):  # a float64 copy of 1,024 rows at a time
             chosen = ids[start : start + 1024]

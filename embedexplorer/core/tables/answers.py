@@ -45,6 +45,11 @@ class ReadableTokens(Sequence[str]):
             self._made[token_id] = made
         return made
 
+    def many(self, ids: list[int]) -> list[str]:
+        """The tokens of rows ``ids`` (each in the table): those made already by one lookup each."""
+        made = self._made
+        return [made[i] if i in made else self[i] for i in ids]
+
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (ReadableTokens, list)):
             return len(self) == len(other) and list(self) == list(other)

@@ -426,10 +426,11 @@ class EmbeddingTable:
         return ScreenChoice(screen if isinstance(screen, Bf16Rows) else None, self._unit32)
 
     def _neighbours(self, ids: np.ndarray, cosines: np.ndarray) -> tuple[Neighbour, ...]:
-        tokens = self.tokens
-        self.vocabulary.prefetch(ids.tolist())
         # tolist() converts every number in one C call instead of one numpy scalar at a time.
-        return tuple(Neighbour(i, tokens[i], c) for i, c in zip(ids.tolist(), cosines.tolist(), strict=True))
+        listed = ids.tolist()
+        self.vocabulary.prefetch(listed)
+        tokens = self.tokens.many(listed)
+        return tuple(Neighbour(i, t, c) for i, t, c in zip(listed, tokens, cosines.tolist(), strict=True))
 
     # ----- facts -----------------------------------------------------------------------
     @property
