@@ -120,3 +120,22 @@ def test_an_unknown_model_type_says_what_may_be_left_out(tmp_path, gpt2_folder) 
         assert "Not computed here" in sums.note and "'mystery'" in sums.note
     finally:
         table.close()
+
+
+def test_a_table_without_positions_says_so_in_sentences(tmp_path: Path) -> None:
+    """A GGUF table has no position table: the row's note says so as a sentence of its own (capital first, full
+    stop), after the recipe's sentence, as the window shows them one after the other."""
+    from gguf.constants import GGMLQuantizationType as Q
+
+    from embedexplorer.core.layers.layer_input import layer_input
+
+    from ..gguf_fixture import write_gguf
+
+    rows = np.random.default_rng(3).standard_normal((40, 64)).astype(np.float32)
+    table = open_table(str(write_gguf(tmp_path / "plain.gguf", rows, Q.F32, architecture="gptx")))
+    recipe = recipe_for(table)
+    sums = layer_input(table, recipe, 5, 0)
+    assert table.positions is None
+    assert sums.note.startswith("No position table in the weights: the model marks positions another way.")
+    for sentence in filter(None, sums.note.split(". ")):
+        assert sentence[0].isupper(), sums.note

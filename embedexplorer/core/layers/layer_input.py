@@ -224,8 +224,8 @@ def layer_input(table: EmbeddingTable, recipe: Recipe, token_id: int, place: int
             )
         else:
             steps.append(row_name(position_index))
-    else:
-        notes.append(table.position_note + ".")
+    elif table.position_note:  # a phrase ("no position table: ..."), here a sentence of its own
+        notes.append(table.position_note[0].upper() + table.position_note[1:] + ".")
     total = scaled.astype(np.float32)
     if position_row is not None:
         total = total + position_row
