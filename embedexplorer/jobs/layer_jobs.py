@@ -58,7 +58,7 @@ class LayersReply:
 
 
 def run_layers(ctx: JobContext, request: LayersRequest) -> LayersReply:
-    from ..core.layers.questions import check_layers_question
+    from ..core.layers.questions import check_layers_question, layers_unavailable
     from ..core.layers.trace import trace
     from ..core.sources.resolve import looks_like_hub_id
 
@@ -67,6 +67,9 @@ def run_layers(ctx: JobContext, request: LayersRequest) -> LayersReply:
     _chosen, compare = check_layers_question(
         table, request.text, request.place, request.compare_text, request.compare_place
     )
+    unavailable = layers_unavailable(table)
+    if unavailable is not None:
+        return LayersReply(request, missing=ModelMissing(unavailable, None, None))
     ctx.check()
     process = model_process(ctx.session)
     load_seconds = None

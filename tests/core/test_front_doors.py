@@ -289,3 +289,28 @@ def test_compare_opens_table_b_with_its_tokenizer_in_a_child_process(
     assert main(["compare", "bundled", str(gpt2_folder), "--words", "^king$", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["b"] == str(gpt2_folder)
     assert seen == [True, True]  # A, opened by the command, then B, opened by the request kind
+
+
+def test_a_gguf_tables_layers_are_refused_in_one_sentence_through_both_doors(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """A GGUF file gives its table, not layers this program runs: the Layers pane's request and the command line
+    say so in the same one sentence, without looking for weights beside the file (they said the folder had
+    no safetensors)."""
+    from gguf.constants import GGMLQuantizationType as Q
+
+    from ..gguf_fixture import write_gguf
+
+    rows = np.random.default_rng(5).standard_normal((300, 64)).astype(np.float32)  # every byte a token
+    path = write_gguf(tmp_path / "table.gguf", rows, Q.F32)
+    session = Session()
+    session.replace_table(open_table(str(path)))
+    try:
+        reply = ask(session, LAYERS, LayersRequest("ab", 1))
+    finally:
+        session.replace_table(None)
+    assert reply.answer is None and reply.missing is not None
+    assert reply.missing.download_id is None and reply.missing.model_bytes is None
+    assert reply.missing.message.startswith("Through the layers runs the whole model from a folder of safetensors")
+    assert main(["layers", "ab", "--place", "1", "--model", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == f"embedexplorer: {reply.missing.message}"
+    assert "no *.safetensors" not in err

@@ -61,3 +61,25 @@ def test_bad_places_and_empty_texts_are_one_message(minilm_table) -> None:
         compare(minilm_table, recipe, RIVER, 0, "   ", 0)
     assert find_word(minilm_table, RIVER, "money") is None
     assert find_word(minilm_table, RIVER, " ") is None
+
+
+def test_a_table_without_position_rows_does_not_call_two_places_the_same(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A GGUF of a rotary model has no position table: " bank" at place 3 and at place 2 get the same row and the
+    same sum, and the verdict says why (no position rows), not that the two stand at the same place."""
+    from gguf.constants import GGMLQuantizationType as Q
+
+    from embedexplorer import open_table
+
+    from ..gguf_fixture import gpt2_vocabulary, write_gguf
+
+    tokens, merges = gpt2_vocabulary()
+    rows = np.random.default_rng(4).standard_normal((len(tokens), 16)).astype(np.float16)
+    table = open_table(str(write_gguf(tmp_path / "rotary.gguf", rows, Q.F16, tokens=tokens, merges=merges)))
+    assert table.positions is None
+    result = compare(table, recipe_for(table), RIVER, 2, ACCOUNT, 1)
+    assert result.same_id and not result.has_positions
+    assert result.first.input.enters is not None
+    np.testing.assert_array_equal(result.first.input.enters, result.second.input.enters)
+    verdict = result.verdict()
+    assert verdict.startswith("Same token id 3,331 (_bank): the same table row, cosine 1.000.")
+    assert "no position rows" in verdict and "same place" not in verdict

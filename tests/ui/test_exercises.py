@@ -220,6 +220,27 @@ def test_two_texts_bank_on_gpt2(qtbot, window, gpt2_folder, gpt2_table) -> None:
     assert "at the start of a text" in pane.verdict.text()
 
 
+def test_two_texts_on_a_table_without_position_rows(qtbot, window, tmp_path) -> None:
+    """A GGUF without a position table, opened in the window after GPT-2's folder: the verdict and the hint
+    under it say the table has no position rows; they do not say the two tokens stand at the same place,
+    nor that a position row tells them apart."""
+    from gguf.constants import GGMLQuantizationType as Q
+
+    from tests.gguf_fixture import gpt2_vocabulary, write_gguf
+
+    tokens, merges = gpt2_vocabulary()
+    rows = np.random.default_rng(4).standard_normal((len(tokens), 16)).astype(np.float16)
+    path = write_gguf(tmp_path / "rotary.gguf", rows, Q.F16, tokens=tokens, merges=merges)
+    open_model(qtbot, window, str(path))
+    pane = window.panes.exercises.two_texts.pane
+    with qtbot.waitSignal(answers(window, TWO_TEXTS).ready, timeout=ANSWER_TIMEOUT_MS):
+        window.panes.exercises.two_texts_action.trigger()
+    assert [t.token if t else None for t in pane.picked_tokens()] == ["_bank", "_bank"]
+    verdict, hint = pane.verdict.text(), pane.hint.text()
+    assert "no position rows" in verdict and "same place" not in verdict
+    assert "no position rows" in hint and "Only the position row" not in hint
+
+
 def test_two_texts_on_minilm_count_the_cls_row(qtbot, window) -> None:
     open_model(qtbot, window, "bundled")
     pane = window.panes.exercises.two_texts.pane

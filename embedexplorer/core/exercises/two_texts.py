@@ -34,6 +34,8 @@ class TwoTokens:
     second: Side
     row_cosine: float
     sum_cosine: float | None
+    # False for a table without position rows (a rotary model's GGUF, say): a place changes nothing here.
+    has_positions: bool = True
 
     @property
     def same_id(self) -> bool:
@@ -42,6 +44,11 @@ class TwoTokens:
     def verdict(self) -> str:
         """One sentence: same id and row, or different tokens, and why when it is only the spelling."""
         a, b = self.first.token, self.second.token
+        if self.same_id and not self.has_positions:
+            return (
+                f"Same token id {a.id:,} ({a.token}): the same table row, cosine {fixed(self.row_cosine, 3)}. "
+                "This table has no position rows, so what enters layer 1 is the same too, wherever it stands."
+            )
         if self.same_id:
             return (
                 f"Same token id {a.id:,} ({a.token}): the same table row, cosine {fixed(self.row_cosine, 3)}. "
@@ -106,4 +113,4 @@ def compare(
     row_cosine = 1.0 if token_a.id == token_b.id else table.cosine(token_a.id, token_b.id)
     enters_a, enters_b = first.input.enters, second.input.enters
     sum_cosine = None if enters_a is None or enters_b is None else cosine(enters_a, enters_b)
-    return TwoTokens(first, second, row_cosine, sum_cosine)
+    return TwoTokens(first, second, row_cosine, sum_cosine, table.positions is not None)

@@ -31,3 +31,14 @@ def check_layers_question(
         raise QueryError(f"{chosen.token} is not a token of {compare_text!r}: {how_to_choose}.")
     check_place(table, compare_text, other)
     return chosen, (compare_text, other)
+
+
+def layers_unavailable(table: EmbeddingTable) -> str | None:
+    """Why the whole model behind ``table`` cannot be run through its layers here, known from how it was read
+    (None when the model may run: its folder is looked at when it loads)."""
+    if "gguf_architecture" in table.config:
+        return (
+            "Through the layers runs the whole model from a folder of safetensors weights; a GGUF file's "
+            "layers are not run here, only its table is read."
+        )
+    return None

@@ -33,6 +33,16 @@ TYPING_PAUSE_MS = 150
 DEFAULT_TEXTS = ("the river bank", "my bank account")
 # Numbers of each row shown per side: two sides share the width, and each line must show its end.
 SIDE_NUMBERS = 3
+# Under the comparison: what the table can and cannot tell apart, for a table with position rows and without.
+_HINT_WITH_POSITIONS = (
+    "The row from the table is the token alone: the same id gives the same row in both texts. "
+    "Only the position row, and so the sum, says where it stands. Which bank is meant is the "
+    "layers' work (chapters 6 and 7)."
+)
+_HINT_WITHOUT_POSITIONS = (
+    "The row from the table is the token alone: the same id gives the same row in both texts. This model "
+    "has no position rows: where a token stands, and which bank is meant, is the layers' work (chapters 6 and 7)."
+)
 
 
 class TwoTextsPane(QWidget):
@@ -74,14 +84,11 @@ class TwoTextsPane(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(grid)
         layout.addWidget(self.verdict)
-        hint = QLabel(
-            "The row from the table is the token alone: the same id gives the same row in both texts. "
-            "Only the position row, and so the sum, says where it stands. Which bank is meant is the "
-            "layers' work (chapters 6 and 7)."
-        )
-        hint.setWordWrap(True)
-        hint.setObjectName("hint")
-        layout.addWidget(hint)
+        self.hint = QLabel(_HINT_WITH_POSITIONS)
+        self.hint.setTextFormat(Qt.TextFormat.PlainText)
+        self.hint.setWordWrap(True)
+        self.hint.setObjectName("hint")
+        layout.addWidget(self.hint)
         layout.addStretch(1)
 
     def _chip_list(self, name: str) -> QListWidget:
@@ -173,6 +180,7 @@ class TwoTextsPane(QWidget):
             label.setText(_side_text(side))
         sums = "" if answer.sum_cosine is None else f" What enters layer 1: cosine {fixed(answer.sum_cosine, 3)}."
         self.verdict.setText(f"<b>{escape(answer.verdict())}</b>{escape(sums)}")
+        self.hint.setText(_HINT_WITH_POSITIONS if answer.has_positions else _HINT_WITHOUT_POSITIONS)
 
     def show_message(self, message: str) -> None:
         self.verdict.setText(escape(message))
