@@ -12,8 +12,9 @@ from collections.abc import Iterator
 import pytest
 from PySide6.QtCore import QPoint, QRect
 from PySide6.QtGui import QFontMetricsF
-from PySide6.QtWidgets import QAbstractButton, QAbstractScrollArea, QLabel, QLineEdit, QWidget
+from PySide6.QtWidgets import QAbstractButton, QAbstractScrollArea, QLabel, QLineEdit, QScrollArea, QWidget
 
+from embedexplorer.jobs.health_jobs import HEALTH
 from embedexplorer.jobs.table_jobs import COSINE
 from embedexplorer.ui.style.theme import PRESENTATION_SCALE
 from embedexplorer.ui.widgets.elided_label import ElidedLabel
@@ -149,3 +150,31 @@ def test_the_hint_in_every_empty_box_is_whole_at_every_size(qtbot, window):
                 assert cut_hints(window) == [], (place, presentation)
     finally:
         window.panes.teaching.set_presentation(False)
+
+
+def sideways(window) -> list[str]:  # type: ignore[no-untyped-def]
+    """Every pane on screen that scrolls sideways: its sentences wrap at a width past the pane's right edge, so
+    each line of them is cut there (the Vocabulary health tab's row of buttons held it 13 px too wide at
+    1366x768, 131 px in presentation mode)."""
+    found = []
+    for area in window.findChildren(QScrollArea):
+        if area.isVisible() and area.widgetResizable() and area.horizontalScrollBar().maximum() > 0:
+            found.append(f"{type(area.parentWidget()).__name__}: {area.horizontalScrollBar().maximum()} px too wide")
+    return found
+
+
+@pytest.mark.usefixtures("bundled_type")
+def test_no_pane_scrolls_sideways_at_any_size(qtbot, window):
+    open_model(qtbot, window, "bundled")
+    type_text(qtbot, window, "monday")
+    with qtbot.waitSignal(answers(window, HEALTH).ready, timeout=ANSWER_TIMEOUT_MS * 6):
+        window.right.setCurrentWidget(window.panes.health_pane)  # its report's sentences wrap too
+    try:
+        for presentation in (False, True):
+            window.panes.teaching.set_presentation(presentation)
+            settle()
+            for place in every_size_and_tab(qtbot, window):
+                assert sideways(window) == [], (place, presentation)
+    finally:
+        window.panes.teaching.set_presentation(False)
+

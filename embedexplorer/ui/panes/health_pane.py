@@ -38,6 +38,7 @@ from ...core.health.scoring import REASONS
 from ...jobs.health_jobs import HEALTH, HealthRequest
 from ...state import Selection
 from ..style import theme
+from ..widgets.flow_layout import flow_row
 from ..widgets.progress_bar import job_progress_bar, show_share
 from ..widgets.scrolling import scroll_within
 from ..window.plugging import PaneContext, Place
@@ -91,15 +92,13 @@ class HealthPane(QWidget):
         self.export_button.clicked.connect(self.export_dialog)
         for button in (self.check_button, self.stop_button, self.export_button):
             button.setAutoDefault(False)
-        self.progress = job_progress_bar()
+        self.progress = job_progress_bar(keep_room=False)  # on a line of its own
         self.summary = _plain_label("Open the tab with a model open to check its vocabulary.")
         self.message = _plain_label("")
         self.message.setStyleSheet("color: #a01010; font-weight: bold;")
         self.message.hide()
-        top = QHBoxLayout()
-        for widget in (self.check_button, self.stop_button, self.export_button):
-            top.addWidget(widget)
-        top.addWidget(self.progress, 1)
+        # A row that wraps, the progress on a line of its own: one row held the pane wider than a laptop's.
+        top = flow_row(self.check_button, self.stop_button, self.export_button)
         # The reasons in a menu, not a row of boxes: twelve boxes would make the tab as wide as a screen.
         self.filter_button = QToolButton()
         self.filter_button.setText("&Reasons: all tokens")
@@ -155,6 +154,7 @@ class HealthPane(QWidget):
         self.scroll_area = scroll_within(self, content)
         layout = QVBoxLayout(content)
         layout.addLayout(top)
+        layout.addWidget(self.progress)
         layout.addWidget(self.message)
         layout.addWidget(self.summary)
         layout.addLayout(filters)
@@ -165,6 +165,8 @@ class HealthPane(QWidget):
     # ----- what the plug calls ---------------------------------------------------------------
     def show_started(self) -> None:
         self.message.hide()
+        if self.report is None:  # "Open the tab..." no longer says what is going on
+            self.summary.setText("Checking the vocabulary: each token's row, and its round trip through the tokenizer.")
         self.progress.setRange(0, 0)
         self.progress.setFormat("Checking the vocabulary...")
         self.progress.show()

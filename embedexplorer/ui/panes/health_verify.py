@@ -12,12 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget
 
 from ...core.health.check_counts import DEFAULT_CANDIDATES, MAX_CANDIDATES
 from ...core.health.repeat_check import PROMPT_SHOWN, RepeatCheck
 from ...core.layers.output_head import percent
 from ...jobs.health_jobs import HEALTH_VERIFY, VerifyRequest
+from ..widgets.flow_layout import flow_row
 from ..widgets.progress_bar import job_progress_bar, show_share
 from ..window.plugging import PaneContext
 
@@ -51,20 +52,17 @@ class VerifyBar(QWidget):
         self.stop_button.setEnabled(False)
         for button in (self.check_button, self.stop_button):
             button.setAutoDefault(False)
-        self.progress = job_progress_bar()
+        self.progress = job_progress_bar(keep_room=False)  # on a line of its own
         self.note = QLabel(READY_NOTE)
         self.note.setTextFormat(Qt.TextFormat.PlainText)  # sentences carry folder names
         self.note.setWordWrap(True)
-        row = QHBoxLayout()
-        row.setContentsMargins(0, 0, 0, 0)
-        for widget in (self.count, self.check_button, self.stop_button):
-            row.addWidget(widget)
-        row.addWidget(self.progress, 1)
         # The note under the row, as wide as the pane: beside it, squeezed by the buttons, it was a
-        # column of ten short lines on a laptop's screen.
+        # column of ten short lines on a laptop's screen.  The row wraps, and the progress bar has a
+        # line of its own: in one row they held the pane wider than a laptop's (or presentation mode's).
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(row)
+        layout.addLayout(flow_row(self.count, self.check_button, self.stop_button))
+        layout.addWidget(self.progress)
         layout.addWidget(self.note)
 
     # ----- what the pane calls ------------------------------------------------------------

@@ -5,12 +5,13 @@ from __future__ import annotations
 from PySide6.QtWidgets import QProgressBar
 
 
-def job_progress_bar() -> QProgressBar:
-    """Hidden until a job starts; hidden, it keeps its room, so the buttons beside it stay their own size."""
+def job_progress_bar(keep_room: bool = True) -> QProgressBar:
+    """Hidden until a job starts; hidden, it keeps its room (so the buttons beside it stay their own size),
+    unless it has a line of its own (``keep_room`` False), where its room would be an empty line."""
     bar = QProgressBar()
     bar.setRange(0, 1000)
     policy = bar.sizePolicy()
-    policy.setRetainSizeWhenHidden(True)
+    policy.setRetainSizeWhenHidden(keep_room)
     bar.setSizePolicy(policy)
     bar.hide()
     return bar
