@@ -13,6 +13,8 @@ def test_each_stop_button_names_the_check_it_stops(qtbot, window) -> None:  # ty
     window.right.setCurrentWidget(pane)  # the vocabulary check starts as the tab opens
     vocabulary_stop, model_stop = pane.stop_button, pane.verify.stop_button
     qtbot.waitUntil(vocabulary_stop.isEnabled, timeout=ANSWER_TIMEOUT_MS)
+    # While the first check runs, the summary says so (not "Open the tab..." with the tab open).
+    assert pane.summary.text().startswith("Checking the vocabulary")
     texts = {button.text().replace("&", "") for button in (vocabulary_stop, model_stop)}
     assert texts == {"Stop the vocabulary check", "Stop the model check"}
     names = {vocabulary_stop.accessibleName(), model_stop.accessibleName()}
@@ -23,6 +25,7 @@ def test_each_stop_button_names_the_check_it_stops(qtbot, window) -> None:  # ty
     # The one that says "vocabulary" stops the vocabulary check; the model check's is untouched.
     qtbot.mouseClick(vocabulary_stop, Qt.MouseButton.LeftButton)
     assert "Stopped" in pane.message.text() and pane.check_button.isEnabled()
+    assert not pane.summary.text().startswith("Checking")  # stopped before a report: no check is going on
     assert not model_stop.isEnabled() and not pane.verify.note.text().startswith("Stopped")
 
 

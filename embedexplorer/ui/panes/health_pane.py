@@ -58,6 +58,11 @@ _TOKEN_CHARS = 14  # the token column at its widest, in wide letters
 
 # How many reasons a row of the filters holds.
 
+# What the summary line says with no report on screen, and while the first one is made.
+_NO_REPORT = "Open the tab with a model open to check its vocabulary."
+_CHECKING = "Checking the vocabulary: each token's row, and its round trip through the tokenizer."
+
+
 class HealthPane(QWidget):
     """Ask for the vocabulary's health, then read the ranked tokens, their reasons and the score's spread."""
 
@@ -93,7 +98,7 @@ class HealthPane(QWidget):
         for button in (self.check_button, self.stop_button, self.export_button):
             button.setAutoDefault(False)
         self.progress = job_progress_bar(keep_room=False)  # on a line of its own
-        self.summary = _plain_label("Open the tab with a model open to check its vocabulary.")
+        self.summary = _plain_label(_NO_REPORT)
         self.message = _plain_label("")
         self.message.setStyleSheet("color: #a01010; font-weight: bold;")
         self.message.hide()
@@ -166,7 +171,7 @@ class HealthPane(QWidget):
     def show_started(self) -> None:
         self.message.hide()
         if self.report is None:  # "Open the tab..." no longer says what is going on
-            self.summary.setText("Checking the vocabulary: each token's row, and its round trip through the tokenizer.")
+            self.summary.setText(_CHECKING)
         self.progress.setRange(0, 0)
         self.progress.setFormat("Checking the vocabulary...")
         self.progress.show()
@@ -209,7 +214,7 @@ class HealthPane(QWidget):
         self.model.set_report(None, set(), False)
         if self._histogram is not None:
             self._histogram.clear()
-        self.summary.setText("Open the tab with a model open to check its vocabulary.")
+        self.summary.setText(_NO_REPORT)
         self.export_button.setEnabled(False)
         self.verify.clear()
         for reason, action in self.filters.items():
@@ -279,6 +284,8 @@ class HealthPane(QWidget):
 
     def _finished(self) -> None:
         self.progress.hide()
+        if self.report is None and self.summary.text() == _CHECKING:  # stopped or failed before a report
+            self.summary.setText(_NO_REPORT)
         self.stop_button.setEnabled(False)
         self.check_button.setEnabled(True)
 
