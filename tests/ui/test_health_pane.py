@@ -135,3 +135,23 @@ def test_the_histogram_says_its_whole_title_on_a_small_screen(qtbot, window) -> 
     bottom = plot.getAxis("bottom")
     assert "drawn at" in bottom.labelString()
     assert bottom.label.boundingRect().width() <= drawn_width
+
+
+def test_the_tab_and_the_command_line_rank_the_same_tokens_alike(qtbot, window, capsys) -> None:  # type: ignore[no-untyped-def]
+    """Both front doors: the tab's first twenty rows are ``embedexplorer health --top 20``'s tokens, in its
+    order, with its scores (as the tab rounds them) and its reasons."""
+    import json
+
+    from embedexplorer.cli import main
+    from embedexplorer.ui.panes.health_table import REASONS_ROLE
+
+    open_model(qtbot, window, "bundled")
+    pane = window.panes.health_pane
+    with qtbot.waitSignal(answers(window, HEALTH).ready, timeout=HEALTH_TIMEOUT_MS):
+        window.right.setCurrentWidget(pane)
+    assert main(["health", "--model", "bundled", "--top", "20", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)["tokens"]
+    assert len(listed) == 20 and pane.model.rowCount() >= 20
+    cell = pane.model.index
+    shown = [(int(cell(row, 1).data()), cell(row, 3).data(), cell(row, 4).data(REASONS_ROLE)) for row in range(20)]
+    assert shown == [(t["id"], f"{t['score']:.2f}", list(t["reasons"])) for t in listed]
