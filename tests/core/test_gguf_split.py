@@ -83,3 +83,34 @@ def test_a_split_model_is_listed_once(tmp_path: Path, monkeypatch: pytest.Monkey
     assert listed["someone/tiny-GGUF/tiny"].size_bytes == sum(p.stat().st_size for p in complete)
     assert listed["someone/tiny-GGUF/tiny"].spec == str(complete[0]) and not listed["someone/tiny-GGUF/tiny"].missing
     assert listed["someone/broken-GGUF/tiny"].missing == "part 3 of 3 missing"
+
+
+@pytest.mark.parametrize("small_first_shard", [False, True])
+def test_the_output_head_is_found_in_whichever_part_holds_it(
+    tmp_path: Path, small_first_shard: bool, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """gguf-split keeps output.weight in another part than the token table: the compare pane's "Its output head",
+    the health check's head and ``info`` read it there (they took the model for a tied one)."""
+    import json
+
+    from embedexplorer.core.compare.output_head import output_head_table
+
+    parts = split_model(tmp_path / "split", small_first_shard=small_first_shard)
+    table = open_table(str(parts[0]))
+    holding = [p.name for p in parts if "output.weight" in gguf_tensor_names(p)]
+    assert holding and holding[0] != next(p.name for p in parts if "token_embd.weight" in gguf_tensor_names(p))
+    head = output_head_table(table)
+    assert np.array_equal(np.asarray(head.rows[:]), OTHERS["output.weight"])
+    head.close()
+    table.close()
+    assert main(["info", "--model", str(parts[-1]), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["output_head"] == "own"
+    tied = write_gguf(tmp_path / "tied.gguf", ROWS, Q.F32)  # no output.weight: llama.cpp reads the table again
+    assert main(["info", "--model", str(tied), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["output_head"] == "tied"
+
+
+def gguf_tensor_names(path: Path) -> set[str]:
+    from gguf import GGUFReader
+
+    return {tensor.name for tensor in GGUFReader(str(path)).tensors}

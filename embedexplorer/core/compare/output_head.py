@@ -12,8 +12,10 @@ from pathlib import Path
 
 from ..common.errors import EmbedExplorerError, TableNotFoundError
 from ..common.files import FileState
-from ..formats.gguf_file import is_gguf, read_gguf
+from ..formats.gguf_file import is_gguf
+from ..formats.gguf_split import read_parts
 from ..formats.safetensors_io import read_all_headers, weight_files
+from ..readers.gguf import OUTPUT_HEAD as GGUF_HEAD
 from ..readers.gguf import map_gguf_rows
 from ..readers.safetensors import map_rows
 from ..search.stored_rows import StoredRows
@@ -21,7 +23,6 @@ from ..tables.embedding_table import EmbeddingTable
 from ..text.vocabulary import Vocabulary
 
 SAFETENSORS_HEAD = "lm_head.weight"
-GGUF_HEAD = "output.weight"
 
 
 def output_head_table(table: EmbeddingTable, gguf_file: Path | None = None) -> EmbeddingTable:
@@ -57,11 +58,12 @@ def _head_rows(table: EmbeddingTable, gguf_file: Path | None):  # type: ignore[n
     files = [s.path for s in table.mapped_files]
     gguf = gguf_file or next((f for f in files if is_gguf(f)), None)
     if gguf is not None:
-        header = read_gguf(gguf)
-        tensor = header.tensors.get(GGUF_HEAD)
-        if tensor is None:
+        # Any part of a split model: llama.cpp's parts keep the output head apart from the token table.
+        holder = next((part for part in read_parts(gguf) if GGUF_HEAD in part.tensors), None)
+        if holder is None:
             raise _tied(table)
-        return map_gguf_rows(header, tensor), tensor.type.name, gguf
+        tensor = holder.tensors[GGUF_HEAD]
+        return map_gguf_rows(holder, tensor), tensor.type.name, holder.path
     if table.folder is None:
         raise _tied(table)
     try:

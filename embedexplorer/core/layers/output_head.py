@@ -84,6 +84,19 @@ def describe(folder: Path | str) -> HeadFacts:
     return HeadFacts(*_sentence(head_kind(config, names)))
 
 
+def describe_gguf(path: Path | str) -> HeadFacts:
+    """What a GGUF file's model has for an output head: a table of its own (``output.weight``, in any part of
+    a split model), or, without one, its token table read again, as llama.cpp does."""
+    from ..formats.gguf_split import read_parts
+    from ..readers.gguf import OUTPUT_HEAD
+
+    try:
+        parts = read_parts(Path(path))
+    except (EmbedExplorerError, OSError):
+        return HeadFacts(NONE, "output head: unknown (the file's header could not be read)")
+    return HeadFacts(*_sentence(OWN if any(OUTPUT_HEAD in part.tensors for part in parts) else TIED))
+
+
 def _sentence(kind: str) -> tuple[str, str]:
     words = {
         TIED: "output head: the embedding table itself (tied): the table is used again at the end",

@@ -65,6 +65,8 @@ _BLOCK_SHAPES = {
 }
 
 TOKEN_TABLE = "token_embd.weight"
+# The output head's table; a model without one scores the next token with its token table (llama.cpp).
+OUTPUT_HEAD = "output.weight"
 POSITION_TABLE = "position_embd.weight"
 # Tensor types whose rows come out as float32 unchanged or by a cast: no dequantising.
 _FLOAT32 = "F32"
