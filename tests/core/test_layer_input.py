@@ -139,3 +139,25 @@ def test_a_table_without_positions_says_so_in_sentences(tmp_path: Path) -> None:
     assert sums.note.startswith("No position table in the weights: the model marks positions another way.")
     for sentence in filter(None, sums.note.split(". ")):
         assert sentence[0].isupper(), sums.note
+
+
+def test_a_gguf_file_in_another_models_folder_keeps_its_own_recipe(tmp_path: Path, minilm_table) -> None:  # type: ignore[no-untyped-def]
+    """A GGUF written into a Hugging Face model's folder (convert_hf_to_gguf.py's habit) is read alone: the
+    folder's tokenizer.json ([CLS] first) and safetensors (position and token-type rows) are that model's,
+    not the file's, so they are not added to what enters layer 1."""
+    import shutil
+
+    from gguf.constants import GGMLQuantizationType as Q
+
+    from ..gguf_fixture import write_gguf
+
+    folder = tmp_path / "minilm"
+    shutil.copytree(minilm_table.folder, folder)
+    assert recipe_for(open_table(str(folder))).leading == ("[CLS]",)  # the folder's own model
+    rows = np.random.default_rng(8).standard_normal((300, 64)).astype(np.float32)
+    table = open_table(str(write_gguf(folder / "other.gguf", rows, Q.F32, architecture="gptx")))
+    recipe = recipe_for(table)
+    assert recipe.leading == () and recipe.token_type is None and recipe.norm_weight is None
+    sums = layer_input(table, recipe, 7, 0)
+    np.testing.assert_array_equal(sums.enters, rows[7])
+    assert "Not computed here" in sums.note

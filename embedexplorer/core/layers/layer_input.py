@@ -153,8 +153,10 @@ def recipe_for(table: EmbeddingTable) -> Recipe:
     """Read from the model's files how it builds its first layer's input; small tensors are mapped, not loaded."""
     config = table.config
     model_type = str(config.get("model_type", "") or "")
-    leading, type_id = _leading_specials(table.folder)
-    entries = _entries(table.folder)
+    # A GGUF file's recipe is its own: the folder it lies in may hold another model's files.
+    folder = None if "gguf_architecture" in config else table.folder
+    leading, type_id = _leading_specials(folder)
+    entries = _entries(folder)
     left_out: list[str] = []
     known = True
 
