@@ -135,8 +135,11 @@ class Warmed:
 
 def run_warm(ctx: JobContext, request: WarmRequest) -> Warmed:
     from ..core.layers.layer_process import LayerProcess
+    from ..core.layers.questions import layers_unavailable
 
-    ctx.session.table  # noqa: B018 - no table, no model to run: says so as every kind does
+    table = ctx.session.table  # no table, no model to run: says so as every kind does
+    if layers_unavailable(table) is not None:  # a GGUF file: no process (torch and all) for layers never run
+        return Warmed(False)
     running = isinstance(ctx.session.derived.get(MODEL_KEY), LayerProcess)
     if not running:
         model_process(ctx.session)

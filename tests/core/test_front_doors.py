@@ -27,7 +27,7 @@ from embedexplorer.jobs.base import JobContext, Kind, Session
 from embedexplorer.jobs.compare_jobs import COMPARE, CompareRequest
 from embedexplorer.jobs.direction_jobs import DIRECTION, DirectionRequest
 from embedexplorer.jobs.exercise_jobs import ANALOGY, FAMILY_DISTANCES, AnalogyRequest, DistancesRequest
-from embedexplorer.jobs.layer_jobs import LAYERS, LayersRequest
+from embedexplorer.jobs.layer_jobs import LAYERS, LAYERS_WARM, MODEL_KEY, LayersRequest, WarmRequest
 from embedexplorer.jobs.map_jobs import WORD_MAP, WordMapRequest
 from embedexplorer.jobs.table_jobs import (
     COSINE,
@@ -305,6 +305,9 @@ def test_a_gguf_tables_layers_are_refused_in_one_sentence_through_both_doors(tmp
     session.replace_table(open_table(str(path)))
     try:
         reply = ask(session, LAYERS, LayersRequest("ab", 1))
+        # Opening the Layers tab warms the model's process: for a file whose layers never run, none starts.
+        assert not ask(session, LAYERS_WARM, WarmRequest()).started
+        assert MODEL_KEY not in session.derived
     finally:
         session.replace_table(None)
     assert reply.answer is None and reply.missing is not None
