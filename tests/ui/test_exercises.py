@@ -317,7 +317,7 @@ def test_row_pane_on_gpt2_and_on_a_rotary_model(qtbot, window, gpt2_folder, gpt2
     numbers = window.panes.row_view.numbers
     assert numbers.textFormat() == Qt.TextFormat.RichText  # "&nbsp;" is markup, never printed
     assert [name for name, _ in window.panes.row_view.row_lines()] == ["token row"]
-    assert "no position table" in window.panes.row_view.note.text()
+    assert ". No position table: " in window.panes.row_view.note.text()  # a sentence of its own
 
 
 # ----- 6. which model am I looking at ---------------------------------------------------------------
