@@ -49,6 +49,18 @@ def every_size_and_tab(qtbot, window) -> Iterator[tuple[int, int, str]]:  # type
         window.right.setCurrentIndex(0)
 
 
+def every_view(qtbot, window) -> Iterator[tuple[int, int, str, bool]]:  # type: ignore[no-untyped-def]
+    """``every_size_and_tab`` in normal mode, then in presentation mode (turned off again at the end)."""
+    try:
+        for presentation in (False, True):
+            window.panes.teaching.set_presentation(presentation)
+            settle()
+            for width, height, tab in every_size_and_tab(qtbot, window):
+                yield width, height, tab, presentation
+    finally:
+        window.panes.teaching.set_presentation(False)
+
+
 def scrolled(widget: QWidget) -> bool:
     """True for what lives inside a scroll area's viewport: it may lie past the edge, a scroll away."""
     parent = widget.parentWidget()
@@ -142,14 +154,8 @@ def test_the_hint_in_every_empty_box_is_whole_at_every_size(qtbot, window):
     # A person reads the grey hint before typing: "another word, e.g.  France" showed as "another word, …".
     open_model(qtbot, window, "bundled")
     type_text(qtbot, window, "monday")
-    try:
-        for presentation in (False, True):
-            window.panes.teaching.set_presentation(presentation)
-            settle()
-            for place in every_size_and_tab(qtbot, window):
-                assert cut_hints(window) == [], (place, presentation)
-    finally:
-        window.panes.teaching.set_presentation(False)
+    for view in every_view(qtbot, window):
+        assert cut_hints(window) == [], view
 
 
 def sideways(window) -> list[str]:  # type: ignore[no-untyped-def]
@@ -169,12 +175,6 @@ def test_no_pane_scrolls_sideways_at_any_size(qtbot, window):
     type_text(qtbot, window, "monday")
     with qtbot.waitSignal(answers(window, HEALTH).ready, timeout=ANSWER_TIMEOUT_MS * 6):
         window.right.setCurrentWidget(window.panes.health_pane)  # its report's sentences wrap too
-    try:
-        for presentation in (False, True):
-            window.panes.teaching.set_presentation(presentation)
-            settle()
-            for place in every_size_and_tab(qtbot, window):
-                assert sideways(window) == [], (place, presentation)
-    finally:
-        window.panes.teaching.set_presentation(False)
+    for view in every_view(qtbot, window):
+        assert sideways(window) == [], view
 
