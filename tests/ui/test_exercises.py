@@ -221,9 +221,9 @@ def test_two_texts_bank_on_gpt2(qtbot, window, gpt2_folder, gpt2_table) -> None:
 
 
 def test_two_texts_on_a_table_without_position_rows(qtbot, window, tmp_path) -> None:
-    """A GGUF without a position table, opened in the window after GPT-2's folder: the verdict and the hint
-    under it say the table has no position rows; they do not say the two tokens stand at the same place,
-    nor that a position row tells them apart."""
+    """A GGUF without a position table, opened in the window: the verdict and the hint under it say the table
+    has no position rows; they do not say the two tokens stand at the same place, nor that a position row
+    tells them apart."""
     from gguf.constants import GGMLQuantizationType as Q
 
     from tests.gguf_fixture import gpt2_vocabulary, write_gguf
