@@ -46,12 +46,10 @@ def answer(args: argparse.Namespace, asker: Asker) -> Answer:
 def _output_head(table: EmbeddingTable) -> Any:
     """Whether the model's output head is the table itself: from a GGUF file's tensors, or a model folder's
     config and weight names; None for neither."""
-    from ...core.formats.gguf_file import is_gguf
     from ...core.layers.output_head import describe, describe_gguf
 
-    gguf = next((state.path for state in table.mapped_files if is_gguf(state.path)), None)
-    if gguf is not None:  # its folder holds whatever else the user keeps there
-        return describe_gguf(gguf)
+    if table.gguf_file is not None:  # its folder holds whatever else the user keeps there
+        return describe_gguf(table.gguf_file)
     folder = table.folder
     return describe(folder) if folder is not None and Path(folder).is_dir() else None
 

@@ -12,7 +12,6 @@ from pathlib import Path
 
 from ..common.errors import EmbedExplorerError, TableNotFoundError
 from ..common.files import FileState
-from ..formats.gguf_file import is_gguf
 from ..formats.gguf_split import read_parts
 from ..formats.safetensors_io import read_all_headers, weight_files
 from ..readers.gguf import OUTPUT_HEAD as GGUF_HEAD
@@ -55,8 +54,7 @@ def output_head_table(table: EmbeddingTable, gguf_file: Path | None = None) -> E
 
 
 def _head_rows(table: EmbeddingTable, gguf_file: Path | None):  # type: ignore[no-untyped-def]
-    files = [s.path for s in table.mapped_files]
-    gguf = gguf_file or next((f for f in files if is_gguf(f)), None)
+    gguf = gguf_file or table.gguf_file
     if gguf is not None:
         # Any part of a split model: llama.cpp's parts keep the output head apart from the token table.
         holder = next((part for part in read_parts(gguf) if GGUF_HEAD in part.tensors), None)

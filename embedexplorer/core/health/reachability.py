@@ -15,7 +15,6 @@ from pathlib import Path
 import numpy as np
 
 from ..common.errors import EmbedExplorerError, Interrupted
-from ..formats.gguf_file import is_gguf
 from ..tables.embedding_table import EmbeddingTable
 from ..text.round_trip import KINDS, ROUND_TRIP_BATCH
 
@@ -42,9 +41,8 @@ class Reachability:
 
 def tokenizer_source(table: EmbeddingTable) -> Path | None:
     """What a tokenizer process reads for this table: its GGUF file, or its folder; None if neither."""
-    for state in table.mapped_files:
-        if is_gguf(state.path):
-            return state.path
+    if table.gguf_file is not None:
+        return table.gguf_file
     folder = table.folder
     return folder if folder is not None and folder.is_dir() else None
 

@@ -18,6 +18,7 @@ import numpy as np
 from ..common.errors import QueryError
 from ..common.files import FileState
 from ..common.progress import ProgressCallback
+from ..formats.gguf_file import is_gguf
 from ..search import neighbours as nb
 from ..search import raw_rows as raw_search
 from ..search.bf16_rows import Bf16Rows, ScreenChoice, kernel_instructions, screen_for
@@ -84,6 +85,11 @@ class EmbeddingTable:
     def close(self) -> None:
         """Let go of what the table holds outside this process (a tokenizer process)."""
         self.vocabulary.close()
+
+    @property
+    def gguf_file(self) -> Path | None:
+        """The GGUF file the table was read from (the part holding it, for a split model), or None."""
+        return next((state.path for state in self.mapped_files if is_gguf(state.path)), None)
 
     def check_files(self) -> None:
         """Raise FileChangedError if a memory-mapped file changed since the table was opened.

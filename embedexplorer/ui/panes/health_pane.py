@@ -284,7 +284,7 @@ class HealthPane(QWidget):
 
     def _finished(self) -> None:
         self.progress.hide()
-        if self.report is None and self.summary.text() == _CHECKING:  # stopped or failed before a report
+        if self.report is None:  # stopped or failed before a report: no check is going on
             self.summary.setText(_NO_REPORT)
         self.stop_button.setEnabled(False)
         self.check_button.setEnabled(True)
