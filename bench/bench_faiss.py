@@ -28,6 +28,10 @@ and measures only the app against the plain floors.
    ``EMBEDEXPLORER_SCAN_THREADS=1`` does), against the one-thread read: one core's speed.
    Where the query scans a copy of the rows sixteen at a time instead of the stored bytes, that
    copy read once on two threads is timed in the same turns too: no scan of it can be faster.
+   Handing half a read to a Python thread and waiting for it costs ~40 us of its own (timed alike
+   on 16 words in the same turns and taken off both two-thread reads): a tenth to a third of a
+   read of a GPT-2-shaped table, which the app's C helpers do not pay (``bench_query_floors`` splits
+   a query's time further).
 
 Each side's CPU seconds (the process's, over the call) are printed too: on a machine
 shared with other work, a 1-thread run's CPU time is what the load changes least. The app's
@@ -234,6 +238,8 @@ def _one_table(name: str, folder: str, faiss, rounds: int) -> Row:  # type: igno
         "read": lambda: words.sum(),
         "read2": read_on_two_threads,
         "app1": app_on_one_thread,
+        # the pool's hand-over alone (16 words): taken off every two-thread read below
+        "pool": lambda: two_threads((words[:8], words[8:16])),
     }
     copy = _scanned_copy(table)
     if copy is not None:  # the floor of any scan of that copy: reading its bytes once, on two threads
@@ -260,7 +266,8 @@ def _one_table(name: str, folder: str, faiss, rounds: int) -> Row:  # type: igno
             cpu[key].append(time.process_time() - began_cpu)
     loads.append(os.getloadavg()[0])
     ratio = median([a / r for a, r in zip(times["app"], times["read"], strict=True)])
-    ratio2 = median([a / r for a, r in zip(times["app"], times["read2"], strict=True)])
+    read2 = [r - p for r, p in zip(times["read2"], times["pool"], strict=True)]
+    ratio2 = median([a / r for a, r in zip(times["app"], read2, strict=True)])
     ratio1 = median([a / r for a, r in zip(times["app1"], times["read"], strict=True)])
     helper.shutdown()
     cpu_ratio = median([a / r for a, r in zip(cpu["app"], cpu["read"], strict=True)])
@@ -269,21 +276,20 @@ def _one_table(name: str, folder: str, faiss, rounds: int) -> Row:  # type: igno
         f"{words.nbytes / 1e6:,.0f} MB stored; {rounds} pairs; {table.search_method()}; "
         f"1-min load {min(loads):.1f}-{max(loads):.1f} over the pairs; CPU time (all threads) app "
         f"{median(cpu['app']) * 1e3:.1f} ms, read {median(cpu['read']) * 1e3:.1f} ms, median paired ratio "
-        f"{cpu_ratio:.2f}x; the read on two threads {median(times['read2']) * 1e3:.2f} ms, app/that "
+        f"{cpu_ratio:.2f}x; the read on two threads {median(read2) * 1e3:.2f} ms, app/that "
         f"{ratio2:.2f}x; the app on one thread {median(times['app1']) * 1e3:.2f} ms, that/read {ratio1:.2f}x"
     )
     if "copy2" in times:
-        floor = median([c / r for c, r in zip(times["copy2"], times["read"], strict=True)])
+        copy2 = [c - p for c, p in zip(times["copy2"], times["pool"], strict=True)]
+        floor = median([c / r for c, r in zip(copy2, times["read"], strict=True)])
         note += (
-            f"; its scan's copy ({copy.nbytes / 1e6:,.0f} MB) read on two threads {median(times['copy2']) * 1e3:.2f} "
+            f"; its scan's copy ({copy.nbytes / 1e6:,.0f} MB) read on two threads {median(copy2) * 1e3:.2f} "
             f"ms, that/read {floor:.2f}x"
         )
+    note += f"; each two-thread read less the pool's hand-over, {median(times['pool']) * 1e6:.0f} us"
     if "faiss" in times:
         versus = median([a / f for a, f in zip(times["app"], times["faiss"], strict=True)])
-        note += (
-            f"; faiss (all cores, float32 unit copy) {median(times['faiss']) * 1e3:.1f} ms, "
-            f"app/faiss {versus:.2f}x"
-        )
+        note += f"; faiss (all cores, float32 unit copy) {median(times['faiss']) * 1e3:.1f} ms, app/faiss {versus:.2f}x"
     table.close()
     print(f"  {name}: app {median(times['app']) * 1e3:.2f} ms, read {median(times['read']) * 1e3:.2f} ms, "
           f"ratio {ratio:.2f}x ({note})", file=sys.stderr, flush=True)  # fmt: skip

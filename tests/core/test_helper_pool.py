@@ -61,6 +61,21 @@ def test_more_helpers_than_the_pool_keeps_and_a_negative_count_are_harmless(rows
     assert _scan.helper_pool()[0] <= 3
 
 
+@pytest.mark.parametrize("count", [1, 511, 512, 513, 3 * 512 + 5, 4 * 512, 7 * 512 + 1, 400 * 512])
+def test_every_row_is_scored_however_the_chunks_split_into_runs(rows_and_query, count: int) -> None:
+    """A helped pass splits its chunks into one run per thread, each taken from its start by its thread and
+    from its end by the others once theirs are done (``take_runs``): no row may be left out, whether there are
+    fewer chunks than threads, a last chunk cut short, or helpers that come late and find their run taken."""
+    rows, query = rows_and_query
+    part = np.ascontiguousarray(rows[:count])
+    alone = scores(part, query, 0)
+    for helpers in (1, 2, 3):
+        for _ in range(5):
+            out = np.full(count, np.nan, dtype=np.float32)  # a row no thread scores stays NaN
+            _scan.bf16_scores(part, query, out, np.array([0, 0, helpers], dtype=np.int64))
+            np.testing.assert_array_equal(out, alone)
+
+
 def test_passes_from_two_threads_at_once_all_finish_with_the_right_scores(rows_and_query) -> None:
     rows, query = rows_and_query
     expected = scores(rows, query, 0)
