@@ -158,8 +158,10 @@ static int check_progress(Py_buffer *progress)
  * scans' prefetches (and the hardware's) run on into the thread's own next chunk, where chunks handed
  * out in turn would leave every other one to the other thread and each chunk's first rows to wait for
  * memory.  A thread whose run is done takes the others' chunks from their ends (a helper that wakes late
- * finds its run taken).  Side by side, two threads over a GPT-2-shaped IQ1_S copy in the cache: chunks in
- * turn 212 us, in runs 164-165 us (one thread alone 279-283 us; medians of 61 after a plain read). */
+ * finds its run taken).  Two threads over GPT-2-shaped copies in the cache, right after a plain read of the
+ * stored bytes (medians of 61; four processes each, in turns with the chunks handed out in turn, 09:30 UTC,
+ * load 1): TQ1_0 138 us in three of four against 159-181, IQ2_XS 242-274 against 259-283, IQ1_S 168-207
+ * against 168-244 (one thread alone: 219-228, 394-402, 271-293 us). */
 #define RUNS_MAX (HELPERS_MAX + 1)
 struct chunk_runs {
     int64_t runs;
