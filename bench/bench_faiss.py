@@ -27,7 +27,8 @@ and measures only the app against the plain floors.
    cores can read; and the app kept to one thread (``own_thread_only``, what
    ``EMBEDEXPLORER_SCAN_THREADS=1`` does), against the one-thread read: one core's speed.
    Where the query scans a copy of the rows sixteen at a time instead of the stored bytes, that
-   copy read once on two threads is timed in the same turns too: no scan of it can be faster.
+   copy read once on two threads is timed in the same turns too (numpy's sum of each half: the scan's own C
+   threads, which ask for lines ahead, can read it faster still).
    Handing half a read to a Python thread and waiting for it costs ~40 us of its own (timed alike
    on 16 words in the same turns and taken off both two-thread reads): a tenth to a third of a
    read of a GPT-2-shaped table, which the app's C helpers do not pay (``bench_query_floors`` splits
@@ -242,7 +243,7 @@ def _one_table(name: str, folder: str, faiss, rounds: int) -> Row:  # type: igno
         "pool": lambda: two_threads((words[:8], words[8:16])),
     }
     copy = _scanned_copy(table)
-    if copy is not None:  # the floor of any scan of that copy: reading its bytes once, on two threads
+    if copy is not None:  # reading that copy's bytes once, on two threads, as the goal's read reads the stored
         copy_halves = (copy[: copy.size // 2], copy[copy.size // 2 :])
         runs["copy2"] = lambda: two_threads(copy_halves)
     if faiss is not None:
