@@ -44,6 +44,22 @@ def llama_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def gpt2_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A GPT-2-shaped GGUF file as Ollama or LM Studio hand them out: IQ2_XXS rows (random blocks, which the search
+    scans through its copy sixteen rows at a time) and GPT-2's tokenizer in its metadata."""
+    import numpy as np
+    from gguf.constants import GGMLQuantizationType
+
+    from .gguf_fixture import gpt2_vocabulary, random_blocks, write_gguf
+
+    tokens, merges = gpt2_vocabulary()
+    qtype = GGMLQuantizationType.IQ2_XXS
+    rows = random_blocks(len(tokens), 768, qtype, np.random.default_rng(7), (0.002, 0.05))
+    path = tmp_path_factory.mktemp("gpt2-gguf") / "gpt2-iq2_xxs.gguf"
+    return write_gguf(path, rows, qtype, tokens=tokens, merges=merges)
+
+
+@pytest.fixture(scope="session")
 def gpt2_table(gpt2_folder: Path):  # type: ignore[no-untyped-def]
     from embedexplorer import open_table
 

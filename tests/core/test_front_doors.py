@@ -69,8 +69,11 @@ def question_cases() -> list[tuple[list[str], str]]:
         if argv[1] not in QUESTIONS:
             continue
         argv = without_pictures(argv)
-        models = ("as written",) if "--model" in argv or argv[1] == "compare" else ("bundled", "gpt2")
+        models = ("as written",) if "--model" in argv or argv[1] == "compare" else ("bundled", "gpt2", "gguf")
         for model in models:
+            # A GGUF file's layers are not run (the last test here); its t-SNE map is GPT-2's slow way again.
+            if model == "gguf" and (argv[1] == "layers" or "tsne" in argv):
+                continue
             if (argv, model) not in found:
                 found.append((argv, model))
     return found
@@ -204,8 +207,14 @@ def test_every_question_of_the_readme_is_covered() -> None:
 
 @pytest.mark.parametrize(("argv", "model"), question_cases(), ids=case_id)
 def test_both_doors_answer_alike(
-    argv: list[str], model: str, gpt2_folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
-) -> None:  # type: ignore[no-untyped-def]
+    argv: list[str],
+    model: str,
+    gpt2_folder: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys,  # type: ignore[no-untyped-def]
+    request: pytest.FixtureRequest,
+) -> None:
     (tmp_path / WORDS_FILE).write_text("\n".join(WORDS) + "\n", encoding="utf-8")
     # The maps' cache is the one the README's commands use (the user's, or EMBEDEXPLORER_CACHE_DIR):
     # a t-SNE layout is computed once, by whichever door or test asks first.
@@ -214,21 +223,14 @@ def test_both_doors_answer_alike(
     monkeypatch.chdir(tmp_path)
     words = argv[1:]
     if model != "as written":
-        words += ["--model", "bundled" if model == "bundled" else str(gpt2_folder)]
+        named = {"bundled": "bundled", "gpt2": str(gpt2_folder)}
+        words += ["--model", named[model] if model in named else str(request.getfixturevalue("gpt2_gguf"))]
+    if words[0] == "compare":
+        compared_alike(words, capsys)
+        return
     assert main([*words, "--json"]) == 0, capsys.readouterr().err
     out = json.loads(capsys.readouterr().out)
     args = build_parser().parse_args(words)
-    if args.command == "compare":
-        session = Session()
-        session.replace_table(open_table(args.a, separate_tokenizer=True))
-        try:
-            ids = tuple(int(i) for i in matching(session.table, args.words).ids)
-            window = plain(ask(session, COMPARE, CompareRequest(args.b, args.k, words=ids)).to_dict())
-        finally:
-            session.replace_table(None)
-        assert [t["id"] for t in out["tokens"]] == [t["id"] for t in window["tokens"]]
-        same(out, window)
-        return
     session = Session()
     session.replace_table(open_table(args.model))
     try:
@@ -236,6 +238,31 @@ def test_both_doors_answer_alike(
     finally:
         session.replace_table(None)
     same(through_the_command_line(args, out), window)
+
+
+def compared_alike(words: list[str], capsys) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    """``compare`` through the command line and through the Compare pane's request, the same token by token."""
+    assert main([*words, "--json"]) == 0, capsys.readouterr().err
+    out = json.loads(capsys.readouterr().out)
+    args = build_parser().parse_args(words)
+    session = Session()
+    session.replace_table(open_table(args.a, separate_tokenizer=True))
+    try:
+        ids = tuple(int(i) for i in matching(session.table, args.words).ids)
+        window = plain(ask(session, COMPARE, CompareRequest(args.b, args.k, words=ids)).to_dict())
+    finally:
+        session.replace_table(None)
+    assert [t["id"] for t in out["tokens"]] == [t["id"] for t in window["tokens"]]
+    same(out, window)
+    return out
+
+
+def test_a_folder_and_a_gguf_file_compare_alike_through_both_doors(gpt2_folder: Path, gpt2_gguf: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """Table A a safetensors folder, table B a GGUF file (its blocks scanned through their copy): the pane and
+    the command line give the same tokens, neighbour lists and figures, either way round."""
+    for a, b in ((gpt2_folder, gpt2_gguf), (gpt2_gguf, gpt2_folder)):
+        out = compared_alike(["compare", str(a), str(b), "--words", "^ (king|queen|Paris)$", "-k", "5"], capsys)
+        assert len(out["tokens"]) == 3
 
 
 def wte_rows(folder: Path) -> np.ndarray:
