@@ -283,6 +283,7 @@ static int quantise_query(const float *x, Py_ssize_t width, int16_t *xq, float *
 #include "quants_fp4_ternary.h"
 #include "quants_iq.h"
 #include "quants_exact.h"
+#include "quants_top.h"
 #include "quants_group_copy.h"
 
 static PyObject *quant_scores(PyObject *self, PyObject *args)
@@ -435,6 +436,12 @@ static PyMethodDef quant_methods[] = {
      "each row ids[i] (int64) of quantised rows (kind as for dequantise) with the float64 query, from dequantise's\n"
      "numbers, summed in float64; with every row's lengths (float64) and scale (float32), over its row's length\n"
      "(0 where the scale is 0)."},
+    {"stored_top_k", stored_top_k, METH_VARARGS,
+     "stored_top_k(scores, k, window, rows, kind, query, lengths, scale, ids_out, values_out)\n\n"
+     "The k rows of quantised rows (kind as for dot_rows) with the highest exact cosine times |query| (float64\n"
+     "query), best first, ties by id, among those whose float32 score is at or above the k-th best less window:\n"
+     "their ids into ids_out (k int64) and cosines times |query| into values_out (k float64, 0 where scale is 0);\n"
+     "returns how many, or -1 when a score is NaN (nothing written that counts).  Without the GIL."},
     {"dequantise", dequantise, METH_VARARGS,
      "dequantise(rows, kind, out)\n\nWrite the float32 numbers of quantised rows (GGUF blocks, uint8; kind as for\n"
      "quant_scores, or 4 Q5_K, 11 IQ4_XS, 12 TQ2_0, 13 MXFP4, 14 NVFP4, 15 TQ1_0, 16 IQ3_XXS, 17 IQ3_S, 18-22\n"

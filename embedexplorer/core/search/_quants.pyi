@@ -34,6 +34,19 @@ def dequantise(rows: object, kind: int, out: object, /) -> None: ...
 def dot_rows(
     rows: object, kind: int, ids: object, query: object, out: object, lengths: object = ..., scale: object = ..., /
 ) -> None: ...
+def stored_top_k(
+    scores: object,
+    k: int,
+    window: float,
+    rows: object,
+    kind: int,
+    query: object,
+    lengths: object,
+    scale: object,
+    ids_out: object,
+    values_out: object,
+    /,
+) -> int: ...
 def q2_k_spreads(rows: object, width: int, out: object, progress: object, /) -> None: ...
 def low_bit_scores(
     rows: object,

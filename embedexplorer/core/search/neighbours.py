@@ -162,6 +162,12 @@ def top_k(
     )
 
 
+# Picks the candidates of a first pass's scores, scores them exactly and orders them in one call (a quantised
+# table's: ``StoredScreen.best_of``): ``(scores, k, window, query64)`` -> the k best ids and their exact
+# scores, best first, ties by id, as ``search`` orders them; or None, and ``search`` does it step by step.
+Finish = Callable[[np.ndarray, int, float, np.ndarray], tuple[np.ndarray, np.ndarray] | None]
+
+
 def search(
     count: int,
     query: np.ndarray,
@@ -170,12 +176,14 @@ def search(
     first_pass: Callable[[np.ndarray], np.ndarray],
     error_bound: Callable[[float], float],
     exact: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    finish: Finish | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The k best of ``count`` rows for ``query``: one rounded first pass, exact scores for the rows it cannot rule out.
 
     ``first_pass(query32)`` scores every row within ``error_bound(|query|)`` of what
     ``exact(ids, query)`` gives in float64 (a cosine times the query's length).
-    ``query`` may be float64; the first pass gets it as float32.
+    ``query`` may be float64; the first pass gets it as float32.  ``finish`` (see ``Finish``)
+    does what follows the first pass in one call where it can, with the same answer.
     """
     query64 = np.asarray(query, dtype=np.float64)
     length = math.sqrt(float(query64 @ query64))  # np.linalg.norm's very sum, without its checks
@@ -190,6 +198,9 @@ def search(
     margin = error_bound(length)
     for row in excluded:  # one or three ids: plain item writes beat an index array
         scores[row] = -np.inf
+    found = None if finish is None or k > _PICK_MAX_K else finish(scores, k, 2.0 * margin, query64)
+    if found is not None:
+        return found[0], (found[1] / length).astype(np.float32)
     candidates = _candidates(scores, k, margin)
     exact_values = exact(candidates, query)
     # Sort by cosine, ties by id, so results are the same on every run.

@@ -243,6 +243,23 @@ class StoredScreen:
             out[start : start + 1024] = self._cosines(chosen, dots)
         return out
 
+    def best_of(
+        self, rows: StoredRows, scores: np.ndarray, k: int, window: float, query64: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """The k best rows among those whose ``scores`` are at or above the k-th best less ``window``, by their
+        exact cosines times |query| (``exact_scores``'s), best first, ties by id: picked, scored and ordered in one
+        C call (``quants_top.h``), as ``neighbours.search`` does it in four.  None where that call cannot run (rows
+        read another way, a score that is NaN): the caller does it step by step."""
+        blocks = self._blocks_of(rows)
+        if blocks is None or scores.dtype != np.float32 or not scores.flags.c_contiguous:
+            return None
+        ids, values = np.empty(k, dtype=np.int64), np.empty(k, dtype=np.float64)
+        query = np.ascontiguousarray(query64, dtype=np.float64)
+        found = self._quants.stored_top_k(
+            scores, k, window, blocks, self.kind, query, self._lengths64, self.scale, ids, values
+        )
+        return None if found < 0 else (ids[:found], values[:found])
+
     def _cosines(self, ids: np.ndarray, dots: np.ndarray) -> np.ndarray:
         """Rows ``ids``' dot products over their lengths; 0 for rows pointing nowhere (scale 0)."""
         live = self.scale[ids] != 0

@@ -400,7 +400,10 @@ class EmbeddingTable:
 
     def _top_k(self, vector: np.ndarray, k: int, exclude: Iterable[int]) -> tuple[np.ndarray, np.ndarray]:
         first_pass, error_bound, exact = self.search_passes()
-        return nb.search(self.rows.shape[0], vector, k, exclude, first_pass, error_bound, exact)
+        rows = self.rows
+        # A quantised table's candidates are picked, scored and ordered in one call (StoredScreen.best_of).
+        finish = partial(self.stored_screen.best_of, rows) if isinstance(rows, StoredRows) else None
+        return nb.search(rows.shape[0], vector, k, exclude, first_pass, error_bound, exact, finish)
 
     def search_passes(self) -> tuple[Callable[[np.ndarray], np.ndarray], Callable[[float], float], ExactScores]:
         """The next search's first pass, its error bound and the exact scores (float64 from the stored numbers).

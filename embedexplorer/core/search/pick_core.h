@@ -1,0 +1,122 @@
+/* The rows a first pass cannot rule out, in C (``_pick.c`` says how and why): shared by ``_pick.c`` and
+ * ``_quants.c``, whose ``stored_top_k`` picks them, scores them exactly and orders them in one call. */
+#ifndef EMBEDEXPLORER_PICK_CORE_H
+#define EMBEDEXPLORER_PICK_CORE_H
+
+#include <Python.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define PICK_INLINE __attribute__((always_inline)) inline
+#else
+#define PICK_INLINE __forceinline
+#endif
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+/* 16 comparisons in four instructions (what the compiler would not make of a plain loop). */
+static int any_not_below(const float *run, float bar) /* one of 16 at or above bar, or NaN */
+{
+    __m128 b = _mm_set1_ps(bar);
+    __m128 any = _mm_or_ps(_mm_or_ps(_mm_cmpnlt_ps(_mm_loadu_ps(run), b), _mm_cmpnlt_ps(_mm_loadu_ps(run + 4), b)),
+                           _mm_or_ps(_mm_cmpnlt_ps(_mm_loadu_ps(run + 8), b), _mm_cmpnlt_ps(_mm_loadu_ps(run + 12), b)));
+    return _mm_movemask_ps(any);
+}
+#else
+static int any_not_below(const float *run, float bar)
+{
+    int any = 0;
+    for (int j = 0; j < 16; j++)
+        any |= !(run[j] < bar);
+    return any;
+}
+#endif
+
+/* Push ``value`` into the min-heap of ``size`` (< k) scores, or replace its least (size == k). */
+static void heap_offer(float *heap, Py_ssize_t *size, Py_ssize_t k, float value)
+{
+    Py_ssize_t at;
+    if (*size < k) {
+        at = (*size)++;
+        while (at > 0 && heap[(at - 1) / 2] > value) {
+            heap[at] = heap[(at - 1) / 2];
+            at = (at - 1) / 2;
+        }
+        heap[at] = value;
+        return;
+    }
+    if (!(value > heap[0]))
+        return;
+    at = 0;
+    for (;;) {
+        Py_ssize_t child = 2 * at + 1;
+        if (child >= k)
+            break;
+        if (child + 1 < k && heap[child + 1] < heap[child])
+            child++;
+        if (!(heap[child] < value))
+            break;
+        heap[at] = heap[child];
+        at = child;
+    }
+    heap[at] = value;
+}
+
+/* One score into the heap, and its id into ids when it is at or above the bar of the heap so far. */
+static PICK_INLINE void offer_and_keep(float *heap, Py_ssize_t *size, Py_ssize_t k, float value, float window,
+                                         Py_ssize_t id, int64_t *ids, Py_ssize_t *kept)
+{
+    heap_offer(heap, size, k, value);
+    if (*size < k || value >= heap[0] - window)
+        ids[(*kept)++] = id;
+}
+
+/* The k-th best of ``scores`` (k <= count), and in ids, in order, every id whose score was at or above the
+ * bar (the k-th best so far less window) when it was read: that bar only rises, so every id at or above the
+ * last one is among them.  Returns how many were kept, or -1 when a score is NaN (Python decides then). */
+static Py_ssize_t kth_best_and_kept(const float *scores, Py_ssize_t count, Py_ssize_t k, float window, float *heap,
+                                    float *kth, int64_t *ids)
+{
+    Py_ssize_t size = 0, kept = 0, i = 0;
+    for (; i < count && size < k; i++) {
+        if (scores[i] != scores[i])
+            return -1;
+        offer_and_keep(heap, &size, k, scores[i], window, i, ids, &kept);
+    }
+    for (; i + 16 <= count; i += 16) {
+        /* The whole run is usually below the bar: 16 comparisons and no branch taken. */
+        if (!any_not_below(scores + i, heap[0] - window))
+            continue;
+        for (int j = 0; j < 16; j++) {
+            if (scores[i + j] != scores[i + j])
+                return -1;
+            offer_and_keep(heap, &size, k, scores[i + j], window, i + j, ids, &kept);
+        }
+    }
+    for (; i < count; i++) {
+        if (scores[i] != scores[i])
+            return -1;
+        offer_and_keep(heap, &size, k, scores[i], window, i, ids, &kept);
+    }
+    *kth = heap[0];
+    return kept;
+}
+
+/* Every id whose score is at or above the k-th best less window, in order of id, into ids (one slot per score;
+ * heap: k floats); how many, or -1 when a score is NaN.  As numpy computes the bar: a float32 less a float32. */
+static Py_ssize_t pick_candidates(const float *values, Py_ssize_t count, Py_ssize_t k, float window, float *heap,
+                                  int64_t *ids)
+{
+    float kth = 0.0f;
+    Py_ssize_t kept = kth_best_and_kept(values, count, k, window, heap, &kth, ids);
+    if (kept < 0)
+        return -1;
+    float bar = kth - window; /* the ids kept on the way, less those below the last bar */
+    Py_ssize_t still = 0;
+    for (Py_ssize_t i = 0; i < kept; i++)
+        if (values[ids[i]] >= bar)
+            ids[still++] = ids[i];
+    return still;
+}
+
+#endif
