@@ -70,3 +70,30 @@ def test_one_call_answers_as_the_steps_do(qtype: Q, build: str, tmp_path: Path) 
         assert screen.best_of(rows, scores, 5, 0.01, queries[1].astype(np.float64)) is None
     finally:
         table.close()
+
+
+def test_the_ids_kept_on_the_way_fit_in_their_room(tmp_path: Path) -> None:
+    """The one call keeps room for a few thousand ids: scores that rise row after row (each the best so far when
+    read) make it drop the ids left below the bar and still find the steps' answer; six thousand scores within
+    the window of the k-th best do not fit, and the steps decide."""
+    count, width = 6000, 256
+    stored = random_blocks(count, width, Q.IQ2_XXS, np.random.default_rng(9), (0.002, 0.05))
+    table = open_table(str(write_gguf(tmp_path / "rising.gguf", stored, Q.IQ2_XXS)))
+    try:
+        rows, screen = table.rows, table.stored_screen
+        if not screen.quantised:
+            pytest.skip("this CPU scans IQ2_XXS through a bfloat16 copy (no VNNI): no one call")
+        query = np.asarray(table.unit[5], dtype=np.float64)
+        for k, window in ((1, 0.0), (10, 2e-3), (1000, 0.05)):
+            rising = np.linspace(-1.0, 1.0, count, dtype=np.float32)
+            candidates = nb._candidates(rising, k, window / 2)
+            values = screen.exact_scores(rows, candidates, query)
+            order = np.lexsort((candidates, -values))[:k]
+            found = screen.best_of(rows, rising, k, window, query)
+            assert found is not None
+            np.testing.assert_array_equal(found[0], candidates[order])
+            assert found[1].tobytes() == values[order].tobytes()
+        flat = np.full(count, 0.25, dtype=np.float32)
+        assert screen.best_of(rows, flat, 10, 1e-3, query) is None
+    finally:
+        table.close()

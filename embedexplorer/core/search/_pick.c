@@ -41,7 +41,7 @@ static PyObject *candidates(PyObject *self, PyObject *args)
             /* As numpy computes it: a float32 less a Python float is a float32 (NEP 50). */
             float gap = (float)window;
             Py_BEGIN_ALLOW_THREADS
-            kept = pick_candidates(values, count, k, gap, heap, ids);
+            kept = pick_candidates(values, count, k, gap, heap, ids, count);
             Py_END_ALLOW_THREADS
             PyMem_RawFree(heap);
             result = PyLong_FromSsize_t(kept);

@@ -441,7 +441,8 @@ static PyMethodDef quant_methods[] = {
      "The k rows of quantised rows (kind as for dot_rows) with the highest exact cosine times |query| (float64\n"
      "query), best first, ties by id, among those whose float32 score is at or above the k-th best less window:\n"
      "their ids into ids_out (k int64) and cosines times |query| into values_out (k float64, 0 where scale is 0);\n"
-     "returns how many, or -1 when a score is NaN (nothing written that counts).  Without the GIL."},
+     "returns how many, or -1 when a score is NaN or thousands of scores lie within window of the k-th best\n"
+     "(nothing written that counts: neighbours.search's steps decide then).  Without the GIL."},
     {"dequantise", dequantise, METH_VARARGS,
      "dequantise(rows, kind, out)\n\nWrite the float32 numbers of quantised rows (GGUF blocks, uint8; kind as for\n"
      "quant_scores, or 4 Q5_K, 11 IQ4_XS, 12 TQ2_0, 13 MXFP4, 14 NVFP4, 15 TQ1_0, 16 IQ3_XXS, 17 IQ3_S, 18-22\n"

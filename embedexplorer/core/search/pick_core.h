@@ -71,11 +71,23 @@ static PICK_INLINE void offer_and_keep(float *heap, Py_ssize_t *size, Py_ssize_t
         ids[(*kept)++] = id;
 }
 
+/* The ids in ids[0 .. kept - 1] whose scores are still at or above ``bar``, in order; how many. */
+static Py_ssize_t still_above(const float *values, int64_t *ids, Py_ssize_t kept, float bar)
+{
+    Py_ssize_t still = 0;
+    for (Py_ssize_t i = 0; i < kept; i++)
+        if (values[ids[i]] >= bar)
+            ids[still++] = ids[i];
+    return still;
+}
+
 /* The k-th best of ``scores`` (k <= count), and in ids, in order, every id whose score was at or above the
  * bar (the k-th best so far less window) when it was read: that bar only rises, so every id at or above the
- * last one is among them.  Returns how many were kept, or -1 when a score is NaN (Python decides then). */
+ * last one is among them.  ids holds ``room`` (at least 2 k): when it fills, the ids below the bar by then are
+ * dropped.  Returns how many were kept; -1 when a score is NaN (Python decides then), -2 when ``room`` ids are
+ * still at or above the bar (scores as many and as close as that: ids with a slot per score can hold them). */
 static Py_ssize_t kth_best_and_kept(const float *scores, Py_ssize_t count, Py_ssize_t k, float window, float *heap,
-                                    float *kth, int64_t *ids)
+                                    float *kth, int64_t *ids, Py_ssize_t room)
 {
     Py_ssize_t size = 0, kept = 0, i = 0;
     for (; i < count && size < k; i++) {
@@ -83,40 +95,34 @@ static Py_ssize_t kth_best_and_kept(const float *scores, Py_ssize_t count, Py_ss
             return -1;
         offer_and_keep(heap, &size, k, scores[i], window, i, ids, &kept);
     }
-    for (; i + 16 <= count; i += 16) {
-        /* The whole run is usually below the bar: 16 comparisons and no branch taken. */
-        if (!any_not_below(scores + i, heap[0] - window))
-            continue;
-        for (int j = 0; j < 16; j++) {
-            if (scores[i + j] != scores[i + j])
-                return -1;
-            offer_and_keep(heap, &size, k, scores[i + j], window, i + j, ids, &kept);
-        }
-    }
     for (; i < count; i++) {
+        /* A run of 16 is usually all below the bar: 16 comparisons and no branch taken. */
+        if (i + 16 <= count && i % 16 == 0 && !any_not_below(scores + i, heap[0] - window)) {
+            i += 15;
+            continue;
+        }
         if (scores[i] != scores[i])
             return -1;
+        if (kept == room) {
+            kept = still_above(scores, ids, kept, heap[0] - window);
+            if (kept == room)
+                return -2;
+        }
         offer_and_keep(heap, &size, k, scores[i], window, i, ids, &kept);
     }
     *kth = heap[0];
     return kept;
 }
 
-/* Every id whose score is at or above the k-th best less window, in order of id, into ids (one slot per score;
- * heap: k floats); how many, or -1 when a score is NaN.  As numpy computes the bar: a float32 less a float32. */
+/* Every id whose score is at or above the k-th best less window, in order of id, into ids (``room`` slots, at
+ * least 2 k; heap: k floats); how many, or kth_best_and_kept's -1 or -2.  As numpy has the bar: a float32 less a
+ * float32. */
 static Py_ssize_t pick_candidates(const float *values, Py_ssize_t count, Py_ssize_t k, float window, float *heap,
-                                  int64_t *ids)
+                                  int64_t *ids, Py_ssize_t room)
 {
     float kth = 0.0f;
-    Py_ssize_t kept = kth_best_and_kept(values, count, k, window, heap, &kth, ids);
-    if (kept < 0)
-        return -1;
-    float bar = kth - window; /* the ids kept on the way, less those below the last bar */
-    Py_ssize_t still = 0;
-    for (Py_ssize_t i = 0; i < kept; i++)
-        if (values[ids[i]] >= bar)
-            ids[still++] = ids[i];
-    return still;
+    Py_ssize_t kept = kth_best_and_kept(values, count, k, window, heap, &kth, ids, room);
+    return kept < 0 ? kept : still_above(values, ids, kept, kth - window);
 }
 
 #endif

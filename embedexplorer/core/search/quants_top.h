@@ -12,6 +12,9 @@
 
 #include "pick_core.h"
 
+/* Ids kept on the way, at the least (4 k where that is more). */
+#define PICK_ROOM 4096
+
 struct scored_row {
     double value;
     int64_t id;
@@ -53,8 +56,12 @@ static PyObject *stored_top_k(PyObject *self, PyObject *args)
                values_out.len != k * (Py_ssize_t)sizeof(double)) {
         PyErr_SetString(PyExc_ValueError, "k must be between 1 and the rows, ids_out k int64 and values_out k float64");
     } else {
+        /* Room for the ids kept on the way (pick_core.h drops those below the bar when it fills): a few hundred
+         * where a slot per row (400 KB on GPT-2) would be mapped and unmapped by every query. */
+        Py_ssize_t room = 4 * k > PICK_ROOM ? 4 * k : PICK_ROOM;
+        room = room < count ? room : count;
         float *heap = PyMem_RawMalloc((size_t)k * sizeof(float));
-        int64_t *ids = PyMem_RawMalloc((size_t)count * sizeof(int64_t));
+        int64_t *ids = PyMem_RawMalloc((size_t)room * sizeof(int64_t));
         struct scored_row *scored = NULL;
         Py_ssize_t kept = -1;
         if (heap == NULL || ids == NULL) {
@@ -69,7 +76,7 @@ static PyObject *stored_top_k(PyObject *self, PyObject *args)
             exact_row_function dot = exact_row();
             int short_of_memory = 0;
             Py_BEGIN_ALLOW_THREADS
-            kept = pick_candidates(values, count, k, gap, heap, ids);
+            kept = pick_candidates(values, count, k, gap, heap, ids, room); /* -2: more close scores than room */
             if (kept >= 0)
                 scored = malloc((size_t)kept * sizeof *scored + 1);
             if (kept >= 0 && scored == NULL)
@@ -91,7 +98,7 @@ static PyObject *stored_top_k(PyObject *self, PyObject *args)
             if (short_of_memory)
                 PyErr_NoMemory();
             else
-                result = PyLong_FromSsize_t(kept);
+                result = PyLong_FromSsize_t(kept < 0 ? -1 : kept);
         }
         PyMem_RawFree(heap);
         PyMem_RawFree(ids);
