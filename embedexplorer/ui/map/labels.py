@@ -205,6 +205,9 @@ class WordLabels(pg.GraphicsObject):
         oy = to_scene.m12() * self._obstacles[:, 0] + to_scene.m22() * self._obstacles[:, 1] + to_scene.m32()
         # Placed once per zoom (and per change of labels): a pan only moves them all together,
         # so their places around the dots, and the fact that none overlap, stay as they are.
+        # They are placed inside the view as it is then, so a dot at its edge (the map's outermost
+        # words, at the zoom it opens with) has its label on the side where there is room.
+        bounds = view.sceneBoundingRect()
         key = (to_scene.m11(), to_scene.m12(), to_scene.m21(), to_scene.m22(), self._version)
         if key != self._layout_key:
             wanted = [self._wanted(i) for i in range(len(self._texts))]
@@ -215,13 +218,12 @@ class WordLabels(pg.GraphicsObject):
 
             reserved = self.reserved_box(to_scene_pixels)
             found = place_labels(
-                sx, sy, self._widths, self._metrics.height(), wanted, ox, oy, None, reserved, radius=self.dot_radius
+                sx, sy, self._widths, self._metrics.height(), wanted, ox, oy, bounds, reserved, radius=self.dot_radius
             )
             self._offsets = [
                 (i, rect.left() - sx[i], rect.top() - sy[i], rect.width(), rect.height()) for i, rect in found
             ]
             self._layout_key = key
-        bounds = view.sceneBoundingRect()
         placed = []
         for i, dx, dy, w, h in self._offsets:
             rect = QRectF(sx[i] + dx, sy[i] + dy, w, h)
