@@ -71,16 +71,38 @@ class SteadyLabel(QLabel):
         # Rich text sets lines a pixel or so further apart than the room counted for them.
         return needed.width() > room.width() + 1 or needed.height() > room.height() + self._lines + 2
 
+    def whole_lines_height(self) -> int:
+        """Pixels from the top of the room to the foot of the last line that fits in it whole."""
+        document, room = self._document(), self.contentsRect()
+        if self.wordWrap():
+            document.setTextWidth(max(1, room.width()))
+        foot, block = 0.0, document.begin()
+        while block.isValid():
+            top = document.documentLayout().blockBoundingRect(block).top()
+            layout = block.layout()
+            for i in range(layout.lineCount()):
+                line = layout.lineAt(i)
+                bottom = top + line.y() + line.height()
+                if bottom > room.height() + 1:  # the first line that does not fit: the rest are lower still
+                    return int(foot + 0.999)
+                foot = bottom
+            block = block.next()
+        return int(foot + 0.999)
+
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
         super().paintEvent(event)
         if not self.is_shortened():
             return
         painter = QPainter(self)
+        background = self.palette().color(self.backgroundRole())
         metrics = QFontMetrics(self.font())
         room = self.contentsRect()
-        mark = QRect(room.right() - metrics.horizontalAdvance(MORE + " "), room.bottom() - metrics.height() + 1,
+        # The line that does not fit would show the top of its letters in the last pixels: cover it.
+        foot = room.top() + min(room.height(), self.whole_lines_height())
+        painter.fillRect(QRect(room.left(), foot, room.width(), room.bottom() + 1 - foot), background)
+        mark = QRect(room.right() - metrics.horizontalAdvance(MORE + " "), foot - metrics.height(),
                      metrics.horizontalAdvance(MORE + " "), metrics.height())
-        painter.fillRect(mark, self.palette().color(self.backgroundRole()))
+        painter.fillRect(mark, background)
         painter.setPen(self.palette().color(self.foregroundRole()))
         painter.drawText(mark, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignBottom, MORE)
 
