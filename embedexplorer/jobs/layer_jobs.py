@@ -130,7 +130,8 @@ class WarmRequest:
 
 @dataclass(frozen=True)
 class Warmed:
-    started: bool  # False when it was running already
+    started: bool  # False when it was running already, or when this model's layers are not run here
+    unavailable: str | None = None  # why this model's layers are not run here (a GGUF file), said before asking
 
 
 def run_warm(ctx: JobContext, request: WarmRequest) -> Warmed:
@@ -138,8 +139,9 @@ def run_warm(ctx: JobContext, request: WarmRequest) -> Warmed:
     from ..core.layers.questions import layers_unavailable
 
     table = ctx.session.table  # no table, no model to run: says so as every kind does
-    if layers_unavailable(table) is not None:  # a GGUF file: no process (torch and all) for layers never run
-        return Warmed(False)
+    unavailable = layers_unavailable(table)
+    if unavailable is not None:  # a GGUF file: no process (torch and all) for layers never run
+        return Warmed(False, unavailable)
     running = isinstance(ctx.session.derived.get(MODEL_KEY), LayerProcess)
     if not running:
         model_process(ctx.session)

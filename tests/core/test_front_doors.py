@@ -332,14 +332,17 @@ def test_a_gguf_tables_layers_are_refused_in_one_sentence_through_both_doors(tmp
     session.replace_table(open_table(str(path)))
     try:
         reply = ask(session, LAYERS, LayersRequest("ab", 1))
-        # Opening the Layers tab warms the model's process: for a file whose layers never run, none starts.
-        assert not ask(session, LAYERS_WARM, WarmRequest()).started
+        # Opening the Layers tab warms the model's process: for a file whose layers never run, none starts, and
+        # the tab is told why at once, in the same sentence.
+        warmed = ask(session, LAYERS_WARM, WarmRequest())
+        assert not warmed.started
         assert MODEL_KEY not in session.derived
     finally:
         session.replace_table(None)
     assert reply.answer is None and reply.missing is not None
     assert reply.missing.download_id is None and reply.missing.model_bytes is None
     assert reply.missing.message.startswith("Through the layers runs the whole model from a folder of safetensors")
+    assert warmed.unavailable == reply.missing.message
     assert main(["layers", "ab", "--place", "1", "--model", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.strip() == f"embedexplorer: {reply.missing.message}"

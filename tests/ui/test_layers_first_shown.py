@@ -45,3 +45,24 @@ def test_the_layers_plots_built_late_take_presentation_modes_size(qtbot, window)
     assert tick_font.pointSizeF() == TICK_TEXT_PT * presentation_scale(True)
     window.state.update(presentation=False)
     assert pane.cosine_plot.getAxis("left").style["tickFont"].pointSizeF() == TICK_TEXT_PT
+
+
+def test_a_gguf_files_layers_are_said_not_run_as_the_tab_opens_and_a_folder_runs_again(
+    qtbot, window, gpt2_gguf, gpt2_folder
+) -> None:  # type: ignore[no-untyped-def]
+    """A GGUF file gives its table, not layers this program runs: the tab says so as it opens, with nothing to
+    press (the Run button said it only once pressed); the next model, a folder, may run again."""
+    from embedexplorer.jobs.layer_jobs import LAYERS_WARM
+
+    open_model(qtbot, window, str(gpt2_gguf))
+    type_text(qtbot, window, "the river bank")
+    with qtbot.waitSignal(answers(window, LAYERS_WARM).ready, timeout=ANSWER_TIMEOUT_MS):
+        _click_tab(qtbot, window, "Through the layers")
+    pane = window.right.currentWidget()
+    assert pane.missing.isVisible() and "a GGUF file's layers are not run here" in pane.missing_label.text()
+    assert not pane.download_button.isVisible()
+    assert not pane.run_button.isEnabled() and not pane.compare_input.isEnabled()
+    open_model(qtbot, window, str(gpt2_folder))
+    type_text(qtbot, window, "the river bank")
+    assert not pane.missing.isVisible()
+    assert pane.run_button.isEnabled() and pane.compare_input.isEnabled()

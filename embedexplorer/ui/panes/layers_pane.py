@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...core.layers import output_head as oh
-from ...jobs.layer_jobs import LAYERS, LAYERS_WARM, LayersReply, LayersRequest, ModelMissing, WarmRequest
+from ...jobs.layer_jobs import LAYERS, LAYERS_WARM, LayersReply, LayersRequest, ModelMissing, Warmed, WarmRequest
 from ...state import Selection, ShownLayerInput
 from ...worker import Failure
 from ..style import fonts, theme
@@ -63,6 +63,7 @@ class LayersPane(QWidget):
         self._token = ""
         self._download_id: str | None = None
         self._ran_once = False
+        self._unavailable: str | None = None  # why this model's layers are not run here (a GGUF file)
 
         self.heading = SteadyLabel(1, "Through the layers: select a token of a text")
         self.run_button = QPushButton("&Run through the layers")
@@ -173,7 +174,7 @@ class LayersPane(QWidget):
         self._text, self._place, self._token = text, place, token
         shown = rich_text(token) if token else f"token {place}"
         self.heading.setText(f"Through the layers: <b>{shown}</b> at place {place} of “{rich_text(text)}”")
-        self.run_button.setEnabled(True)
+        self.run_button.setEnabled(self._unavailable is None)
         if self._ran_once:
             self.request_layers()
 
@@ -296,12 +297,22 @@ class LayersPane(QWidget):
         self.download_button.setVisible(missing.download_id is not None)
         self.missing.show()
 
+    def set_unavailable(self, message: str | None) -> None:
+        """Say at once why this model's layers are not run here (None: they may be), and offer nothing to run."""
+        self._unavailable = message
+        for field in (self.compare_input, self.compare_place):
+            field.setEnabled(message is None)
+        self.run_button.setEnabled(message is None and self._text is not None)
+        if message is not None:
+            self.show_missing(ModelMissing(message, None, None))
+
     def show_message(self, message: str) -> None:
         self.headline.setText(rich_text(message))
 
     def clear(self) -> None:
         self._ran_once = False
         self._text = self._place = None
+        self.set_unavailable(None)
         self.run_button.setEnabled(False)
         self.missing.hide()
         self._clear_numbers()
@@ -349,11 +360,17 @@ class LayersPane(QWidget):
         client.channel(LAYERS, self).progress.connect(shell.show_progress)
         client.channel(LAYERS, self).ready.connect(self._on_layers_ready)
         client.channel(LAYERS, self).failed.connect(self._on_layers_failed)
+        # The warm-up's reply says at once when this model's layers are not run here (a GGUF file).
+        client.channel(LAYERS_WARM, self).ready.connect(self._on_warmed)
 
     def _warm(self) -> None:
         # So that torch is imported before the first question (its memory: docs/benchmarks.md).
         if self._seen and self.ctx.state.loaded:
             self.ctx.client.ask(LAYERS_WARM, WarmRequest(), self)
+
+    def _on_warmed(self, warmed: Warmed) -> None:
+        if warmed.unavailable is not None:
+            self.set_unavailable(warmed.unavailable)
 
     def _on_first_shown(self) -> None:
         self._seen = True
