@@ -41,14 +41,36 @@ class VerifyRequest:
     token_ids: tuple[int, ...]
 
 
+@dataclass(frozen=True)
+class CheckPossibleRequest:
+    """May the open table's model be asked to repeat tokens, as far as its files tell without loading it?"""
+
+
+@dataclass(frozen=True)
+class CheckPossible:
+    unavailable: str | None  # why not, in one sentence (a GGUF file, a masked model, no folder); None: it may
+
+
+def check_possible(ctx: JobContext, request: CheckPossibleRequest) -> CheckPossible:
+    """What the Check button says before it is pressed: the same sentence a check would end with."""
+    from ..core.health.repeat_check import unavailable_reason
+
+    table = ctx.session.table
+    return CheckPossible(unavailable_reason(table.folder, gguf="gguf_architecture" in table.config))
+
+
+# Quick: a config file read, while the vocabulary check runs in the long lane.
+HEALTH_CHECK_POSSIBLE = Kind("health_check_possible", Lane.QUICK, check_possible)
+
+
 def verify(ctx: JobContext, request: VerifyRequest) -> RepeatCheck:
     """The repeat check, or one sentence saying why the model cannot be asked (never an error for that)."""
     from ..core.health.check_counts import MAX_CANDIDATES
-    from ..core.health.repeat_check import BATCH, RepeatCheck, repeat_prompts, unavailable_reason
+    from ..core.health.repeat_check import BATCH, RepeatCheck, repeat_prompts
     from ..core.layers import output_head as oh
 
     table = ctx.session.table
-    reason = unavailable_reason(table.folder, gguf="gguf_architecture" in table.config)
+    reason = check_possible(ctx, CheckPossibleRequest()).unavailable
     if reason is not None:
         return RepeatCheck(unavailable=reason)
     rows = int(table.rows.shape[0])

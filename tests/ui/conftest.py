@@ -151,6 +151,7 @@ ASKERS = {
     "guess": "panes.guess_bar", "complete": "panes.guess_bar", "suggest": "panes.suggestions",
     "analogy": "panes.exercises", "family_distances": "panes.exercises", "two_texts": "panes.exercises",
     "pair_tokens": "panes.exercises", "health": "panes.health_pane", "health_verify": "panes.health_pane",
+    "health_check_possible": "panes.health_pane",
 }  # fmt: skip
 
 

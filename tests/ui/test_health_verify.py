@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QFileDialog
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from embedexplorer.core.health.repeat_check import AFTER, BEFORE
-from embedexplorer.jobs.health_jobs import HEALTH, HEALTH_VERIFY
+from embedexplorer.jobs.health_jobs import HEALTH, HEALTH_VERIFY, VerifyRequest
 from tests.ui.conftest import ANSWER_TIMEOUT_MS, LOAD_TIMEOUT_MS, answers, open_model
 
 HEALTH_TIMEOUT_MS = ANSWER_TIMEOUT_MS * 6
@@ -78,12 +78,23 @@ def test_check_with_the_model_shows_the_models_repeat_probability(
     assert pane.model.index(0, column).data() == shown[0]  # the earlier answer stays on screen
 
 
-def test_check_with_the_model_on_an_encoder_says_why_in_one_sentence(qtbot, window) -> None:  # type: ignore[no-untyped-def]
-    pane = _open_health(qtbot, window, "bundled")
+@pytest.mark.parametrize(
+    ("model", "why"), [("bundled", "next-token head"), ("gguf", "a GGUF file's layers are not run")]
+)
+def test_check_with_the_model_says_at_once_why_it_cannot_be_asked(qtbot, window, request, model: str, why: str) -> None:  # type: ignore[no-untyped-def]
+    """An encoder (the bundled MiniLM) has no next-token head and a GGUF file's layers are not run here: the tab
+    says so in one sentence as its list is shown, with the button off (it said so only once the button was pressed,
+    and the sentence is the one the check itself ends with)."""
+    pane = _open_health(qtbot, window, "bundled" if model == "bundled" else str(request.getfixturevalue("gpt2_gguf")))
     rows = pane.model.rowCount()
-    with qtbot.waitSignal(answers(window, HEALTH_VERIFY).ready, timeout=ANSWER_TIMEOUT_MS):
-        qtbot.mouseClick(pane.verify.check_button, Qt.MouseButton.LeftButton)
-    note = pane.verify.note.text()
-    assert note.startswith("Not available:") and "next-token head" in note
+    bar = pane.verify
+    qtbot.waitUntil(lambda: bar.note.text().startswith("Not available:"), timeout=ANSWER_TIMEOUT_MS)
+    note = bar.note.text()
+    assert why in note and not bar.check_button.isEnabled()
+    # The check itself, asked as the button would ask it, ends with the same sentence.
+    with qtbot.waitSignal(answers(window, HEALTH_VERIFY).ready, timeout=ANSWER_TIMEOUT_MS) as said:
+        window.client.ask(HEALTH_VERIFY, VerifyRequest((1, 2, 3)), pane)
+    assert f"Not available: {said.args[0].unavailable}" == note
     assert _column(pane, "repeat P") is None and pane.model.rowCount() == rows
-    assert pane.model.index(0, 2).data().startswith("[unused")
+    if model == "bundled":  # its unused rows lead the list
+        assert pane.model.index(0, 2).data().startswith("[unused")

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidge
 from ...core.health.check_counts import DEFAULT_CANDIDATES, MAX_CANDIDATES
 from ...core.health.repeat_check import PROMPT_SHOWN, RepeatCheck
 from ...core.layers.output_head import percent
-from ...jobs.health_jobs import HEALTH_VERIFY, VerifyRequest
+from ...jobs.health_jobs import HEALTH_CHECK_POSSIBLE, HEALTH_VERIFY, CheckPossibleRequest, VerifyRequest
 from ..widgets.flow_layout import flow_row
 from ..widgets.progress_bar import job_progress_bar, show_share
 from ..window.plugging import PaneContext
@@ -46,6 +46,8 @@ class VerifyBar(QWidget):
             "(the paper's check; one forward pass per token, long lane)"
         )
         self.check_button.setEnabled(False)
+        self._unavailable: str | None = None  # why this model cannot be asked, known before the button is pressed
+        self._ask_possible: Callable[[], None] = lambda: None
         self.stop_button = QPushButton("Sto&p the model check")
         self.stop_button.setAccessibleName("stop the model check")
         self.stop_button.setToolTip("Stop asking the model; the probabilities already shown stay")
@@ -67,8 +69,18 @@ class VerifyBar(QWidget):
 
     # ----- what the pane calls ------------------------------------------------------------
     def set_ready(self, ready: bool) -> None:
-        """The check needs the vocabulary's ranking: enabled once the report is shown."""
-        self.check_button.setEnabled(ready and not self.stop_button.isEnabled())
+        """The check needs the vocabulary's ranking: enabled once the report is shown, where the model may be asked
+        (whether it may is asked at once: a GGUF file or a masked model says why not before anything is pressed)."""
+        self.check_button.setEnabled(ready and not self.stop_button.isEnabled() and self._unavailable is None)
+        if ready:
+            self._ask_possible()
+
+    def set_possible(self, unavailable: str | None) -> None:
+        """Whether the open model may be asked; when not, the button is off and the note says why."""
+        self._unavailable = unavailable
+        if unavailable is not None:
+            self.check_button.setEnabled(False)
+            self.note.setText(f"Not available: {unavailable}")
 
     def show_started(self) -> None:
         self.progress.setRange(0, 0)
@@ -100,13 +112,13 @@ class VerifyBar(QWidget):
     def clear(self) -> None:
         self._finished()
         self.check_button.setEnabled(False)
-        self.note.setText(READY_NOTE)
+        self.note.setText(READY_NOTE if self._unavailable is None else f"Not available: {self._unavailable}")
         self.checked.emit(None)
 
     def _finished(self) -> None:
         self.progress.hide()
         self.stop_button.setEnabled(False)
-        self.check_button.setEnabled(True)
+        self.check_button.setEnabled(self._unavailable is None)
 
     # ----- wiring ----------------------------------------------------------------------------
     def bind(self, ctx: PaneContext, asker: QWidget, top: Callable[[int], list[int]]) -> None:
@@ -117,6 +129,14 @@ class VerifyBar(QWidget):
         channel.progress.connect(self.show_progress)
         channel.ready.connect(self.show_check)
         channel.failed.connect(lambda failure: self.show_failure(failure.message))
+        ctx.client.channel(HEALTH_CHECK_POSSIBLE, asker).ready.connect(
+            lambda possible: self.set_possible(possible.unavailable)
+        )
+
+        def ask_possible() -> None:
+            ctx.client.ask(HEALTH_CHECK_POSSIBLE, CheckPossibleRequest(), asker)
+
+        self._ask_possible = ask_possible
 
         def ask() -> None:
             ids = top(self.count.value())
@@ -137,4 +157,5 @@ class VerifyBar(QWidget):
         cancel = getattr(self, "_cancel", None)
         if cancel is not None:
             cancel()
+        self._unavailable = None  # the new model is asked afresh when its report is shown
         self.clear()
