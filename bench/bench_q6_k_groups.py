@@ -7,7 +7,7 @@ grouped copy, and one plain read of the stored bytes, each on one thread and on 
 uses; the median of the paired ratios (grouped / stored, each / read), the load average around them,
 and the time and bytes of making the copy. Then a person's queries one after another, 20 with the copy
 and 20 without in turns (``queries_in_turn``). This is what decides whether a table of that size gets
-the copy (``stored_search._GROUPS_MAX_BYTES``).
+the copy (``stored_screen._GROUPS_MAX_BYTES``).
 """
 
 from __future__ import annotations
@@ -21,22 +21,9 @@ from functools import partial
 
 import numpy as np
 
-from bench.common import Row, emit, median
+from bench.common import Row, emit, median, timed_in_turns
 
 ROUNDS = 15
-
-
-def _pairs(runs: dict[str, Callable[[], object]], rounds: int) -> dict[str, list[float]]:
-    for run in runs.values():  # pages in, caches warm
-        run()
-        run()
-    times: dict[str, list[float]] = {key: [] for key in runs}
-    for i in range(rounds):
-        for key in runs if i % 2 == 0 else list(runs)[::-1]:
-            began = time.perf_counter()
-            runs[key]()
-            times[key].append(time.perf_counter() - began)
-    return times
 
 
 def _ratio(times: dict[str, list[float]], top: str, bottom: str) -> float:
@@ -88,7 +75,7 @@ def one_table(name: str, path: str, rounds: int) -> list[Row]:
         "read": words.sum,
     }
     load = os.getloadavg()[0]
-    times = _pairs(runs, rounds)
+    times = timed_in_turns(runs, rounds)
     helper.shutdown()
     loads = f"1-min load {min(load, os.getloadavg()[0]):.1f}-{max(load, os.getloadavg()[0]):.1f}"
     ms = {key: median(values) * 1e3 for key, values in times.items()}
@@ -112,9 +99,9 @@ def queries_in_turn(name: str, path: str, rounds: int) -> list[Row]:
     """A person's queries one after another (20 tokens' neighbours, k=10, a round), the table's copy used and
     not (``_GROUPS_MAX_BYTES`` set to 0 for the second) in turns: the median ms and CPU ms a query."""
     from embedexplorer import open_table
-    from embedexplorer.core.search import stored_search
+    from embedexplorer.core.search import stored_screen
 
-    limit = stored_search._GROUPS_MAX_BYTES
+    limit = stored_screen._GROUPS_MAX_BYTES
     table = open_table(path)
     table.neighbours(5, k=10)
     table.neighbours(6, k=10)  # the copy is made here
@@ -125,7 +112,7 @@ def queries_in_turn(name: str, path: str, rounds: int) -> list[Row]:
     try:
         for i in range(rounds):
             for key in ("grouped", "stored") if i % 2 == 0 else ("stored", "grouped"):
-                stored_search._GROUPS_MAX_BYTES = limit if key == "grouped" else 0
+                stored_screen._GROUPS_MAX_BYTES = limit if key == "grouped" else 0
                 first = 1000 + 40 * i + (20 if key == "stored" else 0)  # answers are remembered: new tokens
                 for token in range(first, first + 20):
                     began, began_cpu = time.perf_counter(), time.process_time()
@@ -133,7 +120,7 @@ def queries_in_turn(name: str, path: str, rounds: int) -> list[Row]:
                     wall[key].append(time.perf_counter() - began)
                     cpu[key].append(time.process_time() - began_cpu)
     finally:
-        stored_search._GROUPS_MAX_BYTES = limit
+        stored_screen._GROUPS_MAX_BYTES = limit
         table.close()
     ms = {key: median(values) * 1e3 for key, values in wall.items()}
     cpu_ms = {key: sum(values) / len(values) * 1e3 for key, values in cpu.items()}

@@ -27,13 +27,12 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from bench.common import Row, emit, gpt2_folder, machine_note, median
+from bench.common import Row, emit, gpt2_folder, machine_note, median, timed_in_turns
 
 DEFAULT_TYPES = ("IQ1_S", "IQ1_M", "IQ2_XXS", "IQ2_XS", "IQ2_S", "TQ1_0", "TQ2_0", "IQ3_XXS")
 ROUNDS = 41
@@ -47,19 +46,6 @@ GOAL = 1.15
 def _words(array: np.ndarray) -> np.ndarray:
     raw = np.asarray(array).reshape(-1).view(np.uint8)
     return raw[: raw.size // 8 * 8].view(np.uint64)
-
-
-def _in_turns(runs: dict[str, Callable[[], object]], rounds: int) -> dict[str, list[float]]:
-    for run in runs.values():  # pages in, the scan's helpers started, caches warm
-        run()
-        run()
-    times: dict[str, list[float]] = {key: [] for key in runs}
-    for i in range(rounds):
-        for key in runs if i % 2 == 0 else list(runs)[::-1]:
-            began = time.perf_counter()
-            runs[key]()
-            times[key].append(time.perf_counter() - began)
-    return times
 
 
 def _kernel_seconds(screen, query: np.ndarray) -> float:  # type: ignore[no-untyped-def]
@@ -83,7 +69,7 @@ def _kernel_seconds(screen, query: np.ndarray) -> float:  # type: ignore[no-unty
 
     more, fewer = first(KERNEL_ROWS), first(KERNEL_ROWS - KERNEL_LESS)
     with own_thread_only():
-        times = _in_turns({"more": lambda: more.scores(query), "fewer": lambda: fewer.scores(query)}, 501)
+        times = timed_in_turns({"more": lambda: more.scores(query), "fewer": lambda: fewer.scores(query)}, 501)
     # The fastest of many: a few microseconds each, which anything else the machine does only lengthens.
     per_row = (min(times["more"]) - min(times["fewer"])) / KERNEL_LESS
     return per_row * count
@@ -114,7 +100,7 @@ def one_table(name: str, path: str, rounds: int) -> Row:
     loads = [os.getloadavg()[0]]
     # Two rounds of turns, each with its own read: the scan's helper thread spins for 2 ms after a scan
     # (scan_common.h) and would slow a two-thread read that followed it in the same turns.
-    reads = _in_turns(
+    reads = timed_in_turns(
         {
             "read": stored.sum,
             "read2": two_threads(stored),
@@ -123,7 +109,7 @@ def one_table(name: str, path: str, rounds: int) -> Row:
         },
         rounds,
     )
-    queries = _in_turns(
+    queries = timed_in_turns(
         {
             "read": stored.sum,
             "scan2": lambda: screen.scores(query),

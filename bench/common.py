@@ -122,6 +122,21 @@ def alternating(launches: dict[str, Callable[[], float]], rounds: int) -> dict[s
     return times
 
 
+def timed_in_turns(runs: dict[str, Callable[[], object]], rounds: int) -> dict[str, list[float]]:
+    """Seconds of each call in this process, two warm-up calls each (pages in, threads started, caches warm), then
+    ``rounds`` rounds in turns, the order reversed every other round."""
+    for run in runs.values():
+        run()
+        run()
+    times: dict[str, list[float]] = {key: [] for key in runs}
+    for i in range(rounds):
+        for key in runs if i % 2 == 0 else list(runs)[::-1]:
+            began = time.perf_counter()
+            runs[key]()
+            times[key].append(time.perf_counter() - began)
+    return times
+
+
 def paired_ratio(times: dict[str, list[float]], subject: str, baseline: str) -> float:
     """Median over rounds of subject/baseline: a noisy round hurts both sides of its own ratio."""
     return median([a / b for a, b in zip(times[subject], times[baseline], strict=True)])
