@@ -22,17 +22,17 @@ and measures only the app against the plain floors.
    every one of those types (random blocks; built under
    bench/.cache/ once), without faiss unless ``--qwen-faiss`` (its float32 copy is 2.2 GB).
    The app's scan shares its rows between the machine's cores, so the same read split over two
-   threads (each half summed by one, as the scan's helper does) is timed in the same turns and
-   printed beside the one-thread floor: the ratio to it says how far the app is from what two
-   cores can read; and the app kept to one thread (``own_thread_only``, what
-   ``EMBEDEXPLORER_SCAN_THREADS=1`` does), against the one-thread read: one core's speed.
-   Where the query scans a copy of the rows sixteen at a time instead of the stored bytes, that
-   copy read once on two threads is timed in the same turns too (numpy's sum of each half: the scan's own C
-   threads, which ask for lines ahead, can read it faster still).
-   Handing half a read to a Python thread and waiting for it costs ~40 us of its own (timed alike
-   on 16 words in the same turns and taken off both two-thread reads): a tenth to a third of a
-   read of a GPT-2-shaped table, which the app's C helpers do not pay (``bench_query_floors`` splits
-   a query's time further).
+   threads (each half summed by one, as the scan's helper does) is timed too and printed beside the
+   one-thread floor: the ratio to it says how far the app is from what two cores can read; and the
+   app kept to one thread (``own_thread_only``, what ``EMBEDEXPLORER_SCAN_THREADS=1`` does), against
+   the one-thread read: one core's speed. Where the query scans a copy of the rows sixteen at a time
+   instead of the stored bytes, that copy read once on two threads is timed too (numpy's sum of each
+   half: the scan's own C threads, which ask for lines ahead, can read it faster still). Handing half
+   a read to a Python thread and waiting for it costs ~40 us of its own (timed alike on 16 words and
+   taken off both two-thread reads): a tenth to a third of a read of a GPT-2-shaped table, which the
+   app's C helpers do not pay (``bench_query_floors`` splits a query's time further). The two-thread
+   reads take turns of their own, with a one-thread read of their own: a Python thread woken between
+   the app's queries slowed whatever ran next.
 
 Each side's CPU seconds (the process's, over the call) are printed too: on a machine
 shared with other work, a 1-thread run's CPU time is what the load changes least. The app's
@@ -237,15 +237,20 @@ def _one_table(name: str, folder: str, faiss, rounds: int) -> Row:  # type: igno
     runs = {
         "app": lambda: table.neighbours_of_vector(query, K, exclude=(1000,)),
         "read": lambda: words.sum(),
-        "read2": read_on_two_threads,
         "app1": app_on_one_thread,
-        # the pool's hand-over alone (16 words): taken off every two-thread read below
+    }
+    # The two-thread reads take turns of their own, with a read of their own: a Python thread woken between
+    # the app's queries (and the scan's helper, awake for 2 ms after each) slowed whatever ran next.
+    reads = {
+        "read": lambda: words.sum(),
+        "read2": read_on_two_threads,
+        # the pool's hand-over alone (16 words): taken off every two-thread read
         "pool": lambda: two_threads((words[:8], words[8:16])),
     }
     copy = _scanned_copy(table)
     if copy is not None:  # reading that copy's bytes once, on two threads, as the goal's read reads the stored
         copy_halves = (copy[: copy.size // 2], copy[copy.size // 2 :])
-        runs["copy2"] = lambda: two_threads(copy_halves)
+        reads["copy2"] = lambda: two_threads(copy_halves)
     if faiss is not None:
         faiss.omp_set_num_threads(os.cpu_count() or 1)
         unit = np.asarray(table.unit[:], dtype=np.float32)
@@ -253,22 +258,13 @@ def _one_table(name: str, folder: str, faiss, rounds: int) -> Row:  # type: igno
         index.add(unit)
         del unit
         runs["faiss"] = lambda: index.search(query[None, :], K + 1)
-    for run in runs.values():  # the first pass is chosen, the pages are in: warm both
-        run()
-        run()
-    times: dict[str, list[float]] = {key: [] for key in runs}
-    cpu: dict[str, list[float]] = {key: [] for key in runs}
     loads = [os.getloadavg()[0]]
-    for i in range(rounds):
-        for key in runs if i % 2 == 0 else list(runs)[::-1]:
-            began, began_cpu = time.perf_counter(), time.process_time()
-            runs[key]()
-            times[key].append(time.perf_counter() - began)
-            cpu[key].append(time.process_time() - began_cpu)
+    times, cpu = _in_turns(runs, rounds)
+    read_times, _ = _in_turns(reads, rounds)
     loads.append(os.getloadavg()[0])
     ratio = median([a / r for a, r in zip(times["app"], times["read"], strict=True)])
-    read2 = [r - p for r, p in zip(times["read2"], times["pool"], strict=True)]
-    ratio2 = median([a / r for a, r in zip(times["app"], read2, strict=True)])
+    read2 = [r - p for r, p in zip(read_times["read2"], read_times["pool"], strict=True)]
+    ratio2 = median(times["app"]) / median(read2)  # the two sets of turns' medians
     ratio1 = median([a / r for a, r in zip(times["app1"], times["read"], strict=True)])
     helper.shutdown()
     cpu_ratio = median([a / r for a, r in zip(cpu["app"], cpu["read"], strict=True)])
@@ -280,14 +276,14 @@ def _one_table(name: str, folder: str, faiss, rounds: int) -> Row:  # type: igno
         f"{cpu_ratio:.2f}x; the read on two threads {median(read2) * 1e3:.2f} ms, app/that "
         f"{ratio2:.2f}x; the app on one thread {median(times['app1']) * 1e3:.2f} ms, that/read {ratio1:.2f}x"
     )
-    if "copy2" in times:
-        copy2 = [c - p for c, p in zip(times["copy2"], times["pool"], strict=True)]
-        floor = median([c / r for c, r in zip(copy2, times["read"], strict=True)])
+    if "copy2" in read_times:
+        copy2 = [c - p for c, p in zip(read_times["copy2"], read_times["pool"], strict=True)]
+        floor = median([c / r for c, r in zip(copy2, read_times["read"], strict=True)])
         note += (
             f"; its scan's copy ({copy.nbytes / 1e6:,.0f} MB) read on two threads {median(copy2) * 1e3:.2f} "
             f"ms, that/read {floor:.2f}x"
         )
-    note += f"; each two-thread read less the pool's hand-over, {median(times['pool']) * 1e6:.0f} us"
+    note += f"; each two-thread read less the pool's hand-over, {median(read_times['pool']) * 1e6:.0f} us"
     if "faiss" in times:
         versus = median([a / f for a, f in zip(times["app"], times["faiss"], strict=True)])
         note += f"; faiss (all cores, float32 unit copy) {median(times['faiss']) * 1e3:.1f} ms, app/faiss {versus:.2f}x"
@@ -296,6 +292,25 @@ def _one_table(name: str, folder: str, faiss, rounds: int) -> Row:  # type: igno
           f"ratio {ratio:.2f}x ({note})", file=sys.stderr, flush=True)  # fmt: skip
     return Row(f"one query k={K}, {name} {shape}", median(times["app"]) * 1e3, "ms", median(times["read"]) * 1e3,
                "one plain read of the stored bytes", ratio, "<= 1.15x", ratio <= 1.15, note)  # fmt: skip
+
+
+Times = dict[str, list[float]]
+
+
+def _in_turns(runs: dict[str, Callable[[], object]], rounds: int) -> tuple[Times, Times]:
+    """Wall and CPU seconds of each run, after two warm-up calls each, in turns (reversed every other round)."""
+    for run in runs.values():  # the first pass is chosen, the pages are in, the helpers started
+        run()
+        run()
+    wall: dict[str, list[float]] = {key: [] for key in runs}
+    cpu: dict[str, list[float]] = {key: [] for key in runs}
+    for i in range(rounds):
+        for key in runs if i % 2 == 0 else list(runs)[::-1]:
+            began, began_cpu = time.perf_counter(), time.process_time()
+            runs[key]()
+            wall[key].append(time.perf_counter() - began)
+            cpu[key].append(time.process_time() - began_cpu)
+    return wall, cpu
 
 
 def _scanned_copy(table) -> np.ndarray | None:  # type: ignore[no-untyped-def]
