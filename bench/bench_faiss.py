@@ -60,7 +60,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from bench.common import Row, emit, gpt2_folder, machine_note, median
+from bench.common import Row, emit, gpt2_folder, machine_note, median, timed_in_turns
 
 K = 10
 
@@ -259,8 +259,9 @@ def _one_table(name: str, folder: str, faiss, rounds: int) -> Row:  # type: igno
         del unit
         runs["faiss"] = lambda: index.search(query[None, :], K + 1)
     loads = [os.getloadavg()[0]]
-    times, cpu = _in_turns(runs, rounds)
-    read_times, _ = _in_turns(reads, rounds)
+    cpu: dict[str, list[float]] = {}
+    times = timed_in_turns(runs, rounds, cpu)
+    read_times = timed_in_turns(reads, rounds)
     loads.append(os.getloadavg()[0])
     ratio = median([a / r for a, r in zip(times["app"], times["read"], strict=True)])
     read2 = [r - p for r, p in zip(read_times["read2"], read_times["pool"], strict=True)]
@@ -292,25 +293,6 @@ def _one_table(name: str, folder: str, faiss, rounds: int) -> Row:  # type: igno
           f"ratio {ratio:.2f}x ({note})", file=sys.stderr, flush=True)  # fmt: skip
     return Row(f"one query k={K}, {name} {shape}", median(times["app"]) * 1e3, "ms", median(times["read"]) * 1e3,
                "one plain read of the stored bytes", ratio, "<= 1.15x", ratio <= 1.15, note)  # fmt: skip
-
-
-Times = dict[str, list[float]]
-
-
-def _in_turns(runs: dict[str, Callable[[], object]], rounds: int) -> tuple[Times, Times]:
-    """Wall and CPU seconds of each run, after two warm-up calls each, in turns (reversed every other round)."""
-    for run in runs.values():  # the first pass is chosen, the pages are in, the helpers started
-        run()
-        run()
-    wall: dict[str, list[float]] = {key: [] for key in runs}
-    cpu: dict[str, list[float]] = {key: [] for key in runs}
-    for i in range(rounds):
-        for key in runs if i % 2 == 0 else list(runs)[::-1]:
-            began, began_cpu = time.perf_counter(), time.process_time()
-            runs[key]()
-            wall[key].append(time.perf_counter() - began)
-            cpu[key].append(time.process_time() - began_cpu)
-    return wall, cpu
 
 
 def _scanned_copy(table) -> np.ndarray | None:  # type: ignore[no-untyped-def]

@@ -122,18 +122,24 @@ def alternating(launches: dict[str, Callable[[], float]], rounds: int) -> dict[s
     return times
 
 
-def timed_in_turns(runs: dict[str, Callable[[], object]], rounds: int) -> dict[str, list[float]]:
+def timed_in_turns(
+    runs: dict[str, Callable[[], object]], rounds: int, cpu: dict[str, list[float]] | None = None
+) -> dict[str, list[float]]:
     """Seconds of each call in this process, two warm-up calls each (pages in, threads started, caches warm), then
-    ``rounds`` rounds in turns, the order reversed every other round."""
+    ``rounds`` rounds in turns, the order reversed every other round; ``cpu`` gets each call's CPU seconds."""
     for run in runs.values():
         run()
         run()
     times: dict[str, list[float]] = {key: [] for key in runs}
+    if cpu is not None:
+        cpu.update({key: [] for key in runs})
     for i in range(rounds):
         for key in runs if i % 2 == 0 else list(runs)[::-1]:
-            began = time.perf_counter()
+            began, began_cpu = time.perf_counter(), time.process_time()
             runs[key]()
             times[key].append(time.perf_counter() - began)
+            if cpu is not None:
+                cpu[key].append(time.process_time() - began_cpu)
     return times
 
 

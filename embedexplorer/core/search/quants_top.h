@@ -56,7 +56,7 @@ static PyObject *stored_top_k(PyObject *self, PyObject *args)
                values_out.len != k * (Py_ssize_t)sizeof(double)) {
         PyErr_SetString(PyExc_ValueError, "k must be between 1 and the rows, ids_out k int64 and values_out k float64");
     } else {
-        /* Room for the ids kept on the way (pick_core.h drops those below the bar when it fills): a few hundred
+        /* Room for the ids kept on the way (pick_core.h drops those below the bar when it fills): a few thousand
          * where a slot per row (400 KB on GPT-2) would be mapped and unmapped by every query. */
         Py_ssize_t room = 4 * k > PICK_ROOM ? 4 * k : PICK_ROOM;
         room = room < count ? room : count;
