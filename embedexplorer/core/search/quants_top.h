@@ -44,10 +44,8 @@ static PyObject *stored_top_k(PyObject *self, PyObject *args)
         return NULL;
     PyObject *result = NULL;
     Py_ssize_t width = query.len / (Py_ssize_t)sizeof(double), count = scores.len / (Py_ssize_t)sizeof(float);
-    Py_ssize_t row_bytes = 0;
-    if (kind >= 0 && kind < KINDS && BLOCK_NUMBERS[kind] != 0)
-        row_bytes = width / BLOCK_NUMBERS[kind] * BLOCK_BYTES[kind];
-    if (row_bytes == 0 || width % BLOCK_NUMBERS[kind] != 0 || query.len % (Py_ssize_t)sizeof(double) != 0) {
+    Py_ssize_t row_bytes = exact_row_bytes(kind, query.len);
+    if (row_bytes == 0) {
         PyErr_SetString(PyExc_ValueError, "kind must be a dequantised kind and the query whole blocks of float64");
     } else if (scores.len % (Py_ssize_t)sizeof(float) != 0 || rows.len != count * row_bytes ||
                lengths.len != count * (Py_ssize_t)sizeof(double) || scale.len != count * (Py_ssize_t)sizeof(float)) {
