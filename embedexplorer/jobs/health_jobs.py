@@ -56,7 +56,7 @@ def check_possible(ctx: JobContext, request: CheckPossibleRequest) -> CheckPossi
     from ..core.health.repeat_check import unavailable_reason
 
     table = ctx.session.table
-    return CheckPossible(unavailable_reason(table.folder, gguf="gguf_architecture" in table.config))
+    return CheckPossible(unavailable_reason(table.folder, gguf=table.from_gguf))
 
 
 # Quick: a config file read, while the vocabulary check runs in the long lane.

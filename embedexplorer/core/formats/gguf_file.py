@@ -45,6 +45,8 @@ class GGUFValueType(enum.IntEnum):
 
 
 MAGIC = b"GGUF"
+# The config key a table read from a GGUF file carries (its architecture): how the rest tells it from a folder.
+GGUF_ARCHITECTURE = "gguf_architecture"
 _SCALARS: dict[int, tuple[str, type]] = {
     GGUFValueType.UINT8: ("<B", np.uint8),
     GGUFValueType.INT8: ("<b", np.int8),

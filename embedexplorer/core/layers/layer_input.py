@@ -154,7 +154,7 @@ def recipe_for(table: EmbeddingTable) -> Recipe:
     config = table.config
     model_type = str(config.get("model_type", "") or "")
     # A GGUF file's recipe is its own: the folder it lies in may hold another model's files.
-    folder = None if "gguf_architecture" in config else table.folder
+    folder = None if table.from_gguf else table.folder
     leading, type_id = _leading_specials(folder)
     entries = _entries(folder)
     left_out: list[str] = []

@@ -36,7 +36,7 @@ def check_layers_question(
 def layers_unavailable(table: EmbeddingTable) -> str | None:
     """Why the whole model behind ``table`` cannot be run through its layers here, known from how it was read
     (None when the model may run: its folder is looked at when it loads)."""
-    if "gguf_architecture" in table.config:
+    if table.from_gguf:
         return (
             "Through the layers runs the whole model from a folder of safetensors weights; a GGUF file's "
             "layers are not run here, only its table is read."

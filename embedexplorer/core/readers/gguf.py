@@ -18,7 +18,7 @@ import numpy as np
 from ..common.background import Background
 from ..common.errors import TableNotFoundError, TokenizerStartError
 from ..common.files import FileState
-from ..formats.gguf_file import GgufFile, GgufTensor, is_gguf
+from ..formats.gguf_file import GGUF_ARCHITECTURE, GgufFile, GgufTensor, is_gguf
 from ..formats.gguf_split import read_parts
 from ..search.stored_rows import StoredRows
 from ..search.stored_screen import DEQUANTISED_KINDS
@@ -137,7 +137,7 @@ class GgufReader:
             positions=positions,
             position_note=_position_note(first, positions),
             folder=path.parent,
-            config={"gguf_architecture": first.metadata.get("general.architecture", "")},
+            config={GGUF_ARCHITECTURE: first.metadata.get("general.architecture", "")},
             mapped_files=mapped,
             stored_screen=screen,
             raw_rows=raw,

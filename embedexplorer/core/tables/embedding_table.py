@@ -18,7 +18,7 @@ import numpy as np
 from ..common.errors import QueryError
 from ..common.files import FileState
 from ..common.progress import ProgressCallback
-from ..formats.gguf_file import is_gguf
+from ..formats.gguf_file import GGUF_ARCHITECTURE, is_gguf
 from ..search import neighbours as nb
 from ..search import raw_rows as raw_search
 from ..search.bf16_rows import Bf16Rows, ScreenChoice, kernel_instructions, screen_for
@@ -85,6 +85,11 @@ class EmbeddingTable:
     def close(self) -> None:
         """Let go of what the table holds outside this process (a tokenizer process)."""
         self.vocabulary.close()
+
+    @property
+    def from_gguf(self) -> bool:
+        """True when the table was read from a GGUF file (whose layers this program does not run)."""
+        return GGUF_ARCHITECTURE in self.config
 
     @property
     def gguf_file(self) -> Path | None:

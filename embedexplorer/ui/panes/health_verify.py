@@ -28,6 +28,10 @@ READY_NOTE = (
 )
 
 
+def _not_available(reason: str) -> str:
+    return f"Not available: {reason}"
+
+
 class VerifyBar(QWidget):
     """Top N, "Check with the model", progress and Stop; ``checked`` carries the answer to the list."""
 
@@ -80,7 +84,7 @@ class VerifyBar(QWidget):
         self._unavailable = unavailable
         if unavailable is not None:
             self.check_button.setEnabled(False)
-            self.note.setText(f"Not available: {unavailable}")
+            self.note.setText(_not_available(unavailable))
 
     def show_started(self) -> None:
         self.progress.setRange(0, 0)
@@ -96,7 +100,7 @@ class VerifyBar(QWidget):
     def show_check(self, check: RepeatCheck) -> None:
         self._finished()
         if check.unavailable is not None:
-            self.note.setText(f"Not available: {check.unavailable}")
+            self.note.setText(_not_available(check.unavailable))
             return
         chance = f"; 1 / vocabulary = {percent(1 / check.vocabulary)}" if check.vocabulary else ""
         self.note.setText(
@@ -112,7 +116,7 @@ class VerifyBar(QWidget):
     def clear(self) -> None:
         self._finished()
         self.check_button.setEnabled(False)
-        self.note.setText(READY_NOTE if self._unavailable is None else f"Not available: {self._unavailable}")
+        self.note.setText(READY_NOTE if self._unavailable is None else _not_available(self._unavailable))
         self.checked.emit(None)
 
     def _finished(self) -> None:

@@ -55,27 +55,29 @@ class SteadyLabel(QLabel):
         """The words the label draws (for a rich label, its markup's plain text)."""
         return self._document().toPlainText() if self.text() else ""
 
-    def needed_size(self) -> QSize:
-        """The room the whole text takes in this font: wrapped at the label's width, or each line whole."""
+    def _laid_out(self) -> QTextDocument:
+        """The text laid out as the label shows it: wrapped at the label's width, or each line whole."""
         document = self._document()
         if self.wordWrap():
             document.setTextWidth(max(1, self.contentsRect().width()))
-        size = document.size()
+        return document
+
+    def needed_size(self, document: QTextDocument | None = None) -> QSize:
+        """The room the whole text takes in this font (``document``: the text already laid out)."""
+        size = (document or self._laid_out()).size()
         return QSize(int(size.width() + 0.999), int(size.height() + 0.999))
 
-    def is_shortened(self) -> bool:
+    def is_shortened(self, document: QTextDocument | None = None) -> bool:
         """True when part of the text is out of sight (then "…" says so, and the tooltip has it all)."""
         if not self.text():
             return False
-        needed, room = self.needed_size(), self.contentsRect()
+        needed, room = self.needed_size(document), self.contentsRect()
         # Rich text sets lines a pixel or so further apart than the room counted for them.
         return needed.width() > room.width() + 1 or needed.height() > room.height() + self._lines + 2
 
-    def whole_lines_height(self) -> int:
+    def whole_lines_height(self, document: QTextDocument | None = None) -> int:
         """Pixels from the top of the room to the foot of the last line that fits in it whole."""
-        document, room = self._document(), self.contentsRect()
-        if self.wordWrap():
-            document.setTextWidth(max(1, room.width()))
+        document, room = document or self._laid_out(), self.contentsRect()
         foot, block = 0.0, document.begin()
         while block.isValid():
             top = document.documentLayout().blockBoundingRect(block).top()
@@ -91,14 +93,15 @@ class SteadyLabel(QLabel):
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
         super().paintEvent(event)
-        if not self.is_shortened():
+        document = self._laid_out() if self.text() else None  # laid out once for both questions
+        if document is None or not self.is_shortened(document):
             return
         painter = QPainter(self)
         background = self.palette().color(self.backgroundRole())
         metrics = QFontMetrics(self.font())
         room = self.contentsRect()
         # The line that does not fit would show the top of its letters in the last pixels: cover it.
-        foot = room.top() + min(room.height(), self.whole_lines_height())
+        foot = room.top() + min(room.height(), self.whole_lines_height(document))
         painter.fillRect(QRect(room.left(), foot, room.width(), room.bottom() + 1 - foot), background)
         mark = QRect(room.right() - metrics.horizontalAdvance(MORE + " "), foot - metrics.height(),
                      metrics.horizontalAdvance(MORE + " "), metrics.height())
