@@ -67,7 +67,9 @@ class SafetensorsFolder:
         report(3, 4, "Mapping the embedding table")
         rows = map_rows(token_entry)
         positions = None if position_entry is None else map_tensor(position_entry)
-        mapped = tuple(FileState(e.file) for e in (token_entry, position_entry) if e is not None and e.numel)
+        # One state per file: both tables often live in one, and each state is checked before every query.
+        files = dict.fromkeys(e.file for e in (token_entry, position_entry) if e is not None and e.numel)
+        mapped = tuple(FileState(file) for file in files)
         screen, raw = prepare_rows(rows, report, read_whole, mapped)
         vocabulary = finish_vocabulary()
         try:

@@ -176,6 +176,10 @@ class StoredScreen:
         """Every row's cosine with ``query`` times its length, each within ``error_bound(|query|)``."""
         if self.cache_file is not None:
             self.cache_file.check()  # cut short by another program: a message, not SIGBUS
+        return self.scores_after_check(query)
+
+    def scores_after_check(self, query: np.ndarray) -> np.ndarray:
+        """``scores`` for a caller that has just checked the mapped file itself (a table's own search)."""
         query = np.ascontiguousarray(query, dtype=np.float32)
         out = np.empty(self.shape[0], dtype=np.float32)
         # quant_scores's last arguments follow the counters.
