@@ -261,12 +261,18 @@ class ComparePane(QWidget):
         return True
 
     def clear(self) -> None:
+        """Back to how the pane first showed: nothing of the comparison (or of one under way) is left."""
         self.comparison = None
+        self._finished()  # a comparison under way was of the model that went: its answer never comes
+        self.message.hide()
         self.colour_map.setChecked(False)
         self.colour_map.setEnabled(False)
         self.measure.setEnabled(False)
-        self.overlap_plot.clear()
-        self.cosine_plot.clear()
+        for plot in (self.overlap_plot, self.cosine_plot):
+            plot.clear()
+            plot.setTitle(None)  # "neighbours kept of k" named the old comparison's k
+            plot.setRange(xRange=(0, 1), yRange=(0, 1), padding=0)  # not the old comparison's axes
+            plot.enableAutoRange()  # the next comparison's bars set them again
         self.most.clear()
         self.least.clear()
         self.neighbours.setRowCount(0)
