@@ -112,9 +112,10 @@ class RowPlacement(QObject):
         want_compact = self.wants_compact()
         if want_compact and not self.compact:
             self._split_state = self.left.saveState()
-            current = self.tabs.currentIndex()
+            current = self.tabs.currentWidget()  # the pane the person is reading stays in front, not its index
             self.tabs.insertTab(1, self.row_view, getattr(self.row_view, "TITLE", "") or ROW_TAB_TITLE)
-            self.tabs.setCurrentIndex(current)
+            if current is not None:
+                self.tabs.setCurrentWidget(current)
             self.tabs.setTabToolTip(1, "The selected token's row: on this small window it sits beside the map")
         elif not want_compact and self.compact:
             self.tabs.removeTab(self.tabs.indexOf(self.row_view))
