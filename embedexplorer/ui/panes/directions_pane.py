@@ -309,6 +309,13 @@ def _fit_columns(table: QTableWidget) -> None:
     table.setTabKeyNavigation(False)
     table.verticalHeader().setVisible(False)
     header = table.horizontalHeader()
+    # A title wider than its column (presentation mode on a small screen) ends in "...", its start
+    # readable, and is whole in its tooltip: a header's own default clips its centred text at both edges.
+    header.setTextElideMode(Qt.TextElideMode.ElideRight)
+    for column in range(table.columnCount()):
+        item = table.horizontalHeaderItem(column)
+        if item is not None and item.text() and not item.toolTip():
+            item.setToolTip(item.text())
     header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
     for column in range(1, table.columnCount()):
         header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
