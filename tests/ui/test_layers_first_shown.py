@@ -62,7 +62,9 @@ def test_a_gguf_files_layers_are_said_not_run_as_the_tab_opens_and_a_folder_runs
     assert pane.missing.isVisible() and "a GGUF file's layers are not run here" in pane.missing_label.text()
     assert not pane.download_button.isVisible()
     assert not pane.run_button.isEnabled() and not pane.compare_input.isEnabled()
+    assert not pane.cosine_plot.isVisible()  # no empty axes under the sentence
     open_model(qtbot, window, str(gpt2_folder))
     type_text(qtbot, window, "the river bank")
     assert not pane.missing.isVisible()
     assert pane.run_button.isEnabled() and pane.compare_input.isEnabled()
+    assert pane.cosine_plot.isVisible()

@@ -151,7 +151,8 @@ class LayersPane(QWidget):
         if self._plots is None:
             self._plots = LayersPlots(self.point_tip)
             self._plots_place.addWidget(self._plots)
-            self._plots.show()  # now, not when the event loop turns (Qt's way for a visible parent)
+            # now, not when the event loop turns (Qt's way for a visible parent); none for a model not run here
+            self._plots.setVisible(self._unavailable is None)
             self._plots.set_scale(self.scale, self.font())
             if self._plots_cleared:
                 self._plots.clear()
@@ -303,6 +304,8 @@ class LayersPane(QWidget):
         for field in (self.compare_input, self.compare_place):
             field.setEnabled(message is None)
         self.run_button.setEnabled(message is None and self._text is not None)
+        if self._plots is not None:
+            self._plots.setVisible(message is None)  # empty axes under the sentence would promise numbers
         if message is not None:
             self.show_missing(ModelMissing(message, None, None))
 
