@@ -42,7 +42,9 @@ class WrappedLabel(QLabel):
         metrics = QFontMetricsF(self.font())
         layout = QTextLayout(text, self.font())
         option = QTextOption()
-        option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+        # Breaks between words only: a word wider than the line ends it in "…" (whole in the tooltip),
+        # never split across two lines ("cosine(monda" / "y (id ...").
+        option.setWrapMode(QTextOption.WrapMode.WordWrap)
         layout.setTextOption(option)
         layout.beginLayout()
         lines: list[str] = []
@@ -52,7 +54,7 @@ class WrappedLabel(QLabel):
                 break
             line.setLineWidth(width)
             start, length = line.textStart(), line.textLength()
-            if len(lines) == self._lines - 1:
+            if len(lines) == self._lines - 1 or line.naturalTextWidth() > width:
                 rest = text[start:]
                 lines.append(metrics.elidedText(rest, Qt.TextElideMode.ElideRight, width))
                 break
