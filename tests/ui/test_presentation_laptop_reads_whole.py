@@ -55,3 +55,26 @@ def test_the_cosine_answer_breaks_between_words(presenting_monday) -> None:  # t
     if label.is_shortened():
         assert lines[-1].endswith(MORE) and tip_text(label) == text, lines
     assert lines[0].startswith("0.750 ="), lines  # the answer itself stays in sight
+
+
+
+@pytest.mark.usefixtures("bundled_type")
+def test_the_neighbours_title_stays_whole_when_presentation_starts_on_a_larger_window(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    # As the app starts with presentation remembered: turned on at its first, larger size, then fitted to
+    # the laptop's screen. The splitter took the loss from both sides and left the title "Nearest to monday (id …".
+    open_model(qtbot, window, "bundled")
+    at_size(qtbot, window, 1366, 768)
+    window.panes.teaching.presentation_action.trigger()
+    try:
+        at_size(qtbot, window, 1024, 640)
+        type_text(qtbot, window, "monday")  # the title comes after the window's last resize
+        window.right.setCurrentWidget(window.panes.row_view)
+        qtbot.wait(100)
+        settle()
+        heading = window.panes.neighbours_pane.heading
+        assert heading.shown_text() == "Nearest to monday (id 6,928)"
+        assert not heading.is_shortened(), (window.splitter.sizes(), heading.width())
+        # The map keeps at least its least width: the title's room came from what it could spare.
+        assert window.right.width() >= window.right.minimumSizeHint().width()
+    finally:
+        window.panes.teaching.presentation_action.trigger()

@@ -36,6 +36,9 @@ COSINE_COLUMN = 2
 # much taller as their text is larger.
 ROW_HEIGHT_PER_LINE = 1.55
 COSINE_ROLE = Qt.ItemDataRole.UserRole + 1
+# The title of a usual word: the column is made wide enough for it where the map can spare the room (wider,
+# the Layers pane's boxes beside the map would cut their hints).
+USUAL_TITLE = "Nearest to <b>monday</b> (id 10,000)"
 
 
 class CosineBarDelegate(QStyledItemDelegate):
@@ -128,7 +131,7 @@ class NeighboursPane(QWidget):
         self._hidden = False
         self._marked: int | None = None
 
-        top = QHBoxLayout()
+        self._top = top = QHBoxLayout()
         top.addWidget(self.heading, 1)
         top.addWidget(self.k_box)
         compare = QHBoxLayout()
@@ -137,7 +140,7 @@ class NeighboursPane(QWidget):
         compare.addWidget(compare_label)
         compare.addWidget(self.compare_input, 1)  # a word or two: the answer beside it gets the room
         compare.addWidget(self.compare_result, 3)
-        layout = QVBoxLayout(self)
+        self._column = layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.setSpacing(3)  # the two-line cosine answer's room, taken from the gaps: the list keeps its rows
         layout.addLayout(top)
@@ -348,6 +351,14 @@ class NeighboursPane(QWidget):
 
     def focus_chain(self) -> list[QWidget]:
         return [self.k_box, self.table, self.compare_input]  # as drawn: k above the list, Cosine with below
+
+    def wanted_width(self) -> int:
+        """How wide the pane must be for a usual title whole beside the k box (the window widens its column
+        to that where the map can spare it: on resizing, never as answers come, which would move the map)."""
+        margins = self._column.contentsMargins()
+        title = max(self.heading.whole_width(USUAL_TITLE), self.heading.whole_width())
+        room = title + max(0, self._top.spacing()) + self.k_box.sizeHint().width()
+        return room + margins.left() + margins.right()
 
     def growth_for_rows(self, rows: int) -> int:
         """How much taller than its least height the list must be to show ``rows`` neighbours."""

@@ -37,18 +37,19 @@ class SteadyLabel(QLabel):
         # The tip is shown literally (plain_text.py): it holds the words drawn, not the markup behind them.
         self.setToolTip(self.shown_text())
 
-    def _document(self) -> QTextDocument:
-        """The text as the label lays it out: its markup read as HTML where the label draws it so."""
+    def _document(self, text: str | None = None) -> QTextDocument:
+        """The text (or ``text``) as the label lays it out: its markup read as HTML where the label draws it so."""
+        text = self.text() if text is None else text
         document = QTextDocument()
         document.setDefaultFont(self.font())
         document.setDocumentMargin(0)
         rich = self.textFormat() == Qt.TextFormat.RichText or (
-            self.textFormat() == Qt.TextFormat.AutoText and "<" in self.text()
+            self.textFormat() == Qt.TextFormat.AutoText and "<" in text
         )
         if rich:
-            document.setHtml(self.text())
+            document.setHtml(text)
         else:
-            document.setPlainText(self.text())
+            document.setPlainText(text)
         return document
 
     def shown_text(self) -> str:
@@ -66,6 +67,11 @@ class SteadyLabel(QLabel):
         """The room the whole text takes in this font (``document``: the text already laid out)."""
         size = (document or self._laid_out()).size()
         return QSize(int(size.width() + 0.999), int(size.height() + 0.999))
+
+    def whole_width(self, text: str | None = None) -> int:
+        """The width the text (or ``text``) takes on one line in this label, margins included."""
+        margins = self.contentsMargins()
+        return int(self._document(text).idealWidth() + 0.999) + margins.left() + margins.right()
 
     def is_shortened(self, document: QTextDocument | None = None) -> bool:
         """True when part of the text is out of sight (then "…" says so, and the tooltip has it all)."""

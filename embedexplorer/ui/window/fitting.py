@@ -172,6 +172,19 @@ class RowPlacement(QObject):
         return False
 
 
+def widen_for_titles(splitter: QSplitter, panes: Sequence[QWidget], right: QWidget) -> None:
+    """The splitter's first column as wide as its panes' titles want (a pane's ``wanted_width()``),
+    taken from what ``right`` can spare above its least width. A wide enough column stays as it is."""
+    sizes = splitter.sizes()
+    if len(sizes) != 2:
+        return
+    wants = (getattr(pane, "wanted_width", None) for pane in panes if pane.isVisible())
+    wanted = max((want() for want in wants if want is not None), default=0)
+    grow = min(wanted - sizes[0], sizes[1] - right.minimumSizeHint().width())
+    if grow > 0:
+        splitter.setSizes([sizes[0] + grow, sizes[1] - grow])
+
+
 def show_name_start(box: QComboBox) -> None:
     """A name longer than its box shows its start (which model), the whole of it one hover away."""
     line = box.lineEdit()

@@ -20,6 +20,7 @@ from PySide6.QtGui import (
     QDragEnterEvent,
     QDropEvent,
     QKeySequence,
+    QResizeEvent,
 )
 from PySide6.QtWidgets import (
     QApplication,
@@ -40,7 +41,8 @@ from ...worker import WorkerClient
 from ..style.focus import show_focus_everywhere
 from ..style.plain_text import guard_plain_text
 from ..widgets.elided_label import ElidedLabel
-from .fitting import RowPlacement, ScreenFit, fit_to_screen
+from ..widgets.pause import after_pause
+from .fitting import RowPlacement, ScreenFit, fit_to_screen, widen_for_titles
 from .help_menu import add_help_menu, show_about
 from .message_bar import MessageBar
 from .model_bar import ModelBar
@@ -149,6 +151,9 @@ class MainWindow(QMainWindow):
         self.splitter.setSizes([520, 840])
         self.splitter.setChildrenCollapsible(False)
         self._sizes_before_presenting: list[int] | None = None
+        # Presentation's larger type on a smaller window: the left column's titles whole where the map can spare it.
+        self._left_panes = upper + stacked
+        self._title_room = after_pause(self, self._room_for_left_titles, 0)
         central = QWidget()
         layout = QVBoxLayout(central)
         layout.setContentsMargins(6, 4, 6, 2)
@@ -199,6 +204,16 @@ class MainWindow(QMainWindow):
         elif not presenting and self._sizes_before_presenting is not None:
             self.splitter.setSizes(self._sizes_before_presenting)
             self._sizes_before_presenting = None
+        self._title_room.start()  # once the larger type is laid out
+
+    def _room_for_left_titles(self) -> None:
+        if self.state.presentation:
+            widen_for_titles(self.splitter, self._left_panes, self.right)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        # A window fitted to a smaller screen takes the loss from both columns: the titles' room again.
+        self._title_room.start()
 
     def fit_to_screen(self) -> None:
         """Never larger than the screen's free area (a laptop's 1366x768 or 1024x640), frame included, and on it."""
