@@ -78,3 +78,17 @@ def test_the_neighbours_title_stays_whole_when_presentation_starts_on_a_larger_w
         assert window.right.width() >= window.right.minimumSizeHint().width()
     finally:
         window.panes.teaching.presentation_action.trigger()
+
+
+@pytest.mark.usefixtures("bundled_type")
+def test_the_status_bar_shortens_its_facts_between_them_and_holds_them_whole_in_its_tooltip(presenting_monday) -> None:  # type: ignore[no-untyped-def]
+    # It ended "...; 512 positi…": a fact cut in the middle of a word, and the tooltip without it.
+    label = presenting_monday.facts_label
+    text, shown = label.text(), label.shown_text()
+    assert "512 position rows" in text
+    assert label.fontMetrics().horizontalAdvance(shown) <= label.contentsRect().width()
+    if shown != text:
+        kept = shown.removesuffix(MORE).rstrip()
+        assert shown.endswith(MORE) and text.startswith(kept), shown
+        assert text[len(kept)] in ";,", shown  # the facts it shows are whole: it stops between two
+    assert "512 position rows" in label.toolTip()  # what is left out is one hover away

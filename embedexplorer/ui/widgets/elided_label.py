@@ -6,6 +6,8 @@ from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QPainter, QPaintEvent
 from PySide6.QtWidgets import QLabel
 
+from .steady_label import MORE
+
 
 class ElidedLabel(QLabel):
     """Plain text on one line; a narrow window shows its start and "…", the tooltip can hold the rest.
@@ -14,10 +16,21 @@ class ElidedLabel(QLabel):
     that anything is missing.
     """
 
+    # Marks after which the text may be shortened (a list of facts: "; ,"), so that each fact shown is whole;
+    # none: shortened at any letter.
+    breaks = ""
+
     def shown_text(self) -> str:
-        """The text as drawn now: whole where it fits, else shortened with "…" at its end."""
+        """The text as drawn now: whole where it fits, else shortened with "…" at its end (after a break mark)."""
         width = self.contentsRect().width()
-        return self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight, width)
+        metrics, text = self.fontMetrics(), self.text()
+        if self.breaks and metrics.horizontalAdvance(text) > width:
+            cuts = [at for at, mark in enumerate(text) if mark in self.breaks]
+            for at in reversed(cuts):
+                shortened = text[:at] + MORE
+                if metrics.horizontalAdvance(shortened) <= width:
+                    return shortened
+        return metrics.elidedText(text, Qt.TextElideMode.ElideRight, width)
 
     def is_shortened(self) -> bool:
         return self.shown_text() != self.text()

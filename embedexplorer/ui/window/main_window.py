@@ -105,6 +105,7 @@ class MainWindow(QMainWindow):
     # ----- construction ------------------------------------------------------------------
     def _build_status_bar(self) -> None:
         self.facts_label = ElidedLabel("No model open yet.")
+        self.facts_label.breaks = ";,"  # a narrow window shows the first facts whole, the rest in the tooltip
         self.progress = QProgressBar()
         # The bar shows the share; what is being done goes beside it, where any length fits.
         self.progress.setMaximumWidth(160)
@@ -250,7 +251,8 @@ class MainWindow(QMainWindow):
 
     def set_facts(self, text: str, tooltip: str = "") -> None:
         self.facts_label.setText(text)
-        self.facts_label.setToolTip(tooltip)
+        # The whole of it, however little the bar has room for: the summary (it names every fact) or the text.
+        self.facts_label.setToolTip(tooltip or text)
 
     def menu(self, title: str) -> QMenu:
         """One of the menus the panes declared (a pane adds only to menus it declares in ``MENUS``)."""
