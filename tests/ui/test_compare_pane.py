@@ -188,3 +188,18 @@ def test_table_bs_file_dialog_offers_what_the_readers_open(qtbot, window, monkey
         assert f"{reader.label} ({' '.join(reader.patterns)})" in lines
         assert all(pattern in lines[0] for pattern in reader.patterns)
     assert lines[-1] == "All files (*)"
+
+
+def test_the_header_shows_a_path_as_plain_text(qtbot, window, tables, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # A path is a file's name, never markup: "<b>x</b>" is read as typed, not as "x" in bold.
+    folder = tmp_path / "<b>x</b>"  # a folder "<b>x<" holding a folder "b>"
+    folder.mkdir(parents=True)
+    b = folder / "b.gguf"
+    b.write_bytes(tables["b"].read_bytes())
+    open_model(qtbot, window, str(tables["a"]))
+    open_compare(window)
+    compare_with(qtbot, window, str(b))
+    header = window.panes.compare.pane.header
+    assert header.textFormat() == Qt.TextFormat.PlainText
+    assert "<b>x</b>" in header.text() and header.text().startswith("A: ")
+    assert header.font().bold()  # "A:" and "B:" stand out as before, by the label's font

@@ -106,7 +106,11 @@ class ComparePane(QWidget):
 
         self.header = QLabel(INVITATION)
         self.header.setWordWrap(True)
-        self.header.setTextFormat(Qt.TextFormat.RichText)
+        # Paths and the files' notes: shown as plain text, in bold by the label's font.
+        self.header.setTextFormat(Qt.TextFormat.PlainText)
+        bold = self.header.font()
+        bold.setBold(True)
+        self.header.setFont(bold)
         self.message = QLabel()
         self.message.setWordWrap(True)
         self.message.setStyleSheet("color: #a01010; font-weight: bold;")
@@ -220,10 +224,9 @@ class ComparePane(QWidget):
         self._finished()
         self.comparison = comparison
         summary = comparison.summary()
-        notes = "<br>".join(escape(note) for note in comparison.notes)
+        notes = "".join(f"\n{note}" for note in comparison.notes)
         self.header.setText(
-            f"<b>A</b>: {escape(comparison.a)} <i>({escape(comparison.storage_a)})</i> &nbsp; "
-            f"<b>B</b>: {escape(comparison.b)} <i>({escape(comparison.storage_b)})</i><br>{notes}"
+            f"A: {comparison.a} ({comparison.storage_a})   B: {comparison.b} ({comparison.storage_b}){notes}"
         )
         self._draw_overlaps(comparison)
         self._draw_cosines(comparison)
