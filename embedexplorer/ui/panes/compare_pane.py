@@ -463,7 +463,7 @@ class CompareDialog(QDialog):
 
 
 def _plot(left: str, bottom: str) -> pg.PlotWidget:
-    plot = pg.PlotWidget()
+    plot = pg.PlotWidget(enableMenu=False)  # no context menu: not even built
     plot.setBackground(theme.plot_background())
     plot.setLabel("left", left)
     plot.setLabel("bottom", bottom)

@@ -350,7 +350,7 @@ class HealthPane(QWidget):
     @property
     def histogram(self) -> pg.PlotWidget:
         if self._histogram is None:
-            plot = self._histogram = pg.PlotWidget()
+            plot = self._histogram = pg.PlotWidget(enableMenu=False)  # no context menu: not even built
             plot.setBackground(theme.plot_background())
             plot.setLabel("bottom", "score")
             plot.setLabel("left", "tokens (log scale)")

@@ -58,7 +58,9 @@ class LayersPlots(QSplitter):
     def __init__(self, point_tip: Callable[[str, float, float], str]) -> None:
         super().__init__(Qt.Orientation.Vertical)
         pg.setConfigOptions(antialias=True)
-        self.cosine_plot = pg.PlotWidget(background=theme.plot_background())
+        # No context menus (as the map and the row): pyqtgraph's would offer axes that do not move, and its
+        # menus, top-level widgets owned by Python, are left to the collector to delete.
+        self.cosine_plot = pg.PlotWidget(background=theme.plot_background(), enableMenu=False)
         self.cosine_plot.setAccessibleName("cosines across the layers")
         self.cosine_plot.setYRange(COSINE_BOTTOM, COSINE_TOP, padding=0)
         self.cosine_plot.showGrid(x=True, y=True, alpha=0.2)
@@ -67,7 +69,7 @@ class LayersPlots(QSplitter):
         self.cosine_legend = self._legend_row.legend
         self.cosine_legend.setLabelTextColor(theme.plot_foreground())
         self.cosine_plot.setMouseEnabled(x=False, y=False)
-        self.length_plot = pg.PlotWidget(background=theme.plot_background())
+        self.length_plot = pg.PlotWidget(background=theme.plot_background(), enableMenu=False)
         self.length_plot.setAccessibleName("lengths across the layers")
         self.length_plot.showGrid(x=True, y=True, alpha=0.2)
         self.length_plot.setLabel("left", "length")
