@@ -133,11 +133,6 @@ static Py_ssize_t still_above(const float *values, int64_t *ids, Py_ssize_t kept
     return still;
 }
 
-/* The k-th best of ``scores`` (k <= count), and in ids, in order, every id whose score was at or above the
- * bar (the k-th best so far less window) when it was read: that bar only rises, so every id at or above the
- * last one is among them.  ids holds ``room`` (at least 2 k): when it fills, the ids below the bar by then are
- * dropped.  Returns how many were kept; -1 when a score is NaN (Python decides then), -2 when ``room`` ids are
- * still at or above the bar (scores as many and as close as that: ids with a slot per score can hold them). */
 /* Score i, which may reach the bar: into the heap, its id kept when it does; -1 for a NaN, -2 when ``room``
  * ids are still at or above the bar, else 0. */
 static PICK_INLINE int offer_score(const float *scores, Py_ssize_t i, Py_ssize_t k, float window, float *heap,
@@ -154,6 +149,11 @@ static PICK_INLINE int offer_score(const float *scores, Py_ssize_t i, Py_ssize_t
     return 0;
 }
 
+/* The k-th best of ``scores`` (k <= count), and in ids, in order, every id whose score was at or above the
+ * bar (the k-th best so far less window) when it was read: that bar only rises, so every id at or above the
+ * last one is among them.  ids holds ``room`` (at least 2 k): when it fills, the ids below the bar by then are
+ * dropped.  Returns how many were kept; -1 when a score is NaN (Python decides then), -2 when ``room`` ids are
+ * still at or above the bar (scores as many and as close as that: ids with a slot per score can hold them). */
 static Py_ssize_t kth_best_and_kept(const float *scores, Py_ssize_t count, Py_ssize_t k, float window, float *heap,
                                     float *kth, int64_t *ids, Py_ssize_t room)
 {
