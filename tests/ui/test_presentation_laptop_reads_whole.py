@@ -57,7 +57,6 @@ def test_the_cosine_answer_breaks_between_words(presenting_monday) -> None:  # t
     assert lines[0].startswith("0.750 ="), lines  # the answer itself stays in sight
 
 
-
 @pytest.mark.usefixtures("bundled_type")
 def test_the_neighbours_title_stays_whole_when_presentation_starts_on_a_larger_window(qtbot, window) -> None:  # type: ignore[no-untyped-def]
     # As the app starts with presentation remembered: turned on at its first, larger size, then fitted to
