@@ -63,6 +63,13 @@ def test_a_gguf_files_layers_are_said_not_run_as_the_tab_opens_and_a_folder_runs
     assert not pane.download_button.isVisible()
     assert not pane.run_button.isEnabled() and not pane.compare_input.isEnabled()
     assert not pane.cosine_plot.isVisible()  # no empty axes under the sentence
+    QApplication.sendPostedEvents()
+    # ...which sits right under the second text's box, not in the middle of the room the plots left: its label
+    # is as tall as its lines and starts under the box.
+    label = pane.missing_label
+    below = pane.compare_input.mapTo(pane, pane.compare_input.rect().bottomLeft()).y()
+    assert 0 <= label.mapTo(pane, label.rect().topLeft()).y() - below <= 2 * label.fontMetrics().height()
+    assert label.height() <= label.heightForWidth(label.width()) + label.fontMetrics().height(), label.height()
     open_model(qtbot, window, str(gpt2_folder))
     type_text(qtbot, window, "the river bank")
     assert not pane.missing.isVisible()

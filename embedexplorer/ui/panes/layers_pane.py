@@ -128,6 +128,8 @@ class LayersPane(QWidget):
         self._plots_place = QVBoxLayout()
         self._plots_place.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(self._plots_place, 1)
+        # The room the plots leave when hidden (a model not run here): the sentence above stays under the buttons.
+        layout.addStretch(0)
         layout.addWidget(self.note)
         # On a short screen (a 1024x640 laptop in presentation mode) the pane scrolls rather than
         # squeezing its plots flat or making the window taller than the screen.
