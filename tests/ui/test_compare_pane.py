@@ -60,14 +60,15 @@ def test_compare_shows_lists_neighbours_and_looks_tokens_up(qtbot, window, table
     comparison = compare_with(qtbot, window, str(tables["b"]))
     pane = window.panes.compare.pane
     assert len(comparison) == 500 and not pane.message.isVisible()
-    assert "F32" in pane.header.text() and "by id" in pane.header.text()
+    assert "F32" in pane.header.text() and "by id" in pane.notes.text()
+    assert not pane.notes.font().bold()  # the notes in the usual weight, under the bold A and B
     # The long lane keeps a core for the window; the pane says how many the search used.
-    assert f"on {cores_but_one()} of {os.cpu_count()} cores" in pane.header.text()
-    # ...and the whole header is on screen, its notes line included (it was cut at the label's height).
+    assert f"on {cores_but_one()} of {os.cpu_count()} cores" in pane.notes.text()
+    # ...and the whole header is on screen, its notes lines included (they were cut at the label's height).
     settle()
-    assert pane.header.height() >= pane.header.heightForWidth(pane.header.width()), (
-        pane.header.height(), pane.header.heightForWidth(pane.header.width())
-    )
+    for label in (pane.header, pane.notes):
+        wanted = label.heightForWidth(label.width())
+        assert label.height() >= wanted, (label.text(), label.height(), wanted)
     # On a 1024x640 screen (the dialog fits it, about 1000x600) both plots' titles are whole.
     window.panes.compare.resize(1000, 600)
     settle()
@@ -113,9 +114,9 @@ def test_bad_input_is_one_sentence_and_table_a_stays(qtbot, window, tables, tmp_
     compare_with(qtbot, window, str(tables["strangers"]), ok=False)
     assert "tokens in common" in pane.message.text()
     wide = compare_with(qtbot, window, str(tables["wide"]))
-    assert wide.row_cosine is None and "different widths" in pane.header.text()
+    assert wide.row_cosine is None and "different widths" in pane.notes.text()
     same = compare_with(qtbot, window, str(tables["a"]))
-    assert "same file" in pane.header.text() and np.all(same.overlap == same.k)
+    assert "same file" in pane.notes.text() and np.all(same.overlap == same.k)
     assert "row cosine: mean <b>1.0000</b>" in pane.stats.text()
     assert window.state.loaded and window.state.model_name.endswith("a.gguf")
 

@@ -104,13 +104,18 @@ class ComparePane(QWidget):
         for widget in (browse_file, browse_folder, self.k_box, self.compare_button, self.head_button, self.stop_button):
             chooser.addWidget(widget)
 
-        self.header = QLabel(INVITATION)
+        # What was compared (paths, the files' types) in bold by the label's font, and the notes under it in
+        # the usual weight: plain text, both (a path is shown as typed, markup and all).
+        self.header = QLabel()
         self.header.setWordWrap(True)
-        # Paths and the files' notes: shown as plain text, in bold by the label's font.
         self.header.setTextFormat(Qt.TextFormat.PlainText)
         bold = self.header.font()
         bold.setBold(True)
         self.header.setFont(bold)
+        self.header.hide()
+        self.notes = QLabel(INVITATION)
+        self.notes.setWordWrap(True)
+        self.notes.setTextFormat(Qt.TextFormat.PlainText)
         self.message = QLabel()
         self.message.setWordWrap(True)
         self.message.setStyleSheet("color: #a01010; font-weight: bold;")
@@ -182,6 +187,7 @@ class ComparePane(QWidget):
         layout.addWidget(self.progress)
         layout.addWidget(self.message)
         layout.addWidget(self.header)
+        layout.addWidget(self.notes)
         layout.addLayout(colouring)
         layout.addWidget(body, 1)
 
@@ -224,10 +230,10 @@ class ComparePane(QWidget):
         self._finished()
         self.comparison = comparison
         summary = comparison.summary()
-        notes = "".join(f"\n{note}" for note in comparison.notes)
-        self.header.setText(
-            f"A: {comparison.a} ({comparison.storage_a})   B: {comparison.b} ({comparison.storage_b}){notes}"
-        )
+        self.header.setText(f"A: {comparison.a} ({comparison.storage_a})   B: {comparison.b} ({comparison.storage_b})")
+        self.header.show()
+        self.notes.setText("\n".join(comparison.notes))
+        self.notes.setVisible(bool(comparison.notes))
         self._draw_overlaps(comparison)
         self._draw_cosines(comparison)
         lines = [
@@ -280,7 +286,10 @@ class ComparePane(QWidget):
         self.least.clear()
         self.neighbours.setRowCount(0)
         self.stats.clear()
-        self.header.setText(INVITATION)
+        self.header.clear()
+        self.header.hide()
+        self.notes.setText(INVITATION)
+        self.notes.show()
         self.token_title.setText("Select a token to see its neighbours in both tables.")
 
     def map_change(self) -> MapChange | None:
