@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QItemSelection, Qt, Signal
+from PySide6.QtCore import QEvent, QItemSelection, Qt, Signal
 from PySide6.QtGui import QAction, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -26,7 +26,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QMenu,
     QPushButton,
-    QSplitter,
     QTableView,
     QToolButton,
     QVBoxLayout,
@@ -41,8 +40,9 @@ from ..style import theme
 from ..widgets.flow_layout import flow_row
 from ..widgets.progress_bar import job_progress_bar, show_share
 from ..widgets.scrolling import scroll_within
+from ..widgets.side_or_below import SideOrBelow
 from ..window.plugging import PaneContext, Place
-from .health_table import ID_ROLE, HealthTableModel, ReasonChips
+from .health_table import ID_ROLE, REASONS_COLUMN, HealthTableModel, ReasonChips
 from .health_verify import VerifyBar
 
 if TYPE_CHECKING:  # the engine's types, named only: it loads after the window shows
@@ -54,6 +54,13 @@ EXPORT_KINDS = "CSV (*.csv);;JSON (*.json)"
 # Scores above this are drawn in the histogram's last bar (a broken row scores 100).
 _DRAWN_UP_TO_THRESHOLDS = 3
 _TOKEN_CHARS = 14  # the token column at its widest, in wide letters
+# The histogram's least width beside the list: its red line's "threshold 4" whole in presentation's type.
+_HISTOGRAM_BESIDE = 280
+# Under the list: the histogram's height, and the list's in rows (the pane scrolls to both).
+_HISTOGRAM_BELOW = 220
+_ROWS_BELOW = 8
+# Room a header section keeps around its word.
+_HEADER_PADDING = 8
 
 
 # How many reasons a row of the filters holds.
@@ -146,13 +153,12 @@ class HealthPane(QWidget):
         self._histogram_box = QWidget()
         self._histogram_box.setMinimumWidth(200)
         QVBoxLayout(self._histogram_box).setContentsMargins(0, 0, 0, 0)
-        body = QSplitter(Qt.Orientation.Horizontal)
-        body.addWidget(self.table)
-        body.addWidget(self._histogram_box)
-        body.setSizes([700, 380])
-        body.setStretchFactor(0, 2)  # the list grows twice as fast as the histogram
-        body.setStretchFactor(1, 1)
-        body.setChildrenCollapsible(False)
+        # The histogram beside the list where the list can show every token's score and the reasons' header;
+        # under it on a laptop or in presentation mode, where beside it would cut the list at "scor".
+        self.body = SideOrBelow(
+            self.table, self._histogram_box, self._list_wants, _HISTOGRAM_BESIDE, self._heights_below
+        )
+        self.body.setSizes([700, 380])
         # On a narrow or short window (a laptop, presentation mode) the pane scrolls rather than
         # holding the whole window wider or taller than the screen, as the Layers pane does.
         content = QWidget()
@@ -164,7 +170,7 @@ class HealthPane(QWidget):
         layout.addWidget(self.summary)
         layout.addLayout(filters)
         layout.addWidget(self.verify)
-        layout.addWidget(body, 1)
+        layout.addWidget(self.body, 1)
         self.export_dir = ""
 
     # ----- what the plug calls ---------------------------------------------------------------
@@ -307,6 +313,28 @@ class HealthPane(QWidget):
         self.table.resizeColumnsToContents()
         widest = self.table.fontMetrics().horizontalAdvance("M" * _TOKEN_CHARS)
         self.table.setColumnWidth(2, min(self.table.columnWidth(2), widest))
+        self.body.arrange()
+
+    def _list_wants(self) -> int:
+        """The list's width through the reasons' header: each token's rank, id, text and score whole, and the
+        word "reasons" over the chips (the indicators after it are a sideways scroll away)."""
+        table = self.table
+        columns = sum(table.columnWidth(column) for column in range(REASONS_COLUMN))
+        title = str(self.model.headerData(REASONS_COLUMN, Qt.Orientation.Horizontal))
+        header = table.horizontalHeader().fontMetrics().horizontalAdvance(title) + 2 * _HEADER_PADDING
+        return columns + header + table.verticalScrollBar().sizeHint().width() + 2 * table.frameWidth()
+
+    def _heights_below(self) -> tuple[int, int]:
+        rows = self.table.verticalHeader().defaultSectionSize() * _ROWS_BELOW
+        return rows + self.table.horizontalHeader().sizeHint().height(), _HISTOGRAM_BELOW
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
+        super().changeEvent(event)
+        # Presentation's larger type: the columns fitted to the smaller one would cut ids and scores with "…".
+        if event.type() in (QEvent.Type.FontChange, QEvent.Type.ApplicationFontChange) and hasattr(self, "body"):
+            if self.report is not None:
+                self._fit_columns()
+            self.body.arrange()
 
     def _choose(self, row: int) -> None:
         if self.report is None or not 0 <= row < self.model.rowCount():

@@ -108,6 +108,11 @@ class HealthTableModel(QAbstractTableModel):
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> object:  # noqa: N802
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return self.columns[section][1]
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.TextAlignmentRole:
+            # Over its chips, which start at the column's left: the column often runs past the view's right
+            # edge, where a centred word showed only its first letter.
+            across = Qt.AlignmentFlag.AlignLeft if section == REASONS_COLUMN else Qt.AlignmentFlag.AlignHCenter
+            return int(across | Qt.AlignmentFlag.AlignVCenter)
         return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:
