@@ -6,7 +6,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from embedexplorer.jobs.table_jobs import ROW
-from embedexplorer.ui.panes.layers_text import TICK_TEXT_PT
+from embedexplorer.ui.style.plot_type import TICK_TEXT_PT
 from embedexplorer.ui.style.theme import presentation_scale
 from tests.ui.conftest import ANSWER_TIMEOUT_MS, answers, open_model, type_text
 

@@ -42,6 +42,7 @@ from ...core.readers import file_dialog_filter
 from ...jobs.compare_jobs import COMPARE, CompareRequest
 from ...state import Selection
 from ..style import fonts, theme
+from ..style.plot_type import size_plot_text
 from ..window.plugging import PaneContext, Place
 
 if TYPE_CHECKING:  # the engine's types, named only: it loads after the window shows
@@ -137,6 +138,7 @@ class ComparePane(QWidget):
 
         self.overlap_plot = _plot("tokens", "neighbours kept (of k)")
         self.cosine_plot = _plot("tokens", "cosine of a token's two rows")
+        self.set_scale(1.0)
         self.stats = QLabel()
         self.stats.setWordWrap(True)
         self.stats.setTextFormat(Qt.TextFormat.RichText)
@@ -268,6 +270,11 @@ class ComparePane(QWidget):
             return False
         self._show_token(self.comparison, position)
         return True
+
+    def set_scale(self, scale: float) -> None:
+        """Presentation mode: the plots' numbers and axis titles ``scale`` times their size, as the other plots'."""
+        for plot in (self.overlap_plot, self.cosine_plot):
+            size_plot_text(plot, self.font(), scale)
 
     def clear(self) -> None:
         """Back to how the pane first showed: nothing of the comparison (or of one under way) is left."""
@@ -414,6 +421,7 @@ class CompareDialog(QDialog):
         channel.failed.connect(lambda failure: self.pane.show_failure(failure.message))
         state.watch("selection", self._on_selection_changed)
         state.watch("model_serial", self._on_model_serial_changed)
+        state.watch("presentation", self._on_presentation_changed)
         if self._pane is not None:  # reached for before the dialog was bound
             self._connect(self._pane)
 
@@ -430,6 +438,7 @@ class CompareDialog(QDialog):
 
     def _connect(self, pane: ComparePane) -> None:
         state, client = self.ctx.state, self.ctx.client
+        pane.set_scale(theme.presentation_scale(state.presentation))
         pane.k_box.setValue(state.k)
         pane.compare_requested.connect(self._ask)
         pane.stop_requested.connect(lambda: client.cancel(COMPARE, self))
@@ -450,6 +459,10 @@ class CompareDialog(QDialog):
     def _on_model_serial_changed(self, _serial: int) -> None:
         if self._pane is not None:
             self._pane.clear()  # unticks the box: the map shows families
+
+    def _on_presentation_changed(self, on: bool) -> None:
+        if self._pane is not None:  # a pane built later takes the scale as it is bound
+            self._pane.set_scale(theme.presentation_scale(on))
 
     def __init__(self, k: int = 10, parent: QWidget | None = None) -> None:
         super().__init__(parent)

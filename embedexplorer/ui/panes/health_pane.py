@@ -37,6 +37,7 @@ from ...core.health.scoring import REASONS
 from ...jobs.health_jobs import HEALTH, HealthRequest
 from ...state import Selection
 from ..style import theme
+from ..style.plot_type import size_plot_text
 from ..widgets.flow_layout import flow_row
 from ..widgets.progress_bar import job_progress_bar, show_share
 from ..widgets.scrolling import scroll_within
@@ -54,6 +55,7 @@ EXPORT_KINDS = "CSV (*.csv);;JSON (*.json)"
 # Scores above this are drawn in the histogram's last bar (a broken row scores 100).
 _DRAWN_UP_TO_THRESHOLDS = 3
 _TOKEN_CHARS = 14  # the token column at its widest, in wide letters
+_TITLE_PT = 9.0  # the histogram's title at presentation's scale 1
 # The histogram's least width beside the list: its red line's "threshold 4" whole in presentation's type.
 _HISTOGRAM_BESIDE = 280
 # Under the list: the histogram's height, and the list's in rows (the pane scrolls to both).
@@ -150,6 +152,8 @@ class HealthPane(QWidget):
         self.table.selectionModel().selectionChanged.connect(self._on_selection)
         # The histogram (a plot: 9 ms to build) comes when the tab first shows or a report does.
         self._histogram: pg.PlotWidget | None = None
+        self._threshold_line: pg.InfiniteLine | None = None
+        self.scale = 1.0  # presentation mode: the histogram's text larger (set_scale)
         self._histogram_box = QWidget()
         self._histogram_box.setMinimumWidth(200)
         QVBoxLayout(self._histogram_box).setContentsMargins(0, 0, 0, 0)
@@ -220,6 +224,7 @@ class HealthPane(QWidget):
         self.model.set_report(None, set(), False)
         if self._histogram is not None:
             self._histogram.clear()
+        self._threshold_line = None
         self.summary.setText(_NO_REPORT)
         self.export_button.setEnabled(False)
         self.verify.clear()
@@ -358,17 +363,30 @@ class HealthPane(QWidget):
         self.histogram.plot(edges, heights, stepMode="center", fillLevel=0, brush=theme.family_colour(0))
         ticks = [(float(np.log10(1 + 10**p)), f"{10**p:,}") for p in range(int(heights.max()) + 1)]
         self.histogram.getAxis("left").setTicks([ticks])
-        line = pg.InfiniteLine(
+        self._threshold_line = pg.InfiniteLine(
             report.threshold,
             angle=90,
             pen=pg.mkPen("#c03020", width=2),
             label=f"threshold {report.threshold:g}",
             labelOpts={"position": 0.9, "color": "#c03020"},
         )
-        self.histogram.addItem(line)
-        # The title stays short enough for a narrow histogram; what the last bar holds goes on its axis.
-        self.histogram.setTitle("every token's score", size="9pt")
+        self.histogram.addItem(self._threshold_line)
         self.histogram.setLabel("bottom", f"score ({top:g}+ drawn at {top:g})")
+        self._size_histogram_text()
+
+    def set_scale(self, scale: float) -> None:
+        """Presentation mode: the histogram's words and numbers ``scale`` times their size, as the other plots'."""
+        self.scale = float(scale)
+        if self._histogram is not None:
+            self._size_histogram_text()
+
+    def _size_histogram_text(self) -> None:
+        plot = self.histogram
+        tick_font = size_plot_text(plot, self.font(), self.scale)
+        # The title stays short enough for a narrow histogram; what the last bar holds goes on its axis.
+        plot.setTitle("every token's score", size=f"{_TITLE_PT * self.scale:g}pt")
+        if self._threshold_line is not None:
+            self._threshold_line.label.setFont(tick_font)
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
         super().showEvent(event)
@@ -384,6 +402,7 @@ class HealthPane(QWidget):
             plot.setLabel("left", "tokens (log scale)")
             plot.setMouseEnabled(x=False, y=False)
             plot.hideButtons()
+            self._size_histogram_text()
             layout = self._histogram_box.layout()
             assert layout is not None
             layout.addWidget(plot)
@@ -422,6 +441,8 @@ class HealthPane(QWidget):
         state.watch("model_serial", self._on_model_serial_changed)
         state.watch("map_change", self._on_map_change_changed)
         state.watch("selection", self._on_selection_changed)
+        state.watch("presentation", lambda on: self.set_scale(theme.presentation_scale(on)))
+        self.set_scale(theme.presentation_scale(state.presentation))
 
     def _ask(self) -> None:
         if not self.ctx.state.loaded:

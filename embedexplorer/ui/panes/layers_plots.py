@@ -15,6 +15,7 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QSplitter, QTableWidget
 
 from ..style import theme
+from ..style.plot_type import size_plot_text
 from ..widgets.plot_legend import TitleRowLegend
 from ..widgets.table_rows import KeepRows
 from .layers_text import (
@@ -29,7 +30,6 @@ from .layers_text import (
     NEAREST_COLUMN,
     ROW_COLUMN,
     TABLE_COSINE,
-    TICK_TEXT_PT,
     TWO_COLUMN,
     label_fits,
     top_with_room,
@@ -139,13 +139,8 @@ class LayersPlots(QSplitter):
 
     def set_scale(self, scale: float, font: QFont) -> None:
         """Tick numbers, axis titles, legend and curves ``scale`` times their size, from the pane's ``font``."""
-        tick_font = QFont(font)
-        tick_font.setPointSizeF(TICK_TEXT_PT * scale)
         for plot in (self.cosine_plot, self.length_plot):
-            for name in ("bottom", "left"):
-                axis = plot.getAxis(name)
-                axis.setStyle(tickFont=tick_font)
-                axis.setLabel(axis.labelText, **{"font-size": f"{TICK_TEXT_PT * scale:g}pt"})
+            tick_font = size_plot_text(plot, font, scale)
         self._table_line.label.setFont(tick_font)
         self._legend_row.set_text_size(LEGEND_TEXT_PT * scale)
         for curve, colour, width, symbol in self._curve_styles:

@@ -13,7 +13,7 @@ if TYPE_CHECKING:  # the engine's types, named only: it loads after the window s
 
 # The table's own cosine of a token's row with itself: where both texts start.
 TABLE_COSINE = 1.0
-LEGEND_TEXT_PT, TICK_TEXT_PT = 9.0, 8.0
+LEGEND_TEXT_PT = 9.0
 # The cosine axis's least extent; a lower value widens it (a cosine can end below zero).
 COSINE_BOTTOM, COSINE_TOP = -0.1, 1.08
 BELOW_LOWEST = 0.05

@@ -10,13 +10,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, Qt, Signal
-from PySide6.QtGui import QFont, QFontDatabase, QFontMetricsF, QGuiApplication, QKeySequence, QResizeEvent
+from PySide6.QtGui import QFontDatabase, QFontMetricsF, QGuiApplication, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from ...core.tables.position_rows import row_name
 from ...jobs.table_jobs import ROW, RowAnswer, RowRequest
 from ...state import Selection, ShownLayerInput
 from ..style import theme
+from ..style.plot_type import TICK_TEXT_PT, size_plot_text
 from ..widgets.pause import after_pause
 from ..widgets.plot_legend import TitleRowLegend
 from ..widgets.steady_label import SteadyLabel
@@ -29,7 +30,7 @@ SHOWN_NUMBERS = 6  # the chapter prints the first six numbers of a row
 SUM_NAMES = ("sum: what enters layer 1", "after LayerNorm (right axis)")
 # The legend's lines with a row shown, the third named after what enters layer 1.
 LEGEND_NAMES = tuple(("token row", "position row", name) for name in SUM_NAMES)
-LEGEND_TEXT_PT, TICK_TEXT_PT, LINE_WIDTHS = 8.0, 8.0, {"token": 1.5, "position": 1.0, "sum": 1.0}
+LEGEND_TEXT_PT, LINE_WIDTHS = 8.0, {"token": 1.5, "position": 1.0, "sum": 1.0}
 
 
 def format_row(row: np.ndarray, shown: int = SHOWN_NUMBERS) -> str:
@@ -143,12 +144,7 @@ class RowView(QWidget):
     def set_scale(self, scale: float) -> None:
         """Draw the plot's tick numbers, axis titles, legend and lines ``scale`` times their size."""
         self.scale = float(scale)
-        tick_font = QFont(self.font())
-        tick_font.setPointSizeF(TICK_TEXT_PT * scale)
-        for axis in ("bottom", "left", "right"):
-            item = self.plot_widget.getAxis(axis)
-            item.setStyle(tickFont=tick_font)
-            item.setLabel(item.labelText, **{"font-size": f"{TICK_TEXT_PT * scale:g}pt"})
+        size_plot_text(self.plot_widget, self.font(), scale, ("bottom", "left", "right"))
         self._legend_row.set_text_size(LEGEND_TEXT_PT * scale)
         self.apply_palette()
         self._fit_axis_titles()

@@ -27,6 +27,7 @@ class SideOrBelow(QSplitter):
         heights_below: Callable[[], tuple[int, int]],
     ) -> None:
         super().__init__(Qt.Orientation.Horizontal)
+        self._parts = (first, second)
         self._first_wants, self._second_wants, self._heights_below = first_wants, second_wants, heights_below
         self.addWidget(first)
         self.addWidget(second)
@@ -39,7 +40,7 @@ class SideOrBelow(QSplitter):
 
     def arrange(self) -> None:
         """Side by side or one under the other, by the width there is now; the first part its width."""
-        first, second = self.widget(0), self.widget(1)
+        first, second = self._parts
         wants = self._first_wants()
         beside = self.width() >= wants + self.handleWidth() + self._second_wants
         if beside != self.side_by_side():
