@@ -249,3 +249,20 @@ def test_a_usage_error_kills_the_child_started_early_instead_of_waiting_for_its_
     # Killed and reaped at once, not asked to end after it has loaded its tokenizer.
     assert not tokenizer_process._early
     assert child.returncode == -signal.SIGKILL
+
+
+@pytest.mark.parametrize(
+    "question", [("neighbours", " bank"), ("cosine", " bank", " river"), ("analogy", " king", " man", " woman")]
+)
+def test_the_baseline_reads_as_the_window_and_info_print_it(gpt2_folder, gpt2_table, question) -> None:
+    """A tiny negative mean cosine (GPT-2's random table: -0.0002) is "0.000" in the window's neighbours
+    pane and in ``info``: the questions' baseline line says the same, never "-0.000"."""
+    from embedexplorer.core.text.texts import fixed
+
+    assert -0.0005 < gpt2_table.baseline_cosine < 0  # the case in question: it rounds to a signed zero
+    result = run_cli(*question, "--model", str(gpt2_folder))
+    assert result.returncode == 0, result.stderr
+    shown = fixed(gpt2_table.baseline_cosine, 3)
+    assert f"(baseline for unrelated tokens here: {shown})" in result.stdout.splitlines()
+    info = run_cli("info", "--model", str(gpt2_folder)).stdout
+    assert f"mean cosine of unrelated tokens (baseline): {shown}" in info.splitlines()

@@ -25,6 +25,7 @@ def arguments(parser: argparse.ArgumentParser) -> None:
 
 def answer(args: argparse.Namespace, asker: Asker) -> Answer:
     from ...core.exercises.analogies import NO_CLAIM
+    from ...core.text.texts import fixed  # never "-0.000": the window and info print a tiny mean as 0.000
     from ...jobs.exercise_jobs import ANALOGY, AnalogyRequest
 
     table = asker.table
@@ -37,7 +38,7 @@ def answer(args: argparse.Namespace, asker: Asker) -> Answer:
         lines.append(f"note: {one_line(solved.note)}")
     lines += [f"{one_line(n.token):<20} {n.id:>8}  {n.cosine:6.3f}" for n in solved.neighbours]
     if not args.json:  # JSON has no baseline: it reads 20,000 sampled rows only to be printed
-        lines.append(f"(baseline for unrelated tokens here: {table.baseline_cosine:.3f})")
+        lines.append(f"(baseline for unrelated tokens here: {fixed(table.baseline_cosine, 3)})")
     lines.append(solved.inputs_line())
     if solved.expected is not None:
         lines.append(f"expected: {solved.expected_line()}")

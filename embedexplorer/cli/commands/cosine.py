@@ -16,6 +16,7 @@ def arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def answer(args: argparse.Namespace, asker: Asker) -> Answer:
+    from ...core.text.texts import fixed  # never "-0.000": the window and info print a tiny mean as 0.000
     from ...jobs.table_jobs import COSINE, CosineRequest
 
     table = asker.table
@@ -35,7 +36,7 @@ def answer(args: argparse.Namespace, asker: Asker) -> Answer:
         f"cosine({one_line(cosine.a)}, {one_line(cosine.b)}) = {cosine.cosine:.3f}",
     ]
     if not args.json:  # JSON has no baseline: it reads 20,000 sampled rows only to be printed
-        lines.append(f"(baseline for unrelated tokens here: {table.baseline_cosine:.3f})")
+        lines.append(f"(baseline for unrelated tokens here: {fixed(table.baseline_cosine, 3)})")
     return payload, "\n".join(lines + ([f"note: {one_line(cosine.note)}"] if cosine.note else []))
 
 

@@ -17,6 +17,7 @@ def arguments(parser: argparse.ArgumentParser) -> None:
 
 def answer(args: argparse.Namespace, asker: Asker) -> Answer:
     from ...core.tables.spelling import word_or_first_token
+    from ...core.text.texts import fixed  # never "-0.000": the window and info print a tiny mean as 0.000
     from ...jobs.table_jobs import NEIGHBOURS, NeighboursRequest
 
     table = asker.table
@@ -37,7 +38,7 @@ def answer(args: argparse.Namespace, asker: Asker) -> Answer:
         lines.append(f"note: {one_line(note)}")
     lines += [f"{one_line(n.token):<20} {n.id:>8}  {n.cosine:6.3f}" for n in result.neighbours]
     if not args.json:  # JSON has no baseline: it reads 20,000 sampled rows only to be printed
-        lines.append(f"(baseline for unrelated tokens here: {table.baseline_cosine:.3f})")
+        lines.append(f"(baseline for unrelated tokens here: {fixed(table.baseline_cosine, 3)})")
     return payload, "\n".join(lines)
 
 
