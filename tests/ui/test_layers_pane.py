@@ -199,6 +199,29 @@ def test_the_cosine_legend_sits_above_the_curves_and_is_never_cut(qtbot, bank_re
     assert columns == [2, 1]  # side by side when there is room, stacked when not
 
 
+@pytest.fixture(scope="module")
+def markup_reply(gpt2_folder) -> LayersReply:  # type: ignore[no-untyped-def]
+    """GPT-2's " <!--" (id 37922) through the layers, computed as the other replies are: before any widget."""
+    session = Session()
+    session.replace_table(open_table(str(gpt2_folder)))
+    reply = run_layers(JobContext(session), LayersRequest("x <!-- y", 2, k=2))
+    session.replace_table(None)  # ends the model's process
+    return reply
+
+
+def test_a_token_that_looks_like_markup_is_named_whole_in_the_legend(qtbot, markup_reply: LayersReply) -> None:
+    """" <!--" opened an HTML comment in the legend (pyqtgraph draws an entry as HTML): it read "_" alone.
+    The vocabulary's strings are text wherever they are shown."""
+    answer = markup_reply.answer
+    assert answer is not None and answer.token.token.token == "_<!--"
+    pane = LayersPane()
+    qtbot.addWidget(pane)
+    pane.set_token("x <!-- y", 2, "_<!--")
+    pane.show_reply(markup_reply)
+    shown = [label.item.toPlainText() for _sample, label in pane.cosine_legend.items]
+    assert shown == ["_<!-- vs its own table row"]
+
+
 def test_the_table_lines_label_sits_above_every_curve_inside_the_plot(qtbot, bundled_layers: JobContext) -> None:
     """A token compared with itself: the two tokens' curve lies on the table's line at every layer."""
     reply = run_layers(bundled_layers, LayersRequest(RIVER, 3, RIVER, 3, k=2))

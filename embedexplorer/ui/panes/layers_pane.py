@@ -226,7 +226,8 @@ class LayersPane(QWidget):
         token = answer.token.token.token
         plots.cosine_legend.clear()
         plots._row_curve.setData(xs, [s.cosine_to_row for s in steps])
-        plots.cosine_legend.addItem(plots._row_curve, f"{token} vs its own table row")
+        # pyqtgraph draws a legend entry as HTML: a token such as GPT-2's " <!--" stays text.
+        plots.cosine_legend.addItem(plots._row_curve, f"{rich_text(token)} vs its own table row")
         plots._length_curve.setData(xs, [s.length for s in steps])
         other = answer.compare
         if other is None:
