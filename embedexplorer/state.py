@@ -25,11 +25,16 @@ Range = tuple[tuple[float, float], tuple[float, float]]
 
 @dataclass(frozen=True)
 class Selection:
-    """The token looked at: its id, its place among the text's tokens (from 0) and its readable form."""
+    """The token looked at: its id, its place among the text's tokens (from 0) and its readable form.
+
+    ``in_text`` is False for a token picked by its id from a list (Vocabulary health), whatever the
+    text holds: ``place`` then names no token of the text, and nothing of the text is run for it.
+    """
 
     token_id: int
     place: int
     token: str
+    in_text: bool = True
 
 
 @dataclass(frozen=True, eq=False)  # compared by identity: a new map is a new fact

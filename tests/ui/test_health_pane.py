@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QFileDialog
 
 from embedexplorer.jobs.health_jobs import HEALTH
 from embedexplorer.jobs.table_jobs import NEIGHBOURS
-from tests.ui.conftest import ANSWER_TIMEOUT_MS, answers, open_model
+from tests.ui.conftest import ANSWER_TIMEOUT_MS, answers, open_model, type_text
 
 HEALTH_TIMEOUT_MS = ANSWER_TIMEOUT_MS * 6
 
@@ -155,3 +155,31 @@ def test_the_tab_and_the_command_line_rank_the_same_tokens_alike(qtbot, window, 
     cell = pane.model.index
     shown = [(int(cell(row, 1).data()), cell(row, 3).data(), cell(row, 4).data(REASONS_ROLE)) for row in range(20)]
     assert shown == [(t["id"], f"{t['score']:.2f}", list(t["reasons"])) for t in listed]
+
+
+def test_a_token_chosen_in_the_list_is_not_taken_for_a_token_of_the_text(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    """Text "the river bank", then a click on the tab's first token ([unusedN], which no text produces):
+    the Layers tab said "[unusedN] at place 1 of 'the river bank'" and Run would have run the text's
+    first token under that name; the chip of the text's first token stayed lit, so a click on it did nothing."""
+    open_model(qtbot, window, "bundled")
+    type_text(qtbot, window, "the river bank")
+    chips = window.panes.token_pane
+    first_chip = chips.chip_tokens[0]
+    assert chips.selected_index() == 0
+    pane = window.panes.health_pane
+    with qtbot.waitSignal(answers(window, HEALTH).ready, timeout=HEALTH_TIMEOUT_MS):
+        window.right.setCurrentWidget(pane)
+    token = pane.model.index(0, 2).data()
+    assert token.startswith("[unused"), token
+    _click_row(qtbot, pane, 0)
+    assert window.state.selection.token == token
+    layers = window.panes.layers_pane
+    assert layers.request() is None and not layers.run_button.isEnabled()  # nothing of the text to run for it
+    heading = layers.heading.text()
+    assert token in heading and "not a token of the text" in heading and "place 1" not in heading
+    # The text's chips light none of theirs: a click on the first chip looks it up again.
+    assert chips.selected_index() is None
+    rect = chips.chip_list.visualItemRect(chips.chip_list.item(0))
+    qtbot.mouseClick(chips.chip_list.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert window.state.selection.token_id == first_chip.id and window.state.selection.place == 0
+    assert layers.request() is not None and "place 1" in layers.heading.text()

@@ -491,7 +491,8 @@ class HealthPane(QWidget):
 
     def _on_token_chosen(self, token_id: int, token: str) -> None:
         state = self.ctx.state
-        selection = Selection(token_id, 0, token)
+        # By its id: the listed tokens are often ones no text produces ([unusedN], a byte's half).
+        selection = Selection(token_id, 0, token, in_text=False)
         if selection == state.selection:
             state.touch("selection")
         state.update(selection=selection)

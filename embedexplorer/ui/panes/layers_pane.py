@@ -181,6 +181,16 @@ class LayersPane(QWidget):
         if self._ran_once:
             self.request_layers()
 
+    def set_outside_token(self, token: str) -> None:
+        """A token chosen from a list, not from the text: nothing to run until a token of a text is selected."""
+        self._clear_numbers()
+        self._text = self._place = None
+        self._token = token
+        self.heading.setText(
+            f"Through the layers: <b>{rich_text(token)}</b> is not a token of the text; select a token of a text"
+        )
+        self.run_button.setEnabled(False)
+
     def set_compare(self, text: str | None, place: int | None = None) -> None:
         """The token to compare with: a second text and its place (None: the same token, found by its id)."""
         if (text or "", place or 0) != (self.compare_input.text(), self.compare_place.value()):
@@ -383,7 +393,9 @@ class LayersPane(QWidget):
         self._warm()
 
     def _on_selection_changed(self, selection: Selection | None) -> None:
-        if selection is not None:
+        if selection is not None and not selection.in_text:
+            self.set_outside_token(selection.token)
+        elif selection is not None:
             self.set_token(self.ctx.state.text, selection.place + 1, selection.token)
 
     def _on_model_serial_changed(self, _serial: int) -> None:

@@ -262,6 +262,7 @@ class TokenPane(QWidget):
         state.watch("text", self._on_text_changed)
         state.watch("place_wanted", self._on_place_wanted_changed)
         state.watch("model_serial", self._on_model_serial_changed)
+        state.watch("selection", self._on_state_selection_changed)
         self.text_changed.connect(self._on_typed)
         self.token_selected.connect(self._on_chip_selected)
         client.channel(TOKENS, self).ready.connect(self.show_tokens)
@@ -289,6 +290,11 @@ class TokenPane(QWidget):
 
     def _on_model_serial_changed(self, _serial: int) -> None:
         self.flush()
+
+    def _on_state_selection_changed(self, selection: Selection | None) -> None:
+        if selection is not None and not selection.in_text:
+            # A token chosen elsewhere by its id: no chip stands for it, and a lit one could not be clicked again.
+            self.chip_list.clearSelection()
 
     def _on_typed(self, text: str) -> None:
         if self.ctx.state.text == text:
