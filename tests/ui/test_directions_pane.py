@@ -72,6 +72,22 @@ def test_pane_shows_a_real_answer(qtbot, minilm_table) -> None:  # type: ignore[
     assert clicked.args[0] == minilm_table.vocabulary.text_of(report.top[0].id).removeprefix("##")
 
 
+def test_the_words_scores_read_as_the_ends_and_the_command_line_print_them(qtbot, minilm_table) -> None:  # type: ignore[no-untyped-def]
+    """The words table printed "0.407" where the ends beside it and ``direction`` print "+0.407"."""
+    pane = DirectionsPane()
+    qtbot.addWidget(pane)
+    report = direction_report(minilm_table, DirectionSpec(pairs=DEFAULT_PAIRS), ("nurse", "actress"), 12)
+    pane.show_report(report)
+    places = report.words + report.examples
+    assert any(place.score > 0 for place in places)  # a score the sign tells apart
+    lines = report.text_lines()
+    start = lines.index("your words:") + 1
+    printed = [line.split()[2] for line in lines[start : start + len(report.words)]]
+    shown = [pane.words_table.item(row, 2).text() for row in range(len(places))]
+    assert shown == [f"{place.score:+.3f}" for place in places]
+    assert shown[: len(printed)] == printed  # the learner's words exactly as the command line prints them
+
+
 def test_in_the_window(qtbot, window, tmp_path) -> None:  # type: ignore[no-untyped-def]
     open_model(qtbot, window, "bundled")
     pane = window.panes.directions_pane

@@ -238,7 +238,7 @@ class DirectionsPane(QWidget):
             cells = (
                 place.word + (" (example)" if example else ""),
                 fonts.for_window(place.query.token),
-                fixed(place.score, 3),
+                f"{place.score:+.3f}",  # signed, as the ends beside it and the command line print a score
                 f"{place.percentile:.1f}%",
             )
             for column, text in enumerate(cells):
