@@ -135,7 +135,9 @@ def lesson_of(now: Snapshot) -> Lesson:
     """A lesson file's content: the model, both texts, the selected tokens (counted from 1), k, the map."""
     from .core.exercises.lessons import Lesson, MapView
 
-    first_place = None if now.selection is None else now.selection.place
+    # A token chosen by its id from a list (Vocabulary health) is no place of the text: the lesson names none.
+    chosen = now.selection
+    first_place = None if chosen is None or not chosen.in_text else chosen.place
     second_place = now.pair_places[1]
     return Lesson(
         model=now.model_spec or now.model_name,

@@ -175,6 +175,8 @@ def test_a_token_chosen_in_the_list_is_not_taken_for_a_token_of_the_text(qtbot, 
     assert window.state.selection.token == token
     layers = window.panes.layers_pane
     assert layers.request() is None and not layers.run_button.isEnabled()  # nothing of the text to run for it
+    # A lesson saved now names no place of the text (it named place 1, the text's "the").
+    assert window.panes.teaching.current_lesson().first_place is None
     heading = layers.heading.text()
     assert token in heading and "not a token of the text" in heading and "place 1" not in heading
     # The text's chips light none of theirs: a click on the first chip looks it up again.
@@ -183,3 +185,4 @@ def test_a_token_chosen_in_the_list_is_not_taken_for_a_token_of_the_text(qtbot, 
     qtbot.mouseClick(chips.chip_list.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     assert window.state.selection.token_id == first_chip.id and window.state.selection.place == 0
     assert layers.request() is not None and "place 1" in layers.heading.text()
+    assert window.panes.teaching.current_lesson().first_place == 1
