@@ -16,8 +16,8 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--words",
         default="all",
-        help="which tokens: 'all' (default), a regular expression matched against each token of A, or @FILE "
-        "(one word a line)",
+        help="which tokens: 'all' (default), a regular expression matched against each token's text in A (a "
+        "leading space is a space: GPT-2's ' Paris', which lists show as _Paris), or @FILE (one word a line)",
     )
     parser.add_argument(
         "--output-head", action="store_true", help="compare A's token table with its own output head (lm_head)"

@@ -25,7 +25,8 @@ def arguments(parser: argparse.ArgumentParser) -> None:
         "--words",
         default=None,
         help="map other rows: 'all' (the whole vocabulary), a regular expression matched against each "
-        "token's text, or @FILE (one word a line); the families colour their words among them",
+        "token's text (a leading space is a space: GPT-2's ' Paris', which lists show as _Paris), or @FILE "
+        "(one word a line); the families colour their words among them",
     )
     parser.add_argument(
         "--projection",

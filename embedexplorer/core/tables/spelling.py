@@ -35,7 +35,7 @@ def word_token(table: EmbeddingTable, text: str) -> Query:
         shown = " ".join(p.token for p in answer.pieces)
         offers = ", ".join(t for _, t in TokenIndex.for_table(table).complete(text, 3))
         raise QueryError(
-            f"{text.strip()!r} is {len(answer.pieces)} tokens in this model ({shown}); one token is needed"
+            f"{_as_read(text)!r} is {len(answer.pieces)} tokens in this model ({shown}); one token is needed"
             + (f"; try {offers}." if offers else ".")
         )
     return answer
@@ -52,7 +52,7 @@ def word_or_first_token(table: EmbeddingTable, text: str) -> Query:
     if len(answer.pieces) > 1:
         shown = " ".join(p.token for p in answer.pieces)
         count = len(answer.pieces)
-        note = f"{text.strip()!r} is {count} tokens here ({shown}); the first, {answer.token}, answers for it."
+        note = f"{_as_read(text)!r} is {count} tokens here ({shown}); the first, {answer.token}, answers for it."
         return Query(answer.id, answer.token, answer.pieces, note)
     return answer
 
@@ -72,6 +72,15 @@ def quoted_text(text: str) -> str | None:
     if len(text) >= 3 and text.startswith('"') and text.endswith('"'):
         return text[1:-1]
     return None
+
+
+def _as_read(text: str) -> str:
+    """The word ``_read_word`` reads in ``text``, as a note names it: inside its quotes; as typed where it starts
+    with a space (the tokenizer reads every space of it); else without the spaces around it."""
+    literal = quoted_text(text.strip())
+    if literal is not None:
+        return literal
+    return text if text.startswith(" ") else text.strip()
 
 
 def _read_word(table: EmbeddingTable, text: str) -> Query:
