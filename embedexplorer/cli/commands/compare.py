@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ...core.common.constants import COMPARE_K
 from ...core.common.terminal import one_line
 from ..arguments import positive_int
 from ..command import Answer, Asker, Command, ProgressReport
@@ -12,7 +13,7 @@ from ..command import Answer, Asker, Command, ProgressReport
 def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("a", help="the first model: folder, .gguf file, ollama:NAME, Hugging Face id or 'bundled'")
     parser.add_argument("b", nargs="?", default=None, help="the second model (left out with --output-head)")
-    parser.add_argument("-k", type=positive_int, default=10, help="neighbours per token (default 10)")
+    parser.add_argument("-k", type=positive_int, default=COMPARE_K, help=f"neighbours per token (default {COMPARE_K})")
     parser.add_argument(
         "--words",
         default="all",

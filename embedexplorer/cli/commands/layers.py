@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ...core.common.constants import LAYERS_K
 from ...core.common.terminal import one_line
 from ..arguments import positive_int
 from ..command import Answer, Asker, Command
@@ -21,7 +22,10 @@ def arguments(parser: argparse.ArgumentParser) -> None:
         help="the token of TEXT2 to compare with (default: the first with the same id)",
     )
     parser.add_argument(
-        "-k", type=positive_int, default=5, help="the model's guesses and nearest rows per layer (default 5)"
+        "-k",
+        type=positive_int,
+        default=LAYERS_K,
+        help=f"the model's guesses and nearest rows per layer (default {LAYERS_K}, as the window's)",
     )
 
 

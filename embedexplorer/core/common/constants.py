@@ -26,6 +26,8 @@ SEED = 42
 COMPLETIONS = 20
 # Neighbours listed after each layer of the whole model's run.
 LAYERS_K = 8
+# Neighbours per token a comparison of two tables counts as kept or not (docs/compare.md's overlap@10).
+COMPARE_K = 10
 # Tokens shown at each end of a direction, and the most a person may ask for.
 END_SIZE = 20
 MAX_END_SIZE = 1_000

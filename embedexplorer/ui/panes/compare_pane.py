@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ...core.common.constants import COMPARE_K
 from ...core.readers import file_dialog_filter
 from ...jobs.compare_jobs import COMPARE, CompareRequest
 from ...state import Selection
@@ -64,7 +65,7 @@ class ComparePane(QWidget):
     token_clicked = Signal(str)  # the text to look up in the main window
     map_change_chosen = Signal(object)  # a MapChange to colour the map with, or None for its families
 
-    def __init__(self, k: int = 10, parent: QWidget | None = None) -> None:
+    def __init__(self, k: int = COMPARE_K, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.comparison: Comparison | None = None
         # A token clicked here and being looked up in the main window: its text may split into
@@ -439,7 +440,6 @@ class CompareDialog(QDialog):
     def _connect(self, pane: ComparePane) -> None:
         state, client = self.ctx.state, self.ctx.client
         pane.set_scale(theme.presentation_scale(state.presentation))
-        pane.k_box.setValue(state.k)
         pane.compare_requested.connect(self._ask)
         pane.stop_requested.connect(lambda: client.cancel(COMPARE, self))
         pane.token_clicked.connect(lambda text: state.update(text=text))
@@ -464,7 +464,7 @@ class CompareDialog(QDialog):
         if self._pane is not None:  # a pane built later takes the scale as it is bound
             self._pane.set_scale(theme.presentation_scale(on))
 
-    def __init__(self, k: int = 10, parent: QWidget | None = None) -> None:
+    def __init__(self, k: int = COMPARE_K, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("EmbedExplorer — compare two tables")
         self._k = k
