@@ -82,11 +82,17 @@ def test_the_pane_draws_every_layer_and_the_two_banks(qtbot, bank_reply: LayersR
 @pytest.fixture(scope="module")
 def llama_reply(llama_folder) -> LayersReply:  # type: ignore[no-untyped-def]
     """The engine's answer on the small Llama with an output head of its own, through its model process."""
+    return _reply_of(str(llama_folder), LayersRequest(" The river bank was steep", 3, k=4))
+
+
+def _reply_of(model: str, request: LayersRequest) -> LayersReply:
+    """``request`` answered by the engine in a session of its own, before any widget; its model's process ended."""
     session = Session()
-    session.replace_table(open_table(str(llama_folder)))
-    reply = run_layers(JobContext(session), LayersRequest(" The river bank was steep", 3, k=4))
-    session.replace_table(None)  # ends the model's process
-    return reply
+    session.replace_table(open_table(model))
+    try:
+        return run_layers(JobContext(session), request)
+    finally:
+        session.replace_table(None)
 
 
 def test_the_guess_column_is_the_models_own_guess_beside_the_nearest_rows(qtbot, llama_reply, llama_folder) -> None:
@@ -202,11 +208,7 @@ def test_the_cosine_legend_sits_above_the_curves_and_is_never_cut(qtbot, bank_re
 @pytest.fixture(scope="module")
 def markup_reply(gpt2_folder) -> LayersReply:  # type: ignore[no-untyped-def]
     """GPT-2's " <!--" (id 37922) through the layers, computed as the other replies are: before any widget."""
-    session = Session()
-    session.replace_table(open_table(str(gpt2_folder)))
-    reply = run_layers(JobContext(session), LayersRequest("x <!-- y", 2, k=2))
-    session.replace_table(None)  # ends the model's process
-    return reply
+    return _reply_of(str(gpt2_folder), LayersRequest("x <!-- y", 2, k=2))
 
 
 def test_a_token_that_looks_like_markup_is_named_whole_in_the_legend(qtbot, markup_reply: LayersReply) -> None:
