@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from PySide6.QtWidgets import QWidget
 
+from embedexplorer.core.common.constants import COMPARE_K
 from embedexplorer.jobs.table_jobs import LOAD
 from embedexplorer.ui.preview import entry_named, preview_window
 from embedexplorer.ui.window.pane_list import PANES
@@ -55,7 +56,7 @@ def _shows(window: Any, name: str) -> Callable[[], bool]:
     if name == "teaching":
         return lambda: pane.save_action.isEnabled()
     if name == "compare":
-        return lambda: pane.pane.k_box.value() == window.state.k
+        return lambda: pane.pane.k_box.value() == COMPARE_K  # as `embedexplorer compare` counts
     raise AssertionError(f"say what the {name} pane shows alone")
 
 
