@@ -115,7 +115,7 @@ def test_the_reasons_filter_is_remembered(qtbot, tmp_path) -> None:  # type: ign
     qtbot.addWidget(second)
     again = second.panes.health_pane
     assert again._reasons() == {"short"} and again.flagged_only.isChecked()
-    assert again.filter_button.text() == "&Reasons: short"
+    assert again.filter_button.text() == "Reas&ons: short"
     second.close()
 
 

@@ -35,7 +35,7 @@ class MapPane(QWidget):
     """
 
     # ----- the pane contract (ui/window/plugging.py) ------------------------------------------
-    TITLE = "&Map"
+    TITLE = "M&ap"  # Alt+M is the Map menu's
     PLACE = Place.RIGHT_TAB
     MENUS = ("&File", "&Map", "&View")
     state: AppState

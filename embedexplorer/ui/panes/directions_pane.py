@@ -154,7 +154,7 @@ class DirectionsPane(QWidget):
         inputs.addWidget(self.from_box, 1, 1)
         inputs.addWidget(QLabel("\u2192"), 1, 2)
         inputs.addWidget(self.to_box, 1, 3)
-        words_label = QLabel("Your &words")
+        words_label = QLabel("Your w&ords")
         words_label.setBuddy(self.words_box)
         inputs.addWidget(words_label, 2, 0)
         inputs.addWidget(self.words_box, 2, 1, 1, 3)

@@ -115,7 +115,7 @@ class HealthPane(QWidget):
         top = flow_row(self.check_button, self.stop_button, self.export_button)
         # The reasons in a menu, not a row of boxes: twelve boxes would make the tab as wide as a screen.
         self.filter_button = QToolButton()
-        self.filter_button.setText("&Reasons: all tokens")
+        self.filter_button.setText("Reas&ons: all tokens")
         self.filter_button.setToolTip("Show only the tokens that carry any of the ticked reasons")
         self.filter_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         reasons_menu = QMenu(self.filter_button)
@@ -126,7 +126,7 @@ class HealthPane(QWidget):
             action.toggled.connect(lambda _on: self._refilter())
             self.filters[reason] = action
         self.filter_button.setMenu(reasons_menu)
-        self.flagged_only = QCheckBox("&flagged only")
+        self.flagged_only = QCheckBox("flagged o&nly")
         self.flagged_only.setToolTip("Only tokens whose score reaches the threshold")
         self.flagged_only.toggled.connect(lambda _on: self._refilter())
         self.shown_count = _plain_label("")
@@ -285,7 +285,7 @@ class HealthPane(QWidget):
     def _refilter(self) -> None:
         reasons = self._reasons()
         self.filter_changed.emit(sorted(reasons), self.flagged_only.isChecked())
-        self.filter_button.setText("&Reasons: " + (", ".join(sorted(reasons)) if reasons else "all tokens"))
+        self.filter_button.setText("Reas&ons: " + (", ".join(sorted(reasons)) if reasons else "all tokens"))
         self.model.set_filter(reasons, self.flagged_only.isChecked())
         self._show_count()
 

@@ -66,7 +66,7 @@ class LayersPane(QWidget):
         self._unavailable: str | None = None  # why this model's layers are not run here (a GGUF file)
 
         self.heading = SteadyLabel(1, "Through the layers: select a token of a text")
-        self.run_button = QPushButton("&Run through the layers")
+        self.run_button = QPushButton("R&un through the layers")
         self.run_button.setToolTip("Load the whole model (once) and run the text through it")
         self.run_button.setEnabled(False)
         self.run_button.clicked.connect(self.request_layers)
@@ -112,7 +112,7 @@ class LayersPane(QWidget):
         top.addWidget(self.heading, 1)
         top.addWidget(self.run_button)
         compare = QHBoxLayout()
-        compare_label = QLabel("Compare &with:")
+        compare_label = QLabel("Compare w&ith:")
         compare_label.setBuddy(self.compare_input)
         compare.addWidget(compare_label)
         compare.addWidget(self.compare_input, 1)
