@@ -118,8 +118,8 @@ class GuessBar(QWidget):
         self.completer.setCompletionMode(QCompleter.CompletionMode.UnfilteredPopupCompletion)
         self.completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         self.input.setCompleter(self.completer)
-        # Enter while the list is open and nothing in it chosen: the guess as typed (the list would
-        # only close and eat the key, and the learner would press Enter twice).
+        # Enter while the list is open guesses at once (the list would only close and eat the key, and
+        # the learner would press Enter twice): the word marked in it, else the guess as typed.
         self._popup = self.completer.popup()
         assert self._popup is not None  # QCompleter makes its list view on first asking
         self._popup.installEventFilter(self)
@@ -208,8 +208,12 @@ class GuessBar(QWidget):
             and event.type() == QEvent.Type.KeyPress
             and isinstance(event, QKeyEvent)
             and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
-            and not self._popup.currentIndex().isValid()
         ):
+            # The list opens with its likeliest word marked; left to Qt, Enter would guess the typed
+            # prefix and only then put the marked word in the box, which then shows another guess.
+            marked = self._popup.currentIndex()
+            if marked.isValid():
+                self.input.setText(marked.data())
             self._on_guess()
             return True
         return super().eventFilter(watched, event)
