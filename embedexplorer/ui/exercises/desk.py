@@ -167,6 +167,8 @@ class ExerciseDesk(QObject):
                 self._analogy.pane.submit()
         if self._two_texts is not None and self._two_texts.isVisible():
             self._two_texts.pane.request_tokens()
+        if self._family_distances is not None:
+            self._family_distances.new_model()
 
     def _map_changed(self) -> None:
         if self._family_distances is not None and self._family_distances.isVisible():

@@ -88,6 +88,11 @@ class FamilyDistancesDialog(QDialog):
         self.verdict.setText("")
         self._show_table()
 
+    def new_model(self) -> None:
+        """Another model is open: a guess made for the last one would reveal this one's ranking."""
+        if self._guessing:
+            self.start_guess()
+
     def show_answer_now(self) -> None:
         """No guess: the ranking straight away."""
         self._guessing = False
