@@ -139,6 +139,9 @@ def lesson_of(now: Snapshot) -> Lesson:
     chosen = now.selection
     first_place = None if chosen is None or not chosen.in_text else chosen.place
     second_place = now.pair_places[1]
+    # Two texts' first side is saved apart only when it is not the main text and its selected token.
+    own_first = (now.pair_texts[0], now.pair_places[0]) != (now.text, first_place)
+    pair_place = now.pair_places[0]
     return Lesson(
         model=now.model_spec or now.model_name,
         first_text=now.text,
@@ -150,18 +153,23 @@ def lesson_of(now: Snapshot) -> Lesson:
         hidden_families=tuple(sorted(now.hidden_families)),
         map_view=None if now.map_range is None else MapView(*now.map_range),
         note=now.lesson_note,
+        pair_first_text=now.pair_texts[0] if own_first else None,
+        pair_first_place=None if not own_first or pair_place is None else pair_place + 1,
     )
 
 
 def changes_of(lesson: Lesson) -> dict[str, Any]:
     """What opening a lesson changes (the model aside: it opens first, when it is not the one in use)."""
     first = _index(lesson.first_place)
+    pair_first = (lesson.first_text, first)
+    if lesson.pair_first_text is not None:
+        pair_first = (lesson.pair_first_text, _index(lesson.pair_first_place))
     return {
         "k": lesson.k,
         "hidden_families": frozenset(lesson.hidden_families),
         "families_file": lesson.families_file,
-        "pair_texts": (lesson.first_text, lesson.second_text),
-        "pair_places": (first, _index(lesson.second_place)),
+        "pair_texts": (pair_first[0], lesson.second_text),
+        "pair_places": (pair_first[1], _index(lesson.second_place)),
         "place_wanted": first,
         "map_range_wanted": None if lesson.map_view is None else (lesson.map_view.x, lesson.map_view.y),
         "lesson_note": lesson.note,

@@ -23,6 +23,8 @@ MARKER = "embedexplorer_lesson"
 MAX_LESSON_BYTES = 1_000_000
 MAX_TEXT_CHARS = 10_000
 MAX_K = 200
+# The key, in "texts" and "selected_places", of Two texts' own first text (absent: the first text is its).
+TWO_TEXTS_FIRST = "two_texts_first"
 
 
 class LessonError(EmbedExplorerError):
@@ -51,16 +53,25 @@ class Lesson:
     hidden_families: tuple[str, ...] = field(default=())
     map_view: MapView | None = None
     note: str = ""
+    # Two texts' first text and place, when they are not the main text and its selected place: the
+    # lesson's "first" text is both, unless the teacher gave the exercise a first text of its own.
+    pair_first_text: str | None = None
+    pair_first_place: int | None = None
     # Where the lesson's map came from (model, table file's SHA-256, projection, app, date): for the
     # reader's information, so a class can tell whether its model is the teacher's. Never applied.
     provenance: dict[str, object] | None = None
 
     def to_dict(self) -> dict[str, object]:
+        texts: dict[str, object] = {"first": self.first_text, "second": self.second_text}
+        places: dict[str, object] = {"first": self.first_place, "second": self.second_place}
+        if self.pair_first_text is not None:
+            texts[TWO_TEXTS_FIRST] = self.pair_first_text
+            places[TWO_TEXTS_FIRST] = self.pair_first_place
         return {
             MARKER: LESSON_VERSION,
             "model": self.model,
-            "texts": {"first": self.first_text, "second": self.second_text},
-            "selected_places": {"first": self.first_place, "second": self.second_place},
+            "texts": texts,
+            "selected_places": places,
             "k": self.k,
             "families_file": self.families_file,
             "hidden_families": list(self.hidden_families),
@@ -128,6 +139,10 @@ def lesson_from_dict(data: object, source: str = "the lesson") -> Lesson:
         raise LessonError(f"{source}: 'model' must name a model (a folder, a Hugging Face id or 'bundled').")
     texts = _object(data, "texts", source)
     places = _object(data, "selected_places", source)
+    pair_first_text, pair_first_place = None, None
+    if TWO_TEXTS_FIRST in texts:
+        pair_first_text = _text(texts, TWO_TEXTS_FIRST, f"{source}: texts.{TWO_TEXTS_FIRST}")
+        pair_first_place = _place(places.get(TWO_TEXTS_FIRST), f"{source}: selected_places.{TWO_TEXTS_FIRST}")
     return Lesson(
         model=model.strip(),
         first_text=_text(texts, "first", f"{source}: texts.first"),
@@ -140,6 +155,8 @@ def lesson_from_dict(data: object, source: str = "the lesson") -> Lesson:
         map_view=_map_view(data.get("map_view"), source),
         note=_text(data, "note", f"{source}: note"),
         provenance=_provenance(data.get("provenance"), source),
+        pair_first_text=pair_first_text,
+        pair_first_place=pair_first_place,
     )
 
 
