@@ -8,7 +8,7 @@ changes it (Guess first), and never touches another pane. Guess first's own pane
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog
 
@@ -66,6 +66,9 @@ class ExerciseDesk(QObject):
         self.two_texts_action.setShortcut(QKeySequence("Ctrl+Shift+T"))
         self.two_texts_action.setToolTip('"bank" in "the river bank" and in "my bank account"')
         self.two_texts_action.triggered.connect(self.show_two_texts)
+        for action in (*self.actions(), self.distances_action):
+            # The exercise dialogs are windows of their own: from one of them a teacher goes on to the next.
+            action.setShortcutContext(Qt.ShortcutContext.ApplicationShortcut)
         self._connect()
         toolbar = ctx.shell.toolbar("Exercises")
         menu = ctx.shell.menu("E&xercises")

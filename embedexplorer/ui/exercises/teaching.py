@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QFont, QKeySequence
 from PySide6.QtWidgets import QApplication, QFileDialog, QInputDialog
 
@@ -54,6 +54,9 @@ class TeachingTools(QObject):
         self.presentation_action.setCheckable(True)
         self.presentation_action.setShortcut(QKeySequence("Ctrl+Shift+P"))
         self.presentation_action.setToolTip("Larger type and map markers for a projector (remembered)")
+        for action in (self.save_action, self.open_action, self.presentation_action):
+            # Also while an exercise dialog (a window of its own) has the keyboard; a modal one still blocks them.
+            action.setShortcutContext(Qt.ShortcutContext.ApplicationShortcut)
         app = QApplication.instance()
         self._base_font = QFont(app.font()) if isinstance(app, QApplication) else QFont()
         if isinstance(app, QApplication) and app.property(SCALED_PROPERTY):
