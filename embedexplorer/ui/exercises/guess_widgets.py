@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, QStringListModel, Qt, QTimer, Signal
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtCore import QEvent, QObject, QSize, QStringListModel, Qt, QTimer, Signal
+from PySide6.QtGui import QKeyEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCompleter,
@@ -143,18 +143,24 @@ class GuessBar(QWidget):
         self.score_label.setObjectName("hint")
         self._show_score()
 
-        line = QHBoxLayout()
+        self._line = QHBoxLayout()
         label = QLabel("&Guess:")
         label.setBuddy(self.input)
-        line.addWidget(label)
-        line.addWidget(self.input, 3)
-        line.addWidget(self.guess_button)
-        line.addWidget(self.skip_button)
-        line.addWidget(self.score_label, 1)
+        self._line.addWidget(label)
+        self._line.addWidget(self.input, 3)
+        self._line.addWidget(self.guess_button)
+        # "Show without guessing" and the score: at the line's end where it has room, else on a line of
+        # their own (presentation's type on a laptop: one line asked for more than the left column has).
+        self._tail = QWidget()
+        tail = QHBoxLayout(self._tail)
+        tail.setContentsMargins(0, 0, 0, 0)
+        tail.addWidget(self.skip_button)
+        tail.addWidget(self.score_label, 1)
+        self._line.addWidget(self._tail, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 2, 4, 2)
         layout.setSpacing(2)
-        layout.addLayout(line)
+        layout.addLayout(self._line)
         layout.addWidget(self.result)
         self._keep_guess_room()
 
@@ -246,6 +252,41 @@ class GuessBar(QWidget):
     def _keep_guess_room(self) -> None:
         """Room for a long word in the guess box at any type size ("Wednesday", "neighbourhood")."""
         self.input.setMinimumWidth(self.input.fontMetrics().horizontalAdvance("x" * GUESS_BOX_CHARS))
+        self._place_tail()
+
+    def _widths(self) -> tuple[int, int, int]:
+        """The guess line's least width without "Show without guessing" and the score (margins included),
+        the spacing before them, and their own least width."""
+        items = (self._line.itemAt(i) for i in range(self._line.count()))
+        widths = [item.minimumSize().width() for item in items if item is not None and item.widget() is not self._tail]
+        spacing = max(0, self._line.spacing())
+        margins = self.layout().contentsMargins()  # type: ignore[union-attr]
+        line = sum(widths) + spacing * (len(widths) - 1) + margins.left() + margins.right()
+        return line, spacing, self._tail.minimumSizeHint().width()
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        """As narrow as the guess line alone: "Show without guessing" and the score move to a line below."""
+        line, _spacing, tail = self._widths()
+        margins = self.layout().contentsMargins()  # type: ignore[union-attr]
+        return QSize(max(line, tail + margins.left() + margins.right()), super().minimumSizeHint().height())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self._place_tail()
+
+    def _place_tail(self) -> None:
+        line, spacing, tail = self._widths()
+        at_end = self.width() >= line + spacing + tail
+        if at_end == (self._line.indexOf(self._tail) >= 0):
+            return
+        layout = self.layout()
+        assert isinstance(layout, QVBoxLayout)
+        if at_end:
+            layout.removeWidget(self._tail)
+            self._line.addWidget(self._tail, 1)
+        else:
+            self._line.removeWidget(self._tail)
+            layout.insertWidget(1, self._tail)
 
     def _on_guess(self) -> None:
         text = self.input.text()
