@@ -6,7 +6,7 @@ from html import escape
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
-from PySide6.QtGui import QFontDatabase
+from PySide6.QtGui import QFontDatabase, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
@@ -56,7 +56,9 @@ class TwoTextsPane(QWidget):
         self.inputs = [QLineEdit(text) for text in DEFAULT_TEXTS]
         self._wanted_places: tuple[int | None, int | None] = (None, None)
         self.chips = [self._chip_list(name) for name in ("first", "second")]
-        self.sides = [SteadyLabel(5, wrap=False) for _ in range(2)]
+        # The token and id, its place, three rows, a note: each on a line of its own.
+        self.sides = [SteadyLabel(6, wrap=False) for _ in range(2)]
+        self._answer: TwoTokens | None = None
         for label in self.sides:
             label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self._size_numbers()
@@ -117,6 +119,24 @@ class TwoTextsPane(QWidget):
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange and hasattr(self, "sides"):
             self._size_numbers()
+            self._fill_sides()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self._fill_sides()
+
+    def _fill_sides(self) -> None:
+        """Each side's rows with as many numbers as its width holds (presentation's type on a laptop: one)."""
+        if self._answer is None:
+            return
+        for label, side in zip(self.sides, (self._answer.first, self._answer.second), strict=True):
+            room = label.contentsRect().width()
+            for shown in range(SIDE_NUMBERS, 0, -1):
+                text = _side_text(side, shown)
+                if label.whole_width(text) <= room:
+                    break
+            if text != label.text():
+                label.setText(text)
 
     def texts(self) -> tuple[str, str]:
         return self.inputs[0].text(), self.inputs[1].text()
@@ -161,6 +181,7 @@ class TwoTextsPane(QWidget):
             chips.blockSignals(False)
         if not answer.first or not answer.second:
             self.verdict.setText("Type a text in each box.")
+            self._answer = None  # a resize must not bring the last rows back
             for side in self.sides:
                 side.clear()
             return
@@ -176,8 +197,8 @@ class TwoTextsPane(QWidget):
     def show_comparison(self, answer: TwoTokens) -> None:
         if (answer.first.text, answer.second.text) != self.texts():
             return
-        for label, side in zip(self.sides, (answer.first, answer.second), strict=True):
-            label.setText(_side_text(side))
+        self._answer = answer
+        self._fill_sides()
         sums = "" if answer.sum_cosine is None else f" What enters layer 1: cosine {fixed(answer.sum_cosine, 3)}."
         self.verdict.setText(f"<b>{escape(answer.verdict())}</b>{escape(sums)}")
         self.hint.setText(_HINT_WITH_POSITIONS if answer.has_positions else _HINT_WITHOUT_POSITIONS)
@@ -197,17 +218,20 @@ class TwoTextsPane(QWidget):
         return rows[0].row() if rows else None
 
 
-def _side_text(side: Side) -> str:
+def _side_text(side: Side, shown: int = SIDE_NUMBERS) -> str:
+    """One side's token, its place (the position-table row on a line of its own: the exercise's point) and its
+    rows, each with its first ``shown`` numbers."""
     sums = side.input
     lines = [
-        f"<b>{escape(side.token.token)}</b> id {side.token.id:,}, {escape(sums.place_text())}",
-        f"token row:    {escape(format_row(sums.token_row, SIDE_NUMBERS))}",
+        f"<b>{escape(side.token.token)}</b> id {side.token.id:,}",
+        escape(sums.place_text()),
+        f"token row:    {escape(format_row(sums.token_row, shown))}",
     ]
     if sums.position_row is not None:
-        lines.append(f"position row: {escape(format_row(sums.position_row, SIDE_NUMBERS))}")
+        lines.append(f"position row: {escape(format_row(sums.position_row, shown))}")
     if sums.enters is not None:
         label = "LayerNorm(sum)" if sums.normalised else "sum"
-        lines.append(f"{label}: {escape(format_row(sums.enters, SIDE_NUMBERS))}")
+        lines.append(f"{label}: {escape(format_row(sums.enters, shown))}")
     if sums.note:
         lines.append(escape(sums.note))
     return "<br>".join(line.replace("  ", "&nbsp;&nbsp;") for line in lines)
