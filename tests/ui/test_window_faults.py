@@ -162,3 +162,29 @@ def test_saving_families_into_a_full_disk_keeps_the_old_file(qtbot, window, tmp_
         assert "unchanged" in window.message_bar.text()
         assert target.read_text(encoding="utf-8") == '{"families": {"old": [" one"]}}'
         assert sorted(p.name for p in folder.iterdir()) == ["families.json", "filler"]
+
+
+def test_a_health_export_named_without_its_suffix_asks_before_replacing(qtbot, window, tmp_path, monkeypatch) -> None:
+    """The save dialog confirms only the name typed ("health"); the file written is health.csv."""
+    from embedexplorer.jobs.health_jobs import HEALTH
+
+    open_model(qtbot, window, "bundled")
+    pane = window.panes.health_pane
+    with qtbot.waitSignal(answers(window, HEALTH).ready, timeout=6 * ANSWER_TIMEOUT_MS):
+        window.right.setCurrentWidget(pane)
+    target = tmp_path / "health.csv"
+    target.write_text("the user's own table", encoding="utf-8")
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(tmp_path / "health"), "CSV (*.csv)"))
+    asked: list[str] = []
+
+    def no(parent, title, text, *args):  # type: ignore[no-untyped-def]
+        asked.append(text)
+        return QMessageBox.StandardButton.No
+
+    monkeypatch.setattr(QMessageBox, "question", no)
+    pane.export_dialog()
+    assert target.read_text(encoding="utf-8") == "the user's own table"
+    assert len(asked) == 1 and "health.csv already exists" in asked[0]
+    monkeypatch.setattr(QMessageBox, "question", lambda *a: QMessageBox.StandardButton.Yes)
+    pane.export_dialog()
+    assert target.read_text(encoding="utf-8").startswith("# EmbedExplorer vocabulary health")

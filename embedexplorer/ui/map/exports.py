@@ -7,16 +7,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import (
-    QFileDialog,
-    QInputDialog,
-    QMessageBox,
-)
+from PySide6.QtWidgets import QFileDialog, QInputDialog
 
 from ...core.common.constants import EXPORT_WIDTH_RANGE
 from ...core.common.errors import EmbedExplorerError
 from ...map_pictures import png_texts, write_svg
-from ..style.plain_text import plain_tip
+from ..widgets.save_target import ask_save_target, confirm_replace
 
 if TYPE_CHECKING:
     from .view import MapView
@@ -73,14 +69,7 @@ class MapExports:
         self.export_to(path, width)
 
     def _confirm_overwrite(self, path: str) -> bool:
-        answer = QMessageBox.question(
-            self.view.window(),
-            "Replace the file?",
-            plain_tip(f"{Path(path).name} already exists in {Path(path).parent}. Replace it?"),
-            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-            QMessageBox.StandardButton.No,
-        )
-        return answer == QMessageBox.StandardButton.Yes
+        return confirm_replace(self.view.window(), path)
 
     def export_to(self, path: str, width: int | None = None) -> bool:
         """Write the map as PNG or SVG (by suffix); says what happened through ``status``/``message``."""
@@ -134,21 +123,11 @@ class MapExports:
         return self._write(path, "points", lambda: _points(path, shown, self.view.model_name))
 
     def _ask_target(self, title: str, name: str, kinds: str, suffixes: tuple[str, ...]) -> str:
-        """A file name from the save dialog, ending in one of ``suffixes`` (the chosen kind's when it
-        ends in none); "" when cancelled or when the user keeps the file already there."""
+        """A file name from the save dialog (``save_target.ask_save_target``); "" when there is none."""
         if not self.view.can_export:
             return ""
         start = Path(self.view.settings.export_dir or Path.home()) / name
-        path, chosen = QFileDialog.getSaveFileName(
-            self.view.window(), title, str(start), kinds, options=QFileDialog.Option.DontConfirmOverwrite
-        )
-        if not path:
-            return ""
-        if Path(path).suffix.lower() not in suffixes:
-            path += next((s for s in suffixes if s[1:] in chosen.lower()), suffixes[0])
-        if Path(path).exists() and not self._confirm_overwrite(path):
-            return ""
-        return path
+        return ask_save_target(self.view.window(), title, start, kinds, suffixes)
 
     def _write(self, path: str, what: str, write: Callable[[], None]) -> bool:
         target = Path(path)

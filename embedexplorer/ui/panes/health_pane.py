@@ -20,7 +20,6 @@ from PySide6.QtGui import QAction, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
-    QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -40,6 +39,7 @@ from ..style import theme
 from ..style.plot_type import size_plot_text
 from ..widgets.flow_layout import flow_row
 from ..widgets.progress_bar import job_progress_bar, show_share
+from ..widgets.save_target import ask_save_target
 from ..widgets.scrolling import scroll_within
 from ..widgets.side_or_below import SideOrBelow
 from ..window.plugging import PaneContext, Place
@@ -247,10 +247,8 @@ class HealthPane(QWidget):
         if self.report is None:
             return
         start = Path(self.export_dir or Path.home()) / "vocabulary-health.csv"
-        path, chosen = QFileDialog.getSaveFileName(self, "Export vocabulary health", str(start), EXPORT_KINDS)
+        path = ask_save_target(self.window(), "Export vocabulary health", start, EXPORT_KINDS, (".csv", ".json"))
         if path:
-            if Path(path).suffix.lower() not in (".csv", ".json"):
-                path += ".json" if "json" in chosen.lower() else ".csv"
             self.export_to(path)
 
     def export_to(self, path: str) -> bool:
