@@ -7,11 +7,16 @@ random projections (``row_pass.RowFacts.sketch``) give two 16-bit codes (which s
 sharing a code are first compared on their sketches, and the pairs that pass are
 compared on their real rows. A code shared by more than ``MAX_GROUP`` rows is compared
 with ``MAX_GROUP`` of them, so the work stays bounded whatever the table holds.
+
+Rows that share one direction (a table's common lean, the offsets of Q4_K blocks) fall on
+one side of most planes: the groups fill up and give millions of candidate pairs, so the
+pairs are made and compared on their sketches a block at a time, and only those that pass
+are kept; memory stays a few blocks whatever the table.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,6 +31,9 @@ _SKETCH_COSINE = 0.9
 MAX_GROUP = 256
 _PIVOTS = 16  # members of a huge group every other member is compared with
 _BITS = SKETCH_WIDTH // 2
+# Candidate pairs made at once, and pairs whose sketches are compared at once ((n, 32) float32, twice).
+_PAIR_BLOCK = 1 << 20
+_SKETCH_CHUNK = 1 << 16
 
 
 @dataclass
@@ -46,14 +54,10 @@ def find_duplicates(
     near = np.zeros(count, dtype=bool)
     partner = np.full(count, -1, dtype=np.int64)
     best = np.full(count, -np.inf)
-    pairs = _candidate_pairs(sketch, usable)
+    pairs = _candidate_pairs(sketch, usable, check)
     check()
     if pairs.size == 0:
         return Duplicates(exact, near, partner)
-    # Sketch filter: a pair far apart in the sketch is far apart in the table.
-    unit = sketch / np.maximum(np.linalg.norm(sketch, axis=1, keepdims=True), 1e-30)
-    close = np.einsum("ij,ij->i", unit[pairs[:, 0]], unit[pairs[:, 1]]) >= _SKETCH_COSINE
-    pairs = pairs[close]
     for start in range(0, pairs.shape[0], 4096):
         chunk = pairs[start : start + 4096]
         ids = np.unique(chunk)
@@ -78,11 +82,38 @@ def find_duplicates(
     return Duplicates(exact, near, partner)
 
 
-def _candidate_pairs(sketch: np.ndarray, usable: np.ndarray) -> np.ndarray:
-    """(pairs, 2) int64 row ids sharing either code, each pair once, bounded by MAX_GROUP per code."""
+def _candidate_pairs(sketch: np.ndarray, usable: np.ndarray, check: Callable[[], None]) -> np.ndarray:
+    """(pairs, 2) int64 row ids sharing either code and close on the sketch, each pair once.
+
+    A pair far apart in the sketch is far apart in the table: it is dropped as its block is made.
+    """
+    unit = sketch / np.maximum(np.linalg.norm(sketch, axis=1, keepdims=True), 1e-30)
+    kept: list[np.ndarray] = []
+    for block in _code_pairs(sketch, usable):
+        kept.append(block[_close_on_sketch(unit, block)])
+        check()  # between blocks: a stop asked for is heard
+    if not kept:
+        return np.zeros((0, 2), dtype=np.int64)
+    pairs = np.sort(np.concatenate(kept), axis=1)
+    count = np.int64(sketch.shape[0])
+    keys = np.unique(pairs[:, 0] * count + pairs[:, 1])  # each pair once, as one number
+    return np.stack((keys // count, keys % count), axis=1)
+
+
+def _close_on_sketch(unit: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+    """Which ``pairs`` reach the sketch cosine, their sketches compared a chunk at a time."""
+    close = np.empty(pairs.shape[0], dtype=bool)
+    for start in range(0, pairs.shape[0], _SKETCH_CHUNK):
+        chunk = pairs[start : start + _SKETCH_CHUNK]
+        cosine = np.einsum("ij,ij->i", unit[chunk[:, 0]], unit[chunk[:, 1]])
+        close[start : start + chunk.shape[0]] = cosine >= _SKETCH_COSINE
+    return close
+
+
+def _code_pairs(sketch: np.ndarray, usable: np.ndarray) -> Iterator[np.ndarray]:
+    """Blocks of (pairs, 2) row ids sharing a code (bounded by MAX_GROUP per code); a pair may come twice."""
     signs = sketch > 0
     weights = 1 << np.arange(_BITS, dtype=np.int64)
-    found: list[np.ndarray] = []
     ids = np.flatnonzero(usable)
     for half in range(2):
         codes = signs[ids, half * _BITS : (half + 1) * _BITS].astype(np.int64) @ weights
@@ -100,11 +131,8 @@ def _candidate_pairs(sketch: np.ndarray, usable: np.ndarray) -> np.ndarray:
                 rest = int(size) - kept
                 left = np.concatenate((left, np.repeat(np.arange(_PIVOTS), rest)))
                 right = np.concatenate((right, np.tile(np.arange(kept, int(size)), _PIVOTS)))
-            members = order[group_starts[:, None] + np.arange(int(size))[None, :]]
-            found.append(np.stack((ids[members[:, left]].ravel(), ids[members[:, right]].ravel()), axis=1))
-    if not found:
-        return np.zeros((0, 2), dtype=np.int64)
-    pairs = np.sort(np.concatenate(found), axis=1)
-    count = np.int64(sketch.shape[0])
-    keys = np.unique(pairs[:, 0] * count + pairs[:, 1])  # each pair once, as one number
-    return np.stack((keys // count, keys % count), axis=1)
+            step = max(1, _PAIR_BLOCK // left.size)  # groups of this size whose pairs make one block
+            for first in range(0, group_starts.size, step):
+                batch = group_starts[first : first + step]
+                members = order[batch[:, None] + np.arange(int(size))[None, :]]
+                yield np.stack((ids[members[:, left]].ravel(), ids[members[:, right]].ravel()), axis=1)
