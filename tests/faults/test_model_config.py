@@ -138,6 +138,18 @@ def test_a_config_of_more_layers_than_any_model_is_refused_before_building(
             read_model_config(folder)
 
 
+@pytest.mark.parametrize("model_type", [None, 5, {"x": 1}, ["gpt2"]])
+def test_a_config_naming_no_architecture_says_so(tmp_path: Path, model_type: object) -> None:
+    """Without a model_type (or with one that is not text) the sentence named 'None' as an architecture."""
+    config = {"n_layer": 2} if model_type is None else {"n_layer": 2, "model_type": model_type}
+    (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    with pytest.raises(UnsupportedModelError) as caught:
+        read_model_config(tmp_path)
+    message = str(caught.value)
+    assert "model_type" in message and str(tmp_path / "config.json") in message
+    assert "no class of its own" not in message and "\n" not in message
+
+
 def test_the_sweeps_configs_on_the_command_line(tiny_gpt2: Path, tmp_path: Path) -> None:
     for name, change, fragment in (
         ("no-heads", {"n_head": 0}, "n_head = 0"),

@@ -76,7 +76,12 @@ def read_model_config(folder: Path) -> Any:
     if not isinstance(data, dict):
         raise UnsupportedModelError(f"The model configuration {file} is not a JSON object.")
     model_type = data.get("model_type")
-    if not isinstance(model_type, str) or model_type not in CONFIG_MAPPING:
+    if not isinstance(model_type, str):  # absent or not text: there is no architecture to name
+        raise UnsupportedModelError(
+            f"The model configuration {file} gives no model_type as text, so transformers cannot tell which "
+            "architecture to build; the whole model is only run for architectures transformers supports itself."
+        )
+    if model_type not in CONFIG_MAPPING:
         raise UnsupportedModelError(
             f"transformers has no class of its own for '{model_type}' (in {file}). Only architectures "
             "transformers supports itself are run (GPT-2, BERT, Llama, Qwen2, ...); a model's own code never runs."
