@@ -28,11 +28,14 @@ from ...core.exercises.chapter_model import NO_CLAIM
 from ...jobs.exercise_jobs import AnalogyRequest
 from ..style import fonts
 from ..widgets.steady_label import SteadyLabel
+from ..widgets.table_rows import KeepRows
 
 if TYPE_CHECKING:  # the engine's types, named only: it loads after the window shows
     from ...core.exercises.analogies import AnalogyAnswer
 
 EXPECTED_ROLE = Qt.ItemDataRole.UserRole + 2
+# Answers the table shows without scrolling: the default k's eight.
+ANSWERS_IN_SIGHT = 8
 
 
 class AnalogyPane(QWidget):
@@ -72,6 +75,7 @@ class AnalogyPane(QWidget):
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        KeepRows(self.table, ANSWERS_IN_SIGHT)  # at any type size: presentation mode's too
         self.inputs_line = SteadyLabel(1)
         self.expected_line = SteadyLabel(1)
         for line in (self.heading, self.inputs_line, self.expected_line):  # markup of their own; values escaped
