@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QFileDialog, QInputDialog
 from ...core.common.constants import EXPORT_WIDTH_RANGE
 from ...core.common.errors import EmbedExplorerError
 from ...map_pictures import png_texts, write_svg
-from ..widgets.save_target import ask_save_target, confirm_replace
+from ..widgets.save_target import ask_save_target, confirm_replace, not_exported, refused_export
 
 if TYPE_CHECKING:
     from .view import MapView
@@ -81,11 +81,7 @@ class MapExports:
                 canvas = self.view.canvas
                 canvas.export_png(target, width or self.view.settings.export_width, png_texts(canvas))
         except OSError as exc:
-            reason = exc.strerror or str(exc)
-            self.view.message.emit(
-                f"The map was not exported to {target}: {reason}. Nothing was overwritten; choose another folder.",
-                "error",
-            )
+            self.view.message.emit(not_exported("map", target, exc.strerror or str(exc)), "error")
             return False
         self.view.settings.export_dir = str(target.parent)
         self.view.status.emit(f"Map exported to {target}")
@@ -134,14 +130,10 @@ class MapExports:
         try:
             write()
         except OSError as exc:
-            self.view.message.emit(
-                f"The {what} was not exported to {target}: {exc.strerror or exc}. Nothing was overwritten; "
-                "choose another folder.",
-                "error",
-            )
+            self.view.message.emit(not_exported(what, target, exc.strerror or str(exc)), "error")
             return False
         except EmbedExplorerError as exc:
-            self.view.message.emit(f"{exc} Nothing was overwritten; choose another folder.", "error")
+            self.view.message.emit(refused_export(str(exc)), "error")
             return False
         self.view.settings.export_dir = str(target.parent)
         self.view.status.emit(f"{what.capitalize()} exported to {target}")

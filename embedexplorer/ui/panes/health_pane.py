@@ -39,7 +39,7 @@ from ..style import theme
 from ..style.plot_type import size_plot_text
 from ..widgets.flow_layout import flow_row
 from ..widgets.progress_bar import job_progress_bar, show_share
-from ..widgets.save_target import ask_save_target
+from ..widgets.save_target import ask_save_target, not_exported, refused_export
 from ..widgets.scrolling import scroll_within
 from ..widgets.side_or_below import SideOrBelow
 from ..window.plugging import PaneContext, Place
@@ -260,10 +260,10 @@ class HealthPane(QWidget):
         try:
             write_health(path, self.report, repeat=self.repeat_check)
         except OSError as exc:
-            self.show_failure(f"The list was not exported to {path}: {exc.strerror or exc}. Nothing was overwritten.")
+            self.show_failure(not_exported("list", path, exc.strerror or str(exc)))
             return False
         except EmbedExplorerError as exc:
-            self.show_failure(f"{exc} Nothing was overwritten.")
+            self.show_failure(refused_export(str(exc)))
             return False
         self.export_dir = str(Path(path).parent)
         self.exported.emit(f"Vocabulary health exported to {path}")

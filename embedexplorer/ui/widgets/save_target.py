@@ -38,3 +38,13 @@ def confirm_replace(parent: QWidget, path: str) -> bool:
         QMessageBox.StandardButton.No,
     )
     return answer == QMessageBox.StandardButton.Yes
+
+
+def not_exported(what: str, target: str | Path, reason: str) -> str:
+    """The one sentence an export that failed says: what, where, why, and that nothing was lost."""
+    return f"The {what} was not exported to {target} ({reason.rstrip('.')}); nothing was overwritten."
+
+
+def refused_export(sentence: str) -> str:
+    """An export refused in one sentence of its own (a folder named, a format unknown): it overwrote nothing."""
+    return f"{sentence.rstrip().rstrip('.')}; nothing was overwritten."
