@@ -266,3 +266,18 @@ def test_the_baseline_reads_as_the_window_and_info_print_it(gpt2_folder, gpt2_ta
     assert f"(baseline for unrelated tokens here: {shown})" in result.stdout.splitlines()
     info = run_cli("info", "--model", str(gpt2_folder)).stdout
     assert f"mean cosine of unrelated tokens (baseline): {shown}" in info.splitlines()
+
+
+
+@pytest.mark.parametrize(
+    "question",
+    [("tokens", "i love 🙂"), ("neighbours", "paris", "-k", "3"), ("cosine", "paris", "france")],
+)
+def test_json_keys_are_the_same_whatever_the_model_says(gpt2_folder, question) -> None:
+    """A script reads the same keys from every model, whether the model has a note on the question or not.
+
+    MiniLM has no token for 🙂 (a note on [UNK]); GPT-2 splits 'paris' in two (a note on its first token)."""
+    on_gpt2 = run_json(*question, "--model", str(gpt2_folder))
+    on_minilm = run_json(*question, "--model", "bundled")
+    assert set(on_minilm) == set(on_gpt2)
+    assert {bool(on_gpt2["note"]), bool(on_minilm["note"])} == {True, False}, "one of the two has a note"

@@ -28,9 +28,8 @@ def answer(args: argparse.Namespace, asker: Asker) -> Answer:
         "b": cosine.b,
         "b_id": cosine.b_id,
         "cosine": cosine.cosine,
+        "note": cosine.note or "",  # always there, "" when there is nothing to say: scripts read the same keys
     }
-    if cosine.note:
-        payload["note"] = cosine.note
     lines = [
         f"model: {one_line(table.name)}",
         f"cosine({one_line(cosine.a)}, {one_line(cosine.b)}) = {cosine.cosine:.3f}",

@@ -30,9 +30,8 @@ def answer(args: argparse.Namespace, asker: Asker) -> Answer:
         "model": table.name,
         "query": {"id": query.id, "token": query.token},
         "neighbours": [{"id": n.id, "token": n.token, "cosine": n.cosine} for n in result.neighbours],
+        "note": note,  # always there, "" when there is nothing to say: scripts read the same keys
     }
-    if note:
-        payload["note"] = note
     lines = [f"model: {one_line(table.name)}", f"query: {one_line(query.token)}"]
     if note:
         lines.append(f"note: {one_line(note)}")

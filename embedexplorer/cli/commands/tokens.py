@@ -42,9 +42,8 @@ def answer_about(args: argparse.Namespace, table: EmbeddingTable | TokensOnly) -
         "count": report.count,
         "fits": report.fits,
         "position_rows": report.position_rows,
+        "note": report.note,  # always there, "" when there is nothing to say: scripts read the same keys
     }
-    if report.note:
-        payload["note"] = report.note
     lines = [f"{one_line(t.token):<20} {t.id:>8}" for t in tokens]
     rows = report.position_rows
     if rows is not None and len(tokens) > rows:
