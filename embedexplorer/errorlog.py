@@ -1,7 +1,7 @@
 """Unplanned failures are never lost: a rotating log file, and hooks that send them there.
 
 The frozen app has no console on macOS and Windows, so a traceback printed to stderr
-would vanish; the log keeps it, and Help > Show log opens it.
+would vanish; the log keeps it, and Help > Show the log opens it.
 """
 
 from __future__ import annotations
@@ -96,4 +96,4 @@ def describe(error: BaseException) -> str:
         return "The computer ran out of memory for that; close other programs or open a smaller model."
     if isinstance(error, RecursionError):
         return "A file is nested too deeply to be read (RecursionError)."
-    return f"Unexpected error: {type(error).__name__}: {error}. Help > Show log has the details."
+    return f"Unexpected error: {type(error).__name__}: {error}. Help > Show the log has the details."

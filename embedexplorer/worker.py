@@ -50,7 +50,7 @@ def failure_for(exc: BaseException) -> Failure:
         return Failure(str(exc), type(exc))
     return Failure(
         f"Something went wrong ({type(exc).__name__}: {exc}). The request was not answered; "
-        "Help > Show log has the details.",
+        "Help > Show the log has the details.",
         type(exc),
     )
 

@@ -38,7 +38,7 @@ def test_a_thread_that_fails_reaches_the_message_bar_and_the_log(
     thread.start()
     thread.join()
     qtbot.waitUntil(lambda: "a planted fault" in window.message_bar.text())
-    assert "ZeroDivisionError" in window.message_bar.text() and "Show log" in window.message_bar.text()
+    assert "ZeroDivisionError" in window.message_bar.text() and "Show the log" in window.message_bar.text()
     logged = log_path().read_text(encoding="utf-8")
     assert "Traceback" in logged and "thread planted" in logged and "a planted fault" in logged
 
@@ -49,3 +49,13 @@ def test_the_class_of_an_error_decides_what_the_user_reads() -> None:
     surprise = failure_for(KeyError("x"))
     assert "Something went wrong (KeyError" in surprise.message and not surprise.is_a(OfflineError)
     assert isinstance(surprise, Failure)
+
+
+def test_the_menu_item_an_error_points_to_is_in_the_help_menu(qtbot, window) -> None:
+    """'Help > Show the log has the details': the person finds that very item under Help."""
+    from embedexplorer.errorlog import describe
+
+    help_items = {action.text().replace("&", "") for action in window.menu("&Help").actions()}
+    for message in (describe(KeyError("x")), failure_for(KeyError("x")).message):
+        pointed = message.split("Help > ", 1)[1].split(" has the details")[0]
+        assert pointed in help_items, f"{message!r} names {pointed!r}; Help has {sorted(help_items)}"
