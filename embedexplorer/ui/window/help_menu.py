@@ -61,6 +61,7 @@ def show_about(window: QWidget) -> None:
         window,
         "About EmbedExplorer",
         f"<b>EmbedExplorer {__version__}</b><p>Look inside a language model's token embedding table."
-        "</p><p>Weights are read only from safetensors files, and nothing is downloaded unless you ask.</p>"
+        "</p><p>Weights are read only from safetensors and GGUF files, never from pickled ones (they can run "
+        "code), and nothing is downloaded unless you ask.</p>"
         + licences.about_html(licences.components(), licences.licence_dir()),
     )
