@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,13 @@ from embedexplorer.core.common.errors import (
 def test_a_path_that_does_not_exist() -> None:
     with pytest.raises(ModelNotFoundError, match=r"^No such folder: \./no/such/model$"):
         open_table("./no/such/model")
+
+
+@pytest.mark.parametrize("spec", ["/no/such/model.gguf", "model.gguf", "sub/model-q4_k.GGUF", "./weights.safetensors"])
+def test_a_model_file_that_does_not_exist_is_named_a_file(spec: str) -> None:
+    """A remembered .gguf file since deleted: "No such file", never "folder" nor a Hugging Face id to download."""
+    with pytest.raises(ModelNotFoundError, match=rf"^No such file: {re.escape(spec)}$"):
+        open_table(spec)
 
 
 def test_an_id_that_is_not_cached_offline() -> None:

@@ -194,6 +194,8 @@ def resolve_source(
 
         blob = ollama_model(spec[len(OLLAMA_PREFIX) :])
         return ModelSource("ollama", spec, blob.parent, blob)
+    if _names_a_model_file(path):
+        raise ModelNotFoundError(f"No such file: {spec}")
     if _looks_like_path(spec):
         raise ModelNotFoundError(f"No such folder: {spec}")
     if not _valid_hub_id(spec):
@@ -245,6 +247,12 @@ def _valid_hub_id(spec: str) -> bool:
     except HFValidationError:
         return False
     return True
+
+
+def _names_a_model_file(path: Path) -> bool:
+    """A name ending as a reader's weights file does (model.gguf): a file, even without a slash, never a Hub id."""
+    suffix = path.suffix.lower()
+    return bool(suffix) and any(pattern == f"*{suffix}" for reader in readers() for pattern in reader.patterns)
 
 
 def _looks_like_path(spec: str) -> bool:
