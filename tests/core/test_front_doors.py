@@ -63,9 +63,20 @@ def without_pictures(argv: list[str]) -> list[str]:
     return kept
 
 
+# The questions' flags the README does not use: each asked through both doors too.
+GROUPS_FILE = "groups.json"
+FLAGS_NOT_IN_THE_README = [
+    ["embedexplorer", "neighbours", "Paris", "--exact", "-k", "4"],
+    ["embedexplorer", "analogy", "king", "man", "woman", "-k", "3", "--include-inputs", "--exact"],
+    ["embedexplorer", "direction", "--pair", "he", "she", "--words", "paris", "-k", "5", "--no-baseline", "--exact"],
+    ["embedexplorer", "direction", "--groups", GROUPS_FILE, "--words", "king", "-k", "4", "--no-baseline"],
+    ["embedexplorer", "map", "--multi-token", "skip"],
+]
+
+
 def question_cases() -> list[tuple[list[str], str]]:
     found: list[tuple[list[str], str]] = []
-    for argv in readme_commands():
+    for argv in [*readme_commands(), *FLAGS_NOT_IN_THE_README]:
         if argv[1] not in QUESTIONS:
             continue
         argv = without_pictures(argv)
@@ -121,6 +132,12 @@ def through_the_window(args: argparse.Namespace, session: Session, cache: str | 
         found = answer.expected
         expected = None if found is None else [found.query.id, None if found.rank is None else found.rank.rank]
         return {"neighbours": [[n.id, n.cosine] for n in answer.neighbours], "expected": expected}
+    if command == "direction" and args.groups:
+        groups = json.loads((folder / args.groups).read_text(encoding="utf-8"))
+        spec = DirectionSpec(groups=tuple(tuple(typed(args, w) for w in groups[end]) for end in ("from", "to")))
+        words = tuple(typed(args, w) for w in args.words)
+        report = ask(session, DIRECTION, DirectionRequest(spec, words, args.k, baseline=not args.no_baseline))
+        return direction_figures(plain(report.to_dict()))
     if command == "direction":
         spec = DirectionSpec(pairs=tuple((typed(args, a), typed(args, b)) for a, b in (args.pair or DEFAULT_PAIRS)))
         words = tuple(typed(args, w) for w in args.words)
@@ -216,6 +233,8 @@ def test_both_doors_answer_alike(
     request: pytest.FixtureRequest,
 ) -> None:
     (tmp_path / WORDS_FILE).write_text("\n".join(WORDS) + "\n", encoding="utf-8")
+    groups = {"from": ["he", "man", "king"], "to": ["she", "woman", "queen"]}
+    (tmp_path / GROUPS_FILE).write_text(json.dumps(groups), encoding="utf-8")
     # The maps' cache is the one the README's commands use (the user's, or EMBEDEXPLORER_CACHE_DIR):
     # a t-SNE layout is computed once, by whichever door or test asks first.
     cache = None
