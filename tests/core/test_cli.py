@@ -281,3 +281,23 @@ def test_json_keys_are_the_same_whatever_the_model_says(gpt2_folder, question) -
     on_minilm = run_json(*question, "--model", "bundled")
     assert set(on_minilm) == set(on_gpt2)
     assert {bool(on_gpt2["note"]), bool(on_minilm["note"])} == {True, False}, "one of the two has a note"
+
+
+def test_every_option_with_a_default_names_it_in_its_help() -> None:
+    """--help tells what an option left out means, and the figure it gives is the one the parser uses."""
+    import argparse
+
+    from embedexplorer.cli import build_parser
+
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    unnamed = []
+    for name, command in commands.choices.items():
+        for action in command._actions:
+            default = action.default
+            if not action.option_strings or default in (None, False, [], argparse.SUPPRESS):
+                continue
+            help_text = (action.help or "") % {"default": default}
+            if "default" not in help_text or str(default) not in help_text.replace(",", ""):
+                unnamed.append(f"{name} {action.option_strings[0]} (default {default!r}): {action.help!r}")
+    assert not unnamed, "\n".join(unnamed)

@@ -10,10 +10,10 @@ from ..command import Answer, Asker, Command
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("a")
-    parser.add_argument("b")
-    parser.add_argument("c")
-    parser.add_argument("-k", type=positive_int, default=8)
+    parser.add_argument("a", help="A of A - B + C: king in king - man + woman")
+    parser.add_argument("b", help="B, taken away")
+    parser.add_argument("c", help="C, added")
+    parser.add_argument("-k", type=positive_int, default=8, help="how many answers (default 8, as the window's)")
     parser.add_argument(
         "--include-inputs",
         action="store_true",

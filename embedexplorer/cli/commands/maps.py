@@ -44,7 +44,7 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--csv", default=None, help="also write the points (token, id, family, x, y) as CSV")
     parser.add_argument(
-        "--width", type=png_width, default=1600, help=f"PNG width in pixels (at most {MAX_PNG_WIDTH:,})"
+        "--width", type=png_width, default=1600, help=f"PNG width in pixels (default 1600; at most {MAX_PNG_WIDTH:,})"
     )
     parser.add_argument(
         "--multi-token",
