@@ -225,4 +225,6 @@ def _as_list(value: Any) -> list[str]:
         return []
     if isinstance(value, str):
         return [value]
-    return [str(v) for v in value]
+    if not isinstance(value, (list, tuple)):
+        return []  # a garbled file's bytes or object: never a list of "b'x'" names
+    return [v for v in value if isinstance(v, str)]

@@ -26,3 +26,21 @@ def test_the_typed_text_is_remembered_after_a_pause_and_on_closing(qtbot, tmp_pa
     qtbot.addWidget(second)
     assert second.panes.token_pane.input.text() == "my bank account"
     second.close()
+
+
+def test_a_garbled_list_in_the_settings_file_starts_empty(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A settings file another program or a bad disk garbled: File > Recent models never lists b'x' twice."""
+    from embedexplorer.app import create_window
+
+    path = tmp_path / "garbled.ini"
+    path.write_text(
+        "[General]\nversion=1\nrecent_models=@ByteArray(xx)\nhidden_families=@ByteArray(ab)\n"
+        "health_reasons=@Variant(\\0\\0\\0\\x7f\\0\\0\\0\\x18QBrush)\n",
+        encoding="utf-8",
+    )
+    settings = Settings(str(path))
+    assert (settings.recent_models, settings.hidden_families, settings.health_reasons) == ([], [], [])
+    window = create_window(str(path))
+    qtbot.addWidget(window)
+    assert [a.text() for a in window.model_bar.recent_menu.actions()] == []
+    window.close()
