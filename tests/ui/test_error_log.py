@@ -59,3 +59,34 @@ def test_the_menu_item_an_error_points_to_is_in_the_help_menu(qtbot, window) -> 
     for message in (describe(KeyError("x")), failure_for(KeyError("x")).message):
         pointed = message.split("Help > ", 1)[1].split(" has the details")[0]
         assert pointed in help_items, f"{message!r} names {pointed!r}; Help has {sorted(help_items)}"
+
+
+def test_show_the_log_names_its_file_in_the_status_bar(qtbot, window, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Help > Show the log on a desktop with no text viewer: xdg-open started, found nothing to show the file
+    with, and the window said nothing (Qt reports the start as success, so the box naming the file never came).
+    The status bar now names the file whatever the desktop does."""
+    from PySide6.QtCore import QObject, QUrl, Slot
+    from PySide6.QtGui import QDesktopServices
+
+    from embedexplorer.errorlog import log_path
+
+    monkeypatch.setenv("EMBEDEXPLORER_DATA_DIR", str(tmp_path / "data"))
+
+    class Viewer(QObject):  # the desktop's viewer, as Qt lets an application stand in for it
+        def __init__(self) -> None:
+            super().__init__()
+            self.opened: list[str] = []
+
+        @Slot(QUrl)
+        def show(self, url: QUrl) -> None:
+            self.opened.append(url.toLocalFile())
+
+    viewer = Viewer()
+    QDesktopServices.setUrlHandler("file", viewer, "show")
+    try:
+        help_menu = next(a.menu() for a in window.menuBar().actions() if a.text().replace("&", "") == "Help")
+        next(a for a in help_menu.actions() if a.text().replace("&", "") == "Show the log").trigger()
+    finally:
+        QDesktopServices.unsetUrlHandler("file")
+    assert viewer.opened == [str(log_path())]
+    assert str(log_path()) in window.statusBar().currentMessage()

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import QMenu, QMessageBox, QWidget
+from PySide6.QtWidgets import QMainWindow, QMenu, QMessageBox, QWidget
 
 from ...core.tables.position_rows import RULE
 from ..style.plain_text import plain_tip
+
+# How long the status bar names the log's file after Help > Show the log.
+LOG_PATH_SHOWN_MS = 30_000
 
 READING_HELP = (
     "<p><b>Tokens.</b> The text is split into tokens; each chip shows a token and its id, a house number "
@@ -50,6 +53,9 @@ def show_log(window: QWidget) -> None:
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.touch()
+    # Where it is, always: a desktop without a text viewer starts one that shows nothing, and Qt says it opened.
+    if isinstance(window, QMainWindow):
+        window.statusBar().showMessage(f"The log of unexpected errors is at {path}", LOG_PATH_SHOWN_MS)
     if not QDesktopServices.openUrl(QUrl.fromLocalFile(str(path))):
         QMessageBox.information(window, "The log", plain_tip(f"The log of unexpected errors is at\n{path}"))
 
