@@ -128,6 +128,7 @@ class TeachingTools(QObject):
         except LessonError as exc:
             self.shell.show_message(str(exc), "error")
             return False
+        self.settings.export_dir = str(Path(path).parent)  # the next save dialog, any pane's, opens here
         self.shell.show_status(f"Lesson saved to {path}", 6000)
         return True
 

@@ -452,5 +452,6 @@ class MapView(QWidget):
         except EmbedExplorerError as exc:  # says what failed and that the old file is unchanged
             self.message.emit(str(exc), "error")
             return False
+        self.settings.export_dir = str(Path(path).parent)  # the next save dialog, any pane's, opens here
         self.status.emit(f"Families saved to {path}")
         return True

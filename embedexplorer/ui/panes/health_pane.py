@@ -246,7 +246,9 @@ class HealthPane(QWidget):
     def export_dialog(self) -> None:
         if self.report is None:
             return
-        start = Path(self.export_dir or Path.home()) / "vocabulary-health.csv"
+        # The folder any pane last saved to (the settings'), this pane's own until it is bound.
+        folder = self.ctx.settings.export_dir if hasattr(self, "ctx") else self.export_dir
+        start = Path(folder or Path.home()) / "vocabulary-health.csv"
         path = ask_save_target(self.window(), "Export vocabulary health", start, EXPORT_KINDS, (".csv", ".json"))
         if path:
             self.export_to(path)
