@@ -29,6 +29,7 @@ from ..style import fonts, theme
 from .caption import CaptionAndLegend
 from .change_colours import change_colour
 from .finding import Finding
+from .keys import KEYS_HINT, KeyboardMoves
 from .labels import WordLabels
 from .picture import Picture
 from .pointing import Pointing
@@ -53,7 +54,9 @@ if TYPE_CHECKING:  # the engine's types, named only: it loads after the window s
     from ...core.maps.word_maps import WordMap
 
 
-class MapCanvas(SelectionMarks, Finding, Pointing, CaptionAndLegend, Picture, pg.GraphicsLayoutWidget):
+class MapCanvas(
+    KeyboardMoves, SelectionMarks, Finding, Pointing, CaptionAndLegend, Picture, pg.GraphicsLayoutWidget
+):
     """Scatter of a map's points, a legend, a caption, the selected token's place and search matches.
 
     Families can be hidden or highlighted; the highlight and the matches are drawn as
@@ -157,6 +160,7 @@ class MapCanvas(SelectionMarks, Finding, Pointing, CaptionAndLegend, Picture, pg
         self.setStyleSheet(
             "MapCanvas { border: 2px solid transparent; } MapCanvas:focus { border: 2px solid palette(highlight); }"
         )
+        self.setAccessibleDescription(KEYS_HINT)
 
     def _use_map_font(self) -> None:
         """Every text of the map in the bundled family, so pictures match on every machine."""

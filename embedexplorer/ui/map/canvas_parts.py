@@ -33,6 +33,7 @@ class CanvasParts:
         model_name: str
         marker_scale: float
         matches_changed: Any
+        point_clicked: Any
         export_text_areas: dict[str, QRectF]
         _hidden: set[str]
         _isolated: bool

@@ -29,8 +29,9 @@ READING_HELP = (
     "differ most; the caption says how much of the spread survives. The <b>star</b> is the selected "
     "token, the <b>rings</b> are its nearest neighbours (their names are in the hover tips). "
     "<b>Zoom</b> with the mouse wheel or by dragging with the right button; <b>reset</b> with the "
-    "small \"A\" button that appears in the map's lower-left corner once you zoom. Click a dot to "
-    "look it up.</p>"
+    "small \"A\" button that appears in the map's lower-left corner once you zoom, or Ctrl+0. Click a dot to "
+    "look it up. From the keyboard, Tab to the map: + and - zoom, the arrows move it, Enter looks up "
+    "the word Find on the map (Ctrl+F) ringed.</p>"
     "<p><b>Exercises.</b> Guess first (Ctrl+G) hides the neighbours until you guess; the furthest "
     "family, analogies and two texts open beside the window.</p>"
 )
