@@ -24,13 +24,13 @@ class MapExports:
 
     def __init__(self, view: MapView) -> None:
         self.view = view
-        self.export_action = QAction("&Export map...", view)
+        self.export_action = QAction("E&xport map...", view)
         self.export_action.triggered.connect(self.export_dialog)
         self.export_action.setShortcut(QKeySequence("Ctrl+E"))
-        self.page_action = QAction("Export map as &web page...", view)
+        self.page_action = QAction("Export map as web pa&ge...", view)
         self.page_action.setToolTip("One HTML file that opens offline in any browser: zoom, pan, find, hover tips")
         self.page_action.triggered.connect(self.export_page_dialog)
-        self.points_action = QAction("Export &points (CSV or JSON)...", view)
+        self.points_action = QAction("Export poi&nts (CSV or JSON)...", view)
         self.points_action.triggered.connect(self.export_points_dialog)
         self.actions = (self.export_action, self.page_action, self.points_action)
         self.set_enabled(False)
