@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QFont, QKeySequence
-from PySide6.QtWidgets import QApplication, QFileDialog, QInputDialog
+from PySide6.QtWidgets import QApplication, QDialog, QFileDialog, QInputDialog, QPlainTextEdit, QWidget
 
 from ...state import changes_of, lesson_of
 from ..style.theme import presentation_scale
+from ..widgets.leaving_text_box import let_keyboard_leave
 from ..window.plugging import PaneContext, Place
 
 if TYPE_CHECKING:  # the engine's types, named only: it loads after the window shows
@@ -110,11 +111,8 @@ class TeachingTools(QObject):
         path, _ = QFileDialog.getSaveFileName(window, "Save a lesson", str(start), LESSON_FILTER)
         if not path:
             return
-        note, ok = QInputDialog.getMultiLineText(
-            window, "The lesson's note", "A note the class reads when the lesson opens (may be empty):",
-            self.state.lesson_note,
-        )
-        if ok:
+        note = ask_note(window, self.state.lesson_note)
+        if note is not None:
             self.save_to(path, note)
 
     def save_to(self, path: str, note: str | None = None) -> bool:
@@ -189,3 +187,19 @@ class TeachingTools(QObject):
         if wanted is None and self._applying:
             self._applying = False
             self.pending = None
+
+
+def ask_note(window: QWidget, note: str) -> str | None:
+    """The lesson's note, typed over ``note``; None when the dialog is cancelled."""
+    dialog = QInputDialog(window)
+    dialog.setWindowTitle("The lesson's note")
+    dialog.setLabelText("A note the class reads when the lesson opens (may be empty):")
+    dialog.setOption(QInputDialog.InputDialogOption.UsePlainTextEditForTextInput)
+    dialog.setTextValue(note)
+    box = dialog.findChild(QPlainTextEdit)
+    if box is not None:
+        let_keyboard_leave(box, dialog.accept)
+    try:
+        return dialog.textValue() if dialog.exec() == QDialog.DialogCode.Accepted else None
+    finally:
+        dialog.deleteLater()

@@ -12,6 +12,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..widgets.leaving_text_box import let_keyboard_leave
+
 
 class WordsDialog(QDialog):
     """Map > Words matching...: a regular expression, or a list of words pasted one a line."""
@@ -30,6 +32,7 @@ class WordsDialog(QDialog):
         box = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         box.accepted.connect(self.accept)
         box.rejected.connect(self.reject)
+        let_keyboard_leave(self.listing, self.accept)
         layout = QVBoxLayout(self)
         for widget in (self.regex_choice, self.pattern, self.list_choice, self.listing, box):
             layout.addWidget(widget)
