@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QApplication, QDialog, QFileDialog, QInputDialog, 
 from ...state import changes_of, lesson_of
 from ..style.theme import presentation_scale
 from ..widgets.leaving_text_box import let_keyboard_leave
+from ..widgets.save_target import ask_save_target
 from ..window.plugging import PaneContext, Place
 
 if TYPE_CHECKING:  # the engine's types, named only: it loads after the window shows
@@ -108,7 +109,8 @@ class TeachingTools(QObject):
     def save_dialog(self) -> None:
         window = self.shell.window_widget()
         start = Path(self.settings.export_dir or Path.home()) / "lesson.lesson.json"
-        path, _ = QFileDialog.getSaveFileName(window, "Save a lesson", str(start), LESSON_FILTER)
+        # A name typed without .json gets it (and is asked about if it exists): Open lesson lists it then.
+        path = ask_save_target(window, "Save a lesson", start, LESSON_FILTER, (".json",))
         if not path:
             return
         note = ask_note(window, self.state.lesson_note)
