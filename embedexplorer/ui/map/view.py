@@ -28,6 +28,7 @@ from ...core.directions.spec import DirectionSpec
 from ...errorlog import app_data_dir
 from ...jobs.map_jobs import WordMapRequest
 from ...settings import Settings
+from ..widgets.bring_forward import bring_forward
 from ..widgets.steady_label import SteadyLabel
 from .axes_dialog import DEFAULT_X_PAIRS, DEFAULT_Y_PAIRS, AxesDialog
 from .canvas import MapCanvas
@@ -353,10 +354,12 @@ class MapView(QWidget):
         self.canvas.refit_axis_titles_later()  # the plot's new height: the left title placed for it
 
     def reset_view(self) -> None:
+        bring_forward(self)  # from another tab: the map is shown whole, not reset out of sight
         self.canvas.reset_view()
 
     def focus_search(self) -> None:
-        """Put the cursor in the map's search box, its text selected."""
+        """Bring the map forward and put the cursor in its search box, its text selected."""
+        bring_forward(self)  # from another tab the keys would go to a box out of sight
         self.search_box.setFocus()
         self.search_box.selectAll()
 
