@@ -16,7 +16,7 @@ import math
 from collections.abc import Callable, Sequence
 from functools import partial
 
-from PySide6.QtCore import QByteArray, QChildEvent, QEvent, QObject, Qt, QTimer
+from PySide6.QtCore import QByteArray, QChildEvent, QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QFontMetrics, QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import (
     QComboBox,
@@ -62,6 +62,8 @@ class RowPlacement(QObject):
     tabs:
         The tabs beside the map, where the upper pane goes on a short window.
     """
+
+    moved = Signal()  # the row pane went to the tabs, or back to the left column
 
     def __init__(
         self, left: QSplitter, row_view: QWidget, lower: QWidget, stacked: Sequence[QWidget], tabs: QTabWidget
@@ -117,6 +119,7 @@ class RowPlacement(QObject):
             if current is not None:
                 self.tabs.setCurrentWidget(current)
             self.tabs.setTabToolTip(1, "The selected token's row: on this small window it sits beside the map")
+            self.moved.emit()
         elif not want_compact and self.compact:
             self.tabs.removeTab(self.tabs.indexOf(self.row_view))
             self.left.insertWidget(0, self.row_view)
@@ -124,6 +127,7 @@ class RowPlacement(QObject):
             if self._split_state is not None:
                 self.left.restoreState(self._split_state)
             self._fit_sizes(height)
+            self.moved.emit()
         elif not self.compact:
             self._fit_sizes(height)
 

@@ -182,13 +182,33 @@ class MainWindow(QMainWindow):
                 button = bar.widgetForAction(action)
                 if isinstance(button, QToolButton):
                     button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
-        # Tab walks the toolbars first, as they are drawn (above everything), then the panes in the
-        # list's order, each pane's controls in its own order.
+        self._focus_panes = [pane for _entry, pane in built]
+        self._chain_focus()
+        if self.row_placement is not None:
+            self.row_placement.moved.connect(self._chain_focus)  # the row went to the tabs or back
+
+    def _chain_focus(self) -> None:
+        """Tab walks the window as it is drawn: the toolbars (above everything), the panes above and
+        in the left column, then the tab bar beside the map and the tabs' panes after it, each pane's
+        controls in its own order. A tab's controls before its own tab bar were reached out of sight."""
         chain = [
             control for bar in self._toolbars.values() for action in bar.actions()
             for control in _tab_stops(bar.widgetForAction(action))
         ]
-        chain += [widget for _entry, pane in built for widget in getattr(pane, "focus_chain", list)()]
+        # Some panes are no widgets of the window (a dialog's, a source's): never in a tab.
+        tabbed = [p for p in self._focus_panes if isinstance(p, QWidget) and self.right.indexOf(p) >= 0]
+        in_tabs = sorted(tabbed, key=self.right.indexOf)
+        upper = self.row_placement.row_view if self.row_placement is not None else None
+        # The panes across the top first; the upper pane, when in the left column, above the others there.
+        def drawn(pane: object) -> int:
+            return 0 if getattr(type(pane), "PLACE", None) is Place.TOP else 1 if pane is upper else 2
+
+        beside = sorted((p for p in self._focus_panes if p not in in_tabs), key=drawn)
+        for pane in beside:
+            chain += getattr(pane, "focus_chain", list)()
+        chain.append(self.right.tabBar())
+        for pane in in_tabs:
+            chain += getattr(pane, "focus_chain", list)()
         for first, second in zip(chain, chain[1:], strict=False):
             QWidget.setTabOrder(first, second)
 
