@@ -13,12 +13,15 @@ class Finding(CanvasParts):
     """Search matches and isolation."""
 
     def search(self, text: str) -> int:
-        """Mark the points whose text contains ``text`` (any case); returns how many are shown."""
+        """Mark the points whose text or label contains ``text`` (any case); returns how many are shown."""
         if self.map is None or not text.strip():
             return self.set_search_matches(np.empty(0, dtype=np.int64))
         needle = text.strip().casefold()
         if self._folded is None:  # once per map: 50,257 casefolds would cost each keystroke 30 ms
-            self._folded = [t.casefold() for t in self.map.texts]
+            # The text and the label as drawn ("_Paris" for " Paris"): a person types what the map shows.
+            # A line break between them: a typed needle (one line) never spans both.
+            pairs = zip(self.map.texts, self.map.labels, strict=True)
+            self._folded = [f"{text}\n{label}".casefold() for text, label in pairs]
         found = [i for i, t in enumerate(self._folded) if needle in t]
         return self.set_search_matches(np.asarray(found, dtype=np.int64))
 
