@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QScrollArea, QVBoxLayout, QWidget
 
 
@@ -16,6 +17,9 @@ def scroll_within(pane: QWidget, content: QWidget) -> QScrollArea:
     area.setWidget(content)
     area.setWidgetResizable(True)
     area.setFrameShape(QFrame.Shape.NoFrame)
+    # Frameless, the area cannot show it has the keyboard: Tab and Ctrl+Tab go to the controls in it
+    # (the area still scrolls to show each one that takes the focus).
+    area.setFocusPolicy(Qt.FocusPolicy.NoFocus)
     outer = QVBoxLayout(pane)
     outer.setContentsMargins(0, 0, 0, 0)
     outer.addWidget(area)
