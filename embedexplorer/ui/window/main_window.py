@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
 from ...settings import Settings
 from ...state import AppState
 from ...worker import WorkerClient
+from ..style.enter_clicks import click_on_enter_everywhere
 from ..style.focus import show_focus_everywhere
 from ..style.plain_text import guard_plain_text
 from ..widgets.elided_label import ElidedLabel
@@ -72,6 +73,7 @@ class MainWindow(QMainWindow):
         self.state = AppState(settings.initial_state())
         settings.follow(self.state)
         show_focus_everywhere()  # every control shows the keyboard's focus, tool buttons and tabs too
+        click_on_enter_everywhere()  # and Enter clicks the focused button, as Space does
         self.setWindowTitle("EmbedExplorer")
         self.setAcceptDrops(True)
         self.resize(1360, 860)
