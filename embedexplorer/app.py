@@ -17,7 +17,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 if TYPE_CHECKING:
     from PySide6.QtCore import QObject, QTimer
@@ -33,8 +33,17 @@ APP_ID = "embedexplorer"
 SELF_TEST_TIMEOUT_S = 90
 
 
+class _WindowArguments(argparse.ArgumentParser):
+    """The window's options; a mistake (a command misspelt lands here) is one safe line, as the commands' are."""
+
+    def error(self, message: str) -> NoReturn:
+        from .core.common.terminal import one_line
+
+        self.exit(2, f"{self.prog}: error: {one_line(message)} (see {self.prog} --help)\n")
+
+
 def _parse(argv: Sequence[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="embedexplorer", description="Open the EmbedExplorer window.")
+    parser = _WindowArguments(prog="embedexplorer", description="Open the EmbedExplorer window.")
     parser.add_argument("--model", default=None, help="model to open instead of the last one used")
     parser.add_argument("--settings", default=None, help="settings file to use (INI), e.g. for tests")
     parser.add_argument(

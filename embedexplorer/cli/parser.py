@@ -6,6 +6,7 @@ import argparse
 from collections.abc import Sequence
 from typing import NoReturn
 
+from ..core.common.terminal import one_line
 from .command import Command
 from .table import TABLE
 
@@ -13,10 +14,20 @@ DOWNLOADS = ("table", "full")
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """argparse, but a usage mistake is one line on stderr and exit code 2."""
+    """argparse, but a usage mistake is one safe line on stderr (the words typed escaped, as every line the
+    command line prints is) and exit code 2, pointing to the help of the command at hand."""
 
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+    def error(self, message: str, helped: str | None = None) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {one_line(message)} (see {helped or self.prog} --help)\n")
+
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:  # found at the top level: the help of the command they were given to lists its options
+            command = getattr(parsed, "command", None)
+            self.error(f"unrecognized arguments: {' '.join(extras)}", f"{self.prog} {command}" if command else None)
+        return parsed
 
 
 def build_parser(table: tuple[Command, ...] = TABLE) -> argparse.ArgumentParser:
