@@ -174,6 +174,20 @@ def open_model(qtbot, window, spec: str) -> None:  # type: ignore[no-untyped-def
         window.open_model(spec)
 
 
+def lesson_opened_elsewhere(qtbot, tmp_path, lesson) -> Any:  # type: ignore[no-untyped-def]
+    """A second window of the app (settings of its own) that has opened ``lesson``, as a class opens the
+    teacher's file: returned once its model has loaded and its first neighbours have come."""
+    from embedexplorer.app import create_window
+
+    other = create_window(str(tmp_path / "other.ini"))
+    qtbot.addWidget(other)
+    other.show()
+    ready = [answers(other, LOAD).ready, answers(other, NEIGHBOURS).ready]
+    with qtbot.waitSignals(ready, timeout=ANSWER_TIMEOUT_MS * 3):
+        assert other.panes.teaching.open_from(str(lesson))
+    return other
+
+
 def type_text(qtbot, window, text: str) -> NeighboursAnswer:  # type: ignore[no-untyped-def]
     """Type into the text field; return the neighbours of the token the pane then selects.
 

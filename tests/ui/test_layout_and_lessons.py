@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QApplication
 
 from embedexplorer.jobs.table_jobs import COSINE, LOAD, NEIGHBOURS, TOKENS, NeighboursRequest
 from embedexplorer.ui.window.help_menu import READING_HELP
-from tests.ui.conftest import ANSWER_TIMEOUT_MS, answers, open_model, settle, type_text
+from tests.ui.conftest import ANSWER_TIMEOUT_MS, answers, lesson_opened_elsewhere, open_model, settle, type_text
 
 
 def test_eight_neighbour_rows_at_1366x768_and_everything_fits_1024x640(qtbot, window) -> None:
@@ -176,8 +176,6 @@ def test_presentation_mode_is_larger_and_remembered(qtbot, tmp_path) -> None:
 
 
 def test_save_and_open_a_lesson(qtbot, window, tmp_path) -> None:
-    from embedexplorer.app import create_window
-
     open_model(qtbot, window, "bundled")
     type_text(qtbot, window, "the river bank")
     window.panes.token_pane.select(2)
@@ -194,12 +192,7 @@ def test_save_and_open_a_lesson(qtbot, window, tmp_path) -> None:
     assert data["selected_places"] == {"first": 3, "second": 2}
     assert len(data["map_view"]["x"]) == 2
 
-    other = create_window(str(tmp_path / "other.ini"))
-    qtbot.addWidget(other)
-    other.show()
-    with qtbot.waitSignals([answers(other, LOAD).ready, answers(other, NEIGHBOURS).ready],
-                           timeout=ANSWER_TIMEOUT_MS * 3):  # fmt: skip
-        assert other.panes.teaching.open_from(str(lesson))
+    other = lesson_opened_elsewhere(qtbot, tmp_path, lesson)
     qtbot.waitUntil(lambda: other.panes.token_pane.selected_index() == 2, timeout=ANSWER_TIMEOUT_MS)
     assert other.panes.token_pane.text() == "the river bank"
     assert other.panes.neighbours_pane.k() == 12

@@ -7,8 +7,7 @@ import json
 from PySide6.QtCore import Qt
 
 from embedexplorer.jobs.exercise_jobs import TWO_TEXTS
-from embedexplorer.jobs.table_jobs import LOAD, NEIGHBOURS
-from tests.ui.conftest import ANSWER_TIMEOUT_MS, answers, open_model, type_text
+from tests.ui.conftest import ANSWER_TIMEOUT_MS, answers, lesson_opened_elsewhere, open_model, type_text
 
 
 def pick(qtbot, window, side: int, place: int) -> None:  # type: ignore[no-untyped-def]
@@ -23,8 +22,6 @@ def pick(qtbot, window, side: int, place: int) -> None:  # type: ignore[no-untyp
 
 
 def test_the_two_texts_and_their_picked_tokens_come_back(qtbot, window, tmp_path) -> None:
-    from embedexplorer.app import create_window
-
     open_model(qtbot, window, "bundled")
     type_text(qtbot, window, "the river bank")  # the chapter's text; "the" is the token looked at
     desk = window.panes.exercises
@@ -43,12 +40,7 @@ def test_the_two_texts_and_their_picked_tokens_come_back(qtbot, window, tmp_path
     assert window.panes.teaching.save_to(str(lesson))
     json.loads(lesson.read_text(encoding="utf-8"))  # a file a teacher can read and edit
 
-    other = create_window(str(tmp_path / "other.ini"))
-    qtbot.addWidget(other)
-    other.show()
-    with qtbot.waitSignals([answers(other, LOAD).ready, answers(other, NEIGHBOURS).ready],
-                           timeout=ANSWER_TIMEOUT_MS * 3):  # fmt: skip
-        assert other.panes.teaching.open_from(str(lesson))
+    other = lesson_opened_elsewhere(qtbot, tmp_path, lesson)
     with qtbot.waitSignal(answers(other, TWO_TEXTS).ready, timeout=ANSWER_TIMEOUT_MS):
         other.panes.exercises.two_texts_action.trigger()
     again = other.panes.exercises.two_texts.pane
