@@ -9,7 +9,8 @@ turns, each with its own read, the order reversed every other round):
 
 - ``read2``, ``copy2``: the stored bytes, and the scan's copy, read once on two threads by numpy's sum (the
   Python pool's hand-over, timed alike on 16 words, taken off);
-- ``scan2``: the copy's scan alone, on the threads a query uses; ``app``: the whole query;
+- ``scan2``: the copy's scan alone (``bounded_scores``: the scan a query runs), on the threads a query uses;
+  ``app``: the whole query;
 - ``glue``: the query less its scan (paired differences): picking candidates, the exact pass, the
   answer's tokens and the Python around them;
 - ``kernel``: one core's scan of the first 3,072 rows again and again (its copy in that core's
@@ -68,8 +69,12 @@ def _kernel_seconds(screen, query: np.ndarray) -> float:  # type: ignore[no-unty
         )
 
     more, fewer = first(KERNEL_ROWS), first(KERNEL_ROWS - KERNEL_LESS)
+    length = float(np.linalg.norm(query.astype(np.float64)))
     with own_thread_only():
-        times = timed_in_turns({"more": lambda: more.scores(query), "fewer": lambda: fewer.scores(query)}, 501)
+        times = timed_in_turns(
+            {"more": lambda: more.bounded_scores(query, length), "fewer": lambda: fewer.bounded_scores(query, length)},
+            501,
+        )
     # The fastest of many: a few microseconds each, which anything else the machine does only lengthens.
     per_row = (min(times["more"]) - min(times["fewer"])) / KERNEL_LESS
     return per_row * count
@@ -84,6 +89,7 @@ def one_table(name: str, path: str, rounds: int) -> Row:
         table.close()
         raise SystemExit(f"{name}: its query reads the stored bytes, not a copy: nothing to split here")
     query = np.array(table.unit[1000], dtype=np.float32)
+    length = float(np.linalg.norm(query.astype(np.float64)))
     stored, copy = _words(table.rows.raw), _words(screen.groups)
     helper = ThreadPoolExecutor(1)
 
@@ -112,7 +118,7 @@ def one_table(name: str, path: str, rounds: int) -> Row:
     queries = timed_in_turns(
         {
             "read": stored.sum,
-            "scan2": lambda: screen.scores(query),
+            "scan2": lambda: screen.bounded_scores(query, length),
             "app": lambda: table.neighbours_of_vector(query, 10, exclude=(1000,)),
         },
         rounds,

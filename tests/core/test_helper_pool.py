@@ -129,7 +129,7 @@ def test_where_the_c_modules_have_no_threads_a_pool_of_python_threads_shares_the
     out = np.empty(rows.shape[0], dtype=np.float32)
     scan_threads.shared_pass(rows.size, bf16_pass)  # the C helpers
     with_c_helpers = out.copy()
-    monkeypatch.setattr(scan_threads, "_C_HELPERS", False)  # as on Windows
+    monkeypatch.setattr(scan_threads, "C_HELPERS", False)  # as on Windows
     out[:] = np.nan
     scan_threads.shared_pass(rows.size, bf16_pass)
     np.testing.assert_array_equal(out, with_c_helpers)

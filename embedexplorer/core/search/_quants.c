@@ -279,11 +279,46 @@ static int quantise_query(const float *x, Py_ssize_t width, int16_t *xq, float *
     return 1;
 }
 
+/* The query as signed bytes, 32 numbers to a step, for a first pass that measures its own rounding
+ * (iq_scores's coarse scan): x = step * xq + e, step the run's largest size over 127 (rounded to float32, so
+ * x / step rounds to at most 127 in size), xq rounded to the nearest integer.  Not a power of two as
+ * quantise_query's: a free step leaves a third of the rounding on a table's own rows (|e| 0.0016 |x| against
+ * 0.0048, GPT-2-shaped IQ1_S rows), and the weights it makes are rounded (quants_iq.h's top says why that is
+ * within the bound).  *rounding gets |e|, summed in float64: step xq is exact there, so is x - step xq (within a
+ * step of each other, or x alone where xq is 0), each square rounds by 2^-53 and the sum by width 2^-53, so
+ * |e| (1 + 2^-40) bounds it.  xq16 gets the same integers, for the sums the minus runs need.  False where a run's
+ * largest number is 1e30 or more, or below 2^-80 but not 0 (its weights would leave float32's normal range):
+ * the float scan. */
+static int quantise_query_bytes(const float *x, Py_ssize_t width, int8_t *xq, int16_t *xq16, float *step,
+                                double *rounding)
+{
+    double squares = 0.0;
+    for (Py_ssize_t b = 0; b * 32 < width; b++) {
+        float largest = 0.0f;
+        for (int j = 0; j < 32; j++)
+            largest = fmaxf(largest, fabsf(x[32 * b + j]));
+        if (!(largest < 1e30f) || (largest != 0.0f && largest < 0x1p-80f))
+            return 0;
+        step[b] = largest == 0.0f ? 1.0f : largest / 127.0f;
+        for (int j = 0; j < 32; j++) {
+            float q = nearbyintf(x[32 * b + j] / step[b]);
+            q = q > 127.0f ? 127.0f : (q < -127.0f ? -127.0f : q); /* never held: x / step is 127 at most */
+            xq[32 * b + j] = (int8_t)q;
+            xq16[32 * b + j] = (int16_t)q;
+            double e = (double)x[32 * b + j] - (double)step[b] * (double)q;
+            squares += e * e;
+        }
+    }
+    *rounding = sqrt(squares) * (1.0 + 0x1p-40);
+    return 1;
+}
+
 #include "quants_lookup.h"
 #include "quants_fp4_ternary.h"
 #include "quants_iq.h"
 #include "quants_exact.h"
 #include "quants_top.h"
+#include "quants_iq1_search.h"
 #include "quants_group_copy.h"
 
 static PyObject *quant_scores(PyObject *self, PyObject *args)
@@ -423,8 +458,10 @@ static PyMethodDef quant_methods[] = {
     {"q2_k_spreads", q2_k_spreads, METH_VARARGS,
      "q2_k_spreads(rows, width, out, progress)\n\nq4_k_spreads for Q2_K rows."},
     {"iq_scores", iq_scores, METH_VARARGS,
-     "iq_scores(groups, rows, kind, query, scale, out, progress)\n\nAs quant_scores, for IQ1/IQ2 rows by their\n"
-     "groups (copy_groups's copy), or by their stored blocks in float32 where the groups' scan cannot run."},
+     "iq_scores(groups, rows, kind, query, scale, out, progress, coarse=False)\n\nAs quant_scores, for IQ1/IQ2 rows by\n"
+     "their groups (copy_groups's copy), or by their stored blocks in float32 where the groups' scan cannot run.\n"
+     "coarse (IQ1_S, IQ1_M): against the query in signed bytes, returning |x - x~| of the query it read\n"
+     "(0.0 when it scanned in float32)."},
     {"copy_groups", copy_groups, METH_VARARGS,
      "copy_groups(rows, kind, width, out, progress)\n\nCopy rows of a kind that is scanned by its groups (1, 5-22)\n"
      "into out sixteen rows at a time (the kind's header says how), for quant_scores's, low_bit_scores's or\n"
@@ -436,6 +473,13 @@ static PyMethodDef quant_methods[] = {
      "each row ids[i] (int64) of quantised rows (kind as for dequantise) with the float64 query, from dequantise's\n"
      "numbers, summed in float64; with every row's lengths (float64) and scale (float32), over its row's length\n"
      "(0 where the scale is 0)."},
+    {"iq1_search", iq1_search, METH_VARARGS,
+     "iq1_search(groups, rows, kind, query, query64, scale, lengths, relative, length, exclude, ids_out,\n"
+     "           cosines_out, progress)\n\n"
+     "An IQ1_S or IQ1_M table's search in one call: iq_scores's coarse scan, the rows in exclude set aside, and\n"
+     "the k = len(ids_out) best by stored_top_k with the margin length (r + (1 + r) relative), r the query's\n"
+     "measured rounding over length; their cosines (exact values over length) into cosines_out as float32.\n"
+     "Returns how many, or -1 where stored_top_k would (the caller searches step by step)."},
     {"stored_top_k", stored_top_k, METH_VARARGS,
      "stored_top_k(scores, k, window, rows, kind, query, lengths, scale, ids_out, values_out)\n\n"
      "The k rows of quantised rows (kind as for dot_rows) with the highest exact cosine times |query| (float64\n"

@@ -1,5 +1,7 @@
 """Types of the C module built from _quants.c: every array argument is a C-contiguous buffer."""
 
+from collections.abc import Sequence
+
 INSTRUCTIONS: str
 QUERY_ROUNDING: float
 GROUP_ROWS: int
@@ -61,6 +63,30 @@ def low_bit_scores(
 ) -> None: ...
 
 def iq_scores(
-    groups: object, rows: object, kind: int, query: object, scale: object, out: object, progress: object, /
-) -> None: ...
+    groups: object,
+    rows: object,
+    kind: int,
+    query: object,
+    scale: object,
+    out: object,
+    progress: object,
+    coarse: bool = ...,
+    /,
+) -> float | None: ...
 def helper_pool() -> tuple[int, int]: ...
+def iq1_search(
+    groups: object,
+    rows: object,
+    kind: int,
+    query: object,
+    query64: object,
+    scale: object,
+    lengths: object,
+    relative: float,
+    length: float,
+    exclude: Sequence[int],
+    ids_out: object,
+    cosines_out: object,
+    progress: object,
+    /,
+) -> int: ...

@@ -185,6 +185,35 @@ def search(
     ``query`` may be float64; the first pass gets it as float32.  ``finish`` (see ``Finish``)
     does what follows the first pass in one call where it can, with the same answer.
     """
+
+    def bounded(query32: np.ndarray, length: float) -> tuple[np.ndarray, float]:
+        return first_pass(query32), error_bound(length)
+
+    return search_bounded(count, query, k, exclude, bounded, exact, finish)
+
+
+# A first pass that gives its own margin: ``(query32, |query|)`` -> every row's score and how far any score may be
+# from its exact value, for this query (``StoredScreen.bounded_scores``: a coarser copy of the query, measured).
+BoundedPass = Callable[[np.ndarray, float], tuple[np.ndarray, float]]
+
+
+# The whole search in one call where it can (an IQ1 table's: ``StoredScreen.whole_search``): ``(query32, query64,
+# |query| > 0, k, excluded ids)`` -> the k best ids and their cosines as ``search_bounded`` gives them, or None.
+WholeSearch = Callable[[np.ndarray, np.ndarray, float, int, list[int]], tuple[np.ndarray, np.ndarray] | None]
+
+
+def search_bounded(
+    count: int,
+    query: np.ndarray,
+    k: int,
+    exclude: Iterable[int],
+    first_pass: BoundedPass,
+    exact: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    finish: Finish | None = None,
+    whole: WholeSearch | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``search`` with a first pass that says its own margin for each query; ``whole`` does it all in one call
+    where it can (see ``WholeSearch``)."""
     query64 = np.asarray(query, dtype=np.float64)
     length = math.sqrt(float(query64 @ query64))  # np.linalg.norm's very sum, without its checks
     excluded = sorted({int(i) for i in exclude})
@@ -194,8 +223,11 @@ def search(
     if length == 0:  # every cosine is 0: the first rows, in id order
         kept = np.setdiff1d(np.arange(min(count, k + len(excluded))), excluded)[:k]
         return kept.astype(np.int64), np.zeros(k, dtype=np.float32)
-    scores = first_pass(np.asarray(query, dtype=np.float32))
-    margin = error_bound(length)
+    query32 = np.asarray(query, dtype=np.float32)
+    found = None if whole is None or k > _PICK_MAX_K else whole(query32, query64, length, k, excluded)
+    if found is not None:
+        return found
+    scores, margin = first_pass(query32, length)
     for row in excluded:  # one or three ids: plain item writes beat an index array
         scores[row] = -np.inf
     found = None if finish is None or k > _PICK_MAX_K else finish(scores, k, 2.0 * margin, query64)

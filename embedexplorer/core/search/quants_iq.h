@@ -45,6 +45,19 @@
  * A query quantise_query cannot take (huge or tiny numbers), and a build without VNNI, are scanned
  * in float32 from the stored blocks (rows_portable over iq_dequantise_block: the float bound,
  * smaller than this one).
+ *
+ * IQ1_S and IQ1_M against the query in bytes (coarse: a table's own search, StoredScreen.bounded_scores and
+ * iq1_search).  Against 256 high + low, half of the scan's instructions are the products with the low bytes;
+ * without them, one vpdpbusd a step.  quantise_query_bytes holds x = step xq + e with |xq| <= 127 and a free
+ * step (the run's largest over 127), and measures |e| for this query.  S is still exact in int32 (|8 U| <= 8 x 32
+ * x 2 x 127, each minus sum at most 9 x 32 x 127), so exact in float32.  The weight d (step / 8) odd is now
+ * rounded: d step / 8 once (step / 8 exact, a power of two's quotient) and times odd once, each by 2^-24, then
+ * one fused multiply-add and width / 16 + 2 roundings in the lane as above: fewer than width roundings a term,
+ * so the sum is within gamma_width sum_j |v_j x~_j| of v . x~, x~ = step xq.  And |v . x~ - v . x| = |v . e| <=
+ * |v| |e|.  Divided by |v|: |e| + (1 + |e| / |x|) |x| times the float bound, what StoredScreen._bound gives with
+ * |e| / |x| (rounded up) for the query's rounding.  Measured: |e| is 0.0016 |x| for the GPT-2-shaped table's own
+ * rows as queries (a margin of 1.6e-3 against the 16-bit scan's 3.9e-4), and the scan takes 0.85-0.92x one read
+ * of the stored bytes against 1.0-1.1x.
  */
 #ifndef EMBEDEXPLORER_QUANTS_IQ_H
 #define EMBEDEXPLORER_QUANTS_IQ_H
@@ -192,12 +205,17 @@ VNNI_TARGET static ALWAYS_INLINE __m512 iq_group_vnni(const uint8_t *group, Py_s
  * nibble) into the query's 16 sums for the scale, looked up for 16 rows by one vpermd. */
 VNNI_TARGET static ALWAYS_INLINE __m512 iq1_group_vnni(const uint8_t *group, Py_ssize_t blocks, Py_ssize_t group_bytes,
                                                         const int sub, const int8_t *high, const int8_t *low,
-                                                        const float *eighths, const int32_t *minus_sums)
+                                                        const float *eighths, const int32_t *minus_sums,
+                                                        const int coarse)
 {
     __m512 acc = _mm512_setzero_ps();
     for (Py_ssize_t b = 0; b < blocks; b++) {
         const uint8_t *at = group + b * group_bytes;
-        prefetch_row(at + GROUPS_PREFETCH_BYTES, group_bytes); /* ahead: see scan_common.h */
+        /* Against the query in bytes the scan is quick enough that asking for each line ahead costs more issue
+         * slots than it saves (the hardware's own prefetch follows this one stream): measured side by side on
+         * the GPT-2-shaped IQ1_S table, 0.85-0.92x one read of the stored bytes without, 0.93-1.04x with. */
+        if (!coarse)
+            prefetch_row(at + GROUPS_PREFETCH_BYTES, group_bytes); /* ahead: see scan_common.h */
         const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)at));
         const uint8_t *odd = at + 2 * GROUP_ROWS, *planes = odd + (256 / sub) * GROUP_ROWS;
         const uint8_t *minus = planes + 1024;
@@ -211,7 +229,8 @@ VNNI_TARGET static ALWAYS_INLINE __m512 iq1_group_vnni(const uint8_t *group, Py_
                     __m512i m = _mm512_gf2p8affine_epi64_epi8(grid, _mm512_set1_epi64((long long)IQ1_CODES[u]), 0);
                     Py_ssize_t j = 256 * b + 32 * c + 16 * v + 4 * u;
                     h = IQ_DOT(h, m, high + j);
-                    l = IQ_DOT(l, m, low + j);
+                    if (!coarse)
+                        l = IQ_DOT(l, m, low + j);
                 }
                 sums[v][0] = h, sums[v][1] = l;
             }
@@ -224,8 +243,10 @@ VNNI_TARGET static ALWAYS_INLINE __m512 iq1_group_vnni(const uint8_t *group, Py_
                 __m512i h = sub == 32 ? _mm512_add_epi32(sums[0][0], sums[1][0]) : sums[v][0];
                 __m512i l = sub == 32 ? _mm512_add_epi32(sums[0][1], sums[1][1]) : sums[v][1];
                 const int32_t *sums16 = minus_sums + (sub == 32 ? 16 * k : 32 * k + 16 * v);
-                __m512i s = _mm512_add_epi32(_mm512_add_epi32(_mm512_slli_epi32(h, 11), _mm512_slli_epi32(l, 3)),
-                                             _mm512_permutexvar_epi32(runs, _mm512_loadu_si512((const void *)sums16)));
+                /* 8 U: U = 256 (m . high) + (m . low), or m . xq itself against the query in bytes */
+                __m512i u8 = coarse ? _mm512_slli_epi32(h, 3)
+                                    : _mm512_add_epi32(_mm512_slli_epi32(h, 11), _mm512_slli_epi32(l, 3));
+                __m512i s = _mm512_add_epi32(u8, _mm512_permutexvar_epi32(runs, _mm512_loadu_si512((const void *)sums16)));
                 __m512 weight = _mm512_mul_ps(six_bit(odd + GROUP_ROWS * (sub == 32 ? c : 2 * c + v)), d_step);
                 acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), weight, acc);
             }
@@ -241,10 +262,14 @@ VNNI_TARGET static void iq_groups_vnni(const struct iq_job *q, Py_ssize_t start,
     for (Py_ssize_t g = start / GROUP_ROWS; g * GROUP_ROWS < stop; g++) {
         const uint8_t *group = q->groups + g * blocks * group_bytes;
         __m512 acc;
-        if (q->kind == KIND_IQ1_S)
-            acc = iq1_group_vnni(group, blocks, group_bytes, 32, q->high, q->low, q->eighths, q->minus_sums);
+        if (q->kind == KIND_IQ1_S && q->low == NULL)
+            acc = iq1_group_vnni(group, blocks, group_bytes, 32, q->high, NULL, q->eighths, q->minus_sums, 1);
+        else if (q->kind == KIND_IQ1_S)
+            acc = iq1_group_vnni(group, blocks, group_bytes, 32, q->high, q->low, q->eighths, q->minus_sums, 0);
+        else if (q->kind == KIND_IQ1_M && q->low == NULL)
+            acc = iq1_group_vnni(group, blocks, group_bytes, 16, q->high, NULL, q->eighths, q->minus_sums, 1);
         else if (q->kind == KIND_IQ1_M)
-            acc = iq1_group_vnni(group, blocks, group_bytes, 16, q->high, q->low, q->eighths, q->minus_sums);
+            acc = iq1_group_vnni(group, blocks, group_bytes, 16, q->high, q->low, q->eighths, q->minus_sums, 0);
         else if (IQ_SUB[q->kind - IQ_FIRST_KIND] == 32)
             acc = iq_group_vnni(group, blocks, group_bytes, 32, q->high, q->low, q->eighths, sixteens, thirty_twos);
         else
@@ -267,76 +292,124 @@ static void iq_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
     rows_portable(q->kind, q->rows, row_bytes, q->query, q->scale, q->out, start, stop, q->width);
 }
 
+/* The query's copies the groups' scan reads (iq_query_prepare), held until iq_query_free. */
+struct iq_query {
+    int16_t *xq;
+    float *step;
+    int8_t *bytes;
+    int32_t *terms;
+    double rounding; /* |x - x~| of the query the scan reads (coarse: its bytes; 0: scanned in float32) */
+};
+
+/* Fill job's query fields for the groups' scan: the query as 16-bit integers split in two bytes, or with
+ * ``coarse`` (IQ1 only) as signed bytes whose rounding it measures; the minus runs' or IQ2's offsets; each run
+ * of 32's step / 8.  Where the integer scan cannot run (no VNNI, a query quantise_query cannot take, no memory),
+ * job->high stays NULL: the float scan of the stored rows. */
+static void iq_query_prepare(struct iq_job *job, struct iq_query *prep, const float *query, int coarse)
+{
+    Py_ssize_t width = job->width;
+    int kind = job->kind;
+    *prep = (struct iq_query){NULL, NULL, NULL, NULL, 0.0};
+    if (!integer_scan || !vnni_scan)
+        return;
+    prep->xq = PyMem_RawMalloc((size_t)width * sizeof(int16_t));
+    prep->step = PyMem_RawMalloc((size_t)(width / 32) * 2 * sizeof(float));
+    prep->bytes = PyMem_RawMalloc((size_t)width * 2);
+    /* Read straight into the scan's instructions, not moved from an integer register to a vector for
+     * each 32 numbers: IQ2's offsets, 43 times xq's sum over each 16 numbers then each 32; IQ1's 16
+     * sums a scale (iq1_group_vnni); then each run of 32's step / 8. */
+    prep->terms = PyMem_RawMalloc((size_t)(width / 16 + width / 32 + width + width / 32) * sizeof(int32_t));
+    int16_t *xq = prep->xq;
+    float *step = prep->step;
+    int8_t *bytes = prep->bytes;
+    if (xq == NULL || step == NULL || bytes == NULL || prep->terms == NULL ||
+        !(coarse ? quantise_query_bytes(query, width, bytes, xq, step, &prep->rounding)
+                 : quantise_query(query, width, xq, step))) {
+        prep->rounding = 0.0;
+        return;
+    }
+    if (!coarse)
+        split_query(xq, step, width, bytes, bytes + width, NULL, 0, NULL);
+    int32_t *offsets = prep->terms, *minus_sums = prep->terms + width / 16 + width / 32;
+    float *eighths = (float *)(minus_sums + width);
+    int one_bit = iq_is_one_bit(kind), sub = IQ_SUB[kind - IQ_FIRST_KIND];
+    for (Py_ssize_t k = 0; k < width / 32; k++) {
+        int32_t eight[4] = {0, 0, 0, 0}; /* xq's sums over the run's four runs of 8 (|.| <= 2^17) */
+        for (int i = 0; i < 32; i++)
+            eight[i / 8] += xq[32 * k + i];
+        int32_t first = eight[0] + eight[1], second = eight[2] + eight[3];
+        if (!one_bit) { /* 43 times a sum over 32 numbers, |.| <= 43 x 2^19 < 2^25, fits in int32 */
+            offsets[2 * k] = 43 * first, offsets[2 * k + 1] = 43 * second;
+            offsets[width / 16 + k] = 43 * (first + second);
+            continue;
+        }
+        /* bit e of p: run e's delta is minus.  Each sum is that of p without its lowest bit e, less
+         * 2 Q8 of run e where the sum's numbers hold run e (IQ1_M: runs 0-1 for its first 16). */
+        int32_t *sums = minus_sums + (sub == 32 ? 16 : 32) * k;
+        for (int half = 0; half < 32 / sub; half++) {
+            int32_t *table = sums + 16 * half;
+            table[0] = -7 * (sub == 32 ? first + second : half ? second : first);
+            for (int p = 1; p < 16; p++) {
+                int lowest = p & -p, e = lowest == 1 ? 0 : lowest == 2 ? 1 : lowest == 4 ? 2 : 3;
+                table[p] = table[p & (p - 1)] - (sub == 32 || e / 2 == half ? 2 * eight[e] : 0);
+            }
+        }
+    }
+    for (Py_ssize_t k = 0; k < width / 32; k++)
+        eighths[k] = step[k] * 0.125f;
+    job->high = bytes, job->low = coarse ? NULL : bytes + width, job->eighths = eighths, job->offsets = offsets;
+    job->minus_sums = minus_sums;
+}
+
+static void iq_query_free(struct iq_query *prep)
+{
+    PyMem_RawFree(prep->xq);
+    PyMem_RawFree(prep->step);
+    PyMem_RawFree(prep->bytes);
+    PyMem_RawFree(prep->terms);
+}
+
+/* What iq_scores and iq1_search check of their buffers; 0 with a ValueError set when they do not fit. */
+static int iq_buffers_fit(int kind, Py_ssize_t query_len, Py_ssize_t rows_len, Py_ssize_t groups_len,
+                          Py_ssize_t scale_len, Py_ssize_t count, int coarse)
+{
+    Py_ssize_t width = query_len / (Py_ssize_t)sizeof(float);
+    if (!iq_kind(kind) || width == 0 || width % 256 != 0 || query_len % (Py_ssize_t)sizeof(float) != 0) {
+        PyErr_SetString(PyExc_ValueError, "kind must be an IQ1/IQ2 kind and the query whole blocks of float32");
+    } else if (rows_len != count * (width / 256) * BLOCK_BYTES[kind] ||
+               groups_len != (count + GROUP_ROWS - 1) / GROUP_ROWS * (width / 256) * iq_group_block_bytes(kind)) {
+        PyErr_SetString(PyExc_ValueError, "rows and groups must hold len(out) rows of len(query) numbers");
+    } else if (scale_len != count * (Py_ssize_t)sizeof(float)) {
+        PyErr_SetString(PyExc_ValueError, "scale must hold one float32 per row");
+    } else if (coarse && !iq_is_one_bit(kind)) {
+        PyErr_SetString(PyExc_ValueError, "the query in bytes is for IQ1_S and IQ1_M rows only");
+    } else {
+        return 1;
+    }
+    return 0;
+}
+
 static PyObject *iq_scores(PyObject *self, PyObject *args)
 {
     Py_buffer groups, rows, query, scale, out, progress;
-    int kind;
+    int kind, coarse = 0;
     (void)self;
-    if (!PyArg_ParseTuple(args, "y*y*iy*y*w*w*", &groups, &rows, &kind, &query, &scale, &out, &progress))
+    if (!PyArg_ParseTuple(args, "y*y*iy*y*w*w*|p", &groups, &rows, &kind, &query, &scale, &out, &progress, &coarse))
         return NULL;
     PyObject *result = NULL;
     Py_ssize_t width = query.len / (Py_ssize_t)sizeof(float), count = out.len / (Py_ssize_t)sizeof(float);
-    if (!iq_kind(kind) || width == 0 || width % 256 != 0 || query.len % (Py_ssize_t)sizeof(float) != 0) {
-        PyErr_SetString(PyExc_ValueError, "kind must be an IQ1/IQ2 kind and the query whole blocks of float32");
-    } else if (rows.len != count * (width / 256) * BLOCK_BYTES[kind] ||
-               groups.len != (count + GROUP_ROWS - 1) / GROUP_ROWS * (width / 256) * iq_group_block_bytes(kind)) {
-        PyErr_SetString(PyExc_ValueError, "rows and groups must hold len(out) rows of len(query) numbers");
-    } else if (scale.len != out.len) {
-        PyErr_SetString(PyExc_ValueError, "scale must hold one float32 per row");
-    } else if (check_progress(&progress)) {
+    if (iq_buffers_fit(kind, query.len, rows.len, groups.len, scale.len, count, coarse) &&
+        out.len % (Py_ssize_t)sizeof(float) == 0 && check_progress(&progress)) {
         struct iq_job job = {.kind = kind, .groups = groups.buf, .rows = rows.buf, .width = width,
                              .query = query.buf, .scale = scale.buf, .out = out.buf}; /* the rest NULL */
-        int16_t *xq = NULL;
-        float *step = NULL;
-        int8_t *bytes = NULL;
-        int32_t *terms = NULL;
-        if (integer_scan && vnni_scan) {
-            xq = PyMem_RawMalloc((size_t)width * sizeof(int16_t));
-            step = PyMem_RawMalloc((size_t)(width / 32) * 2 * sizeof(float));
-            bytes = PyMem_RawMalloc((size_t)width * 2);
-            /* Read straight into the scan's instructions, not moved from an integer register to a vector for
-             * each 32 numbers: IQ2's offsets, 43 times xq's sum over each 16 numbers then each 32; IQ1's 16
-             * sums a scale (iq1_group_vnni); then each run of 32's step / 8. */
-            terms = PyMem_RawMalloc((size_t)(width / 16 + width / 32 + width + width / 32) * sizeof(int32_t));
-            if (xq != NULL && step != NULL && bytes != NULL && terms != NULL &&
-                quantise_query(query.buf, width, xq, step)) {
-                split_query(xq, step, width, bytes, bytes + width, NULL, 0, NULL);
-                int32_t *offsets = terms, *minus_sums = terms + width / 16 + width / 32;
-                float *eighths = (float *)(minus_sums + width);
-                int one_bit = iq_is_one_bit(kind), sub = IQ_SUB[kind - IQ_FIRST_KIND];
-                for (Py_ssize_t k = 0; k < width / 32; k++) {
-                    int32_t eight[4] = {0, 0, 0, 0}; /* xq's sums over the run's four runs of 8 (|.| <= 2^17) */
-                    for (int i = 0; i < 32; i++)
-                        eight[i / 8] += xq[32 * k + i];
-                    int32_t first = eight[0] + eight[1], second = eight[2] + eight[3];
-                    if (!one_bit) { /* 43 times a sum over 32 numbers, |.| <= 43 x 2^19 < 2^25, fits in int32 */
-                        offsets[2 * k] = 43 * first, offsets[2 * k + 1] = 43 * second;
-                        offsets[width / 16 + k] = 43 * (first + second);
-                        continue;
-                    }
-                    /* bit e of p: run e's delta is minus.  Each sum is that of p without its lowest bit e, less
-                     * 2 Q8 of run e where the sum's numbers hold run e (IQ1_M: runs 0-1 for its first 16). */
-                    int32_t *sums = minus_sums + (sub == 32 ? 16 : 32) * k;
-                    for (int half = 0; half < 32 / sub; half++) {
-                        int32_t *table = sums + 16 * half;
-                        table[0] = -7 * (sub == 32 ? first + second : half ? second : first);
-                        for (int p = 1; p < 16; p++) {
-                            int lowest = p & -p, e = lowest == 1 ? 0 : lowest == 2 ? 1 : lowest == 4 ? 2 : 3;
-                            table[p] = table[p & (p - 1)] - (sub == 32 || e / 2 == half ? 2 * eight[e] : 0);
-                        }
-                    }
-                }
-                for (Py_ssize_t k = 0; k < width / 32; k++)
-                    eighths[k] = step[k] * 0.125f;
-                job.high = bytes, job.low = bytes + width, job.eighths = eighths, job.offsets = offsets;
-                job.minus_sums = minus_sums;
-            }
-        }
+        struct iq_query prep;
+        iq_query_prepare(&job, &prep, query.buf, coarse);
         result = share_chunks_released(iq_chunk, &job, count, &progress);
-        PyMem_RawFree(xq);
-        PyMem_RawFree(step);
-        PyMem_RawFree(bytes);
-        PyMem_RawFree(terms);
+        if (result != NULL && coarse) {
+            Py_DECREF(result);
+            result = PyFloat_FromDouble(prep.rounding);
+        }
+        iq_query_free(&prep);
     }
     PyBuffer_Release(&groups);
     PyBuffer_Release(&rows);

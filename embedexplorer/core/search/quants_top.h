@@ -32,6 +32,57 @@ static int better_first(const void *left, const void *right)
     return (a->id > b->id) - (a->id < b->id);
 }
 
+/* A first pass's scores and what the exact pass reads: stored_top_k's and iq1_search's. */
+struct top_rows_job {
+    const float *scores; /* one per row */
+    Py_ssize_t count, k;
+    float gap; /* the window below the k-th best, as numpy has it: a float32 less a Python float is a float32 */
+    int kind;
+    const uint8_t *blocks;
+    Py_ssize_t row_bytes, width;
+    const double *query;  /* float64, width numbers */
+    const float *live;    /* each row's scale: 0 for a row pointing nowhere */
+    const double *length; /* each row's float64 length */
+};
+
+/* The k best rows among those the first pass cannot rule out, by their exact scores, best first, ties by id, into
+ * best_ids and best_values; how many (k, or fewer rows); -1 when a score is NaN or more scores are that close than
+ * the room kept for them (Python decides then), -3 when memory ran out.  Touches no Python object. */
+static Py_ssize_t top_rows(const struct top_rows_job *t, int64_t *best_ids, double *best_values)
+{
+    Py_ssize_t room = 4 * t->k > PICK_ROOM ? 4 * t->k : PICK_ROOM;
+    room = room < t->count ? room : t->count;
+    /* Room for the ids kept on the way (pick_core.h drops those below the bar when it fills): a few thousand
+     * where a slot per row (400 KB on GPT-2) would be mapped and unmapped by every query. */
+    float *heap = malloc((size_t)t->k * sizeof(float));
+    int64_t *ids = malloc((size_t)room * sizeof(int64_t));
+    struct scored_row *scored = NULL;
+    Py_ssize_t kept = -3;
+    if (heap != NULL && ids != NULL)
+        kept = pick_candidates(t->scores, t->count, t->k, t->gap, heap, ids, room); /* -2: more than room */
+    if (kept == -2)
+        kept = -1;
+    if (kept >= 0 && (scored = malloc((size_t)kept * sizeof *scored + 1)) == NULL)
+        kept = -3;
+    if (kept >= 0) {
+        exact_row_function dot = exact_row();
+        for (Py_ssize_t i = 0; i < kept; i++) {
+            int64_t id = ids[i];
+            double dot_product = dot(t->kind, t->blocks + id * t->row_bytes, t->width, t->query);
+            scored[i] = (struct scored_row){t->live[id] == 0.0f ? 0.0 : dot_product / t->length[id], id};
+        }
+        qsort(scored, (size_t)kept, sizeof *scored, better_first);
+        if (kept > t->k)
+            kept = t->k;
+        for (Py_ssize_t i = 0; i < kept; i++)
+            best_ids[i] = scored[i].id, best_values[i] = scored[i].value;
+    }
+    free(scored);
+    free(heap);
+    free(ids);
+    return kept;
+}
+
 static PyObject *stored_top_k(PyObject *self, PyObject *args)
 {
     Py_buffer scores, rows, query, lengths, scale, ids_out, values_out;
@@ -54,52 +105,13 @@ static PyObject *stored_top_k(PyObject *self, PyObject *args)
                values_out.len != k * (Py_ssize_t)sizeof(double)) {
         PyErr_SetString(PyExc_ValueError, "k must be between 1 and the rows, ids_out k int64 and values_out k float64");
     } else {
-        /* Room for the ids kept on the way (pick_core.h drops those below the bar when it fills): a few thousand
-         * where a slot per row (400 KB on GPT-2) would be mapped and unmapped by every query. */
-        Py_ssize_t room = 4 * k > PICK_ROOM ? 4 * k : PICK_ROOM;
-        room = room < count ? room : count;
-        float *heap = PyMem_RawMalloc((size_t)k * sizeof(float));
-        int64_t *ids = PyMem_RawMalloc((size_t)room * sizeof(int64_t));
-        struct scored_row *scored = NULL;
-        Py_ssize_t kept = -1;
-        if (heap == NULL || ids == NULL) {
-            PyErr_NoMemory();
-        } else {
-            const float *values = scores.buf, *live = scale.buf;
-            const double *x = query.buf, *length = lengths.buf;
-            const uint8_t *blocks = rows.buf;
-            int64_t *best_ids = ids_out.buf;
-            double *best_values = values_out.buf;
-            float gap = (float)window; /* as numpy has it: a float32 less a Python float is a float32 */
-            exact_row_function dot = exact_row();
-            int short_of_memory = 0;
-            Py_BEGIN_ALLOW_THREADS
-            kept = pick_candidates(values, count, k, gap, heap, ids, room); /* -2: more close scores than room */
-            if (kept >= 0)
-                scored = malloc((size_t)kept * sizeof *scored + 1);
-            if (kept >= 0 && scored == NULL)
-                short_of_memory = 1;
-            if (scored != NULL) {
-                for (Py_ssize_t i = 0; i < kept; i++) {
-                    int64_t id = ids[i];
-                    double dot_product = dot(kind, blocks + id * row_bytes, width, x);
-                    scored[i] = (struct scored_row){live[id] == 0.0f ? 0.0 : dot_product / length[id], id};
-                }
-                qsort(scored, (size_t)kept, sizeof *scored, better_first);
-                if (kept > k)
-                    kept = k;
-                for (Py_ssize_t i = 0; i < kept; i++)
-                    best_ids[i] = scored[i].id, best_values[i] = scored[i].value;
-            }
-            Py_END_ALLOW_THREADS
-            free(scored);
-            if (short_of_memory)
-                PyErr_NoMemory();
-            else
-                result = PyLong_FromSsize_t(kept < 0 ? -1 : kept);
-        }
-        PyMem_RawFree(heap);
-        PyMem_RawFree(ids);
+        struct top_rows_job job = {scores.buf, count, k, (float)window, kind, rows.buf, row_bytes, width,
+                                   query.buf, scale.buf, lengths.buf};
+        Py_ssize_t kept;
+        Py_BEGIN_ALLOW_THREADS
+        kept = top_rows(&job, ids_out.buf, values_out.buf);
+        Py_END_ALLOW_THREADS
+        result = kept == -3 ? PyErr_NoMemory() : PyLong_FromSsize_t(kept);
     }
     PyBuffer_Release(&scores);
     PyBuffer_Release(&rows);

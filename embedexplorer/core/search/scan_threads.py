@@ -27,7 +27,7 @@ _MAX_THREADS = 4
 THREADS_VARIABLE = "EMBEDEXPLORER_SCAN_THREADS"
 
 # The C passes' own helper threads (POSIX threads; scan_common.h), or a pool of Python threads.
-_C_HELPERS = os.name != "nt"
+C_HELPERS = os.name != "nt"
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 # Set in a thread whose passes must leave the other cores alone (see ``own_thread_only``).
@@ -82,7 +82,7 @@ def shared_pass(numbers: int, run: Callable[[np.ndarray], object]) -> None:
     from a pool of Python threads, each calling ``run`` with the same counters.
     """
     helpers = helpers_for(numbers)
-    if _C_HELPERS:
+    if C_HELPERS:
         run(np.array([0, 0, helpers], dtype=np.int64))  # chunks claimed, chunks finished, helpers wanted
         return
     progress = np.zeros(2, dtype=np.int64)  # chunks claimed, chunks finished

@@ -16,14 +16,15 @@ from typing import Any
 import numpy as np
 
 from ..common import cache
+from . import scan_threads
 from .block32_groups import BLOCK32_KINDS, MIN_KINDS, Q4_0_KIND
 from .fp4_ternary_groups import FP4_TERNARY_KINDS
 from .group_copy import copy_in_groups
-from .iq_groups import GRID_CODES, GRID_KINDS
+from .iq_groups import GRID_CODES, GRID_KINDS, ONE_BIT_CODES
 from .lookup_groups import LOOKUP_KINDS
 from .neighbours import accumulation_error
 from .q6_k_groups import q6_k_groups
-from .scan_threads import shared_pass
+from .scan_threads import helpers_for, shared_pass
 from .stored_rows import StoredRows
 
 try:
@@ -194,6 +195,64 @@ class StoredScreen:
         shared_pass(self.shape[0] * self.shape[1], scan)
         return out
 
+    def bounded_scores(self, query: np.ndarray, query_length: float, check: bool = True) -> tuple[np.ndarray, float]:
+        """Every row's cosine with ``query`` times its length, and how far any of them may be from the exact one.
+
+        An IQ1_S or IQ1_M table's copy is scanned against the query held in signed bytes, not 16-bit integers:
+        one product instruction for four numbers instead of two, which a query's time is mostly made of.  Its
+        rounding is a hundred times the 16-bit one's, so the margin uses the rounding this very query had
+        (``iq_scores`` measures |x - x~|) instead of a bound for every query: a few more candidates for the
+        exact pass, which picks the same answer.  Every other table: ``scores`` and ``error_bound``.
+        ``check``: False for a caller that has just checked the mapped file itself.
+        """
+        if self.kind not in ONE_BIT_CODES or self.groups is None or not self.integer:
+            scores = self.scores(query) if check else self.scores_after_check(query)
+            return scores, self.error_bound(query_length)
+        if check and self.cache_file is not None:
+            self.cache_file.check()
+        query = np.ascontiguousarray(query, dtype=np.float32)
+        out = np.empty(self.shape[0], dtype=np.float32)
+        rounding = [0.0]
+
+        def scan(progress: np.ndarray) -> None:  # coarse: the query in bytes, whose |x - x~| it returns
+            rounding[0] = self._quants.iq_scores(self.groups, self.bits, self.kind, query, self.scale, out, progress, 1)
+
+        shared_pass(self.shape[0] * self.shape[1], scan)
+        # |x - x~| over |x|, rounded up: the query's share of the bound, in place of QUERY_ROUNDING.
+        relative = rounding[0] / query_length * (1 + 2.0**-40) if query_length > 0 else 0.0
+        return out, self._bound(query_length, relative)
+
+    def whole_search(
+        self,
+        rows: StoredRows,
+        query: np.ndarray,
+        query64: np.ndarray,
+        length: float,
+        k: int,
+        excluded: list[int],
+        check: bool = True,
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """An IQ1_S or IQ1_M table's k best rows for ``query`` and their cosines in one C call (``iq1_search``):
+        ``bounded_scores``'s scan and margin, then ``best_of``'s pick, exact pass and order, with the same answer
+        as ``neighbours.search_bounded`` gives from those two.  None where that call does not apply (another
+        kind, no helper threads in C, rows read another way, a NaN score): the caller searches step by step.
+        ``query64``: the query as the exact pass takes it; ``length``: its length, above 0."""
+        blocks = self._blocks_of(rows)
+        # Without the C helpers (Windows) a pass's helpers are Python threads, each calling the whole function.
+        one_call = self.kind in ONE_BIT_CODES and self.groups is not None and self.integer and scan_threads.C_HELPERS
+        if not one_call or blocks is None:
+            return None
+        if check and self.cache_file is not None:
+            self.cache_file.check()
+        ids, cosines = np.empty(k, dtype=np.int64), np.empty(k, dtype=np.float32)
+        counters = np.array([0, 0, helpers_for(self.shape[0] * self.shape[1])], dtype=np.int64)
+        found = self._quants.iq1_search(
+            self.groups, blocks, self.kind, np.ascontiguousarray(query, dtype=np.float32),
+            np.ascontiguousarray(query64, dtype=np.float64), self.scale, self._lengths64, self._relative(), length,
+            excluded, ids, cosines, counters,
+        )  # fmt: skip
+        return None if found < 0 else (ids[:found], cosines[:found])
+
     def _groups_for_scan(self) -> np.ndarray | None:
         """The Q4_K, Q6_K or Q4_0 rows in groups of sixteen, made at the second query where the CPU scans them
         (AVX-512 VNNI; ``quants_groups.h``, ``quants_groups_q6k.h``, ``quants_groups32.h``): about half the
@@ -226,10 +285,17 @@ class StoredScreen:
         divides by |row|.  The float32 query and reciprocal length add 2^-24 each.  A scan
         against the query held as integers adds ``query_rounding`` (``_quants.c`` says why).
         """
-        width = self.shape[1]
-        summing = accumulation_error(width) * (1 + self.rounding) * self.spread
-        relative = 1.01 * (self.rounding + summing + self.value_rounding) + _SCALE_ROUNDING
-        return query_length * (self.query_rounding + (1 + self.query_rounding) * relative)
+        return self._bound(query_length, self.query_rounding)
+
+    def _bound(self, query_length: float, query_rounding: float) -> float:
+        """``error_bound`` for a scan whose copy of the query was off by ``query_rounding`` of |query|."""
+        return query_length * (query_rounding + (1 + query_rounding) * self._relative())
+
+    def _relative(self) -> float:
+        """The bound's part that scales with |query| besides the query's rounding: the numbers', the sum's, the
+        reciprocal length's (``iq1_search`` takes it to make the same margin in C)."""
+        summing = accumulation_error(self.shape[1]) * (1 + self.rounding) * self.spread
+        return 1.01 * (self.rounding + summing + self.value_rounding) + _SCALE_ROUNDING
 
     def exact_scores(self, rows: StoredRows, ids: np.ndarray, query: np.ndarray) -> np.ndarray:
         """Cosines times |query| of rows ``ids``, in float64 from the stored numbers (0 for rows pointing nowhere)."""

@@ -35,7 +35,6 @@ from .pointing_nowhere import PointingNowhere, row_sentence
 __all__ = ["EmbeddingTable", "Neighbour", "NeighbourResult", "Query", "ReadableTokens", "TableFacts"]
 
 ExactScores = Callable[[np.ndarray, np.ndarray], np.ndarray]
-FirstPass = Callable[[np.ndarray], np.ndarray]
 # How many looked-up words each table remembers.
 QUERY_MEMORY = 4096
 # How many neighbour answers each table remembers.
@@ -407,23 +406,29 @@ class EmbeddingTable:
     def _top_k(self, vector: np.ndarray, k: int, exclude: Iterable[int]) -> tuple[np.ndarray, np.ndarray]:
         """The search of the table's own questions, each of which has checked the mapped files just before."""
         if isinstance(self.rows, StoredRows):
-            first_pass, error_bound, exact, finish = self._stored_search
-            return nb.search(self.rows.shape[0], vector, k, exclude, first_pass, error_bound, exact, finish)
+            bounded, stored_exact, finish, whole = self._stored_search
+            return nb.search_bounded(self.rows.shape[0], vector, k, exclude, bounded, stored_exact, finish, whole)
         first_pass, error_bound, exact = self.search_passes()
         return nb.search(self.rows.shape[0], vector, k, exclude, first_pass, error_bound, exact)
 
     @cached_property
-    def _stored_search(self) -> tuple[FirstPass, Callable[[float], float], ExactScores, nb.Finish]:
-        """A stored table's ``search_passes``, made once, and the call that finishes a quantised table's search
-        (``StoredScreen.best_of``: its candidates picked, scored and ordered in one call).  The first pass leaves
-        its file check out where the table's own check covers the file it reads (a GGUF file, a safetensors file
-        read as stored): each check is a stat call of a few microseconds, in a query of a few hundred."""
+    def _stored_search(self) -> tuple[nb.BoundedPass, ExactScores, nb.Finish, nb.WholeSearch]:
+        """A stored table's first pass with its margin for each query (``StoredScreen.bounded_scores``), its exact
+        scores, the call that finishes a quantised table's search (``StoredScreen.best_of``: its candidates
+        picked, scored and ordered in one call) and the one that does it all (``StoredScreen.whole_search``, an
+        IQ1 table's), made once.  The passes leave their file check out where the table's own check covers the
+        file they read (a GGUF file, a safetensors file read as stored): each check is a stat call of a few
+        microseconds, in a query of a few hundred."""
         assert isinstance(self.rows, StoredRows)
         screen = self.stored_screen
         checked_here = screen.cache_file is None or screen.cache_file.path in {s.path for s in self.mapped_files}
-        first_pass = screen.scores_after_check if checked_here else screen.scores
         rows = self.rows
-        return first_pass, screen.error_bound, partial(screen.exact_scores, rows), partial(screen.best_of, rows)
+        return (
+            partial(screen.bounded_scores, check=not checked_here),
+            partial(screen.exact_scores, rows),
+            partial(screen.best_of, rows),
+            partial(screen.whole_search, rows, check=not checked_here),
+        )
 
     def search_passes(self) -> tuple[Callable[[np.ndarray], np.ndarray], Callable[[float], float], ExactScores]:
         """The next search's first pass, its error bound and the exact scores (float64 from the stored numbers).

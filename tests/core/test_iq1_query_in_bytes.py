@@ -1,0 +1,171 @@
+"""IQ1_S and IQ1_M tables are searched against the query held in signed bytes, with the margin that very query's
+rounding allows, and in one C call from scan to ordered answer: the answers are still a float64 search's.
+
+The oracle is the gguf package's ``dequantize`` (llama.cpp's own Python code) and a float64 brute force over its
+numbers. Queries include runs whose numbers fall half way between two steps, runs of numbers a million times
+smaller than the rest, runs all zero, and sizes far from 1; the tables are ``test_iq_grid_groups``'s random
+blocks with near ties and rows pointing nowhere.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import pytest
+from gguf.constants import GGMLQuantizationType as Q
+from gguf.quants import dequantize
+
+from embedexplorer import open_table
+from embedexplorer.core.search import neighbours as nb
+
+from ..gguf_fixture import float64_top_k, write_gguf
+from .grouped_rows import exact_cosines
+from .test_iq_grid_groups import blocks_of, grouped_here, grouped_screen, near_tie_blocks
+
+_quants = pytest.importorskip("embedexplorer.core.search._quants", reason="the quantised scan was not built here")
+
+ONE_BIT = [Q.IQ1_S, Q.IQ1_M]
+IDS = [t.name for t in ONE_BIT]
+K = 12
+
+
+def hard_queries(width: int, seed: int) -> list[np.ndarray]:
+    """Queries whose rounding to bytes is hard to bound: a plain one; one whose numbers sit half way between two
+    steps of their run; one with a run a million times smaller than the rest and a run all zero; the plain one at
+    sizes far from 1."""
+    rng = np.random.default_rng(seed)
+    plain = rng.standard_normal(width).astype(np.float32)
+    halves = plain.copy()
+    for start in range(0, width, 32):
+        run = (rng.integers(-126, 126, 32) + 0.5) / 127.0
+        run[0] = 1.0  # the run's largest: its step is 1/127
+        halves[start : start + 32] = run * rng.uniform(0.1, 10)
+    uneven = plain.copy()
+    uneven[32:64] *= np.float32(1e-6)
+    uneven[64:96] = 0.0
+    return [plain, halves, uneven, plain * np.float32(1e-20), plain * np.float32(1e20)]
+
+
+@grouped_here
+@pytest.mark.parametrize("qtype", ONE_BIT, ids=IDS)
+@pytest.mark.parametrize(("count", "width"), [(3, 256), (17, 1024), (1013, 768)])
+def test_the_scan_in_bytes_is_within_the_margin_it_gives(qtype: Q, count: int, width: int) -> None:
+    stored = blocks_of(qtype, count, width, seed=count + width + 1)
+    screen, numbers = grouped_screen(stored, qtype, width)
+    for query in hard_queries(width, seed=count):
+        length = float(np.linalg.norm(query.astype(np.float64)))
+        scores, margin = screen.bounded_scores(query, length)
+        error = np.abs(scores - exact_cosines(numbers, screen.lengths, query))
+        assert error.max() <= margin
+        # Bytes, not 16-bit integers: the margin is wider than the 16-bit scan's bound, and it is needed.
+        assert margin > screen.error_bound(length)
+        if count > 1000:
+            assert error.max() > screen.error_bound(length)
+
+
+@grouped_here
+@pytest.mark.parametrize("qtype", ONE_BIT, ids=IDS)
+def test_a_query_whose_rounding_points_along_a_row_meets_the_margin_nearly(qtype: Q) -> None:
+    """Each number just under half a step from a whole step, on the side of one row's own sign: that row's score
+    is off by nearly the margin itself (Cauchy-Schwarz nearly an equality), so a margin any smaller fails here."""
+    width = 768
+    stored = blocks_of(qtype, 200, width, seed=9)
+    screen, numbers = grouped_screen(stored, qtype, width)
+    target = 11
+    sign = np.sign(numbers[target])
+    rng = np.random.default_rng(10)
+    step = np.float32(1.0) / np.float32(127.0)  # each run's largest is 1: its step
+    whole = rng.integers(-120, 121, width).astype(np.float64)
+    whole[::32] = 127.0  # the run's largest, 1 within float32's rounding of 127 steps
+    query = ((whole + 0.499 * sign * (whole != 127.0)) * np.float64(step)).astype(np.float32)
+    query[::32] = 1.0
+    length = float(np.linalg.norm(query.astype(np.float64)))
+    scores, margin = screen.bounded_scores(query, length)
+    error = np.abs(scores - exact_cosines(numbers, screen.lengths, query))
+    assert error.max() <= margin
+    assert error[target] > 0.5 * margin
+
+
+@grouped_here
+@pytest.mark.parametrize("qtype", ONE_BIT, ids=IDS)
+def test_a_query_too_large_for_bytes_is_scanned_in_float32_within_the_float_bound(qtype: Q) -> None:
+    stored = blocks_of(qtype, 100, 512, seed=4)
+    screen, numbers = grouped_screen(stored, qtype, 512)
+    query = np.random.default_rng(5).standard_normal(512).astype(np.float32) * np.float32(1e36)
+    length = float(np.linalg.norm(query.astype(np.float64)))
+    scores, margin = screen.bounded_scores(query, length)
+    assert margin < screen.error_bound(length)  # no rounding of the query: the float scan's bound alone
+    assert np.abs(scores - exact_cosines(numbers, screen.lengths, query)).max() <= margin
+
+
+def step_by_step(table, query64: np.ndarray, exclude: list[int]) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[no-untyped-def]
+    """The search without its one-call path: the scan in bytes, then the candidates picked, scored, ordered."""
+    screen, rows = table.stored_screen, table.rows
+    return nb.search_bounded(
+        rows.shape[0], query64, K, exclude, screen.bounded_scores, partial(screen.exact_scores, rows),
+        partial(screen.best_of, rows),
+    )  # fmt: skip
+
+
+@grouped_here
+@pytest.mark.parametrize("qtype", ONE_BIT, ids=IDS)
+def test_the_search_in_one_call_gives_the_step_by_step_answer_bit_for_bit(tmp_path: Path, qtype: Q) -> None:
+    stored = near_tie_blocks(qtype, seed=int(qtype) + 30)
+    with np.errstate(invalid="ignore", over="ignore"):
+        numbers = dequantize(stored, qtype).astype(np.float64)
+    table = open_table(str(write_gguf(tmp_path / f"{qtype.name}.gguf", stored, qtype)))
+    try:
+        screen = table.stored_screen
+        vector = numbers[50] + 0.01 * np.random.default_rng(3).standard_normal(512)
+        asked = [(screen.unit_rows(table.rows, row), [row]) for row in (50, 7, 2999)] + [(vector, [])]
+        for query64, exclude in asked:
+            length = float(np.linalg.norm(query64))
+            whole = screen.whole_search(table.rows, query64.astype(np.float32), query64, length, K, exclude)
+            assert whole is not None  # the one-call path ran
+            ids, cosines = step_by_step(table, query64, exclude)
+            np.testing.assert_array_equal(whole[0], ids)
+            np.testing.assert_array_equal(whole[1].view(np.uint32), cosines.view(np.uint32))
+            expected, _ = float64_top_k(numbers, query64, K, tuple(exclude))
+            assert whole[0].tolist() == expected
+    finally:
+        table.close()
+
+
+@grouped_here
+def test_the_search_in_one_call_refuses_ids_outside_the_table_in_one_sentence(tmp_path: Path) -> None:
+    stored = blocks_of(Q.IQ1_S, 40, 256, seed=6)
+    table = open_table(str(write_gguf(tmp_path / "IQ1_S.gguf", stored, Q.IQ1_S)))
+    try:
+        query64 = table.stored_screen.unit_rows(table.rows, 3)
+        for wrong in ([40], [-1]):
+            with pytest.raises(ValueError, match="^an excluded id is outside the table$"):
+                table.stored_screen.whole_search(table.rows, query64.astype(np.float32), query64, 1.0, 5, wrong)
+        assert [n.id for n in table.neighbours(3, k=39).neighbours] == float64_top_k(
+            dequantize(stored, Q.IQ1_S).astype(np.float64), query64, 39, (3,)
+        )[0]
+    finally:
+        table.close()
+
+
+@grouped_here
+@pytest.mark.parametrize("qtype", ONE_BIT, ids=IDS)
+def test_groups_scanned_by_another_build_answer_in_one_call_from_the_float_scan(
+    tmp_path: Path, qtype: Q, other_build: str
+) -> None:
+    """A table opened where VNNI runs, searched after a switch to a build without it: the one call scans the stored
+    blocks in float32 with the float bound, and answers as float64."""
+    _quants.use_build("best")
+    stored = near_tie_blocks(qtype, seed=int(qtype) + 40)
+    with np.errstate(invalid="ignore", over="ignore"):
+        numbers = dequantize(stored, qtype).astype(np.float64)
+    table = open_table(str(write_gguf(tmp_path / f"{qtype.name}.gguf", stored, qtype)))
+    try:
+        assert table.stored_screen.groups is not None
+        _quants.use_build(other_build)
+        for row in (50, 7):
+            expected, _ = float64_top_k(numbers, numbers[row], K, (row,))
+            assert [n.id for n in table.neighbours(row, k=K).neighbours] == expected
+    finally:
+        table.close()
