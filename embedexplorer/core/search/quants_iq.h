@@ -49,12 +49,12 @@
  * IQ1_S and IQ1_M against the query in bytes (coarse: a table's own search, StoredScreen.bounded_scores and
  * iq1_search).  Against 256 high + low, half of the scan's instructions are the products with the low bytes;
  * without them, one vpdpbusd a step.  quantise_query_bytes holds x = step xq + e with |xq| <= 127 and a free
- * step (the run's largest over 127), and measures |e| for this query.  S is still exact in int32 (|8 U| <= 8 x 32
- * x 2 x 127, each minus sum at most 9 x 32 x 127), so exact in float32.  The weight d (step / 8) odd is now
- * rounded: d step / 8 once (step / 8 exact, a power of two's quotient) and times odd once, each by 2^-24, then
- * one fused multiply-add and width / 16 + 2 roundings in the lane as above: fewer than width roundings a term,
- * so the sum is within gamma_width sum_j |v_j x~_j| of v . x~, x~ = step xq.  And |v . x~ - v . x| = |v . e| <=
- * |v| |e|.  Divided by |v|: |e| + (1 + |e| / |x|) |x| times the float bound, what StoredScreen._bound gives with
+ * step (the run's largest over 127), and measures |e| for this query.  iq1_group_bytes takes S / 8 = U + T / 8 in
+ * float32, exact (U = m . xq at most 32 x 2 x 127, T the minus runs' integer sum at most 9 x 32 x 127: a multiple
+ * of 1/8 below 2^13).  Each term is then rounded by odd step (once), the fused multiply-add into its block's sum
+ * (once), that sum's other terms (at most 15), the block's sum times d into the lane (once) and the lane's other
+ * blocks (width / 256), each by 2^-24 of what it rounds: fewer than width roundings a term, so the sum is within
+ * gamma_width sum_j |v_j x~_j| of v . x~, x~ = step xq (Higham 3.1).  And |v . x~ - v . x| = |v . e| <= |v| |e|.  Divided by |v|: |e| + (1 + |e| / |x|) |x| times the float bound, what StoredScreen._bound gives with
  * |e| / |x| (rounded up) for the query's rounding.  Measured: |e| is 0.0016 |x| for the GPT-2-shaped table's own
  * rows as queries (a margin of 1.6e-3 against the 16-bit scan's 3.9e-4), and the scan takes 0.85-0.92x one read
  * of the stored bytes against 1.0-1.1x.
@@ -127,9 +127,10 @@ struct iq_job {
     const float *query, *scale;
     float *out;
     const int8_t *high, *low;   /* NULL: the float scan of the stored rows */
-    const float *eighths;       /* each run of 32's step / 8 (exact: a power of two) */
+    const float *eighths;       /* each run of 32's step / 8 (exact: a power of two); against bytes, its step */
     const int32_t *offsets;     /* IQ2: 43 times the sum of xq over each 16 numbers, then over each 32 */
-    const int32_t *minus_sums;  /* IQ1: each scale's 16 sums for the 16 ways its runs' deltas can go */
+    const int32_t *minus_sums;  /* IQ1: each scale's 16 sums for the 16 ways its runs' deltas can go (against
+                                 * bytes: each sum over 8 as a float32, in the same place) */
 };
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
@@ -205,17 +206,12 @@ VNNI_TARGET static ALWAYS_INLINE __m512 iq_group_vnni(const uint8_t *group, Py_s
  * nibble) into the query's 16 sums for the scale, looked up for 16 rows by one vpermd. */
 VNNI_TARGET static ALWAYS_INLINE __m512 iq1_group_vnni(const uint8_t *group, Py_ssize_t blocks, Py_ssize_t group_bytes,
                                                         const int sub, const int8_t *high, const int8_t *low,
-                                                        const float *eighths, const int32_t *minus_sums,
-                                                        const int coarse)
+                                                        const float *eighths, const int32_t *minus_sums)
 {
     __m512 acc = _mm512_setzero_ps();
     for (Py_ssize_t b = 0; b < blocks; b++) {
         const uint8_t *at = group + b * group_bytes;
-        /* Against the query in bytes the scan is quick enough that asking for each line ahead costs more issue
-         * slots than it saves (the hardware's own prefetch follows this one stream): measured side by side on
-         * the GPT-2-shaped IQ1_S table, 0.85-0.92x one read of the stored bytes without, 0.93-1.04x with. */
-        if (!coarse)
-            prefetch_row(at + GROUPS_PREFETCH_BYTES, group_bytes); /* ahead: see scan_common.h */
+        prefetch_row(at + GROUPS_PREFETCH_BYTES, group_bytes); /* ahead: see scan_common.h */
         const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)at));
         const uint8_t *odd = at + 2 * GROUP_ROWS, *planes = odd + (256 / sub) * GROUP_ROWS;
         const uint8_t *minus = planes + 1024;
@@ -229,8 +225,7 @@ VNNI_TARGET static ALWAYS_INLINE __m512 iq1_group_vnni(const uint8_t *group, Py_
                     __m512i m = _mm512_gf2p8affine_epi64_epi8(grid, _mm512_set1_epi64((long long)IQ1_CODES[u]), 0);
                     Py_ssize_t j = 256 * b + 32 * c + 16 * v + 4 * u;
                     h = IQ_DOT(h, m, high + j);
-                    if (!coarse)
-                        l = IQ_DOT(l, m, low + j);
+                    l = IQ_DOT(l, m, low + j);
                 }
                 sums[v][0] = h, sums[v][1] = l;
             }
@@ -243,14 +238,58 @@ VNNI_TARGET static ALWAYS_INLINE __m512 iq1_group_vnni(const uint8_t *group, Py_
                 __m512i h = sub == 32 ? _mm512_add_epi32(sums[0][0], sums[1][0]) : sums[v][0];
                 __m512i l = sub == 32 ? _mm512_add_epi32(sums[0][1], sums[1][1]) : sums[v][1];
                 const int32_t *sums16 = minus_sums + (sub == 32 ? 16 * k : 32 * k + 16 * v);
-                /* 8 U: U = 256 (m . high) + (m . low), or m . xq itself against the query in bytes */
-                __m512i u8 = coarse ? _mm512_slli_epi32(h, 3)
-                                    : _mm512_add_epi32(_mm512_slli_epi32(h, 11), _mm512_slli_epi32(l, 3));
-                __m512i s = _mm512_add_epi32(u8, _mm512_permutexvar_epi32(runs, _mm512_loadu_si512((const void *)sums16)));
+                __m512i s = _mm512_add_epi32(_mm512_add_epi32(_mm512_slli_epi32(h, 11), _mm512_slli_epi32(l, 3)),
+                                             _mm512_permutexvar_epi32(runs, _mm512_loadu_si512((const void *)sums16)));
                 __m512 weight = _mm512_mul_ps(six_bit(odd + GROUP_ROWS * (sub == 32 ? c : 2 * c + v)), d_step);
                 acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), weight, acc);
             }
         }
+    }
+    return acc;
+}
+
+/* iq1_group_vnni against the query in bytes (the coarse scan): one vpdpbusd a step, and per scale S / 8 = U + T / 8
+ * in float32 (U = m . xq, T the minus runs' sum: -7 Q less 2 Q8 of each minus run, looked up by vpermps from the
+ * query's table of T / 8), exact there (a multiple of 1/8 below 2^13 in size), times odd step (rounded once),
+ * added into the block's sum; the block's sum times d into the row's lane.  No line is asked for ahead: the scan
+ * is quick enough that those instructions cost more than they save (the hardware's own prefetch follows this one
+ * stream): measured side by side on the GPT-2-shaped IQ1_S table, 0.85-0.92x one read of the stored bytes
+ * without, 0.93-1.04x with. */
+VNNI_TARGET static ALWAYS_INLINE __m512 iq1_group_bytes(const uint8_t *group, Py_ssize_t blocks, Py_ssize_t group_bytes,
+                                                         const int sub, const int8_t *xq, const float *steps,
+                                                         const float *minus_eighths)
+{
+    __m512 acc = _mm512_setzero_ps();
+    for (Py_ssize_t b = 0; b < blocks; b++) {
+        const uint8_t *at = group + b * group_bytes;
+        const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)at));
+        const uint8_t *odd = at + 2 * GROUP_ROWS, *planes = odd + (256 / sub) * GROUP_ROWS;
+        const uint8_t *minus = planes + 1024;
+        __m512 block = _mm512_setzero_ps();
+        for (int c = 0; c < 8; c++) {
+            Py_ssize_t k = 8 * b + c; /* the query's run of 32 */
+            __m512i sums[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()}; /* per scale: m . xq */
+            for (int v = 0; v < 2; v++) {
+                __m512i grid = _mm512_loadu_si512((const void *)(planes + 128 * c + 64 * v));
+                for (int u = 0; u < 4; u++) {
+                    __m512i m = _mm512_gf2p8affine_epi64_epi8(grid, _mm512_set1_epi64((long long)IQ1_CODES[u]), 0);
+                    int into = sub == 32 ? 0 : v; /* a 32-number scale sums both halves in one */
+                    sums[into] = IQ_DOT(sums[into], m, xq + 256 * b + 32 * c + 16 * v + 4 * u);
+                }
+            }
+            /* vpermps reads the low 4 bits of each lane: chunk c's nibble is the low one for even c */
+            __m512i runs = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(minus + GROUP_ROWS * (c / 2))));
+            if (c % 2)
+                runs = _mm512_srli_epi32(runs, 4);
+            const __m512 step = _mm512_set1_ps(steps[k]);
+            for (int v = 0; v < 32 / sub; v++) {
+                const float *table = minus_eighths + (sub == 32 ? 16 * k : 32 * k + 16 * v);
+                __m512 s = _mm512_add_ps(_mm512_cvtepi32_ps(sums[v]), _mm512_permutexvar_ps(runs, _mm512_loadu_ps(table)));
+                __m512 weight = _mm512_mul_ps(six_bit(odd + GROUP_ROWS * (sub == 32 ? c : 2 * c + v)), step);
+                block = _mm512_fmadd_ps(s, weight, block);
+            }
+        }
+        acc = _mm512_fmadd_ps(block, d, acc);
     }
     return acc;
 }
@@ -263,13 +302,13 @@ VNNI_TARGET static void iq_groups_vnni(const struct iq_job *q, Py_ssize_t start,
         const uint8_t *group = q->groups + g * blocks * group_bytes;
         __m512 acc;
         if (q->kind == KIND_IQ1_S && q->low == NULL)
-            acc = iq1_group_vnni(group, blocks, group_bytes, 32, q->high, NULL, q->eighths, q->minus_sums, 1);
+            acc = iq1_group_bytes(group, blocks, group_bytes, 32, q->high, q->eighths, (const float *)q->minus_sums);
         else if (q->kind == KIND_IQ1_S)
-            acc = iq1_group_vnni(group, blocks, group_bytes, 32, q->high, q->low, q->eighths, q->minus_sums, 0);
+            acc = iq1_group_vnni(group, blocks, group_bytes, 32, q->high, q->low, q->eighths, q->minus_sums);
         else if (q->kind == KIND_IQ1_M && q->low == NULL)
-            acc = iq1_group_vnni(group, blocks, group_bytes, 16, q->high, NULL, q->eighths, q->minus_sums, 1);
+            acc = iq1_group_bytes(group, blocks, group_bytes, 16, q->high, q->eighths, (const float *)q->minus_sums);
         else if (q->kind == KIND_IQ1_M)
-            acc = iq1_group_vnni(group, blocks, group_bytes, 16, q->high, q->low, q->eighths, q->minus_sums, 0);
+            acc = iq1_group_vnni(group, blocks, group_bytes, 16, q->high, q->low, q->eighths, q->minus_sums);
         else if (IQ_SUB[q->kind - IQ_FIRST_KIND] == 32)
             acc = iq_group_vnni(group, blocks, group_bytes, 32, q->high, q->low, q->eighths, sixteens, thirty_twos);
         else
@@ -356,7 +395,12 @@ static void iq_query_prepare(struct iq_job *job, struct iq_query *prep, const fl
         }
     }
     for (Py_ssize_t k = 0; k < width / 32; k++)
-        eighths[k] = step[k] * 0.125f;
+        eighths[k] = coarse ? step[k] : step[k] * 0.125f; /* iq1_group_bytes weighs S / 8 */
+    if (coarse) /* the minus runs' sums as T / 8 in float32 (exact: integers below 2^17 over 8), in place */
+        for (Py_ssize_t i = 0; i < (sub == 32 ? 16 : 32) * (width / 32); i++) {
+            float eighth = (float)minus_sums[i] * 0.125f;
+            memcpy(minus_sums + i, &eighth, sizeof eighth);
+        }
     job->high = bytes, job->low = coarse ? NULL : bytes + width, job->eighths = eighths, job->offsets = offsets;
     job->minus_sums = minus_sums;
 }
