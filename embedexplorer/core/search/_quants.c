@@ -475,11 +475,12 @@ static PyMethodDef quant_methods[] = {
      "(0 where the scale is 0)."},
     {"iq1_search", iq1_search, METH_VARARGS,
      "iq1_search(groups, rows, kind, query, query64, scale, lengths, relative, length, exclude, ids_out,\n"
-     "           cosines_out, progress)\n\n"
+     "           cosines_out, helpers)\n\n"
      "An IQ1_S or IQ1_M table's search in one call: iq_scores's coarse scan, the rows in exclude set aside, and\n"
      "the k = len(ids_out) best by stored_top_k with the margin length (r + (1 + r) relative), r the query's\n"
      "measured rounding over length; their cosines (exact values over length) into cosines_out as float32.\n"
-     "Returns how many, or -1 where stored_top_k would (the caller searches step by step)."},
+     "Returns how many, or -1 where stored_top_k would (the caller searches step by step).  helpers: the\n"
+     "pass's helper threads (scan_threads.helpers_for)."},
     {"stored_top_k", stored_top_k, METH_VARARGS,
      "stored_top_k(scores, k, window, rows, kind, query, lengths, scale, ids_out, values_out)\n\n"
      "The k rows of quantised rows (kind as for dot_rows) with the highest exact cosine times |query| (float64\n"

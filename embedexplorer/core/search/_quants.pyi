@@ -87,6 +87,6 @@ def iq1_search(
     exclude: Sequence[int],
     ids_out: object,
     cosines_out: object,
-    progress: object,
+    helpers: int,
     /,
 ) -> int: ...

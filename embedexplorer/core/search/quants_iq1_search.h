@@ -11,26 +11,21 @@
 #ifndef EMBEDEXPLORER_QUANTS_IQ1_SEARCH_H
 #define EMBEDEXPLORER_QUANTS_IQ1_SEARCH_H
 
-/* Helpers a pass may have: the counters' third number (scan_common.h). */
-static int64_t counters_helpers(const Py_buffer *progress)
-{
-    return progress->len == 3 * (Py_ssize_t)sizeof(int64_t) ? ((const int64_t *)progress->buf)[2] : 0;
-}
-
 static PyObject *iq1_search(PyObject *self, PyObject *args)
 {
-    Py_buffer groups, rows, query, query64, scale, lengths, ids_out, cosines_out, progress;
+    Py_buffer groups, rows, query, query64, scale, lengths, ids_out, cosines_out;
     int kind;
+    long long helpers;
     double relative, length;
     PyObject *exclude;
     (void)self;
-    if (!PyArg_ParseTuple(args, "y*y*iy*y*y*y*ddOw*w*w*", &groups, &rows, &kind, &query, &query64, &scale, &lengths,
-                          &relative, &length, &exclude, &ids_out, &cosines_out, &progress))
+    if (!PyArg_ParseTuple(args, "y*y*iy*y*y*y*ddOw*w*L", &groups, &rows, &kind, &query, &query64, &scale, &lengths,
+                          &relative, &length, &exclude, &ids_out, &cosines_out, &helpers))
         return NULL;
     PyObject *result = NULL, *excluded = NULL;
     Py_ssize_t width = query.len / (Py_ssize_t)sizeof(float), count = scale.len / (Py_ssize_t)sizeof(float);
     Py_ssize_t k = ids_out.len / (Py_ssize_t)sizeof(int64_t);
-    if (!iq_buffers_fit(kind, query.len, rows.len, groups.len, scale.len, count, 1) || !check_progress(&progress)) {
+    if (!iq_buffers_fit(kind, query.len, rows.len, groups.len, scale.len, count, 1)) {
         /* the error is set */
     } else if (query64.len != width * (Py_ssize_t)sizeof(double) ||
                lengths.len != count * (Py_ssize_t)sizeof(double)) {
@@ -66,14 +61,13 @@ static PyObject *iq1_search(PyObject *self, PyObject *args)
             double margin = length * (rounding + (1 + rounding) * relative);
             struct top_rows_job top = {scores, count, k, (float)(2.0 * margin), kind, rows.buf,
                                        exact_row_bytes(kind, query64.len), width, query64.buf, scale.buf, lengths.buf};
-            int64_t helpers = counters_helpers(&progress);
+            int64_t counters[3] = {0, 0, helpers}; /* chunks claimed, chunks finished, helpers wanted */
             Py_ssize_t kept;
             Py_BEGIN_ALLOW_THREADS
 #if !defined(_MSC_VER)
-            share_chunks_helped(iq_chunk, &job, count, progress.buf, helpers);
+            share_chunks_helped(iq_chunk, &job, count, counters, helpers);
 #else
-            (void)helpers;
-            share_chunks(iq_chunk, &job, count, progress.buf);
+            share_chunks(iq_chunk, &job, count, counters);
 #endif
             for (Py_ssize_t i = 0; i < dropped; i++)
                 scores[drop[i]] = -INFINITY;
@@ -100,7 +94,6 @@ static PyObject *iq1_search(PyObject *self, PyObject *args)
     PyBuffer_Release(&lengths);
     PyBuffer_Release(&ids_out);
     PyBuffer_Release(&cosines_out);
-    PyBuffer_Release(&progress);
     return result;
 }
 

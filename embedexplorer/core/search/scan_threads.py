@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -30,8 +31,18 @@ THREADS_VARIABLE = "EMBEDEXPLORER_SCAN_THREADS"
 C_HELPERS = os.name != "nt"
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
-# Set in a thread whose passes must leave the other cores alone (see ``own_thread_only``).
-_alone = threading.local()
+
+
+class _Alone(threading.local):
+    """Whether this thread's passes must leave the other cores alone (see ``own_thread_only``)."""
+
+    on = False  # a class default: read on every pass, where getattr's default on a bare local costs 0.3 us
+
+
+_alone = _Alone()
+# How long the cores this process may run on are taken as known: a pass asks for them each time.
+_CORES_KEPT_SECONDS = 1.0
+_cores_known: tuple[float, int] = (-_CORES_KEPT_SECONDS, 1)
 
 
 @contextmanager
@@ -42,7 +53,7 @@ def own_thread_only(on: bool = True) -> Iterator[None]:
     process running a text forward while the worker compares its layers with the table.
     ``on=False`` lifts it for a block (the model has finished: every core is free again).
     """
-    before = getattr(_alone, "on", False)
+    before = _alone.on
     _alone.on = on
     try:
         yield
@@ -56,9 +67,18 @@ def helpers_for(numbers: int) -> int:
     At most one thread per core this process may run on (its affinity, which a container or
     ``taskset`` narrows; ``os.cpu_count`` counts the machine's), and at most ``THREADS_VARIABLE``.
     """
-    if numbers < SPLIT_ABOVE or getattr(_alone, "on", False):
+    if numbers < SPLIT_ABOVE or _alone.on:
         return 0
-    return min(_MAX_THREADS, usable_cores(), _thread_cap()) - 1
+    return min(_MAX_THREADS, _cores_now(), _thread_cap()) - 1
+
+
+def _cores_now() -> int:
+    """``usable_cores``, asked again at most once a second (each ask is a system call in every query)."""
+    global _cores_known
+    now = time.monotonic()
+    if now - _cores_known[0] >= _CORES_KEPT_SECONDS:
+        _cores_known = (now, usable_cores())
+    return _cores_known[1]
 
 
 def usable_cores() -> int:

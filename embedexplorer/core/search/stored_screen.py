@@ -245,11 +245,10 @@ class StoredScreen:
         if check and self.cache_file is not None:
             self.cache_file.check()
         ids, cosines = np.empty(k, dtype=np.int64), np.empty(k, dtype=np.float32)
-        counters = np.array([0, 0, helpers_for(self.shape[0] * self.shape[1])], dtype=np.int64)
         found = self._quants.iq1_search(
             self.groups, blocks, self.kind, np.ascontiguousarray(query, dtype=np.float32),
             np.ascontiguousarray(query64, dtype=np.float64), self.scale, self._lengths64, self._relative(), length,
-            excluded, ids, cosines, counters,
+            excluded, ids, cosines, helpers_for(self.shape[0] * self.shape[1]),
         )  # fmt: skip
         return None if found < 0 else (ids[:found], cosines[:found])
 
