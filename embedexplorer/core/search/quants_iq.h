@@ -268,15 +268,16 @@ VNNI_TARGET static ALWAYS_INLINE __m512 iq1_group_bytes(const uint8_t *group, Py
         __m512 block = _mm512_setzero_ps();
         for (int c = 0; c < 8; c++) {
             Py_ssize_t k = 8 * b + c; /* the query's run of 32 */
-            __m512i sums[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()}; /* per scale: m . xq */
+            __m512i sums[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()}; /* numbers 0-15, 16-31: m . xq */
             for (int v = 0; v < 2; v++) {
                 __m512i grid = _mm512_loadu_si512((const void *)(planes + 128 * c + 64 * v));
                 for (int u = 0; u < 4; u++) {
                     __m512i m = _mm512_gf2p8affine_epi64_epi8(grid, _mm512_set1_epi64((long long)IQ1_CODES[u]), 0);
-                    int into = sub == 32 ? 0 : v; /* a 32-number scale sums both halves in one */
-                    sums[into] = IQ_DOT(sums[into], m, xq + 256 * b + 32 * c + 16 * v + 4 * u);
+                    sums[v] = IQ_DOT(sums[v], m, xq + 256 * b + 32 * c + 16 * v + 4 * u);
                 }
             }
+            if (sub == 32) /* a 32-number scale: both halves (two chains of sums, not one twice as long) */
+                sums[0] = _mm512_add_epi32(sums[0], sums[1]);
             /* vpermps reads the low 4 bits of each lane: chunk c's nibble is the low one for even c */
             __m512i runs = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(minus + GROUP_ROWS * (c / 2))));
             if (c % 2)
