@@ -318,7 +318,7 @@ static int quantise_query_bytes(const float *x, Py_ssize_t width, int8_t *xq, in
 #include "quants_iq.h"
 #include "quants_exact.h"
 #include "quants_top.h"
-#include "quants_iq1_search.h"
+#include "quants_iq_search.h"
 #include "quants_group_copy.h"
 
 static PyObject *quant_scores(PyObject *self, PyObject *args)
@@ -460,7 +460,7 @@ static PyMethodDef quant_methods[] = {
     {"iq_scores", iq_scores, METH_VARARGS,
      "iq_scores(groups, rows, kind, query, scale, out, progress, coarse=False)\n\nAs quant_scores, for IQ1/IQ2 rows by\n"
      "their groups (copy_groups's copy), or by their stored blocks in float32 where the groups' scan cannot run.\n"
-     "coarse (IQ1_S, IQ1_M): against the query in signed bytes, returning |x - x~| of the query it read\n"
+     "coarse: against the query in signed bytes, returning |x - x~| of the query it read\n"
      "(0.0 when it scanned in float32)."},
     {"copy_groups", copy_groups, METH_VARARGS,
      "copy_groups(rows, kind, width, out, progress)\n\nCopy rows of a kind that is scanned by its groups (1, 5-22)\n"
@@ -473,10 +473,10 @@ static PyMethodDef quant_methods[] = {
      "each row ids[i] (int64) of quantised rows (kind as for dequantise) with the float64 query, from dequantise's\n"
      "numbers, summed in float64; with every row's lengths (float64) and scale (float32), over its row's length\n"
      "(0 where the scale is 0)."},
-    {"iq1_search", iq1_search, METH_VARARGS,
-     "iq1_search(groups, rows, kind, query, query64, scale, lengths, relative, length, exclude, ids_out,\n"
+    {"iq_search", iq_search, METH_VARARGS,
+     "iq_search(groups, rows, kind, query, query64, scale, lengths, relative, length, exclude, ids_out,\n"
      "           cosines_out, helpers)\n\n"
-     "An IQ1_S or IQ1_M table's search in one call: iq_scores's coarse scan, the rows in exclude set aside, and\n"
+     "An IQ1 or IQ2 table's search in one call: iq_scores's coarse scan, the rows in exclude set aside, and\n"
      "the k = len(ids_out) best by stored_top_k with the margin length (r + (1 + r) relative), r the query's\n"
      "measured rounding over length; their cosines (exact values over length) into cosines_out as float32.\n"
      "Returns how many, or -1 where stored_top_k would (the caller searches step by step).  helpers: the\n"

@@ -74,7 +74,7 @@ def iq_scores(
     /,
 ) -> float | None: ...
 def helper_pool() -> tuple[int, int]: ...
-def iq1_search(
+def iq_search(
     groups: object,
     rows: object,
     kind: int,

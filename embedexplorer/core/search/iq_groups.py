@@ -6,8 +6,8 @@ bytes). Where the CPU has AVX-512 VNNI the table is instead copied, when it open
 2-bit grid codes and minus bits with the stored scales as small integers (``quants_iq.h``: 0.30-0.45
 bytes a number, no disk cache needed), which ``_quants.iq_scores`` scans against the query as 16-bit
 integers with the integer scan's ``error_bound`` (the proof is the header's top comment); a table's
-own search scans IQ1_S and IQ1_M against the query in signed bytes with that query's measured rounding
-(``StoredScreen.bounded_scores``). Other builds keep the bfloat16 copy.
+own search scans it against the query in signed bytes with that query's measured rounding
+(``StoredScreen.bounded_scores``, ``StoredScreen.whole_search``). Other builds keep the bfloat16 copy.
 """
 
 from __future__ import annotations
@@ -15,5 +15,3 @@ from __future__ import annotations
 # The C code of each type (``_quants.c``'s kinds; ``_quants.dequantise`` reads them too).
 GRID_KINDS = {"IQ2_XXS": 18, "IQ2_XS": 19, "IQ2_S": 20, "IQ1_S": 21, "IQ1_M": 22}
 GRID_CODES = frozenset(GRID_KINDS.values())
-# IQ1_S and IQ1_M: the kinds whose copy a query may scan in signed bytes (``iq_scores``'s coarse scan).
-ONE_BIT_CODES = frozenset((GRID_KINDS["IQ1_S"], GRID_KINDS["IQ1_M"]))

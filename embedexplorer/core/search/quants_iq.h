@@ -46,18 +46,20 @@
  * in float32 from the stored blocks (rows_portable over iq_dequantise_block: the float bound,
  * smaller than this one).
  *
- * IQ1_S and IQ1_M against the query in bytes (coarse: a table's own search, StoredScreen.bounded_scores and
- * iq1_search).  Against 256 high + low, half of the scan's instructions are the products with the low bytes;
- * without them, one vpdpbusd a step.  quantise_query_bytes holds x = step xq + e with |xq| <= 127 and a free
- * step (the run's largest over 127), and measures |e| for this query.  iq1_group_bytes takes S / 8 = U + T / 8 in
- * float32, exact (U = m . xq at most 32 x 2 x 127, T the minus runs' integer sum at most 9 x 32 x 127: a multiple
- * of 1/8 below 2^13).  Each term is then rounded by odd step (once), the fused multiply-add into its block's sum
- * (once), that sum's other terms (at most 15), the block's sum times d into the lane (once) and the lane's other
- * blocks (width / 256), each by 2^-24 of what it rounds: fewer than width roundings a term, so the sum is within
- * gamma_width sum_j |v_j x~_j| of v . x~, x~ = step xq (Higham 3.1).  And |v . x~ - v . x| = |v . e| <= |v| |e|.  Divided by |v|: |e| + (1 + |e| / |x|) |x| times the float bound, what StoredScreen._bound gives with
- * |e| / |x| (rounded up) for the query's rounding.  Measured: |e| is 0.0016 |x| for the GPT-2-shaped table's own
- * rows as queries (a margin of 1.6e-3 against the 16-bit scan's 3.9e-4), and the scan takes 0.85-0.92x one read
- * of the stored bytes against 1.0-1.1x.
+ * Against the query in bytes (coarse: a table's own search, StoredScreen.bounded_scores and iq_search).
+ * Against 256 high + low, half of the scan's instructions are the products with the low bytes; without them,
+ * one vpdpbusd a step.  quantise_query_bytes holds x = step xq + e with |xq| <= 127 and a free step (the run's
+ * largest over 127), and measures |e| for this query.  iq1_group_bytes takes S / 8 = U + T / 8 in float32, exact
+ * (U = m . xq at most 32 x 2 x 127, T the minus runs' integer sum at most 9 x 32 x 127: a multiple of 1/8 below
+ * 2^13).  Each term is then rounded by odd step (once), the fused multiply-add into its block's sum (once), that
+ * sum's other terms (at most 15), the block's sum times d into the lane (once) and the lane's other blocks (width
+ * / 256), each by 2^-24 of what it rounds: fewer than width roundings a term, so the sum is within gamma_width
+ * sum_j |v_j x~_j| of v . x~, x~ = step xq (Higham 3.1).  IQ2 likewise (iq2_group_bytes): S = U - 43 Q exact in
+ * int32 and float32 (U at most 86 x 32 x 127), odd step / 8 rounded once, the same chain after it.  And
+ * |v . x~ - v . x| = |v . e| <= |v| |e|.  Divided by |v|: |e| + (1 + |e| / |x|) |x| times the float bound, what
+ * StoredScreen._bound gives with |e| / |x| (rounded up) for the query's rounding.  Measured: |e| is 0.0016 |x| for
+ * the GPT-2-shaped IQ1_S table's own rows as queries (a margin of 1.6e-3 against the 16-bit scan's 3.9e-4), and
+ * the scan takes 0.85-0.92x one read of the stored bytes against 1.0-1.1x.
  */
 #ifndef EMBEDEXPLORER_QUANTS_IQ_H
 #define EMBEDEXPLORER_QUANTS_IQ_H
@@ -248,6 +250,48 @@ VNNI_TARGET static ALWAYS_INLINE __m512 iq1_group_vnni(const uint8_t *group, Py_
     return acc;
 }
 
+/* iq_group_vnni against the query in bytes (the coarse scan): one vpdpbusd a step, and per scale S = U - 43 Q in
+ * int32 (U = u . xq at most 86 x 32 x 127: exact in float32), times odd step / 8 (rounded once), added into the
+ * block's sum; the block's sum times d into the row's lane.  No line is asked for ahead (iq1_group_bytes). */
+VNNI_TARGET static ALWAYS_INLINE __m512 iq2_group_bytes(const uint8_t *group, Py_ssize_t blocks, Py_ssize_t group_bytes,
+                                                         const int sub, const int8_t *xq, const float *eighths,
+                                                         const int32_t *sixteens, const int32_t *thirty_twos)
+{
+    const __m512i eighty_six = _mm512_set1_epi8(86);
+    __m512 acc = _mm512_setzero_ps();
+    for (Py_ssize_t b = 0; b < blocks; b++) {
+        const uint8_t *at = group + b * group_bytes;
+        const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)at));
+        const uint8_t *odd = at + 2 * GROUP_ROWS, *planes = odd + (256 / sub) * GROUP_ROWS;
+        __m512 block = _mm512_setzero_ps();
+        for (int c = 0; c < 8; c++) {
+            const uint8_t *chunk = planes + 192 * c;
+            __m512i sums[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()}; /* numbers 0-15, 16-31: u . xq */
+            for (int v = 0; v < 2; v++) {
+                __m512i grid = _mm512_loadu_si512((const void *)(chunk + 64 * v));
+                for (int u = 0; u < 4; u++) {
+                    int t = 4 * v + u;
+                    uint64_t minus;
+                    memcpy(&minus, chunk + 128 + 8 * t, 8);
+                    __m512i bytes = _mm512_gf2p8affine_epi64_epi8(grid, _mm512_set1_epi64((long long)IQ2_PLUS[u]), 51);
+                    bytes = _mm512_mask_sub_epi8(bytes, _cvtu64_mask64(minus), eighty_six, bytes); /* 43 - g */
+                    sums[v] = IQ_DOT(sums[v], bytes, xq + 256 * b + 32 * c + 4 * t);
+                }
+            }
+            Py_ssize_t k = 8 * b + c; /* the query's run of 32 */
+            const __m512 step = _mm512_set1_ps(eighths[k]);
+            for (int v = 0; v < 32 / sub; v++) {
+                __m512i u = sub == 32 ? _mm512_add_epi32(sums[0], sums[1]) : sums[v];
+                __m512i s = _mm512_sub_epi32(u, _mm512_set1_epi32(sub == 32 ? thirty_twos[k] : sixteens[2 * k + v]));
+                __m512 weight = _mm512_mul_ps(six_bit(odd + GROUP_ROWS * (sub == 32 ? c : 2 * c + v)), step);
+                block = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), weight, block);
+            }
+        }
+        acc = _mm512_fmadd_ps(block, d, acc);
+    }
+    return acc;
+}
+
 /* iq1_group_vnni against the query in bytes (the coarse scan): one vpdpbusd a step, and per scale S / 8 = U + T / 8
  * in float32 (U = m . xq, T the minus runs' sum: -7 Q less 2 Q8 of each minus run, looked up by vpermps from the
  * query's table of T / 8), exact there (a multiple of 1/8 below 2^13 in size), times odd step (rounded once),
@@ -310,8 +354,12 @@ VNNI_TARGET static void iq_groups_vnni(const struct iq_job *q, Py_ssize_t start,
             acc = iq1_group_bytes(group, blocks, group_bytes, 16, q->high, q->eighths, (const float *)q->minus_sums);
         else if (q->kind == KIND_IQ1_M)
             acc = iq1_group_vnni(group, blocks, group_bytes, 16, q->high, q->low, q->eighths, q->minus_sums);
+        else if (IQ_SUB[q->kind - IQ_FIRST_KIND] == 32 && q->low == NULL)
+            acc = iq2_group_bytes(group, blocks, group_bytes, 32, q->high, q->eighths, sixteens, thirty_twos);
         else if (IQ_SUB[q->kind - IQ_FIRST_KIND] == 32)
             acc = iq_group_vnni(group, blocks, group_bytes, 32, q->high, q->low, q->eighths, sixteens, thirty_twos);
+        else if (q->low == NULL)
+            acc = iq2_group_bytes(group, blocks, group_bytes, 16, q->high, q->eighths, sixteens, thirty_twos);
         else
             acc = iq_group_vnni(group, blocks, group_bytes, 16, q->high, q->low, q->eighths, sixteens, thirty_twos);
         store_group_scores(acc, q->scale, q->out, g * 16, stop);
@@ -342,8 +390,8 @@ struct iq_query {
 };
 
 /* Fill job's query fields for the groups' scan: the query as 16-bit integers split in two bytes, or with
- * ``coarse`` (IQ1 only) as signed bytes whose rounding it measures; the minus runs' or IQ2's offsets; each run
- * of 32's step / 8.  Where the integer scan cannot run (no VNNI, a query quantise_query cannot take, no memory),
+ * ``coarse`` as signed bytes whose rounding it measures; the minus runs' or IQ2's offsets; each run of 32's
+ * step / 8 (IQ1 against bytes: its step, and the minus runs' sums over 8 in float32).  Where the integer scan cannot run (no VNNI, a query quantise_query cannot take, no memory),
  * job->high stays NULL: the float scan of the stored rows. */
 static void iq_query_prepare(struct iq_job *job, struct iq_query *prep, const float *query, int coarse)
 {
@@ -396,8 +444,8 @@ static void iq_query_prepare(struct iq_job *job, struct iq_query *prep, const fl
         }
     }
     for (Py_ssize_t k = 0; k < width / 32; k++)
-        eighths[k] = coarse ? step[k] : step[k] * 0.125f; /* iq1_group_bytes weighs S / 8 */
-    if (coarse) /* the minus runs' sums as T / 8 in float32 (exact: integers below 2^17 over 8), in place */
+        eighths[k] = coarse && one_bit ? step[k] : step[k] * 0.125f; /* iq1_group_bytes weighs S / 8 */
+    if (coarse && one_bit) /* the minus runs' sums as T / 8 in float32 (exact: integers below 2^17 over 8) */
         for (Py_ssize_t i = 0; i < (sub == 32 ? 16 : 32) * (width / 32); i++) {
             float eighth = (float)minus_sums[i] * 0.125f;
             memcpy(minus_sums + i, &eighth, sizeof eighth);
@@ -414,9 +462,9 @@ static void iq_query_free(struct iq_query *prep)
     PyMem_RawFree(prep->terms);
 }
 
-/* What iq_scores and iq1_search check of their buffers; 0 with a ValueError set when they do not fit. */
+/* What iq_scores and iq_search check of their buffers; 0 with a ValueError set when they do not fit. */
 static int iq_buffers_fit(int kind, Py_ssize_t query_len, Py_ssize_t rows_len, Py_ssize_t groups_len,
-                          Py_ssize_t scale_len, Py_ssize_t count, int coarse)
+                          Py_ssize_t scale_len, Py_ssize_t count)
 {
     Py_ssize_t width = query_len / (Py_ssize_t)sizeof(float);
     if (!iq_kind(kind) || width == 0 || width % 256 != 0 || query_len % (Py_ssize_t)sizeof(float) != 0) {
@@ -426,8 +474,6 @@ static int iq_buffers_fit(int kind, Py_ssize_t query_len, Py_ssize_t rows_len, P
         PyErr_SetString(PyExc_ValueError, "rows and groups must hold len(out) rows of len(query) numbers");
     } else if (scale_len != count * (Py_ssize_t)sizeof(float)) {
         PyErr_SetString(PyExc_ValueError, "scale must hold one float32 per row");
-    } else if (coarse && !iq_is_one_bit(kind)) {
-        PyErr_SetString(PyExc_ValueError, "the query in bytes is for IQ1_S and IQ1_M rows only");
     } else {
         return 1;
     }
@@ -443,7 +489,7 @@ static PyObject *iq_scores(PyObject *self, PyObject *args)
         return NULL;
     PyObject *result = NULL;
     Py_ssize_t width = query.len / (Py_ssize_t)sizeof(float), count = out.len / (Py_ssize_t)sizeof(float);
-    if (iq_buffers_fit(kind, query.len, rows.len, groups.len, scale.len, count, coarse) &&
+    if (iq_buffers_fit(kind, query.len, rows.len, groups.len, scale.len, count) &&
         out.len % (Py_ssize_t)sizeof(float) == 0 && check_progress(&progress)) {
         struct iq_job job = {.kind = kind, .groups = groups.buf, .rows = rows.buf, .width = width,
                              .query = query.buf, .scale = scale.buf, .out = out.buf}; /* the rest NULL */

@@ -20,7 +20,7 @@ from . import scan_threads
 from .block32_groups import BLOCK32_KINDS, MIN_KINDS, Q4_0_KIND
 from .fp4_ternary_groups import FP4_TERNARY_KINDS
 from .group_copy import copy_in_groups
-from .iq_groups import GRID_CODES, GRID_KINDS, ONE_BIT_CODES
+from .iq_groups import GRID_CODES, GRID_KINDS
 from .lookup_groups import LOOKUP_KINDS
 from .neighbours import accumulation_error
 from .q6_k_groups import q6_k_groups
@@ -198,14 +198,14 @@ class StoredScreen:
     def bounded_scores(self, query: np.ndarray, query_length: float, check: bool = True) -> tuple[np.ndarray, float]:
         """Every row's cosine with ``query`` times its length, and how far any of them may be from the exact one.
 
-        An IQ1_S or IQ1_M table's copy is scanned against the query held in signed bytes, not 16-bit integers:
+        An IQ1 or IQ2 table's copy is scanned against the query held in signed bytes, not 16-bit integers:
         one product instruction for four numbers instead of two, which a query's time is mostly made of.  Its
         rounding is a hundred times the 16-bit one's, so the margin uses the rounding this very query had
         (``iq_scores`` measures |x - x~|) instead of a bound for every query: a few more candidates for the
         exact pass, which picks the same answer.  Every other table: ``scores`` and ``error_bound``.
         ``check``: False for a caller that has just checked the mapped file itself.
         """
-        if self.kind not in ONE_BIT_CODES or self.groups is None or not self.integer:
+        if self.kind not in GRID_CODES or self.groups is None or not self.integer:
             scores = self.scores(query) if check else self.scores_after_check(query)
             return scores, self.error_bound(query_length)
         if check and self.cache_file is not None:
@@ -232,20 +232,20 @@ class StoredScreen:
         excluded: list[int],
         check: bool = True,
     ) -> tuple[np.ndarray, np.ndarray] | None:
-        """An IQ1_S or IQ1_M table's k best rows for ``query`` and their cosines in one C call (``iq1_search``):
+        """An IQ1 or IQ2 table's k best rows for ``query`` and their cosines in one C call (``iq_search``):
         ``bounded_scores``'s scan and margin, then ``best_of``'s pick, exact pass and order, with the same answer
         as ``neighbours.search_bounded`` gives from those two.  None where that call does not apply (another
         kind, no helper threads in C, rows read another way, a NaN score): the caller searches step by step.
         ``query64``: the query as the exact pass takes it; ``length``: its length, above 0."""
         blocks = self._blocks_of(rows)
         # Without the C helpers (Windows) a pass's helpers are Python threads, each calling the whole function.
-        one_call = self.kind in ONE_BIT_CODES and self.groups is not None and self.integer and scan_threads.C_HELPERS
+        one_call = self.kind in GRID_CODES and self.groups is not None and self.integer and scan_threads.C_HELPERS
         if not one_call or blocks is None:
             return None
         if check and self.cache_file is not None:
             self.cache_file.check()
         ids, cosines = np.empty(k, dtype=np.int64), np.empty(k, dtype=np.float32)
-        found = self._quants.iq1_search(
+        found = self._quants.iq_search(
             self.groups, blocks, self.kind, np.ascontiguousarray(query, dtype=np.float32),
             np.ascontiguousarray(query64, dtype=np.float64), self.scale, self._lengths64, self._relative(), length,
             excluded, ids, cosines, helpers_for(self.shape[0] * self.shape[1]),
@@ -292,7 +292,7 @@ class StoredScreen:
 
     def _relative(self) -> float:
         """The bound's part that scales with |query| besides the query's rounding: the numbers', the sum's, the
-        reciprocal length's (``iq1_search`` takes it to make the same margin in C)."""
+        reciprocal length's (``iq_search`` takes it to make the same margin in C)."""
         summing = accumulation_error(self.shape[1]) * (1 + self.rounding) * self.spread
         return 1.01 * (self.rounding + summing + self.value_rounding) + _SCALE_ROUNDING
 

@@ -1,4 +1,4 @@
-"""IQ1_S and IQ1_M tables are searched against the query held in signed bytes, with the margin that very query's
+"""IQ1 and IQ2 grid tables are searched against the query held in signed bytes, with the margin that very query's
 rounding allows, and in one C call from scan to ordered answer: the answers are still a float64 search's.
 
 The oracle is the gguf package's ``dequantize`` (llama.cpp's own Python code) and a float64 brute force over its
@@ -22,12 +22,10 @@ from embedexplorer.core.search import neighbours as nb
 
 from ..gguf_fixture import float64_top_k, write_gguf
 from .grouped_rows import exact_cosines
-from .test_iq_grid_groups import blocks_of, grouped_here, grouped_screen, near_tie_blocks
+from .test_iq_grid_groups import IDS, TYPES, blocks_of, grouped_here, grouped_screen, near_tie_blocks
 
 _quants = pytest.importorskip("embedexplorer.core.search._quants", reason="the quantised scan was not built here")
 
-ONE_BIT = [Q.IQ1_S, Q.IQ1_M]
-IDS = [t.name for t in ONE_BIT]
 K = 12
 
 
@@ -49,7 +47,7 @@ def hard_queries(width: int, seed: int) -> list[np.ndarray]:
 
 
 @grouped_here
-@pytest.mark.parametrize("qtype", ONE_BIT, ids=IDS)
+@pytest.mark.parametrize("qtype", TYPES, ids=IDS)
 @pytest.mark.parametrize(("count", "width"), [(3, 256), (17, 1024), (1013, 768)])
 def test_the_scan_in_bytes_is_within_the_margin_it_gives(qtype: Q, count: int, width: int) -> None:
     stored = blocks_of(qtype, count, width, seed=count + width + 1)
@@ -66,7 +64,7 @@ def test_the_scan_in_bytes_is_within_the_margin_it_gives(qtype: Q, count: int, w
 
 
 @grouped_here
-@pytest.mark.parametrize("qtype", ONE_BIT, ids=IDS)
+@pytest.mark.parametrize("qtype", TYPES, ids=IDS)
 def test_a_query_whose_rounding_points_along_a_row_meets_the_margin_nearly(qtype: Q) -> None:
     """Each number just under half a step from a whole step, on the side of one row's own sign: that row's score
     is off by nearly the margin itself (Cauchy-Schwarz nearly an equality), so a margin any smaller fails here."""
@@ -89,7 +87,7 @@ def test_a_query_whose_rounding_points_along_a_row_meets_the_margin_nearly(qtype
 
 
 @grouped_here
-@pytest.mark.parametrize("qtype", ONE_BIT, ids=IDS)
+@pytest.mark.parametrize("qtype", TYPES, ids=IDS)
 def test_a_query_too_large_for_bytes_is_scanned_in_float32_within_the_float_bound(qtype: Q) -> None:
     stored = blocks_of(qtype, 100, 512, seed=4)
     screen, numbers = grouped_screen(stored, qtype, 512)
@@ -110,7 +108,7 @@ def step_by_step(table, query64: np.ndarray, exclude: list[int]) -> tuple[np.nda
 
 
 @grouped_here
-@pytest.mark.parametrize("qtype", ONE_BIT, ids=IDS)
+@pytest.mark.parametrize("qtype", TYPES, ids=IDS)
 def test_the_search_in_one_call_gives_the_step_by_step_answer_bit_for_bit(tmp_path: Path, qtype: Q) -> None:
     stored = near_tie_blocks(qtype, seed=int(qtype) + 30)
     with np.errstate(invalid="ignore", over="ignore"):
@@ -150,7 +148,7 @@ def test_the_search_in_one_call_refuses_ids_outside_the_table_in_one_sentence(tm
 
 
 @grouped_here
-@pytest.mark.parametrize("qtype", ONE_BIT, ids=IDS)
+@pytest.mark.parametrize("qtype", TYPES, ids=IDS)
 def test_groups_scanned_by_another_build_answer_in_one_call_from_the_float_scan(
     tmp_path: Path, qtype: Q, other_build: str
 ) -> None:

@@ -1,4 +1,4 @@
-/* An IQ1_S or IQ1_M table's whole search in one call (included by _quants.c once, after quants_top.h): the
+/* An IQ1 or IQ2 grid table's whole search in one call (included by _quants.c once, after quants_top.h): the
  * groups' scan against the query in signed bytes (iq_query_prepare's coarse copy), the margin that query's own
  * rounding allows, then quants_top.h's pick, exact pass and order.
  *
@@ -8,10 +8,10 @@
  * neighbours.search_bounded give: the same scores, the same margin (the same float64 arithmetic as
  * StoredScreen._bound), the same candidates, exact values and order, and cosines divided and rounded to float32
  * as numpy does. */
-#ifndef EMBEDEXPLORER_QUANTS_IQ1_SEARCH_H
-#define EMBEDEXPLORER_QUANTS_IQ1_SEARCH_H
+#ifndef EMBEDEXPLORER_QUANTS_IQ_SEARCH_H
+#define EMBEDEXPLORER_QUANTS_IQ_SEARCH_H
 
-static PyObject *iq1_search(PyObject *self, PyObject *args)
+static PyObject *iq_search(PyObject *self, PyObject *args)
 {
     Py_buffer groups, rows, query, query64, scale, lengths, ids_out, cosines_out;
     int kind;
@@ -25,7 +25,7 @@ static PyObject *iq1_search(PyObject *self, PyObject *args)
     PyObject *result = NULL, *excluded = NULL;
     Py_ssize_t width = query.len / (Py_ssize_t)sizeof(float), count = scale.len / (Py_ssize_t)sizeof(float);
     Py_ssize_t k = ids_out.len / (Py_ssize_t)sizeof(int64_t);
-    if (!iq_buffers_fit(kind, query.len, rows.len, groups.len, scale.len, count, 1)) {
+    if (!iq_buffers_fit(kind, query.len, rows.len, groups.len, scale.len, count)) {
         /* the error is set */
     } else if (query64.len != width * (Py_ssize_t)sizeof(double) ||
                lengths.len != count * (Py_ssize_t)sizeof(double)) {
