@@ -1,10 +1,10 @@
-"""IQ1 and IQ2 grid tables are searched against the query held in signed bytes, with the margin that very query's
+"""IQ1, IQ2 and TQ1_0 tables are searched against the query held in signed bytes, with the margin that very query's
 rounding allows, and in one C call from scan to ordered answer: the answers are still a float64 search's.
 
 The oracle is the gguf package's ``dequantize`` (llama.cpp's own Python code) and a float64 brute force over its
 numbers. Queries include runs whose numbers fall half way between two steps, runs of numbers a million times
 smaller than the rest, runs all zero, and sizes far from 1; the tables are ``test_iq_grid_groups``'s random
-blocks with near ties and rows pointing nowhere.
+blocks and ``test_fp4_ternary_groups``'s TQ1_0 rows (quantised by gguf), with near ties and rows pointing nowhere.
 """
 
 from __future__ import annotations
@@ -21,18 +21,37 @@ from embedexplorer import open_table
 from embedexplorer.core.search import neighbours as nb
 
 from ..gguf_fixture import float64_top_k, write_gguf
+from . import test_fp4_ternary_groups as ternary
+from . import test_iq_grid_groups as grid
 from .grouped_rows import exact_cosines
-from .test_iq_grid_groups import IDS, TYPES, blocks_of, grouped_here, grouped_screen, near_tie_blocks
+from .test_iq_grid_groups import grouped_here
+
+TYPES = [*grid.TYPES, Q.TQ1_0]
+IDS = [t.name for t in TYPES]
 
 _quants = pytest.importorskip("embedexplorer.core.search._quants", reason="the quantised scan was not built here")
 
 K = 12
 
 
+def screen_of(qtype: Q, count: int, width: int, seed: int):  # type: ignore[no-untyped-def]
+    """Random stored rows of ``qtype``, their first pass as a table opens it, and gguf's numbers in float64."""
+    if qtype == Q.TQ1_0:
+        stored = ternary.stored_rows(qtype, count, width, seed)
+        return stored, *ternary.screen_for(stored, qtype, width)
+    stored = grid.blocks_of(qtype, count, width, seed)
+    return stored, *grid.grouped_screen(stored, qtype, width)
+
+
+def ties_of(qtype: Q, seed: int) -> np.ndarray:
+    """3,001 rows of 512 numbers: row 50, its copies 140 and 141, and 40 rows a step away from it (100-139)."""
+    return ternary.near_tie_blocks(qtype, 3001, 512, seed) if qtype == Q.TQ1_0 else grid.near_tie_blocks(qtype, seed)
+
+
 def hard_queries(width: int, seed: int) -> list[np.ndarray]:
     """Queries whose rounding to bytes is hard to bound: a plain one; one whose numbers sit half way between two
     steps of their run; one with a run a million times smaller than the rest and a run all zero; the plain one at
-    sizes far from 1."""
+    sizes far from 1 (below 2^64: larger numbers are scanned in float32)."""
     rng = np.random.default_rng(seed)
     plain = rng.standard_normal(width).astype(np.float32)
     halves = plain.copy()
@@ -43,15 +62,14 @@ def hard_queries(width: int, seed: int) -> list[np.ndarray]:
     uneven = plain.copy()
     uneven[32:64] *= np.float32(1e-6)
     uneven[64:96] = 0.0
-    return [plain, halves, uneven, plain * np.float32(1e-20), plain * np.float32(1e20)]
+    return [plain, halves, uneven, plain * np.float32(1e-20), plain * np.float32(1e15)]
 
 
 @grouped_here
 @pytest.mark.parametrize("qtype", TYPES, ids=IDS)
 @pytest.mark.parametrize(("count", "width"), [(3, 256), (17, 1024), (1013, 768)])
 def test_the_scan_in_bytes_is_within_the_margin_it_gives(qtype: Q, count: int, width: int) -> None:
-    stored = blocks_of(qtype, count, width, seed=count + width + 1)
-    screen, numbers = grouped_screen(stored, qtype, width)
+    _, screen, numbers = screen_of(qtype, count, width, seed=count + width + 1)
     for query in hard_queries(width, seed=count):
         length = float(np.linalg.norm(query.astype(np.float64)))
         scores, margin = screen.bounded_scores(query, length)
@@ -69,8 +87,7 @@ def test_a_query_whose_rounding_points_along_a_row_meets_the_margin_nearly(qtype
     """Each number just under half a step from a whole step, on the side of one row's own sign: that row's score
     is off by nearly the margin itself (Cauchy-Schwarz nearly an equality), so a margin any smaller fails here."""
     width = 768
-    stored = blocks_of(qtype, 200, width, seed=9)
-    screen, numbers = grouped_screen(stored, qtype, width)
+    _, screen, numbers = screen_of(qtype, 200, width, seed=9)
     target = 11
     sign = np.sign(numbers[target])
     rng = np.random.default_rng(10)
@@ -88,10 +105,10 @@ def test_a_query_whose_rounding_points_along_a_row_meets_the_margin_nearly(qtype
 
 @grouped_here
 @pytest.mark.parametrize("qtype", TYPES, ids=IDS)
-def test_a_query_too_large_for_bytes_is_scanned_in_float32_within_the_float_bound(qtype: Q) -> None:
-    stored = blocks_of(qtype, 100, 512, seed=4)
-    screen, numbers = grouped_screen(stored, qtype, 512)
-    query = np.random.default_rng(5).standard_normal(512).astype(np.float32) * np.float32(1e36)
+@pytest.mark.parametrize("size", [1e20, 1e36])
+def test_a_query_too_large_for_bytes_is_scanned_in_float32_within_the_float_bound(qtype: Q, size: float) -> None:
+    _, screen, numbers = screen_of(qtype, 100, 512, seed=4)
+    query = np.random.default_rng(5).standard_normal(512).astype(np.float32) * np.float32(size)
     length = float(np.linalg.norm(query.astype(np.float64)))
     scores, margin = screen.bounded_scores(query, length)
     assert margin < screen.error_bound(length)  # no rounding of the query: the float scan's bound alone
@@ -110,7 +127,7 @@ def step_by_step(table, query64: np.ndarray, exclude: list[int]) -> tuple[np.nda
 @grouped_here
 @pytest.mark.parametrize("qtype", TYPES, ids=IDS)
 def test_the_search_in_one_call_gives_the_step_by_step_answer_bit_for_bit(tmp_path: Path, qtype: Q) -> None:
-    stored = near_tie_blocks(qtype, seed=int(qtype) + 30)
+    stored = ties_of(qtype, seed=int(qtype) + 30)
     with np.errstate(invalid="ignore", over="ignore"):
         numbers = dequantize(stored, qtype).astype(np.float64)
     table = open_table(str(write_gguf(tmp_path / f"{qtype.name}.gguf", stored, qtype)))
@@ -133,7 +150,7 @@ def test_the_search_in_one_call_gives_the_step_by_step_answer_bit_for_bit(tmp_pa
 
 @grouped_here
 def test_the_search_in_one_call_refuses_ids_outside_the_table_in_one_sentence(tmp_path: Path) -> None:
-    stored = blocks_of(Q.IQ1_S, 40, 256, seed=6)
+    stored = grid.blocks_of(Q.IQ1_S, 40, 256, seed=6)
     table = open_table(str(write_gguf(tmp_path / "IQ1_S.gguf", stored, Q.IQ1_S)))
     try:
         query64 = table.stored_screen.unit_rows(table.rows, 3)
@@ -155,7 +172,7 @@ def test_groups_scanned_by_another_build_answer_in_one_call_from_the_float_scan(
     """A table opened where VNNI runs, searched after a switch to a build without it: the one call scans the stored
     blocks in float32 with the float bound, and answers as float64."""
     _quants.use_build("best")
-    stored = near_tie_blocks(qtype, seed=int(qtype) + 40)
+    stored = ties_of(qtype, seed=int(qtype) + 40)
     with np.errstate(invalid="ignore", over="ignore"):
         numbers = dequantize(stored, qtype).astype(np.float64)
     table = open_table(str(write_gguf(tmp_path / f"{qtype.name}.gguf", stored, qtype)))

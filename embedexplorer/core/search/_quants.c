@@ -287,8 +287,8 @@ static int quantise_query(const float *x, Py_ssize_t width, int16_t *xq, float *
  * within the bound).  *rounding gets |e|, summed in float64: step xq is exact there, so is x - step xq (within a
  * step of each other, or x alone where xq is 0), each square rounds by 2^-53 and the sum by width 2^-53, so
  * |e| (1 + 2^-40) bounds it.  xq16 gets the same integers, for the sums the minus runs need.  False where a run's
- * largest number is 1e30 or more, or below 2^-80 but not 0 (its weights would leave float32's normal range):
- * the float scan. */
+ * largest number is 2^64 or more (a step below 2^57 keeps every weighted sum far from float32's largest) or below
+ * 2^-80 but not 0 (its weights would leave float32's normal range): the float scan. */
 static int quantise_query_bytes(const float *x, Py_ssize_t width, int8_t *xq, int16_t *xq16, float *step,
                                 double *rounding)
 {
@@ -297,7 +297,7 @@ static int quantise_query_bytes(const float *x, Py_ssize_t width, int8_t *xq, in
         float largest = 0.0f;
         for (int j = 0; j < 32; j++)
             largest = fmaxf(largest, fabsf(x[32 * b + j]));
-        if (!(largest < 1e30f) || (largest != 0.0f && largest < 0x1p-80f))
+        if (!(largest < 0x1p64f) || (largest != 0.0f && largest < 0x1p-80f))
             return 0;
         step[b] = largest == 0.0f ? 1.0f : largest / 127.0f;
         for (int j = 0; j < 32; j++) {
@@ -318,7 +318,7 @@ static int quantise_query_bytes(const float *x, Py_ssize_t width, int8_t *xq, in
 #include "quants_iq.h"
 #include "quants_exact.h"
 #include "quants_top.h"
-#include "quants_iq_search.h"
+#include "quants_bytes_search.h"
 #include "quants_group_copy.h"
 
 static PyObject *quant_scores(PyObject *self, PyObject *args)
@@ -326,8 +326,9 @@ static PyObject *quant_scores(PyObject *self, PyObject *args)
     Py_buffer rows, query, scale, out, progress, groups = {0};
     int kind;
     (void)self;
-    int integer = 0;
-    if (!PyArg_ParseTuple(args, "y*iy*y*w*w*|pz*", &rows, &kind, &query, &scale, &out, &progress, &integer, &groups))
+    int integer = 0, coarse = 0;
+    if (!PyArg_ParseTuple(args, "y*iy*y*w*w*|pz*p", &rows, &kind, &query, &scale, &out, &progress, &integer, &groups,
+                          &coarse))
         return NULL;
     PyObject *result = NULL;
     Py_ssize_t width = query.len / (Py_ssize_t)sizeof(float);
@@ -340,9 +341,11 @@ static PyObject *quant_scores(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "the query must hold a whole number of blocks of float32 numbers");
     } else if (rows.len != count * (width / BLOCK_NUMBERS[kind]) * BLOCK_BYTES[kind]) {
         PyErr_SetString(PyExc_ValueError, "rows must hold len(out) rows of len(query) quantised numbers");
+    } else if (coarse && kind != KIND_TQ1_0) {
+        PyErr_SetString(PyExc_ValueError, "the query in bytes is for TQ1_0 rows only among these kinds");
     } else if (scale.len == out.len && fp4t_kind(kind)) {
         if (check_progress(&progress))
-            result = fp4t_scores(kind, &rows, &query, &scale, &out, &progress, integer, &groups, count, width);
+            result = fp4t_scores(kind, &rows, &query, &scale, &out, &progress, integer, &groups, count, width, coarse);
     } else if (groups.buf != NULL && kind == KIND_Q6_K && groups.len != q6_k_groups_bytes(count, width)) {
         PyErr_SetString(PyExc_ValueError, "groups must be q6_k_groups's copy of the Q6_K rows");
     } else if (groups.buf != NULL && kind != KIND_Q6_K &&
@@ -473,8 +476,8 @@ static PyMethodDef quant_methods[] = {
      "each row ids[i] (int64) of quantised rows (kind as for dequantise) with the float64 query, from dequantise's\n"
      "numbers, summed in float64; with every row's lengths (float64) and scale (float32), over its row's length\n"
      "(0 where the scale is 0)."},
-    {"iq_search", iq_search, METH_VARARGS,
-     "iq_search(groups, rows, kind, query, query64, scale, lengths, relative, length, exclude, ids_out,\n"
+    {"bytes_search", bytes_search, METH_VARARGS,
+     "bytes_search(groups, rows, kind, query, query64, scale, lengths, relative, length, exclude, ids_out,\n"
      "           cosines_out, helpers)\n\n"
      "An IQ1 or IQ2 table's search in one call: iq_scores's coarse scan, the rows in exclude set aside, and\n"
      "the k = len(ids_out) best by stored_top_k with the margin length (r + (1 + r) relative), r the query's\n"

@@ -74,7 +74,7 @@ def iq_scores(
     /,
 ) -> float | None: ...
 def helper_pool() -> tuple[int, int]: ...
-def iq_search(
+def bytes_search(
     groups: object,
     rows: object,
     kind: int,

@@ -299,6 +299,43 @@ VNNI_TARGET static void tq1_0_groups(const struct fp4t_job *q, Py_ssize_t start,
         fp4t_store(q, g, stop, acc);
     }
 }
+/* tq1_0_groups against the query in bytes (the coarse scan, quants_iq.h's top): one vpdpbusd a mask, the digit
+ * sums 4^s times as large (at most 32 x 128 x 127 < 2^20) shifted back exactly, the run's sum of xq taken off:
+ * S = sum (digit - 1) xq exact in int32 and float32; the run's weight d step rounded once (a free step), then one
+ * fused multiply-add and the lane's adds, as above: fewer than width roundings a term. */
+VNNI_TARGET static void tq1_0_groups_bytes(const struct fp4t_job *q, Py_ssize_t start, Py_ssize_t stop)
+{
+    Py_ssize_t blocks = q->width / 256, size = fp4t_group_bytes(KIND_TQ1_0, blocks), headers = tq1_0_headers(blocks);
+    for (Py_ssize_t g = start / GROUP_ROWS; g * GROUP_ROWS < stop; g++) {
+        const uint8_t *group = q->groups + g * size;
+        __m512 acc = _mm512_setzero_ps();
+        for (Py_ssize_t b = 0; b < blocks; b++) {
+            const uint8_t *codes = group + headers + b * TQ1_0_GROUP_CODES;
+            const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(group + 2 * GROUP_ROWS * b)));
+            for (int half = 0; half < 2; half++) { /* loads 8 half .. + 7: runs 2 s + half */
+                __m512i sums[4];
+                for (int s = 0; s < 4; s++)
+                    sums[s] = _mm512_setzero_si512();
+#pragma GCC unroll 8
+                for (int i = 0; i < 8; i++) {
+                    int t = 8 * half + i;
+                    __m512i bytes = _mm512_loadu_si512((const void *)(codes + 64 * t));
+                    for (int s = 0; s < 4; s++) { /* numbers 64 s + 4 t .., their digits times 4^s */
+                        __m512i code = _mm512_and_si512(bytes, _mm512_set1_epi8((char)(3 << (2 * s))));
+                        sums[s] = _mm512_dpbusd_epi32(sums[s], code, four_bytes(q->high + 256 * b + 64 * s + 4 * t));
+                    }
+                }
+                for (int s = 0; s < 4; s++) {
+                    Py_ssize_t k = 8 * b + 2 * s + half;
+                    __m512i exact = _mm512_srai_epi32(sums[s], 2 * s);
+                    __m512 sum = _mm512_cvtepi32_ps(_mm512_sub_epi32(exact, _mm512_set1_epi32(q->offsets[k])));
+                    acc = _mm512_fmadd_ps(sum, _mm512_mul_ps(d, _mm512_set1_ps(q->step[k])), acc);
+                }
+            }
+        }
+        fp4t_store(q, g, stop, acc);
+    }
+}
 /* IQ3_S and IQ3_XXS: each nibble a grid value with its sign (bit 3), plus 15 (62) by vpshufb; sub-block
  * s's weight d (1 + 2 ls) step (IQ3_XXS: d (1 + 2 ls) step / 4, gguf's d (0.5 + ls) 0.5), exact (see the top). */
 VNNI_TARGET static void iq3_groups(const struct fp4t_job *q, Py_ssize_t start, Py_ssize_t stop)
@@ -357,6 +394,8 @@ static void fp4t_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
             nvfp4_groups(q, start, stop);
         else if (q->kind == KIND_IQ3_S || q->kind == KIND_IQ3_XXS)
             iq3_groups(q, start, stop);
+        else if (q->low == NULL)
+            tq1_0_groups_bytes(q, start, stop);
         else
             tq1_0_groups(q, start, stop);
         return;
@@ -390,10 +429,78 @@ static int fp4t_grouped(int kind)
 #endif
 }
 
-/* quant_scores for NVFP4 and TQ1_0 (its arguments checked): the groups against the integer query where
- * this build scans them, else every row in float64 (see the top). */
+/* The query's copies the groups' scan reads (fp4t_query_prepare), held until fp4t_query_free. */
+struct fp4t_query {
+    int16_t *xq;
+    float *step;
+    int8_t *bytes;
+    int32_t *offsets, *exponents;
+    double rounding; /* |x - x~| of the query the scan reads (coarse: its bytes; 0: scored in float64) */
+};
+
+/* Fill job's query fields for the groups' scan where this build scans them: the query as 16-bit integers split in
+ * two bytes, or with ``coarse`` (TQ1_0 only) as signed bytes whose rounding it measures (quantise_query_bytes);
+ * each piece's offset times its sum of xq; NVFP4's steps' exponents.  Else job->high stays NULL: every row in
+ * float64 (see the top). */
+static void fp4t_query_prepare(struct fp4t_job *job, struct fp4t_query *prep, int integer, int coarse)
+{
+    int kind = job->kind;
+    Py_ssize_t width = job->width, runs = width / 32, piece = kind == KIND_NVFP4 ? 16 : 32;
+    Py_ssize_t offset = kind == KIND_NVFP4 ? 12 : kind == KIND_IQ3_S ? 15 : kind == KIND_IQ3_XXS ? 62 : 1;
+    *prep = (struct fp4t_query){NULL, NULL, NULL, NULL, NULL, 0.0};
+    if (!integer || job->groups == NULL || !fp4t_grouped(kind) || width >= FP4T_MAX_WIDTH)
+        return;
+    prep->xq = PyMem_RawMalloc((size_t)width * sizeof(int16_t));
+    prep->step = PyMem_RawMalloc((size_t)runs * 2 * sizeof(float));
+    prep->bytes = PyMem_RawMalloc((size_t)width * 2);
+    prep->offsets = PyMem_RawMalloc((size_t)(width / piece) * sizeof(int32_t));
+    prep->exponents = PyMem_RawMalloc((size_t)runs * sizeof(int32_t));
+    int16_t *xq = prep->xq;
+    float *step = prep->step;
+    if (xq == NULL || step == NULL || prep->bytes == NULL || prep->offsets == NULL || prep->exponents == NULL ||
+        !(coarse ? quantise_query_bytes(job->query, width, prep->bytes, xq, step, &prep->rounding)
+                 : quantise_query(job->query, width, xq, step))) {
+        prep->rounding = 0.0;
+        return;
+    }
+    int highest = -1000;
+    for (Py_ssize_t k = 0; k < runs; k++) {
+        int exponent = 0;
+        frexpf(step[k], &exponent); /* step = 2^(exponent - 1) (a free step: below 2^exponent) */
+        highest = exponent - 1 > highest ? exponent - 1 : highest;
+        prep->exponents[k] = (116 + exponent - 1) << 23;
+    }
+    for (Py_ssize_t k = 0; k < width / piece; k++) {
+        int32_t sum = 0;
+        for (Py_ssize_t j = 0; j < piece; j++)
+            sum += xq[piece * k + j];
+        prep->offsets[k] = (int32_t)offset * sum;
+    }
+    if (highest > FP4T_MAX_STEP_EXPONENT) {
+        prep->rounding = 0.0;
+        return;
+    }
+    if (!coarse)
+        split_query(xq, step, width, prep->bytes, prep->bytes + width, NULL, 0, NULL);
+    job->high = prep->bytes, job->low = coarse ? NULL : prep->bytes + width, job->step = step;
+    job->offsets = prep->offsets, job->exponents = prep->exponents, job->vbmi = fp4t_vbmi();
+}
+
+static void fp4t_query_free(struct fp4t_query *prep)
+{
+    PyMem_RawFree(prep->xq);
+    PyMem_RawFree(prep->step);
+    PyMem_RawFree(prep->bytes);
+    PyMem_RawFree(prep->offsets);
+    PyMem_RawFree(prep->exponents);
+}
+
+/* quant_scores for NVFP4, TQ1_0 and the IQ3s (its arguments checked): the groups against the integer query where
+ * this build scans them, else every row in float64 (see the top).  ``coarse`` (TQ1_0): against the query in bytes,
+ * returning |x - x~| of the query it read (0.0 when it scored in float64). */
 static PyObject *fp4t_scores(int kind, Py_buffer *rows, Py_buffer *query, Py_buffer *scale, Py_buffer *out,
-                             Py_buffer *progress, int integer, Py_buffer *groups, Py_ssize_t count, Py_ssize_t width)
+                             Py_buffer *progress, int integer, Py_buffer *groups, Py_ssize_t count, Py_ssize_t width,
+                             int coarse)
 {
     if (groups->buf != NULL && groups->len != fp4t_groups_bytes(kind, count, width)) {
         PyErr_SetString(PyExc_ValueError, "groups must be copy_groups's copy of the rows");
@@ -404,46 +511,14 @@ static PyObject *fp4t_scores(int kind, Py_buffer *rows, Py_buffer *query, Py_buf
         return PyErr_NoMemory();
     job->kind = kind, job->rows = rows->buf, job->groups = groups->buf, job->width = width;
     job->query = query->buf, job->scale = scale->buf, job->out = out->buf;
-    Py_ssize_t runs = width / 32, piece = kind == KIND_NVFP4 ? 16 : 32;
-    Py_ssize_t offset = kind == KIND_NVFP4 ? 12 : kind == KIND_IQ3_S ? 15 : kind == KIND_IQ3_XXS ? 62 : 1;
-    int16_t *xq = NULL;
-    float *step = NULL;
-    int8_t *bytes = NULL;
-    int32_t *offsets = NULL, *exponents = NULL;
-    if (integer && groups->buf != NULL && fp4t_grouped(kind) && width < FP4T_MAX_WIDTH) {
-        xq = PyMem_RawMalloc((size_t)width * sizeof(int16_t));
-        step = PyMem_RawMalloc((size_t)runs * 2 * sizeof(float));
-        bytes = PyMem_RawMalloc((size_t)width * 2);
-        offsets = PyMem_RawMalloc((size_t)(width / piece) * sizeof(int32_t));
-        exponents = PyMem_RawMalloc((size_t)runs * sizeof(int32_t));
-        if (xq != NULL && step != NULL && bytes != NULL && offsets != NULL && exponents != NULL &&
-            quantise_query(query->buf, width, xq, step)) {
-            int highest = -1000;
-            for (Py_ssize_t k = 0; k < runs; k++) {
-                int exponent = 0;
-                frexpf(step[k], &exponent); /* step = 2^(exponent - 1) */
-                highest = exponent - 1 > highest ? exponent - 1 : highest;
-                exponents[k] = (116 + exponent - 1) << 23;
-            }
-            for (Py_ssize_t k = 0; k < width / piece; k++) {
-                int32_t sum = 0;
-                for (Py_ssize_t j = 0; j < piece; j++)
-                    sum += xq[piece * k + j];
-                offsets[k] = (int32_t)offset * sum;
-            }
-            if (highest <= FP4T_MAX_STEP_EXPONENT) {
-                split_query(xq, step, width, bytes, bytes + width, NULL, 0, NULL);
-                job->high = bytes, job->low = bytes + width, job->step = step, job->offsets = offsets;
-                job->exponents = exponents, job->vbmi = fp4t_vbmi();
-            }
-        }
-    }
+    struct fp4t_query prep;
+    fp4t_query_prepare(job, &prep, integer, coarse);
     PyObject *result = share_chunks_released(fp4t_chunk, job, count, progress);
-    PyMem_RawFree(xq);
-    PyMem_RawFree(step);
-    PyMem_RawFree(bytes);
-    PyMem_RawFree(offsets);
-    PyMem_RawFree(exponents);
+    if (result != NULL && coarse) {
+        Py_DECREF(result);
+        result = PyFloat_FromDouble(prep.rounding);
+    }
+    fp4t_query_free(&prep);
     PyMem_RawFree(job);
     return result;
 }

@@ -46,7 +46,7 @@
  * in float32 from the stored blocks (rows_portable over iq_dequantise_block: the float bound,
  * smaller than this one).
  *
- * Against the query in bytes (coarse: a table's own search, StoredScreen.bounded_scores and iq_search).
+ * Against the query in bytes (coarse: a table's own search, StoredScreen.bounded_scores and bytes_search).
  * Against 256 high + low, half of the scan's instructions are the products with the low bytes; without them,
  * one vpdpbusd a step.  quantise_query_bytes holds x = step xq + e with |xq| <= 127 and a free step (the run's
  * largest over 127), and measures |e| for this query.  iq1_group_bytes takes S / 8 = U + T / 8 in float32, exact
@@ -462,7 +462,7 @@ static void iq_query_free(struct iq_query *prep)
     PyMem_RawFree(prep->terms);
 }
 
-/* What iq_scores and iq_search check of their buffers; 0 with a ValueError set when they do not fit. */
+/* What iq_scores and bytes_search check of their buffers; 0 with a ValueError set when they do not fit. */
 static int iq_buffers_fit(int kind, Py_ssize_t query_len, Py_ssize_t rows_len, Py_ssize_t groups_len,
                           Py_ssize_t scale_len, Py_ssize_t count)
 {

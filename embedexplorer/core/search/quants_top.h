@@ -32,7 +32,7 @@ static int better_first(const void *left, const void *right)
     return (a->id > b->id) - (a->id < b->id);
 }
 
-/* A first pass's scores and what the exact pass reads: stored_top_k's and iq_search's. */
+/* A first pass's scores and what the exact pass reads: stored_top_k's and bytes_search's. */
 struct top_rows_job {
     const float *scores; /* one per row */
     Py_ssize_t count, k;

@@ -76,6 +76,10 @@ _Q6_K = QUANT_KINDS["Q6_K"]
 SPREAD_KINDS = (_Q4_K, Q5_K_KIND, *MIN_KINDS)
 # Kinds whose copy sixteen rows at a time is only ever made at open (never from a later query).
 _FP4_TERNARY_CODES = frozenset(FP4_TERNARY_KINDS.values())
+_TQ1_0 = FP4_TERNARY_KINDS["TQ1_0"]
+# Kinds whose copy a table's own search scans against the query in signed bytes, with that query's measured
+# rounding (``bounded_scores``, ``whole_search``): the 1-2-bit kinds, whose scans are mostly byte products.
+BYTES_QUERY_KINDS = frozenset((*GRID_CODES, _TQ1_0))
 # A Q4_K table whose rows' spread exceeds this is scanned in float32 instead: its integer scan's bound
 # would let too many rows through to the exact pass.
 _MAX_SPREAD = 64.0
@@ -198,14 +202,14 @@ class StoredScreen:
     def bounded_scores(self, query: np.ndarray, query_length: float, check: bool = True) -> tuple[np.ndarray, float]:
         """Every row's cosine with ``query`` times its length, and how far any of them may be from the exact one.
 
-        An IQ1 or IQ2 table's copy is scanned against the query held in signed bytes, not 16-bit integers:
-        one product instruction for four numbers instead of two, which a query's time is mostly made of.  Its
-        rounding is a hundred times the 16-bit one's, so the margin uses the rounding this very query had
-        (``iq_scores`` measures |x - x~|) instead of a bound for every query: a few more candidates for the
-        exact pass, which picks the same answer.  Every other table: ``scores`` and ``error_bound``.
-        ``check``: False for a caller that has just checked the mapped file itself.
+        An IQ1, IQ2 or TQ1_0 table's copy is scanned against the query held in signed bytes, not 16-bit
+        integers: one product instruction for four numbers instead of two, which a query's time is mostly made
+        of.  Its rounding is a hundred times the 16-bit one's, so the margin uses the rounding this very query
+        had (``iq_scores`` and ``quant_scores`` measure |x - x~|) instead of a bound for every query: a few more
+        candidates for the exact pass, which picks the same answer.  Every other table: ``scores`` and
+        ``error_bound``.  ``check``: False for a caller that has just checked the mapped file itself.
         """
-        if self.kind not in GRID_CODES or self.groups is None or not self.integer:
+        if self.kind not in BYTES_QUERY_KINDS or self.groups is None or not self.integer:
             scores = self.scores(query) if check else self.scores_after_check(query)
             return scores, self.error_bound(query_length)
         if check and self.cache_file is not None:
@@ -213,9 +217,13 @@ class StoredScreen:
         query = np.ascontiguousarray(query, dtype=np.float32)
         out = np.empty(self.shape[0], dtype=np.float32)
         rounding = [0.0]
+        quants, groups, rows, kind = self._quants, self.groups, self.bits, self.kind
 
-        def scan(progress: np.ndarray) -> None:  # coarse: the query in bytes, whose |x - x~| it returns
-            rounding[0] = self._quants.iq_scores(self.groups, self.bits, self.kind, query, self.scale, out, progress, 1)
+        def scan(progress: np.ndarray) -> None:  # coarse: the query in bytes, whose |x - x~| each returns
+            if kind == _TQ1_0:
+                rounding[0] = quants.quant_scores(rows, kind, query, self.scale, out, progress, True, groups, True)
+            else:
+                rounding[0] = quants.iq_scores(groups, rows, kind, query, self.scale, out, progress, True)
 
         shared_pass(self.shape[0] * self.shape[1], scan)
         # |x - x~| over |x|, rounded up: the query's share of the bound, in place of QUERY_ROUNDING.
@@ -232,20 +240,21 @@ class StoredScreen:
         excluded: list[int],
         check: bool = True,
     ) -> tuple[np.ndarray, np.ndarray] | None:
-        """An IQ1 or IQ2 table's k best rows for ``query`` and their cosines in one C call (``iq_search``):
+        """An IQ1, IQ2 or TQ1_0 table's k best rows for ``query`` and their cosines in one C call (``bytes_search``):
         ``bounded_scores``'s scan and margin, then ``best_of``'s pick, exact pass and order, with the same answer
         as ``neighbours.search_bounded`` gives from those two.  None where that call does not apply (another
         kind, no helper threads in C, rows read another way, a NaN score): the caller searches step by step.
         ``query64``: the query as the exact pass takes it; ``length``: its length, above 0."""
         blocks = self._blocks_of(rows)
         # Without the C helpers (Windows) a pass's helpers are Python threads, each calling the whole function.
-        one_call = self.kind in GRID_CODES and self.groups is not None and self.integer and scan_threads.C_HELPERS
+        in_bytes = self.kind in BYTES_QUERY_KINDS and self.groups is not None and self.integer
+        one_call = in_bytes and scan_threads.C_HELPERS
         if not one_call or blocks is None:
             return None
         if check and self.cache_file is not None:
             self.cache_file.check()
         ids, cosines = np.empty(k, dtype=np.int64), np.empty(k, dtype=np.float32)
-        found = self._quants.iq_search(
+        found = self._quants.bytes_search(
             self.groups, blocks, self.kind, np.ascontiguousarray(query, dtype=np.float32),
             np.ascontiguousarray(query64, dtype=np.float64), self.scale, self._lengths64, self._relative(), length,
             excluded, ids, cosines, helpers_for(self.shape[0] * self.shape[1]),
@@ -292,7 +301,7 @@ class StoredScreen:
 
     def _relative(self) -> float:
         """The bound's part that scales with |query| besides the query's rounding: the numbers', the sum's, the
-        reciprocal length's (``iq_search`` takes it to make the same margin in C)."""
+        reciprocal length's (``bytes_search`` takes it to make the same margin in C)."""
         summing = accumulation_error(self.shape[1]) * (1 + self.rounding) * self.spread
         return 1.01 * (self.rounding + summing + self.value_rounding) + _SCALE_ROUNDING
 

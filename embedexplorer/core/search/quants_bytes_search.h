@@ -1,6 +1,7 @@
-/* An IQ1 or IQ2 grid table's whole search in one call (included by _quants.c once, after quants_top.h): the
- * groups' scan against the query in signed bytes (iq_query_prepare's coarse copy), the margin that query's own
- * rounding allows, then quants_top.h's pick, exact pass and order.
+/* The whole search in one call of a table whose copy is scanned against the query in signed bytes (the IQ1 and
+ * IQ2 grid kinds, TQ1_0; included by _quants.c once, after quants_top.h): that scan (iq_query_prepare's or
+ * fp4t_query_prepare's coarse copy of the query), the margin that query's own rounding allows, then
+ * quants_top.h's pick, exact pass and order.
  *
  * Why one call: after a scan has streamed the table through the caches, each step of Python between the scan
  * and the answer (the margin, the exclusions, two arrays for the answer, the cosines' division) costs several
@@ -8,10 +9,25 @@
  * neighbours.search_bounded give: the same scores, the same margin (the same float64 arithmetic as
  * StoredScreen._bound), the same candidates, exact values and order, and cosines divided and rounded to float32
  * as numpy does. */
-#ifndef EMBEDEXPLORER_QUANTS_IQ_SEARCH_H
-#define EMBEDEXPLORER_QUANTS_IQ_SEARCH_H
+#ifndef EMBEDEXPLORER_QUANTS_BYTES_SEARCH_H
+#define EMBEDEXPLORER_QUANTS_BYTES_SEARCH_H
 
-static PyObject *iq_search(PyObject *self, PyObject *args)
+/* What bytes_search checks of a TQ1_0 table's buffers; 0 with a ValueError set when they do not fit. */
+static int tq1_0_buffers_fit(Py_ssize_t query_len, Py_ssize_t rows_len, Py_ssize_t groups_len, Py_ssize_t count)
+{
+    Py_ssize_t width = query_len / (Py_ssize_t)sizeof(float);
+    if (width == 0 || width % 256 != 0 || query_len % (Py_ssize_t)sizeof(float) != 0) {
+        PyErr_SetString(PyExc_ValueError, "the query must hold whole blocks of float32");
+    } else if (rows_len != count * (width / 256) * BLOCK_BYTES[KIND_TQ1_0] ||
+               groups_len != fp4t_groups_bytes(KIND_TQ1_0, count, width)) {
+        PyErr_SetString(PyExc_ValueError, "rows and groups must hold one row per scale of len(query) numbers");
+    } else {
+        return 1;
+    }
+    return 0;
+}
+
+static PyObject *bytes_search(PyObject *self, PyObject *args)
 {
     Py_buffer groups, rows, query, query64, scale, lengths, ids_out, cosines_out;
     int kind;
@@ -25,7 +41,9 @@ static PyObject *iq_search(PyObject *self, PyObject *args)
     PyObject *result = NULL, *excluded = NULL;
     Py_ssize_t width = query.len / (Py_ssize_t)sizeof(float), count = scale.len / (Py_ssize_t)sizeof(float);
     Py_ssize_t k = ids_out.len / (Py_ssize_t)sizeof(int64_t);
-    if (!iq_buffers_fit(kind, query.len, rows.len, groups.len, scale.len, count)) {
+    int tq1_0 = kind == KIND_TQ1_0;
+    if (tq1_0 ? !tq1_0_buffers_fit(query.len, rows.len, groups.len, count)
+              : !iq_buffers_fit(kind, query.len, rows.len, groups.len, scale.len, count)) {
         /* the error is set */
     } else if (query64.len != width * (Py_ssize_t)sizeof(double) ||
                lengths.len != count * (Py_ssize_t)sizeof(double)) {
@@ -52,12 +70,22 @@ static PyObject *iq_search(PyObject *self, PyObject *args)
                 drop[i] = id;
         }
         if (ids_fit) {
-            struct iq_job job = {.kind = kind, .groups = groups.buf, .rows = rows.buf, .width = width,
-                                 .query = query.buf, .scale = scale.buf, .out = scores};
-            struct iq_query prep;
-            iq_query_prepare(&job, &prep, query.buf, 1);
+            struct iq_job grid = {.kind = kind, .groups = groups.buf, .rows = rows.buf, .width = width,
+                                  .query = query.buf, .scale = scale.buf, .out = scores};
+            struct fp4t_job ternary = {.kind = kind, .rows = rows.buf, .groups = groups.buf, .width = width,
+                                       .query = query.buf, .scale = scale.buf, .out = scores};
+            struct iq_query grid_query = {0};
+            struct fp4t_query ternary_query = {0};
+            if (tq1_0)
+                fp4t_query_prepare(&ternary, &ternary_query, 1, 1);
+            else
+                iq_query_prepare(&grid, &grid_query, query.buf, 1);
+            chunk_function chunk = tq1_0 ? fp4t_chunk : iq_chunk;
+            const void *job = tq1_0 ? (const void *)&ternary : (const void *)&grid;
+            int in_bytes = tq1_0 ? ternary.high != NULL : grid.high != NULL;
+            double measured = tq1_0 ? ternary_query.rounding : grid_query.rounding;
             /* StoredScreen._bound with |x - x~| / |x| rounded up, as bounded_scores has it */
-            double rounding = job.high == NULL ? 0.0 : prep.rounding / length * (1 + 0x1p-40);
+            double rounding = in_bytes ? measured / length * (1 + 0x1p-40) : 0.0;
             double margin = length * (rounding + (1 + rounding) * relative);
             struct top_rows_job top = {scores, count, k, (float)(2.0 * margin), kind, rows.buf,
                                        exact_row_bytes(kind, query64.len), width, query64.buf, scale.buf, lengths.buf};
@@ -65,15 +93,18 @@ static PyObject *iq_search(PyObject *self, PyObject *args)
             Py_ssize_t kept;
             Py_BEGIN_ALLOW_THREADS
 #if !defined(_MSC_VER)
-            share_chunks_helped(iq_chunk, &job, count, counters, helpers);
+            share_chunks_helped(chunk, job, count, counters, helpers);
 #else
-            share_chunks(iq_chunk, &job, count, counters);
+            share_chunks(chunk, job, count, counters);
 #endif
             for (Py_ssize_t i = 0; i < dropped; i++)
                 scores[drop[i]] = -INFINITY;
             kept = top_rows(&top, ids_out.buf, values);
             Py_END_ALLOW_THREADS
-            iq_query_free(&prep);
+            if (tq1_0)
+                fp4t_query_free(&ternary_query);
+            else
+                iq_query_free(&grid_query);
             float *cosines = cosines_out.buf;
             for (Py_ssize_t i = 0; i < kept; i++)
                 cosines[i] = (float)(values[i] / length);
