@@ -9,16 +9,21 @@
  * one read of the 10.0 MB stored 0.72 ms.  So the grids are read out once, into planes of codes.
  *
  * A group of 16 rows, per block of 256 numbers (iq_group_block_bytes: IQ2_XXS 1696 bytes, IQ2_XS and
- * IQ2_S 1824, IQ1_S 1248, IQ1_M 1376; stored: 1056, 1184, 1312, 800, 896):
+ * IQ2_S 1824, IQ1_S 1184, IQ1_M 1248; stored: 1056, 1184, 1312, 800, 896):
  *   half d[16]                    each row's float16 d, as stored (IQ1_M's put together)
- *   uint8 odd[256 / sub][16]      each scale's odd integer 2 ls + 1 or 2 s + 1, for each row
+ *   uint8 odd[256 / sub][16]      (IQ2) each scale's odd integer 2 ls + 1, for each row
+ *   uint8 runs[8][16]             (IQ1) chunk c of row r: bit e says its run of 8 numbers e is -1/8 (the low
+ *                                 nibble, as vpermd and vpermps read it), the high nibble the odd 2 s + 1 of
+ *                                 the chunk's scale (IQ1_M: of its first 16 numbers)
+ *   uint8 second[4][16]           (IQ1_M) chunks 2 i and 2 i + 1 of row r: the odd of their numbers 16-31, in
+ *                                 the low and the high nibble (2 s + 1 is at most 15)
  *   uint8 grid[8][2][64]          per 32 numbers c and step t = 0..7 (numbers 32 c + 4 t .. + 3): bits
  *                                 2 (t % 4) of vector t / 4's bytes 4 r .. 4 r + 3 are row r's grid
  *                                 codes m (0-2); IQ2 puts each c's minus masks right after its grid:
  *   uint64 minus[8]               (IQ2) step t's bit 4 r + k: number 32 c + 4 t + k of row r is minus
- *   uint8 minus[4][16]            (IQ1, after all the grid) for chunks 2 i and 2 i + 1, row r's byte i:
- *                                 bit e (low nibble) or 4 + e (high) says its run of 8 numbers e is -1/8
- * Rows past the table's end are zeros (they score 0: their scale is not read).
+ * Rows past the table's end are zeros (they score 0: their scale is not read).  IQ1's odd integers share
+ * bytes with its minus runs, which a chunk reads together anyway: 64 (IQ1_S) or 128 (IQ1_M) bytes less a
+ * block than a byte each, 5 % and 9 % of the copy the scan streams.
  *
  * The scan: per step, one gf2p8affineqb turns 64 bytes' bits 2u, 2u + 1 into 64 bytes (CODE_MATRIX):
  * IQ1's code m = g + 1 (0-2), IQ2's unsigned u = g + 43 (51-86), made 86 - u = 43 - g by one masked
@@ -69,12 +74,18 @@ static int iq_kind(int kind)
     return kind >= KIND_IQ2_XXS && kind <= KIND_IQ1_M;
 }
 
-/* d, the odd integers, the grid planes, then per 32 numbers the minus masks (IQ2) or per 8 numbers the
- * rows whose delta is minus (IQ1). */
+/* Bytes before the grid planes: d, then the odd integers (IQ2), or the runs' bytes and IQ1_M's second odds. */
+static Py_ssize_t iq_header_bytes(int kind)
+{
+    if (iq_is_one_bit(kind))
+        return 2 * GROUP_ROWS + 8 * GROUP_ROWS + (kind == KIND_IQ1_M ? 4 * GROUP_ROWS : 0);
+    return 2 * GROUP_ROWS + (256 / IQ_SUB[kind - IQ_FIRST_KIND]) * GROUP_ROWS;
+}
+
+/* The header, the grid planes, and per 32 numbers the minus masks (IQ2). */
 static Py_ssize_t iq_group_block_bytes(int kind)
 {
-    Py_ssize_t minus = iq_is_one_bit(kind) ? 32 * 2 : 8 * 8 * 8;
-    return 2 * GROUP_ROWS + (256 / IQ_SUB[kind - IQ_FIRST_KIND]) * GROUP_ROWS + 8 * 2 * 64 + minus;
+    return iq_header_bytes(kind) + 8 * 2 * 64 + (iq_is_one_bit(kind) ? 0 : 8 * 8 * 8);
 }
 
 /* Rows start .. stop - 1 into their groups (start is a multiple of 16: CHUNK_ROWS is). */
@@ -89,14 +100,21 @@ static void iq_group_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
     for (Py_ssize_t g = start / GROUP_ROWS; g * GROUP_ROWS < stop; g++)
         for (Py_ssize_t b = 0; b < q->blocks; b++) {
             uint8_t *at = q->groups + (g * q->blocks + b) * group_bytes;
-            uint8_t *odd = at + 2 * GROUP_ROWS, *planes = odd + scales * GROUP_ROWS;
+            uint8_t *header = at + 2 * GROUP_ROWS, *planes = at + iq_header_bytes(q->kind);
             memset(at, 0, (size_t)group_bytes);
+            int one_bit = iq_is_one_bit(q->kind);
             for (int r = 0; r < GROUP_ROWS && g * GROUP_ROWS + r < q->count; r++) {
                 iq_decode(q->kind, q->rows + (g * GROUP_ROWS + r) * row_bytes + b * block_bytes, &read);
                 memcpy(at + 2 * r, &read.d, 2);
-                for (Py_ssize_t k = 0; k < scales; k++)
-                    odd[GROUP_ROWS * k + r] = read.odd[k];
-                int one_bit = iq_is_one_bit(q->kind);
+                for (Py_ssize_t k = 0; k < scales; k++) {
+                    if (!one_bit) /* IQ2: a byte each */
+                        header[GROUP_ROWS * k + r] = read.odd[k];
+                    else if (scales == 8 || k % 2 == 0) /* IQ1: the chunk's (first) scale, in its runs' byte */
+                        header[GROUP_ROWS * (scales == 8 ? k : k / 2) + r] |= (uint8_t)(read.odd[k] << 4);
+                    else /* IQ1_M's second scale of chunk k / 2 */
+                        header[8 * GROUP_ROWS + GROUP_ROWS * (k / 4) + r] |=
+                            (uint8_t)(read.odd[k] << (4 * (k / 2 % 2)));
+                }
                 for (int c = 0; c < 8; c++) {
                     uint8_t *chunk = planes + (one_bit ? 128 : 192) * c;
                     const uint8_t *code = read.code + 32 * c;
@@ -105,10 +123,9 @@ static void iq_group_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
                             chunk[64 * v + 4 * r + k] =
                                 (uint8_t)((code[16 * v + k] & 3) | (code[16 * v + 4 + k] & 3) << 2 |
                                           (code[16 * v + 8 + k] & 3) << 4 | (code[16 * v + 12 + k] & 3) << 6);
-                    if (one_bit) { /* a run of 8 shares its delta: bit e of row r's nibble for chunk c */
+                    if (one_bit) { /* a run of 8 shares its delta: bit e of row r's runs byte for chunk c */
                         for (int e = 0; e < 4; e++)
-                            planes[1024 + GROUP_ROWS * (c / 2) + r] |=
-                                (uint8_t)(((code[8 * e] >> 2) & 1u) << (e + 4 * (c % 2)));
+                            header[GROUP_ROWS * c + r] |= (uint8_t)(((code[8 * e] >> 2) & 1u) << e);
                         continue;
                     }
                     for (int t = 0; t < 8; t++) { /* bits 4 r .. 4 r + 3 of step t's 64-bit mask */
@@ -201,6 +218,17 @@ VNNI_TARGET static ALWAYS_INLINE __m512 iq_group_vnni(const uint8_t *group, Py_s
     return acc;
 }
 
+/* Chunk c's odd integers for its numbers 16 v .. 16 v + 15, one a row: the high nibble of its runs' bytes (v 0, or
+ * IQ1_S's one scale), or IQ1_M's second odds, chunks 2 i and 2 i + 1 in one byte's low and high nibble. */
+VNNI_TARGET static ALWAYS_INLINE __m512i iq1_odd(const uint8_t *header, __m512i runs, int c, int v)
+{
+    if (v == 0)
+        return _mm512_srli_epi32(runs, 4);
+    const uint8_t *second = header + 8 * GROUP_ROWS + GROUP_ROWS * (c / 2);
+    __m512i pair = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)second));
+    return c % 2 ? _mm512_srli_epi32(pair, 4) : _mm512_and_si512(pair, _mm512_set1_epi32(15));
+}
+
 /* One group's scores for IQ1_S (sub 32) or IQ1_M (sub 16): the grid codes m = g + 1 themselves are the
  * bytes, and a scale's S = sum (8 g + 8 delta) xq = 8 sum m xq - 7 Q - sum of 2 Q8 over its runs of 8
  * whose delta is minus (Q, Q8: xq's sum over the scale's numbers, over the run).  The last two terms
@@ -215,8 +243,8 @@ VNNI_TARGET static ALWAYS_INLINE __m512 iq1_group_vnni(const uint8_t *group, Py_
         const uint8_t *at = group + b * group_bytes;
         prefetch_row(at + GROUPS_PREFETCH_BYTES, group_bytes); /* ahead: see scan_common.h */
         const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)at));
-        const uint8_t *odd = at + 2 * GROUP_ROWS, *planes = odd + (256 / sub) * GROUP_ROWS;
-        const uint8_t *minus = planes + 1024;
+        const uint8_t *header = at + 2 * GROUP_ROWS;
+        const uint8_t *planes = at + iq_header_bytes(sub == 32 ? KIND_IQ1_S : KIND_IQ1_M);
         for (int c = 0; c < 8; c++) {
             Py_ssize_t k = 8 * b + c; /* the query's run of 32 */
             __m512i sums[2][2]; /* numbers 0-15 and 16-31 of the chunk: m . high, m . low */
@@ -231,10 +259,8 @@ VNNI_TARGET static ALWAYS_INLINE __m512 iq1_group_vnni(const uint8_t *group, Py_
                 }
                 sums[v][0] = h, sums[v][1] = l;
             }
-            /* vpermd reads the low 4 bits of each lane: chunk c's nibble is the low one for even c */
-            __m512i runs = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(minus + GROUP_ROWS * (c / 2))));
-            if (c % 2)
-                runs = _mm512_srli_epi32(runs, 4);
+            /* vpermd reads the low 4 bits of each lane (the minus runs), the high nibble is the chunk's odd */
+            __m512i runs = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(header + GROUP_ROWS * c)));
             const __m512 d_step = _mm512_mul_ps(d, _mm512_set1_ps(eighths[k]));
             for (int v = 0; v < 32 / sub; v++) {
                 __m512i h = sub == 32 ? _mm512_add_epi32(sums[0][0], sums[1][0]) : sums[v][0];
@@ -242,7 +268,7 @@ VNNI_TARGET static ALWAYS_INLINE __m512 iq1_group_vnni(const uint8_t *group, Py_
                 const int32_t *sums16 = minus_sums + (sub == 32 ? 16 * k : 32 * k + 16 * v);
                 __m512i s = _mm512_add_epi32(_mm512_add_epi32(_mm512_slli_epi32(h, 11), _mm512_slli_epi32(l, 3)),
                                              _mm512_permutexvar_epi32(runs, _mm512_loadu_si512((const void *)sums16)));
-                __m512 weight = _mm512_mul_ps(six_bit(odd + GROUP_ROWS * (sub == 32 ? c : 2 * c + v)), d_step);
+                __m512 weight = _mm512_mul_ps(_mm512_cvtepi32_ps(iq1_odd(header, runs, c, v)), d_step);
                 acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), weight, acc);
             }
         }
@@ -307,8 +333,8 @@ VNNI_TARGET static ALWAYS_INLINE __m512 iq1_group_bytes(const uint8_t *group, Py
     for (Py_ssize_t b = 0; b < blocks; b++) {
         const uint8_t *at = group + b * group_bytes;
         const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)at));
-        const uint8_t *odd = at + 2 * GROUP_ROWS, *planes = odd + (256 / sub) * GROUP_ROWS;
-        const uint8_t *minus = planes + 1024;
+        const uint8_t *header = at + 2 * GROUP_ROWS;
+        const uint8_t *planes = at + iq_header_bytes(sub == 32 ? KIND_IQ1_S : KIND_IQ1_M);
         __m512 block = _mm512_setzero_ps();
         for (int c = 0; c < 8; c++) {
             Py_ssize_t k = 8 * b + c; /* the query's run of 32 */
@@ -322,15 +348,14 @@ VNNI_TARGET static ALWAYS_INLINE __m512 iq1_group_bytes(const uint8_t *group, Py
             }
             if (sub == 32) /* a 32-number scale: both halves (two chains of sums, not one twice as long) */
                 sums[0] = _mm512_add_epi32(sums[0], sums[1]);
-            /* vpermps reads the low 4 bits of each lane: chunk c's nibble is the low one for even c */
-            __m512i runs = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(minus + GROUP_ROWS * (c / 2))));
-            if (c % 2)
-                runs = _mm512_srli_epi32(runs, 4);
+            /* vpermps reads the low 4 bits of each lane (the minus runs), the high nibble is the chunk's odd */
+            __m512i runs = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(header + GROUP_ROWS * c)));
             const __m512 step = _mm512_set1_ps(steps[k]);
             for (int v = 0; v < 32 / sub; v++) {
                 const float *table = minus_eighths + (sub == 32 ? 16 * k : 32 * k + 16 * v);
-                __m512 s = _mm512_add_ps(_mm512_cvtepi32_ps(sums[v]), _mm512_permutexvar_ps(runs, _mm512_loadu_ps(table)));
-                __m512 weight = _mm512_mul_ps(six_bit(odd + GROUP_ROWS * (sub == 32 ? c : 2 * c + v)), step);
+                __m512 minus = _mm512_permutexvar_ps(runs, _mm512_loadu_ps(table));
+                __m512 s = _mm512_add_ps(_mm512_cvtepi32_ps(sums[v]), minus);
+                __m512 weight = _mm512_mul_ps(_mm512_cvtepi32_ps(iq1_odd(header, runs, c, v)), step);
                 block = _mm512_fmadd_ps(s, weight, block);
             }
         }
@@ -391,8 +416,9 @@ struct iq_query {
 
 /* Fill job's query fields for the groups' scan: the query as 16-bit integers split in two bytes, or with
  * ``coarse`` as signed bytes whose rounding it measures; the minus runs' or IQ2's offsets; each run of 32's
- * step / 8 (IQ1 against bytes: its step, and the minus runs' sums over 8 in float32).  Where the integer scan cannot run (no VNNI, a query quantise_query cannot take, no memory),
- * job->high stays NULL: the float scan of the stored rows. */
+ * step / 8 (IQ1 against bytes: its step, and the minus runs' sums over 8 in float32).  Where the integer scan
+ * cannot run (no VNNI, a query either quantiser cannot take, no memory), job->high stays NULL: the float scan of
+ * the stored rows. */
 static void iq_query_prepare(struct iq_job *job, struct iq_query *prep, const float *query, int coarse)
 {
     Py_ssize_t width = job->width;
