@@ -1,11 +1,10 @@
-"""IQ1, IQ2, TQ1_0 and IQ3 tables are searched against the query held in signed bytes, with the margin that very query's
+"""IQ1, IQ2 and TQ1_0 tables are searched against the query held in signed bytes, with the margin that very query's
 rounding allows, and in one C call from scan to ordered answer: the answers are still a float64 search's.
 
 The oracle is the gguf package's ``dequantize`` (llama.cpp's own Python code) and a float64 brute force over its
 numbers. Queries include runs whose numbers fall half way between two steps, runs of numbers a million times
 smaller than the rest, runs all zero, and sizes far from 1; the tables are ``test_iq_grid_groups``'s random
-blocks, ``test_fp4_ternary_groups``'s TQ1_0 rows (quantised by gguf) and IQ3 blocks, with near ties and rows
-pointing nowhere.
+blocks and ``test_fp4_ternary_groups``'s TQ1_0 rows (quantised by gguf), with near ties and rows pointing nowhere.
 """
 
 from __future__ import annotations
@@ -27,7 +26,7 @@ from . import test_iq_grid_groups as grid
 from .grouped_rows import exact_cosines
 from .test_iq_grid_groups import grouped_here
 
-TYPES = [*grid.TYPES, Q.TQ1_0, Q.IQ3_XXS, Q.IQ3_S]
+TYPES = [*grid.TYPES, Q.TQ1_0]
 IDS = [t.name for t in TYPES]
 
 _quants = pytest.importorskip("embedexplorer.core.search._quants", reason="the quantised scan was not built here")
@@ -37,7 +36,7 @@ K = 12
 
 def screen_of(qtype: Q, count: int, width: int, seed: int):  # type: ignore[no-untyped-def]
     """Random stored rows of ``qtype``, their first pass as a table opens it, and gguf's numbers in float64."""
-    if qtype in ternary.TYPES:
+    if qtype == Q.TQ1_0:
         stored = ternary.stored_rows(qtype, count, width, seed)
         return stored, *ternary.screen_for(stored, qtype, width)
     stored = grid.blocks_of(qtype, count, width, seed)
@@ -46,9 +45,7 @@ def screen_of(qtype: Q, count: int, width: int, seed: int):  # type: ignore[no-u
 
 def ties_of(qtype: Q, seed: int) -> np.ndarray:
     """3,001 rows of 512 numbers: row 50, its copies 140 and 141, and 40 rows a step away from it (100-139)."""
-    if qtype in ternary.TYPES:
-        return ternary.near_tie_blocks(qtype, 3001, 512, seed)
-    return grid.near_tie_blocks(qtype, seed)
+    return ternary.near_tie_blocks(qtype, 3001, 512, seed) if qtype == Q.TQ1_0 else grid.near_tie_blocks(qtype, seed)
 
 
 def hard_queries(width: int, seed: int) -> list[np.ndarray]:

@@ -341,8 +341,8 @@ static PyObject *quant_scores(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "the query must hold a whole number of blocks of float32 numbers");
     } else if (rows.len != count * (width / BLOCK_NUMBERS[kind]) * BLOCK_BYTES[kind]) {
         PyErr_SetString(PyExc_ValueError, "rows must hold len(out) rows of len(query) quantised numbers");
-    } else if (coarse && !fp4t_bytes_kind(kind)) {
-        PyErr_SetString(PyExc_ValueError, "the query in bytes is for TQ1_0, IQ3_XXS and IQ3_S rows among these kinds");
+    } else if (coarse && kind != KIND_TQ1_0) {
+        PyErr_SetString(PyExc_ValueError, "the query in bytes is for TQ1_0 rows only among these kinds");
     } else if (scale.len == out.len && fp4t_kind(kind)) {
         if (check_progress(&progress))
             result = fp4t_scores(kind, &rows, &query, &scale, &out, &progress, integer, &groups, count, width, coarse);
@@ -461,9 +461,8 @@ static PyMethodDef quant_methods[] = {
     {"q2_k_spreads", q2_k_spreads, METH_VARARGS,
      "q2_k_spreads(rows, width, out, progress)\n\nq4_k_spreads for Q2_K rows."},
     {"iq_scores", iq_scores, METH_VARARGS,
-     "iq_scores(groups, rows, kind, query, scale, out, progress, coarse=False)\n\n"
-     "As quant_scores, for IQ1/IQ2 rows by their groups (copy_groups's copy), or by their stored blocks in\n"
-     "float32 where the groups' scan cannot run.\n"
+     "iq_scores(groups, rows, kind, query, scale, out, progress, coarse=False)\n\nAs quant_scores, for IQ1/IQ2 rows by\n"
+     "their groups (copy_groups's copy), or by their stored blocks in float32 where the groups' scan cannot run.\n"
      "coarse: against the query in signed bytes, returning |x - x~| of the query it read\n"
      "(0.0 when it scanned in float32)."},
     {"copy_groups", copy_groups, METH_VARARGS,

@@ -1,7 +1,7 @@
 /* The whole search in one call of a table whose copy is scanned against the query in signed bytes (the IQ1 and
- * IQ2 grid kinds, TQ1_0, IQ3_XXS and IQ3_S; included by _quants.c once, after quants_top.h): that scan
- * (iq_query_prepare's or fp4t_query_prepare's coarse copy of the query), the margin that query's own rounding
- * allows, then quants_top.h's pick, exact pass and order.
+ * IQ2 grid kinds, TQ1_0; included by _quants.c once, after quants_top.h): that scan (iq_query_prepare's or
+ * fp4t_query_prepare's coarse copy of the query), the margin that query's own rounding allows, then
+ * quants_top.h's pick, exact pass and order.
  *
  * Why one call: after a scan has streamed the table through the caches, each step of Python between the scan
  * and the answer (the margin, the exclusions, two arrays for the answer, the cosines' division) costs several
@@ -12,16 +12,14 @@
 #ifndef EMBEDEXPLORER_QUANTS_BYTES_SEARCH_H
 #define EMBEDEXPLORER_QUANTS_BYTES_SEARCH_H
 
-/* What bytes_search checks of a TQ1_0, IQ3_XXS or IQ3_S table's buffers; 0 with a ValueError set when they do not
- * fit. */
-static int fp4t_buffers_fit(int kind, Py_ssize_t query_len, Py_ssize_t rows_len, Py_ssize_t groups_len,
-                            Py_ssize_t count)
+/* What bytes_search checks of a TQ1_0 table's buffers; 0 with a ValueError set when they do not fit. */
+static int tq1_0_buffers_fit(Py_ssize_t query_len, Py_ssize_t rows_len, Py_ssize_t groups_len, Py_ssize_t count)
 {
     Py_ssize_t width = query_len / (Py_ssize_t)sizeof(float);
     if (width == 0 || width % 256 != 0 || query_len % (Py_ssize_t)sizeof(float) != 0) {
         PyErr_SetString(PyExc_ValueError, "the query must hold whole blocks of float32");
-    } else if (rows_len != count * (width / 256) * BLOCK_BYTES[kind] ||
-               groups_len != fp4t_groups_bytes(kind, count, width)) {
+    } else if (rows_len != count * (width / 256) * BLOCK_BYTES[KIND_TQ1_0] ||
+               groups_len != fp4t_groups_bytes(KIND_TQ1_0, count, width)) {
         PyErr_SetString(PyExc_ValueError, "rows and groups must hold one row per scale of len(query) numbers");
     } else {
         return 1;
@@ -43,9 +41,9 @@ static PyObject *bytes_search(PyObject *self, PyObject *args)
     PyObject *result = NULL, *excluded = NULL;
     Py_ssize_t width = query.len / (Py_ssize_t)sizeof(float), count = scale.len / (Py_ssize_t)sizeof(float);
     Py_ssize_t k = ids_out.len / (Py_ssize_t)sizeof(int64_t);
-    int ternary_kind = fp4t_bytes_kind(kind); /* else an IQ1/IQ2 grid kind */
-    if (ternary_kind ? !fp4t_buffers_fit(kind, query.len, rows.len, groups.len, count)
-                     : !iq_buffers_fit(kind, query.len, rows.len, groups.len, scale.len, count)) {
+    int tq1_0 = kind == KIND_TQ1_0;
+    if (tq1_0 ? !tq1_0_buffers_fit(query.len, rows.len, groups.len, count)
+              : !iq_buffers_fit(kind, query.len, rows.len, groups.len, scale.len, count)) {
         /* the error is set */
     } else if (query64.len != width * (Py_ssize_t)sizeof(double) ||
                lengths.len != count * (Py_ssize_t)sizeof(double)) {
@@ -78,14 +76,14 @@ static PyObject *bytes_search(PyObject *self, PyObject *args)
                                        .query = query.buf, .scale = scale.buf, .out = scores};
             struct iq_query grid_query = {0};
             struct fp4t_query ternary_query = {0};
-            if (ternary_kind)
+            if (tq1_0)
                 fp4t_query_prepare(&ternary, &ternary_query, 1, 1);
             else
                 iq_query_prepare(&grid, &grid_query, query.buf, 1);
-            chunk_function chunk = ternary_kind ? fp4t_chunk : iq_chunk;
-            const void *job = ternary_kind ? (const void *)&ternary : (const void *)&grid;
-            int in_bytes = ternary_kind ? ternary.high != NULL : grid.high != NULL;
-            double measured = ternary_kind ? ternary_query.rounding : grid_query.rounding;
+            chunk_function chunk = tq1_0 ? fp4t_chunk : iq_chunk;
+            const void *job = tq1_0 ? (const void *)&ternary : (const void *)&grid;
+            int in_bytes = tq1_0 ? ternary.high != NULL : grid.high != NULL;
+            double measured = tq1_0 ? ternary_query.rounding : grid_query.rounding;
             /* StoredScreen._bound with |x - x~| / |x| rounded up, as bounded_scores has it */
             double rounding = in_bytes ? measured / length * (1 + 0x1p-40) : 0.0;
             double margin = length * (rounding + (1 + rounding) * relative);
@@ -103,7 +101,7 @@ static PyObject *bytes_search(PyObject *self, PyObject *args)
                 scores[drop[i]] = -INFINITY;
             kept = top_rows(&top, ids_out.buf, values);
             Py_END_ALLOW_THREADS
-            if (ternary_kind)
+            if (tq1_0)
                 fp4t_query_free(&ternary_query);
             else
                 iq_query_free(&grid_query);

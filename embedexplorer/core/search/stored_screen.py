@@ -76,11 +76,10 @@ _Q6_K = QUANT_KINDS["Q6_K"]
 SPREAD_KINDS = (_Q4_K, Q5_K_KIND, *MIN_KINDS)
 # Kinds whose copy sixteen rows at a time is only ever made at open (never from a later query).
 _FP4_TERNARY_CODES = frozenset(FP4_TERNARY_KINDS.values())
+_TQ1_0 = FP4_TERNARY_KINDS["TQ1_0"]
 # Kinds whose copy a table's own search scans against the query in signed bytes, with that query's measured
-# rounding (``bounded_scores``, ``whole_search``): those whose scans are mostly byte products, through
-# ``iq_scores`` (the grid kinds) or ``quant_scores`` (these three).
-_TERNARY_BYTES_KINDS = frozenset(FP4_TERNARY_KINDS[name] for name in ("TQ1_0", "IQ3_XXS", "IQ3_S"))
-BYTES_QUERY_KINDS = GRID_CODES | _TERNARY_BYTES_KINDS
+# rounding (``bounded_scores``, ``whole_search``): the 1-2-bit kinds, whose scans are mostly byte products.
+BYTES_QUERY_KINDS = frozenset((*GRID_CODES, _TQ1_0))
 # A Q4_K table whose rows' spread exceeds this is scanned in float32 instead: its integer scan's bound
 # would let too many rows through to the exact pass.
 _MAX_SPREAD = 64.0
@@ -203,7 +202,7 @@ class StoredScreen:
     def bounded_scores(self, query: np.ndarray, query_length: float, check: bool = True) -> tuple[np.ndarray, float]:
         """Every row's cosine with ``query`` times its length, and how far any of them may be from the exact one.
 
-        An IQ1, IQ2, TQ1_0 or IQ3 table's copy is scanned against the query held in signed bytes, not 16-bit
+        An IQ1, IQ2 or TQ1_0 table's copy is scanned against the query held in signed bytes, not 16-bit
         integers: one product instruction for four numbers instead of two, which a query's time is mostly made
         of.  Its rounding is a hundred times the 16-bit one's, so the margin uses the rounding this very query
         had (``iq_scores`` and ``quant_scores`` measure |x - x~|) instead of a bound for every query: a few more
@@ -221,7 +220,7 @@ class StoredScreen:
         quants, groups, rows, kind = self._quants, self.groups, self.bits, self.kind
 
         def scan(progress: np.ndarray) -> None:  # coarse: the query in bytes, whose |x - x~| each returns
-            if kind in _TERNARY_BYTES_KINDS:
+            if kind == _TQ1_0:
                 rounding[0] = quants.quant_scores(rows, kind, query, self.scale, out, progress, True, groups, True)
             else:
                 rounding[0] = quants.iq_scores(groups, rows, kind, query, self.scale, out, progress, True)
@@ -241,7 +240,7 @@ class StoredScreen:
         excluded: list[int],
         check: bool = True,
     ) -> tuple[np.ndarray, np.ndarray] | None:
-        """An IQ1, IQ2, TQ1_0 or IQ3 table's k best rows and their cosines in one C call (``bytes_search``):
+        """An IQ1, IQ2 or TQ1_0 table's k best rows for ``query`` and their cosines in one C call (``bytes_search``):
         ``bounded_scores``'s scan and margin, then ``best_of``'s pick, exact pass and order, with the same answer
         as ``neighbours.search_bounded`` gives from those two.  None where that call does not apply (another
         kind, no helper threads in C, rows read another way, a NaN score): the caller searches step by step.
