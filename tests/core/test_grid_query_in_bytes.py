@@ -133,6 +133,7 @@ def test_the_search_in_one_call_gives_the_step_by_step_answer_bit_for_bit(tmp_pa
     table = open_table(str(write_gguf(tmp_path / f"{qtype.name}.gguf", stored, qtype)))
     try:
         screen = table.stored_screen
+        assert "against the query in single bytes" in table.search_method()  # what `info` says
         vector = numbers[50] + 0.01 * np.random.default_rng(3).standard_normal(512)
         asked = [(screen.unit_rows(table.rows, row), [row]) for row in (50, 7, 2999)] + [(vector, [])]
         for query64, exclude in asked:
@@ -179,6 +180,7 @@ def test_groups_scanned_by_another_build_answer_in_one_call_from_the_float_scan(
     try:
         assert table.stored_screen.groups is not None
         _quants.use_build(other_build)
+        assert "single bytes" not in table.search_method()
         for row in (50, 7):
             expected, _ = float64_top_k(numbers, numbers[row], K, (row,))
             assert [n.id for n in table.neighbours(row, k=K).neighbours] == expected

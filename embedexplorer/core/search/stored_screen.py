@@ -169,6 +169,12 @@ class StoredScreen:
         return not self.quantised and self.kind == BF16_KIND
 
     @property
+    def query_in_bytes(self) -> bool:
+        """True when a table's own search scans this copy against the query in single bytes (``bounded_scores``)."""
+        in_bytes = self.kind in BYTES_QUERY_KINDS and self.groups is not None and self.integer
+        return in_bytes and bool(self._quants.grouped_scan())
+
+    @property
     def nbytes(self) -> int:
         return int(self.bits.nbytes + self.scale.nbytes + self.lengths.nbytes + self.groups_bytes)
 

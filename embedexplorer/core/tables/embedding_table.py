@@ -195,6 +195,8 @@ class EmbeddingTable:
                 what = f"a copy of its {self.dtype} blocks sixteen rows at a time, made at open"
             elif screen.groups is not None:
                 what += " (from the second query on, a copy of them sixteen rows at a time)"
+            if screen.query_in_bytes:
+                what += ", against the query in single bytes"
             first = f"one pass over {what}, each score scaled by the row's stored reciprocal length"
         elif screen is None:
             first = "one float32 pass over the unit rows"
