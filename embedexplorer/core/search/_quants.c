@@ -461,8 +461,9 @@ static PyMethodDef quant_methods[] = {
     {"q2_k_spreads", q2_k_spreads, METH_VARARGS,
      "q2_k_spreads(rows, width, out, progress)\n\nq4_k_spreads for Q2_K rows."},
     {"iq_scores", iq_scores, METH_VARARGS,
-     "iq_scores(groups, rows, kind, query, scale, out, progress, coarse=False)\n\nAs quant_scores, for IQ1/IQ2 rows by\n"
-     "their groups (copy_groups's copy), or by their stored blocks in float32 where the groups' scan cannot run.\n"
+     "iq_scores(groups, rows, kind, query, scale, out, progress, coarse=False)\n\n"
+     "As quant_scores, for IQ1/IQ2 rows by their groups (copy_groups's copy), or by their stored blocks in\n"
+     "float32 where the groups' scan cannot run.\n"
      "coarse: against the query in signed bytes, returning |x - x~| of the query it read\n"
      "(0.0 when it scanned in float32)."},
     {"copy_groups", copy_groups, METH_VARARGS,
@@ -479,9 +480,10 @@ static PyMethodDef quant_methods[] = {
     {"bytes_search", bytes_search, METH_VARARGS,
      "bytes_search(groups, rows, kind, query, query64, scale, lengths, relative, length, exclude, ids_out,\n"
      "           cosines_out, helpers)\n\n"
-     "An IQ1 or IQ2 table's search in one call: iq_scores's coarse scan, the rows in exclude set aside, and\n"
-     "the k = len(ids_out) best by stored_top_k with the margin length (r + (1 + r) relative), r the query's\n"
-     "measured rounding over length; their cosines (exact values over length) into cosines_out as float32.\n"
+     "An IQ1, IQ2 or TQ1_0 table's search in one call: iq_scores's or quant_scores's coarse scan, the rows in\n"
+     "exclude set aside, and the k = len(ids_out) best by stored_top_k with the margin length (r + (1 + r)\n"
+     "relative), r the query's measured rounding over length; their cosines (exact values over length) into\n"
+     "cosines_out as float32.\n"
      "Returns how many, or -1 where stored_top_k would (the caller searches step by step).  helpers: the\n"
      "pass's helper threads (scan_threads.helpers_for)."},
     {"stored_top_k", stored_top_k, METH_VARARGS,
@@ -501,7 +503,7 @@ static PyMethodDef quant_methods[] = {
      "query, or avx512f-int16: no VNNI) where this CPU runs it, else the best one; returns the name of\n"
      "the build now in use."},
     {"quant_scores", quant_scores, METH_VARARGS,
-     "quant_scores(rows, kind, query, scale, out, progress, integer=False)\n\n"
+     "quant_scores(rows, kind, query, scale, out, progress, integer=False, groups=None, coarse=False)\n\n"
      "Write scale[i] times the dot product of quantised row i (GGUF blocks as stored, uint8; kind 0\n"
      "Q8_0, 1 Q4_0, 2 Q4_K, 3 Q6_K, 5 Q4_1, 6 Q5_0, 7 Q5_1, 8 IQ4_NL, 11 IQ4_XS, 12 TQ2_0, 13 MXFP4, 14-17) with the\n"
      "float32 query into out (0 where scale[i] is 0), without the GIL; threads that call it with the same zeroed\n"
@@ -509,7 +511,8 @@ static PyMethodDef quant_methods[] = {
      "16-bit integers where the build can (error bound in _quants.c); Q4_K by groups, q4_k_groups's copy\n"
      "(q6_k_groups's for Q6_K, copy_groups's for kinds 1, 5-8), when given and grouped_scan(); IQ4_XS,\n"
      "TQ2_0 and MXFP4 by copy_groups's copy there, else in float64 (quants_lookup.h); NVFP4 (14), TQ1_0 (15),\n"
-     "IQ3_XXS (16), IQ3_S (17) by copy_groups's copy there, else in float64 (quants_fp4_ternary.h)."},
+     "IQ3_XXS (16), IQ3_S (17) by copy_groups's copy there, else in float64 (quants_fp4_ternary.h).  coarse\n"
+     "(TQ1_0): against the query in signed bytes, returning |x - x~| of the query it read (0.0 in float64)."},
     HELPER_POOL_METHOD,
     {NULL, NULL, 0, NULL},
 };

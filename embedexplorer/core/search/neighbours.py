@@ -197,8 +197,9 @@ def search(
 BoundedPass = Callable[[np.ndarray, float], tuple[np.ndarray, float]]
 
 
-# The whole search in one call where it can (an IQ1 or IQ2 table's: ``StoredScreen.whole_search``): ``(query32, query64,
-# |query| > 0, k, excluded ids)`` -> the k best ids and their cosines as ``search_bounded`` gives them, or None.
+# The whole search in one call where it can (an IQ1, IQ2 or TQ1_0 table's: ``StoredScreen.whole_search``):
+# ``(query32, query64, |query| > 0, k, excluded ids)`` -> the k best ids and their cosines as ``search_bounded``
+# gives them, or None.
 WholeSearch = Callable[[np.ndarray, np.ndarray, float, int, list[int]], tuple[np.ndarray, np.ndarray] | None]
 
 

@@ -20,7 +20,7 @@ static int tq1_0_buffers_fit(Py_ssize_t query_len, Py_ssize_t rows_len, Py_ssize
         PyErr_SetString(PyExc_ValueError, "the query must hold whole blocks of float32");
     } else if (rows_len != count * (width / 256) * BLOCK_BYTES[KIND_TQ1_0] ||
                groups_len != fp4t_groups_bytes(KIND_TQ1_0, count, width)) {
-        PyErr_SetString(PyExc_ValueError, "rows and groups must hold one row per scale of len(query) numbers");
+        PyErr_SetString(PyExc_ValueError, "rows and groups must hold one row per number of scale, len(query) wide");
     } else {
         return 1;
     }

@@ -418,9 +418,9 @@ class EmbeddingTable:
         """A stored table's first pass with its margin for each query (``StoredScreen.bounded_scores``), its exact
         scores, the call that finishes a quantised table's search (``StoredScreen.best_of``: its candidates
         picked, scored and ordered in one call) and the one that does it all (``StoredScreen.whole_search``, an
-        IQ1 or IQ2 table's), made once.  The passes leave their file check out where the table's own check covers the
-        file they read (a GGUF file, a safetensors file read as stored): each check is a stat call of a few
-        microseconds, in a query of a few hundred."""
+        IQ1, IQ2 or TQ1_0 table's), made once.  The passes leave their file check out where the table's own
+        check covers the file they read (a GGUF file, a safetensors file read as stored): each check is a stat
+        call of a few microseconds, in a query of a few hundred."""
         assert isinstance(self.rows, StoredRows)
         screen = self.stored_screen
         checked_here = screen.cache_file is None or screen.cache_file.path in {s.path for s in self.mapped_files}
