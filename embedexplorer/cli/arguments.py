@@ -1,4 +1,4 @@
-"""Argument types shared by the commands: whole numbers in their bounds, in one-line errors."""
+"""Argument types shared by the commands: whole numbers in their bounds, in one-line errors; typed words."""
 
 from __future__ import annotations
 
@@ -7,6 +7,14 @@ import argparse
 from ..core.common.constants import EXPORT_WIDTH_RANGE, MAX_SEED
 
 MAX_PNG_WIDTH = EXPORT_WIDTH_RANGE[1]
+
+
+def typed_text(text: str) -> str:
+    """A word or text from the command line as the window holds one: bytes that are not UTF-8, which Python keeps
+    as lone surrogates, become U+FFFD, so the answer and every sentence name what the tokenizer reads."""
+    from ..core.text.vocabulary import clean_text  # the tokenizer's modules load with the command that needs them
+
+    return clean_text(text)
 
 
 def positive_int(text: str) -> int:

@@ -366,3 +366,30 @@ def test_a_gguf_tables_layers_are_refused_in_one_sentence_through_both_doors(tmp
     err = capsys.readouterr().err
     assert err.strip() == f"embedexplorer: {reply.missing.message}"
     assert "no *.safetensors" not in err
+
+
+def test_words_whose_bytes_are_not_utf8_read_as_the_window_holds_them(capsys) -> None:  # type: ignore[no-untyped-def]
+    """A command-line word with bytes that are not UTF-8 (Python keeps them as lone surrogates) is read, answered and
+    named as the window holds such a word: with U+FFFD in their place, never as '\\udcff' in a sentence."""
+    session = Session()
+    session.replace_table(open_table("bundled"))
+    try:
+        assert main(["neighbours", "paris\udcff", "-k", "5", "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        window = ask(session, NEIGHBOURS, NeighboursRequest("paris\ufffd", 5, with_baseline=False))
+        assert out["query"]["id"] == window.result.query.id
+        assert [n["id"] for n in out["neighbours"]] == [n.id for n in window.result.neighbours]
+        for argv in (["cosine", "\udcff", "paris"], ["analogy", "\udcff", "man", "woman"], ["tokens", "\udcff\udcfe"]):
+            main(argv)
+            said = capsys.readouterr()
+            assert "\\udc" not in said.out + said.err
+        assert main(["cosine", "\udcff", "paris"]) != 0
+        assert "There is no token in '\ufffd'; type a word." in capsys.readouterr().err
+        # Bytes that are UTF-8 after all (a locale that did not decode them) are the characters they spell.
+        spelled = []
+        for text in ("caf\udcc3\udca9", "café"):
+            assert main(["tokens", text, "--json"]) == 0
+            spelled.append(json.loads(capsys.readouterr().out)["tokens"])
+        assert spelled[0] == spelled[1]
+    finally:
+        session.replace_table(None)

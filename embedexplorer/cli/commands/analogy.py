@@ -5,21 +5,21 @@ from __future__ import annotations
 import argparse
 
 from ...core.common.terminal import one_line
-from ..arguments import add_exact, positive_int, typed
+from ..arguments import add_exact, positive_int, typed, typed_text
 from ..command import Answer, Asker, Command
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("a", help="A of A - B + C: king in king - man + woman")
-    parser.add_argument("b", help="B, taken away")
-    parser.add_argument("c", help="C, added")
+    parser.add_argument("a", type=typed_text, help="A of A - B + C: king in king - man + woman")
+    parser.add_argument("b", type=typed_text, help="B, taken away")
+    parser.add_argument("c", type=typed_text, help="C, added")
     parser.add_argument("-k", type=positive_int, default=8, help="how many answers (default 8, as the window's)")
     parser.add_argument(
         "--include-inputs",
         action="store_true",
         help="let A, B and C themselves answer (default: left out, as most published results do)",
     )
-    parser.add_argument("--expect", default=None, help="a word you expect: print its rank and cosine")
+    parser.add_argument("--expect", type=typed_text, default=None, help="a word you expect: print its rank and cosine")
     add_exact(parser)
 
 

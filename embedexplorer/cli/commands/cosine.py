@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 
 from ...core.common.terminal import one_line
-from ..arguments import add_exact, typed
+from ..arguments import add_exact, typed, typed_text
 from ..command import Answer, Asker, Command
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("a", help="a word, read as the window reads a typed word")
-    parser.add_argument("b")
+    parser.add_argument("a", type=typed_text, help="a word, read as the window reads a typed word")
+    parser.add_argument("b", type=typed_text)
     add_exact(parser)
 
 

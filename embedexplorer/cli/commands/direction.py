@@ -4,17 +4,23 @@ from __future__ import annotations
 
 import argparse
 
-from ..arguments import add_exact, positive_int, typed
+from ..arguments import add_exact, positive_int, typed, typed_text
 from ..command import Answer, Asker, Command
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--pair", nargs=2, action="append", metavar=("A", "B"), help="a pair A -> B (repeat it; default: "
-        "he she, king queen, man woman)"
+        "--pair",
+        nargs=2,
+        type=typed_text,
+        action="append",
+        metavar=("A", "B"),
+        help="a pair A -> B (repeat it; default: he she, king queen, man woman)",
     )
     parser.add_argument("--groups", default=None, metavar="FILE", help='two groups: {"from": [...], "to": [...]}')
-    parser.add_argument("--words", nargs="+", default=[], help="your words: their scores and percentiles")
+    parser.add_argument(
+        "--words", nargs="+", type=typed_text, default=[], help="your words: their scores and percentiles"
+    )
     parser.add_argument("-k", type=positive_int, default=20, help="tokens at each end (default 20)")
     parser.add_argument("--no-baseline", action="store_true", help="leave out the 100 random directions")
     add_exact(parser)

@@ -6,14 +6,16 @@ import argparse
 
 from ...core.common.constants import LAYERS_K
 from ...core.common.terminal import one_line
-from ..arguments import positive_int
+from ..arguments import positive_int, typed_text
 from ..command import Answer, Asker, Command
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("text", help="the text the token stands in, taken literally")
+    parser.add_argument("text", type=typed_text, help="the text the token stands in, taken literally")
     parser.add_argument("--place", type=positive_int, required=True, help="which token, counted from 1")
-    parser.add_argument("--compare", default=None, metavar="TEXT2", help="a second text to compare the token with")
+    parser.add_argument(
+        "--compare", type=typed_text, default=None, metavar="TEXT2", help="a second text to compare the token with"
+    )
     parser.add_argument(
         "--compare-place",
         type=positive_int,

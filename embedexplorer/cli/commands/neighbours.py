@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 
 from ...core.common.terminal import one_line
-from ..arguments import add_exact, positive_int, typed
+from ..arguments import add_exact, positive_int, typed, typed_text
 from ..command import Answer, Asker, Command
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("word", help="read as the window reads a typed word; a word of several tokens: its first")
+    parser.add_argument(
+        "word", type=typed_text, help="read as the window reads a typed word; a word of several tokens: its first"
+    )
     parser.add_argument("-k", type=positive_int, default=8, help="how many neighbours (default 8)")
     add_exact(parser)
 

@@ -6,6 +6,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from ...core.common.terminal import one_line
+from ..arguments import typed_text
 from ..command import Answer, Asker, Command
 
 if TYPE_CHECKING:
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("text", help="taken literally: a leading space is part of the text")
+    parser.add_argument("text", type=typed_text, help="taken literally: a leading space is part of the text")
     parser.add_argument(
         "--all",
         action="store_true",
