@@ -175,6 +175,16 @@ class Settings:
     def set_geometry(self, key: str, value: QByteArray) -> None:
         self._store.setValue(key, value)
 
+    def cannot_remember(self) -> str | None:
+        """One sentence when the settings cannot be written where they are kept (a folder that cannot be made or
+        written to): the window says so as it opens, instead of the next start finding everything forgotten.
+        Counting the starts makes each one write, so the store is tried now, not only when the window closes."""
+        self._store.setValue("starts", _as_int(self._store.value("starts", 0)) + 1)
+        self._store.sync()
+        if self._store.status() != QSettings.Status.AccessError:
+            return None
+        return f"Settings will not be remembered: {self._store.fileName()} cannot be written."
+
     def sync(self) -> None:
         if self._text_later is not None and self._text_later.isActive():
             self._text_later.stop()

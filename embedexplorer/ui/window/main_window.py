@@ -10,6 +10,7 @@ screen, and what it remembers of them.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 from types import SimpleNamespace
@@ -58,6 +59,8 @@ PRESENTING_LEFT_SHARE, PRESENTING_LEFT_LEAST = 0.3, 430
 # How long a closing window waits for the worker's jobs to stop (they stop at their next check).
 WORKER_PATIENCE_MS = 15_000
 
+log = logging.getLogger(__name__)
+
 
 class MainWindow(QMainWindow):
     """Type a word; see its tokens, rows, neighbours and its place on the family map."""
@@ -81,6 +84,10 @@ class MainWindow(QMainWindow):
         self._toolbars: dict[str, QToolBar] = {}
         self.message_bar = MessageBar()
         self._build_status_bar()
+        unsaved = settings.cannot_remember()
+        if unsaved:
+            log.warning(unsaved)
+            self.show_message(unsaved, "info")
 
         ctx = PaneContext(self.state, client, settings, self)
         self.model_bar = ModelBar(ctx)
