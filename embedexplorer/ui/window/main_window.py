@@ -208,8 +208,9 @@ class MainWindow(QMainWindow):
         tabbed = [p for p in self._focus_panes if isinstance(p, QWidget) and self.right.indexOf(p) >= 0]
         in_tabs = sorted(tabbed, key=self.right.indexOf)
         upper = self.row_placement.row_view if self.row_placement is not None else None
-        # The panes across the top first; the upper pane, when in the left column, above the others there.
+
         def drawn(pane: object) -> int:
+            """The panes across the top first; the upper pane, when in the left column, above the others there."""
             return 0 if getattr(type(pane), "PLACE", None) is Place.TOP else 1 if pane is upper else 2
 
         beside = sorted((p for p in self._focus_panes if p not in in_tabs), key=drawn)
