@@ -63,8 +63,9 @@
  * int32 and float32 (U at most 86 x 32 x 127), odd step / 8 rounded once, the same chain after it.  And
  * |v . x~ - v . x| = |v . e| <= |v| |e|.  Divided by |v|: |e| + (1 + |e| / |x|) |x| times the float bound, what
  * StoredScreen._bound gives with |e| / |x| (rounded up) for the query's rounding.  Measured: |e| is 0.0016 |x| for
- * the GPT-2-shaped IQ1_S table's own rows as queries (a margin of 1.6e-3 against the 16-bit scan's 3.9e-4), and
- * the scan takes 0.85-0.92x one read of the stored bytes against 1.0-1.1x.
+ * the GPT-2-shaped IQ1_S table's own rows as queries (a margin of 1.6e-3 against the 16-bit scan's 3.9e-4, 12-18
+ * rows for the exact pass against 10-11), and its whole query takes 1.01x-1.09x of one read of the stored bytes
+ * against 1.24x-1.40x (docs/benchmarks.md, 6 December).
  */
 #ifndef EMBEDEXPLORER_QUANTS_IQ_H
 #define EMBEDEXPLORER_QUANTS_IQ_H
