@@ -169,10 +169,15 @@ class StoredScreen:
         return not self.quantised and self.kind == BF16_KIND
 
     @property
+    def _bytes_kind(self) -> bool:
+        """True for a copy ``bounded_scores`` and ``whole_search`` scan against the query in bytes, where the build
+        can (else, in C, in float32)."""
+        return self.kind in BYTES_QUERY_KINDS and self.groups is not None and self.integer
+
+    @property
     def query_in_bytes(self) -> bool:
         """True when a table's own search scans this copy against the query in single bytes (``bounded_scores``)."""
-        in_bytes = self.kind in BYTES_QUERY_KINDS and self.groups is not None and self.integer
-        return in_bytes and bool(self._quants.grouped_scan())
+        return self._bytes_kind and bool(self._quants.grouped_scan())
 
     @property
     def nbytes(self) -> int:
@@ -215,7 +220,7 @@ class StoredScreen:
         candidates for the exact pass, which picks the same answer.  Every other table: ``scores`` and
         ``error_bound``.  ``check``: False for a caller that has just checked the mapped file itself.
         """
-        if self.kind not in BYTES_QUERY_KINDS or self.groups is None or not self.integer:
+        if not self._bytes_kind:
             scores = self.scores(query) if check else self.scores_after_check(query)
             return scores, self.error_bound(query_length)
         if check and self.cache_file is not None:
@@ -253,9 +258,7 @@ class StoredScreen:
         ``query64``: the query as the exact pass takes it; ``length``: its length, above 0."""
         blocks = self._blocks_of(rows)
         # Without the C helpers (Windows) a pass's helpers are Python threads, each calling the whole function.
-        in_bytes = self.kind in BYTES_QUERY_KINDS and self.groups is not None and self.integer
-        one_call = in_bytes and scan_threads.C_HELPERS
-        if not one_call or blocks is None:
+        if not (self._bytes_kind and scan_threads.C_HELPERS) or blocks is None:
             return None
         if check and self.cache_file is not None:
             self.cache_file.check()
