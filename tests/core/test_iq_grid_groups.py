@@ -74,7 +74,7 @@ def set_d(block: np.ndarray, qtype: Q, bits: int) -> None:
 
 
 # Bytes of a group's block: quants_iq.h's top (stored, 16 rows: 1056, 1184, 1312, 800, 896).
-GROUP_BLOCK_BYTES = {Q.IQ2_XXS: 1696, Q.IQ2_XS: 1824, Q.IQ2_S: 1824, Q.IQ1_S: 1184, Q.IQ1_M: 1248}
+GROUP_BLOCK_BYTES = {Q.IQ2_XXS: 1120, Q.IQ2_XS: 1248, Q.IQ2_S: 1824, Q.IQ1_S: 1184, Q.IQ1_M: 1248}
 
 
 def grouped_screen(stored: np.ndarray, qtype: Q, width: int) -> tuple[stored_search.StoredScreen, np.ndarray]:

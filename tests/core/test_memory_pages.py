@@ -59,7 +59,7 @@ def test_a_small_buffer_stays_on_ordinary_pages() -> None:
 
 @linux_maps
 def test_the_grouped_copy_of_a_table_asks_for_huge_pages_and_scores_the_same() -> None:
-    width, count = 768, 16_000  # an IQ2_XXS copy of 5.1 MB
+    width, count = 768, 24_000  # an IQ2_XXS copy of 5.0 MB
     stored = random_blocks(count, width, Q.IQ2_XXS, np.random.default_rng(3), (0.002, 0.05)).reshape(count, -1)
     kind = stored_search.GRID_KINDS["IQ2_XXS"]
     groups = copy_in_groups(stored, kind, width, _quants)

@@ -8,8 +8,18 @@
  * (vpgatherdd from the grid's bytes, 11.2 MB) 2.16 ms, a scan of these planes (16.0 MB) 1.47 ms,
  * one read of the 10.0 MB stored 0.72 ms.  So the grids are read out once, into planes of codes.
  *
- * A group of 16 rows, per block of 256 numbers (iq_group_block_bytes: IQ2_XXS 1696 bytes, IQ2_XS and
- * IQ2_S 1824, IQ1_S 1184, IQ1_M 1248; stored: 1056, 1184, 1312, 800, 896):
+ * IQ2_XXS and IQ2_XS are the exception (iq_indexed): a grid of 256 or 512 entries is two or four byte lookups of
+ * 128 (vpermi2b) for each byte of codes, so their copies keep the stored grid indices (IQ2_XS's ninth bits as a
+ * mask) and sign bytes (iq_index_copy_block: 1120 and 1248 bytes for 16 rows' 1056 and 1184 stored, against 1696
+ * and 1824 as planes), and the scan looks the codes up as it goes (iq_index_codes).  The scans alone, in one
+ * process, the planes and the indices in turns (6 December, 20:15-20:40 UTC, a Zen 4 EPYC, load 0.6-1.1), two
+ * threads: Qwen2-7B-sized IQ2_XXS 8.7-11.0 ms as planes, 6.8-7.6 ms as indices (one plain read of the stored
+ * bytes 5.2-6.3 ms), IQ2_XS 10.9-11.5 against 9.2 ms (read 5.5-5.7 ms); GPT-2-shaped, from the cache, IQ2_XXS
+ * 1.20-1.43 against 1.07-1.23 ms, IQ2_XS 0.71-1.02 against 0.59-1.06 ms.  IQ2_S's grid of 1,024 and IQ1's of
+ * 2,048 would take 8-16 lookups a byte, so they keep the planes.
+ *
+ * A group of 16 rows, per block of 256 numbers (iq_group_block_bytes: IQ2_S 1824 bytes, IQ1_S 1184, IQ1_M 1248;
+ * stored: 1312, 800, 896):
  *   half d[16]                    each row's float16 d, as stored (IQ1_M's put together)
  *   uint8 odd[256 / sub][16]      (IQ2) each scale's odd integer 2 ls + 1, for each row
  *   uint8 runs[8][16]             (IQ1) chunk c of row r: bit e says its run of 8 numbers e is -1/8 (the low
@@ -75,9 +85,27 @@ static int iq_kind(int kind)
     return kind >= KIND_IQ2_XXS && kind <= KIND_IQ1_M;
 }
 
-/* Bytes before the grid planes: d, then the odd integers (IQ2), or the runs' bytes and IQ1_M's second odds. */
+/* IQ2_XXS and IQ2_XS keep their grid indices as stored in their copy (iq_index_copy_block): a grid of 256 or 512
+ * entries is two or four byte lookups of 128 (vpermi2b) for each byte of codes, where IQ2_S's and IQ1's would
+ * take 8-16. */
+static int iq_indexed(int kind)
+{
+    return kind == KIND_IQ2_XXS || kind == KIND_IQ2_XS;
+}
+
+/* An indexed copy's bytes per 32 numbers of 16 rows: 64 grid indices' low bytes, 64 sign bytes, and IQ2_XS's
+ * ninth bits. */
+static Py_ssize_t iq_index_chunk_bytes(int kind)
+{
+    return 128 + (kind == KIND_IQ2_XS ? 8 : 0);
+}
+
+/* Bytes before the grid planes: d, then the odd integers (IQ2), or the runs' bytes and IQ1_M's second odds;
+ * an indexed copy: d, then its ls (4 bits) as nibbles. */
 static Py_ssize_t iq_header_bytes(int kind)
 {
+    if (iq_indexed(kind))
+        return 2 * GROUP_ROWS + (256 / IQ_SUB[kind - IQ_FIRST_KIND]) / 2 * GROUP_ROWS;
     if (iq_is_one_bit(kind))
         return 2 * GROUP_ROWS + 8 * GROUP_ROWS + (kind == KIND_IQ1_M ? 4 * GROUP_ROWS : 0);
     return 2 * GROUP_ROWS + (256 / IQ_SUB[kind - IQ_FIRST_KIND]) * GROUP_ROWS;
@@ -86,7 +114,60 @@ static Py_ssize_t iq_header_bytes(int kind)
 /* The header, the grid planes, and per 32 numbers the minus masks (IQ2). */
 static Py_ssize_t iq_group_block_bytes(int kind)
 {
+    if (iq_indexed(kind))
+        return iq_header_bytes(kind) + 8 * iq_index_chunk_bytes(kind);
     return iq_header_bytes(kind) + 8 * 2 * 64 + (iq_is_one_bit(kind) ? 0 : 8 * 8 * 8);
+}
+
+/* Row r's eight numbers i (0-31) of an IQ2_XXS or IQ2_XS block: grid index and sign byte (the eighth sign the
+ * parity: iq_signs). */
+static ALWAYS_INLINE void iq_index_eight(int kind, const uint8_t *block, int i, unsigned *index, unsigned *signs)
+{
+    if (kind == KIND_IQ2_XXS) { /* per 32 numbers four grid bytes, then 4 x 7 sign bits and ls */
+        *index = block[2 + 8 * (i / 4) + i % 4];
+        *signs = iq_signs((iq_word(block + 2 + 8 * (i / 4) + 4, 4) >> (7 * (i % 4))) & 127u);
+    } else { /* a word each: 9-bit grid index, 7 sign bits */
+        uint32_t q = iq_word(block + 2 + 2 * i, 2);
+        *index = q & 511u, *signs = iq_signs(q >> 9);
+    }
+}
+
+/* Scale t (0 .. 256 / sub - 1) of an IQ2_XXS or IQ2_XS block: its ls, 0-15. */
+static ALWAYS_INLINE unsigned iq_index_ls(int kind, const uint8_t *block, int t)
+{
+    if (kind == KIND_IQ2_XXS)
+        return iq_word(block + 2 + 8 * t + 4, 4) >> 28;
+    return (block[66 + t / 2] >> (4 * (t % 2))) & 15u;
+}
+
+/* An indexed kind's block b of a group of rows (present of them, row_bytes apart from the first's block b) into its
+ * copy, zeros at first: d; scale t's ls of row r in nibble t % 2 of header byte 16 (t / 2) + r; then per run of 32
+ * numbers c, iq_index_chunk_bytes: row r's four grid indices (their low byte) at 4 r; its four sign bytes in qword
+ * 2 (r / 4) + r % 2 of the next 64, its low half where r % 4 < 2, else its high half: the order in which
+ * iq_index_codes's unpacking puts the rows (iq_index_step reads them there); IQ2_XS: the indices' ninth bits,
+ * bit 4 r + l of a 64-bit word, as the index bytes lie. */
+static void iq_index_copy_block(int kind, const uint8_t *first, Py_ssize_t row_bytes, int present, uint8_t *at)
+{
+    uint8_t *header = at + 2 * GROUP_ROWS;
+    const int scales = 256 / IQ_SUB[kind - IQ_FIRST_KIND];
+    for (int r = 0; r < present; r++) {
+        const uint8_t *block = first + r * row_bytes;
+        memcpy(at + 2 * r, block, 2);
+        for (int t = 0; t < scales; t++)
+            header[GROUP_ROWS * (t / 2) + r] |= (uint8_t)(iq_index_ls(kind, block, t) << (4 * (t % 2)));
+        int slot = 8 * (r / 4 * 2 + r % 2) + 4 * (r % 4 / 2);
+        for (int c = 0; c < 8; c++) {
+            uint8_t *chunk = at + iq_header_bytes(kind) + iq_index_chunk_bytes(kind) * c;
+            for (int l = 0; l < 4; l++) {
+                unsigned index, signs;
+                iq_index_eight(kind, block, 4 * c + l, &index, &signs);
+                chunk[4 * r + l] = (uint8_t)index;
+                chunk[64 + slot + l] = (uint8_t)signs;
+                if (index > 255u)
+                    chunk[128 + r / 2] |= (uint8_t)(1u << (4 * (r % 2) + l));
+            }
+        }
+    }
 }
 
 /* Rows start .. stop - 1 into their groups (start is a multiple of 16: CHUNK_ROWS is). */
@@ -103,6 +184,12 @@ static void iq_group_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
             uint8_t *at = q->groups + (g * q->blocks + b) * group_bytes;
             uint8_t *header = at + 2 * GROUP_ROWS, *planes = at + iq_header_bytes(q->kind);
             memset(at, 0, (size_t)group_bytes);
+            if (iq_indexed(q->kind)) {
+                Py_ssize_t present = q->count - g * GROUP_ROWS;
+                iq_index_copy_block(q->kind, q->rows + g * GROUP_ROWS * row_bytes + b * block_bytes, row_bytes,
+                                    present < GROUP_ROWS ? (int)present : GROUP_ROWS, at);
+                continue;
+            }
             int one_bit = iq_is_one_bit(q->kind);
             for (int r = 0; r < GROUP_ROWS && g * GROUP_ROWS + r < q->count; r++) {
                 iq_decode(q->kind, q->rows + (g * GROUP_ROWS + r) * row_bytes + b * block_bytes, &read);
@@ -367,14 +454,203 @@ VNNI_TARGET static ALWAYS_INLINE __m512 iq1_group_bytes(const uint8_t *group, Py
     return acc;
 }
 
-VNNI_TARGET static void iq_groups_vnni(const struct iq_job *q, Py_ssize_t start, Py_ssize_t stop)
+/* The indexed copies' scan needs VBMI's byte lookups and BITALG's bit gather too (vnni_scan asks for both). */
+#define IQ_TARGET \
+    __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi,avx512bitalg,gfni,f16c,fma")))
+
+/* An indexed kind's grid as vpermi2b tables: each entry's low byte of codes (its numbers 0-3) in low, its high byte
+ * (numbers 4-7) in high, 128 entries a pair of registers (IQ2_XXS fills four of the eight). */
+struct iq_grid_tables {
+    __m512i low[8], high[8];
+};
+
+IQ_TARGET static ALWAYS_INLINE void iq_index_tables(int kind, struct iq_grid_tables *tables)
+{
+    uint8_t bytes[2][512] = {{0}};
+    int entries = kind == KIND_IQ2_XXS ? 256 : 512;
+    for (int i = 0; i < entries; i++) {
+        uint16_t word = kind == KIND_IQ2_XXS ? IQ2XXS_GRID[i] : IQ2XS_GRID[i];
+        bytes[0][i] = (uint8_t)word, bytes[1][i] = (uint8_t)(word >> 8);
+    }
+    for (int t = 0; t < 8; t++)
+        tables->low[t] = _mm512_loadu_si512((const void *)(bytes[0] + 64 * t)),
+        tables->high[t] = _mm512_loadu_si512((const void *)(bytes[1] + 64 * t));
+}
+
+/* One byte of codes for each of 64 indices: entries 0-255 by the index byte (its top bit picks the second pair of
+ * registers), IQ2_XS's 256-511 where its ninth bit is set. */
+IQ_TARGET static ALWAYS_INLINE __m512i iq_index_lookup(const __m512i table[8], __m512i index, __mmask64 top,
+                                                        __mmask64 ninth, int large)
+{
+    __m512i low = _mm512_mask_blend_epi8(top, _mm512_permutex2var_epi8(table[0], index, table[1]),
+                                         _mm512_permutex2var_epi8(table[2], index, table[3]));
+    if (!large)
+        return low;
+    __m512i high = _mm512_mask_blend_epi8(top, _mm512_permutex2var_epi8(table[4], index, table[5]),
+                                          _mm512_permutex2var_epi8(table[6], index, table[7]));
+    return _mm512_mask_blend_epi8(ninth, low, high);
+}
+
+/* A run of 32 numbers' 64 grid indices (16 rows x 4: iq_index_copy_block) as codes in two registers: codes[s] holds
+ * rows 4 i + 2 s and 4 i + 2 s + 1 (i = 0..3), each in two lanes, its numbers 0-15 then 16-31; byte k of a lane
+ * holds numbers 4 k .. 4 k + 3 of its 16 (number 4 k + u at bits 2 u, as the planes' bytes do). */
+IQ_TARGET static ALWAYS_INLINE void iq_index_codes(int kind, const uint8_t *chunk, const struct iq_grid_tables *tables,
+                                                    __m512i codes[2])
+{
+    __m512i index = _mm512_loadu_si512((const void *)chunk);
+    __mmask64 top = _mm512_movepi8_mask(index), ninth = 0;
+    int large = kind == KIND_IQ2_XS;
+    if (large) {
+        uint64_t bits;
+        memcpy(&bits, chunk + 128, sizeof bits);
+        ninth = _cvtu64_mask64(bits);
+    }
+    __m512i l = iq_index_lookup(tables->low, index, top, ninth, large);
+    __m512i h = iq_index_lookup(tables->high, index, top, ninth, large);
+    codes[0] = _mm512_unpacklo_epi8(l, h), codes[1] = _mm512_unpackhi_epi8(l, h);
+}
+
+/* Step u's bytes of codes[s] for vpdpbusd, u = g + 43 or 43 - g: its minus bits (bit 4 lane + k is number 16 h + 4 k
+ * + u of the lane's row, h its half) gathered by vpshufbitqmb from that row's 32 sign bits (bits 32 s .. 32 s + 31
+ * of its qword; byte i of the selector: bit 32 s + 4 i + u). */
+IQ_TARGET static ALWAYS_INLINE __m512i iq_index_step(__m512i codes, __m512i signs, int s, int u)
+{
+    const uint64_t select = 0x1C1814100C080400ull + (uint64_t)(32 * s + u) * 0x0101010101010101ull;
+    __mmask64 minus = _mm512_bitshuffle_epi64_mask(signs, _mm512_set1_epi64((long long)select));
+    __m512i bytes = _mm512_gf2p8affine_epi64_epi8(codes, _mm512_set1_epi64((long long)IQ2_PLUS[u]), 51);
+    return _mm512_mask_sub_epi8(bytes, minus, _mm512_set1_epi8(86), bytes); /* 43 - g */
+}
+
+/* Each row's sum over half v (numbers 16 v .. 16 v + 15) of a run from the two registers' lanes, rows in order. */
+IQ_TARGET static ALWAYS_INLINE __m512i iq_index_half(__m512i first, __m512i second, int v)
+{
+    const __m512i even = _mm512_setr_epi32(0, 2, 16, 18, 4, 6, 20, 22, 8, 10, 24, 26, 12, 14, 28, 30);
+    return _mm512_permutex2var_epi32(first, _mm512_add_epi32(even, _mm512_set1_epi32(v)), second);
+}
+
+/* Scale t's odd integers 2 ls + 1, one a row, as float32. */
+IQ_TARGET static ALWAYS_INLINE __m512 iq_index_odd(const uint8_t *header, int t)
+{
+    __m512i ls = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(header + GROUP_ROWS * (t / 2))));
+    ls = _mm512_and_si512(_mm512_srli_epi32(ls, 4 * (t % 2)), _mm512_set1_epi32(15));
+    return _mm512_cvtepi32_ps(_mm512_or_si512(_mm512_slli_epi32(ls, 1), _mm512_set1_epi32(1)));
+}
+
+/* Eight bytes of the query for step u of a run (iq_index_query_order), the same in every pair of lanes. */
+IQ_TARGET static ALWAYS_INLINE __m512i eight_bytes(const int8_t *at)
+{
+    int64_t word;
+    memcpy(&word, at, sizeof word);
+    return _mm512_set1_epi64(word);
+}
+
+/* Each row's sum for scale v of a run (sub 32: the run's one, both halves; 16: its half v), rows in order. */
+IQ_TARGET static ALWAYS_INLINE __m512i iq_index_rows(const __m512i sums[2], int sub, int v)
+{
+    if (sub == 32)
+        return _mm512_add_epi32(iq_index_half(sums[0], sums[1], 0), iq_index_half(sums[0], sums[1], 1));
+    return iq_index_half(sums[0], sums[1], v);
+}
+
+/* iq_group_vnni for an indexed copy: the same sums (u . high, u . low per scale, exact in int32), the same
+ * roundings. */
+IQ_TARGET static ALWAYS_INLINE __m512 iq_index_group_vnni(int kind, const uint8_t *group, Py_ssize_t blocks,
+                                                           const int8_t *high, const int8_t *low, const float *eighths,
+                                                           const int32_t *sixteens, const int32_t *thirty_twos,
+                                                           const struct iq_grid_tables *tables)
+{
+    const Py_ssize_t group_bytes = iq_group_block_bytes(kind), chunk_bytes = iq_index_chunk_bytes(kind);
+    const int sub = IQ_SUB[kind - IQ_FIRST_KIND];
+    __m512 acc = _mm512_setzero_ps();
+    for (Py_ssize_t b = 0; b < blocks; b++) {
+        const uint8_t *at = group + b * group_bytes;
+        prefetch_row(at + GROUPS_PREFETCH_BYTES, group_bytes); /* ahead: see scan_common.h */
+        const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)at));
+        const uint8_t *header = at + 2 * GROUP_ROWS, *chunks = at + iq_header_bytes(kind);
+        for (int c = 0; c < 8; c++) {
+            __m512i codes[2], h[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()}, l[2] = {h[0], h[1]};
+            iq_index_codes(kind, chunks + chunk_bytes * c, tables, codes);
+            __m512i signs = _mm512_loadu_si512((const void *)(chunks + chunk_bytes * c + 64));
+            Py_ssize_t j = 256 * b + 32 * c, k = 8 * b + c;
+            for (int u = 0; u < 4; u++)
+                for (int s = 0; s < 2; s++) {
+                    __m512i bytes = iq_index_step(codes[s], signs, s, u);
+                    h[s] = _mm512_dpbusd_epi32(h[s], bytes, eight_bytes(high + j + 8 * u));
+                    l[s] = _mm512_dpbusd_epi32(l[s], bytes, eight_bytes(low + j + 8 * u));
+                }
+            const __m512 d_step = _mm512_mul_ps(d, _mm512_set1_ps(eighths[k]));
+            for (int v = 0; v < 32 / sub; v++) { /* S = 256 (u . high) + u . low - 43 Q */
+                __m512i u = _mm512_add_epi32(_mm512_slli_epi32(iq_index_rows(h, sub, v), 8), iq_index_rows(l, sub, v));
+                __m512i s = _mm512_sub_epi32(u, _mm512_set1_epi32(sub == 32 ? thirty_twos[k] : sixteens[2 * k + v]));
+                __m512 weight = _mm512_mul_ps(iq_index_odd(header, sub == 32 ? c : 2 * c + v), d_step);
+                acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), weight, acc);
+            }
+        }
+    }
+    return acc;
+}
+
+/* iq2_group_bytes for an indexed copy: one vpdpbusd a step and register, the same sums and roundings. */
+IQ_TARGET static ALWAYS_INLINE __m512 iq_index_group_bytes(int kind, const uint8_t *group, Py_ssize_t blocks,
+                                                            const int8_t *xq, const float *eighths,
+                                                            const int32_t *sixteens, const int32_t *thirty_twos,
+                                                            const struct iq_grid_tables *tables)
+{
+    const Py_ssize_t group_bytes = iq_group_block_bytes(kind), chunk_bytes = iq_index_chunk_bytes(kind);
+    const int sub = IQ_SUB[kind - IQ_FIRST_KIND];
+    __m512 acc = _mm512_setzero_ps();
+    for (Py_ssize_t b = 0; b < blocks; b++) {
+        const uint8_t *at = group + b * group_bytes;
+        prefetch_row(at + GROUPS_PREFETCH_BYTES, group_bytes); /* ahead: see scan_common.h */
+        const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)at));
+        const uint8_t *header = at + 2 * GROUP_ROWS, *chunks = at + iq_header_bytes(kind);
+        __m512 block = _mm512_setzero_ps();
+        for (int c = 0; c < 8; c++) {
+            __m512i codes[2], sums[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
+            iq_index_codes(kind, chunks + chunk_bytes * c, tables, codes);
+            __m512i signs = _mm512_loadu_si512((const void *)(chunks + chunk_bytes * c + 64));
+            for (int u = 0; u < 4; u++) {
+                __m512i query = eight_bytes(xq + 256 * b + 32 * c + 8 * u);
+                for (int s = 0; s < 2; s++)
+                    sums[s] = _mm512_dpbusd_epi32(sums[s], iq_index_step(codes[s], signs, s, u), query);
+            }
+            Py_ssize_t k = 8 * b + c;
+            const __m512 step = _mm512_set1_ps(eighths[k]);
+            for (int v = 0; v < 32 / sub; v++) {
+                __m512i s = _mm512_sub_epi32(iq_index_rows(sums, sub, v),
+                                             _mm512_set1_epi32(sub == 32 ? thirty_twos[k] : sixteens[2 * k + v]));
+                __m512 weight = _mm512_mul_ps(iq_index_odd(header, sub == 32 ? c : 2 * c + v), step);
+                block = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), weight, block);
+            }
+        }
+        acc = _mm512_fmadd_ps(block, d, acc);
+    }
+    return acc;
+}
+
+IQ_TARGET static void iq_groups_vnni(const struct iq_job *q, Py_ssize_t start, Py_ssize_t stop)
 {
     Py_ssize_t blocks = q->width / 256, group_bytes = iq_group_block_bytes(q->kind);
     const int32_t *sixteens = q->offsets, *thirty_twos = q->offsets + q->width / 16;
+    struct iq_grid_tables tables;
+    if (iq_indexed(q->kind))
+        iq_index_tables(q->kind, &tables);
     for (Py_ssize_t g = start / GROUP_ROWS; g * GROUP_ROWS < stop; g++) {
         const uint8_t *group = q->groups + g * blocks * group_bytes;
         __m512 acc;
-        if (q->kind == KIND_IQ1_S && q->low == NULL)
+        if (q->kind == KIND_IQ2_XXS && q->low == NULL) /* a call each, its kind a constant when inlined */
+            acc = iq_index_group_bytes(KIND_IQ2_XXS, group, blocks, q->high, q->eighths, sixteens, thirty_twos,
+                                       &tables);
+        else if (q->kind == KIND_IQ2_XXS)
+            acc = iq_index_group_vnni(KIND_IQ2_XXS, group, blocks, q->high, q->low, q->eighths, sixteens, thirty_twos,
+                                      &tables);
+        else if (q->kind == KIND_IQ2_XS && q->low == NULL)
+            acc = iq_index_group_bytes(KIND_IQ2_XS, group, blocks, q->high, q->eighths, sixteens, thirty_twos,
+                                       &tables);
+        else if (q->kind == KIND_IQ2_XS)
+            acc = iq_index_group_vnni(KIND_IQ2_XS, group, blocks, q->high, q->low, q->eighths, sixteens, thirty_twos,
+                                      &tables);
+        else if (q->kind == KIND_IQ1_S && q->low == NULL)
             acc = iq1_group_bytes(group, blocks, group_bytes, 32, q->high, q->eighths, (const float *)q->minus_sums);
         else if (q->kind == KIND_IQ1_S)
             acc = iq1_group_vnni(group, blocks, group_bytes, 32, q->high, q->low, q->eighths, q->minus_sums);
@@ -417,6 +693,19 @@ struct iq_query {
     double rounding; /* |x - x~| of the query the scan reads (coarse: its bytes; 0: scanned in float32) */
 };
 
+/* The query's bytes in the order an indexed copy's scan reads them: per run of 32, step u's eight bytes are
+ * numbers 4 k + u (k = 0..3) of its first 16 and then of its last 16 (iq_index_codes's lanes). */
+static void iq_index_query_order(int8_t *bytes, Py_ssize_t width)
+{
+    int8_t run[32];
+    for (Py_ssize_t at = 0; at < width; at += 32) {
+        memcpy(run, bytes + at, sizeof run);
+        for (int u = 0; u < 4; u++)
+            for (int i = 0; i < 8; i++) /* i = 4 h + k: number 16 h + 4 k + u = 4 i + u */
+                bytes[at + 8 * u + i] = run[4 * i + u];
+    }
+}
+
 /* Fill job's query fields for the groups' scan: the query as 16-bit integers split in two bytes, or with
  * ``coarse`` as signed bytes whose rounding it measures; the minus runs' or IQ2's offsets; each run of 32's
  * step / 8 (IQ1 against bytes: its step, and the minus runs' sums over 8 in float32).  Where the integer scan
@@ -447,6 +736,9 @@ static void iq_query_prepare(struct iq_job *job, struct iq_query *prep, const fl
     }
     if (!coarse)
         split_query(xq, step, width, bytes, bytes + width, NULL, 0, NULL);
+    if (iq_indexed(kind))
+        for (int half = 0; half < (coarse ? 1 : 2); half++)
+            iq_index_query_order(bytes + half * width, width);
     int32_t *offsets = prep->terms, *minus_sums = prep->terms + width / 16 + width / 32;
     float *eighths = (float *)(minus_sums + width);
     int one_bit = iq_is_one_bit(kind), sub = IQ_SUB[kind - IQ_FIRST_KIND];
