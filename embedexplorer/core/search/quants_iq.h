@@ -261,11 +261,10 @@ static const uint64_t IQ2_PLUS[4] = CODE_MATRICES(51 ^ 68, 51 ^ 86);
 /* Sixteen rows' four products, against four bytes of the query broadcast (quants_groups.h's). */
 #define IQ_DOT(sum, u, bytes) _mm512_dpbusd_epi32((sum), (u), four_bytes(bytes))
 
-/* One group's scores (sub: 32 or 16 numbers a scale), before the rows' scales. */
+/* One group's scores of IQ2_S's planes (a scale per 16 numbers), before the rows' scales. */
 VNNI_TARGET static ALWAYS_INLINE __m512 iq_group_vnni(const uint8_t *group, Py_ssize_t blocks, Py_ssize_t group_bytes,
-                                                       const int sub, const int8_t *high, const int8_t *low,
-                                                       const float *eighths, const int32_t *sixteens,
-                                                       const int32_t *thirty_twos)
+                                                       const int8_t *high, const int8_t *low,
+                                                       const float *eighths, const int32_t *sixteens)
 {
     const __m512i eighty_six = _mm512_set1_epi8(86);
     __m512 acc = _mm512_setzero_ps();
@@ -273,7 +272,7 @@ VNNI_TARGET static ALWAYS_INLINE __m512 iq_group_vnni(const uint8_t *group, Py_s
         const uint8_t *at = group + b * group_bytes;
         prefetch_row(at + GROUPS_PREFETCH_BYTES, group_bytes); /* ahead: see scan_common.h */
         const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)at));
-        const uint8_t *odd = at + 2 * GROUP_ROWS, *planes = odd + (256 / sub) * GROUP_ROWS;
+        const uint8_t *odd = at + 2 * GROUP_ROWS, *planes = odd + 16 * GROUP_ROWS;
         for (int c = 0; c < 8; c++) {
             const uint8_t *chunk = planes + 192 * c;
             __m512i sums[2][2]; /* numbers 0-15 and 16-31 of the chunk: u . high, u . low */
@@ -293,12 +292,10 @@ VNNI_TARGET static ALWAYS_INLINE __m512 iq_group_vnni(const uint8_t *group, Py_s
             }
             Py_ssize_t k = 8 * b + c; /* the query's run of 32 */
             const __m512 d_step = _mm512_mul_ps(d, _mm512_set1_ps(eighths[k]));
-            for (int v = 0; v < 32 / sub; v++) { /* a 32-number scale sums both halves first (exact: the top) */
-                __m512i h = sub == 32 ? _mm512_add_epi32(sums[0][0], sums[1][0]) : sums[v][0];
-                __m512i l = sub == 32 ? _mm512_add_epi32(sums[0][1], sums[1][1]) : sums[v][1];
-                __m512i s = _mm512_sub_epi32(_mm512_add_epi32(_mm512_slli_epi32(h, 8), l),
-                                             _mm512_set1_epi32(sub == 32 ? thirty_twos[k] : sixteens[2 * k + v]));
-                __m512 weight = _mm512_mul_ps(six_bit(odd + GROUP_ROWS * (sub == 32 ? c : 2 * c + v)), d_step);
+            for (int v = 0; v < 2; v++) {
+                __m512i s = _mm512_sub_epi32(_mm512_add_epi32(_mm512_slli_epi32(sums[v][0], 8), sums[v][1]),
+                                             _mm512_set1_epi32(sixteens[2 * k + v]));
+                __m512 weight = _mm512_mul_ps(six_bit(odd + GROUP_ROWS * (2 * c + v)), d_step);
                 acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), weight, acc);
             }
         }
@@ -368,8 +365,8 @@ VNNI_TARGET static ALWAYS_INLINE __m512 iq1_group_vnni(const uint8_t *group, Py_
  * int32 (U = u . xq at most 86 x 32 x 127: exact in float32), times odd step / 8 (rounded once), added into the
  * block's sum; the block's sum times d into the row's lane.  Lines asked for ahead as iq1_group_bytes's. */
 VNNI_TARGET static ALWAYS_INLINE __m512 iq2_group_bytes(const uint8_t *group, Py_ssize_t blocks, Py_ssize_t group_bytes,
-                                                         const int sub, const int8_t *xq, const float *eighths,
-                                                         const int32_t *sixteens, const int32_t *thirty_twos)
+                                                         const int8_t *xq, const float *eighths,
+                                                         const int32_t *sixteens)
 {
     const __m512i eighty_six = _mm512_set1_epi8(86);
     __m512 acc = _mm512_setzero_ps();
@@ -377,7 +374,7 @@ VNNI_TARGET static ALWAYS_INLINE __m512 iq2_group_bytes(const uint8_t *group, Py
         const uint8_t *at = group + b * group_bytes;
         prefetch_row(at + GROUPS_PREFETCH_BYTES, group_bytes); /* ahead: see scan_common.h */
         const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)at));
-        const uint8_t *odd = at + 2 * GROUP_ROWS, *planes = odd + (256 / sub) * GROUP_ROWS;
+        const uint8_t *odd = at + 2 * GROUP_ROWS, *planes = odd + 16 * GROUP_ROWS;
         __m512 block = _mm512_setzero_ps();
         for (int c = 0; c < 8; c++) {
             const uint8_t *chunk = planes + 192 * c;
@@ -395,10 +392,9 @@ VNNI_TARGET static ALWAYS_INLINE __m512 iq2_group_bytes(const uint8_t *group, Py
             }
             Py_ssize_t k = 8 * b + c; /* the query's run of 32 */
             const __m512 step = _mm512_set1_ps(eighths[k]);
-            for (int v = 0; v < 32 / sub; v++) {
-                __m512i u = sub == 32 ? _mm512_add_epi32(sums[0], sums[1]) : sums[v];
-                __m512i s = _mm512_sub_epi32(u, _mm512_set1_epi32(sub == 32 ? thirty_twos[k] : sixteens[2 * k + v]));
-                __m512 weight = _mm512_mul_ps(six_bit(odd + GROUP_ROWS * (sub == 32 ? c : 2 * c + v)), step);
+            for (int v = 0; v < 2; v++) {
+                __m512i s = _mm512_sub_epi32(sums[v], _mm512_set1_epi32(sixteens[2 * k + v]));
+                __m512 weight = _mm512_mul_ps(six_bit(odd + GROUP_ROWS * (2 * c + v)), step);
                 block = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), weight, block);
             }
         }
@@ -552,12 +548,14 @@ IQ_TARGET static ALWAYS_INLINE __m512i iq_index_rows(const __m512i sums[2], int 
     return iq_index_half(sums[0], sums[1], v);
 }
 
-/* iq_group_vnni for an indexed copy: the same sums (u . high, u . low per scale, exact in int32), the same
- * roundings. */
-IQ_TARGET static ALWAYS_INLINE __m512 iq_index_group_vnni(int kind, const uint8_t *group, Py_ssize_t blocks,
-                                                           const int8_t *high, const int8_t *low, const float *eighths,
-                                                           const int32_t *sixteens, const int32_t *thirty_twos,
-                                                           const struct iq_grid_tables *tables)
+/* One group's scores from an indexed copy: iq_group_vnni's sums against xq = 256 high + low, or with low NULL
+ * iq2_group_bytes's against the query in bytes (one vpdpbusd a step and register); the same integer sums per
+ * scale (exact in int32, the lanes' numbers in iq_index_query_order) and the same roundings after them.  Inlined
+ * with kind and low's NULL as constants: each case its own code. */
+IQ_TARGET static ALWAYS_INLINE __m512 iq_index_group(int kind, const uint8_t *group, Py_ssize_t blocks,
+                                                      const int8_t *high, const int8_t *low, const float *eighths,
+                                                      const int32_t *sixteens, const int32_t *thirty_twos,
+                                                      const struct iq_grid_tables *tables)
 {
     const Py_ssize_t group_bytes = iq_group_block_bytes(kind), chunk_bytes = iq_index_chunk_bytes(kind);
     const int sub = IQ_SUB[kind - IQ_FIRST_KIND];
@@ -567,6 +565,7 @@ IQ_TARGET static ALWAYS_INLINE __m512 iq_index_group_vnni(int kind, const uint8_
         prefetch_row(at + GROUPS_PREFETCH_BYTES, group_bytes); /* ahead: see scan_common.h */
         const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)at));
         const uint8_t *header = at + 2 * GROUP_ROWS, *chunks = at + iq_header_bytes(kind);
+        __m512 block = _mm512_setzero_ps(); /* against bytes: the block's sum, times d once */
         for (int c = 0; c < 8; c++) {
             __m512i codes[2], h[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()}, l[2] = {h[0], h[1]};
             iq_index_codes(kind, chunks + chunk_bytes * c, tables, codes);
@@ -576,54 +575,24 @@ IQ_TARGET static ALWAYS_INLINE __m512 iq_index_group_vnni(int kind, const uint8_
                 for (int s = 0; s < 2; s++) {
                     __m512i bytes = iq_index_step(codes[s], signs, s, u);
                     h[s] = _mm512_dpbusd_epi32(h[s], bytes, eight_bytes(high + j + 8 * u));
-                    l[s] = _mm512_dpbusd_epi32(l[s], bytes, eight_bytes(low + j + 8 * u));
+                    if (low != NULL)
+                        l[s] = _mm512_dpbusd_epi32(l[s], bytes, eight_bytes(low + j + 8 * u));
                 }
-            const __m512 d_step = _mm512_mul_ps(d, _mm512_set1_ps(eighths[k]));
-            for (int v = 0; v < 32 / sub; v++) { /* S = 256 (u . high) + u . low - 43 Q */
-                __m512i u = _mm512_add_epi32(_mm512_slli_epi32(iq_index_rows(h, sub, v), 8), iq_index_rows(l, sub, v));
-                __m512i s = _mm512_sub_epi32(u, _mm512_set1_epi32(sub == 32 ? thirty_twos[k] : sixteens[2 * k + v]));
-                __m512 weight = _mm512_mul_ps(iq_index_odd(header, sub == 32 ? c : 2 * c + v), d_step);
-                acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), weight, acc);
-            }
-        }
-    }
-    return acc;
-}
-
-/* iq2_group_bytes for an indexed copy: one vpdpbusd a step and register, the same sums and roundings. */
-IQ_TARGET static ALWAYS_INLINE __m512 iq_index_group_bytes(int kind, const uint8_t *group, Py_ssize_t blocks,
-                                                            const int8_t *xq, const float *eighths,
-                                                            const int32_t *sixteens, const int32_t *thirty_twos,
-                                                            const struct iq_grid_tables *tables)
-{
-    const Py_ssize_t group_bytes = iq_group_block_bytes(kind), chunk_bytes = iq_index_chunk_bytes(kind);
-    const int sub = IQ_SUB[kind - IQ_FIRST_KIND];
-    __m512 acc = _mm512_setzero_ps();
-    for (Py_ssize_t b = 0; b < blocks; b++) {
-        const uint8_t *at = group + b * group_bytes;
-        prefetch_row(at + GROUPS_PREFETCH_BYTES, group_bytes); /* ahead: see scan_common.h */
-        const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)at));
-        const uint8_t *header = at + 2 * GROUP_ROWS, *chunks = at + iq_header_bytes(kind);
-        __m512 block = _mm512_setzero_ps();
-        for (int c = 0; c < 8; c++) {
-            __m512i codes[2], sums[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
-            iq_index_codes(kind, chunks + chunk_bytes * c, tables, codes);
-            __m512i signs = _mm512_loadu_si512((const void *)(chunks + chunk_bytes * c + 64));
-            for (int u = 0; u < 4; u++) {
-                __m512i query = eight_bytes(xq + 256 * b + 32 * c + 8 * u);
-                for (int s = 0; s < 2; s++)
-                    sums[s] = _mm512_dpbusd_epi32(sums[s], iq_index_step(codes[s], signs, s, u), query);
-            }
-            Py_ssize_t k = 8 * b + c;
             const __m512 step = _mm512_set1_ps(eighths[k]);
-            for (int v = 0; v < 32 / sub; v++) {
-                __m512i s = _mm512_sub_epi32(iq_index_rows(sums, sub, v),
-                                             _mm512_set1_epi32(sub == 32 ? thirty_twos[k] : sixteens[2 * k + v]));
-                __m512 weight = _mm512_mul_ps(iq_index_odd(header, sub == 32 ? c : 2 * c + v), step);
-                block = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), weight, block);
+            for (int v = 0; v < 32 / sub; v++) { /* S = u . xq - 43 Q, or 256 (u . high) + u . low - 43 Q */
+                __m512i u = iq_index_rows(h, sub, v);
+                if (low != NULL)
+                    u = _mm512_add_epi32(_mm512_slli_epi32(u, 8), iq_index_rows(l, sub, v));
+                __m512i s = _mm512_sub_epi32(u, _mm512_set1_epi32(sub == 32 ? thirty_twos[k] : sixteens[2 * k + v]));
+                __m512 odd = iq_index_odd(header, sub == 32 ? c : 2 * c + v);
+                if (low != NULL)
+                    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(odd, _mm512_mul_ps(d, step)), acc);
+                else
+                    block = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(odd, step), block);
             }
         }
-        acc = _mm512_fmadd_ps(block, d, acc);
+        if (low == NULL)
+            acc = _mm512_fmadd_ps(block, d, acc);
     }
     return acc;
 }
@@ -638,18 +607,17 @@ IQ_TARGET static void iq_groups_vnni(const struct iq_job *q, Py_ssize_t start, P
     for (Py_ssize_t g = start / GROUP_ROWS; g * GROUP_ROWS < stop; g++) {
         const uint8_t *group = q->groups + g * blocks * group_bytes;
         __m512 acc;
-        if (q->kind == KIND_IQ2_XXS && q->low == NULL) /* a call each, its kind a constant when inlined */
-            acc = iq_index_group_bytes(KIND_IQ2_XXS, group, blocks, q->high, q->eighths, sixteens, thirty_twos,
-                                       &tables);
+        if (q->kind == KIND_IQ2_XXS && q->low == NULL) /* a call each: kind and low constants where inlined */
+            acc = iq_index_group(KIND_IQ2_XXS, group, blocks, q->high, NULL, q->eighths, sixteens, thirty_twos,
+                                 &tables);
         else if (q->kind == KIND_IQ2_XXS)
-            acc = iq_index_group_vnni(KIND_IQ2_XXS, group, blocks, q->high, q->low, q->eighths, sixteens, thirty_twos,
-                                      &tables);
+            acc = iq_index_group(KIND_IQ2_XXS, group, blocks, q->high, q->low, q->eighths, sixteens, thirty_twos,
+                                 &tables);
         else if (q->kind == KIND_IQ2_XS && q->low == NULL)
-            acc = iq_index_group_bytes(KIND_IQ2_XS, group, blocks, q->high, q->eighths, sixteens, thirty_twos,
-                                       &tables);
+            acc = iq_index_group(KIND_IQ2_XS, group, blocks, q->high, NULL, q->eighths, sixteens, thirty_twos, &tables);
         else if (q->kind == KIND_IQ2_XS)
-            acc = iq_index_group_vnni(KIND_IQ2_XS, group, blocks, q->high, q->low, q->eighths, sixteens, thirty_twos,
-                                      &tables);
+            acc = iq_index_group(KIND_IQ2_XS, group, blocks, q->high, q->low, q->eighths, sixteens, thirty_twos,
+                                 &tables);
         else if (q->kind == KIND_IQ1_S && q->low == NULL)
             acc = iq1_group_bytes(group, blocks, group_bytes, 32, q->high, q->eighths, (const float *)q->minus_sums);
         else if (q->kind == KIND_IQ1_S)
@@ -658,14 +626,10 @@ IQ_TARGET static void iq_groups_vnni(const struct iq_job *q, Py_ssize_t start, P
             acc = iq1_group_bytes(group, blocks, group_bytes, 16, q->high, q->eighths, (const float *)q->minus_sums);
         else if (q->kind == KIND_IQ1_M)
             acc = iq1_group_vnni(group, blocks, group_bytes, 16, q->high, q->low, q->eighths, q->minus_sums);
-        else if (IQ_SUB[q->kind - IQ_FIRST_KIND] == 32 && q->low == NULL)
-            acc = iq2_group_bytes(group, blocks, group_bytes, 32, q->high, q->eighths, sixteens, thirty_twos);
-        else if (IQ_SUB[q->kind - IQ_FIRST_KIND] == 32)
-            acc = iq_group_vnni(group, blocks, group_bytes, 32, q->high, q->low, q->eighths, sixteens, thirty_twos);
-        else if (q->low == NULL)
-            acc = iq2_group_bytes(group, blocks, group_bytes, 16, q->high, q->eighths, sixteens, thirty_twos);
+        else if (q->low == NULL) /* IQ2_S */
+            acc = iq2_group_bytes(group, blocks, group_bytes, q->high, q->eighths, sixteens);
         else
-            acc = iq_group_vnni(group, blocks, group_bytes, 16, q->high, q->low, q->eighths, sixteens, thirty_twos);
+            acc = iq_group_vnni(group, blocks, group_bytes, q->high, q->low, q->eighths, sixteens);
         store_group_scores(acc, q->scale, q->out, g * 16, stop);
     }
 }
