@@ -65,6 +65,7 @@ class MapCanvas(
 
     point_clicked = Signal(str)  # what a clicked point stands for, ready to look up
     matches_changed = Signal(int, int)  # how many points match the search, which one is current (-1: none)
+    colouring_changed = Signal(object)  # the MapChange the dots are filled by now, or None: by family
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -306,6 +307,7 @@ class MapCanvas(
         self.change = change
         self._colour_by_change()
         self._update_caption()
+        self.colouring_changed.emit(change)  # the key beside the map follows
 
     @property
     def _big(self) -> bool:

@@ -1,0 +1,101 @@
+"""The key beside the map says what the dots' colours mean: the families', or the health scale's.
+
+Map > Colour by health recolours every dot; the Families panel's swatches would then name colours
+no dot has. Read from the real window (its scatter items' brushes, the swatches it paints), the
+bundled MiniLM's map, coloured by health through the real menu entry and back.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+from PySide6.QtGui import QColor, QIcon
+
+from embedexplorer.jobs.health_jobs import HEALTH
+from embedexplorer.ui.map.change_colours import change_colour
+
+from .conftest import ANSWER_TIMEOUT_MS, answers, open_model, settle
+from .test_compare_map import point_brushes
+from .test_health_pane import HEALTH_TIMEOUT_MS, _map_action
+
+
+def icon_colour(icon: QIcon) -> QColor | None:
+    """The colour a swatch icon paints at its middle; None when it paints none (empty or see-through)."""
+    if icon.isNull():
+        return None
+    image = icon.pixmap(12, 12).toImage()
+    colour = image.pixelColor(image.width() // 2, image.height() // 2)
+    return None if colour.alpha() == 0 else QColor(colour.red(), colour.green(), colour.blue())
+
+
+def family_swatches(view) -> dict[str, QColor | None]:  # type: ignore[no-untyped-def]
+    return {family: icon_colour(button.icon()) for family, button in view.panel.highlight_buttons.items()}
+
+
+def dot_colours(canvas) -> dict[str, set[str]]:  # type: ignore[no-untyped-def]
+    """Each family's dots' fill colours as drawn: a point's own brush, or its item's one brush."""
+    drawn = {}
+    for family, item in canvas._family_items.items():
+        own = item.data["brush"].tolist()
+        drawn[family] = {
+            (brush if brush is not None else item.opts["brush"]).color().name() for brush in own
+        }
+    return drawn
+
+
+def colour_by_health(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    """Map > Colour by health, as a person chooses it before any check: the check runs, then the map recolours."""
+    with qtbot.waitSignal(answers(window, HEALTH).ready, timeout=HEALTH_TIMEOUT_MS):
+        _map_action(window, "Colour by health").trigger()
+    qtbot.waitUntil(lambda: window.state.map_change is not None, timeout=ANSWER_TIMEOUT_MS)
+    settle()
+
+
+def test_the_key_beside_the_map_shows_the_health_colours_and_then_the_families_again(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    open_model(qtbot, window, "bundled")
+    view = window.panes.map.view
+    canvas = view.canvas
+    window.right.setCurrentWidget(window.panes.map)
+    settle()
+    # By family: each swatch is the one colour its family's dots have.
+    before = family_swatches(view)
+    assert before and all(colour is not None for colour in before.values())
+    for family, colours in dot_colours(canvas).items():
+        assert colours == {before[family].name()}, family  # type: ignore[union-attr]
+
+    colour_by_health(qtbot, window)
+    change = window.state.map_change
+    assert change is not None and canvas.change is change
+    # No family swatch names a colour: the dots' fill is the score now, and a family's dots have many colours.
+    assert {family: colour for family, colour in family_swatches(view).items() if colour is not None} == {}
+    assert any(len(colours) > 1 for colours in dot_colours(canvas).values())
+    # The key says what the colours are: the health scale, its ends, its middle, and a dot with no score.
+    key = view.colour_key
+    assert key.isVisible() and "health" in key.title().lower()
+    texts = [label.text() for label in key.text_labels]
+    assert texts == list(change.legend) and re.match(r"score >= \d", texts[0])
+    shown = [QColor(label.pixmap().toImage().pixelColor(6, 6)).name() for label in key.swatch_labels]
+    assert shown == [change_colour(share).name() for share in (0.0, 0.5, 1.0, None)]
+    # ... and those are the colours the dots are drawn with: every dot scoring 0 or less has the
+    # key's "score <= 0" colour, every dot at twice the threshold or more its "score >= ..." colour.
+    report = window.panes.health_pane.report
+    the_map = canvas.map
+    brushes = point_brushes(canvas)
+    top = 2 * report.threshold
+    scores = [float(np.mean([report.score[t] for t in pieces])) for pieces in the_map.pieces]
+    low = [p for p, score in enumerate(scores) if score <= 0]
+    high = [p for p, score in enumerate(scores) if score >= top]
+    assert low, "no dot scores 0 or less on the family map"
+    assert {brushes[p].color().name() for p in low} == {shown[2]}
+    assert {brushes[p].color().name() for p in high} <= {shown[0]}
+
+    # Off: the families' key exactly as it was, each swatch its dots' one colour again.
+    _map_action(window, "Colour by health").trigger()
+    settle()
+    assert window.state.map_change is None
+    assert not key.isVisible()
+    after = family_swatches(view)
+    assert {f: c.name() for f, c in after.items()} == {f: c.name() for f, c in before.items()}  # type: ignore[union-attr]
+    for family, colours in dot_colours(canvas).items():
+        assert colours == {after[family].name()}, family  # type: ignore[union-attr]
