@@ -7,6 +7,7 @@ bundled MiniLM's map, coloured by health through the real menu entry and back.
 
 from __future__ import annotations
 
+import html
 import re
 
 import numpy as np
@@ -99,3 +100,73 @@ def test_the_key_beside_the_map_shows_the_health_colours_and_then_the_families_a
     assert {f: c.name() for f, c in after.items()} == {f: c.name() for f, c in before.items()}  # type: ignore[union-attr]
     for family, colours in dot_colours(canvas).items():
         assert colours == {after[family].name()}, family  # type: ignore[union-attr]
+
+
+def svg_legend(drawing: str) -> list[tuple[str, str]]:
+    """The SVG's legend as (fill, text): each legend marker is a circle followed by its words."""
+    pairs = re.findall(r'<circle [^>]*fill="([^"]+)"[^>]*/>\n<text [^>]*>([^<]*)</text>', drawing)
+    return [(fill, html.unescape(text)) for fill, text in pairs]
+
+
+def test_pictures_and_the_web_page_coloured_by_health_say_what_their_colours_are(qtbot, window, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from embedexplorer.jobs.map_jobs import WORD_MAP
+    from tests.browser import Chromium
+
+    open_model(qtbot, window, "bundled")
+    view = window.panes.map.view
+    canvas, exports = view.canvas, window.panes.map.exports
+    window.right.setCurrentWidget(window.panes.map)
+    # The whole vocabulary: its rows in no family are drawn too, and coloured by health with the rest.
+    with qtbot.waitSignal(answers(window, WORD_MAP).ready, timeout=HEALTH_TIMEOUT_MS):
+        _map_action(window, "Whole vocabulary").trigger()
+    settle()
+    assert canvas._rest_item is not None
+    families = list(canvas.map.families)
+    colour_by_health(qtbot, window)
+    change = window.state.map_change
+    scale = [(colour.name(), text) for colour, text in zip(
+        (change_colour(share) for share in (0.0, 0.5, 1.0, None)), change.legend, strict=True
+    )]
+    rest = point_brushes(canvas)
+    assert any(rest[int(p)] is not None for p in canvas._rest_item.data["data"][:50])  # the rest is filled too
+
+    # The SVG's legend is the scale alone: no family colour, no grey "other rows" (those dots have the scale's).
+    picture = tmp_path / "health.svg"
+    assert exports.export_to(str(picture))
+    legend = svg_legend(picture.read_text(encoding="utf-8"))
+    assert [pair for pair in legend if pair[1] in families or pair[1] == "other rows"] == []
+    assert [pair for pair in legend if pair[1] in change.legend] == scale
+    # The PNG draws the same entries.
+    assert exports.export_to(str(tmp_path / "health.png"))
+    assert [entry[4] for entry in canvas.legend_entries()][: len(scale)] == list(change.legend)
+    assert not {entry[4] for entry in canvas.legend_entries()} & {*families, "other rows"}
+
+    # The web page: the key is headed by what the colours are, and no family row shows a swatch.
+    page = tmp_path / "health.html"
+    assert exports.export_page_to(str(page))
+    key_js = (
+        "(() => { const f = document.getElementById('change'); return {hidden: f.hidden,"
+        " heading: f.querySelector('legend').textContent, rows: Array.from(f.querySelectorAll('.scale'))"
+        ".map(r => r.innerText), swatches: Array.from(document.querySelectorAll('#families .swatch'))"
+        ".map(s => [getComputedStyle(s).visibility, getComputedStyle(s).backgroundColor])}; })()"
+    )
+    with Chromium(width=1280, height=800) as browser:
+        browser.open(page)
+        key = browser.evaluate(key_js)
+    assert not key["hidden"] and key["heading"] == "Health score"
+    assert key["rows"] == list(change.legend)
+    assert {visibility for visibility, _ in key["swatches"]} == {"hidden"}
+
+    # Off: the page's families show their colours again, and its scale goes.
+    _map_action(window, "Colour by health").trigger()
+    settle()
+    plain = tmp_path / "plain.html"
+    assert exports.export_page_to(str(plain))
+    with Chromium(width=1280, height=800) as browser:
+        browser.open(plain)
+        key = browser.evaluate(key_js)
+    assert key["hidden"]
+    assert {visibility for visibility, _ in key["swatches"]} == {"visible"}
+    family_fills = [colour for _, colour in key["swatches"]][: len(families)]
+    expected = [QColor(canvas._family_items[f].opts["brush"].color()) for f in families]
+    assert family_fills == [f"rgb({c.red()}, {c.green()}, {c.blue()})" for c in expected]
