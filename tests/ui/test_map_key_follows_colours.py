@@ -11,10 +11,12 @@ import html
 import re
 
 import numpy as np
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QIcon
 
 from embedexplorer.jobs.health_jobs import HEALTH
 from embedexplorer.ui.map.change_colours import change_colour
+from embedexplorer.ui.style import theme
 
 from .conftest import ANSWER_TIMEOUT_MS, answers, open_model, settle
 from .test_compare_map import point_brushes
@@ -34,15 +36,19 @@ def family_swatches(view) -> dict[str, QColor | None]:  # type: ignore[no-untype
     return {family: icon_colour(button.icon()) for family, button in view.panel.highlight_buttons.items()}
 
 
+def fills(item) -> list[str]:  # type: ignore[no-untyped-def]
+    """Each point's fill as a scatter item draws it: the point's own brush, or the item's one brush."""
+    return [(brush if brush is not None else item.opts["brush"]).color().name() for brush in item.data["brush"]]
+
+
 def dot_colours(canvas) -> dict[str, set[str]]:  # type: ignore[no-untyped-def]
-    """Each family's dots' fill colours as drawn: a point's own brush, or its item's one brush."""
-    drawn = {}
-    for family, item in canvas._family_items.items():
-        own = item.data["brush"].tolist()
-        drawn[family] = {
-            (brush if brush is not None else item.opts["brush"]).color().name() for brush in own
-        }
-    return drawn
+    """Each family's dots' fill colours as drawn."""
+    return {family: set(fills(item)) for family, item in canvas._family_items.items()}
+
+
+def word_colours(canvas) -> set[str]:  # type: ignore[no-untyped-def]
+    """The colours the map's word labels are drawn in."""
+    return {colour.name() for colour in canvas.labels.entries()[3]}
 
 
 def colour_by_health(qtbot, window) -> None:  # type: ignore[no-untyped-def]
@@ -90,6 +96,15 @@ def test_the_key_beside_the_map_shows_the_health_colours_and_then_the_families_a
     assert low, "no dot scores 0 or less on the family map"
     assert {brushes[p].color().name() for p in low} == {shown[2]}
     assert {brushes[p].color().name() for p in high} <= {shown[0]}
+    # No family colour is left for the key to leave out: the words are in the plot's ink (the rings'
+    # names in the selection's accent), and a highlighted family's larger dots keep their scale colours.
+    assert word_colours(canvas) <= {theme.plot_foreground().name(), theme.accent().name()}
+    family = next(iter(view.panel.highlight_buttons))
+    qtbot.mouseClick(view.panel.highlight_buttons[family], Qt.MouseButton.LeftButton)
+    assert canvas.highlighted == family and canvas.highlight_count > 0
+    assert fills(canvas._highlight_item) == fills(canvas._family_items[family])
+    qtbot.mouseClick(view.panel.highlight_buttons[family], Qt.MouseButton.LeftButton)
+    assert canvas.highlighted is None
 
     # Off: the families' key exactly as it was, each swatch its dots' one colour again.
     _map_action(window, "Colour by health").trigger()
@@ -100,6 +115,7 @@ def test_the_key_beside_the_map_shows_the_health_colours_and_then_the_families_a
     assert {f: c.name() for f, c in after.items()} == {f: c.name() for f, c in before.items()}  # type: ignore[union-attr]
     for family, colours in dot_colours(canvas).items():
         assert colours == {after[family].name()}, family  # type: ignore[union-attr]
+    assert len(word_colours(canvas)) > 2  # the words in their families' colours again
 
 
 def svg_legend(drawing: str) -> list[tuple[str, str]]:
