@@ -30,6 +30,7 @@ class MapChange:
     # for the scale's two ends, its middle and a token without a value; empty for a comparison.
     caption: str = ""
     legend: tuple[str, ...] = ()
+    heading: str = ""  # the key's title beside the map: what the colours are ("Health score")
 
     def share(self, value: float) -> float:
         """Where ``value`` sits on the scale, from 0 (most changed) to 1 (unchanged)."""
@@ -43,6 +44,10 @@ class MapChange:
         if not found or any(v is None for v in found):
             return None
         return sum(v for v in found if v is not None) / len(found)
+
+    def key_heading(self) -> str:
+        """The title of the key that lists the scale's colours beside the map (short: the key is narrow)."""
+        return self.heading or "Change, A to B"
 
     def sentence(self) -> str:
         """What the colours mean, for the map's caption."""

@@ -22,4 +22,6 @@ def health_colouring(report: HealthReport) -> MapChange:
         f"blue: 0 or less; the threshold {report.threshold:g} is half way)"
     )
     legend = (f"score >= {top:g}", f"score {report.threshold:g} (threshold)", "score <= 0", "no score")
-    return MapChange(HEALTH, values, -top, 0.0, report.model, "", 0, caption=caption, legend=legend)
+    return MapChange(
+        HEALTH, values, -top, 0.0, report.model, "", 0, caption=caption, legend=legend, heading="Health score"
+    )

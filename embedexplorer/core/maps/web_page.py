@@ -64,6 +64,8 @@ class ChangeColouring(Protocol):
 
     def sentence(self) -> str: ...
 
+    def key_heading(self) -> str: ...
+
 
 def clean(text: str) -> str:
     return _NOT_TEXT.sub("\ufffd", text)
@@ -126,6 +128,7 @@ def change_data(shown: WordMap, change: ChangeColouring) -> dict[str, object]:
         ends = [f"row cosine {change.low:.3f}", f"{middle:.4f}", f"{change.high:.3f} (unchanged)"]
     legend = [[change_hex(share), text] for share, text in zip((0.0, 0.5, 1.0), ends, strict=True)]
     return {
+        "heading": clean(change.key_heading()),  # the key's title: what the colours are
         "measure": change.measure,
         "k": change.k,
         "palette": palette,

@@ -65,6 +65,7 @@ class MapCanvas(
 
     point_clicked = Signal(str)  # what a clicked point stands for, ready to look up
     matches_changed = Signal(int, int)  # how many points match the search, which one is current (-1: none)
+    colouring_changed = Signal(object)  # the MapChange the dots are filled by now, or None: by family
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -305,7 +306,13 @@ class MapCanvas(
         """Colour each point by its token's change from table A to B (None: by family again)."""
         self.change = change
         self._colour_by_change()
+        self._restyle()  # a highlighted family's larger dots take its points' new fill
+        if self._selection[1] is not None:
+            self._draw_selection()  # the labels' colours follow, the selection's with them
+        else:
+            self._set_labels()
         self._update_caption()
+        self.colouring_changed.emit(change)  # the key beside the map follows
 
     @property
     def _big(self) -> bool:
@@ -375,7 +382,8 @@ class MapCanvas(
         del token
 
     def _label_colour(self, family: int, dark: bool) -> QColor:
-        if family < 0:
+        # Under a scale a word in its family's colour would say what the key no longer does.
+        if family < 0 or self.change is not None:
             return theme.plot_foreground()
         colour = theme.family_colour(family)
         return colour if dark else colour.darker(120)
@@ -436,9 +444,11 @@ class MapCanvas(
         if dim and self._highlight is not None and not self._isolated:
             item = self._family_items[self._highlight]
             x, y = item.getData()
-            colour = item.opts["brush"].color()
+            # Each point's own fill under a scale (health, change); the family's one brush otherwise.
+            own = item.data["brush"]
+            brush = list(own) if self.change is not None and len(own) else pg.mkBrush(item.opts["brush"].color())
             self._highlight_item.setData(
-                x=x, y=y, size=self._sized(HIGHLIGHT_SIZE), brush=pg.mkBrush(colour),
+                x=x, y=y, size=self._sized(HIGHLIGHT_SIZE), brush=brush,
                 pen=pg.mkPen(theme.plot_foreground(), width=self._sized(2)),
             )
         else:

@@ -15,7 +15,7 @@ from PySide6.QtGui import (
 from ..style import fonts, theme
 from ..style.plain_text import markup_free
 from .canvas_parts import CanvasParts
-from .change_colours import change_colour
+from .change_colours import change_key
 from .scatter import legend_sample, rest_colour
 from .sizes import (
     CAPTION_SHARE,
@@ -94,15 +94,15 @@ class CaptionAndLegend(CanvasParts):
         """What the exported legend lists: (symbol, fill, outline, size in px, text)."""
         entries: list[tuple[str, QColor | None, QColor | None, int, str]] = []
         if self.change is not None:
-            texts = self.change.legend or ("most changed", "half way", "unchanged", "not in B")
-            for share, text in zip((0.0, 0.5, 1.0, None), texts, strict=True):
-                entries.append(("o", change_colour(share), None, 10, text))
-        for family, item in self._family_items.items():
-            if family not in self._hidden and self.change is None:
-                colour = item.opts["brush"].color()
-                entries.append(("o", colour, colour.darker(150), 10, family))
-        if self._rest_item is not None:
-            entries.append(("o", rest_colour(False), None, 6, "other rows"))
+            # The scale alone: every dot, a family's or another row, is filled by its value now.
+            entries += [("o", colour, None, 10, text) for colour, text in change_key(self.change)]
+        else:
+            for family, item in self._family_items.items():
+                if family not in self._hidden:
+                    colour = item.opts["brush"].color()
+                    entries.append(("o", colour, colour.darker(150), 10, family))
+            if self._rest_item is not None:
+                entries.append(("o", rest_colour(False), None, 6, "other rows"))
         if self._selection[1] is not None:
             accent = theme.accent()
             entries.append(("star", accent, QColor("black"), 16, f"{self._selection[0]}: the selected token"))

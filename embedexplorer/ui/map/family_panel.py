@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QCheckBox,
     QFrame,
@@ -36,6 +37,8 @@ class FamilyPanel(QGroupBox):
         self.visibility: dict[str, QCheckBox] = {}
         self.highlight_buttons: dict[str, QPushButton] = {}
         self.highlighted: str | None = None  # kept across a rebuild of the rows, so a button says what the map shows
+        # False while a scale (health, change) fills the dots: a family's swatch would name a colour no dot has.
+        self.family_colours_shown = True
         self.hint = SteadyLabel(
             5,
             "Tick to show, click a name to highlight. "
@@ -71,7 +74,7 @@ class FamilyPanel(QGroupBox):
                 "QCheckBox { border: 2px solid transparent; border-radius: 3px; padding: 0px; }"
                 "QCheckBox:focus { border: 2px solid palette(highlight); }"
             )
-            button = QPushButton(swatch(theme.family_colour(row)), family)
+            button = QPushButton(family)
             button.setCheckable(True)
             button.setFlat(True)
             # A flat button shows no focus of its own under a style sheet: a frame in the focus colour does.
@@ -79,7 +82,6 @@ class FamilyPanel(QGroupBox):
                 "QPushButton { text-align: left; padding: 2px 4px; border: 2px solid transparent; }"
                 "QPushButton:focus { border: 2px solid palette(highlight); border-radius: 3px; }"
             )
-            button.setToolTip(f"Highlight the {family} on the map (click again to stop)")
             button.setChecked(family == self.highlighted)
             button.clicked.connect(lambda checked, f=family: self._on_highlight(f, checked))
             for styled in (show, button):
@@ -89,9 +91,28 @@ class FamilyPanel(QGroupBox):
             self.visibility[family] = show
             self.highlight_buttons[family] = button
         self._grid.addWidget(self.hint, len(families), 0, 1, 2)
+        self._paint_swatches()
         if self.highlighted is not None and self.highlighted not in families:
             self._on_highlight(self.highlighted, False)
         self.families_set.emit()  # new widgets join the end of the Tab order: the pane puts them in place
+
+    def show_family_colours(self, on: bool) -> None:
+        """Each name's swatch in its family's colour (on), or none while a scale colours the dots (off)."""
+        self.family_colours_shown = on
+        self._paint_swatches()
+
+    def _paint_swatches(self) -> None:
+        for row, (family, button) in enumerate(self.highlight_buttons.items()):
+            if self.family_colours_shown:
+                button.setIcon(swatch(theme.family_colour(row)))
+                button.setToolTip(f"Highlight the {family} on the map (click again to stop)")
+            else:
+                # A clear square, not no icon: the names stay where they were.
+                button.setIcon(swatch(QColor(Qt.GlobalColor.transparent)))
+                button.setToolTip(
+                    f"Highlight the {family} on the map (click again to stop); "
+                    "the dots' colours show the scale in the key above, not the families"
+                )
 
     def hidden(self) -> set[str]:
         return {family for family, box in self.visibility.items() if not box.isChecked()}

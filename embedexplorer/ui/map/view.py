@@ -32,11 +32,13 @@ from ..widgets.bring_forward import bring_forward
 from ..widgets.steady_label import SteadyLabel
 from .axes_dialog import DEFAULT_X_PAIRS, DEFAULT_Y_PAIRS, AxesDialog
 from .canvas import MapCanvas
+from .colour_key import ColourKey
 from .family_editor import FamilyEditor
 from .family_panel import FAMILY_PANEL_WIDTH, FamilyPanel, PanelScroll
 from .words_dialog import WordsDialog
 
 if TYPE_CHECKING:  # the engine's types, named only: it loads after the window shows
+    from ...core.compare.map_change import MapChange
     from ...core.maps.family_map import Families, FamilyMap
     from ...core.maps.word_maps import WordMap
 
@@ -81,6 +83,8 @@ class MapView(QWidget):
         self.canvas = MapCanvas()
         self.canvas.setMinimumSize(360, MIN_CANVAS_HEIGHT)
         self.panel = FamilyPanel()
+        self.colour_key = ColourKey()  # what the colours mean while a scale fills the dots
+        self.canvas.colouring_changed.connect(self._on_colouring_changed)
         self.notes = SteadyLabel(2)
         self.notes.setObjectName("hint")
         self.notes.hide()
@@ -120,6 +124,7 @@ class MapView(QWidget):
         # presentation mode's larger type).
         self.panel_scroll = PanelScroll(self.panel)
         self._side = side = QVBoxLayout()
+        side.addWidget(self.colour_key)
         side.addWidget(self.panel_scroll)
         side.addStretch(1)
         top = QHBoxLayout()
@@ -131,6 +136,11 @@ class MapView(QWidget):
         layout.addLayout(top, 1)
         layout.addWidget(self.notes)
 
+
+    def _on_colouring_changed(self, change: MapChange | None) -> None:
+        """The key says what the dots' colours are: the scale's, or (None) the families' again."""
+        self.colour_key.show_change(change)
+        self.panel.show_family_colours(change is None)
 
     def _chain_families(self) -> None:
         """Tab from the map's buttons into the family rows, each box then its name, then on as before."""
