@@ -41,7 +41,7 @@ def rows_cut(table) -> list[str]:  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.usefixtures("bundled_type")
-@pytest.mark.parametrize("screen", SIZES)
+@pytest.mark.parametrize("screen", [*SIZES, (1280, 800)])
 def test_every_neighbour_in_sight_with_the_note_whole(qtbot, window, gpt2_folder, screen) -> None:  # type: ignore[no-untyped-def]
     open_model(qtbot, window, str(gpt2_folder))
     pane = window.panes.neighbours_pane
