@@ -5,7 +5,7 @@ from __future__ import annotations
 from html import escape
 
 from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QRect, Qt, Signal
-from PySide6.QtGui import QColor, QFontMetricsF, QKeySequence, QPainter, QPen
+from PySide6.QtGui import QColor, QFontMetricsF, QKeySequence, QPainter, QPen, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -29,12 +29,14 @@ from ..style import fonts, theme
 from ..widgets.pause import K_PAUSE_MS, TYPING_PAUSE_MS, after_pause
 from ..widgets.steady_label import SteadyLabel
 from ..widgets.wrapped_label import WrappedLabel
+from ..window.fitting import MIN_NEIGHBOUR_ROWS
 from ..window.plugging import PaneContext, Place
 
 COSINE_COLUMN = 2
 # A row's height in lines of its text: the padding grows with the type, so presentation's rows are as
-# much taller as their text is larger.
-ROW_HEIGHT_PER_LINE = 1.55
+# much taller as their text is larger. Snug enough for eight whole rows on a framed 1024x640 laptop in
+# presentation mode, above the note and the Cosine with box (at 1.55 two rows were a scroll away).
+ROW_HEIGHT_PER_LINE = 1.3
 COSINE_ROLE = Qt.ItemDataRole.UserRole + 1
 # The title of a usual word: the column is made wide enough for it where the map can spare the room (wider,
 # the Layers pane's boxes beside the map would cut their hints).
@@ -86,6 +88,9 @@ class NeighboursPane(QWidget):
         self.k_box.setAccessibleName("number of neighbours")
         self._k_timer = after_pause(self, lambda: self.k_changed.emit(self.k_box.value()), K_PAUSE_MS)
         self.k_box.valueChanged.connect(lambda _v: self._k_timer.start())
+        # The cosine answer's lines are fitted once the pane's new size or type is laid out.
+        self._answer_fit = after_pause(self, self._fit_answer, 0)
+        self.k_box.valueChanged.connect(lambda _v: self._answer_fit.start())
 
         self.table = QTableWidget(0, 3)
         self.table.setHorizontalHeaderLabels(["token", "id", "cosine"])
@@ -122,7 +127,9 @@ class NeighboursPane(QWidget):
         self.compare_input.textChanged.connect(lambda _t: self._compare_timer.start())
         # Beside the question, on two lines: the whole answer wrapped, or shortened with "…" and
         # whole in its tooltip; never cut mid-word. (A line of its own would cost the list a row.)
+        # On a short pane it takes fewer lines, down to one, rather than the list a row (_fit_answer).
         self.compare_result = WrappedLabel(2)
+        self._answer_lines = 2  # the lines it takes where there is room
         self.compare_result.setAccessibleName("cosine answer")
         self.hidden_note = QLabel()
         self.hidden_note.setWordWrap(True)
@@ -135,7 +142,7 @@ class NeighboursPane(QWidget):
         top.addWidget(self.heading, 1)
         top.addWidget(self.k_box)
         compare = QHBoxLayout()
-        compare_label = QLabel("Cosine &with:")
+        self._compare_label = compare_label = QLabel("Cosine &with:")
         compare_label.setBuddy(self.compare_input)
         compare.addWidget(compare_label)
         compare.addWidget(self.compare_input, 1)  # a word or two: the answer beside it gets the room
@@ -165,6 +172,38 @@ class NeighboursPane(QWidget):
         if event.type() in (QEvent.Type.FontChange, QEvent.Type.ApplicationFontChange) and hasattr(self, "table"):
             self._size_rows()
             self._size_compare()
+            self._answer_fit.start()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self._answer_fit.start()
+
+    def _table_height(self, rows: int) -> int:
+        """The list's height for ``rows`` whole rows under its header."""
+        table = self.table
+        wanted = table.verticalHeader().defaultSectionSize() * rows
+        return wanted + table.horizontalHeader().sizeHint().height() + 2 * table.frameWidth() + 2
+
+    def _compare_height(self, lines: int) -> int:
+        """The Cosine with line's height with its answer on ``lines`` lines."""
+        boxes = (self._compare_label.sizeHint().height(), self.compare_input.sizeHint().height())
+        return max(*boxes, self.compare_result.height_for(lines))
+
+    def _fit_answer(self) -> None:
+        """The cosine answer on the lines it takes where there is room, fewer (down to one) where the list
+        would otherwise lose one of its first ``MIN_NEIGHBOUR_ROWS`` rows: the list and the note come first.
+
+        Only the pane's own height decides (never the list's, which this changes), so a size gives one layout.
+        """
+        lines = self._answer_lines
+        # The rest of the pane (title, note, margins) as its layout counts it at least; the list is held out.
+        rest = self._column.minimumSize().height() - self.table.minimumHeight()
+        rest -= self._compare_height(self.compare_result.lines())
+        room = self.height() - rest - self._table_height(min(self.k(), MIN_NEIGHBOUR_ROWS))
+        while lines > 1 and not self._hidden and self._compare_height(lines) > room:
+            lines -= 1
+        if lines != self.compare_result.lines():
+            self.compare_result.set_lines(lines)
 
     # ----- what the window asks of the pane ------------------------------------------------
     def k(self) -> int:
@@ -185,6 +224,7 @@ class NeighboursPane(QWidget):
         self.table.setVisible(not hidden)
         self.hidden_note.setVisible(hidden)
         self.hidden_note.setText(message or "The neighbours are hidden until you guess.")
+        self._answer_fit.start()
 
     def is_hidden(self) -> bool:
         return self._hidden
@@ -346,8 +386,10 @@ class NeighboursPane(QWidget):
             self.show_compare_message("Select a token first.")
 
     def set_presenting(self, on: bool) -> None:
-        for label in (self.baseline_label, self.compare_result):
-            label.set_lines(3 if on else 2)
+        self.baseline_label.set_lines(3 if on else 2)
+        self._answer_lines = 3 if on else 2
+        self.compare_result.set_lines(self._answer_lines)
+        self._answer_fit.start()  # in the new type, once it is laid out
 
     def focus_chain(self) -> list[QWidget]:
         return [self.k_box, self.table, self.compare_input]  # as drawn: k above the list, Cosine with below
@@ -361,8 +403,8 @@ class NeighboursPane(QWidget):
         return room + margins.left() + margins.right()
 
     def growth_for_rows(self, rows: int) -> int:
-        """How much taller than its least height the list must be to show ``rows`` neighbours."""
-        table = self.table
-        wanted = table.verticalHeader().defaultSectionSize() * rows
-        wanted += table.horizontalHeader().sizeHint().height() + 2 * table.frameWidth() + 2
-        return max(0, wanted - table.minimumSizeHint().height())
+        """How much taller than its least height the pane must be to show ``rows`` neighbours, with the cosine
+        answer on all its lines (so that where the row pane goes never depends on how the answer was fitted)."""
+        answer = self._compare_height(self._answer_lines) - self._compare_height(self.compare_result.lines())
+        # Above the least height the layout gives the list: its own (set in _size_rows).
+        return max(0, self._table_height(rows) - self.table.minimumHeight()) + answer

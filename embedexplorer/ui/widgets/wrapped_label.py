@@ -27,9 +27,16 @@ class WrappedLabel(QLabel):
         self._fix_height()
 
     def _fix_height(self) -> None:
+        self.setFixedHeight(self.height_for(self._lines))
+
+    def height_for(self, lines: int) -> int:
+        """The label's height with room for ``lines`` lines in its font."""
         margins = self.contentsMargins()
-        self.setFixedHeight(int(QFontMetricsF(self.font()).lineSpacing() * self._lines) + 2 + margins.top()
-                            + margins.bottom())
+        return int(QFontMetricsF(self.font()).lineSpacing() * lines) + 2 + margins.top() + margins.bottom()
+
+    def lines(self) -> int:
+        """The lines the label has room for now."""
+        return self._lines
 
     def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
         super().setText(text)
