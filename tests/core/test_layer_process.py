@@ -171,6 +171,23 @@ def test_the_callers_process_never_imports_torch_or_transformers() -> None:
     assert done.stdout.strip().splitlines()[-1] == "[]"
 
 
+def test_the_child_leaves_nothing_in_the_temporary_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """torch._dynamo, imported with transformers' models, makes its cache folder as it loads; that folder
+    (torchinductor_<user>) stayed in the user's temporary folder after the app had closed."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    monkeypatch.setenv("EMBEDEXPLORER_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
+    process = LayerProcess()
+    try:
+        assert process.warm.wait(180)  # the child has imported torch and transformers' models
+    finally:
+        process.close()
+    assert list(scratch.iterdir()) == []
+    assert (tmp_path / "cache" / "torch").is_dir()  # where torch's folder went instead
+
+
 def test_close_ends_the_child_even_in_the_middle_of_a_pass(gpt2_table, gpt2_folder) -> None:
     process = LayerProcess()
     model = process.load(str(gpt2_folder))

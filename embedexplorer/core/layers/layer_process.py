@@ -32,6 +32,7 @@ from typing import IO, Any
 import numpy as np
 
 from ..common import errors
+from ..common.cache import cache_dir
 from ..common.errors import EmbedExplorerError, IncompleteModelError, Interrupted
 from ..common.progress import ProgressCallback
 from ..text.tokenizer_process import child_sys_path, last_line
@@ -69,6 +70,9 @@ def child_command(threads: int) -> tuple[list[str], dict[str, str]]:
         "OMP_NUM_THREADS": str(threads),
         "OPENBLAS_NUM_THREADS": "1",
     }
+    # Importing transformers' models imports torch._dynamo, which makes a cache folder in the temporary
+    # folder at once (torchinductor_<user>), and it stayed there: it goes in the app's own cache instead.
+    env.setdefault("TORCHINDUCTOR_CACHE_DIR", str(cache_dir() / "torch"))
     if getattr(sys, "frozen", False):
         return [sys.executable, CHILD_FLAG, str(threads)], env
     return [sys.executable, "-I", "-c", _BOOTSTRAP, json.dumps(child_sys_path()), str(threads)], env
