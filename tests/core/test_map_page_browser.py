@@ -210,3 +210,32 @@ def test_the_whole_gpt2_vocabulary_page_draws_and_answers(browser, gpt2_table, f
     expected = sum("monday" in t.casefold() or "monday" in s.casefold() for t, s in zip(drawn.labels, drawn.texts,
                                                                                       strict=True))
     assert browser.evaluate("document.getElementById('found').textContent") == f"{expected} found"
+
+
+def test_a_selected_token_that_looks_like_markup_stays_text(browser, minilm_table, families, tmp_path) -> None:
+    from embedexplorer.core.maps.web_page import Selected
+
+    drawn = with_provenance(family_map(minilm_table, families), minilm_table)
+    shown = from_family_map(drawn, minilm_table.name)
+    # The star where no dot is (a typed token off the map's words), a ring on tuesday named as markup.
+    high = shown.coords.max(axis=0)
+    tuesday = shown.coords[shown.labels.index("tuesday")]
+    ring_name = '<img src=x onerror="document.title=1">'
+    ring = ((float(tuesday[0]), float(tuesday[1])), ring_name)
+    selected = Selected("<b>x</b>", (float(high[0]), float(high[1])), (ring,))
+    path = tmp_path / "markup.html"
+    write_map_page(path, drawn, minilm_table.name, selected=selected)
+    browser.open(path)
+    title = browser.evaluate("document.title")
+    key = browser.evaluate(
+        "Array.from(document.querySelectorAll('#marks .mark')).map(r => r.textContent)"
+    )
+    assert key == ["<b>x</b>: the selected token", "rings: its nearest rows"]
+    assert browser.evaluate("document.querySelectorAll('img, #marks b').length") == 0
+    marks = browser.evaluate("window.mapPage.marks()")
+    assert marks["star"]["label"] == "<b>x</b>" and [r["label"] for r in marks["rings"]] == [ring_name]
+    # The star has no dot beneath: its tip names the selected token, as text.
+    browser.mouse("mouseMoved", marks["star"]["x"], marks["star"]["y"])
+    assert tip(browser)["token"] == "<b>x</b>"
+    assert browser.evaluate("document.querySelector('#tip .tip-role').textContent") == "the selected token"
+    assert browser.evaluate("document.title") == title != "1"  # no handler of the ring's name ran

@@ -17,6 +17,10 @@ FAMILY_COLOURS = (
 )
 
 
+# The selected token's star and name and its nearest rows' rings: on a light plot, and on a dark one.
+ACCENT_ON_LIGHT, ACCENT_ON_DARK = "#C00060", "#FFB000"
+
+
 def family_colour_hex(index: int) -> str:
     """The colour of family ``index`` (the list repeats past its end)."""
     return FAMILY_COLOURS[index % len(FAMILY_COLOURS)]

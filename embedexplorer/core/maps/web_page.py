@@ -13,6 +13,7 @@ import base64
 import json
 import re
 from collections.abc import Collection
+from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 from typing import Protocol
@@ -22,7 +23,7 @@ import numpy as np
 from ...resources import resource_path
 from ..common.errors import EmbedExplorerError
 from ..common.files import atomic_write_bytes, read_regular
-from .colours import FAMILY_COLOURS, change_hex
+from .colours import ACCENT_ON_LIGHT, FAMILY_COLOURS, change_hex
 from .family_map import FamilyMap
 from .map_caption import caption_lines
 from .provenance import stamped
@@ -67,6 +68,15 @@ class ChangeColouring(Protocol):
     def key_heading(self) -> str: ...
 
 
+@dataclass(frozen=True)
+class Selected:
+    """The selected token as the window marks it: a star at ``at`` and a ring at each nearest row's place, named."""
+
+    token: str
+    at: tuple[float, float]
+    rings: tuple[tuple[tuple[float, float], str], ...] = ()
+
+
 def clean(text: str) -> str:
     return _NOT_TEXT.sub("\ufffd", text)
 
@@ -82,9 +92,11 @@ def page_data(
     hidden: Collection[str],
     facts: dict[str, object],
     change: ChangeColouring | None = None,
+    selected: Selected | None = None,
 ) -> dict[str, object]:
     """What the page's script reads: the points packed, the words, families, caption and facts;
-    with ``change``, each point's colour on the change scale (the window's own colours) and its value."""
+    with ``change``, each point's colour on the change scale (the window's own colours) and its value;
+    with ``selected``, the star and rings."""
     labels = [clean(label) for label in shown.labels]
     texts = [None if clean(t) == label else clean(t) for t, label in zip(shown.texts, labels, strict=True)]
     return {
@@ -105,6 +117,28 @@ def page_data(
         + ([clean(change.sentence())] if change is not None else []),
         "provenance": facts,
         "change": None if change is None else change_data(shown, change),
+        "selected": None if selected is None else selected_data(shown, selected),
+    }
+
+
+def selected_data(shown: WordMap, selected: Selected) -> dict[str, object]:
+    """The star and rings with the map dot each sits on (-1: none), so that the page's tip names that dot
+    and a ring goes with its family when the reader hides it, as in the window."""
+    span = float(np.ptp(shown.coords, axis=0).max()) if len(shown) else 0.0
+
+    def dot_at(place: tuple[float, float]) -> int:
+        if not len(shown):
+            return -1
+        gaps = np.hypot(shown.coords[:, 0] - place[0], shown.coords[:, 1] - place[1])
+        best = int(np.argmin(gaps))
+        return best if gaps[best] <= 1e-5 * max(span, 1e-9) else -1  # the same row: placed by the same numbers
+
+    return {
+        "token": clean(selected.token),
+        "at": [float(selected.at[0]), float(selected.at[1]), dot_at(selected.at)],
+        "rings": [[float(x), float(y), dot_at((x, y))] for (x, y), _name in selected.rings],
+        "names": [clean(name) for _place, name in selected.rings],
+        "accent": ACCENT_ON_LIGHT,  # the page is drawn on white, as the window in a light theme
     }
 
 
@@ -144,12 +178,14 @@ def map_page(
     hidden: Collection[str] = (),
     date: str | None = None,
     change: ChangeColouring | None = None,
+    selected: Selected | None = None,
 ) -> str:
     """The page's text. ``date`` (ISO 8601) is the export's; now when not given. ``change``: the map
-    coloured by how much each token changed between two tables, as the window shows it."""
+    coloured by how much each token changed between two tables, as the window shows it. ``selected``:
+    the selected token's star and its nearest rows' rings, as the window shows them."""
     shown = the_map if isinstance(the_map, WordMap) else from_family_map(the_map, model_name)
     facts = stamped(shown.provenance, date)
-    data = page_data(shown, model_name, hidden, facts, change)
+    data = page_data(shown, model_name, hidden, facts, change, selected)
     # "<" escaped: no "</script>" or "<!--" in a token can end the data early.
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
     template = read_regular(resource_path(TEMPLATE), "page template", _TEMPLATE_LIMIT, PageError).decode("utf-8")
@@ -179,9 +215,10 @@ def write_map_page(
     hidden: Collection[str] = (),
     date: str | None = None,
     change: ChangeColouring | None = None,
+    selected: Selected | None = None,
 ) -> None:
     """Write the page atomically: a failed write leaves no half page."""
-    page = map_page(the_map, model_name, hidden, date, change)
+    page = map_page(the_map, model_name, hidden, date, change, selected)
     try:
         atomic_write_bytes(path, page.encode("utf-8"), through_link=True)  # a file the user named
     except OSError as exc:

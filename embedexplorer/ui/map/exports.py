@@ -100,8 +100,8 @@ class MapExports:
             return False
         canvas = self.view.canvas
         change = canvas.change  # the colours by change, when the map shows them
-        name, hidden = self.view.model_name, canvas.hidden
-        return self._write(path, "map", lambda: _web_page(path, shown, name, hidden, change))
+        name, hidden, marks = self.view.model_name, canvas.hidden, canvas.marks  # marks: the star and rings
+        return self._write(path, "map", lambda: _web_page(path, shown, name, hidden, change, marks))
 
     def export_points_dialog(self) -> None:
         """File > Export points...: the points as CSV or JSON, by the chosen kind."""
@@ -140,10 +140,19 @@ class MapExports:
         return True
 
 
-def _web_page(path: str, shown: object, name: str, hidden: object, change: object) -> None:
-    from ...core.maps.web_page import write_map_page  # with the first export, not while the window opens
+def _web_page(
+    path: str,
+    shown: object,
+    name: str,
+    hidden: object,
+    change: object,
+    marks: tuple[str, tuple[float, float] | None, list[tuple[tuple[float, float], str]]],
+) -> None:
+    from ...core.maps.web_page import Selected, write_map_page  # with the first export, not while the window opens
 
-    write_map_page(path, shown, name, hidden, change=change)  # type: ignore[arg-type]
+    token, at, rings = marks
+    selected = None if at is None else Selected(token, at, tuple(rings))
+    write_map_page(path, shown, name, hidden, change=change, selected=selected)  # type: ignore[arg-type]
 
 
 def _points(path: str, shown: object, name: str) -> None:

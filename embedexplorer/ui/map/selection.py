@@ -108,6 +108,12 @@ class SelectionMarks(CanvasParts):
         xs, ys = self._neighbour_item.getData()
         return self._selection[0], self._selection[1], [(float(x), float(y)) for x, y in zip(xs, ys, strict=True)]
 
+    @property
+    def marks(self) -> tuple[str, tuple[float, float] | None, list[tuple[tuple[float, float], str]]]:
+        """The selected token, its place, and every ring's place and name: those of hidden families too,
+        for a web page whose reader may show their family again."""
+        token, at, places, names = self._selection
+        return token, at, [(place, name) for place, name in zip(places, names, strict=False) if place is not None]
 
     @property
     def ring_names(self) -> list[str]:

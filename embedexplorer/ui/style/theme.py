@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 
-from ...core.maps.colours import FAMILY_COLOURS
+from ...core.maps.colours import ACCENT_ON_DARK, ACCENT_ON_LIGHT, FAMILY_COLOURS
 
 
 def family_colour(index: int) -> QColor:
@@ -27,7 +27,7 @@ def plot_foreground() -> QColor:
 
 
 def accent() -> QColor:
-    return QColor("#FFB000") if is_dark() else QColor("#C00060")
+    return QColor(ACCENT_ON_DARK if is_dark() else ACCENT_ON_LIGHT)
 
 
 # How much larger everything reads on a projector (View > Presentation).
