@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 
 from PySide6.QtCore import QByteArray, QChildEvent, QEvent, QObject, Qt, QTimer, Signal
-from PySide6.QtGui import QFont, QFontMetrics, QGuiApplication, QResizeEvent
+from PySide6.QtGui import QAction, QFocusEvent, QFont, QFontMetrics, QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -220,12 +220,15 @@ class BarFit(QObject):
     stays one click away and the map keeps the bar's height; the Exercises menu holds them too.
     """
 
+    controls_changed = Signal()  # the fold button was made: the window puts it in its Tab order
+
     def __init__(self, window: QMainWindow, model_box: QComboBox, notice: ChapterNotice) -> None:
         super().__init__(window)
         self.window, self.model_box, self.notice = window, model_box, notice
         self.compact = False
         self.folded = False
         self.fold_button: QToolButton | None = None  # made the first time the exercises fold
+        self._fold_action: QAction | None = None  # the button's place on the model bar
         self._later = _later(self, self.fit)
         # The box as wide as its minimum contents, so that a shorter minimum makes it narrower.
         model_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
@@ -247,7 +250,9 @@ class BarFit(QObject):
             total += BAR_ALLOWANCE + (margins.left() + margins.right() if margins is not None else 0)
             for action in bar.actions():
                 widget = bar.widgetForAction(action)
-                if action.isVisible() and widget is not None:
+                # The fold button counts while hidden too: this sum falls a few pixels short of what
+                # Qt's layout takes, and the margin keeps the model bar from overflowing ("»").
+                if (action.isVisible() or action is self._fold_action) and widget is not None:
                     total += widget.sizeHint().width() + spacing
         return total
 
@@ -271,9 +276,11 @@ class BarFit(QObject):
         if bar is None or on == self.folded:
             return
         self.folded = on
-        button = self._fold_button(bar)
+        self._fold_button(bar)
         bar.setHidden(on)
-        button.setVisible(on)
+        if self._fold_action is not None:
+            # Through its action: a toolbar shows its widgets again on its next layout otherwise.
+            self._fold_action.setVisible(on)
 
     def _fold_button(self, bar: QToolBar) -> QToolButton:
         if self.fold_button is None:
@@ -289,14 +296,12 @@ class BarFit(QObject):
             button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
             button.setAccessibleName("Exercises")
             if isinstance(model_bar, QToolBar):
-                model_bar.addWidget(button)
-            # Tab reaches it where the exercises' first button was.
-            first = next((bar.widgetForAction(a) for a in bar.actions() if bar.widgetForAction(a) is not None), None)
-            before = first.previousInFocusChain() if first is not None else None
-            if before is not None:
-                QWidget.setTabOrder(before, button)
-            button.hide()
+                self._fold_action = model_bar.addWidget(button)
+                self._fold_action.setVisible(False)
+            else:
+                button.hide()
             self.fold_button = button
+            self.controls_changed.emit()
         return self.fold_button
 
     def _set(self, compact: bool) -> None:
@@ -450,3 +455,31 @@ class ScreenFit(QObject):
             return True
         free, frame = screen.availableGeometry(), self.window.frameGeometry()
         return frame.width() <= free.width() and frame.height() <= free.height()
+
+
+class OverflowFocus(QObject):
+    """Tab reaches a toolbar's overflow button ("»": Space shows what did not fit) where Qt draws it, at the bar's end.
+
+    Qt makes the button NoFocus. A bar laid out while the window changes may also leave it shown
+    where it was needed for a moment, under the bar's own controls: Tab passes that one by.
+    """
+
+    def __init__(self, bar: QToolBar) -> None:
+        super().__init__(bar)
+        self.bar = bar
+        self.button = bar.findChild(QToolButton, "qt_toolbar_ext_button", Qt.FindChildOption.FindDirectChildrenOnly)
+        if self.button is not None:
+            self.button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
+            self.button.installEventFilter(self)
+
+    def drawn(self) -> bool:
+        return self.button is not None and self.bar.width() - self.button.geometry().right() <= BAR_ALLOWANCE
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if event.type() == QEvent.Type.FocusIn and isinstance(event, QFocusEvent) and not self.drawn():
+            reason = event.reason()
+            if reason in (Qt.FocusReason.TabFocusReason, Qt.FocusReason.BacktabFocusReason):
+                # On to the next control the same way, once this focus change is done.
+                forward = reason == Qt.FocusReason.TabFocusReason
+                QTimer.singleShot(0, self.bar, lambda: self.bar.window().focusNextPrevChild(forward))
+        return False

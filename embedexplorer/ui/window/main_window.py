@@ -44,7 +44,7 @@ from ..style.focus import show_focus_everywhere
 from ..style.plain_text import guard_plain_text
 from ..widgets.elided_label import ElidedLabel
 from ..widgets.pause import after_pause
-from .fitting import RowPlacement, ScreenFit, fit_to_screen, widen_for_titles
+from .fitting import OverflowFocus, RowPlacement, ScreenFit, fit_to_screen, widen_for_titles
 from .help_menu import add_help_menu, show_about
 from .message_bar import MessageBar
 from .model_bar import ModelBar
@@ -185,25 +185,29 @@ class MainWindow(QMainWindow):
                 splitter.restoreState(state)
                 if splitter is self.left and self.row_placement is not None:
                     self.row_placement.sizes_restored()
-        # The toolbars' buttons are controls like any other: Tab reaches them, and shows it has.
+        # The toolbars' buttons are controls like any other: Tab reaches them, and shows it has; so is
+        # the overflow button at a bar's end, where Space shows the controls that did not fit.
         for bar in self._toolbars.values():
             for action in bar.actions():
                 button = bar.widgetForAction(action)
                 if isinstance(button, QToolButton):
                     button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
+            OverflowFocus(bar)
         self._focus_panes = [pane for _entry, pane in built]
         self._chain_focus()
         if self.row_placement is not None:
             self.row_placement.moved.connect(self._chain_focus)  # the row went to the tabs or back
+        # The exercises folded into a button made then: it joins the chain where it is drawn, not at its end.
+        self.model_bar.bar_fit.controls_changed.connect(self._chain_focus)
 
     def _chain_focus(self) -> None:
         """Tab walks the window as it is drawn: the toolbars (above everything), the panes above and
         in the left column, then the tab bar beside the map and the tabs' panes after it, each pane's
         controls in its own order. A tab's controls before its own tab bar were reached out of sight."""
-        chain = [
-            control for bar in self._toolbars.values() for action in bar.actions()
-            for control in _tab_stops(bar.widgetForAction(action))
-        ]
+        chain = []
+        for bar in self._toolbars.values():
+            chain += [control for action in bar.actions() for control in _tab_stops(bar.widgetForAction(action))]
+            chain += [extension for extension in [_extension(bar)] if extension is not None]  # at the bar's right end
         # Some panes are no widgets of the window (a dialog's, a source's): never in a tab.
         tabbed = [p for p in self._focus_panes if isinstance(p, QWidget) and self.right.indexOf(p) >= 0]
         in_tabs = sorted(tabbed, key=self.right.indexOf)
@@ -345,6 +349,11 @@ def _dropped_model(urls: list[QUrl]) -> Path | None:
         if url.isLocalFile():
             return Path(url.toLocalFile())
     return None
+
+
+def _extension(bar: QToolBar) -> QToolButton | None:
+    """The button Qt shows at a toolbar's end when its controls do not all fit ("»")."""
+    return bar.findChild(QToolButton, "qt_toolbar_ext_button", Qt.FindChildOption.FindDirectChildrenOnly)
 
 
 def _tab_stops(widget: QWidget | None) -> list[QWidget]:
