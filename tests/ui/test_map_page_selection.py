@@ -9,6 +9,7 @@ drew the star and rings, the pixels there, its key, and the tips a real pointer 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 from PySide6.QtGui import QImage
 
@@ -53,6 +54,13 @@ def accent_pixels(image: QImage) -> int:
     )
 
 
+def opened_and_shot(browser: Chromium, page: Path, shot: Path) -> QImage:
+    """The page as the browser draws it: opened, then its screenshot read back."""
+    browser.open(page)
+    browser.screenshot(shot)
+    return QImage(str(shot))
+
+
 def test_a_page_exported_with_a_word_typed_shows_its_star_rings_and_key(qtbot, window, tmp_path) -> None:  # type: ignore[no-untyped-def]
     open_model(qtbot, window, "bundled")
     window.right.setCurrentWidget(window.panes.map)
@@ -67,10 +75,7 @@ def test_a_page_exported_with_a_word_typed_shows_its_star_rings_and_key(qtbot, w
     assert window.panes.map.exports.export_page_to(str(page))
 
     with Chromium(width=1280, height=800) as browser:
-        browser.open(page)
-        shot = tmp_path / "paris.png"
-        browser.screenshot(shot)
-        image = QImage(str(shot))
+        image = opened_and_shot(browser, page, tmp_path / "paris.png")
         # The key says what the star and the rings are, the token's name as the window's legend gives it.
         key = browser.evaluate(KEY_JS)
         assert key is not None and not key["hidden"]
@@ -124,11 +129,9 @@ def test_a_page_exported_with_a_word_typed_shows_its_star_rings_and_key(qtbot, w
     plain = tmp_path / "plain.html"
     assert window.panes.map.exports.export_page_to(str(plain))
     with Chromium(width=1280, height=800) as browser:
-        browser.open(plain)
-        shot = tmp_path / "plain.png"
-        browser.screenshot(shot)
+        image = opened_and_shot(browser, plain, tmp_path / "plain.png")
         key = browser.evaluate(KEY_JS)
         assert key is None or key["hidden"]
         marks = browser.evaluate("window.mapPage.marks ? window.mapPage.marks() : null")
         assert marks is None or (marks["star"] is None and marks["rings"] == [])
-        assert accent_pixels(QImage(str(shot))) == 0
+        assert accent_pixels(image) == 0
