@@ -182,7 +182,6 @@ static void iq_group_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
     for (Py_ssize_t g = start / GROUP_ROWS; g * GROUP_ROWS < stop; g++)
         for (Py_ssize_t b = 0; b < q->blocks; b++) {
             uint8_t *at = q->groups + (g * q->blocks + b) * group_bytes;
-            uint8_t *header = at + 2 * GROUP_ROWS, *planes = at + iq_header_bytes(q->kind);
             memset(at, 0, (size_t)group_bytes);
             if (iq_indexed(q->kind)) {
                 Py_ssize_t present = q->count - g * GROUP_ROWS;
@@ -190,6 +189,7 @@ static void iq_group_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
                                     present < GROUP_ROWS ? (int)present : GROUP_ROWS, at);
                 continue;
             }
+            uint8_t *header = at + 2 * GROUP_ROWS, *planes = at + iq_header_bytes(q->kind);
             int one_bit = iq_is_one_bit(q->kind);
             for (int r = 0; r < GROUP_ROWS && g * GROUP_ROWS + r < q->count; r++) {
                 iq_decode(q->kind, q->rows + (g * GROUP_ROWS + r) * row_bytes + b * block_bytes, &read);
