@@ -1,4 +1,4 @@
-"""GGUF tables of 32-number blocks (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL) scanned by groups of 16 rows
+"""GGUF tables of 32-number blocks (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL) scanned by groups of 16 rows
 (quants_groups32.h) answer as a float64 search over gguf's dequantised values.
 
 The oracle is the gguf package's ``dequantize`` (llama.cpp's own Python code) and a float64 brute
@@ -6,7 +6,7 @@ force over its numbers.  The tables: random rows quantised by gguf's own quantis
 cannot quantise, by a nearest-value quantiser here: its numbers are whatever gguf's dequantize
 reads), the GPT-2-shaped fixture's rows and the bundled MiniLM's, near ties, row counts that are not
 multiples of 16, widths of one to four blocks, rows that are zero and rows whose scales are
-infinite or NaN.  Q4_0 is grouped from its second query on, the others at open.
+infinite or NaN.  Q8_0 and Q4_0 are grouped from their second query on, the others at open.
 """
 
 from __future__ import annotations
@@ -31,8 +31,14 @@ _quants = pytest.importorskip("embedexplorer.core.search._quants", reason="the q
 VNNI = _quants.grouped_scan()
 needs_vnni = pytest.mark.skipif(not VNNI, reason="this CPU has no AVX-512 VNNI: these types get a bfloat16 copy")
 
-TYPES = [Q.Q4_0, Q.Q4_1, Q.Q5_0, Q.Q5_1, Q.IQ4_NL]
-KINDS = {Q.Q4_0: Q4_0_KIND, **{Q[name]: kind for name, kind in stored_search.BLOCK32_KINDS.items()}}
+TYPES = [Q.Q8_0, Q.Q4_0, Q.Q4_1, Q.Q5_0, Q.Q5_1, Q.IQ4_NL]
+# Read as stored at a table's first query, by their groups from the second.
+LATER = (Q.Q8_0, Q.Q4_0)
+KINDS = {
+    Q.Q8_0: stored_search.QUANT_KINDS["Q8_0"],
+    Q.Q4_0: Q4_0_KIND,
+    **{Q[name]: kind for name, kind in stored_search.BLOCK32_KINDS.items()},
+}
 IDS = [t.name for t in TYPES]
 # llama.cpp's kvalues_iq4nl (ggml-common.h), what an IQ4_NL code stands for.
 IQ4_NL_VALUES = np.array([-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113], dtype=np.float32)
@@ -57,12 +63,12 @@ def stored_rows(rows: np.ndarray, qtype: Q) -> np.ndarray:
 
 
 def screen_for(stored: np.ndarray, qtype: Q, width: int) -> tuple[stored_search.StoredScreen, np.ndarray]:
-    """The first pass as a table opens it (groups at open but for Q4_0), and gguf's float64 numbers."""
+    """The first pass as a table opens it (groups at open but for Q8_0 and Q4_0), and gguf's float64 numbers."""
     numbers = dequantize(stored, qtype).astype(np.float64)
     lengths = np.linalg.norm(numbers, axis=1)
     kind = KINDS[qtype]
     spread = stored_search.quantised_spread(stored, width, lengths, kind) if qtype in (Q.Q4_1, Q.Q5_1) else None
-    groups = None if qtype == Q.Q4_0 else copy_in_groups(stored, kind, width, _quants)
+    groups = None if qtype in LATER else copy_in_groups(stored, kind, width, _quants)
     screen = stored_search.StoredScreen(stored, kind, lengths, 0.0, quantised_width=width, spread=spread, groups=groups)
     assert screen.integer
     return screen, numbers
@@ -102,7 +108,7 @@ def test_grouped_scores_are_within_the_bound_of_ggufs_numbers(qtype: Q, width: i
     exact = exact_cosines(numbers, screen.lengths, query)
     bound = screen.error_bound(float(np.linalg.norm(query.astype(np.float64))))
     first = screen.scores(query)
-    assert (screen.groups is None) == (qtype == Q.Q4_0)  # Q4_0's first query reads its blocks as stored
+    assert (screen.groups is None) == (qtype in LATER)  # their first query reads the blocks as stored
     later = screen.scores(query)
     assert screen.groups is not None
     assert screen.groups_bytes == _quants.groups_size(KINDS[qtype], count, width)
@@ -129,7 +135,7 @@ def test_every_number_counts_in_the_grouped_scan(qtype: Q) -> None:
     screen, numbers = screen_for(stored, qtype, width)
     live = screen.lengths > 0
     screen.scores(np.ones(width, dtype=np.float32))
-    screen.scores(np.ones(width, dtype=np.float32))  # Q4_0's groups come with its second query
+    screen.scores(np.ones(width, dtype=np.float32))  # Q8_0's and Q4_0's groups come with their second query
     assert screen.groups is not None
     for four in range(width // 4):
         query = np.zeros(width, dtype=np.float32)
@@ -165,7 +171,7 @@ def test_near_ties_come_out_in_float64_order(tmp_path: Path, qtype: Q) -> None:
     numbers = dequantize(stored, qtype).astype(np.float64)
     table = open_table(str(write_gguf(tmp_path / f"{qtype.name}.gguf", stored, qtype)))
     try:
-        assert table.screen.quantised == (VNNI or qtype == Q.Q4_0)
+        assert table.screen.quantised == (VNNI or qtype in LATER)
         ids, cosines = float64_top_k(numbers, numbers[original], 13, (original,))
         assert set(ids[:2]) == set(copies) and set(ids[2:]) <= set(near)
         assert np.min(np.diff(-cosines[2:])) < table.screen.error_bound(1.0)
@@ -210,14 +216,14 @@ def test_rows_with_infinite_or_nan_scales_point_nowhere(tmp_path: Path, qtype: Q
 @pytest.mark.parametrize("qtype", TYPES, ids=IDS)
 def test_builds_without_vnni_answer_the_same(tmp_path: Path, qtype: Q, other_build: str) -> None:
     """Opened on a build without the grouped scan, the table takes today's path (its blocks as stored
-    for Q4_0, a bfloat16 copy for the others); a table opened with its groups, then scanned by such a
+    for Q8_0 and Q4_0, a bfloat16 copy for the others); a table opened with its groups, then scanned by such a
     build, reads its blocks as stored: the same neighbours either way."""
     stored = stored_rows(varied_rows(2003, 128, seed=int(qtype), shifted=True), qtype)
     numbers = dequantize(stored, qtype).astype(np.float64)
     path = write_gguf(tmp_path / f"{qtype.name}.gguf", stored, qtype)
     table = open_table(str(path))
     try:
-        assert table.screen.quantised == (qtype == Q.Q4_0) and table.screen.groups is None
+        assert table.screen.quantised == (qtype in LATER) and table.screen.groups is None
         for token_id in (7, 1, 2001, 7):
             ids, _ = float64_top_k(numbers, numbers[token_id], K, (token_id,))
             assert [n.id for n in table.neighbours(token_id, k=K).neighbours] == ids
@@ -275,7 +281,7 @@ def test_the_gpt2_table_quantised_answers_as_float64(tmp_path: Path, gpt2_table,
     try:
         for token_id in (1000, 0, 20_001, 19_999):
             ids, cosines = float64_top_k(numbers, numbers[token_id], K + 1, (token_id,))
-            for k in (K, K + 1):  # Q4_0: the first answer from its blocks as stored, the later ones by groups
+            for k in (K, K + 1):  # Q8_0, Q4_0: the first answer from the blocks as stored, the later ones by groups
                 result = table.neighbours(token_id, k=k)
                 assert [n.id for n in result.neighbours] == ids[:k]
                 np.testing.assert_allclose([n.cosine for n in result.neighbours], cosines[:k], rtol=0, atol=1e-6)
@@ -302,10 +308,11 @@ def test_the_bundled_table_quantised_answers_as_float64(tmp_path: Path, minilm_t
 
 
 @needs_vnni
-def test_a_q4_0_table_larger_than_q4_ks_limit_is_grouped_too(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Unlike Q4_K's, Q4_0's groups pay at the Qwen-sized table too: no size limit, the same scores' bound."""
-    stored = stored_rows(varied_rows(100, 128, seed=9, shifted=True), Q.Q4_0)
-    screen, numbers = screen_for(stored, Q.Q4_0, 128)
+@pytest.mark.parametrize("qtype", LATER, ids=[t.name for t in LATER])
+def test_a_table_larger_than_q4_ks_limit_is_grouped_too(monkeypatch: pytest.MonkeyPatch, qtype: Q) -> None:
+    """Unlike Q4_K's, Q8_0's and Q4_0's groups pay at the Qwen-sized table too: no size limit, the same bound."""
+    stored = stored_rows(varied_rows(100, 128, seed=9, shifted=True), qtype)
+    screen, numbers = screen_for(stored, qtype, 128)
     monkeypatch.setattr(stored_screen, "_GROUPS_MAX_BYTES", stored.nbytes - 1)
     query = np.random.default_rng(4).standard_normal(128).astype(np.float32)
     first = screen.scores(query)

@@ -225,7 +225,7 @@ static void quant_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
                                                                 q->scale, q->out, start, stop, q->width);
         return;
     }
-    if (q->groups != NULL && is_block32(q->kind)) { /* quants_groups32.h */
+    if (q->groups != NULL && is_grouped32(q->kind)) { /* quants_groups32.h */
         groups32_vnni(q->kind, q->groups, q->width / 32, q->high, q->low, q->centre, q->step, q->scale, q->out, start,
                       stop);
         return;
@@ -354,7 +354,7 @@ static PyObject *quant_scores(PyObject *self, PyObject *args)
                     ? groups.len != (count + GROUP_ROWS - 1) / GROUP_ROWS * (width / 256) *
                                         (kind == KIND_Q4_K ? GROUP_BLOCK_BYTES : Q5_K_GROUP_BLOCK_BYTES)
                 : lookup_kind(kind) ? groups.len != lookup_groups_bytes(kind, count, width)
-                : !is_block32(kind) || groups.len != (count + GROUP32_ROWS - 1) / GROUP32_ROWS *
+                : !is_grouped32(kind) || groups.len != (count + GROUP32_ROWS - 1) / GROUP32_ROWS *
                                                          (width / 32) * GROUP32_BYTES(kind))) {
         PyErr_SetString(PyExc_ValueError, "groups must be q4_k_groups's, q5_k_groups's, q6_k_groups's, "
                                           "or copy_groups's copy");
@@ -377,7 +377,7 @@ static PyObject *quant_scores(PyObject *self, PyObject *args)
             if (xq != NULL && step != NULL && quantise_query(query.buf, width, xq, step))
                 job.xq = xq, job.step = step;
         }
-        if (job.xq != NULL && vnni_scan && kind != KIND_Q8_0) {
+        if (job.xq != NULL && vnni_scan && (kind != KIND_Q8_0 || groups.buf != NULL)) { /* Q8_0: by its groups */
             bytes = PyMem_RawMalloc((size_t)width * 2);
             centre = kind != KIND_Q4_K ? PyMem_RawMalloc((size_t)(width / 4) * sizeof(int32_t)) : NULL;
             /* Split as Q4_0's for the 32-number kinds (their groups replace the centres below). */
@@ -386,7 +386,7 @@ static PyObject *quant_scores(PyObject *self, PyObject *args)
                 split_query(xq, step, width, bytes, bytes + width, centre, kind == KIND_Q6_K ? 32 : 8, paired);
                 job.high = bytes, job.low = bytes + width, job.centre = centre, job.paired = paired;
                 job.groups = groups.buf; /* NULL unless given */
-                if (job.groups != NULL && is_block32(kind)) /* the groups' offsets: per run, not per four */
+                if (job.groups != NULL && is_grouped32(kind)) /* the groups' offsets: per run, not per four */
                     group32_centres(kind, xq, width, centre);
             }
         }

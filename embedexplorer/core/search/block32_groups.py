@@ -3,8 +3,8 @@
 The copy (``quants_groups32.h``) holds each block's float16 scale (and min) as stored and its codes
 arranged for one vector instruction per four numbers of 16 rows: the same bytes as the stored
 blocks, scanned at the cache's or memory's bandwidth.  Q4_1, Q5_0, Q5_1 and IQ4_NL get it at open
-(instead of a bfloat16 copy, 3-4 times their bytes, which was cached on disk); Q4_0, whose blocks
-are scanned as stored, from its second query on (``StoredScreen``).
+(instead of a bfloat16 copy, 3-4 times their bytes, which was cached on disk); Q4_0 and Q8_0, whose
+blocks are scanned as stored, from their second query on (``StoredScreen``).
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ struct copy_family {
 };
 
 static const struct copy_family COPY_FAMILIES[] = {
-    {is_block32, block32_groups_bytes, group32_chunk},
+    {is_grouped32, block32_groups_bytes, group32_chunk},
     {lookup_kind, lookup_groups_bytes, lookup_group_chunk},
     {fp4t_kind, fp4t_groups_bytes, fp4t_group_chunk},
     {iq_kind, iq_groups_bytes, iq_group_chunk},
@@ -53,7 +53,7 @@ static const struct copy_family *copy_family_of(int kind)
     return NULL;
 }
 
-static const char NO_COPY[] = "kind must be 1 or 5-8 (32-number blocks), 9-10 (Q2_K, Q3_K), 11-13 (IQ4_XS, TQ2_0, "
+static const char NO_COPY[] = "kind must be 0-1 or 5-8 (32-number blocks), 9-10 (Q2_K, Q3_K), 11-13 (IQ4_XS, TQ2_0, "
                               "MXFP4), 14-17 (NVFP4, TQ1_0, IQ3_XXS, IQ3_S) or 18-22 (IQ1/IQ2)";
 
 static PyObject *copy_groups(PyObject *self, PyObject *args)

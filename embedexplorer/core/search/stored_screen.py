@@ -70,6 +70,8 @@ _INTEGER_KINDS = (
     *FP4_TERNARY_KINDS.values(),
 )
 _Q4_K = QUANT_KINDS["Q4_K"]
+# The 32-number kinds read as stored at a first query and by their copy sixteen rows at a time from the second.
+_LATER_32 = (Q4_0_KIND, QUANT_KINDS["Q8_0"])
 Q5_K_KIND = DEQUANTISED_KINDS["Q5_K"]
 _Q6_K = QUANT_KINDS["Q6_K"]
 # Kinds whose numbers are a scaled code plus a min, rounded once by gguf: scanned as integers with a spread.
@@ -271,16 +273,16 @@ class StoredScreen:
         return None if found < 0 else (ids[:found], cosines[:found])
 
     def _groups_for_scan(self) -> np.ndarray | None:
-        """The Q4_K, Q6_K or Q4_0 rows in groups of sixteen, made at the second query where the CPU scans them
-        (AVX-512 VNNI; ``quants_groups.h``, ``quants_groups_q6k.h``, ``quants_groups32.h``): about half the
-        instructions a number, so a table in the cache is scanned at the cache's bandwidth.  Not at the first:
-        a one-shot answer makes no copy.  Not for a Q4_K or Q6_K table too large for the cache
+        """The Q4_K, Q6_K, Q4_0 or Q8_0 rows in groups of sixteen, made at the second query where the CPU scans
+        them (AVX-512 VNNI; ``quants_groups.h``, ``quants_groups_q6k.h``, ``quants_groups32.h``): about half the
+        instructions a number (Q8_0's a sixth), so a table in the cache is scanned at the cache's bandwidth.  Not
+        at the first: a one-shot answer makes no copy.  Not for a Q4_K or Q6_K table too large for the cache
         (``_GROUPS_MAX_BYTES``).  The other 32-number kinds, IQ4_XS, TQ2_0, MXFP4, NVFP4, TQ1_0 and the IQ3s
         have theirs from the open (the last four or none: scored in float64)."""
         if self.kind in _FP4_TERNARY_CODES:
             return self.groups
         # grouped_scan is false without VNNI, or when a test chose another build.
-        later = (self.kind in (_Q4_K, _Q6_K) and self.bits.nbytes <= _GROUPS_MAX_BYTES) or self.kind == Q4_0_KIND
+        later = (self.kind in (_Q4_K, _Q6_K) and self.bits.nbytes <= _GROUPS_MAX_BYTES) or self.kind in _LATER_32
         wanted = self.integer and (later or self.groups_at_open) and self._quants.grouped_scan()
         with self._groups_lock:
             self._scans += 1

@@ -123,7 +123,7 @@ def _quantised_builder(rows: StoredRows) -> ScreenBuilder | None:
 
 
 def _as_stored(rows: StoredRows, lengths: np.ndarray, notes: tuple[str, ...], report: ProgressCallback) -> StoredScreen:
-    """Q8_0, Q4_0, Q4_K or Q6_K blocks scanned where they lie (Q4_0, Q4_K and Q6_K get a copy at a second query)."""
+    """Q8_0, Q4_0, Q4_K or Q6_K blocks scanned where they lie (each gets a copy at a second query: ``StoredScreen``)."""
     kind, width = QUANT_KINDS[rows.storage], rows.shape[1]
     spread = quantised_spread(rows.raw, width, lengths, kind) if kind in SPREAD_KINDS else None
     return StoredScreen(rows.raw, kind, lengths, 0.0, notes, quantised_width=width, spread=spread)
