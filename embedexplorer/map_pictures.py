@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 from .core.common.constants import EXPORT_WIDTH_RANGE
 
 if TYPE_CHECKING:
+    from PySide6.QtGui import QFont, QFontMetricsF
+
     from .core.maps.family_map import FamilyMap
     from .core.maps.word_maps import WordMap
     from .ui.map.canvas import MapCanvas
@@ -102,6 +104,29 @@ def svg_metadata(facts: dict[str, object]) -> str:
 SVG_WIDTH, SVG_HEIGHT = 1200, 900
 _PLOT_LEFT, _PLOT_TOP, _LEGEND_WIDTH, _AXIS_ROOM, _CAPTION_LINE = 80, 20, 250, 60, 20
 _LEGEND_FONT_PX, _AXIS_FONT_PX = 15, 14
+
+
+# Pixels kept between two labels, and between a label and the star's name, in a drawing that another
+# program lays out: a browser rounds a text's height up to whole pixels (13 for the 12.8 measured here),
+# and labels placed edge to edge, as the screen may place them, would then overlap.
+SVG_LABEL_SPACING = 2.0
+# An SVG's pixels: CSS's 96 to the inch, whatever the screen's own.
+SVG_DPI = 96
+
+
+def svg_label_metrics(font: QFont) -> tuple[float, QFontMetricsF]:
+    """The labels' size in SVG pixels and their measure at that size.
+
+    The screen's measure would be at the screen's resolution (72 dots to the inch on a Mac, 120 on a
+    Windows laptop at 125%): there the labels' widths would not be those of the text written here.
+    """
+    from PySide6.QtGui import QFontMetricsF, QImage
+
+    page = QImage(1, 1, QImage.Format.Format_ARGB32)
+    dots_per_metre = round(SVG_DPI / 0.0254)
+    page.setDotsPerMeterX(dots_per_metre)
+    page.setDotsPerMeterY(dots_per_metre)
+    return font.pointSizeF() * SVG_DPI / 72, QFontMetricsF(font, page)
 
 
 def write_svg(canvas: MapCanvas, path: str | Path, date: str | None = None) -> None:
@@ -264,19 +289,19 @@ def svg_drawing(canvas: MapCanvas, date: str | None = None) -> str:
                 f'<text x="{left:.2f}" y="{baseline:.2f}" fill="{accent}" '
                 f'font-size="{14 * scale:g}">{escape(token)}</text>'
             )
-            reserved.append((left, top, left + name_width, top + star_metrics.height()))
-        # The labels, placed for this drawing by the same rule as on screen.
-        lx, ly, texts, colours, widths, wanted, obstacles = canvas.labels.entries()
-        metrics = canvas.labels.metrics
+            # All the name's backdrop is kept clear, not the text alone: a label under it would be veiled.
+            reserved.append((left - 2, top - 1, left + name_width + 2, top + star_metrics.height() + 1))
+        # The labels, placed for this drawing by the same rule as on screen, measured at the size written.
+        lx, ly, texts, colours, _screen_widths, wanted, obstacles = canvas.labels.entries()
+        size, metrics = svg_label_metrics(canvas.labels.font)
         placed = place_labels(
-            px(lx), py(ly), widths, metrics.height(), wanted,
+            px(lx), py(ly), [metrics.horizontalAdvance(text) for text in texts], metrics.height(), wanted,
             px(obstacles[:, 0]), py(obstacles[:, 1]), frame, reserved,
-            radius=5.5 * scale,
+            radius=5.5 * scale, spacing=SVG_LABEL_SPACING,
         )
-        size = canvas.labels.font.pointSizeF() * 96 / 72
         for i, rect in placed:
             out.append(
-                f'<text x="{rect.left():.2f}" y="{rect.top() + metrics.ascent():.2f}" font-size="{size:.1f}" '
+                f'<text x="{rect.left():.2f}" y="{rect.top() + metrics.ascent():.2f}" font-size="{size:.3f}" '
                 f'fill="{colours[i].name()}">{escape(texts[i])}</text>'
             )
     out.append("</g>")

@@ -15,13 +15,14 @@ if TYPE_CHECKING:  # the engine loads with the first job, after the window shows
     from ..core.maps.word_maps import WordMap
     from ..core.maps.word_sets import WordSet
 
-WORDS_KINDS = ("all", "regex", "list", "file")
+WORDS_KINDS = ("all", "regex", "list", "file", "families")
 
 
 @dataclass(frozen=True)
 class WordMapRequest:
-    """``words``: "all", "regex" (``text`` is the pattern), "list" (``text`` has one word a line)
-    or "file" (``text`` names a file of one word a line: the command line's ``--words @FILE``)."""
+    """``words``: "all", "regex" (``text`` is the pattern), "list" (``text`` has one word a line),
+    "file" (``text`` names a file of one word a line: the command line's ``--words @FILE``) or
+    "families" (the families' own words: the family map by t-SNE, UMAP or on two directions)."""
 
     words: str = "all"
     text: str = ""
@@ -33,10 +34,12 @@ class WordMapRequest:
     axes: tuple[DirectionSpec, DirectionSpec] | None = None  # x and y directions instead of a projection
 
 
-def chosen_words(ctx: JobContext, request: WordMapRequest) -> WordSet:
-    from ..core.maps.word_sets import from_file, from_list, matching, whole_vocabulary
+def chosen_words(ctx: JobContext, request: WordMapRequest, families: Families) -> WordSet:
+    from ..core.maps.word_sets import family_words, from_file, from_list, matching, whole_vocabulary
 
     table = ctx.session.table
+    if request.words == "families":
+        return family_words(table, families, request.multi_token)
     if request.words == "all":
         return whole_vocabulary(table)
     if request.words == "regex":
@@ -55,8 +58,8 @@ def draw_word_map(ctx: JobContext, request: WordMapRequest) -> WordMap:
     from ..core.maps.word_maps import word_map
 
     table = ctx.session.table
-    words = chosen_words(ctx, request)
     families = request.families if isinstance(request.families, dict) else load_families(request.families)
+    words = chosen_words(ctx, request, families)
     layout_of = None
     if request.axes is not None:
         x, y = (make_direction(table, spec) for spec in request.axes)

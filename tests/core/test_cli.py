@@ -135,7 +135,7 @@ def test_tsne_map_from_the_command_line_reads_the_cache(tmp_path, minilm_table) 
         (r"^zzqqxx$", "pca", "matches '^zzqqxx$'"),
         ("(unclosed", "pca", "not a valid regular expression"),
         ("@/nonexistent/words.txt", "pca", "Cannot read the word list"),
-        (r"^(mon|tues)day$", "tsne", "needs more than 91 rows"),
+        (r"^(mon|tues)day$", "tsne", "needs at least 10 rows"),
     ],
 )
 def test_map_words_mistakes_are_one_line(words: str, projection: str, said: str) -> None:

@@ -161,10 +161,40 @@ def test_cache_returns_the_map_and_is_invalidated_by_model_or_words(minilm_table
 
 def test_tsne_needs_enough_rows_and_unknown_projections_are_named(minilm_table) -> None:
     few = word_sets.matching(minilm_table, DAYS)
-    with pytest.raises(QueryError, match="more than 91 rows"):
+    with pytest.raises(QueryError, match="needs at least 10 rows; this map has 7"):
         word_map(minilm_table, few, None, "tsne")
     with pytest.raises(QueryError, match="Unknown projection"):
         word_map(minilm_table, few, None, "mds")
+
+
+def test_the_family_words_tsne_runs_with_the_perplexity_its_63_rows_allow(minilm_table) -> None:
+    """Perplexity 30 wants more than 90 rows: the family map's 63 get 62 / 3, exactly as openTSNE runs it alone."""
+    from openTSNE import TSNE
+
+    families = load_families()
+    chosen = word_sets.family_words(minilm_table, families)
+    assert chosen.description == "63 words in 8 families" and len(chosen) == 63
+    result = word_map(minilm_table, chosen, families, "tsne", seed=7)
+    assert result.family_counts() == {name: len(words) for name, words in families.items()}
+    assert "perplexity 20.7, lowered from 30 for 63 rows" in result.layout.keeps
+    rows = np.asarray(minilm_table.rows[chosen.ids], dtype=np.float32)
+    bare = TSNE(perplexity=62 / 3, metric="cosine", n_jobs=2, random_state=7).fit(rows)
+    assert np.array_equal(result.coords, np.asarray(bare))
+
+
+def test_a_small_umap_map_lowers_its_neighbours_to_the_rows_it_has(minilm_table) -> None:
+    # Optional: umap-learn is not installed everywhere (an uninstall can leave an empty "umap" folder behind).
+    umap = pytest.importorskip("umap")
+    if not hasattr(umap, "UMAP"):
+        pytest.skip("umap-learn is not installed")
+
+    twelve = word_sets.from_list(minilm_table, "\n".join(["apple", "banana", "cherry", "grape", "lemon", "hammer",
+                                                          "saw", "drill", "axe", "knife", "iron", "copper"]))
+    result = word_map(minilm_table, twelve, None, "umap", seed=3)
+    assert "11 nearest neighbours by cosine (lowered from 15 for 12 rows)" in result.layout.keeps
+    rows = np.asarray(minilm_table.rows[twelve.ids], dtype=np.float32)
+    alone = umap.UMAP(n_neighbors=11, metric="cosine", random_state=3).fit_transform(rows)
+    assert np.allclose(result.coords, alone)
 
 
 def test_locate_places_rows_on_pca_and_finds_them_on_tsne(minilm_table, small_tsne) -> None:

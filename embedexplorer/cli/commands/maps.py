@@ -32,7 +32,8 @@ def arguments(parser: argparse.ArgumentParser) -> None:
         "--projection",
         choices=("pca", "tsne", "umap"),
         default="pca",
-        help="how the rows are flattened (default pca; tsne and umap need --words and are cached on disk)",
+        help="how the rows are flattened (default pca; tsne and umap are cached on disk and, without --words, "
+        "flatten the family words, as the window's Map > Projection does on the family map)",
     )
     parser.add_argument("--seed", type=seed, default=42, help=f"seed of t-SNE and UMAP, 0 to {MAX_SEED:,} (default 42)")
     parser.add_argument("--png", default=None, help="also draw the map into this PNG file")
@@ -103,8 +104,10 @@ def word_map_request(args: argparse.Namespace) -> WordMapRequest:
     """``--words`` and ``--projection`` as the request the window's Map menu sends."""
     from ...jobs.map_jobs import WordMapRequest
 
-    spec = args.words or "all"
-    if spec == "all":
+    spec = args.words
+    if spec is None:  # t-SNE or UMAP of the family map: its words, not the vocabulary
+        words, text = "families", ""
+    elif spec == "all":
         words, text = "all", ""
     elif spec.startswith("@"):
         words, text = "file", spec[1:]

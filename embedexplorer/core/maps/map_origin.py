@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, TypeVar
 from ..common.digest import file_sha256
 from .family_map import FamilyMap
 from .map_cache import _library_version
-from .projections import PERPLEXITY, Layout
+from .projections import Layout, neighbourhood
 from .provenance import SHA_DIGITS, Provenance
 from .word_maps import WordMap, from_family_map
 
@@ -23,7 +23,6 @@ SOURCES = {
     "ollama": "Ollama's model store",
     "hub": "the Hugging Face Hub (a local copy)",
 }
-_UMAP_NEIGHBOURS = 15
 
 
 def projection_settings(layout: Layout) -> dict[str, object]:
@@ -34,9 +33,10 @@ def projection_settings(layout: Layout) -> dict[str, object]:
                 "y": layout.axis_title(1)}
     if method == "pca":
         return {"kind": "exact principal components of the mapped rows", "components": 2}
+    size = neighbourhood(method, len(layout.coords))  # as run: lowered on a small map
     if method == "tsne":
-        return {"library": f"openTSNE {_library_version('tsne')}", "perplexity": PERPLEXITY, "metric": "cosine"}
-    return {"library": f"umap-learn {_library_version('umap')}", "n_neighbors": _UMAP_NEIGHBOURS, "metric": "cosine"}
+        return {"library": f"openTSNE {_library_version('tsne')}", "perplexity": size, "metric": "cosine"}
+    return {"library": f"umap-learn {_library_version('umap')}", "n_neighbors": int(size), "metric": "cosine"}
 
 
 def table_sha256(table: EmbeddingTable, check: Callable[[], None] | None = None,

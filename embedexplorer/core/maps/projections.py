@@ -2,8 +2,9 @@
 
 t-SNE runs openTSNE's own pipeline with its own defaults; only the nearest-neighbour
 step is driven from here, in blocks, so that a long map reports progress and can
-stop between blocks. UMAP is optional: it needs umap-learn (and numba), which the
-packaged app leaves out for their size.
+stop between blocks. A small map (the family map's 63 words) lowers t-SNE's perplexity
+and UMAP's neighbour count to what its rows allow, and its caption says so. UMAP is
+optional: it needs umap-learn (and numba), which the packaged app leaves out for their size.
 """
 
 from __future__ import annotations
@@ -37,12 +38,36 @@ _OPENTSNE_EXACT_BELOW = 1000
 # t-SNE's iterations between progress reports (and chances to stop).
 _TSNE_REPORT_EVERY = 10
 
-# What a map keeps of the rows, for its caption.
-KEEPS = {
-    "tsne": f"each row's nearest neighbours by cosine (perplexity {PERPLEXITY}); "
-    "distances between clusters and cluster sizes mean little",
-    "umap": "each row's 15 nearest neighbours by cosine; distances between clusters mean little",
-}
+# umap-learn's own number of neighbours a row keeps.
+UMAP_NEIGHBOURS = 15
+# Fewer rows make no neighbourhood worth keeping: t-SNE's perplexity would fall under 3, and
+# umap-learn's first layout fails on three rows. PCA maps them.
+MIN_NEIGHBOUR_ROWS = 10
+
+
+def neighbourhood(method: str, rows: int) -> float:
+    """t-SNE's perplexity or UMAP's neighbour count on a map of ``rows`` rows.
+
+    The libraries' defaults, lowered on a small map (the family map's 63 words): openTSNE looks at
+    3 x perplexity neighbours a row and UMAP at n_neighbors, and a row has only ``rows - 1``.
+    The same row count gives the same value, so the window and the command line agree.
+    """
+    if method == "tsne":
+        return PERPLEXITY if rows - 1 >= 3 * PERPLEXITY else (rows - 1) / 3
+    return min(UMAP_NEIGHBOURS, rows - 1)
+
+
+def keeps(method: str, rows: int) -> str:
+    """What a t-SNE or UMAP map of ``rows`` rows keeps of them, for its caption (a lowered setting says so)."""
+    size = neighbourhood(method, rows)
+    if method == "tsne":
+        shown = f"{size:.1f}, lowered from {PERPLEXITY} for {rows:,} rows" if size < PERPLEXITY else f"{PERPLEXITY}"
+        return (
+            f"each row's nearest neighbours by cosine (perplexity {shown}); "
+            "distances between clusters and cluster sizes mean little"
+        )
+    lowered = f" (lowered from {UMAP_NEIGHBOURS} for {rows:,} rows)" if size < UMAP_NEIGHBOURS else ""
+    return f"each row's {size:.0f} nearest neighbours by cosine{lowered}; distances between clusters mean little"
 
 Progress = Callable[[int, int, str], None]
 ShouldStop = Callable[[], bool]
@@ -124,19 +149,26 @@ def project(
             f"the two directions in which the rows differ most; it keeps {projection.explained_variance:.1%} "
             "of the spread",
         )
-    if rows.shape[0] <= PERPLEXITY * 3 + 1:
+    count = int(rows.shape[0])
+    if count < MIN_NEIGHBOUR_ROWS:
         raise QueryError(
-            f"{METHOD_NAMES[method]} needs more than {PERPLEXITY * 3 + 1} rows; this map has {rows.shape[0]}. "
+            f"{METHOD_NAMES[method]} needs at least {MIN_NEIGHBOUR_ROWS} rows; this map has {count}. "
             "Use PCA for small maps."
         )
+    size = neighbourhood(method, count)
     data = np.ascontiguousarray(rows, dtype=np.float32)
     if method == "tsne" and separate_process:
         coords = _tsne_in_child(data, seed, report, stop, threads)
     elif method == "tsne":
         coords = _tsne(data, seed, report, stop, threads)
     else:
-        coords = _umap(data, seed, report, stop)
-    return Layout(np.asarray(coords, dtype=np.float64), method, None, KEEPS[method])
+        coords = _umap(data, seed, report, stop, int(size))
+    return neighbour_layout(np.asarray(coords, dtype=np.float64), method)
+
+
+def neighbour_layout(coords: np.ndarray, method: str) -> Layout:
+    """A t-SNE or UMAP map's layout (just computed, or read from the cache), with its setting and caption."""
+    return Layout(coords, method, None, keeps(method, int(coords.shape[0])))
 
 
 def tsne_bare(rows: np.ndarray, seed: int = SEED, threads: int = 2) -> np.ndarray:
@@ -152,7 +184,8 @@ def tsne_bare(rows: np.ndarray, seed: int = SEED, threads: int = 2) -> np.ndarra
 def _tsne(data: np.ndarray, seed: int, report: Progress, stop: ShouldStop, threads: int) -> np.ndarray:
     from openTSNE import TSNE, affinity
 
-    tsne = TSNE(perplexity=PERPLEXITY, metric="cosine", n_jobs=threads, random_state=seed)
+    perplexity = neighbourhood("tsne", data.shape[0])  # as the caption says, in this process or a child
+    tsne = TSNE(perplexity=perplexity, metric="cosine", n_jobs=threads, random_state=seed)
     total_iterations = tsne.early_exaggeration_iter + tsne.n_iter
     # The neighbour step and the optimisation each take about half of the time.
     scale = 1000
@@ -165,15 +198,15 @@ def _tsne(data: np.ndarray, seed: int, report: Progress, stop: ShouldStop, threa
         # openTSNE's own choice for few rows: an exact neighbour search, quick enough to need no steps.
         report(0, scale, "t-SNE: finding each row's neighbours")
         affinities = affinity.PerplexityBasedNN(
-            data, perplexity=PERPLEXITY, metric="cosine", n_jobs=threads, random_state=seed
+            data, perplexity=perplexity, metric="cosine", n_jobs=threads, random_state=seed
         )
     else:
-        k = min(data.shape[0] - 1, 3 * PERPLEXITY)
+        k = min(data.shape[0] - 1, 3 * PERPLEXITY)  # a thousand rows or more: never lowered
         index = _stepped_annoy_class()(
             data, k, metric="cosine", n_jobs=threads, random_state=seed, progress=knn_progress, should_stop=stop
         )
         affinities = affinity.PerplexityBasedNN(
-            perplexity=PERPLEXITY, metric="cosine", n_jobs=threads, random_state=seed, knn_index=index
+            perplexity=perplexity, metric="cosine", n_jobs=threads, random_state=seed, knn_index=index
         )
     if stop():
         raise Interrupted("The t-SNE map was stopped.")
@@ -286,6 +319,11 @@ def _tsne_child(data: np.ndarray, seed: int, threads: int, messages: object, sto
     from ..common.children import die_with_parent
 
     die_with_parent()  # Ctrl-C or a crash of the parent must not leave t-SNE running on its own
+    import warnings
+
+    # A small map's exact neighbour search (scikit-learn) finds it runs in a child and uses one thread,
+    # which is its whole work here: said on the terminal of every t-SNE map under 1,000 rows, it is noise.
+    warnings.filterwarnings("ignore", message="Loky-backed parallel loops cannot be called in a multiprocessing")
 
     def report(done: int, total: int, message: str) -> None:
         messages.put(("progress", done, total, message))  # type: ignore[attr-defined]
@@ -406,7 +444,7 @@ def _ticking(
         ticker.join()
 
 
-def _umap(data: np.ndarray, seed: int, report: Progress, stop: ShouldStop) -> np.ndarray:
+def _umap(data: np.ndarray, seed: int, report: Progress, stop: ShouldStop, neighbours: int) -> np.ndarray:
     import umap
 
     report(0, 0, "UMAP: finding each row's neighbours (one step, no progress inside)")
@@ -428,6 +466,7 @@ def _umap(data: np.ndarray, seed: int, report: Progress, stop: ShouldStop) -> np
             pass
 
     reducer = umap.UMAP(
+        n_neighbors=neighbours,
         metric="cosine",
         random_state=seed,
         verbose=False,

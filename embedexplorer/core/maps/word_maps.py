@@ -14,7 +14,7 @@ from ..common.errors import FamiliesError
 from ..tables.embedding_table import EmbeddingTable
 from .family_map import Families, FamilyMap, FamilySums, family_sums
 from .map_cache import MapCache
-from .projections import KEEPS, SEED, Layout, Progress, ShouldStop, check_method, project
+from .projections import SEED, Layout, Progress, ShouldStop, check_method, neighbour_layout, project
 from .word_sets import WordSet
 
 if TYPE_CHECKING:
@@ -255,7 +255,7 @@ def word_map(
         if cache_note:
             notes.append(cache_note)
         if stored is not None:
-            layout = Layout(stored, method, None, KEEPS[method])
+            layout = neighbour_layout(stored, method)
             from_cache = True
     if layout is None:
         layout = project(

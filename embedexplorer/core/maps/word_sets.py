@@ -1,4 +1,5 @@
-"""Which rows a big map shows: the whole vocabulary, the tokens a regular expression matches, or a list."""
+"""Which rows a big map shows: the whole vocabulary, the tokens a regular expression matches, a list, or the
+families' words."""
 
 from __future__ import annotations
 
@@ -6,14 +7,18 @@ import hashlib
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..common.errors import FamiliesError, Interrupted, QueryError
 from ..common.files import read_regular
 from ..tables.embedding_table import EmbeddingTable
+
+if TYPE_CHECKING:
+    from .family_map import Families
 
 # The longest list a person can paste or name with @FILE; more lines than a table has rows
 # cannot be meant.
@@ -200,15 +205,30 @@ def from_list(table: EmbeddingTable, text: str, multi_token: str = "average", so
     A word that is one token is that token's row; a word of several tokens is averaged
     over its pieces or skipped, as ``multi_token`` says, as on the family map.
     """
-    if multi_token not in ("average", "skip"):
-        raise FamiliesError(f"multi_token must be 'average' or 'skip', not {multi_token!r}.")
     lines = [line.rstrip("\r") for line in text.split("\n")]
     if len(lines) > MAX_LIST_LINES:
         raise QueryError(f"{source} has {len(lines):,} lines; at most {MAX_LIST_LINES:,} can be mapped.")
+    return from_words(table, lines, multi_token, source)
+
+
+def family_words(table: EmbeddingTable, families: Families, multi_token: str = "average") -> WordSet:
+    """The families' words in their order: the family map's points, for t-SNE, UMAP or two directions.
+
+    Taken word by word, not as lines (a family word may hold any character); a word in two
+    families is one point, coloured by the first.
+    """
+    words = from_words(table, [w for members in families.values() for w in members], multi_token, "the families")
+    return replace(words, description=f"{len(words):,} words in {len(families):,} families")
+
+
+def from_words(table: EmbeddingTable, words: list[str], multi_token: str, source: str) -> WordSet:
+    """``from_list``'s words, each already a string of its own (blank ones skipped)."""
+    if multi_token not in ("average", "skip"):
+        raise FamiliesError(f"multi_token must be 'average' or 'skip', not {multi_token!r}.")
     ids: dict[int, None] = {}
     extras: dict[str, tuple[int, ...]] = {}
     notes: list[str] = []
-    for word in lines:
+    for word in words:
         if not word.strip():
             continue
         pieces = tuple(t.id for t in table.encode(word))

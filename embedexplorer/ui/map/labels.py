@@ -274,6 +274,7 @@ def place_labels(
     bounds: QRectF | None,
     reserved: Sequence[tuple[float, float, float, float]] = (),
     radius: float = SMALL_FAMILY_SIZE / 2,
+    spacing: float = 0.0,
 ) -> list[tuple[int, QRectF]]:
     """Place labels in pixels around their dots (sx, sy), in order, clear of each other and of the dots (ox, oy).
 
@@ -281,17 +282,20 @@ def place_labels(
     the first that stays inside ``bounds`` and touches nothing placed; one with no room is
     left out (``bounds`` None: no edge). ``reserved`` boxes (left, top, right, bottom), such
     as the selected token's own name beside its star, are kept clear too; ``radius`` is the
-    dots' radius in pixels. Returns (label index, rectangle) of each placed label.
+    dots' radius in pixels. ``spacing`` pixels are kept between two labels and between a label
+    and a reserved box (a picture that another program draws, whose text may come out a pixel
+    larger than measured here). Returns (label index, rectangle) of each placed label.
     """
     # Plain floats, not QRectF: this runs in the GUI thread for every new selection, and a
     # call into Qt per test would cost several times the test itself.
     edge = None if bounds is None else (bounds.left(), bounds.top(), bounds.right(), bounds.bottom())
-    grid = _Grid(32.0)
+    grid = _Grid(32.0)  # the dots
+    texts = _Grid(32.0)  # the labels placed and the reserved boxes: kept ``spacing`` apart
     for px, py in zip(ox.tolist(), oy.tolist(), strict=True):
         if edge is None or (edge[0] <= px <= edge[2] and edge[1] <= py <= edge[3]):
             grid.add((px - radius, py - radius, px + radius, py + radius))
     for box in reserved:
-        grid.add(box)
+        texts.add(box)
     placed: list[tuple[int, QRectF]] = []
     gap = radius + LABEL_GAP_PX - 2
     corner = gap * 0.7
@@ -310,8 +314,9 @@ def place_labels(
             inside = edge is None or (
                 edge[0] <= rect[0] and edge[1] <= rect[1] and rect[2] <= edge[2] and rect[3] <= edge[3]
             )
-            if inside and not grid.hits(rect):
-                grid.add(rect)
+            spaced = (rect[0] - spacing, rect[1] - spacing, rect[2] + spacing, rect[3] + spacing)
+            if inside and not grid.hits(rect) and not texts.hits(spaced):
+                texts.add(rect)
                 placed.append((i, QRectF(rect[0], rect[1], w, height)))
                 break
     return placed

@@ -191,7 +191,7 @@ class MapPane(QWidget):
             return
         self._client.ask(WORD_MAP, request, self)
         # What is being done, in words, until the job's own progress says more.
-        what = self.view._describe((request.words, request.text))
+        what = self.view.describe_words((request.words, request.text))
         self._shell.show_progress(-1.0, f"Computing the {METHOD_NAMES[request.method]} map of {what}...")
 
     def _on_word_map_failed(self, failure: Failure) -> None:

@@ -76,7 +76,9 @@ class MapView(QWidget):
         self.families_file = settings.families_file  # "" means the chapter's families
         self._requested_file = self.families_file
         self.projection = "pca"
-        self._words: tuple[str, str] | None = None  # the bigger map on screen: ("all"|"regex"|"list", text)
+        # The bigger map on screen: ("all"|"regex"|"list"|"families", text); "families": the family words by
+        # t-SNE, UMAP or on two directions.
+        self._words: tuple[str, str] | None = None
         self._pending: WordMapRequest | None = None
         self._axes: tuple[DirectionSpec, DirectionSpec] | None = None  # the map on screen is on two directions
         self._axes_typed = (DEFAULT_X_PAIRS, DEFAULT_Y_PAIRS)  # what the axes dialog shows next
@@ -262,11 +264,7 @@ class MapView(QWidget):
     def request_axes(self, x: DirectionSpec, y: DirectionSpec) -> WordMapRequest | None:
         """Map > Axes from directions: the words on screen (the family words, the whole vocabulary,
         matching words or a list) placed at their cosines with ``x`` and ``y``."""
-        if self._words is not None:
-            words, text = self._words
-        else:
-            families = self.current_families()
-            words, text = "list", "\n".join(w for group in families.values() for w in group)
+        words, text = self._words if self._words is not None else ("families", "")
         request = self.request_word_map(words, text, axes=(x, y))
         if request is not None:
             self.status.emit(f"Placing the words on {x.label} and {y.label}...")
@@ -278,22 +276,23 @@ class MapView(QWidget):
         return self._axes
 
     def set_projection(self, method: str) -> None:
-        """PCA, t-SNE or UMAP for the bigger map on screen (the family map is always PCA)."""
+        """PCA, t-SNE or UMAP of the words on screen: the family words' t-SNE or UMAP map is theirs alone,
+        and their PCA map is the family map."""
         if method == self.projection and self.big_map and self._axes is None:
             return
-        if not self.big_map:
-            if method == "pca":
-                self.projection = method
-                return
-            words: tuple[str, str] = ("all", "")
-        else:
-            assert self._words is not None
-            words = self._words
+        words = self._words or ("families", "")
+        if method == "pca" and words[0] == "families":
+            if self.big_map:
+                self.show_family_map()
+            self.projection = method
+            return
         if self.request_word_map(*words, method=method) is not None:
-            self.status.emit(f"Computing the {METHOD_NAMES[method]} map of {self._describe(words)}...")
+            self.status.emit(f"Computing the {METHOD_NAMES[method]} map of {self.describe_words(words)}...")
 
-    @staticmethod
-    def _describe(words: tuple[str, str]) -> str:
+    def describe_words(self, words: tuple[str, str]) -> str:
+        """The words of a map asked for, for the status bar: ("all" | "regex" | "list" | "families", text)."""
+        if words[0] == "families":
+            return f"the {sum(len(group) for group in self.current_families().values()):,} family words"
         return {"all": "the whole vocabulary", "regex": f"rows matching /{words[1]}/"}.get(words[0], "your list")
 
     def show_family_map(self) -> None:

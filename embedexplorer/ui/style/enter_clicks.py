@@ -13,6 +13,8 @@ from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QApplication, QDialog, QPushButton, QToolButton, QWidget
 from shiboken6 import isValid
 
+from .app_wide import once_per_application
+
 ENTER_KEYS = (Qt.Key.Key_Return, Qt.Key.Key_Enter)
 CLICKED_ON_ENTER = (QPushButton, QToolButton)
 
@@ -49,12 +51,6 @@ class EnterClicks(QObject):
         return False
 
 
-_enter: EnterClicks | None = None
-
-
 def click_on_enter_everywhere() -> None:
     """Install ``EnterClicks`` once for the whole application."""
-    global _enter
-    app = QApplication.instance()
-    if isinstance(app, QApplication) and (_enter is None or not isValid(_enter)):
-        _enter = EnterClicks(app)
+    once_per_application(EnterClicks)

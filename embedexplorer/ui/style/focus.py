@@ -16,6 +16,8 @@ from PySide6.QtGui import QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QApplication, QCheckBox, QPushButton, QRadioButton, QTabBar, QToolButton, QWidget
 from shiboken6 import isValid
 
+from .app_wide import once_per_application
+
 # The controls that get the frame: buttons, check boxes, radio buttons, tool buttons and tabs.
 FRAMED_CONTROLS = (QPushButton, QCheckBox, QRadioButton, QToolButton, QTabBar)
 
@@ -85,12 +87,6 @@ class FocusFrames(QObject):
         return False
 
 
-_frames: FocusFrames | None = None
-
-
 def show_focus_everywhere() -> None:
     """Follow the keyboard's focus with a frame once for the whole application (see ``FocusFrames``)."""
-    global _frames
-    app = QApplication.instance()
-    if isinstance(app, QApplication) and (_frames is None or not isValid(_frames)):
-        _frames = FocusFrames(app)
+    once_per_application(FocusFrames)
