@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from ...core.common.constants import K_DEFAULT, MAX_SEED, MULTI_TOKEN_ACTIONS
+from ...core.common.constants import K_DEFAULT, K_RANGE, MAX_SEED, MULTI_TOKEN_ACTIONS
 from ...core.common.errors import EmbedExplorerError
 from ...core.common.terminal import one_line
 from ..arguments import MAX_PNG_WIDTH, png_width, seed, typed_text, window_k
@@ -61,15 +61,16 @@ def arguments(parser: argparse.ArgumentParser) -> None:
         metavar="WORD",
         help="mark a token as the window marks the one selected in its Text box: a star, and rings at its k "
         "nearest rows with their names, in --png, --svg, --html and the JSON. WORD is read as the Text box reads "
-        "it (GPT-2: ' Paris' with its space is the word inside a sentence, 'Paris' the token that starts a text); "
-        "a word of several tokens selects its first",
+        "it, a leading space included (on GPT-2 with one: _Paris, the word inside a sentence; without: Paris, the "
+        "token that starts a text); a word of several tokens selects its first",
     )
     parser.add_argument(
         "-k",
         "--k",
         type=window_k,
         default=K_DEFAULT,
-        help=f"how many nearest rows --select rings, 1 to 200 (default {K_DEFAULT}, as the window's)",
+        help=f"how many nearest rows --select rings, {K_RANGE[0]} to {K_RANGE[1]} "
+        f"(default {K_DEFAULT}, as the window's)",
     )
 
 
