@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from PySide6.QtGui import QFont, QFontMetricsF
 
     from .core.maps.family_map import FamilyMap
+    from .core.maps.selection_marks import SelectionMarks
     from .core.maps.word_maps import WordMap
     from .ui.map.canvas import MapCanvas
 
@@ -26,10 +27,16 @@ MAX_PNG_WIDTH = EXPORT_WIDTH_RANGE[1]
 
 
 def write_map_picture(
-    family_map: FamilyMap | WordMap, model_name: str, path: str | Path, width: int = 1600, date: str | None = None
+    family_map: FamilyMap | WordMap,
+    model_name: str,
+    path: str | Path,
+    width: int = 1600,
+    date: str | None = None,
+    marks: SelectionMarks | None = None,
 ) -> None:
     """Render offscreen with the same canvas the window uses and write ``path``: SVG for a ``.svg``
-    name, PNG otherwise; either says where the map came from, exported on ``date`` (now by default)."""
+    name, PNG otherwise; either says where the map came from, exported on ``date`` (now by default).
+    ``marks``: the selected token's star and its nearest rows' rings, drawn as the window draws them."""
     if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtCore import qInstallMessageHandler
@@ -50,6 +57,8 @@ def write_map_picture(
         canvas.resize(1000, 760)
         canvas.set_map(family_map, model_name)
         canvas.show_legend(True)
+        if marks is not None:
+            canvas.set_selection(marks.token, marks.at, marks.places, marks.names)
         app.processEvents()
         try:
             if str(path).lower().endswith(".svg"):

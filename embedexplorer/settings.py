@@ -6,7 +6,7 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, QSettings, QTimer
 
-from .core.common.constants import EXPORT_WIDTH_RANGE, K_RANGE, MULTI_TOKEN_ACTIONS
+from .core.common.constants import EXPORT_WIDTH_RANGE, K_DEFAULT, K_RANGE, MULTI_TOKEN_ACTIONS
 from .state import AppState, Snapshot
 
 SETTINGS_VERSION = 1
@@ -20,7 +20,7 @@ REMEMBER_TEXT_MS = 2000
 DEFAULTS: dict[str, Any] = {
     "model": "",  # empty: GPT-2 if cached, otherwise the bundled model
     "recent_models": [],
-    "k": 8,
+    "k": K_DEFAULT,
     "hidden_families": [],
     "text": " Paris",
     "export_width": 1600,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..core.common.constants import EXPORT_WIDTH_RANGE, MAX_SEED
+from ..core.common.constants import EXPORT_WIDTH_RANGE, K_RANGE, MAX_SEED
 
 MAX_PNG_WIDTH = EXPORT_WIDTH_RANGE[1]
 
@@ -34,6 +34,17 @@ def seed(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if not 0 <= value <= MAX_SEED:
         raise argparse.ArgumentTypeError(f"must be from 0 to {MAX_SEED:,}")
+    return value
+
+
+def window_k(text: str) -> int:
+    """A neighbour count the window's k box allows (1 to 200)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not K_RANGE[0] <= value <= K_RANGE[1]:
+        raise argparse.ArgumentTypeError(f"must be from {K_RANGE[0]} to {K_RANGE[1]}")
     return value
 
 

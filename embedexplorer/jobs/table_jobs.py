@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # the engine loads with the first job, after the window shows
     # layers only when a job needs them (a one-shot neighbours does not)
     from ..core.layers.layer_input import Recipe
     from ..core.maps.family_map import Families, FamilyMap
+    from ..core.maps.selection_marks import SelectionMarks
     from ..core.maps.word_maps import WordMap
     from ..core.tables.embedding_table import EmbeddingTable, NeighbourResult, TableFacts
     from ..core.text.texts import Token, TokenReport
@@ -188,9 +189,8 @@ class NeighboursAnswer:
     baseline: float  # NaN when the request asked for none
     # What a person would type to look each neighbour up (WordPiece's "##" is not typed).
     typed: tuple[str, ...]
-    map_query: tuple[float, float] | None = None
-    # One place per neighbour, in order; None for a neighbour a t-SNE or UMAP map does not hold.
-    map_neighbours: tuple[tuple[float, float] | None, ...] = field(default_factory=tuple)
+    # The star and rings on the asker's map (``core/maps/selection_marks.py``); None when it showed none.
+    marks: SelectionMarks | None = None
 
 
 def nearest_rows(ctx: JobContext, request: NeighboursRequest) -> NeighboursAnswer:
@@ -201,18 +201,9 @@ def nearest_rows(ctx: JobContext, request: NeighboursRequest) -> NeighboursAnswe
     baseline = table.baseline_cosine if request.with_baseline else math.nan
     if result.query is None or on_map is None:
         return NeighboursAnswer(result, baseline, typed)
-    from ..core.maps.family_map import FamilyMap
-    from ..core.maps.word_maps import WordMap
+    from ..core.maps.selection_marks import mark_selection
 
-    ids = [result.query.id] + [n.id for n in result.neighbours]
-    if isinstance(on_map, FamilyMap):
-        coords = on_map.projection.apply(table.rows_at(ids))
-        places: list[tuple[float, float] | None] = [(float(x), float(y)) for x, y in coords]
-    elif isinstance(on_map, WordMap):
-        places = on_map.locate(table, ids)
-    else:
-        return NeighboursAnswer(result, baseline, typed)
-    return NeighboursAnswer(result, baseline, typed, places[0], tuple(places[1:]))
+    return NeighboursAnswer(result, baseline, typed, mark_selection(table, result, on_map))
 
 
 def typed_form(table: EmbeddingTable, token_id: int) -> str:

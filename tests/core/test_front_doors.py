@@ -146,7 +146,9 @@ def through_the_window(args: argparse.Namespace, session: Session, cache: str | 
     if command == "map" and args.words is None and args.projection == "pca":
         drawn = ask(session, MAP, MapRequest(args.families, args.multi_token))
         distances = ask(session, FAMILY_DISTANCES, DistancesRequest(family_map=drawn))
-        return {"points": map_points(plain(drawn.to_dict(table.name))), "distances": plain(distances.to_list())}
+        return {"points": map_points(plain(drawn.to_dict(table.name))), "distances": plain(distances.to_list())} | (
+            marked_on(session, drawn, args)
+        )
     if command == "map":
         # Map > Whole vocabulary, Words matching..., or the words pasted into the list box.
         if args.words == "all":
@@ -156,7 +158,8 @@ def through_the_window(args: argparse.Namespace, session: Session, cache: str | 
             request = WordMapRequest("list", text, method=args.projection, seed=args.seed, cache_dir=cache)
         else:
             request = WordMapRequest("regex", args.words, method=args.projection, seed=args.seed, cache_dir=cache)
-        return {"points": map_points(plain(ask(session, WORD_MAP, request).to_dict()))}
+        drawn = ask(session, WORD_MAP, request)
+        return {"points": map_points(plain(drawn.to_dict()))} | marked_on(session, drawn, args)
     if command == "layers":
         request = LayersRequest(args.text, args.place, args.compare, args.compare_place, args.k)
         return {"layers": layer_figures(plain(ask(session, LAYERS, request).answer.as_rows()))}
@@ -179,12 +182,30 @@ def through_the_command_line(args: argparse.Namespace, out: Any) -> Any:
     if command == "direction":
         return direction_figures(out)
     if command == "map" and args.words is None and args.projection == "pca":
-        return {"points": map_points(out), "distances": out["family_distances"]}
+        return {"points": map_points(out), "distances": out["family_distances"]} | selected_figures(args, out)
     if command == "map":
-        return {"points": map_points(out)}
+        return {"points": map_points(out)} | selected_figures(args, out)
     if command == "layers":
         return {"layers": layer_figures(out)}
     raise AssertionError(command)
+
+
+def marked_on(session: Session, drawn: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """``--select``: the word typed into the Text box (its first chip selected), then the map pane's request
+    for its neighbours placed on the map: the star and rings the window draws."""
+    if args.select is None:
+        return {}
+    first = ask(session, TOKENS, TokensRequest(args.select)).report.tokens[0]
+    marks = ask(session, NEIGHBOURS, NeighboursRequest(first.id, args.k, on_map=drawn)).marks
+    rings = [[r.token_id, r.at[0], r.at[1]] for r in marks.rings]
+    return {"selected": [marks.token_id, list(marks.at), rings]}
+
+
+def selected_figures(args: argparse.Namespace, out: dict[str, Any]) -> dict[str, Any]:
+    if args.select is None:
+        return {}
+    chosen = out["selected"]
+    return {"selected": [chosen["id"], chosen["star"], [[r["id"], r["x"], r["y"]] for r in chosen["rings"]]]}
 
 
 def direction_figures(report: dict[str, Any]) -> dict[str, Any]:

@@ -9,13 +9,15 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from ...core.common.constants import MAX_SEED, MULTI_TOKEN_ACTIONS
+from ...core.common.constants import K_DEFAULT, K_RANGE, MAX_SEED, MULTI_TOKEN_ACTIONS
 from ...core.common.errors import EmbedExplorerError
 from ...core.common.terminal import one_line
-from ..arguments import MAX_PNG_WIDTH, png_width, seed
+from ..arguments import MAX_PNG_WIDTH, png_width, seed, typed_text, window_k
 from ..command import Answer, Asker, Command
+from ..map_selection import check_select, chosen_token, marks_on, selected_lines, selected_payload
 
 if TYPE_CHECKING:
+    from ...core.maps.selection_marks import SelectionMarks
     from ...jobs.map_jobs import WordMapRequest
 
 
@@ -53,11 +55,32 @@ def arguments(parser: argparse.ArgumentParser) -> None:
         default="average",
         help="what to do with a word that is several tokens (default: average its rows)",
     )
+    parser.add_argument(
+        "--select",
+        type=typed_text,
+        default=None,
+        metavar="WORD",
+        help="mark a token as the window marks the one selected in its Text box: a star, and rings at its k "
+        "nearest rows with their names, in --png, --svg, --html and the JSON. WORD is read as the Text box reads "
+        "it, a leading space included (on GPT-2 with one: _Paris, the word inside a sentence; without: Paris, the "
+        "token that starts a text); a word of several tokens selects its first",
+    )
+    parser.add_argument(
+        "-k",
+        "--k",
+        type=window_k,
+        default=K_DEFAULT,
+        help=f"how many nearest rows --select rings, {K_RANGE[0]} to {K_RANGE[1]} "
+        f"(default {K_DEFAULT}, as the window's)",
+    )
 
 
 def check_targets(args: argparse.Namespace) -> None:
-    """Refuse a --png/--svg/--html/--csv target that is not a regular file (or a link to one) before the work starts."""
+    """Refuse a --png/--svg/--html/--csv target that is not a regular file (or a link to one), and a --select
+    with nothing to mark it on, before the work starts."""
     from ...core.common.files import write_target
+
+    check_select(args)
 
     for path in (args.png, args.svg, args.html, args.csv):
         if path:
@@ -75,7 +98,9 @@ def answer(args: argparse.Namespace, asker: Asker) -> Answer:
     from ...jobs.table_jobs import MAP, MapRequest
 
     table = asker.table
+    chosen = chosen_token(args, table)  # a mistake in the word is said before any map is drawn
     drawn = asker.ask(MAP, MapRequest(args.families, args.multi_token))
+    marks = marks_on(args, asker, chosen, drawn)
     # Ranking families needs two of them; a single family still gets its map.
     distances = asker.ask(FAMILY_DISTANCES, DistancesRequest(family_map=drawn)) if len(drawn.families) >= 2 else None
     payload = drawn.to_dict(table.name)
@@ -85,7 +110,8 @@ def answer(args: argparse.Namespace, asker: Asker) -> Answer:
         ranking = ["no ranking of families (family_distances is null): it needs at least two families"]
     else:
         ranking += distances.lines()
-    _draw_pictures(args, drawn, table.name, payload)
+    payload["selected"] = selected_payload(args, chosen, marks)
+    _draw_pictures(args, drawn, table.name, payload, marks)
     lines = [f"model: {one_line(table.name)}"]
     lines += [f"{one_line(p.family):<10} {one_line(p.token):<16} {p.x:8.3f} {p.y:8.3f}" for p in drawn.points]
     lines += [
@@ -96,6 +122,7 @@ def answer(args: argparse.Namespace, asker: Asker) -> Answer:
         *ranking,
         *(f"note: {one_line(n)}" for n in drawn.notes),
     ]
+    lines += selected_lines(chosen, marks, args.k)
     lines += _written(args)
     return payload, "\n".join(lines)
 
@@ -123,9 +150,12 @@ def _word_map(args: argparse.Namespace, asker: Asker) -> Answer:
     from ...jobs.map_jobs import WORD_MAP
 
     table = asker.table
+    chosen = chosen_token(args, table)  # said before a t-SNE map is computed for nothing
     drawn = asker.ask(WORD_MAP, word_map_request(args))
+    marks = marks_on(args, asker, chosen, drawn)
     payload = drawn.to_dict()
-    _draw_pictures(args, drawn, table.name, payload)
+    payload["selected"] = selected_payload(args, chosen, marks)
+    _draw_pictures(args, drawn, table.name, payload, marks)
     counts = ", ".join(f"{one_line(name)} {count}" for name, count in drawn.family_counts().items() if count)
     lines = [
         f"model: {one_line(table.name)}",
@@ -140,14 +170,18 @@ def _word_map(args: argparse.Namespace, asker: Asker) -> Answer:
     if len(drawn) > shown:
         lines.append(f"... and {len(drawn) - shown:,} more points (--json lists them all)")
     lines += [f"note: {one_line(n)}" for n in drawn.notes]
+    lines += selected_lines(chosen, marks, args.k)
     lines += _written(args)
     return payload, "\n".join(lines)
 
 
-def _draw_pictures(args: argparse.Namespace, drawn: Any, model_name: str, payload: dict[str, object]) -> None:
+def _draw_pictures(
+    args: argparse.Namespace, drawn: Any, model_name: str, payload: dict[str, object], marks: SelectionMarks | None
+) -> None:
     """``--png`` and ``--svg``: the map drawn as the window draws it, through the same module;
     ``--html`` and ``--csv``: the page and the points, written by the engine (no Qt).
-    Every one says where the map came from, and so does the JSON."""
+    Every one says where the map came from, and so does the JSON; with ``marks``, the selected
+    token's star and rings are in the pictures and the page, as in the window's exports."""
     from ...core.maps.points_export import write_points
     from ...core.maps.provenance import export_date, stamped
     from ...core.maps.web_page import write_map_page
@@ -159,10 +193,10 @@ def _draw_pictures(args: argparse.Namespace, drawn: Any, model_name: str, payloa
         if target:
             from ...map_pictures import write_map_picture
 
-            write_map_picture(drawn, model_name, target, width=args.width, date=date)
+            write_map_picture(drawn, model_name, target, width=args.width, date=date, marks=marks)
             payload[key] = target
     if args.html:
-        write_map_page(args.html, drawn, model_name, date=date)
+        write_map_page(args.html, drawn, model_name, date=date, selected=None if marks is None else marks.selected())
         payload["html"] = args.html
     if args.csv:
         try:

@@ -10,6 +10,8 @@ BUNDLED = "bundled"
 GPT2_HUB_ID = "openai-community/gpt2"
 # How many neighbours a person may ask for in the window: enough to scroll, few enough to read.
 K_RANGE = (1, 200)
+# How many a fresh window lists and rings on the map; the command line's map --select rings as many.
+K_DEFAULT = 8
 # What a family word of several tokens becomes on the map: the mean of its rows, or nothing.
 MULTI_TOKEN_ACTIONS = ("average", "skip")
 # Widths a PNG export of the map may have, in pixels.

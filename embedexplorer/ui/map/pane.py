@@ -270,10 +270,12 @@ class MapPane(QWidget):
             self._ask_neighbours()
 
     def _star(self, answer: NeighboursAnswer) -> None:
-        query = answer.result.query
-        if query is not None:
-            names = tuple(n.token for n in answer.result.neighbours)
-            self.view.show_selection(query.token, answer.map_query, answer.map_neighbours, names)
+        marks = answer.marks  # what core/maps/selection_marks.py marks, as the command line's --select
+        if marks is None:
+            return
+        self.view.show_selection(marks.token, marks.at, tuple(marks.places), tuple(marks.names))
+        if marks.missing:  # no star: the map does not hold the token, and the status bar says so
+            self._shell.show_status(marks.missing, 6000)
 
     def _on_families_file_changed(self, path: str) -> None:
         if path != self.view.requested_families:
