@@ -14,6 +14,7 @@ from pytestqt.qtbot import QtBot
 
 from embedexplorer.jobs.base import Kind
 from embedexplorer.jobs.table_jobs import LOAD, MAP, NEIGHBOURS, TOKENS, NeighboursAnswer
+from embedexplorer.ui.exercises.teaching import SCALED_PROPERTY
 from embedexplorer.worker import Channel
 
 # Bounds on waits for events: a wait ends as soon as its event comes, so a bound costs nothing
@@ -128,11 +129,16 @@ def no_dialog_waits_for_ever(qapp):  # type: ignore[no-untyped-def]
 def window(qtbot, tmp_path):  # type: ignore[no-untyped-def]
     from embedexplorer.app import create_window
 
+    # Presentation mode scales the application's font (and marks the application): a test that leaves it on
+    # must not hand the next test's window larger type.
+    font, scaled = QApplication.font(), QApplication.instance().property(SCALED_PROPERTY)
     win = create_window(str(tmp_path / "settings.ini"))
     qtbot.addWidget(win)
     win.show()
     yield win
     win.close()
+    QApplication.setFont(font)
+    QApplication.instance().setProperty(SCALED_PROPERTY, scaled)
 
 
 def settle() -> None:
