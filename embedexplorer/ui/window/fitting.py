@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 
 from PySide6.QtCore import QByteArray, QChildEvent, QEvent, QObject, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QFocusEvent, QFont, QFontMetrics, QGuiApplication, QResizeEvent
+from PySide6.QtGui import QAction, QFont, QFontMetrics, QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -486,30 +486,3 @@ class ScreenFit(QObject):
         free, frame = screen.availableGeometry(), self.window.frameGeometry()
         return frame.width() <= free.width() and frame.height() <= free.height()
 
-
-class OverflowFocus(QObject):
-    """Tab reaches a toolbar's overflow button ("»": Space shows what did not fit) where Qt draws it, at the bar's end.
-
-    Qt makes the button NoFocus. A bar laid out while the window changes may also leave it shown
-    where it was needed for a moment, under the bar's own controls: Tab passes that one by.
-    """
-
-    def __init__(self, bar: QToolBar) -> None:
-        super().__init__(bar)
-        self.bar = bar
-        self.button = bar.findChild(QToolButton, "qt_toolbar_ext_button", Qt.FindChildOption.FindDirectChildrenOnly)
-        if self.button is not None:
-            self.button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
-            self.button.installEventFilter(self)
-
-    def drawn(self) -> bool:
-        return self.button is not None and self.bar.width() - self.button.geometry().right() <= BAR_ALLOWANCE
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
-        if event.type() == QEvent.Type.FocusIn and isinstance(event, QFocusEvent) and not self.drawn():
-            reason = event.reason()
-            if reason in (Qt.FocusReason.TabFocusReason, Qt.FocusReason.BacktabFocusReason):
-                # On to the next control the same way, once this focus change is done.
-                forward = reason == Qt.FocusReason.TabFocusReason
-                QTimer.singleShot(0, self.bar, lambda: self.bar.window().focusNextPrevChild(forward))
-        return False
