@@ -33,10 +33,11 @@ from ..window.fitting import MIN_NEIGHBOUR_ROWS
 from ..window.plugging import PaneContext, Place
 
 COSINE_COLUMN = 2
-# A row's height in lines of its text: the padding grows with the type, so presentation's rows are as
-# much taller as their text is larger. Snug enough for eight whole rows on a framed 1024x640 laptop in
-# presentation mode, above the note and the Cosine with box (at 1.55 two rows were a scroll away).
-ROW_HEIGHT_PER_LINE = 1.3
+# A row's height: its text's and this many pixels around it. Presentation's larger type makes the text
+# taller, not the gap: eight whole rows then fit a 1024x640 laptop in presentation mode under a tall title
+# bar (GNOME's, KDE's), above the note and the Cosine with box. (Rows of 1.3 lines of their type left the
+# eighth row a scroll away there; 1.55 lines left two rows out under openbox's thin one.)
+ROW_GAP = 4
 COSINE_ROLE = Qt.ItemDataRole.UserRole + 1
 # The title of a usual word: the column is made wide enough for it where the map can spare the room (wider,
 # the Layers pane's boxes beside the map would cut their hints).
@@ -160,7 +161,7 @@ class NeighboursPane(QWidget):
     def _size_rows(self) -> None:
         """Rows as tall as their text: in presentation's larger type, taller rows (never cut letters)."""
         rows = self.table.verticalHeader()
-        rows.setDefaultSectionSize(round(QFontMetricsF(self.table.font()).height() * ROW_HEIGHT_PER_LINE))
+        rows.setDefaultSectionSize(round(QFontMetricsF(self.table.font()).height() + ROW_GAP))
         self.table.setMinimumHeight(rows.defaultSectionSize() * 2 + 30)
 
     def _size_compare(self) -> None:

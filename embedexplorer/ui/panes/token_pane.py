@@ -135,6 +135,7 @@ class TokenPane(QWidget):
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(3)  # the window's gap: every pixel counts on a short screen, the neighbours' list gets them
         row = QHBoxLayout()
         label = QLabel("&Text:")
         label.setBuddy(self.input)

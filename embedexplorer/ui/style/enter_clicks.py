@@ -17,6 +17,8 @@ from .app_wide import once_per_application
 
 ENTER_KEYS = (Qt.Key.Key_Return, Qt.Key.Key_Enter)
 CLICKED_ON_ENTER = (QPushButton, QToolButton)
+# A button that gives Enter a meaning of its own sets this property (a toolbar's "»" shows a menu).
+HANDLES_ENTER = "handlesEnter"
 
 
 class EnterClicks(QObject):
@@ -32,7 +34,8 @@ class EnterClicks(QObject):
             self._button.removeEventFilter(self)
         self._button = None
         # In a dialog Enter already clicks the focused button (or the default one): left to Qt.
-        if isinstance(new, CLICKED_ON_ENTER) and not isinstance(new.window(), QDialog):
+        in_dialog = new is not None and isinstance(new.window(), QDialog)
+        if isinstance(new, CLICKED_ON_ENTER) and not in_dialog and not new.property(HANDLES_ENTER):
             self._button = new
             new.installEventFilter(self)
 

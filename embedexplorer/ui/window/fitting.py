@@ -7,7 +7,8 @@ neighbours and the map, which show the same answer (list and rings), stay on scr
 On a window too narrow for the model bar and the exercises' bar in full, the chapter's note
 is two words, and if that is not enough the exercises' bar folds into one button with their
 menu: every exercise stays one click away, never behind a bar's "»", and the map keeps the
-height a second line of bars would take. The model box always shows the whole name.
+height a second line of bars would take. The model box shows the whole name where the bar has
+room for it and its other controls; a longer one (a deep folder) shows its start, whole in the tooltip.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 
 from PySide6.QtCore import QByteArray, QChildEvent, QEvent, QObject, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QFocusEvent, QFont, QFontMetrics, QGuiApplication, QResizeEvent
+from PySide6.QtGui import QAction, QFont, QFontMetrics, QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -213,11 +214,12 @@ def chars_for_name(box: QComboBox, least: int, most: int) -> int:
 class BarFit(QObject):
     """Room for the bars on one line: a shorter chapter note, then the exercises folded into one button.
 
-    The model box is always as wide as the whole name it shows (a path too long for half the
-    window shows its start, the whole in its tooltip). When the bars still do not fit side by
-    side (a narrow window, presentation's larger type), the exercises' bar folds into an
-    "Exercises" button on the model bar whose menu holds the same actions, so every exercise
-    stays one click away and the map keeps the bar's height; the Exercises menu holds them too.
+    The model box is as wide as the whole name it shows, at most half the window. When the bars
+    still do not fit side by side (a narrow window, presentation's larger type), the exercises'
+    bar folds into an "Exercises" button on the model bar whose menu holds the same actions, so
+    every exercise stays one click away and the map keeps the bar's height; the Exercises menu
+    holds them too. If the model bar alone is still too wide (a deep folder's path), the box
+    gives the other controls their room and shows the path's start, the whole in its tooltip.
     """
 
     controls_changed = Signal()  # the fold button was made: the window puts it in its Tab order
@@ -235,14 +237,19 @@ class BarFit(QObject):
         window.installEventFilter(self)
         notice.installEventFilter(self)
 
-    def bars_width(self) -> int:
-        """The width the toolbars' items ask for, side by side, as they are now.
+    def bars_width(self, folded: bool | None = None) -> int:
+        """The width the toolbars' items ask for, side by side: as they are now, or with the exercises'
+        bar ``folded`` into its button or not.
 
-        Summed item by item: a bar that overflows reports only the part it shows.
+        Summed item by item: a bar that overflows reports only the part it shows. Nothing is shown
+        or hidden to measure: showing a bar lays the window out at once, and the model bar then kept
+        the width it had beside the exercises' bar after they folded (its end behind its "»").
         """
+        folded = self.folded if folded is None else folded
+        exercises = self.exercises_bar()
         total = 0
         for bar in self.window.findChildren(QToolBar):
-            if bar.isHidden():
+            if (bar is exercises and folded) or (bar is not exercises and bar.isHidden()):
                 continue
             layout = bar.layout()
             spacing = max(0, layout.spacing()) if layout is not None else 0
@@ -253,18 +260,26 @@ class BarFit(QObject):
                 # The fold button counts while hidden too: this sum falls a few pixels short of what
                 # Qt's layout takes, and the margin keeps the model bar from overflowing ("»").
                 if (action.isVisible() or action is self._fold_action) and widget is not None:
-                    total += widget.sizeHint().width() + spacing
+                    total += _laid_out_width(widget) + spacing
         return total
 
     def fit(self) -> None:
         # Measured in full each time (sizes are asked for, nothing is painted in between): the
         # font may have changed since (presentation mode), the note come or gone, the name changed.
-        self._fold(False)
+        width = self.window.width()
         self._set(False)
-        if self.bars_width() > self.window.width():
+        if self.bars_width(folded=False) > width:
             self._set(True)
-        if self.bars_width() > self.window.width():
-            self._fold(True)
+        folded = self.bars_width(folded=False) > width
+        self._fold(folded)
+        excess = self.bars_width(folded) - width
+        if excess > 0:
+            self._narrow_box(excess)
+        # A control the bar hid for want of room tells nobody of its new width: the bar is laid out again.
+        bar = self.model_box.parentWidget()
+        layout = bar.layout() if bar is not None else None
+        if layout is not None:
+            layout.invalidate()
 
     def exercises_bar(self) -> QToolBar | None:
         """The bar that folds into one button when the two do not fit side by side."""
@@ -315,6 +330,15 @@ class BarFit(QObject):
         self.model_box.setFixedWidth(self.model_box.sizeHint().width())
         show_name_start(self.model_box)
 
+    def _narrow_box(self, excess: int) -> None:
+        """The box ``excess`` pixels narrower, never narrower than its compact width: the bar's other
+        controls stay in sight (not behind its "»"), the name shows its start."""
+        box = self.model_box
+        box.setMinimumContentsLength(COMPACT_MODEL_BOX_CHARS)
+        least = box.sizeHint().width()
+        box.setFixedWidth(max(least, box.width() - excess))
+        show_name_start(box)
+
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
         # A new width, a new size of type (presentation), or the chapter's note coming or going.
         kinds = (
@@ -324,6 +348,12 @@ class BarFit(QObject):
         if event.type() in kinds:
             self._later.start()
         return False
+
+
+def _laid_out_width(widget: QWidget) -> int:
+    """The width a layout gives ``widget``: its size hint within its least and most widths (the model
+    box's fixed width, not the hint of its contents)."""
+    return min(max(widget.sizeHint().width(), widget.minimumWidth()), widget.maximumWidth())
 
 
 def _later(owner: QObject, call: Callable[[], None]) -> QTimer:
@@ -456,30 +486,3 @@ class ScreenFit(QObject):
         free, frame = screen.availableGeometry(), self.window.frameGeometry()
         return frame.width() <= free.width() and frame.height() <= free.height()
 
-
-class OverflowFocus(QObject):
-    """Tab reaches a toolbar's overflow button ("»": Space shows what did not fit) where Qt draws it, at the bar's end.
-
-    Qt makes the button NoFocus. A bar laid out while the window changes may also leave it shown
-    where it was needed for a moment, under the bar's own controls: Tab passes that one by.
-    """
-
-    def __init__(self, bar: QToolBar) -> None:
-        super().__init__(bar)
-        self.bar = bar
-        self.button = bar.findChild(QToolButton, "qt_toolbar_ext_button", Qt.FindChildOption.FindDirectChildrenOnly)
-        if self.button is not None:
-            self.button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
-            self.button.installEventFilter(self)
-
-    def drawn(self) -> bool:
-        return self.button is not None and self.bar.width() - self.button.geometry().right() <= BAR_ALLOWANCE
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
-        if event.type() == QEvent.Type.FocusIn and isinstance(event, QFocusEvent) and not self.drawn():
-            reason = event.reason()
-            if reason in (Qt.FocusReason.TabFocusReason, Qt.FocusReason.BacktabFocusReason):
-                # On to the next control the same way, once this focus change is done.
-                forward = reason == Qt.FocusReason.TabFocusReason
-                QTimer.singleShot(0, self.bar, lambda: self.bar.window().focusNextPrevChild(forward))
-        return False

@@ -44,10 +44,11 @@ from ..style.focus import show_focus_everywhere
 from ..style.plain_text import guard_plain_text
 from ..widgets.elided_label import ElidedLabel
 from ..widgets.pause import after_pause
-from .fitting import OverflowFocus, RowPlacement, ScreenFit, fit_to_screen, widen_for_titles
+from .fitting import RowPlacement, ScreenFit, fit_to_screen, widen_for_titles
 from .help_menu import add_help_menu, show_about
 from .message_bar import MessageBar
 from .model_bar import ModelBar
+from .overflow import OverflowFocus, extension_button
 from .pane_list import PANES
 from .plugging import LAST_MENU, MessageAction, PaneContext, PaneEntry, Place, menu_order
 
@@ -186,7 +187,7 @@ class MainWindow(QMainWindow):
                 if splitter is self.left and self.row_placement is not None:
                     self.row_placement.sizes_restored()
         # The toolbars' buttons are controls like any other: Tab reaches them, and shows it has; so is
-        # the overflow button at a bar's end, where Space shows the controls that did not fit.
+        # the overflow button at a bar's end, where Space or Enter lists the controls that did not fit.
         for bar in self._toolbars.values():
             for action in bar.actions():
                 button = bar.widgetForAction(action)
@@ -207,7 +208,7 @@ class MainWindow(QMainWindow):
         chain = []
         for bar in self._toolbars.values():
             chain += [control for action in bar.actions() for control in _tab_stops(bar.widgetForAction(action))]
-            chain += [extension for extension in [_extension(bar)] if extension is not None]  # at the bar's right end
+            chain += [extension for extension in [extension_button(bar)] if extension is not None]  # at the bar's end
         # Some panes are no widgets of the window (a dialog's, a source's): never in a tab.
         tabbed = [p for p in self._focus_panes if isinstance(p, QWidget) and self.right.indexOf(p) >= 0]
         in_tabs = sorted(tabbed, key=self.right.indexOf)
@@ -349,11 +350,6 @@ def _dropped_model(urls: list[QUrl]) -> Path | None:
         if url.isLocalFile():
             return Path(url.toLocalFile())
     return None
-
-
-def _extension(bar: QToolBar) -> QToolButton | None:
-    """The button Qt shows at a toolbar's end when its controls do not all fit ("»")."""
-    return bar.findChild(QToolButton, "qt_toolbar_ext_button", Qt.FindChildOption.FindDirectChildrenOnly)
 
 
 def _tab_stops(widget: QWidget | None) -> list[QWidget]:
