@@ -7,6 +7,8 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from embedexplorer.core.maps.family_map import FamilyMap
 from embedexplorer.core.maps.word_maps import WordMap
 from embedexplorer.jobs.map_jobs import WORD_MAP
@@ -67,6 +69,13 @@ def assert_the_family_words(drawn: WordMap, family_map: FamilyMap) -> None:
     assert sorted(drawn.pieces) == sorted(p.ids for p in family_map.points)
     assert drawn.families == tuple(family_map.families)
     assert drawn.family_counts() == dict(Counter(p.family for p in family_map.points))
+
+
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cache of these tests' own: the finished t-SNE maps they write would answer later tests' requests at once
+    (a test that stops a family map's t-SNE under way would find it done)."""
+    monkeypatch.setenv("EMBEDEXPLORER_CACHE_DIR", str(tmp_path / "window-cache"))
 
 
 def test_tsne_of_the_family_map_maps_its_words_in_the_window_and_the_command_line_alike(

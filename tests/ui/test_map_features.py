@@ -14,6 +14,7 @@ from embedexplorer.jobs.table_jobs import MAP
 from embedexplorer.ui.map.family_editor import FamilyEditor
 from tests.ui.conftest import ANSWER_TIMEOUT_MS, LOAD_TIMEOUT_MS, answers, open_model, settle, type_text
 from tests.ui.pointer import rest_on
+from tests.ui.test_family_map_projections import projection_action
 
 DAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 
@@ -107,7 +108,8 @@ def test_a_regex_that_matches_nothing_or_is_invalid_is_one_clear_message(qtbot, 
         assert window.panes.map.view.canvas.map is before
 
 
-def test_cancelling_a_tsne_map_leaves_the_previous_map(qtbot, window) -> None:
+def test_cancelling_a_tsne_map_leaves_the_previous_map(qtbot, window, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("EMBEDEXPLORER_CACHE_DIR", str(tmp_path / "cache"))  # no finished map from another test
     open_model(qtbot, window, "bundled")
     before = window.panes.map.view.canvas.map
     messages: list[str] = []
@@ -122,6 +124,31 @@ def test_cancelling_a_tsne_map_leaves_the_previous_map(qtbot, window) -> None:
         window.panes.map.view.show_family_map()
     assert window.panes.map.view.canvas.map.method == "pca" and len(window.panes.map.view.canvas.map) == len(before)
     assert window.panes.map.view.projection == "pca" and window.panes.map.projection_actions["pca"].isChecked()
+
+
+def test_pca_chosen_while_the_family_maps_tsne_is_computed_keeps_the_family_map(
+    qtbot, window, tmp_path, monkeypatch
+) -> None:
+    """A person asks for t-SNE, then thinks better of it and picks PCA from the same menu: the family map stays,
+    and the t-SNE map never arrives to replace it."""
+    monkeypatch.setenv("EMBEDEXPLORER_CACHE_DIR", str(tmp_path / "cache"))  # no finished map from another test
+    open_model(qtbot, window, "bundled")
+    view = window.panes.map.view
+    before = view.canvas.map
+    messages: list[str] = []
+    drawn: list[object] = []
+    answers(window, WORD_MAP).progress.connect(lambda _share, message: messages.append(message))
+    answers(window, WORD_MAP).ready.connect(drawn.append)
+    projection_action(window, "t-sne").trigger()
+    qtbot.waitUntil(lambda: len(messages) > 0, timeout=LOAD_TIMEOUT_MS)  # under way, with progress
+    projection_action(window, "pca").trigger()
+    assert not view.computing and not window.progress.isVisibleTo(window)
+    assert view.canvas.map is before and window.panes.map.projection_actions["pca"].isChecked()
+    # The long lane runs one job at a time: a family map arriving comes after whatever the t-SNE job would send.
+    with qtbot.waitSignal(answers(window, MAP).ready, timeout=LOAD_TIMEOUT_MS):
+        view.show_family_map()
+    assert drawn == [] and view.canvas.map.method == "pca" and len(view.canvas.map) == len(before)
+    assert view.projection == "pca" and window.panes.map.projection_actions["pca"].isChecked()
 
 
 def test_rings_are_named_hidden_families_leave_nothing_and_the_caption_counts_what_is_shown(qtbot, window) -> None:

@@ -282,6 +282,8 @@ class MapView(QWidget):
             return
         words = self._words or ("families", "")
         if method == "pca" and words[0] == "families":
+            # A t-SNE or UMAP of them still on its way would replace the family map chosen now.
+            self.cancel_word_map()
             if self.big_map:
                 self.show_family_map()
             self.projection = method
