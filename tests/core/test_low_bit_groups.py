@@ -279,9 +279,9 @@ def test_the_c_functions_refuse_what_is_not_their_rows() -> None:
         _quants.low_bit_scores(stored, 10, query, scale, out, np.zeros(2, np.int64), True, np.zeros(10, np.uint8))
     with pytest.raises(ValueError, match="groups of every 16"):
         _quants.copy_groups(stored, 10, 256, np.zeros(10, np.uint8), np.zeros(2, np.int64))
-    with pytest.raises(ValueError, match="kind must be 1 or 5-8"):  # Q4_K's copy has an entry of its own
+    with pytest.raises(ValueError, match="kind must be 0-1 or 5-8"):  # Q4_K's copy has an entry of its own
         _quants.copy_groups(stored, 2, 256, np.zeros(10, np.uint8), np.zeros(2, np.int64))
-    with pytest.raises(ValueError, match="kind must be 1 or 5-8"):
-        _quants.groups_size(0, 1, 32)
+    with pytest.raises(ValueError, match="kind must be 0-1 or 5-8"):  # Q6_K's too
+        _quants.groups_size(3, 1, 256)
     with pytest.raises(ValueError, match="kind"):
         _quants.dequantise(stored, 99, np.empty((20, 256), np.float32))  # past the last kind

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
-from PySide6.QtGui import QEnterEvent, QHelpEvent, QMouseEvent
+from PySide6.QtGui import QEnterEvent, QHelpEvent, QMouseEvent, QPainterPathStroker, QTransform
 from PySide6.QtWidgets import QToolTip
 
 from ...core.common.constants import NO_FAMILY
@@ -28,6 +28,8 @@ from .sizes import HIGHLIGHT_SIZE
 HOVER_GROWTH = 4.0
 # How many of the dots under the pointer the tip names before "and N more".
 TIP_NAMES = 5
+# The selected token's marker as pyqtgraph draws it: a unit star, its top point at (0, -0.5).
+_STAR = pg.graphicsItems.ScatterPlotItem.Symbols["star"]
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,20 @@ class Pointing(CanvasParts):
         width = 0.0 if pen is None or pen.style() == pg.QtCore.Qt.PenStyle.NoPen else max(pen.widthF(), 1.0)
         return float(item.opts["size"]) / 2 + width / 2
 
+    def _on_star(self, at: QPointF, star: tuple[float, float]) -> bool:
+        """True where the star itself is drawn: its five points and their outline, not the disc around them,
+        where the dots beneath the star's dot show between its points (and are what a person sees there)."""
+        centre = self._scene_of(np.array([star], dtype=float))[0]
+        item = self._query_item
+        size = float(item.opts["size"])
+        shape = QTransform.fromScale(size, size).map(_STAR)  # pixels, y down, as the scene's
+        pen = item.opts["pen"]
+        if pen is not None and pen.style() != Qt.PenStyle.NoPen:
+            stroker = QPainterPathStroker()
+            stroker.setWidth(max(pen.widthF(), 1.0))
+            shape = shape.united(stroker.createStroke(shape))
+        return shape.contains(QPointF(at.x() - centre[0], at.y() - centre[1]))
+
     def _point_at(self, place: tuple[float, float]) -> int:
         """The map's dot drawn exactly where a star or ring is (within half a pixel), or -1."""
         if self.map is None or not len(self.map):
@@ -97,7 +113,7 @@ class Pointing(CanvasParts):
 
         token, star, _places, _names = self._selection
         if star is not None and self._query_item.isVisible():
-            if self._distances(at, np.array([star]))[0] <= self._radius(self._query_item) * 0.9:
+            if self._on_star(at, star):
                 point = self._point_at(star)
                 if point < 0:
                     found.append(Target(-1, f"{token}  (the selected token)"))
@@ -219,7 +235,9 @@ class Pointing(CanvasParts):
     def enterEvent(self, event: QEnterEvent) -> None:  # noqa: N802 - Qt's name
         # A pointer already resting where the canvas appears moves no more: the dot under it grows now.
         super().enterEvent(event)  # type: ignore[misc]
-        self._pointer_at = QPointF(self.mapToScene(event.position().toPoint()))
+        # The view's own enter event is in the view's pixels, its frame included; the scene maps the viewport's.
+        inside = self.viewport().mapFrom(self, event.position().toPoint())  # type: ignore[attr-defined]
+        self._pointer_at = QPointF(self.mapToScene(inside))
         self.hover_at(self._pointer_at)
 
     def leaveEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
