@@ -20,6 +20,7 @@ from embedexplorer.ui.style.theme import PRESENTATION_SCALE
 from embedexplorer.ui.widgets.elided_label import ElidedLabel
 from embedexplorer.ui.widgets.steady_label import SteadyLabel
 from embedexplorer.ui.widgets.wrapped_label import WrappedLabel
+from embedexplorer.ui.window.screen_scroll import ScreenScroll
 from tests.ui.bundled_type import bundled_type  # noqa: F401 - a fixture
 from tests.ui.conftest import ANSWER_TIMEOUT_MS, answers, open_model, settle, type_text
 
@@ -62,10 +63,13 @@ def every_view(qtbot, window) -> Iterator[tuple[int, int, str, bool]]:  # type: 
 
 
 def scrolled(widget: QWidget) -> bool:
-    """True for what lives inside a scroll area's viewport: it may lie past the edge, a scroll away."""
+    """True for what lives inside a pane's scroll area: it may lie past the edge, a scroll away. The window's own
+    (it holds every pane, and scrolls only on a screen too small for them) does not count: at the claimed sizes
+    nothing may lie past the window's edge there."""
     parent = widget.parentWidget()
     while parent is not None:
-        if isinstance(parent, QAbstractScrollArea) and parent.viewport().isAncestorOf(widget):
+        own = isinstance(parent, ScreenScroll)
+        if isinstance(parent, QAbstractScrollArea) and not own and parent.viewport().isAncestorOf(widget):
             return True
         parent = parent.parentWidget()
     return False

@@ -51,6 +51,7 @@ from .model_bar import ModelBar
 from .overflow import OverflowFocus, extension_button
 from .pane_list import PANES
 from .plugging import LAST_MENU, MessageAction, PaneContext, PaneEntry, Place, menu_order
+from .screen_scroll import ScreenScroll
 
 # In presentation mode the left column (text, chips, neighbours) takes this share of the width,
 # and never less than PRESENTING_LEFT_LEAST pixels (the cosine answer beside its box on two lines)
@@ -173,7 +174,8 @@ class MainWindow(QMainWindow):
         for pane in placed[Place.TOP]:
             layout.addWidget(pane)  # type: ignore[arg-type]
         layout.addWidget(self.splitter, 1)
-        self.setCentralWidget(central)
+        # Never a least size past a small screen's edge (larger type, presentation): the panes scroll there.
+        self.setCentralWidget(ScreenScroll(central))
 
     def _restore(self, built: list[tuple[PaneEntry, QWidget]]) -> None:
         geometry = self.settings.geometry("window/geometry")
