@@ -101,9 +101,6 @@ def check_every_view(qtbot, window, scale: float, whole_window_scaled: bool) -> 
                     assert least.width() <= width and least.height() <= height, (least, view)
                     assert window.width() <= width and window.height() <= height, (window.size(), view)
                     assert out_of_reach(window, QRect(0, 0, width, height)) == [], view
-                    if whole_window_scaled and scale <= 1.25:
-                        # A projector of 1024 pixels at 125 % (819 of Qt's): the panes fit, nothing scrolls sideways.
-                        assert window.centralWidget().horizontalScrollBar().maximum() == 0, (least, view)
     finally:
         window.panes.exercises.guess_action.setChecked(False)
         window.panes.teaching.presentation_action.setChecked(False)

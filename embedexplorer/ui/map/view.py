@@ -50,9 +50,6 @@ FIND_HINT = "Find on the map (Enter: next)"
 # The map's least height: a plot still (its caption shortens to one line), and room on a 1024x640
 # laptop's screen in presentation mode under a title bar.
 MIN_CANVAS_HEIGHT = 180
-# As narrow as the map may get: a 1024-pixel projector at 125 % desktop scaling (819 of Qt's pixels) in
-# presentation mode, Guess first on, has this much beside the neighbour list and the families (at 360 it scrolled).
-MIN_CANVAS_WIDTH = 280
 
 
 class MapView(QWidget):
@@ -86,7 +83,7 @@ class MapView(QWidget):
         self._axes: tuple[DirectionSpec, DirectionSpec] | None = None  # the map on screen is on two directions
         self._axes_typed = (DEFAULT_X_PAIRS, DEFAULT_Y_PAIRS)  # what the axes dialog shows next
         self.canvas = MapCanvas()
-        self.canvas.setMinimumSize(MIN_CANVAS_WIDTH, MIN_CANVAS_HEIGHT)
+        self.canvas.setMinimumSize(360, MIN_CANVAS_HEIGHT)
         self.panel = FamilyPanel()
         self.colour_key = ColourKey()  # what the colours mean while a scale fills the dots
         self.canvas.colouring_changed.connect(self._on_colouring_changed)
