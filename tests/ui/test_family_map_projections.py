@@ -90,7 +90,7 @@ def test_tsne_of_the_family_map_maps_its_words_in_the_window_and_the_command_lin
     assert view.canvas.map is drawn and window.panes.map.projection_actions["tsne"].isChecked()
     # 63 rows cannot give perplexity 30 (openTSNE wants 3 x 30 neighbours a row): lowered, and the caption says so.
     assert "perplexity 20.7" in drawn.layout.keeps and "63 rows" in drawn.layout.keeps
-    assert "perplexity 20.7" in view.canvas.caption.text
+    assert "perplexity 20.7" in view.canvas.caption_html  # whole: a short canvas shows its first line
     assert drawn.provenance is not None and drawn.provenance.projection_settings["perplexity"] == 62 / 3
 
     # The command line asked the same question: the same points, to the last digit, for the same seed.
@@ -117,6 +117,6 @@ def test_tsne_of_a_readers_own_families_maps_their_words_in_both_doors(qtbot, wi
     assert isinstance(family_map, FamilyMap) and len(family_map.points) == 14
     drawn = tsne_from_the_menu(qtbot, window)
     assert_the_family_words(drawn, family_map)
-    assert "perplexity 4.3" in view.canvas.caption.text
+    assert "perplexity 4.3" in view.canvas.caption_html  # whole: a short canvas shows its first line
     out, rows = command_line_points(tmp_path, "--families", str(own))
     assert not out["from_cache"] and rows == window_points(drawn)
