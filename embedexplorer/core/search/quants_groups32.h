@@ -28,8 +28,9 @@
  * IQ4_NL's table (k + 128, unsigned for vpdpbusd), feeds vpdpbusd with four numbers of each row, the
  * query's four matching bytes broadcast: each int32 lane is one row's sum, no sum across lanes.  Q8_0's
  * load goes to vpdpbusd as it is: two instructions (the query's high and low bytes) for 64 bytes, where
- * its scan as stored widens, multiplies in pairs and converts every 32 numbers of one row (measured on a
- * Zen 4 at load 1.9, GPT-2-shaped, a whole query: 2.58 ms, 1.28x a plain read, -> 1.87 ms, 0.98x).
+ * its scan as stored widens, multiplies in pairs and converts every 32 numbers of one row (a whole query on a
+ * Zen 4, quiet, against one plain read of the stored bytes: GPT-2-shaped 1.56-1.70 ms, 1.21x-1.23x, -> 1.21-1.33
+ * ms, 0.64x-0.68x; Qwen2-7B-sized 35.7 ms, 1.40x, -> 17.5 ms, 0.69x: docs/benchmarks.md).
  *
  * Why the scores are within StoredScreen.error_bound (the integer scan's proof at _quants.c's top,
  * with x~ = step xq the query as quantise_query holds it, one step per block's 32 numbers):
