@@ -19,6 +19,7 @@ import pytest
 from embedexplorer.jobs.map_jobs import WORD_MAP
 from embedexplorer.jobs.table_jobs import MAP
 from embedexplorer.ui.style import theme
+from tests.core.test_front_doors import same  # the two doors' answers, compared entry by entry
 from tests.core.test_sources import run_cli
 
 from .conftest import ANSWER_TIMEOUT_MS, LOAD_TIMEOUT_MS, answers, open_model, settle, type_text
@@ -32,22 +33,6 @@ def page_selection(page: Path) -> Any:
     found = re.search(r'id="map-data">(.*?)</script>', text, re.S)
     assert found is not None
     return json.loads(found.group(1))["selected"]
-
-
-def same(window: Any, cli: Any, where: str = "selected") -> None:
-    """Equal entry by entry: names and dot indices exactly, places to 1e-9."""
-    if isinstance(window, dict):
-        assert isinstance(cli, dict) and set(window) == set(cli), where
-        for key in window:
-            same(window[key], cli[key], f"{where}.{key}")
-    elif isinstance(window, list):
-        assert isinstance(cli, list) and len(window) == len(cli), f"{where}: {window} != {cli}"
-        for i, (a, b) in enumerate(zip(window, cli, strict=True)):
-            same(a, b, f"{where}[{i}]")
-    elif isinstance(window, float):
-        assert cli == pytest.approx(window, abs=CLOSE), where
-    else:
-        assert window == cli, where
 
 
 @pytest.mark.parametrize(
