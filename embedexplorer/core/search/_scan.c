@@ -382,6 +382,8 @@ static float *pair_query(const float *query, Py_ssize_t width)
 }
 #endif
 
+#include "bf16_query_dot.h"
+
 /* [kind]: 0 bfloat16, 1 float16 */
 static scaled_function chosen_scaled[2] = {scaled_bf16_plain, scaled_f16_plain};
 static squares_function chosen_squares[2] = {squares_bf16_plain, squares_f16_plain};
@@ -713,6 +715,11 @@ static PyMethodDef scan_methods[] = {
      "Write the dot product of each bfloat16 row (uint16 bits, C order) with the float32 query\n"
      "into out (float32), without holding the GIL.  Threads that call it with the same zeroed\n"
      "progress (two int64) share the rows; each returns once every row is done."},
+    {"bf16_query_scores", bf16_query_scores, METH_VARARGS,
+     "bf16_query_scores(rows, query, scale, out, progress)\n\n"
+     "half_scores for bfloat16 rows (kind 0) with the query scaled by a power of two and rounded to bfloat16\n"
+     "(AVX512_BF16's vdpbf16ps): returns |query - its rounding| in float64, or -1.0 having written nothing\n"
+     "where the CPU or the query does not allow this scan (bf16_query_dot.h)."},
     {"half_scores", half_scores, METH_VARARGS,
      "half_scores(rows, kind, query, scale, out, progress)\n\n"
      "Write scale[i] times the dot product of 16-bit row i (kind 0 bfloat16, 1 float16) with the\n"
@@ -738,8 +745,17 @@ PyMODINIT_FUNC PyInit__scan(void)
     choose_scan();
     choose_half();
     choose_many();
+#ifdef SCAN_X86
+    choose_bf16_dot();
+#endif
     PyObject *module = PyModule_Create(&scan_module);
-    if (module != NULL && PyModule_AddStringConstant(module, "INSTRUCTIONS", chosen_name) < 0) {
+#ifdef SCAN_X86
+    int bf16_query = bf16_dot_cpu;
+#else
+    int bf16_query = 0;
+#endif
+    if (module != NULL && (PyModule_AddStringConstant(module, "INSTRUCTIONS", chosen_name) < 0 ||
+                           PyModule_AddIntConstant(module, "BF16_QUERY", bf16_query) < 0)) {
         Py_DECREF(module);
         return NULL;
     }

@@ -100,6 +100,11 @@ _Q4_K_ROUNDING = 2.0**-23
 BF16_ROUNDING = 2.0**-8
 # Float32 rounding of the query, the reciprocal length and their product: 2^-24 each, with room.
 _SCALE_ROUNDING = 4 * 2.0**-24
+# The scan of bfloat16 rows against the query in bfloat16 (``bf16_query_dot.h``) flushes subnormal products and sums
+# to 0: less than 2^-36 of |query| |row| on rows whose lengths are within these bounds, 2^-35 with room (a table
+# with a row that does not point nowhere outside them keeps the float32 scan).
+_BF16_QUERY_LENGTHS = (2.0**-64, 2.0**64)
+_BF16_QUERY_FLUSH = 2.0**-35
 
 
 class StoredScreen:
@@ -134,6 +139,7 @@ class StoredScreen:
         self.quantised = quantised_width is not None
         self._scan = _quants.quant_scores if self.quantised else _scan.half_scores
         self._quants = _quants
+        self._scan_module = _scan
         # How far the scan's copy of the query may be from it, relative to |query| (Q8_0, Q4_0 and
         # Q6_K are scanned against it as 16-bit integers: ``_quants.c``).
         # A Q4_K or Q5_K table is scanned so only with its ``spread``: the largest ratio over its rows of
@@ -162,6 +168,10 @@ class StoredScreen:
         # TQ2_0's, MXFP4's, NVFP4's, TQ1_0's, the IQ3s' and Q5_K's at open (``groups``).
         self.groups: np.ndarray | None = groups
         self.groups_at_open = groups is not None
+        # Rows that point nowhere (scale 0) score 0 in every scan: only the others' lengths matter.
+        self._bf16_query = (
+            not self.quantised and kind == BF16_KIND and _lengths_within(lengths[scale != 0], _BF16_QUERY_LENGTHS)
+        )
         self._scans = 0
         self._groups_lock = threading.Lock()
 
@@ -180,6 +190,11 @@ class StoredScreen:
     def query_in_bytes(self) -> bool:
         """True when a table's own search scans this copy against the query in single bytes (``bounded_scores``)."""
         return self._bytes_kind and bool(self._quants.grouped_scan())
+
+    @property
+    def query_in_bf16(self) -> bool:
+        """True when a table's own search scans its bfloat16 rows against the query in bfloat16."""
+        return self._bf16_query and bool(self._scan_module.BF16_QUERY)
 
     @property
     def nbytes(self) -> int:
@@ -219,9 +234,15 @@ class StoredScreen:
         integers: one product instruction for four numbers instead of two, which a query's time is mostly made
         of.  Its rounding is a hundred times the 16-bit one's, so the margin uses the rounding this very query
         had (``iq_scores`` and ``quant_scores`` measure |x - x~|) instead of a bound for every query: a few more
-        candidates for the exact pass, which picks the same answer.  Every other table: ``scores`` and
-        ``error_bound``.  ``check``: False for a caller that has just checked the mapped file itself.
+        candidates for the exact pass, which picks the same answer.  bfloat16 rows as stored are scanned against
+        the query in bfloat16 the same way (``_bf16_query_scores``) where the CPU has AVX512_BF16.  Every other
+        table: ``scores`` and ``error_bound``.  ``check``: False for a caller that has just checked the mapped file
+        itself.
         """
+        if self._bf16_query and query_length > 0:
+            found = self._bf16_query_scores(query, query_length, check)
+            if found is not None:
+                return found
         if not self._bytes_kind:
             scores = self.scores(query) if check else self.scores_after_check(query)
             return scores, self.error_bound(query_length)
@@ -241,6 +262,28 @@ class StoredScreen:
         shared_pass(self.shape[0] * self.shape[1], scan)
         # |x - x~| over |x|, rounded up: the query's share of the bound, in place of QUERY_ROUNDING.
         relative = rounding[0] / query_length * (1 + 2.0**-40) if query_length > 0 else 0.0
+        return out, self._bound(query_length, relative)
+
+    def _bf16_query_scores(
+        self, query: np.ndarray, query_length: float, check: bool
+    ) -> tuple[np.ndarray, float] | None:
+        """``bounded_scores`` of bfloat16 rows against the query rounded to bfloat16 (``bf16_query_dot.h``): one
+        product instruction for 32 numbers where the float32 scan takes two and a widening, which on a core that
+        halves 512-bit instructions is what a query's time is made of.  The margin uses this query's measured
+        rounding, as the byte scans do.  None where the CPU or the query does not allow it."""
+        if check and self.cache_file is not None:
+            self.cache_file.check()
+        query = np.ascontiguousarray(query, dtype=np.float32)
+        out = np.empty(self.shape[0], dtype=np.float32)
+        rounding = [-1.0]
+
+        def scan(progress: np.ndarray) -> None:
+            rounding[0] = self._scan_module.bf16_query_scores(self.bits, query, self.scale, out, progress)
+
+        shared_pass(self.shape[0] * self.shape[1], scan)
+        if rounding[0] < 0:
+            return None
+        relative = rounding[0] / query_length * (1 + 2.0**-40) + _BF16_QUERY_FLUSH
         return out, self._bound(query_length, relative)
 
     def whole_search(
@@ -369,6 +412,12 @@ class StoredScreen:
         unit = np.zeros_like(picked)
         unit[live] = picked[live] / self.lengths[index][live, None]
         return unit if np.ndim(ids) else unit[0]
+
+
+def _lengths_within(lengths: np.ndarray, bounds: tuple[float, float]) -> bool:
+    """True when every length is within ``bounds`` (none NaN)."""
+    lengths = np.asarray(lengths, dtype=np.float64)
+    return bool(np.all((lengths >= bounds[0]) & (lengths <= bounds[1])))
 
 
 def q4_k_groups(blocks: np.ndarray, width: int, quants: Any = _quants) -> np.ndarray:

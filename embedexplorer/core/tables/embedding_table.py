@@ -197,6 +197,8 @@ class EmbeddingTable:
                 what += " (from the second query on, a copy of them sixteen rows at a time)"
             if screen.query_in_bytes:
                 what += ", against the query in single bytes"
+            elif screen.query_in_bf16:
+                what += ", against the query in bfloat16"
             first = f"one pass over {what}, each score scaled by the row's stored reciprocal length"
         elif screen is None:
             first = "one float32 pass over the unit rows"
