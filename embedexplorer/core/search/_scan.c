@@ -52,7 +52,7 @@ static ALWAYS_INLINE void scan_rows(const uint16_t *rows, const float *query, fl
     Py_ssize_t ahead = PREFETCH_BYTES / (width * 2) + 1;
     for (Py_ssize_t i = start; i < stop; i++) {
         if (i + ahead < stop) /* a page ahead: scan_common.h says why */
-            prefetch_row(rows + (i + ahead) * width, width * 2);
+            prefetch_pages(rows + (i + ahead) * width, width * 2);
         out[i] = dot_bf16(rows + i * width, query, width);
     }
 }
@@ -305,7 +305,7 @@ __attribute__((target("avx512f,avx512bw"))) static void scaled_bf16_pairs(const 
     for (Py_ssize_t i = start; i < stop; i++) {
         const uint16_t *row = rows + i * width;
         if (i + ahead < stop)
-            prefetch_row(rows + (i + ahead) * width, width * 2);
+            prefetch_pages(rows + (i + ahead) * width, width * 2);
         __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
         Py_ssize_t j = whole;
         if ((uintptr_t)row % 64 != 0 && (uintptr_t)row % 2 == 0) {
@@ -348,7 +348,7 @@ __attribute__((target("avx512f"))) static void scaled_f16_avx512_wide(const uint
     for (Py_ssize_t i = start; i < stop; i++) {
         const uint16_t *row = rows + i * width;
         if (i + ahead < stop)
-            prefetch_row(rows + (i + ahead) * width, width * 2);
+            prefetch_pages(rows + (i + ahead) * width, width * 2);
         __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
         Py_ssize_t j = 0;
         for (; j + 32 <= width; j += 32) {

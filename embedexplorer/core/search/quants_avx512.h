@@ -246,7 +246,7 @@ AVX512_TARGET static void rows_integer(int kind, const uint8_t *rows, Py_ssize_t
     Py_ssize_t ahead = PREFETCH_BYTES / row_bytes + 1;
     for (Py_ssize_t i = start; i < stop; i++) {
         if (i + ahead < stop)
-            prefetch_row(rows + (i + ahead) * row_bytes, row_bytes);
+            prefetch_pages(rows + (i + ahead) * row_bytes, row_bytes);
         float total = row_integer(kind, rows + i * row_bytes, xq, step, width);
         out[i] = scale[i] == 0.0f ? 0.0f : total * scale[i];
     }

@@ -45,7 +45,11 @@ static ALWAYS_INLINE float widen_half(uint16_t bits)
  * hid them.  One core's time, at load 2-8: GPT-2-shaped Q8_0 2.9-3.7 ms without, 2.4-2.6 ms
  * with; bfloat16 5.5-6.2 ms, 3.0-3.7 ms; float16 5.2-5.8 ms, 3.5-3.6 ms; the Qwen2-7B-sized
  * bfloat16 and float16 tables 105-110 ms, 88-93 ms (16 KB ahead was slower, and asking for the
- * lines to skip the second-level cache much slower). */
+ * lines to skip the second-level cache much slower).  Those rows' scans ask for one line a page
+ * (prefetch_pages), which starts each page's walk, not for every line of a row at once: on a Zen 4 EPYC
+ * (7 December, one core, the Qwen2-7B-sized float16 scan, medians of 41 in turns) every line took 87.7 ms,
+ * a line a page 61.5-63.3 ms, none 60.1 ms: a burst of a row's 112 requests held up the loads that needed
+ * them. */
 #define PREFETCH_BYTES 4096
 /* The same for the copies of quantised rows sixteen at a time (quants_*.h's grouped scans): two pages.  Side
  * by side with one page, three runs each (GPT-2-shaped, two threads, the query over a plain read of the
@@ -58,6 +62,17 @@ static ALWAYS_INLINE void prefetch_row(const void *row, Py_ssize_t bytes)
 {
 #if defined(__GNUC__)
     for (Py_ssize_t at = 0; at < bytes; at += 64)
+        __builtin_prefetch((const char *)row + at, 0, 3);
+#else
+    (void)row, (void)bytes;
+#endif
+}
+
+/* One line of each 4 KB page of row: prefetch_row's page walks, without a request for every line. */
+static ALWAYS_INLINE void prefetch_pages(const void *row, Py_ssize_t bytes)
+{
+#if defined(__GNUC__)
+    for (Py_ssize_t at = 0; at < bytes; at += 4096)
         __builtin_prefetch((const char *)row + at, 0, 3);
 #else
     (void)row, (void)bytes;
