@@ -139,11 +139,10 @@ VNNI_TARGET static void q3_k_vnni(const uint8_t *groups, Py_ssize_t blocks, cons
         __m512 acc = _mm512_setzero_ps();
         for (Py_ssize_t b = 0; b < blocks; b++) {
             const uint8_t *at = group + b * Q3_K_GROUP_BYTES;
-            /* Ahead, as quants_groups32.h asks (the hardware's prefetcher stops at each 4 KB page). */
-            prefetch_row(at + GROUPS_PREFETCH_BYTES, Q3_K_GROUP_BYTES);
             const uint8_t *scales = at + 2 * GROUP_ROWS, *codes = scales + 16 * GROUP_ROWS;
             __m512 sums = _mm512_setzero_ps(); /* the block's, before d */
             for (int quad = 0; quad < 4; quad++) {
+                prefetch_part(at + GROUPS_PREFETCH_BYTES, Q3_K_GROUP_BYTES, quad, 4); /* ahead: scan_common.h */
                 const uint8_t *words_at = codes + 384 * quad;
                 __m512i words[4];
                 for (int t = 0; t < 4; t++)
@@ -189,11 +188,10 @@ VNNI_TARGET static void q2_k_vnni(const uint8_t *groups, Py_ssize_t blocks, cons
         __m512 acc = _mm512_setzero_ps(), offsets = _mm512_setzero_ps();
         for (Py_ssize_t b = 0; b < blocks; b++) {
             const uint8_t *at = group + b * Q2_K_GROUP_BYTES;
-            /* Ahead, as quants_groups32.h asks (the hardware's prefetcher stops at each 4 KB page). */
-            prefetch_row(at + GROUPS_PREFETCH_BYTES, Q2_K_GROUP_BYTES);
             const uint8_t *scales = at + 4 * GROUP_ROWS, *codes = scales + 16 * GROUP_ROWS;
             __m512 sums = _mm512_setzero_ps(), mins = _mm512_setzero_ps(); /* the block's, before d and dmin */
             for (int quad = 0; quad < 4; quad++) {
+                prefetch_part(at + GROUPS_PREFETCH_BYTES, Q2_K_GROUP_BYTES, quad, 4); /* ahead: scan_common.h */
                 __m512i words[4];
                 for (int t = 0; t < 4; t++)
                     words[t] = _mm512_loadu_si512((const void *)(codes + 64 * (4 * quad + t)));

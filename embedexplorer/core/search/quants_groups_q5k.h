@@ -253,11 +253,10 @@ VNNI_TARGET static void q5_k_groups_vnni(const uint8_t *groups, Py_ssize_t block
         __m512 acc = _mm512_setzero_ps(), offsets = _mm512_setzero_ps();
         for (Py_ssize_t b = 0; b < blocks; b++) {
             const uint8_t *at = group + b * Q5_K_GROUP_BLOCK_BYTES;
-            /* Ahead (GROUPS_PREFETCH_BYTES, scan_common.h): one core's time for the first pass a page ahead,
-             * side by side in one process (load 3-4), Qwen2-7B-sized 29-36 ms against 44-49 ms without,
-             * GPT-2-shaped 1.21-1.85 ms against 1.35-2.24 ms; two pages were no faster here, kept as for
-             * the other grouped scans. */
-            prefetch_row(at + GROUPS_PREFETCH_BYTES, Q5_K_GROUP_BLOCK_BYTES);
+            /* Ahead (GROUPS_PREFETCH_BYTES, scan_common.h, a 32nd of the block a step): one core's time for the
+             * first pass a page ahead, side by side in one process (load 3-4), Qwen2-7B-sized 29-36 ms against
+             * 44-49 ms without, GPT-2-shaped 1.21-1.85 ms against 1.35-2.24 ms; two pages were no faster here,
+             * kept as for the other grouped scans. */
             /* F16C widens float16 exactly, subnormals, infinities and NaN too, as widen_half does. */
             const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)at));
             const __m512 dmin = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(at + 2 * GROUP_ROWS)));
@@ -267,6 +266,7 @@ VNNI_TARGET static void q5_k_groups_vnni(const uint8_t *groups, Py_ssize_t block
                 /* Sub-block 2c (low nibbles) and 2c + 1 (high nibbles), each number with its fifth bit. */
                 __m512i lh = _mm512_setzero_si512(), ll = lh, hh = lh, hl = lh;
                 for (int t = 0; t < 8; t++) {
+                    prefetch_part(at + GROUPS_PREFETCH_BYTES, Q5_K_GROUP_BLOCK_BYTES, 8 * c + t, 32);
                     __m512i ql, qh;
                     q5_k_numbers(qs, fifth, 8 * c + t, &ql, &qh);
                     Py_ssize_t j = 256 * b + 64 * c + 4 * t;

@@ -158,12 +158,12 @@ VNNI_TARGET static int q6_k_groups_vnni(const uint8_t *groups, const int8_t *hig
         __m512 acc = _mm512_setzero_ps();
         for (Py_ssize_t b = 0; b < blocks; b++) {
             const uint8_t *at = group + b * Q6K_GROUP_BLOCK_BYTES;
-            /* Ahead (GROUPS_PREFETCH_BYTES, scan_common.h): past the table's end harmless. */
-            prefetch_row(at + GROUPS_PREFETCH_BYTES, Q6K_GROUP_BLOCK_BYTES);
             const int8_t *scales = (const int8_t *)(at + Q6K_PLANES_BYTES);
             /* F16C widens float16 exactly, subnormals, infinities and NaN too, as widen_half does. */
             const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(scales + 16 * 16)));
             for (int k = 0; k < 16; k++) {
+                /* Ahead (GROUPS_PREFETCH_BYTES, scan_common.h), a 16th of the block a step; past the end harmless */
+                prefetch_part(at + GROUPS_PREFETCH_BYTES, Q6K_GROUP_BLOCK_BYTES, k, 16);
                 const uint8_t *planes = at + 192 * k;
                 __m512i p0 = _mm512_loadu_si512((const void *)planes);
                 __m512i p1 = _mm512_loadu_si512((const void *)(planes + 64));

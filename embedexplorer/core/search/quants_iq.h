@@ -270,10 +270,10 @@ VNNI_TARGET static ALWAYS_INLINE __m512 iq_group_vnni(const uint8_t *group, Py_s
     __m512 acc = _mm512_setzero_ps();
     for (Py_ssize_t b = 0; b < blocks; b++) {
         const uint8_t *at = group + b * group_bytes;
-        prefetch_row(at + GROUPS_PREFETCH_BYTES, group_bytes); /* ahead: see scan_common.h */
         const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)at));
         const uint8_t *odd = at + 2 * GROUP_ROWS, *planes = odd + 16 * GROUP_ROWS;
         for (int c = 0; c < 8; c++) {
+            prefetch_part(at + GROUPS_PREFETCH_BYTES, group_bytes, c, 8); /* ahead: scan_common.h */
             const uint8_t *chunk = planes + 192 * c;
             __m512i sums[2][2]; /* numbers 0-15 and 16-31 of the chunk: u . high, u . low */
             for (int v = 0; v < 2; v++) {
@@ -326,11 +326,11 @@ VNNI_TARGET static ALWAYS_INLINE __m512 iq1_group_vnni(const uint8_t *group, Py_
     __m512 acc = _mm512_setzero_ps();
     for (Py_ssize_t b = 0; b < blocks; b++) {
         const uint8_t *at = group + b * group_bytes;
-        prefetch_row(at + GROUPS_PREFETCH_BYTES, group_bytes); /* ahead: see scan_common.h */
         const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)at));
         const uint8_t *header = at + 2 * GROUP_ROWS;
         const uint8_t *planes = at + iq_header_bytes(sub == 32 ? KIND_IQ1_S : KIND_IQ1_M);
         for (int c = 0; c < 8; c++) {
+            prefetch_part(at + GROUPS_PREFETCH_BYTES, group_bytes, c, 8); /* ahead: scan_common.h */
             Py_ssize_t k = 8 * b + c; /* the query's run of 32 */
             __m512i sums[2][2]; /* numbers 0-15 and 16-31 of the chunk: m . high, m . low */
             for (int v = 0; v < 2; v++) {
@@ -372,11 +372,11 @@ VNNI_TARGET static ALWAYS_INLINE __m512 iq2_group_bytes(const uint8_t *group, Py
     __m512 acc = _mm512_setzero_ps();
     for (Py_ssize_t b = 0; b < blocks; b++) {
         const uint8_t *at = group + b * group_bytes;
-        prefetch_row(at + GROUPS_PREFETCH_BYTES, group_bytes); /* ahead: see scan_common.h */
         const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)at));
         const uint8_t *odd = at + 2 * GROUP_ROWS, *planes = odd + 16 * GROUP_ROWS;
         __m512 block = _mm512_setzero_ps();
         for (int c = 0; c < 8; c++) {
+            prefetch_part(at + GROUPS_PREFETCH_BYTES, group_bytes, c, 8); /* ahead: scan_common.h */
             const uint8_t *chunk = planes + 192 * c;
             __m512i sums[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()}; /* numbers 0-15, 16-31: u . xq */
             for (int v = 0; v < 2; v++) {
@@ -417,12 +417,12 @@ VNNI_TARGET static ALWAYS_INLINE __m512 iq1_group_bytes(const uint8_t *group, Py
     __m512 acc = _mm512_setzero_ps();
     for (Py_ssize_t b = 0; b < blocks; b++) {
         const uint8_t *at = group + b * group_bytes;
-        prefetch_row(at + GROUPS_PREFETCH_BYTES, group_bytes); /* ahead: see scan_common.h */
         const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)at));
         const uint8_t *header = at + 2 * GROUP_ROWS;
         const uint8_t *planes = at + iq_header_bytes(sub == 32 ? KIND_IQ1_S : KIND_IQ1_M);
         __m512 block = _mm512_setzero_ps();
         for (int c = 0; c < 8; c++) {
+            prefetch_part(at + GROUPS_PREFETCH_BYTES, group_bytes, c, 8); /* ahead: scan_common.h */
             Py_ssize_t k = 8 * b + c; /* the query's run of 32 */
             __m512i sums[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()}; /* numbers 0-15, 16-31: m . xq */
             for (int v = 0; v < 2; v++) {
@@ -562,11 +562,11 @@ IQ_TARGET static ALWAYS_INLINE __m512 iq_index_group(int kind, const uint8_t *gr
     __m512 acc = _mm512_setzero_ps();
     for (Py_ssize_t b = 0; b < blocks; b++) {
         const uint8_t *at = group + b * group_bytes;
-        prefetch_row(at + GROUPS_PREFETCH_BYTES, group_bytes); /* ahead: see scan_common.h */
         const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)at));
         const uint8_t *header = at + 2 * GROUP_ROWS, *chunks = at + iq_header_bytes(kind);
         __m512 block = _mm512_setzero_ps(); /* against bytes: the block's sum, times d once */
         for (int c = 0; c < 8; c++) {
+            prefetch_part(at + GROUPS_PREFETCH_BYTES, group_bytes, c, 8); /* ahead: scan_common.h */
             __m512i codes[2], h[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()}, l[2] = {h[0], h[1]};
             iq_index_codes(kind, chunks + chunk_bytes * c, tables, codes);
             __m512i signs = _mm512_loadu_si512((const void *)(chunks + chunk_bytes * c + 64));
