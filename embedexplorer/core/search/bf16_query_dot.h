@@ -99,9 +99,7 @@ BF16_DOT_TARGET static void bf16_dot_chunk(const void *job, Py_ssize_t start, Py
         q->out[i] = q->scale[i] == 0.0f ? 0.0f : (float)((double)total * q->unscale * (double)q->scale[i]);
     }
 }
-#endif
 
-#ifdef SCAN_X86
 /* The bfloat16 nearest v (ties to even), 0 for a subnormal one; v finite. */
 static uint16_t nearest_bf16_normal(float v)
 {
@@ -167,8 +165,9 @@ static PyObject *bf16_query_scores(PyObject *self, PyObject *args)
     } else if (check_progress(&progress)) {
         double rounding = -1.0;
 #ifdef SCAN_X86
+        /* the query's whole runs on a 64-byte line, and its tail */
         uint16_t *bits = bf16_dot_cpu ? PyMem_RawMalloc((size_t)(width / 32 * 32 + 32) * sizeof(uint16_t) + 64) : NULL;
-        float *tail = PyMem_RawMalloc(32 * sizeof(float));
+        float *tail = bf16_dot_cpu ? PyMem_RawMalloc(32 * sizeof(float)) : NULL;
         if (bf16_dot_cpu && (bits == NULL || tail == NULL)) {
             result = PyErr_NoMemory();
         } else if (bf16_dot_cpu) {
