@@ -382,6 +382,23 @@ static float *pair_query(const float *query, Py_ssize_t width)
 }
 #endif
 
+/* What half_scores and bf16_query_scores check of their buffers: a query of whole float32 numbers, len(out) rows of
+ * that many 16-bit numbers, one float32 scale a row; 0 with a ValueError set where they do not fit. */
+static int half_buffers_fit(const Py_buffer *rows, const Py_buffer *query, const Py_buffer *scale, const Py_buffer *out)
+{
+    Py_ssize_t width = query->len / (Py_ssize_t)sizeof(float), count = out->len / (Py_ssize_t)sizeof(float);
+    if (width == 0 || query->len % (Py_ssize_t)sizeof(float) != 0) {
+        PyErr_SetString(PyExc_ValueError, "the query must hold at least one float32");
+    } else if (rows->len != count * width * (Py_ssize_t)sizeof(uint16_t)) {
+        PyErr_SetString(PyExc_ValueError, "rows must hold len(out) x len(query) 16-bit numbers");
+    } else if (scale->len != out->len) {
+        PyErr_SetString(PyExc_ValueError, "scale must hold one float32 per row");
+    } else {
+        return 1;
+    }
+    return 0;
+}
+
 #include "bf16_query_dot.h"
 
 /* [kind]: 0 bfloat16, 1 float16 */
@@ -437,13 +454,7 @@ static PyObject *half_scores(PyObject *self, PyObject *args)
     Py_ssize_t count = out.len / (Py_ssize_t)sizeof(float);
     if (kind != 0 && kind != 1) {
         PyErr_SetString(PyExc_ValueError, "kind must be 0 (bfloat16) or 1 (float16)");
-    } else if (width == 0 || query.len % (Py_ssize_t)sizeof(float) != 0) {
-        PyErr_SetString(PyExc_ValueError, "the query must hold at least one float32");
-    } else if (rows.len != count * width * (Py_ssize_t)sizeof(uint16_t)) {
-        PyErr_SetString(PyExc_ValueError, "rows must hold len(out) x len(query) 16-bit numbers");
-    } else if (scale.len != out.len) {
-        PyErr_SetString(PyExc_ValueError, "scale must hold one float32 per row");
-    } else if (check_progress(&progress)) {
+    } else if (half_buffers_fit(&rows, &query, &scale, &out) && check_progress(&progress)) {
         const float *query_used = query.buf;
         float *paired = NULL;
 #ifdef SCAN_X86

@@ -1,5 +1,5 @@
 /* bfloat16 rows against the query rounded to bfloat16 too: one vdpbf16ps per 32 numbers (AVX512_BF16), included by
- * _scan.c once, after scaled_bf16_pairs.
+ * _scan.c once, after scaled_bf16_pairs and half_buffers_fit.
  *
  * scaled_bf16_pairs widens each run of 32 numbers into two float32 registers and takes two fused multiply-adds: on
  * a core that runs each 512-bit instruction in two halves (Zen 4) that is the arithmetic, not memory, that sets a
@@ -155,30 +155,26 @@ static PyObject *bf16_query_scores(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "y*y*y*w*w*", &rows, &query, &scale, &out, &progress))
         return NULL;
     PyObject *result = NULL;
-    Py_ssize_t width = query.len / (Py_ssize_t)sizeof(float), count = out.len / (Py_ssize_t)sizeof(float);
-    if (width == 0 || query.len % (Py_ssize_t)sizeof(float) != 0 || out.len % (Py_ssize_t)sizeof(float) != 0) {
-        PyErr_SetString(PyExc_ValueError, "the query and out must hold whole float32, the query at least one");
-    } else if (rows.len != count * width * (Py_ssize_t)sizeof(uint16_t)) {
-        PyErr_SetString(PyExc_ValueError, "rows must hold len(out) x len(query) bfloat16 numbers");
-    } else if (scale.len != out.len) {
-        PyErr_SetString(PyExc_ValueError, "scale must hold one float32 per row");
-    } else if (check_progress(&progress)) {
+    if (half_buffers_fit(&rows, &query, &scale, &out) && check_progress(&progress)) {
         double rounding = -1.0;
 #ifdef SCAN_X86
-        /* the query's whole runs on a 64-byte line, and its tail */
-        uint16_t *bits = bf16_dot_cpu ? PyMem_RawMalloc((size_t)(width / 32 * 32 + 32) * sizeof(uint16_t) + 64) : NULL;
-        float *tail = bf16_dot_cpu ? PyMem_RawMalloc(32 * sizeof(float)) : NULL;
-        if (bf16_dot_cpu && (bits == NULL || tail == NULL)) {
-            result = PyErr_NoMemory();
-        } else if (bf16_dot_cpu) {
-            __m512bh *aligned = (__m512bh *)(((uintptr_t)bits + 63) & ~(uintptr_t)63);
-            struct bf16_dot_job job = {rows.buf, aligned, tail, scale.buf, out.buf, 1.0, width};
-            rounding = bf16_query(query.buf, width, (uint16_t *)aligned, tail, &job.unscale);
-            if (rounding >= 0.0)
-                result = share_chunks_released(bf16_dot_chunk, &job, count, &progress);
+        if (bf16_dot_cpu) {
+            Py_ssize_t width = query.len / (Py_ssize_t)sizeof(float), count = out.len / (Py_ssize_t)sizeof(float);
+            /* the query's whole runs on a 64-byte line, and its tail */
+            uint16_t *bits = PyMem_RawMalloc((size_t)(width / 32 * 32 + 32) * sizeof(uint16_t) + 64);
+            float *tail = PyMem_RawMalloc(32 * sizeof(float));
+            if (bits == NULL || tail == NULL) {
+                result = PyErr_NoMemory();
+            } else {
+                __m512bh *aligned = (__m512bh *)(((uintptr_t)bits + 63) & ~(uintptr_t)63);
+                struct bf16_dot_job job = {rows.buf, aligned, tail, scale.buf, out.buf, 1.0, width};
+                rounding = bf16_query(query.buf, width, (uint16_t *)aligned, tail, &job.unscale);
+                if (rounding >= 0.0)
+                    result = share_chunks_released(bf16_dot_chunk, &job, count, &progress);
+            }
+            PyMem_RawFree(bits);
+            PyMem_RawFree(tail);
         }
-        PyMem_RawFree(bits);
-        PyMem_RawFree(tail);
 #endif
         if (result != NULL) {
             Py_DECREF(result);

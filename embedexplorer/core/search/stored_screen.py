@@ -10,6 +10,7 @@ length within ``error_bound``; ``stored_search`` chooses and builds a table's sc
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -246,23 +247,34 @@ class StoredScreen:
         if not self._bytes_kind:
             scores = self.scores(query) if check else self.scores_after_check(query)
             return scores, self.error_bound(query_length)
-        if check and self.cache_file is not None:
-            self.cache_file.check()
-        query = np.ascontiguousarray(query, dtype=np.float32)
-        out = np.empty(self.shape[0], dtype=np.float32)
-        rounding = [0.0]
         quants, groups, rows, kind = self._quants, self.groups, self.bits, self.kind
 
-        def scan(progress: np.ndarray) -> None:  # coarse: the query in bytes, whose |x - x~| each returns
+        def coarse(query32: np.ndarray, out: np.ndarray, progress: np.ndarray) -> float:  # the query in bytes
             if kind == _TQ1_0:
-                rounding[0] = quants.quant_scores(rows, kind, query, self.scale, out, progress, True, groups, True)
-            else:
-                rounding[0] = quants.iq_scores(groups, rows, kind, query, self.scale, out, progress, True)
+                return float(quants.quant_scores(rows, kind, query32, self.scale, out, progress, True, groups, True))
+            return float(quants.iq_scores(groups, rows, kind, query32, self.scale, out, progress, True))
 
-        shared_pass(self.shape[0] * self.shape[1], scan)
+        out, rounding = self._measured_pass(query, check, coarse)
         # |x - x~| over |x|, rounded up: the query's share of the bound, in place of QUERY_ROUNDING.
-        relative = rounding[0] / query_length * (1 + 2.0**-40) if query_length > 0 else 0.0
+        relative = rounding / query_length * (1 + 2.0**-40) if query_length > 0 else 0.0
         return out, self._bound(query_length, relative)
+
+    def _measured_pass(
+        self, query: np.ndarray, check: bool, scan: Callable[[np.ndarray, np.ndarray, np.ndarray], float]
+    ) -> tuple[np.ndarray, float]:
+        """Every row's score by ``scan(query32, out, progress)``, shared by the pass's threads, and the |x - x~|
+        the scan measured for its copy of the query (every thread's is the same)."""
+        if check and self.cache_file is not None:
+            self.cache_file.check()
+        query32 = np.ascontiguousarray(query, dtype=np.float32)
+        out = np.empty(self.shape[0], dtype=np.float32)
+        rounding = [0.0]
+
+        def run(progress: np.ndarray) -> None:
+            rounding[0] = scan(query32, out, progress)
+
+        shared_pass(self.shape[0] * self.shape[1], run)
+        return out, rounding[0]
 
     def _bf16_query_scores(
         self, query: np.ndarray, query_length: float, check: bool
@@ -271,19 +283,15 @@ class StoredScreen:
         product instruction for 32 numbers where the float32 scan takes two and a widening, which on a core that
         halves 512-bit instructions is what a query's time is made of.  The margin uses this query's measured
         rounding, as the byte scans do.  None where the CPU or the query does not allow it."""
-        if check and self.cache_file is not None:
-            self.cache_file.check()
-        query = np.ascontiguousarray(query, dtype=np.float32)
-        out = np.empty(self.shape[0], dtype=np.float32)
-        rounding = [-1.0]
+        bits, scale, module = self.bits, self.scale, self._scan_module
 
-        def scan(progress: np.ndarray) -> None:
-            rounding[0] = self._scan_module.bf16_query_scores(self.bits, query, self.scale, out, progress)
+        def in_bf16(query32: np.ndarray, out: np.ndarray, progress: np.ndarray) -> float:
+            return float(module.bf16_query_scores(bits, query32, scale, out, progress))
 
-        shared_pass(self.shape[0] * self.shape[1], scan)
-        if rounding[0] < 0:
+        out, rounding = self._measured_pass(query, check, in_bf16)
+        if rounding < 0:
             return None
-        relative = rounding[0] / query_length * (1 + 2.0**-40) + _BF16_QUERY_FLUSH
+        relative = rounding / query_length * (1 + 2.0**-40) + _BF16_QUERY_FLUSH
         return out, self._bound(query_length, relative)
 
     def whole_search(
