@@ -1,10 +1,11 @@
-"""IQ1, IQ2 and TQ1_0 tables are searched against the query held in signed bytes, with the margin that very query's
+"""IQ1, IQ2, IQ3 and TQ1_0 tables are searched against the query held in signed bytes, with the margin that very query's
 rounding allows, and in one C call from scan to ordered answer: the answers are still a float64 search's.
 
 The oracle is the gguf package's ``dequantize`` (llama.cpp's own Python code) and a float64 brute force over its
 numbers. Queries include runs whose numbers fall half way between two steps, runs of numbers a million times
 smaller than the rest, runs all zero, and sizes far from 1; the tables are ``test_iq_grid_groups``'s random
-blocks and ``test_fp4_ternary_groups``'s TQ1_0 rows (quantised by gguf), with near ties and rows pointing nowhere.
+blocks, ``test_fp4_ternary_groups``'s TQ1_0 rows (quantised by gguf) and its IQ3 random blocks, with near ties and
+rows pointing nowhere.
 """
 
 from __future__ import annotations
@@ -24,9 +25,11 @@ from ..gguf_fixture import float64_top_k, write_gguf
 from . import test_fp4_ternary_groups as ternary
 from . import test_iq_grid_groups as grid
 from .grouped_rows import exact_cosines
+from .test_fp4_ternary_groups import without_vbmi  # noqa: F401 (a fixture)
 from .test_iq_grid_groups import grouped_here
 
-TYPES = [*grid.TYPES, Q.TQ1_0]
+TERNARY = (Q.TQ1_0, Q.IQ3_XXS, Q.IQ3_S)  # test_fp4_ternary_groups's rows and ties
+TYPES = [*grid.TYPES, *TERNARY]
 IDS = [t.name for t in TYPES]
 
 _quants = pytest.importorskip("embedexplorer.core.search._quants", reason="the quantised scan was not built here")
@@ -36,7 +39,7 @@ K = 12
 
 def screen_of(qtype: Q, count: int, width: int, seed: int):  # type: ignore[no-untyped-def]
     """Random stored rows of ``qtype``, their first pass as a table opens it, and gguf's numbers in float64."""
-    if qtype == Q.TQ1_0:
+    if qtype in TERNARY:
         stored = ternary.stored_rows(qtype, count, width, seed)
         return stored, *ternary.screen_for(stored, qtype, width)
     stored = grid.blocks_of(qtype, count, width, seed)
@@ -45,7 +48,7 @@ def screen_of(qtype: Q, count: int, width: int, seed: int):  # type: ignore[no-u
 
 def ties_of(qtype: Q, seed: int) -> np.ndarray:
     """3,001 rows of 512 numbers: row 50, its copies 140 and 141, and 40 rows a step away from it (100-139)."""
-    return ternary.near_tie_blocks(qtype, 3001, 512, seed) if qtype == Q.TQ1_0 else grid.near_tie_blocks(qtype, seed)
+    return ternary.near_tie_blocks(qtype, 3001, 512, seed) if qtype in TERNARY else grid.near_tie_blocks(qtype, seed)
 
 
 def hard_queries(width: int, seed: int) -> list[np.ndarray]:
@@ -186,3 +189,21 @@ def test_groups_scanned_by_another_build_answer_in_one_call_from_the_float_scan(
             assert [n.id for n in table.neighbours(row, k=K).neighbours] == expected
     finally:
         table.close()
+
+
+@grouped_here
+@pytest.mark.usefixtures("without_vbmi")
+@pytest.mark.parametrize("qtype", [Q.IQ3_XXS, Q.IQ3_S], ids=["IQ3_XXS", "IQ3_S"])
+def test_the_iq3_scan_in_bytes_by_vpshufb_gives_the_vbmi_scans_scores(qtype: Q) -> None:
+    """On a CPU with VNNI but no VBMI the IQ3 codes are looked up by vpshufb after a mask: the same sums, the same
+    roundings, so the same scores to the bit, within the same measured margin."""
+    _, screen, numbers = screen_of(qtype, 1013, 768, seed=21)
+    for query in hard_queries(768, seed=22):
+        length = float(np.linalg.norm(query.astype(np.float64)))
+        scores, margin = screen.bounded_scores(query, length)
+        _quants.fp4t_use_vbmi(True)
+        with_vbmi, same_margin = screen.bounded_scores(query, length)
+        _quants.fp4t_use_vbmi(False)
+        np.testing.assert_array_equal(scores.view(np.uint32), with_vbmi.view(np.uint32))
+        assert margin == same_margin
+        assert np.abs(scores - exact_cosines(numbers, screen.lengths, query)).max() <= margin

@@ -197,9 +197,9 @@ def search(
 BoundedPass = Callable[[np.ndarray, float], tuple[np.ndarray, float]]
 
 
-# The whole search in one call where it can (an IQ1, IQ2 or TQ1_0 table's: ``StoredScreen.whole_search``):
+# The whole search in one call where it can (an IQ1, IQ2, IQ3 or TQ1_0 table's: ``StoredScreen.whole_search``):
 # ``(query32, query64, |query| > 0, k, excluded ids)`` -> the k best ids and their cosines as ``search_bounded``
-# gives them, or None.
+# gives them, or None.  Both queries C-contiguous.
 WholeSearch = Callable[[np.ndarray, np.ndarray, float, int, list[int]], tuple[np.ndarray, np.ndarray] | None]
 
 
@@ -212,11 +212,16 @@ def search_bounded(
     exact: Callable[[np.ndarray, np.ndarray], np.ndarray],
     finish: Finish | None = None,
     whole: WholeSearch | None = None,
+    measured: tuple[np.ndarray, float] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``search`` with a first pass that says its own margin for each query; ``whole`` does it all in one call
-    where it can (see ``WholeSearch``)."""
-    query64 = np.asarray(query, dtype=np.float64)
-    length = math.sqrt(float(query64 @ query64))  # np.linalg.norm's very sum, without its checks
+    where it can (see ``WholeSearch``).  ``measured``: the query in float64 (C-contiguous) and its length, where the
+    caller has them already (each numpy call costs a query some 10 us: the scan before has evicted its code)."""
+    if measured is None:
+        query64 = np.asarray(query, dtype=np.float64)
+        length = math.sqrt(float(query64 @ query64))  # np.linalg.norm's very sum, without its checks
+    else:
+        query64, length = measured
     excluded = sorted({int(i) for i in exclude})
     k = max(0, min(int(k), count - len(excluded)))
     if k == 0:
@@ -224,7 +229,7 @@ def search_bounded(
     if length == 0:  # every cosine is 0: the first rows, in id order
         kept = np.setdiff1d(np.arange(min(count, k + len(excluded))), excluded)[:k]
         return kept.astype(np.int64), np.zeros(k, dtype=np.float32)
-    query32 = np.asarray(query, dtype=np.float32)
+    query32 = np.ascontiguousarray(query, dtype=np.float32)  # as ``whole`` takes it
     found = None if whole is None or k > _PICK_MAX_K else whole(query32, query64, length, k, excluded)
     if found is not None:
         return found

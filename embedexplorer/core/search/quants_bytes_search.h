@@ -1,5 +1,5 @@
 /* The whole search in one call of a table whose copy is scanned against the query in signed bytes (the IQ1 and
- * IQ2 grid kinds, TQ1_0; included by _quants.c once, after quants_top.h): that scan (iq_query_prepare's or
+ * IQ2 grid kinds, TQ1_0 and the IQ3s; included by _quants.c once, after quants_top.h): that scan (iq_query_prepare's or
  * fp4t_query_prepare's coarse copy of the query), the margin that query's own rounding allows, then
  * quants_top.h's pick, exact pass and order.
  *
@@ -12,14 +12,15 @@
 #ifndef EMBEDEXPLORER_QUANTS_BYTES_SEARCH_H
 #define EMBEDEXPLORER_QUANTS_BYTES_SEARCH_H
 
-/* What bytes_search checks of a TQ1_0 table's buffers; 0 with a ValueError set when they do not fit. */
-static int tq1_0_buffers_fit(Py_ssize_t query_len, Py_ssize_t rows_len, Py_ssize_t groups_len, Py_ssize_t count)
+/* What bytes_search checks of a TQ1_0 or IQ3 table's buffers; 0 with a ValueError set when they do not fit. */
+static int fp4t_buffers_fit(int kind, Py_ssize_t query_len, Py_ssize_t rows_len, Py_ssize_t groups_len,
+                            Py_ssize_t count)
 {
     Py_ssize_t width = query_len / (Py_ssize_t)sizeof(float);
     if (width == 0 || width % 256 != 0 || query_len % (Py_ssize_t)sizeof(float) != 0) {
         PyErr_SetString(PyExc_ValueError, "the query must hold whole blocks of float32");
-    } else if (rows_len != count * (width / 256) * BLOCK_BYTES[KIND_TQ1_0] ||
-               groups_len != fp4t_groups_bytes(KIND_TQ1_0, count, width)) {
+    } else if (rows_len != count * (width / 256) * BLOCK_BYTES[kind] ||
+               groups_len != fp4t_groups_bytes(kind, count, width)) {
         PyErr_SetString(PyExc_ValueError, "rows and groups must hold one row per number of scale, len(query) wide");
     } else {
         return 1;
@@ -41,8 +42,8 @@ static PyObject *bytes_search(PyObject *self, PyObject *args)
     PyObject *result = NULL, *excluded = NULL;
     Py_ssize_t width = query.len / (Py_ssize_t)sizeof(float), count = scale.len / (Py_ssize_t)sizeof(float);
     Py_ssize_t k = ids_out.len / (Py_ssize_t)sizeof(int64_t);
-    int tq1_0 = kind == KIND_TQ1_0;
-    if (tq1_0 ? !tq1_0_buffers_fit(query.len, rows.len, groups.len, count)
+    int ternary_kind = fp4t_bytes_kind(kind); /* else a grid kind */
+    if (ternary_kind ? !fp4t_buffers_fit(kind, query.len, rows.len, groups.len, count)
               : !iq_buffers_fit(kind, query.len, rows.len, groups.len, scale.len, count)) {
         /* the error is set */
     } else if (query64.len != width * (Py_ssize_t)sizeof(double) ||
@@ -76,14 +77,14 @@ static PyObject *bytes_search(PyObject *self, PyObject *args)
                                        .query = query.buf, .scale = scale.buf, .out = scores};
             struct iq_query grid_query = {0};
             struct fp4t_query ternary_query = {0};
-            if (tq1_0)
+            if (ternary_kind)
                 fp4t_query_prepare(&ternary, &ternary_query, 1, 1);
             else
                 iq_query_prepare(&grid, &grid_query, query.buf, 1);
-            chunk_function chunk = tq1_0 ? fp4t_chunk : iq_chunk;
-            const void *job = tq1_0 ? (const void *)&ternary : (const void *)&grid;
-            int in_bytes = tq1_0 ? ternary.high != NULL : grid.high != NULL;
-            double measured = tq1_0 ? ternary_query.rounding : grid_query.rounding;
+            chunk_function chunk = ternary_kind ? fp4t_chunk : iq_chunk;
+            const void *job = ternary_kind ? (const void *)&ternary : (const void *)&grid;
+            int in_bytes = ternary_kind ? ternary.high != NULL : grid.high != NULL;
+            double measured = ternary_kind ? ternary_query.rounding : grid_query.rounding;
             /* StoredScreen._bound with |x - x~| / |x| rounded up, as bounded_scores has it */
             double rounding = in_bytes ? measured / length * (1 + 0x1p-40) : 0.0;
             double margin = length * (rounding + (1 + rounding) * relative);
@@ -101,7 +102,7 @@ static PyObject *bytes_search(PyObject *self, PyObject *args)
                 scores[drop[i]] = -INFINITY;
             kept = top_rows(&top, ids_out.buf, values);
             Py_END_ALLOW_THREADS
-            if (tq1_0)
+            if (ternary_kind)
                 fp4t_query_free(&ternary_query);
             else
                 iq_query_free(&grid_query);

@@ -82,6 +82,12 @@ static int fp4t_kind(int kind)
     return kind == KIND_NVFP4 || kind == KIND_TQ1_0 || kind == KIND_IQ3_XXS || kind == KIND_IQ3_S;
 }
 
+/* The kinds whose copy is also scanned against the query in signed bytes (coarse: a table's own search). */
+static int fp4t_bytes_kind(int kind)
+{
+    return kind == KIND_TQ1_0 || kind == KIND_IQ3_XXS || kind == KIND_IQ3_S;
+}
+
 /* TQ1_0's d of every block at the group's start, padded to 64 bytes; IQ3_S's d and scales likewise. */
 static Py_ssize_t tq1_0_headers(Py_ssize_t blocks)
 {
@@ -381,6 +387,58 @@ VNNI_TARGET static void iq3_groups(const struct fp4t_job *q, Py_ssize_t start, P
         fp4t_store(q, g, stop, acc);
     }
 }
+
+/* iq3_groups against the query in bytes (the coarse scan, quants_iq.h's top): one vpdpbusd per four numbers, and per
+ * sub-block S = sum (c + o) xq - o sum xq in int32 (|xq| <= 127: IQ3_S's at most 32 x 30 x 127, IQ3_XXS's 32 x 124 x
+ * 127, both below 2^19: exact in float32 too), so S = sum c xq exactly; the weight d (1 + 2 ls) step (/ 4) rounded
+ * once (a free step; d (1 + 2 ls) is exact, and the weight normal: at least 2^-24 x 2^-87 x 2^-2), then one fused
+ * multiply-add and the lane's adds: fewer than width roundings a term, as tq1_0_groups_bytes.  Two chains of sums
+ * (the low nibbles' and the high ones'), each half as long.  VBMI's vpermb reads six bits of a byte, so the
+ * table holds each value four times and the low nibbles need no mask; else vpshufb after a mask. */
+#define IQ3_GROUPS_BYTES(NAME, TARGET, TABLE, FIRST, SECOND)                                                          \
+    TARGET static void NAME(const struct fp4t_job *q, Py_ssize_t start, Py_ssize_t stop)                             \
+    {                                                                                                                  \
+        uint8_t shifted[64];                                                                                           \
+        int xxs = q->kind == KIND_IQ3_XXS, offset = xxs ? 62 : 15;                                                    \
+        for (int c = 0; c < 64; c++)                                                                                   \
+            shifted[c] = (uint8_t)(offset + (c & 8 ? -1 : 1) * (xxs ? IQ3_XXS_VALUES[c & 7] : 2 * (c & 7) + 1));       \
+        const float quarter = xxs ? 0.25f : 1.0f;                                                                      \
+        const __m512i table = TABLE, nibble = _mm512_set1_epi8(0x0F);                                                  \
+        (void)nibble;                                                                                                  \
+        Py_ssize_t blocks = q->width / 256, size = fp4t_group_bytes(q->kind, blocks), headers = iq3_s_headers(blocks); \
+        for (Py_ssize_t g = start / GROUP_ROWS; g * GROUP_ROWS < stop; g++) {                                          \
+            const uint8_t *group = q->groups + g * size;                                                               \
+            __m512 acc = _mm512_setzero_ps();                                                                          \
+            for (Py_ssize_t b = 0; b < blocks; b++) {                                                                  \
+                const uint8_t *header = group + b * IQ3_S_HEADER, *codes = group + headers + b * IQ3_S_GROUP_CODES;    \
+                const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)header));                         \
+                for (int s = 0; s < 8; s++) {                                                                          \
+                    Py_ssize_t k = 8 * b + s;                                                                          \
+                    __m512i low = _mm512_set1_epi32(-q->offsets[k]), high = _mm512_setzero_si512();                    \
+                    prefetch_row(codes + 256 * s + GROUPS_PREFETCH_BYTES, 256); /* as iq3_groups */                    \
+                    for (int u = 0; u < 4; u++) {                                                                      \
+                        __m512i bytes = _mm512_loadu_si512((const void *)(codes + 64 * (4 * s + u)));                  \
+                        Py_ssize_t j = 256 * b + 32 * s + 4 * u;                                                       \
+                        low = _mm512_dpbusd_epi32(low, FIRST, four_bytes(q->high + j));                                \
+                        high = _mm512_dpbusd_epi32(high, SECOND, four_bytes(q->high + j + 16));                        \
+                    }                                                                                                  \
+                    const uint8_t *odd_at = header + 2 * GROUP_ROWS + GROUP_ROWS * s;                                  \
+                    __m512i odd = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)odd_at));                      \
+                    __m512 step = _mm512_set1_ps(q->step[k] * quarter); /* exact: a quarter of a normal step */        \
+                    __m512 weight = _mm512_mul_ps(_mm512_mul_ps(d, _mm512_cvtepi32_ps(odd)), step);                    \
+                    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(low, high)), weight, acc);               \
+                }                                                                                                      \
+            }                                                                                                          \
+            fp4t_store(q, g, stop, acc);                                                                               \
+        }                                                                                                              \
+    }
+
+IQ3_GROUPS_BYTES(iq3_groups_bytes, VNNI_TARGET, _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)shifted)),
+                 _mm512_shuffle_epi8(table, _mm512_and_si512(bytes, nibble)),
+                 _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(bytes, 4), nibble)))
+IQ3_GROUPS_BYTES(iq3_groups_bytes_vbmi, FP4T_VBMI_TARGET, _mm512_loadu_si512((const void *)shifted),
+                 _mm512_permutexvar_epi8(bytes, table), _mm512_permutexvar_epi8(_mm512_srli_epi16(bytes, 4), table))
+#undef IQ3_GROUPS_BYTES
 #endif
 
 static void fp4t_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
@@ -392,8 +450,12 @@ static void fp4t_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
             nvfp4_groups_vbmi(q, start, stop);
         else if (q->kind == KIND_NVFP4)
             nvfp4_groups(q, start, stop);
-        else if (q->kind == KIND_IQ3_S || q->kind == KIND_IQ3_XXS)
+        else if ((q->kind == KIND_IQ3_S || q->kind == KIND_IQ3_XXS) && q->low != NULL)
             iq3_groups(q, start, stop);
+        else if ((q->kind == KIND_IQ3_S || q->kind == KIND_IQ3_XXS) && q->vbmi)
+            iq3_groups_bytes_vbmi(q, start, stop);
+        else if (q->kind == KIND_IQ3_S || q->kind == KIND_IQ3_XXS)
+            iq3_groups_bytes(q, start, stop);
         else if (q->low == NULL)
             tq1_0_groups_bytes(q, start, stop);
         else
@@ -439,9 +501,9 @@ struct fp4t_query {
 };
 
 /* Fill job's query fields for the groups' scan where this build scans them: the query as 16-bit integers split in
- * two bytes, or with ``coarse`` (TQ1_0 only) as signed bytes whose rounding it measures (quantise_query_bytes);
- * each piece's offset times its sum of xq; NVFP4's steps' exponents.  Else job->high stays NULL: every row in
- * float64 (see the top). */
+ * two bytes, or with ``coarse`` (fp4t_bytes_kind's kinds) as signed bytes whose rounding it measures
+ * (quantise_query_bytes); each piece's offset times its sum of xq; NVFP4's steps' exponents.  Else job->high stays
+ * NULL: every row in float64 (see the top). */
 static void fp4t_query_prepare(struct fp4t_job *job, struct fp4t_query *prep, int integer, int coarse)
 {
     int kind = job->kind;
@@ -496,8 +558,8 @@ static void fp4t_query_free(struct fp4t_query *prep)
 }
 
 /* quant_scores for NVFP4, TQ1_0 and the IQ3s (its arguments checked): the groups against the integer query where
- * this build scans them, else every row in float64 (see the top).  ``coarse`` (TQ1_0): against the query in bytes,
- * returning |x - x~| of the query it read (0.0 when it scored in float64). */
+ * this build scans them, else every row in float64 (see the top).  ``coarse`` (TQ1_0, the IQ3s): against the query
+ * in bytes, returning |x - x~| of the query it read (0.0 when it scored in float64). */
 static PyObject *fp4t_scores(int kind, Py_buffer *rows, Py_buffer *query, Py_buffer *scale, Py_buffer *out,
                              Py_buffer *progress, int integer, Py_buffer *groups, Py_ssize_t count, Py_ssize_t width,
                              int coarse)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from functools import partial
+from functools import cached_property, partial
 from typing import Any
 
 import numpy as np
@@ -79,10 +79,11 @@ _Q6_K = QUANT_KINDS["Q6_K"]
 SPREAD_KINDS = (_Q4_K, Q5_K_KIND, *MIN_KINDS)
 # Kinds whose copy sixteen rows at a time is only ever made at open (never from a later query).
 _FP4_TERNARY_CODES = frozenset(FP4_TERNARY_KINDS.values())
-_TQ1_0 = FP4_TERNARY_KINDS["TQ1_0"]
 # Kinds whose copy a table's own search scans against the query in signed bytes, with that query's measured
-# rounding (``bounded_scores``, ``whole_search``): the 1-2-bit kinds, whose scans are mostly byte products.
-BYTES_QUERY_KINDS = frozenset((*GRID_CODES, _TQ1_0))
+# rounding (``bounded_scores``, ``whole_search``): the 1-3-bit kinds, whose scans are mostly byte products.  The
+# IQ3s and TQ1_0 are read by ``quant_scores`` (``quants_fp4_ternary.h``), the grid kinds by ``iq_scores``.
+_TERNARY_BYTES_KINDS = frozenset(FP4_TERNARY_KINDS[name] for name in ("TQ1_0", "IQ3_XXS", "IQ3_S"))
+BYTES_QUERY_KINDS = frozenset((*GRID_CODES, *_TERNARY_BYTES_KINDS))
 # A Q4_K table whose rows' spread exceeds this is scanned in float32 instead: its integer scan's bound
 # would let too many rows through to the exact pass.
 _MAX_SPREAD = 64.0
@@ -231,7 +232,7 @@ class StoredScreen:
     def bounded_scores(self, query: np.ndarray, query_length: float, check: bool = True) -> tuple[np.ndarray, float]:
         """Every row's cosine with ``query`` times its length, and how far any of them may be from the exact one.
 
-        An IQ1, IQ2 or TQ1_0 table's copy is scanned against the query held in signed bytes, not 16-bit
+        An IQ1, IQ2, IQ3 or TQ1_0 table's copy is scanned against the query held in signed bytes, not 16-bit
         integers: one product instruction for four numbers instead of two, which a query's time is mostly made
         of.  Its rounding is a hundred times the 16-bit one's, so the margin uses the rounding this very query
         had (``iq_scores`` and ``quant_scores`` measure |x - x~|) instead of a bound for every query: a few more
@@ -250,7 +251,7 @@ class StoredScreen:
         quants, groups, rows, kind = self._quants, self.groups, self.bits, self.kind
 
         def coarse(query32: np.ndarray, out: np.ndarray, progress: np.ndarray) -> float:  # the query in bytes
-            if kind == _TQ1_0:
+            if kind in _TERNARY_BYTES_KINDS:
                 return float(quants.quant_scores(rows, kind, query32, self.scale, out, progress, True, groups, True))
             return float(quants.iq_scores(groups, rows, kind, query32, self.scale, out, progress, True))
 
@@ -304,11 +305,12 @@ class StoredScreen:
         excluded: list[int],
         check: bool = True,
     ) -> tuple[np.ndarray, np.ndarray] | None:
-        """An IQ1, IQ2 or TQ1_0 table's k best rows for ``query`` and their cosines in one C call (``bytes_search``):
-        ``bounded_scores``'s scan and margin, then ``best_of``'s pick, exact pass and order, with the same answer
-        as ``neighbours.search_bounded`` gives from those two.  None where that call does not apply (another
-        kind, no helper threads in C, rows read another way, a NaN score): the caller searches step by step.
-        ``query64``: the query as the exact pass takes it; ``length``: its length, above 0."""
+        """An IQ1, IQ2, IQ3 or TQ1_0 table's k best rows for ``query`` and their cosines in one C call
+        (``bytes_search``): ``bounded_scores``'s scan and margin, then ``best_of``'s pick, exact pass and order, with
+        the same answer as ``neighbours.search_bounded`` gives from those two.  None where that call does not apply
+        (another kind, no helper threads in C, rows read another way, a NaN score): the caller searches step by step.
+        ``query``: C-contiguous float32; ``query64``: the query as the exact pass takes it, C-contiguous float64;
+        ``length``: its length, above 0."""
         blocks = self._blocks_of(rows)
         # Without the C helpers (Windows) a pass's helpers are Python threads, each calling the whole function.
         if not (self._bytes_kind and scan_threads.C_HELPERS) or blocks is None:
@@ -317,8 +319,7 @@ class StoredScreen:
             self.cache_file.check()
         ids, cosines = np.empty(k, dtype=np.int64), np.empty(k, dtype=np.float32)
         found = self._quants.bytes_search(
-            self.groups, blocks, self.kind, np.ascontiguousarray(query, dtype=np.float32),
-            np.ascontiguousarray(query64, dtype=np.float64), self.scale, self._lengths64, self._relative(), length,
+            self.groups, blocks, self.kind, query, query64, self.scale, self._lengths64, self._relative_part, length,
             excluded, ids, cosines, helpers_for(self.shape[0] * self.shape[1]),
         )  # fmt: skip
         return None if found < 0 else (ids[:found], cosines[:found])
@@ -360,6 +361,11 @@ class StoredScreen:
     def _bound(self, query_length: float, query_rounding: float) -> float:
         """``error_bound`` for a scan whose copy of the query was off by ``query_rounding`` of |query|."""
         return query_length * (query_rounding + (1 + query_rounding) * self._relative())
+
+    @cached_property
+    def _relative_part(self) -> float:
+        """``_relative()``, computed at the first search (the numbers it reads are fixed by then)."""
+        return self._relative()
 
     def _relative(self) -> float:
         """The bound's part that scales with |query| besides the query's rounding: the numbers', the sum's, the
