@@ -1,11 +1,12 @@
-"""IQ1, IQ2, IQ3 and TQ1_0 tables are searched against the query held in signed bytes, with the margin that very query's
-rounding allows, and in one C call from scan to ordered answer: the answers are still a float64 search's.
+"""IQ1, IQ2, IQ3, TQ1_0 and TQ2_0 tables are searched against the query held in signed bytes, with the margin that
+very query's rounding allows, and in one C call from scan to ordered answer: the answers are still a float64
+search's.
 
 The oracle is the gguf package's ``dequantize`` (llama.cpp's own Python code) and a float64 brute force over its
 numbers. Queries include runs whose numbers fall half way between two steps, runs of numbers a million times
 smaller than the rest, runs all zero, and sizes far from 1; the tables are ``test_iq_grid_groups``'s random
-blocks, ``test_fp4_ternary_groups``'s TQ1_0 rows (quantised by gguf) and its IQ3 random blocks, with near ties and
-rows pointing nowhere.
+blocks, ``test_fp4_ternary_groups``'s TQ1_0 rows (quantised by gguf) and its IQ3 random blocks, and TQ2_0 rows
+quantised by gguf, with near ties and rows pointing nowhere.
 """
 
 from __future__ import annotations
@@ -24,12 +25,13 @@ from embedexplorer.core.search import neighbours as nb
 from ..gguf_fixture import float64_top_k, write_gguf
 from . import test_fp4_ternary_groups as ternary
 from . import test_iq_grid_groups as grid
+from . import test_lookup_groups as lookup
 from .grouped_rows import exact_cosines
 from .test_fp4_ternary_groups import without_vbmi  # noqa: F401 (a fixture)
 from .test_iq_grid_groups import grouped_here
 
 TERNARY = (Q.TQ1_0, Q.IQ3_XXS, Q.IQ3_S)  # test_fp4_ternary_groups's rows and ties
-TYPES = [*grid.TYPES, *TERNARY]
+TYPES = [*grid.TYPES, *TERNARY, Q.TQ2_0]
 IDS = [t.name for t in TYPES]
 
 _quants = pytest.importorskip("embedexplorer.core.search._quants", reason="the quantised scan was not built here")
@@ -39,6 +41,13 @@ K = 12
 
 def screen_of(qtype: Q, count: int, width: int, seed: int):  # type: ignore[no-untyped-def]
     """Random stored rows of ``qtype``, their first pass as a table opens it, and gguf's numbers in float64."""
+    if qtype == Q.TQ2_0:  # quantised by gguf, lengths 0.3 to 3, a row of zeros
+        rng = np.random.default_rng(seed)
+        rows = rng.standard_normal((count, width)).astype(np.float32)
+        rows *= np.exp(rng.uniform(-1.2, 1.1, (count, 1))).astype(np.float32)
+        rows[count // 2] = 0.0
+        stored = lookup.stored_rows(rows, qtype, seed)
+        return stored, *lookup.screen_for(stored, qtype, width)
     if qtype in TERNARY:
         stored = ternary.stored_rows(qtype, count, width, seed)
         return stored, *ternary.screen_for(stored, qtype, width)
@@ -47,7 +56,9 @@ def screen_of(qtype: Q, count: int, width: int, seed: int):  # type: ignore[no-u
 
 
 def ties_of(qtype: Q, seed: int) -> np.ndarray:
-    """3,001 rows of 512 numbers: row 50, its copies 140 and 141, and 40 rows a step away from it (100-139)."""
+    """3,000 or 3,001 rows: row 50, its copies 140 and 141, and 40 rows a step away from it (100-139)."""
+    if qtype == Q.TQ2_0:
+        return lookup.near_tie_blocks(qtype, seed)
     return ternary.near_tie_blocks(qtype, 3001, 512, seed) if qtype in TERNARY else grid.near_tie_blocks(qtype, seed)
 
 
@@ -137,7 +148,7 @@ def test_the_search_in_one_call_gives_the_step_by_step_answer_bit_for_bit(tmp_pa
     try:
         screen = table.stored_screen
         assert "against the query in single bytes" in table.search_method()  # what `info` says
-        vector = numbers[50] + 0.01 * np.random.default_rng(3).standard_normal(512)
+        vector = numbers[50] + 0.01 * np.random.default_rng(3).standard_normal(numbers.shape[1])
         asked = [(screen.unit_rows(table.rows, row), [row]) for row in (50, 7, 2999)] + [(vector, [])]
         for query64, exclude in asked:
             length = float(np.linalg.norm(query64))

@@ -1,7 +1,7 @@
 /* The whole search in one call of a table whose copy is scanned against the query in signed bytes (the IQ1 and
- * IQ2 grid kinds, TQ1_0 and the IQ3s; included by _quants.c once, after quants_top.h): that scan (iq_query_prepare's or
- * fp4t_query_prepare's coarse copy of the query), the margin that query's own rounding allows, then
- * quants_top.h's pick, exact pass and order.
+ * IQ2 grid kinds, TQ1_0, TQ2_0 and the IQ3s; included by _quants.c once, after quants_top.h): that scan
+ * (iq_query_prepare's, fp4t_query_prepare's or lookup_query_prepare's coarse copy of the query), the margin that
+ * query's own rounding allows, then quants_top.h's pick, exact pass and order.
  *
  * Why one call: after a scan has streamed the table through the caches, each step of Python between the scan
  * and the answer (the margin, the exclusions, two arrays for the answer, the cosines' division) costs several
@@ -12,15 +12,16 @@
 #ifndef EMBEDEXPLORER_QUANTS_BYTES_SEARCH_H
 #define EMBEDEXPLORER_QUANTS_BYTES_SEARCH_H
 
-/* What bytes_search checks of a TQ1_0 or IQ3 table's buffers; 0 with a ValueError set when they do not fit. */
-static int fp4t_buffers_fit(int kind, Py_ssize_t query_len, Py_ssize_t rows_len, Py_ssize_t groups_len,
-                            Py_ssize_t count)
+/* What bytes_search checks of a TQ1_0, TQ2_0 or IQ3 table's buffers; 0 with a ValueError set when they do not fit. */
+static int blocks256_buffers_fit(int kind, Py_ssize_t query_len, Py_ssize_t rows_len, Py_ssize_t groups_len,
+                                 Py_ssize_t count)
 {
     Py_ssize_t width = query_len / (Py_ssize_t)sizeof(float);
+    Py_ssize_t copy =
+        kind == KIND_TQ2_0 ? lookup_groups_bytes(kind, count, width) : fp4t_groups_bytes(kind, count, width);
     if (width == 0 || width % 256 != 0 || query_len % (Py_ssize_t)sizeof(float) != 0) {
         PyErr_SetString(PyExc_ValueError, "the query must hold whole blocks of float32");
-    } else if (rows_len != count * (width / 256) * BLOCK_BYTES[kind] ||
-               groups_len != fp4t_groups_bytes(kind, count, width)) {
+    } else if (rows_len != count * (width / 256) * BLOCK_BYTES[kind] || groups_len != copy) {
         PyErr_SetString(PyExc_ValueError, "rows and groups must hold one row per number of scale, len(query) wide");
     } else {
         return 1;
@@ -42,9 +43,9 @@ static PyObject *bytes_search(PyObject *self, PyObject *args)
     PyObject *result = NULL, *excluded = NULL;
     Py_ssize_t width = query.len / (Py_ssize_t)sizeof(float), count = scale.len / (Py_ssize_t)sizeof(float);
     Py_ssize_t k = ids_out.len / (Py_ssize_t)sizeof(int64_t);
-    int ternary_kind = fp4t_bytes_kind(kind); /* else a grid kind */
-    if (ternary_kind ? !fp4t_buffers_fit(kind, query.len, rows.len, groups.len, count)
-              : !iq_buffers_fit(kind, query.len, rows.len, groups.len, scale.len, count)) {
+    int ternary_kind = fp4t_bytes_kind(kind), lookup = kind == KIND_TQ2_0; /* else a grid kind */
+    if (ternary_kind || lookup ? !blocks256_buffers_fit(kind, query.len, rows.len, groups.len, count)
+                               : !iq_buffers_fit(kind, query.len, rows.len, groups.len, scale.len, count)) {
         /* the error is set */
     } else if (query64.len != width * (Py_ssize_t)sizeof(double) ||
                lengths.len != count * (Py_ssize_t)sizeof(double)) {
@@ -75,16 +76,26 @@ static PyObject *bytes_search(PyObject *self, PyObject *args)
                                   .query = query.buf, .scale = scale.buf, .out = scores};
             struct fp4t_job ternary = {.kind = kind, .rows = rows.buf, .groups = groups.buf, .width = width,
                                        .query = query.buf, .scale = scale.buf, .out = scores};
+            struct lookup_job codes = {.kind = kind, .rows = rows.buf, .groups = groups.buf, .width = width,
+                                       .query = query.buf, .scale = scale.buf, .out = scores};
             struct iq_query grid_query = {0};
             struct fp4t_query ternary_query = {0};
-            if (ternary_kind)
+            struct lookup_query codes_query = {0};
+            chunk_function chunk;
+            const void *job;
+            int in_bytes;
+            double measured;
+            if (ternary_kind) {
                 fp4t_query_prepare(&ternary, &ternary_query, 1, 1);
-            else
+                chunk = fp4t_chunk, job = &ternary, in_bytes = ternary.high != NULL;
+                measured = ternary_query.rounding;
+            } else if (lookup) {
+                lookup_query_prepare(&codes, &codes_query, 1, 1);
+                chunk = lookup_chunk, job = &codes, in_bytes = codes.high != NULL, measured = codes_query.rounding;
+            } else {
                 iq_query_prepare(&grid, &grid_query, query.buf, 1);
-            chunk_function chunk = ternary_kind ? fp4t_chunk : iq_chunk;
-            const void *job = ternary_kind ? (const void *)&ternary : (const void *)&grid;
-            int in_bytes = ternary_kind ? ternary.high != NULL : grid.high != NULL;
-            double measured = ternary_kind ? ternary_query.rounding : grid_query.rounding;
+                chunk = iq_chunk, job = &grid, in_bytes = grid.high != NULL, measured = grid_query.rounding;
+            }
             /* StoredScreen._bound with |x - x~| / |x| rounded up, as bounded_scores has it */
             double rounding = in_bytes ? measured / length * (1 + 0x1p-40) : 0.0;
             double margin = length * (rounding + (1 + rounding) * relative);
@@ -104,6 +115,8 @@ static PyObject *bytes_search(PyObject *self, PyObject *args)
             Py_END_ALLOW_THREADS
             if (ternary_kind)
                 fp4t_query_free(&ternary_query);
+            else if (lookup)
+                lookup_query_free(&codes_query);
             else
                 iq_query_free(&grid_query);
             float *cosines = cosines_out.buf;

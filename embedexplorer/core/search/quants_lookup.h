@@ -271,6 +271,47 @@ VNNI_TARGET static void tq2_0_groups(const struct lookup_job *q, Py_ssize_t star
     }
 }
 
+/* tq2_0_groups against the query in bytes (the coarse scan, quants_iq.h's top): one vpdpbusd a mask, the code sums
+ * 4^s times as large (at most 32 x 3 x 64 x 127 < 2^20) shifted back exactly, the run's sum of xq taken off: S = sum
+ * (q - 1) xq exact in int32 and float32; the run's weight d step rounded once (a free step; at least 2^-24 x 2^-87:
+ * normal), then one fused multiply-add and the lane's adds: fewer than width roundings a term, as TQ1_0's
+ * (quants_fp4_ternary.h). */
+VNNI_TARGET static void tq2_0_groups_bytes(const struct lookup_job *q, Py_ssize_t start, Py_ssize_t stop)
+{
+    Py_ssize_t blocks = q->width / 256, size = lookup_group_bytes(KIND_TQ2_0, blocks);
+    Py_ssize_t headers = lookup_headers(KIND_TQ2_0, blocks);
+    for (Py_ssize_t g = start / GROUP_ROWS; g * GROUP_ROWS < stop; g++) {
+        const uint8_t *group = q->groups + g * size;
+        __m512 acc = _mm512_setzero_ps();
+        for (Py_ssize_t b = 0; b < blocks; b++) {
+            const uint8_t *codes = group + headers + 1024 * b;
+            const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(group + 32 * b)));
+            for (int h = 0; h < 2; h++) {
+                __m512i sums[4];
+                for (int s = 0; s < 4; s++)
+                    sums[s] = _mm512_setzero_si512();
+#pragma GCC unroll 8
+                for (int t = 0; t < 8; t++) {
+                    __m512i bytes = _mm512_loadu_si512((const void *)(codes + 64 * (8 * h + t)));
+                    prefetch_row(codes + 64 * (8 * h + t) + GROUPS_PREFETCH_BYTES, 1);
+                    for (int s = 0; s < 4; s++) { /* codes of numbers 128 h + 32 s + 4 t .., times 4^s */
+                        __m512i code = _mm512_and_si512(bytes, _mm512_set1_epi8((char)(3 << (2 * s))));
+                        Py_ssize_t j = 256 * b + 128 * h + 32 * s + 4 * t;
+                        sums[s] = _mm512_dpbusd_epi32(sums[s], code, four_bytes(q->high + j));
+                    }
+                }
+                for (int s = 0; s < 4; s++) {
+                    Py_ssize_t k = 8 * b + 4 * h + s;
+                    __m512i exact = _mm512_srai_epi32(sums[s], 2 * s);
+                    __m512 sum = _mm512_cvtepi32_ps(_mm512_sub_epi32(exact, _mm512_set1_epi32(q->sums[k])));
+                    acc = _mm512_fmadd_ps(sum, _mm512_mul_ps(d, _mm512_set1_ps(q->step[k])), acc);
+                }
+            }
+        }
+        lookup_store(q, g, stop, acc);
+    }
+}
+
 VNNI_TARGET static void mxfp4_groups(const struct lookup_job *q, Py_ssize_t start, Py_ssize_t stop)
 {
     const __m512i table = lookup_table(E2M1_VALUES, 12), nibble = _mm512_set1_epi8(0x0F);
@@ -323,6 +364,8 @@ static void lookup_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
     if (q->high != NULL) {
         if (q->kind == KIND_IQ4_XS)
             iq4_xs_groups(q, start, stop);
+        else if (q->kind == KIND_TQ2_0 && q->low == NULL)
+            tq2_0_groups_bytes(q, start, stop);
         else if (q->kind == KIND_TQ2_0)
             tq2_0_groups(q, start, stop);
         else
@@ -333,53 +376,84 @@ static void lookup_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
     lookup_rows_exact(q, start, stop);
 }
 
-/* quant_scores for IQ4_XS, TQ2_0 and MXFP4 (its arguments checked): the groups against the integer
- * query where this build scans them, else every row in float64 (see the top). */
+/* The query's copies the groups' scan reads (lookup_query_prepare), held until lookup_query_free. */
+struct lookup_query {
+    int16_t *xq;
+    float *step;
+    int8_t *bytes;
+    int32_t *sums;
+    double rounding; /* |x - x~| of the query the scan reads (coarse: its bytes; 0: scored in float64) */
+};
+
+/* Fill job's query fields for the groups' scan where this build scans them: the query as 16-bit integers split in
+ * two bytes, or with ``coarse`` (TQ2_0) as signed bytes whose rounding it measures (quantise_query_bytes); each run's
+ * sum of xq; MXFP4's range of safe e.  Else job->high stays NULL: every row in float64 (see the top). */
+static void lookup_query_prepare(struct lookup_job *job, struct lookup_query *prep, int integer, int coarse)
+{
+    Py_ssize_t width = job->width, runs = width / 32;
+    *prep = (struct lookup_query){NULL, NULL, NULL, NULL, 0.0};
+    if (!(integer && integer_scan && vnni_scan && job->groups != NULL && width < LOOKUP_MAX_WIDTH))
+        return;
+    int16_t *xq = prep->xq = PyMem_RawMalloc((size_t)width * sizeof(int16_t));
+    float *step = prep->step = PyMem_RawMalloc((size_t)runs * 2 * sizeof(float));
+    int8_t *bytes = prep->bytes = PyMem_RawMalloc((size_t)width * 2);
+    int32_t *sums = prep->sums = PyMem_RawMalloc((size_t)runs * sizeof(int32_t));
+    if (xq == NULL || step == NULL || bytes == NULL || sums == NULL ||
+        !(coarse ? quantise_query_bytes(job->query, width, bytes, xq, step, &prep->rounding)
+                 : quantise_query(job->query, width, xq, step))) {
+        prep->rounding = 0.0;
+        return;
+    }
+    int lowest = 1000, highest = -1000;
+    for (Py_ssize_t k = 0; k < runs; k++) {
+        int exponent = 0;
+        frexpf(step[k], &exponent); /* step = 2^(exponent - 1) (a free step: below 2^exponent) */
+        lowest = exponent - 1 < lowest ? exponent - 1 : lowest;
+        highest = exponent - 1 > highest ? exponent - 1 : highest;
+        int32_t sum = 0;
+        for (int j = 0; j < 32; j++)
+            sum += xq[32 * k + j];
+        sums[k] = sum;
+    }
+    if (highest > LOOKUP_MAX_STEP_EXPONENT) {
+        prep->rounding = 0.0;
+        return;
+    }
+    if (!coarse)
+        split_query(xq, step, width, bytes, bytes + width, NULL, 0, NULL);
+    int low_e = MXFP4_LOWEST_SUM - lowest, high_e = MXFP4_HIGHEST_SUM - highest;
+    job->high = bytes, job->low = coarse ? NULL : bytes + width, job->step = step, job->sums = sums;
+    job->lowest_e = low_e < 2 ? 2 : low_e > 255 ? 255 : low_e;
+    job->highest_e = high_e > 255 ? 255 : high_e < 0 ? 0 : high_e;
+    if (low_e > 255 || high_e < 0) /* no e is safe against this query */
+        job->lowest_e = 255, job->highest_e = 0;
+}
+
+static void lookup_query_free(struct lookup_query *prep)
+{
+    PyMem_RawFree(prep->xq);
+    PyMem_RawFree(prep->step);
+    PyMem_RawFree(prep->bytes);
+    PyMem_RawFree(prep->sums);
+}
+
+/* quant_scores for IQ4_XS, TQ2_0 and MXFP4 (its arguments checked): the groups against the integer query where this
+ * build scans them, else every row in float64 (see the top).  ``coarse`` (TQ2_0): against the query in bytes,
+ * returning |x - x~| of the query it read (0.0 when it scored in float64). */
 static PyObject *lookup_scores(int kind, Py_buffer *rows, Py_buffer *query, Py_buffer *scale, Py_buffer *out,
                                Py_buffer *progress, int integer, const uint8_t *groups, Py_ssize_t count,
-                               Py_ssize_t width)
+                               Py_ssize_t width, int coarse)
 {
     struct lookup_job job = {kind, rows->buf, groups, width, query->buf, scale->buf, out->buf, NULL, NULL, NULL,
                              NULL, 0, 0};
-    Py_ssize_t runs = width / 32;
-    int16_t *xq = NULL;
-    float *step = NULL;
-    int8_t *bytes = NULL;
-    int32_t *sums = NULL;
-    if (integer && integer_scan && vnni_scan && groups != NULL && width < LOOKUP_MAX_WIDTH) {
-        xq = PyMem_RawMalloc((size_t)width * sizeof(int16_t));
-        step = PyMem_RawMalloc((size_t)runs * 2 * sizeof(float));
-        bytes = PyMem_RawMalloc((size_t)width * 2);
-        sums = PyMem_RawMalloc((size_t)runs * sizeof(int32_t));
-        int made = xq != NULL && step != NULL && bytes != NULL && sums != NULL;
-        if (made && quantise_query(query->buf, width, xq, step)) {
-            int lowest = 1000, highest = -1000;
-            for (Py_ssize_t k = 0; k < runs; k++) {
-                int exponent = 0;
-                frexpf(step[k], &exponent); /* step = 2^(exponent - 1) */
-                lowest = exponent - 1 < lowest ? exponent - 1 : lowest;
-                highest = exponent - 1 > highest ? exponent - 1 : highest;
-                int32_t sum = 0;
-                for (int j = 0; j < 32; j++)
-                    sum += xq[32 * k + j];
-                sums[k] = sum;
-            }
-            if (highest <= LOOKUP_MAX_STEP_EXPONENT) {
-                split_query(xq, step, width, bytes, bytes + width, NULL, 0, NULL);
-                int low_e = MXFP4_LOWEST_SUM - lowest, high_e = MXFP4_HIGHEST_SUM - highest;
-                job.high = bytes, job.low = bytes + width, job.step = step, job.sums = sums;
-                job.lowest_e = low_e < 2 ? 2 : low_e > 255 ? 255 : low_e;
-                job.highest_e = high_e > 255 ? 255 : high_e < 0 ? 0 : high_e;
-                if (low_e > 255 || high_e < 0) /* no e is safe against this query */
-                    job.lowest_e = 255, job.highest_e = 0;
-            }
-        }
-    }
+    struct lookup_query prep;
+    lookup_query_prepare(&job, &prep, integer, coarse);
     PyObject *result = share_chunks_released(lookup_chunk, &job, count, progress);
-    PyMem_RawFree(xq);
-    PyMem_RawFree(step);
-    PyMem_RawFree(bytes);
-    PyMem_RawFree(sums);
+    if (result != NULL && coarse) {
+        Py_DECREF(result);
+        result = PyFloat_FromDouble(prep.rounding);
+    }
+    lookup_query_free(&prep);
     return result;
 }
 

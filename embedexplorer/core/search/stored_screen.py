@@ -81,9 +81,12 @@ SPREAD_KINDS = (_Q4_K, Q5_K_KIND, *MIN_KINDS)
 _FP4_TERNARY_CODES = frozenset(FP4_TERNARY_KINDS.values())
 # Kinds whose copy a table's own search scans against the query in signed bytes, with that query's measured
 # rounding (``bounded_scores``, ``whole_search``): the 1-3-bit kinds, whose scans are mostly byte products.  The
-# IQ3s and TQ1_0 are read by ``quant_scores`` (``quants_fp4_ternary.h``), the grid kinds by ``iq_scores``.
-_TERNARY_BYTES_KINDS = frozenset(FP4_TERNARY_KINDS[name] for name in ("TQ1_0", "IQ3_XXS", "IQ3_S"))
-BYTES_QUERY_KINDS = frozenset((*GRID_CODES, *_TERNARY_BYTES_KINDS))
+# IQ3s, TQ1_0 and TQ2_0 are read by ``quant_scores`` (``quants_fp4_ternary.h``, ``quants_lookup.h``), the grid kinds
+# by ``iq_scores``.
+_QUANT_SCORES_IN_BYTES = frozenset(
+    (*(FP4_TERNARY_KINDS[name] for name in ("TQ1_0", "IQ3_XXS", "IQ3_S")), LOOKUP_KINDS["TQ2_0"])
+)
+BYTES_QUERY_KINDS = frozenset((*GRID_CODES, *_QUANT_SCORES_IN_BYTES))
 # A Q4_K table whose rows' spread exceeds this is scanned in float32 instead: its integer scan's bound
 # would let too many rows through to the exact pass.
 _MAX_SPREAD = 64.0
@@ -232,7 +235,7 @@ class StoredScreen:
     def bounded_scores(self, query: np.ndarray, query_length: float, check: bool = True) -> tuple[np.ndarray, float]:
         """Every row's cosine with ``query`` times its length, and how far any of them may be from the exact one.
 
-        An IQ1, IQ2, IQ3 or TQ1_0 table's copy is scanned against the query held in signed bytes, not 16-bit
+        An IQ1, IQ2, IQ3, TQ1_0 or TQ2_0 table's copy is scanned against the query held in signed bytes, not 16-bit
         integers: one product instruction for four numbers instead of two, which a query's time is mostly made
         of.  Its rounding is a hundred times the 16-bit one's, so the margin uses the rounding this very query
         had (``iq_scores`` and ``quant_scores`` measure |x - x~|) instead of a bound for every query: a few more
@@ -251,7 +254,7 @@ class StoredScreen:
         quants, groups, rows, kind = self._quants, self.groups, self.bits, self.kind
 
         def coarse(query32: np.ndarray, out: np.ndarray, progress: np.ndarray) -> float:  # the query in bytes
-            if kind in _TERNARY_BYTES_KINDS:
+            if kind in _QUANT_SCORES_IN_BYTES:
                 return float(quants.quant_scores(rows, kind, query32, self.scale, out, progress, True, groups, True))
             return float(quants.iq_scores(groups, rows, kind, query32, self.scale, out, progress, True))
 
@@ -305,7 +308,7 @@ class StoredScreen:
         excluded: list[int],
         check: bool = True,
     ) -> tuple[np.ndarray, np.ndarray] | None:
-        """An IQ1, IQ2, IQ3 or TQ1_0 table's k best rows for ``query`` and their cosines in one C call
+        """An IQ1, IQ2, IQ3, TQ1 or TQ2 table's k best rows for ``query`` and their cosines in one C call
         (``bytes_search``): ``bounded_scores``'s scan and margin, then ``best_of``'s pick, exact pass and order, with
         the same answer as ``neighbours.search_bounded`` gives from those two.  None where that call does not apply
         (another kind, no helper threads in C, rows read another way, a NaN score): the caller searches step by step.
