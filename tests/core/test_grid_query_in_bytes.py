@@ -1,12 +1,12 @@
-"""IQ1, IQ2, IQ3, TQ1_0 and TQ2_0 tables are searched against the query held in signed bytes, with the margin that
-very query's rounding allows, and in one C call from scan to ordered answer: the answers are still a float64
-search's.
+"""IQ1, IQ2, IQ3, IQ4_XS, TQ1_0 and TQ2_0 tables are searched against the query held in signed bytes, with the
+margin that very query's rounding allows, and in one C call from scan to ordered answer: the answers are still a
+float64 search's.
 
 The oracle is the gguf package's ``dequantize`` (llama.cpp's own Python code) and a float64 brute force over its
 numbers. Queries include runs whose numbers fall half way between two steps, runs of numbers a million times
 smaller than the rest, runs all zero, and sizes far from 1; the tables are ``test_iq_grid_groups``'s random
-blocks, ``test_fp4_ternary_groups``'s TQ1_0 rows (quantised by gguf) and its IQ3 random blocks, and TQ2_0 rows
-quantised by gguf, with near ties and rows pointing nowhere.
+blocks, ``test_fp4_ternary_groups``'s TQ1_0 rows (quantised by gguf) and its IQ3 random blocks, and
+``test_lookup_groups``'s TQ2_0 and IQ4_XS rows, with near ties and rows pointing nowhere.
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ from .test_fp4_ternary_groups import without_vbmi  # noqa: F401 (a fixture)
 from .test_iq_grid_groups import grouped_here
 
 TERNARY = (Q.TQ1_0, Q.IQ3_XXS, Q.IQ3_S)  # test_fp4_ternary_groups's rows and ties
-TYPES = [*grid.TYPES, *TERNARY, Q.TQ2_0]
+LOOKUP = (Q.TQ2_0, Q.IQ4_XS)  # test_lookup_groups's rows and ties
+TYPES = [*grid.TYPES, *TERNARY, *LOOKUP]
 IDS = [t.name for t in TYPES]
 
 _quants = pytest.importorskip("embedexplorer.core.search._quants", reason="the quantised scan was not built here")
@@ -41,7 +42,7 @@ K = 12
 
 def screen_of(qtype: Q, count: int, width: int, seed: int):  # type: ignore[no-untyped-def]
     """Random stored rows of ``qtype``, their first pass as a table opens it, and gguf's numbers in float64."""
-    if qtype == Q.TQ2_0:  # quantised by gguf, lengths 0.3 to 3, a row of zeros
+    if qtype in LOOKUP:  # quantised by gguf (IQ4_XS by test_lookup_groups), lengths 0.3 to 3, a row of zeros
         rng = np.random.default_rng(seed)
         rows = rng.standard_normal((count, width)).astype(np.float32)
         rows *= np.exp(rng.uniform(-1.2, 1.1, (count, 1))).astype(np.float32)
@@ -57,7 +58,7 @@ def screen_of(qtype: Q, count: int, width: int, seed: int):  # type: ignore[no-u
 
 def ties_of(qtype: Q, seed: int) -> np.ndarray:
     """3,000 or 3,001 rows: row 50, its copies 140 and 141, and 40 rows a step away from it (100-139)."""
-    if qtype == Q.TQ2_0:
+    if qtype in LOOKUP:
         return lookup.near_tie_blocks(qtype, seed)
     return ternary.near_tie_blocks(qtype, 3001, 512, seed) if qtype in TERNARY else grid.near_tie_blocks(qtype, seed)
 
@@ -218,3 +219,27 @@ def test_the_iq3_scan_in_bytes_by_vpshufb_gives_the_vbmi_scans_scores(qtype: Q) 
         np.testing.assert_array_equal(scores.view(np.uint32), with_vbmi.view(np.uint32))
         assert margin == same_margin
         assert np.abs(scores - exact_cosines(numbers, screen.lengths, query)).max() <= margin
+
+
+def query_in_bytes(query: np.ndarray) -> np.ndarray:
+    """The query the byte scans read, in float64: each run of 32 numbers as whole steps of its largest over 127
+    (``quantise_query_bytes``: float32 arithmetic, rounding half to even)."""
+    runs = query.astype(np.float32).reshape(-1, 32)
+    largest = np.abs(runs).max(axis=1, keepdims=True)
+    step = np.where(largest == 0, np.float32(1), largest / np.float32(127)).astype(np.float32)
+    whole = np.clip(np.rint(runs / step), -127, 127)
+    return (step.astype(np.float64) * whole).reshape(-1)
+
+
+@grouped_here
+@pytest.mark.parametrize("qtype", TYPES, ids=IDS)
+def test_the_scan_in_bytes_is_the_rows_products_with_the_querys_bytes(qtype: Q) -> None:
+    """Against the query's bytes themselves, each score is within float32's rounding of the float64 product: the
+    margin's room for the query's rounding is not spent on the scan's own arithmetic (a scan off by a few steps
+    of the query passes the margin, not this)."""
+    _, screen, numbers = screen_of(qtype, 1013, 768, seed=31)
+    for query in hard_queries(768, seed=32)[:3]:
+        rounded = query_in_bytes(query)
+        scores, _ = screen.bounded_scores(query, float(np.linalg.norm(query.astype(np.float64))))
+        error = np.abs(scores - exact_cosines(numbers, screen.lengths, rounded))
+        assert error.max() <= screen._bound(float(np.linalg.norm(rounded)), 0.0)

@@ -342,8 +342,9 @@ static PyObject *quant_scores(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "the query must hold a whole number of blocks of float32 numbers");
     } else if (rows.len != count * (width / BLOCK_NUMBERS[kind]) * BLOCK_BYTES[kind]) {
         PyErr_SetString(PyExc_ValueError, "rows must hold len(out) rows of len(query) quantised numbers");
-    } else if (coarse && !fp4t_bytes_kind(kind) && kind != KIND_TQ2_0) {
-        PyErr_SetString(PyExc_ValueError, "the query in bytes is for TQ1_0, TQ2_0 and IQ3 rows only among these kinds");
+    } else if (coarse && !fp4t_bytes_kind(kind) && !lookup_bytes_kind(kind)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "the query in bytes is for TQ1_0, TQ2_0, IQ3 and IQ4_XS rows only among these kinds");
     } else if (scale.len == out.len && fp4t_kind(kind)) {
         if (check_progress(&progress))
             result = fp4t_scores(kind, &rows, &query, &scale, &out, &progress, integer, &groups, count, width, coarse);
@@ -483,10 +484,10 @@ static PyMethodDef quant_methods[] = {
     {"bytes_search", bytes_search, METH_VARARGS,
      "bytes_search(groups, rows, kind, query, query64, scale, lengths, relative, length, exclude, ids_out,\n"
      "           cosines_out, helpers)\n\n"
-     "An IQ1, IQ2, IQ3, TQ1_0 or TQ2_0 table's search in one call: iq_scores's or quant_scores's coarse scan, the\n"
-     "rows in exclude set aside, and the k = len(ids_out) best by stored_top_k with the margin length (r + (1 +\n"
-     "r) relative), r the query's measured rounding over length; their cosines (exact values over length) into\n"
-     "cosines_out as float32.\n"
+     "An IQ1, IQ2, IQ3, IQ4_XS, TQ1_0 or TQ2_0 table's search in one call: iq_scores's or quant_scores's coarse\n"
+     "scan, the rows in exclude set aside, and the k = len(ids_out) best by stored_top_k with the margin\n"
+     "length (r + (1 + r) relative), r the query's measured rounding over length; their cosines (exact values\n"
+     "over length) into cosines_out as float32.\n"
      "Returns how many, or -1 where stored_top_k would (the caller searches step by step).  helpers: the\n"
      "pass's helper threads (scan_threads.helpers_for)."},
     {"stored_top_k", stored_top_k, METH_VARARGS,
@@ -515,8 +516,8 @@ static PyMethodDef quant_methods[] = {
      "(q6_k_groups's for Q6_K, copy_groups's for kinds 1, 5-8), when given and grouped_scan(); IQ4_XS,\n"
      "TQ2_0 and MXFP4 by copy_groups's copy there, else in float64 (quants_lookup.h); NVFP4 (14), TQ1_0 (15),\n"
      "IQ3_XXS (16), IQ3_S (17) by copy_groups's copy there, else in float64 (quants_fp4_ternary.h).  coarse\n"
-     "(TQ2_0, TQ1_0, IQ3_XXS, IQ3_S): against the query in signed bytes, returning |x - x~| of the query it read (0.0\n"
-     "in float64)."},
+     "(IQ4_XS, TQ2_0, TQ1_0, IQ3_XXS, IQ3_S): against the query in signed bytes, returning |x - x~| of the query\n"
+     "it read (0.0 in float64)."},
     HELPER_POOL_METHOD,
     {NULL, NULL, 0, NULL},
 };

@@ -1,5 +1,5 @@
 /* The whole search in one call of a table whose copy is scanned against the query in signed bytes (the IQ1 and
- * IQ2 grid kinds, TQ1_0, TQ2_0 and the IQ3s; included by _quants.c once, after quants_top.h): that scan
+ * IQ2 grid kinds, TQ1_0, TQ2_0, the IQ3s and IQ4_XS; included by _quants.c once, after quants_top.h): that scan
  * (iq_query_prepare's, fp4t_query_prepare's or lookup_query_prepare's coarse copy of the query), the margin that
  * query's own rounding allows, then quants_top.h's pick, exact pass and order.
  *
@@ -12,13 +12,14 @@
 #ifndef EMBEDEXPLORER_QUANTS_BYTES_SEARCH_H
 #define EMBEDEXPLORER_QUANTS_BYTES_SEARCH_H
 
-/* What bytes_search checks of a TQ1_0, TQ2_0 or IQ3 table's buffers; 0 with a ValueError set when they do not fit. */
+/* What bytes_search checks of a TQ1_0, TQ2_0, IQ3 or IQ4_XS table's buffers; 0 with a ValueError set when they do
+ * not fit. */
 static int blocks256_buffers_fit(int kind, Py_ssize_t query_len, Py_ssize_t rows_len, Py_ssize_t groups_len,
                                  Py_ssize_t count)
 {
     Py_ssize_t width = query_len / (Py_ssize_t)sizeof(float);
     Py_ssize_t copy =
-        kind == KIND_TQ2_0 ? lookup_groups_bytes(kind, count, width) : fp4t_groups_bytes(kind, count, width);
+        lookup_bytes_kind(kind) ? lookup_groups_bytes(kind, count, width) : fp4t_groups_bytes(kind, count, width);
     if (width == 0 || width % 256 != 0 || query_len % (Py_ssize_t)sizeof(float) != 0) {
         PyErr_SetString(PyExc_ValueError, "the query must hold whole blocks of float32");
     } else if (rows_len != count * (width / 256) * BLOCK_BYTES[kind] || groups_len != copy) {
@@ -43,7 +44,7 @@ static PyObject *bytes_search(PyObject *self, PyObject *args)
     PyObject *result = NULL, *excluded = NULL;
     Py_ssize_t width = query.len / (Py_ssize_t)sizeof(float), count = scale.len / (Py_ssize_t)sizeof(float);
     Py_ssize_t k = ids_out.len / (Py_ssize_t)sizeof(int64_t);
-    int ternary_kind = fp4t_bytes_kind(kind), lookup = kind == KIND_TQ2_0; /* else a grid kind */
+    int ternary_kind = fp4t_bytes_kind(kind), lookup = lookup_bytes_kind(kind); /* else a grid kind */
     if (ternary_kind || lookup ? !blocks256_buffers_fit(kind, query.len, rows.len, groups.len, count)
                                : !iq_buffers_fit(kind, query.len, rows.len, groups.len, scale.len, count)) {
         /* the error is set */

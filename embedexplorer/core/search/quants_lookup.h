@@ -71,6 +71,12 @@ static int lookup_kind(int kind)
     return kind == KIND_IQ4_XS || kind == KIND_TQ2_0 || kind == KIND_MXFP4;
 }
 
+/* The kinds whose copy is also scanned against the query in signed bytes (coarse: a table's own search). */
+static int lookup_bytes_kind(int kind)
+{
+    return kind == KIND_IQ4_XS || kind == KIND_TQ2_0;
+}
+
 /* Bytes of a group's header and codes for each block (see the top). */
 static Py_ssize_t lookup_header_bytes(int kind)
 {
@@ -271,6 +277,45 @@ VNNI_TARGET static void tq2_0_groups(const struct lookup_job *q, Py_ssize_t star
     }
 }
 
+/* iq4_xs_groups against the query in bytes (the coarse scan, quants_iq.h's top): one vpdpbusd per four numbers, and
+ * per run S = sum (c + 128) xq - 128 sum xq in int32 (|xq| <= 127: the products' sums at most 32 x 241 x 127 < 2^20),
+ * so S = sum c xq exactly, and exact in float32 (|S| <= 32 x 128 x 127 < 2^19); the weight d (ls - 32) (17 bits:
+ * exact) times the run's free step, rounded once (normal: at least 2^-24 x 2^-87), then one fused multiply-add
+ * and the lane's adds: fewer than width roundings a term, as TQ1_0's (quants_fp4_ternary.h). */
+VNNI_TARGET static void iq4_xs_groups_bytes(const struct lookup_job *q, Py_ssize_t start, Py_ssize_t stop)
+{
+    const __m512i table = lookup_table(IQ4_NL_VALUES, 128), nibble = _mm512_set1_epi8(0x0F);
+    Py_ssize_t blocks = q->width / 256, size = lookup_group_bytes(KIND_IQ4_XS, blocks);
+    Py_ssize_t headers = lookup_headers(KIND_IQ4_XS, blocks);
+    for (Py_ssize_t g = start / GROUP_ROWS; g * GROUP_ROWS < stop; g++) {
+        const uint8_t *group = q->groups + g * size;
+        __m512 acc = _mm512_setzero_ps();
+        for (Py_ssize_t b = 0; b < blocks; b++) {
+            const uint8_t *header = group + 160 * b, *codes = group + headers + 2048 * b;
+            const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)header));
+            for (int i = 0; i < 8; i++) {
+                __m512i sums[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()}; /* low nibbles', high ones' */
+                for (int t = 0; t < 4; t++) {
+                    __m512i bytes = _mm512_loadu_si512((const void *)(codes + 64 * (4 * i + t)));
+                    prefetch_row(codes + 64 * (4 * i + t) + GROUPS_PREFETCH_BYTES, 1);
+                    __m512i first = _mm512_shuffle_epi8(table, _mm512_and_si512(bytes, nibble));
+                    __m512i second = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(bytes, 4), nibble));
+                    Py_ssize_t j = 256 * b + 32 * i + 4 * t;
+                    sums[0] = _mm512_dpbusd_epi32(sums[0], first, four_bytes(q->high + j));
+                    sums[1] = _mm512_dpbusd_epi32(sums[1], second, four_bytes(q->high + j + 16));
+                }
+                Py_ssize_t k = 8 * b + i;
+                __m512i exact =
+                    _mm512_sub_epi32(_mm512_add_epi32(sums[0], sums[1]), _mm512_set1_epi32(128 * q->sums[k]));
+                __m512i ls = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(header + 32 + 16 * i)));
+                __m512 weight = _mm512_mul_ps(_mm512_mul_ps(d, _mm512_cvtepi32_ps(ls)), _mm512_set1_ps(q->step[k]));
+                acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(exact), weight, acc);
+            }
+        }
+        lookup_store(q, g, stop, acc);
+    }
+}
+
 /* tq2_0_groups against the query in bytes (the coarse scan, quants_iq.h's top): one vpdpbusd a mask, the code sums
  * 4^s times as large (at most 32 x 3 x 64 x 127 < 2^20) shifted back exactly, the run's sum of xq taken off: S = sum
  * (q - 1) xq exact in int32 and float32; the run's weight d step rounded once (a free step; at least 2^-24 x 2^-87:
@@ -362,7 +407,9 @@ static void lookup_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
     const struct lookup_job *q = job;
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
     if (q->high != NULL) {
-        if (q->kind == KIND_IQ4_XS)
+        if (q->kind == KIND_IQ4_XS && q->low == NULL)
+            iq4_xs_groups_bytes(q, start, stop);
+        else if (q->kind == KIND_IQ4_XS)
             iq4_xs_groups(q, start, stop);
         else if (q->kind == KIND_TQ2_0 && q->low == NULL)
             tq2_0_groups_bytes(q, start, stop);
@@ -386,7 +433,8 @@ struct lookup_query {
 };
 
 /* Fill job's query fields for the groups' scan where this build scans them: the query as 16-bit integers split in
- * two bytes, or with ``coarse`` (TQ2_0) as signed bytes whose rounding it measures (quantise_query_bytes); each run's
+ * two bytes, or with ``coarse`` (lookup_bytes_kind's kinds) as signed bytes whose rounding it measures
+ * (quantise_query_bytes); each run's
  * sum of xq; MXFP4's range of safe e.  Else job->high stays NULL: every row in float64 (see the top). */
 static void lookup_query_prepare(struct lookup_job *job, struct lookup_query *prep, int integer, int coarse)
 {
@@ -438,7 +486,7 @@ static void lookup_query_free(struct lookup_query *prep)
 }
 
 /* quant_scores for IQ4_XS, TQ2_0 and MXFP4 (its arguments checked): the groups against the integer query where this
- * build scans them, else every row in float64 (see the top).  ``coarse`` (TQ2_0): against the query in bytes,
+ * build scans them, else every row in float64 (see the top).  ``coarse`` (IQ4_XS, TQ2_0): against the query in bytes,
  * returning |x - x~| of the query it read (0.0 when it scored in float64). */
 static PyObject *lookup_scores(int kind, Py_buffer *rows, Py_buffer *query, Py_buffer *scale, Py_buffer *out,
                                Py_buffer *progress, int integer, const uint8_t *groups, Py_ssize_t count,
