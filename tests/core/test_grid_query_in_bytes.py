@@ -1,4 +1,4 @@
-"""IQ1, IQ2, IQ3, IQ4_XS, TQ1_0 and TQ2_0 tables are searched against the query held in signed bytes, with the
+"""IQ1, IQ2, IQ3, IQ4_XS, Q2_K, TQ1_0 and TQ2_0 tables are searched against the query held in signed bytes, with the
 margin that very query's rounding allows, and in one C call from scan to ordered answer: the answers are still a
 float64 search's.
 
@@ -6,7 +6,8 @@ The oracle is the gguf package's ``dequantize`` (llama.cpp's own Python code) an
 numbers. Queries include runs whose numbers fall half way between two steps, runs of numbers a million times
 smaller than the rest, runs all zero, and sizes far from 1; the tables are ``test_iq_grid_groups``'s random
 blocks, ``test_fp4_ternary_groups``'s TQ1_0 rows (quantised by gguf) and its IQ3 random blocks, and
-``test_lookup_groups``'s TQ2_0 and IQ4_XS rows, with near ties and rows pointing nowhere.
+``test_lookup_groups``'s TQ2_0 and IQ4_XS rows and ``test_low_bit_groups``'s Q2_K rows, with near ties and rows
+pointing nowhere.
 """
 
 from __future__ import annotations
@@ -23,16 +24,18 @@ from embedexplorer import open_table
 from embedexplorer.core.search import neighbours as nb
 
 from ..gguf_fixture import float64_top_k, write_gguf
+from ..low_bit_fixture import low_bit_blocks
 from . import test_fp4_ternary_groups as ternary
 from . import test_iq_grid_groups as grid
 from . import test_lookup_groups as lookup
+from . import test_low_bit_groups as low_bit
 from .grouped_rows import exact_cosines
 from .test_fp4_ternary_groups import without_vbmi  # noqa: F401 (a fixture)
 from .test_iq_grid_groups import grouped_here
 
 TERNARY = (Q.TQ1_0, Q.IQ3_XXS, Q.IQ3_S)  # test_fp4_ternary_groups's rows and ties
 LOOKUP = (Q.TQ2_0, Q.IQ4_XS)  # test_lookup_groups's rows and ties
-TYPES = [*grid.TYPES, *TERNARY, *LOOKUP]
+TYPES = [*grid.TYPES, *TERNARY, *LOOKUP, Q.Q2_K]
 IDS = [t.name for t in TYPES]
 
 _quants = pytest.importorskip("embedexplorer.core.search._quants", reason="the quantised scan was not built here")
@@ -42,12 +45,15 @@ K = 12
 
 def screen_of(qtype: Q, count: int, width: int, seed: int):  # type: ignore[no-untyped-def]
     """Random stored rows of ``qtype``, their first pass as a table opens it, and gguf's numbers in float64."""
-    if qtype in LOOKUP:  # quantised by gguf (IQ4_XS by test_lookup_groups), lengths 0.3 to 3, a row of zeros
+    if qtype in LOOKUP or qtype == Q.Q2_K:  # lengths 0.3 to 3, a row of zeros
         rng = np.random.default_rng(seed)
         rows = rng.standard_normal((count, width)).astype(np.float32)
         rows *= np.exp(rng.uniform(-1.2, 1.1, (count, 1))).astype(np.float32)
         rows[count // 2] = 0.0
-        stored = lookup.stored_rows(rows, qtype, seed)
+        if qtype == Q.Q2_K:  # quantised by llama.cpp's rules (low_bit_fixture)
+            stored = low_bit_blocks(rows, qtype, seed)
+            return stored, *low_bit.screen_for(stored, qtype, width)
+        stored = lookup.stored_rows(rows, qtype, seed)  # gguf's quantiser, or test_lookup_groups's IQ4_XS
         return stored, *lookup.screen_for(stored, qtype, width)
     if qtype in TERNARY:
         stored = ternary.stored_rows(qtype, count, width, seed)
@@ -60,6 +66,8 @@ def ties_of(qtype: Q, seed: int) -> np.ndarray:
     """3,000 or 3,001 rows: row 50, its copies 140 and 141, and 40 rows a step away from it (100-139)."""
     if qtype in LOOKUP:
         return lookup.near_tie_blocks(qtype, seed)
+    if qtype == Q.Q2_K:
+        return low_bit.near_tie_blocks(qtype, seed)
     return ternary.near_tie_blocks(qtype, 3001, 512, seed) if qtype in TERNARY else grid.near_tie_blocks(qtype, seed)
 
 

@@ -460,8 +460,10 @@ static PyMethodDef quant_methods[] = {
      "VBMI and BITALG): Q4_K's from\n"
      "q4_k_groups, Q5_K's from q5_k_groups, Q6_K's from q6_k_groups, every other kind from copy_groups."},
     {"low_bit_scores", low_bit_scores, METH_VARARGS,
-     "low_bit_scores(rows, kind, query, scale, out, progress, integer=False, groups=None)\n\nquant_scores for Q2_K\n"
-     "and Q3_K rows: by their groups against the integer query where grouped_scan(), else in float32."},
+     "low_bit_scores(rows, kind, query, scale, out, progress, integer=False, groups=None, coarse=False)\n\n"
+     "quant_scores for Q2_K and Q3_K rows: by their groups against the integer query where grouped_scan(), else in\n"
+     "float32.  coarse (Q2_K): against the query in signed bytes, returning |x - x~| of the query it read (0.0 in\n"
+     "float32)."},
     {"q2_k_spreads", q2_k_spreads, METH_VARARGS,
      "q2_k_spreads(rows, width, out, progress)\n\nq4_k_spreads for Q2_K rows."},
     {"iq_scores", iq_scores, METH_VARARGS,

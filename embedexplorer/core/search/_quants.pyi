@@ -59,8 +59,9 @@ def low_bit_scores(
     progress: object,
     integer: bool = ...,
     groups: object | None = ...,
+    coarse: bool = ...,
     /,
-) -> None: ...
+) -> float | None: ...
 
 def iq_scores(
     groups: object,

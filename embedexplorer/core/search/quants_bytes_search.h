@@ -1,7 +1,7 @@
 /* The whole search in one call of a table whose copy is scanned against the query in signed bytes (the IQ1 and
- * IQ2 grid kinds, TQ1_0, TQ2_0, the IQ3s and IQ4_XS; included by _quants.c once, after quants_top.h): that scan
- * (iq_query_prepare's, fp4t_query_prepare's or lookup_query_prepare's coarse copy of the query), the margin that
- * query's own rounding allows, then quants_top.h's pick, exact pass and order.
+ * IQ2 grid kinds, TQ1_0, TQ2_0, the IQ3s, IQ4_XS and Q2_K; included by _quants.c once, after quants_top.h): that
+ * scan (iq_query_prepare's, fp4t_query_prepare's, lookup_query_prepare's or low_bit_query_prepare's coarse copy of
+ * the query), the margin that query's own rounding allows, then quants_top.h's pick, exact pass and order.
  *
  * Why one call: after a scan has streamed the table through the caches, each step of Python between the scan
  * and the answer (the margin, the exclusions, two arrays for the answer, the cosines' division) costs several
@@ -12,14 +12,16 @@
 #ifndef EMBEDEXPLORER_QUANTS_BYTES_SEARCH_H
 #define EMBEDEXPLORER_QUANTS_BYTES_SEARCH_H
 
-/* What bytes_search checks of a TQ1_0, TQ2_0, IQ3 or IQ4_XS table's buffers; 0 with a ValueError set when they do
- * not fit. */
+/* What bytes_search checks of a Q2_K, TQ1_0, TQ2_0, IQ3 or IQ4_XS table's buffers; 0 with a ValueError set when
+ * they do not fit. */
 static int blocks256_buffers_fit(int kind, Py_ssize_t query_len, Py_ssize_t rows_len, Py_ssize_t groups_len,
                                  Py_ssize_t count)
 {
     Py_ssize_t width = query_len / (Py_ssize_t)sizeof(float);
-    Py_ssize_t copy =
-        lookup_bytes_kind(kind) ? lookup_groups_bytes(kind, count, width) : fp4t_groups_bytes(kind, count, width);
+    Py_ssize_t copy = kind == KIND_Q2_K              ? (count + GROUP_ROWS - 1) / GROUP_ROWS * (width / 256) *
+                                                           Q2_K_GROUP_BYTES
+                      : lookup_bytes_kind(kind) ? lookup_groups_bytes(kind, count, width)
+                                                : fp4t_groups_bytes(kind, count, width);
     if (width == 0 || width % 256 != 0 || query_len % (Py_ssize_t)sizeof(float) != 0) {
         PyErr_SetString(PyExc_ValueError, "the query must hold whole blocks of float32");
     } else if (rows_len != count * (width / 256) * BLOCK_BYTES[kind] || groups_len != copy) {
@@ -44,8 +46,9 @@ static PyObject *bytes_search(PyObject *self, PyObject *args)
     PyObject *result = NULL, *excluded = NULL;
     Py_ssize_t width = query.len / (Py_ssize_t)sizeof(float), count = scale.len / (Py_ssize_t)sizeof(float);
     Py_ssize_t k = ids_out.len / (Py_ssize_t)sizeof(int64_t);
-    int ternary_kind = fp4t_bytes_kind(kind), lookup = lookup_bytes_kind(kind); /* else a grid kind */
-    if (ternary_kind || lookup ? !blocks256_buffers_fit(kind, query.len, rows.len, groups.len, count)
+    /* else a grid kind */
+    int ternary_kind = fp4t_bytes_kind(kind), lookup = lookup_bytes_kind(kind), low_bit = kind == KIND_Q2_K;
+    if (ternary_kind || lookup || low_bit ? !blocks256_buffers_fit(kind, query.len, rows.len, groups.len, count)
                                : !iq_buffers_fit(kind, query.len, rows.len, groups.len, scale.len, count)) {
         /* the error is set */
     } else if (query64.len != width * (Py_ssize_t)sizeof(double) ||
@@ -82,6 +85,9 @@ static PyObject *bytes_search(PyObject *self, PyObject *args)
             struct iq_query grid_query = {0};
             struct fp4t_query ternary_query = {0};
             struct lookup_query codes_query = {0};
+            struct low_bit_job two_bits = {.kind = kind, .rows = rows.buf, .width = width, .query = query.buf,
+                                           .scale = scale.buf, .out = scores};
+            struct low_bit_query two_bits_query = {0};
             chunk_function chunk;
             const void *job;
             int in_bytes;
@@ -90,6 +96,10 @@ static PyObject *bytes_search(PyObject *self, PyObject *args)
                 fp4t_query_prepare(&ternary, &ternary_query, 1, 1);
                 chunk = fp4t_chunk, job = &ternary, in_bytes = ternary.high != NULL;
                 measured = ternary_query.rounding;
+            } else if (low_bit) {
+                low_bit_query_prepare(&two_bits, &two_bits_query, groups.buf, 1, 1);
+                chunk = low_bit_chunk, job = &two_bits, in_bytes = two_bits.groups != NULL;
+                measured = two_bits_query.rounding;
             } else if (lookup) {
                 lookup_query_prepare(&codes, &codes_query, 1, 1);
                 chunk = lookup_chunk, job = &codes, in_bytes = codes.high != NULL, measured = codes_query.rounding;
@@ -118,6 +128,8 @@ static PyObject *bytes_search(PyObject *self, PyObject *args)
                 fp4t_query_free(&ternary_query);
             else if (lookup)
                 lookup_query_free(&codes_query);
+            else if (low_bit)
+                low_bit_query_free(&two_bits_query);
             else
                 iq_query_free(&grid_query);
             float *cosines = cosines_out.buf;

@@ -49,6 +49,8 @@
 #define Q3_K_GROUP_BYTES (2 * GROUP_ROWS + 16 * GROUP_ROWS + 4 * (4 * 64 + 16 * 8))
 
 static int quantise_query(const float *x, Py_ssize_t width, int16_t *xq, float *step);
+static int quantise_query_bytes(const float *x, Py_ssize_t width, int8_t *xq, int16_t *xq16, float *step,
+                                double *rounding);
 
 static Py_ssize_t low_bit_group_size(int kind)
 {
@@ -222,6 +224,49 @@ VNNI_TARGET static void q2_k_vnni(const uint8_t *groups, Py_ssize_t blocks, cons
         group_scores(_mm512_sub_ps(acc, offsets), g, scale, out, stop);
     }
 }
+
+/* q2_k_vnni against the query in bytes (the coarse scan, quants_iq.h's top): one vpdpbusd per four numbers, S = sum
+ * (f c) xq exact in int32 and float32 (at most 16 x 192 x 127 < 2^19); centre's tables hold v step 4^-i and v (step
+ * T) with the run's free step, rounded once and twice (T, the sub-block's sum of xq, at most 16 x 127).  Each term
+ * thus goes through at most 16 + 5 + width / 256 roundings, fewer than width: Q2_K's bound above, with the spread. */
+VNNI_TARGET static void q2_k_bytes(const uint8_t *groups, Py_ssize_t blocks, const int8_t *xq, const void *centre,
+                                   const float *scale, float *out, Py_ssize_t start, Py_ssize_t stop)
+{
+    const float *tables = centre;
+    for (Py_ssize_t g = start / GROUP_ROWS; g * GROUP_ROWS < stop; g++) {
+        const uint8_t *group = groups + g * blocks * Q2_K_GROUP_BYTES;
+        __m512 acc = _mm512_setzero_ps(), offsets = _mm512_setzero_ps();
+        for (Py_ssize_t b = 0; b < blocks; b++) {
+            const uint8_t *at = group + b * Q2_K_GROUP_BYTES;
+            const uint8_t *scales = at + 4 * GROUP_ROWS, *codes = scales + 16 * GROUP_ROWS;
+            __m512 sums = _mm512_setzero_ps(), mins = _mm512_setzero_ps(); /* the block's, before d and dmin */
+            for (int quad = 0; quad < 4; quad++) {
+                prefetch_part(at + GROUPS_PREFETCH_BYTES, Q2_K_GROUP_BYTES, quad, 4); /* ahead: scan_common.h */
+                __m512i words[4];
+                for (int t = 0; t < 4; t++)
+                    words[t] = _mm512_loadu_si512((const void *)(codes + 64 * (4 * quad + t)));
+                for (int i = 0; i < 4; i++) { /* sub-block 4 quad + i: its codes times 4^i, at bits 2i */
+                    int k = 4 * quad + i;
+                    const __m512i bits = _mm512_set1_epi8((char)(3 << (2 * i)));
+                    __m512i two[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()}; /* two short chains */
+                    for (int t = 0; t < 4; t++)
+                        two[t % 2] = _mm512_dpbusd_epi32(two[t % 2], _mm512_and_si512(words[t], bits),
+                                                         four_bytes(xq + 256 * b + 16 * k + 4 * t));
+                    __m512i packed = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(scales + GROUP_ROWS * k)));
+                    const float *table = tables + 32 * (16 * b + k);
+                    /* vpermps reads the low four bits of each index: the scale nibble, then the min's. */
+                    __m512 sc_step = _mm512_permutexvar_ps(packed, _mm512_loadu_ps(table));
+                    sums = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(two[0], two[1])), sc_step, sums);
+                    __m512 m_sum = _mm512_permutexvar_ps(_mm512_srli_epi32(packed, 4), _mm512_loadu_ps(table + 16));
+                    mins = _mm512_add_ps(mins, m_sum);
+                }
+            }
+            acc = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)at)), sums, acc);
+            offsets = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(at + 32))), mins, offsets);
+        }
+        group_scores(_mm512_sub_ps(acc, offsets), g, scale, out, stop);
+    }
+}
 #endif
 
 struct low_bit_job {
@@ -238,6 +283,10 @@ static void low_bit_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
 {
     const struct low_bit_job *q = job;
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    if (q->groups != NULL && q->low == NULL) { /* Q2_K against the query in bytes */
+        q2_k_bytes(q->groups, q->width / 256, q->high, q->centre, q->scale, q->out, start, stop);
+        return;
+    }
     if (q->groups != NULL) {
         (q->kind == KIND_Q2_K ? q2_k_vnni : q3_k_vnni)(q->groups, q->width / 256, q->high, q->low, q->step,
                                                        q->centre, q->scale, q->out, start, stop);
@@ -248,16 +297,41 @@ static void low_bit_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
     rows_plain(q->kind, q->rows, row_bytes, q->query, q->scale, q->out, start, stop, q->width);
 }
 
-/* The query's bytes and per-sub-block sums for the grouped scan; false (nothing kept) when the
- * query is out of the integer scan's range or memory is short. */
-static int low_bit_query(struct low_bit_job *job, int16_t *xq, float *step, int8_t *bytes, void *centre)
+/* The query's copies the grouped scan reads (low_bit_query_prepare), held until low_bit_query_free. */
+struct low_bit_query {
+    int16_t *xq;
+    float *step;
+    int8_t *bytes;
+    void *centre;
+    double rounding; /* |x - x~| of the query the scan reads (coarse: its bytes; 0: scanned in float32) */
+};
+
+/* The query's bytes and per-sub-block sums for the grouped scan against groups: xq = 256 high + low, or with
+ * ``coarse`` (Q2_K only) the query in signed bytes whose rounding it measures (quantise_query_bytes).  Where the
+ * query is out of the integer scan's range, memory is short or the build has no VNNI, job->groups stays NULL: the
+ * float scan of the blocks as stored. */
+static void low_bit_query_prepare(struct low_bit_job *job, struct low_bit_query *prep, const uint8_t *groups,
+                                  int integer, int coarse)
 {
     Py_ssize_t width = job->width;
-    if (xq == NULL || step == NULL || bytes == NULL || centre == NULL || !quantise_query(job->query, width, xq, step))
-        return 0;
-    split_query(xq, step, width, bytes, bytes + width, NULL, 0, NULL);
+    *prep = (struct low_bit_query){NULL, NULL, NULL, NULL, 0.0};
+    if (groups == NULL || !integer || !integer_scan || !vnni_scan)
+        return;
+    int16_t *xq = prep->xq = PyMem_RawMalloc((size_t)width * sizeof(int16_t));
+    float *step = prep->step = PyMem_RawMalloc((size_t)(width / 32) * 2 * sizeof(float));
+    int8_t *bytes = prep->bytes = PyMem_RawMalloc((size_t)width * 2);
+    size_t centre_bytes = (size_t)(width / 16) * (job->kind == KIND_Q3_K ? 8 : 32 * sizeof(float));
+    void *centre = prep->centre = PyMem_RawMalloc(centre_bytes);
+    if (xq == NULL || step == NULL || bytes == NULL || centre == NULL ||
+        !(coarse ? quantise_query_bytes(job->query, width, bytes, xq, step, &prep->rounding)
+                 : quantise_query(job->query, width, xq, step))) {
+        prep->rounding = 0.0;
+        return;
+    }
+    if (!coarse)
+        split_query(xq, step, width, bytes, bytes + width, NULL, 0, NULL);
     for (Py_ssize_t k = 0; k < width / 16; k++) {
-        int32_t sum = 0; /* at most 2^18 in size: exact as float32, and times step too */
+        int32_t sum = 0; /* at most 2^18 in size: exact as float32 */
         for (int j = 0; j < 16; j++)
             sum += xq[16 * k + j];
         /* The codes of sub-block k are 4^i times theirs where i = k % 4 (Q3_K's: but for i = 3). */
@@ -267,14 +341,24 @@ static int low_bit_query(struct low_bit_job *job, int16_t *xq, float *step, int8
             ((float *)centre)[width / 16 + k] = ldexpf(step[k / 2], -2 * i);
             continue;
         }
-        float *table = (float *)centre + 32 * k; /* Q2_K: v step 4^-i, then v step T, v = 0 .. 15 (exact) */
+        /* Q2_K: v step 4^-i, then v step T, v = 0 .. 15 (exact for a power of two step; with a free step rounded
+         * once and twice: q2_k_bytes) */
+        float *table = (float *)centre + 32 * k;
         for (int v = 0; v < 16; v++) {
             table[v] = ldexpf((float)v * step[k / 2], -2 * i);
             table[16 + v] = (float)v * ((float)sum * step[k / 2]);
         }
     }
-    job->high = bytes, job->low = bytes + width, job->step = step, job->centre = centre;
-    return 1;
+    job->high = bytes, job->low = coarse ? NULL : bytes + width, job->step = step, job->centre = centre;
+    job->groups = groups;
+}
+
+static void low_bit_query_free(struct low_bit_query *prep)
+{
+    PyMem_RawFree(prep->xq);
+    PyMem_RawFree(prep->step);
+    PyMem_RawFree(prep->bytes);
+    PyMem_RawFree(prep->centre);
 }
 
 static PyObject *low_bit_scores(PyObject *self, PyObject *args)
@@ -282,7 +366,9 @@ static PyObject *low_bit_scores(PyObject *self, PyObject *args)
     Py_buffer rows, query, scale, out, progress, groups = {0};
     int kind, integer = 0;
     (void)self;
-    if (!PyArg_ParseTuple(args, "y*iy*y*w*w*|pz*", &rows, &kind, &query, &scale, &out, &progress, &integer, &groups))
+    int coarse = 0;
+    if (!PyArg_ParseTuple(args, "y*iy*y*w*w*|pz*p", &rows, &kind, &query, &scale, &out, &progress, &integer, &groups,
+                          &coarse))
         return NULL;
     PyObject *result = NULL;
     Py_ssize_t width = query.len / (Py_ssize_t)sizeof(float), count = out.len / (Py_ssize_t)sizeof(float);
@@ -298,25 +384,18 @@ static PyObject *low_bit_scores(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "groups must be copy_groups's copy of the rows");
     } else if (scale.len != out.len) {
         PyErr_SetString(PyExc_ValueError, "scale must hold one float32 per row");
+    } else if (coarse && kind != KIND_Q2_K) {
+        PyErr_SetString(PyExc_ValueError, "the query in bytes is for Q2_K rows only among these kinds");
     } else if (check_progress(&progress)) {
         struct low_bit_job job = {kind, rows.buf, NULL, width, query.buf, scale.buf, NULL, out.buf, NULL, NULL, NULL};
-        int16_t *xq = NULL;
-        float *step = NULL;
-        int8_t *bytes = NULL;
-        void *centre = NULL;
-        if (groups.buf != NULL && integer && integer_scan && vnni_scan) {
-            xq = PyMem_RawMalloc((size_t)width * sizeof(int16_t));
-            step = PyMem_RawMalloc((size_t)(width / 32) * 2 * sizeof(float));
-            bytes = PyMem_RawMalloc((size_t)width * 2);
-            centre = PyMem_RawMalloc((size_t)(width / 16) * (kind == KIND_Q3_K ? 8 : 32 * sizeof(float)));
-            if (low_bit_query(&job, xq, step, bytes, centre))
-                job.groups = groups.buf;
-        }
+        struct low_bit_query prep;
+        low_bit_query_prepare(&job, &prep, groups.buf, integer, coarse);
         result = share_chunks_released(low_bit_chunk, &job, count, &progress);
-        PyMem_RawFree(xq);
-        PyMem_RawFree(step);
-        PyMem_RawFree(bytes);
-        PyMem_RawFree(centre);
+        if (result != NULL && coarse) {
+            Py_DECREF(result);
+            result = PyFloat_FromDouble(prep.rounding);
+        }
+        low_bit_query_free(&prep);
     }
     PyBuffer_Release(&rows);
     PyBuffer_Release(&query);
