@@ -147,7 +147,7 @@ class StoredScreen:
             raise RuntimeError("the scan of stored rows was not built (no C compiler at install time)")
         self.bits, self.kind, self.rounding = bits, kind, rounding
         self.quantised = quantised_width is not None
-        self._scan = _quants.quant_scores if self.quantised else _scan.half_scores
+        self._scan: Callable[..., object] = _quants.quant_scores if self.quantised else _scan.half_scores
         self._quants = _quants
         self._scan_module = _scan
         # How far the scan's copy of the query may be from it, relative to |query| (Q8_0, Q4_0 and
