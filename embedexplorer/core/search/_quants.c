@@ -486,8 +486,8 @@ static PyMethodDef quant_methods[] = {
     {"bytes_search", bytes_search, METH_VARARGS,
      "bytes_search(groups, rows, kind, query, query64, scale, lengths, relative, length, exclude, ids_out,\n"
      "           cosines_out, helpers)\n\n"
-     "An IQ1, IQ2, IQ3, IQ4_XS, TQ1_0 or TQ2_0 table's search in one call: iq_scores's or quant_scores's coarse\n"
-     "scan, the rows in exclude set aside, and the k = len(ids_out) best by stored_top_k with the margin\n"
+     "An IQ1, IQ2, IQ3, IQ4_XS, Q2_K, TQ1_0 or TQ2_0 table's search in one call: iq_scores's, quant_scores's or\n"
+     "low_bit_scores's coarse scan, the rows in exclude set aside, and the k = len(ids_out) best by stored_top_k with the margin\n"
      "length (r + (1 + r) relative), r the query's measured rounding over length; their cosines (exact values\n"
      "over length) into cosines_out as float32.\n"
      "Returns how many, or -1 where stored_top_k would (the caller searches step by step).  helpers: the\n"

@@ -197,7 +197,7 @@ def search(
 BoundedPass = Callable[[np.ndarray, float], tuple[np.ndarray, float]]
 
 
-# The whole search in one call where it can (an IQ1, IQ2, IQ3 or TQ1_0 table's: ``StoredScreen.whole_search``):
+# The whole search in one call where it can (a table whose query is in bytes: ``StoredScreen.whole_search``):
 # ``(query32, query64, |query| > 0, k, excluded ids)`` -> the k best ids and their cosines as ``search_bounded``
 # gives them, or None.  Both queries C-contiguous.
 WholeSearch = Callable[[np.ndarray, np.ndarray, float, int, list[int]], tuple[np.ndarray, np.ndarray] | None]

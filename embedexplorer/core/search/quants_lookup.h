@@ -434,8 +434,8 @@ struct lookup_query {
 
 /* Fill job's query fields for the groups' scan where this build scans them: the query as 16-bit integers split in
  * two bytes, or with ``coarse`` (lookup_bytes_kind's kinds) as signed bytes whose rounding it measures
- * (quantise_query_bytes); each run's
- * sum of xq; MXFP4's range of safe e.  Else job->high stays NULL: every row in float64 (see the top). */
+ * (quantise_query_bytes); each run's sum of xq; MXFP4's range of safe e.  Else job->high stays NULL: every row in
+ * float64 (see the top). */
 static void lookup_query_prepare(struct lookup_job *job, struct lookup_query *prep, int integer, int coarse)
 {
     Py_ssize_t width = job->width, runs = width / 32;

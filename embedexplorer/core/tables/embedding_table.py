@@ -429,8 +429,8 @@ class EmbeddingTable:
     def _stored_search(self) -> tuple[nb.BoundedPass, ExactScores, nb.Finish, nb.WholeSearch]:
         """A stored table's first pass with its margin for each query (``StoredScreen.bounded_scores``), its exact
         scores, the call that finishes a quantised table's search (``StoredScreen.best_of``: its candidates
-        picked, scored and ordered in one call) and the one that does it all (``StoredScreen.whole_search``, an
-        IQ1, IQ2, IQ3 or TQ1_0 table's), made once.  The passes leave their file check out where the table's own
+        picked, scored and ordered in one call) and the one that does it all (``StoredScreen.whole_search``, a
+        table whose query is in bytes), made once.  The passes leave their file check out where the table's own
         check covers the file they read (a GGUF file, a safetensors file read as stored): each check is a stat
         call of a few microseconds, in a query of a few hundred."""
         assert isinstance(self.rows, StoredRows)
