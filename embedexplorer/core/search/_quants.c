@@ -314,6 +314,84 @@ static int quantise_query_bytes(const float *x, Py_ssize_t width, int8_t *xq, in
     return 1;
 }
 
+/* The query's copies the scan of Q8_0, Q4_0, Q4_K, Q6_K, Q5_K and the 32-number kinds reads (quant_query_prepare),
+ * held until quant_query_free. */
+struct quant_query {
+    int16_t *xq;
+    float *step;
+    int8_t *bytes; /* VNNI's high and low bytes of xq, width each (coarse: the signed bytes alone) */
+    int32_t *centre;
+    float *paired;
+    double rounding; /* |x - x~| of the query the scan reads (coarse: its bytes; 0: not read in bytes) */
+};
+
+/* Fill job's query fields: the query as 16-bit integers where the integer scan runs, split in two bytes for VNNI
+ * with each kind's centres (Q4_K: its paired steps and sums) and the groups where given; or, with ``coarse`` (Q4_K
+ * and Q6_K rows as stored, on a VNNI build), as signed bytes whose rounding it measures (quantise_query_bytes: a
+ * free step, each weight rounded once more, the sums exact: quants_vnni.h).  Elsewhere the float scan. */
+static void quant_query_prepare(struct quant_job *job, struct quant_query *prep, const uint8_t *groups, int integer,
+                                int coarse)
+{
+    int kind = job->kind;
+    Py_ssize_t width = job->width;
+    *prep = (struct quant_query){NULL, NULL, NULL, NULL, NULL, 0.0};
+    if (!integer_scan || !integer)
+        return;
+    prep->xq = PyMem_RawMalloc((size_t)width * sizeof(int16_t));
+    prep->step = PyMem_RawMalloc((size_t)(width / 32) * 2 * sizeof(float));
+    if (prep->xq == NULL || prep->step == NULL)
+        return;
+    if (coarse) {
+        prep->bytes = PyMem_RawMalloc((size_t)width);
+        prep->centre = PyMem_RawMalloc((size_t)(width / 4) * sizeof(int32_t));
+        prep->paired = PyMem_RawMalloc((size_t)(width / 16) * sizeof(float));
+        if (!vnni_scan || prep->bytes == NULL || prep->centre == NULL || prep->paired == NULL ||
+            !quantise_query_bytes(job->query, width, prep->bytes, prep->xq, prep->step, &prep->rounding)) {
+            prep->rounding = 0.0;
+            return;
+        }
+        int16_t *xq = prep->xq;
+        for (Py_ssize_t j = 0; j < width; j += 4) /* 32 times each four numbers' sum of xq (Q6_K's centre) */
+            prep->centre[j / 4] = 32 * ((int32_t)xq[j] + xq[j + 1] + xq[j + 2] + xq[j + 3]);
+        for (Py_ssize_t k = 0; k < width / 32; k++) { /* Q4_K: per block its runs' steps, then step times sum xq */
+            int32_t sum = 0;
+            for (int j = 0; j < 32; j++)
+                sum += xq[32 * k + j];
+            prep->paired[16 * (k / 8) + k % 8] = prep->step[k];
+            prep->paired[16 * (k / 8) + 8 + k % 8] = prep->step[k] * (float)sum; /* rounded once */
+        }
+        job->xq = prep->xq, job->step = prep->step, job->high = prep->bytes, job->centre = prep->centre;
+        job->paired = prep->paired;
+        return;
+    }
+    if (!quantise_query(job->query, width, prep->xq, prep->step))
+        return;
+    job->xq = prep->xq, job->step = prep->step;
+    if (!vnni_scan || (kind == KIND_Q8_0 && groups == NULL)) /* Q8_0: by its groups */
+        return;
+    prep->bytes = PyMem_RawMalloc((size_t)width * 2);
+    prep->centre = kind != KIND_Q4_K ? PyMem_RawMalloc((size_t)(width / 4) * sizeof(int32_t)) : NULL;
+    /* Split as Q4_0's for the 32-number kinds (their groups replace the centres below). */
+    prep->paired = kind == KIND_Q4_K ? PyMem_RawMalloc((size_t)(width / 16) * sizeof(float)) : NULL;
+    if (prep->bytes == NULL || (kind != KIND_Q4_K ? prep->centre == NULL : prep->paired == NULL))
+        return;
+    split_query(prep->xq, prep->step, width, prep->bytes, prep->bytes + width, prep->centre, kind == KIND_Q6_K ? 32 : 8,
+                prep->paired);
+    job->high = prep->bytes, job->low = prep->bytes + width, job->centre = prep->centre, job->paired = prep->paired;
+    job->groups = groups; /* NULL unless given */
+    if (groups != NULL && is_grouped32(kind)) /* the groups' offsets: per run, not per four */
+        group32_centres(kind, prep->xq, width, prep->centre);
+}
+
+static void quant_query_free(struct quant_query *prep)
+{
+    PyMem_RawFree(prep->xq);
+    PyMem_RawFree(prep->step);
+    PyMem_RawFree(prep->bytes);
+    PyMem_RawFree(prep->centre);
+    PyMem_RawFree(prep->paired);
+}
+
 #include "quants_lookup.h"
 #include "quants_fp4_ternary.h"
 #include "quants_iq.h"
@@ -342,9 +420,9 @@ static PyObject *quant_scores(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "the query must hold a whole number of blocks of float32 numbers");
     } else if (rows.len != count * (width / BLOCK_NUMBERS[kind]) * BLOCK_BYTES[kind]) {
         PyErr_SetString(PyExc_ValueError, "rows must hold len(out) rows of len(query) quantised numbers");
-    } else if (coarse && !fp4t_bytes_kind(kind) && !lookup_bytes_kind(kind)) {
-        PyErr_SetString(PyExc_ValueError,
-                        "the query in bytes is for TQ1_0, TQ2_0, IQ3 and IQ4_XS rows only among these kinds");
+    } else if (coarse && !fp4t_bytes_kind(kind) && !lookup_bytes_kind(kind) && kind != KIND_Q4_K && kind != KIND_Q6_K) {
+        PyErr_SetString(PyExc_ValueError, "the query in bytes is for Q4_K, Q6_K, TQ1_0, TQ2_0, IQ3 and IQ4_XS rows "
+                                          "only among these kinds");
     } else if (scale.len == out.len && fp4t_kind(kind)) {
         if (check_progress(&progress))
             result = fp4t_scores(kind, &rows, &query, &scale, &out, &progress, integer, &groups, count, width, coarse);
@@ -365,39 +443,19 @@ static PyObject *quant_scores(PyObject *self, PyObject *args)
         if (check_progress(&progress))
             result = lookup_scores(kind, &rows, &query, &scale, &out, &progress, integer, groups.buf, count, width,
                                    coarse);
+    } else if (coarse && (kind == KIND_Q4_K || kind == KIND_Q6_K) && groups.buf != NULL) {
+        PyErr_SetString(PyExc_ValueError, "the query in bytes reads Q4_K and Q6_K rows as stored, not their groups");
     } else if (check_progress(&progress)) {
         struct quant_job job = {kind, rows.buf, (width / BLOCK_NUMBERS[kind]) * BLOCK_BYTES[kind], width,
                                 query.buf, scale.buf, out.buf, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
-        int16_t *xq = NULL;
-        float *step = NULL;
-        int8_t *bytes = NULL; /* VNNI's high and low bytes of xq, width each */
-        int32_t *centre = NULL;
-        float *paired = NULL;
-        if (integer_scan && integer) {
-            xq = PyMem_RawMalloc((size_t)width * sizeof(int16_t));
-            step = PyMem_RawMalloc((size_t)(width / 32) * 2 * sizeof(float));
-            if (xq != NULL && step != NULL && quantise_query(query.buf, width, xq, step))
-                job.xq = xq, job.step = step;
-        }
-        if (job.xq != NULL && vnni_scan && (kind != KIND_Q8_0 || groups.buf != NULL)) { /* Q8_0: by its groups */
-            bytes = PyMem_RawMalloc((size_t)width * 2);
-            centre = kind != KIND_Q4_K ? PyMem_RawMalloc((size_t)(width / 4) * sizeof(int32_t)) : NULL;
-            /* Split as Q4_0's for the 32-number kinds (their groups replace the centres below). */
-            paired = kind == KIND_Q4_K ? PyMem_RawMalloc((size_t)(width / 16) * sizeof(float)) : NULL;
-            if (bytes != NULL && (kind != KIND_Q4_K ? centre != NULL : paired != NULL)) {
-                split_query(xq, step, width, bytes, bytes + width, centre, kind == KIND_Q6_K ? 32 : 8, paired);
-                job.high = bytes, job.low = bytes + width, job.centre = centre, job.paired = paired;
-                job.groups = groups.buf; /* NULL unless given */
-                if (job.groups != NULL && is_grouped32(kind)) /* the groups' offsets: per run, not per four */
-                    group32_centres(kind, xq, width, centre);
-            }
-        }
+        struct quant_query prep;
+        quant_query_prepare(&job, &prep, groups.buf, integer, coarse);
         result = share_chunks_released(quant_chunk, &job, count, &progress);
-        PyMem_RawFree(xq);
-        PyMem_RawFree(step);
-        PyMem_RawFree(bytes);
-        PyMem_RawFree(centre);
-        PyMem_RawFree(paired);
+        if (result != NULL && coarse) {
+            Py_DECREF(result);
+            result = PyFloat_FromDouble(prep.rounding);
+        }
+        quant_query_free(&prep);
     }
     PyBuffer_Release(&rows);
     PyBuffer_Release(&query);
@@ -486,10 +544,11 @@ static PyMethodDef quant_methods[] = {
     {"bytes_search", bytes_search, METH_VARARGS,
      "bytes_search(groups, rows, kind, query, query64, scale, lengths, relative, length, exclude, ids_out,\n"
      "           cosines_out, helpers)\n\n"
-     "An IQ1, IQ2, IQ3, IQ4_XS, Q2_K, TQ1_0 or TQ2_0 table's search in one call: iq_scores's, quant_scores's or\n"
-     "low_bit_scores's coarse scan, the rows in exclude set aside, and the k = len(ids_out) best by stored_top_k with the margin\n"
-     "length (r + (1 + r) relative), r the query's measured rounding over length; their cosines (exact values\n"
-     "over length) into cosines_out as float32.\n"
+     "An IQ1, IQ2, IQ3, IQ4_XS, Q2_K, TQ1_0 or TQ2_0 table's search in one call, or a Q4_K or Q6_K table's read as\n"
+     "stored (groups empty): iq_scores's, quant_scores's or low_bit_scores's coarse scan, the rows in exclude set\n"
+     "aside, and the k = len(ids_out) best by stored_top_k with the margin length (r + (1 + r) relative), r the\n"
+     "query's measured rounding over length; their cosines (exact values over length) into cosines_out as\n"
+     "float32.\n"
      "Returns how many, or -1 where stored_top_k would (the caller searches step by step).  helpers: the\n"
      "pass's helper threads (scan_threads.helpers_for)."},
     {"stored_top_k", stored_top_k, METH_VARARGS,

@@ -1,7 +1,8 @@
 /* The whole search in one call of a table whose copy is scanned against the query in signed bytes (the IQ1 and
- * IQ2 grid kinds, TQ1_0, TQ2_0, the IQ3s, IQ4_XS and Q2_K; included by _quants.c once, after quants_top.h): that
- * scan (iq_query_prepare's, fp4t_query_prepare's, lookup_query_prepare's or low_bit_query_prepare's coarse copy of
- * the query), the margin that query's own rounding allows, then quants_top.h's pick, exact pass and order.
+ * IQ2 grid kinds, TQ1_0, TQ2_0, the IQ3s, IQ4_XS and Q2_K; Q4_K and Q6_K as stored; included by _quants.c once,
+ * after quants_top.h): that scan (the coarse copy of the query of iq_query_prepare, fp4t_query_prepare,
+ * lookup_query_prepare, low_bit_query_prepare or quant_query_prepare), the margin that query's own rounding
+ * allows, then quants_top.h's pick, exact pass and order.
  *
  * Why one call: after a scan has streamed the table through the caches, each step of Python between the scan
  * and the answer (the margin, the exclusions, two arrays for the answer, the cosines' division) costs several
@@ -12,16 +13,19 @@
 #ifndef EMBEDEXPLORER_QUANTS_BYTES_SEARCH_H
 #define EMBEDEXPLORER_QUANTS_BYTES_SEARCH_H
 
-/* What bytes_search checks of a Q2_K, TQ1_0, TQ2_0, IQ3 or IQ4_XS table's buffers; 0 with a ValueError set when
- * they do not fit. */
+/* What bytes_search checks of a Q2_K, TQ1_0, TQ2_0, IQ3 or IQ4_XS table's buffers (or a Q4_K or Q6_K table's, read
+ * as stored: groups empty); 0 with a ValueError set when they do not fit. */
 static int blocks256_buffers_fit(int kind, Py_ssize_t query_len, Py_ssize_t rows_len, Py_ssize_t groups_len,
                                  Py_ssize_t count)
 {
     Py_ssize_t width = query_len / (Py_ssize_t)sizeof(float);
-    Py_ssize_t copy = kind == KIND_Q2_K              ? (count + GROUP_ROWS - 1) / GROUP_ROWS * (width / 256) *
-                                                           Q2_K_GROUP_BYTES
-                      : lookup_bytes_kind(kind) ? lookup_groups_bytes(kind, count, width)
-                                                : fp4t_groups_bytes(kind, count, width);
+    Py_ssize_t copy = 0; /* Q4_K and Q6_K: read as stored, no copy */
+    if (kind == KIND_Q2_K)
+        copy = (count + GROUP_ROWS - 1) / GROUP_ROWS * (width / 256) * Q2_K_GROUP_BYTES;
+    else if (lookup_bytes_kind(kind))
+        copy = lookup_groups_bytes(kind, count, width);
+    else if (fp4t_bytes_kind(kind))
+        copy = fp4t_groups_bytes(kind, count, width);
     if (width == 0 || width % 256 != 0 || query_len % (Py_ssize_t)sizeof(float) != 0) {
         PyErr_SetString(PyExc_ValueError, "the query must hold whole blocks of float32");
     } else if (rows_len != count * (width / 256) * BLOCK_BYTES[kind] || groups_len != copy) {
@@ -48,8 +52,10 @@ static PyObject *bytes_search(PyObject *self, PyObject *args)
     Py_ssize_t k = ids_out.len / (Py_ssize_t)sizeof(int64_t);
     /* else a grid kind */
     int ternary_kind = fp4t_bytes_kind(kind), lookup = lookup_bytes_kind(kind), low_bit = kind == KIND_Q2_K;
-    if (ternary_kind || lookup || low_bit ? !blocks256_buffers_fit(kind, query.len, rows.len, groups.len, count)
-                               : !iq_buffers_fit(kind, query.len, rows.len, groups.len, scale.len, count)) {
+    int as_stored = kind == KIND_Q4_K || kind == KIND_Q6_K;
+    if (ternary_kind || lookup || low_bit || as_stored
+            ? !blocks256_buffers_fit(kind, query.len, rows.len, groups.len, count)
+            : !iq_buffers_fit(kind, query.len, rows.len, groups.len, scale.len, count)) {
         /* the error is set */
     } else if (query64.len != width * (Py_ssize_t)sizeof(double) ||
                lengths.len != count * (Py_ssize_t)sizeof(double)) {
@@ -88,6 +94,9 @@ static PyObject *bytes_search(PyObject *self, PyObject *args)
             struct low_bit_job two_bits = {.kind = kind, .rows = rows.buf, .width = width, .query = query.buf,
                                            .scale = scale.buf, .out = scores};
             struct low_bit_query two_bits_query = {0};
+            struct quant_job blocks = {.kind = kind, .rows = rows.buf, .row_bytes = (width / 256) * BLOCK_BYTES[kind],
+                                       .width = width, .query = query.buf, .scale = scale.buf, .out = scores};
+            struct quant_query blocks_query = {0};
             chunk_function chunk;
             const void *job;
             int in_bytes;
@@ -96,6 +105,9 @@ static PyObject *bytes_search(PyObject *self, PyObject *args)
                 fp4t_query_prepare(&ternary, &ternary_query, 1, 1);
                 chunk = fp4t_chunk, job = &ternary, in_bytes = ternary.high != NULL;
                 measured = ternary_query.rounding;
+            } else if (as_stored) {
+                quant_query_prepare(&blocks, &blocks_query, NULL, 1, 1);
+                chunk = quant_chunk, job = &blocks, in_bytes = blocks.high != NULL, measured = blocks_query.rounding;
             } else if (low_bit) {
                 low_bit_query_prepare(&two_bits, &two_bits_query, groups.buf, 1, 1);
                 chunk = low_bit_chunk, job = &two_bits, in_bytes = two_bits.groups != NULL;
@@ -130,6 +142,8 @@ static PyObject *bytes_search(PyObject *self, PyObject *args)
                 lookup_query_free(&codes_query);
             else if (low_bit)
                 low_bit_query_free(&two_bits_query);
+            else if (as_stored)
+                quant_query_free(&blocks_query);
             else
                 iq_query_free(&grid_query);
             float *cosines = cosines_out.buf;

@@ -69,10 +69,13 @@ static void split_query(const int16_t *xq, const float *step, Py_ssize_t width, 
             centre[j / 4] = offset * ((int32_t)xq[j] + xq[j + 1] + xq[j + 2] + xq[j + 3]);
 }
 
-/* sum q xq over each run of four bytes, exactly: 256 (q . high) + (q . low). */
+/* sum q xq over each run of four bytes, exactly: 256 (q . high) + (q . low); with low NULL (the query in single bytes,
+ * a constant where inlined: rows_vnni) q . high. */
 VNNI_TARGET static ALWAYS_INLINE __m512i products(__m512i q, const int8_t *high, const int8_t *low)
 {
     __m512i upper = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q, _mm512_loadu_si512((const void *)high));
+    if (low == NULL)
+        return upper;
     return _mm512_dpbusd_epi32(_mm512_slli_epi32(upper, 8), q, _mm512_loadu_si512((const void *)low));
 }
 
@@ -142,7 +145,7 @@ VNNI_TARGET static ALWAYS_INLINE float row_vnni(int kind, const uint8_t *row, co
                 __m512i both = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(block + 16 + 32 * c)));
                 __m512i q = _mm512_and_si512(_mm512_mask_srli_epi16(both, (__mmask32)0xFFFF0000u, both, 4), low_bits);
                 Py_ssize_t at = 256 * b + 64 * c;
-                __m512i sums4 = products(q, high + at, low + at);
+                __m512i sums4 = products(q, high + at, low == NULL ? NULL : low + at);
                 __m512i which = _mm512_inserti64x4(_mm512_set1_epi32(2 * c), _mm256_set1_epi32(2 * c + 1), 1);
                 acc[c] = _mm512_fmadd_ps(_mm512_permutexvar_ps(which, weights), _mm512_cvtepi32_ps(sums4), acc[c]);
             }
@@ -183,7 +186,7 @@ VNNI_TARGET static ALWAYS_INLINE float row_vnni(int kind, const uint8_t *row, co
             q[1] = _mm512_ternarylogic_epi32(_mm512_srli_epi16(ql, 4), bits, four, 0xEC);
             for (int g = 0; g < 2; g++) { /* numbers 64g .. 64g + 63 of the half: sub-blocks 8h + 4g .. + 3 */
                 Py_ssize_t at = 256 * b + 128 * h + 64 * g;
-                __m512i centred = _mm512_sub_epi32(products(q[g], high + at, low + at),
+                __m512i centred = _mm512_sub_epi32(products(q[g], high + at, low == NULL ? NULL : low + at),
                                                    _mm512_loadu_si512((const void *)(centre + (at >> 2))));
                 __m512i which = _mm512_add_epi32(quarter, _mm512_set1_epi32(8 * h + 4 * g));
                 acc[2 * h + g] = _mm512_fmadd_ps(_mm512_permutexvar_ps(which, weights), _mm512_cvtepi32_ps(centred),
@@ -202,7 +205,16 @@ VNNI_TARGET static void rows_vnni(int kind, const uint8_t *rows, Py_ssize_t row_
     for (Py_ssize_t i = start; i < stop; i++) {
         if (i + ahead < stop)
             prefetch_pages(rows + (i + ahead) * row_bytes, row_bytes);
-        float total = row_vnni(kind, rows + i * row_bytes, high, low, centre, step, paired, width);
+        /* Q4_K and Q6_K against the query in single bytes: their own copies of the loop, products' second half
+         * gone. */
+        const uint8_t *row = rows + i * row_bytes;
+        float total;
+        if (kind == KIND_Q6_K && low == NULL)
+            total = row_vnni(KIND_Q6_K, row, high, NULL, centre, step, paired, width);
+        else if (kind == KIND_Q4_K && low == NULL)
+            total = row_vnni(KIND_Q4_K, row, high, NULL, centre, step, paired, width);
+        else
+            total = row_vnni(kind, row, high, low, centre, step, paired, width);
         out[i] = scale[i] == 0.0f ? 0.0f : total * scale[i];
     }
 }
