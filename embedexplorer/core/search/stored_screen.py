@@ -198,8 +198,9 @@ class StoredScreen:
     def _bytes_kind(self) -> bool:
         """True for a copy ``bounded_scores`` and ``whole_search`` scan against the query in bytes, where the build
         can (else, in C, in float32); or for Q4_K or Q6_K blocks read as stored (a table too large for their copy)."""
-        if self.kind in _AS_STORED_IN_BYTES:
-            return self.quantised and self.integer and self.bits.nbytes > _GROUPS_MAX_BYTES
+        if self.kind in _AS_STORED_IN_BYTES:  # without VNNI the 16-bit scan (vpmaddwd) beats the float one
+            large = self.bits.nbytes > _GROUPS_MAX_BYTES
+            return self.quantised and self.integer and large and bool(self._quants.grouped_scan())
         return self.kind in BYTES_QUERY_KINDS and self.groups is not None and self.integer
 
     @property
