@@ -1,4 +1,4 @@
-"""IQ1, IQ2, IQ3, IQ4_XS, Q2_K, TQ1_0 and TQ2_0 tables, and Q4_K and Q6_K tables too large for their copy, are
+"""IQ1, IQ2, IQ3, IQ4_XS, Q2_K, Q3_K, TQ1_0 and TQ2_0 tables, and Q4_K and Q6_K tables too large for their copy, are
 searched against the query held in signed bytes, with the margin that very query's rounding allows, and in one C call
 from scan to ordered answer: the answers are still a float64 search's.
 
@@ -6,8 +6,8 @@ The oracle is the gguf package's ``dequantize`` (llama.cpp's own Python code) an
 numbers. Queries include runs whose numbers fall half way between two steps, runs of numbers a million times
 smaller than the rest, runs all zero, and sizes far from 1; the tables are ``test_iq_grid_groups``'s random
 blocks, ``test_fp4_ternary_groups``'s TQ1_0 rows (quantised by gguf) and its IQ3 random blocks, and
-``test_lookup_groups``'s TQ2_0 and IQ4_XS rows, ``test_low_bit_groups``'s Q2_K rows and the K-type quantisers' Q4_K
-and Q6_K rows, with near ties and rows pointing nowhere.
+``test_lookup_groups``'s TQ2_0 and IQ4_XS rows, ``test_low_bit_groups``'s Q2_K and Q3_K rows and the K-type
+quantisers' Q4_K and Q6_K rows, with near ties and rows pointing nowhere.
 """
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ from .test_quantised_scan import near_tie_blocks as stored_ties
 TERNARY = (Q.TQ1_0, Q.IQ3_XXS, Q.IQ3_S)  # test_fp4_ternary_groups's rows and ties
 LOOKUP = (Q.TQ2_0, Q.IQ4_XS)  # test_lookup_groups's rows and ties
 AS_STORED = (Q.Q4_K, Q.Q6_K)  # blocks read as stored: test_quantised_scan's ties
-TYPES = [*grid.TYPES, *TERNARY, *LOOKUP, Q.Q2_K, *AS_STORED]
+LOW_BIT = (Q.Q2_K, Q.Q3_K)  # test_low_bit_groups's rows and ties
+TYPES = [*grid.TYPES, *TERNARY, *LOOKUP, *LOW_BIT, *AS_STORED]
 IDS = [t.name for t in TYPES]
 
 _quants = pytest.importorskip("embedexplorer.core.search._quants", reason="the quantised scan was not built here")
@@ -64,12 +65,12 @@ def screen_of(qtype: Q, count: int, width: int, seed: int):  # type: ignore[no-u
         kind = stored_search.QUANT_KINDS[qtype.name]
         screen = stored_search.StoredScreen(stored, kind, lengths, 0.0, quantised_width=width, spread=spread)
         return stored, screen, numbers
-    if qtype in LOOKUP or qtype == Q.Q2_K:  # lengths 0.3 to 3, a row of zeros
+    if qtype in LOOKUP or qtype in LOW_BIT:  # lengths 0.3 to 3, a row of zeros
         rng = np.random.default_rng(seed)
         rows = rng.standard_normal((count, width)).astype(np.float32)
         rows *= np.exp(rng.uniform(-1.2, 1.1, (count, 1))).astype(np.float32)
         rows[count // 2] = 0.0
-        if qtype == Q.Q2_K:  # quantised by llama.cpp's rules (low_bit_fixture)
+        if qtype in LOW_BIT:  # quantised by llama.cpp's rules (low_bit_fixture)
             stored = low_bit_blocks(rows, qtype, seed)
             return stored, *low_bit.screen_for(stored, qtype, width)
         stored = lookup.stored_rows(rows, qtype, seed)  # gguf's quantiser, or test_lookup_groups's IQ4_XS
@@ -85,7 +86,7 @@ def ties_of(qtype: Q, seed: int) -> np.ndarray:
     """3,000 or 3,001 rows: row 50, its copies 140 and 141, and 40 rows a step away from it (100-139)."""
     if qtype in LOOKUP:
         return lookup.near_tie_blocks(qtype, seed)
-    if qtype == Q.Q2_K:
+    if qtype in LOW_BIT:
         return low_bit.near_tie_blocks(qtype, seed)
     if qtype in AS_STORED:
         return stored_ties(qtype, seed)

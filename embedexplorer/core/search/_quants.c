@@ -520,7 +520,7 @@ static PyMethodDef quant_methods[] = {
     {"low_bit_scores", low_bit_scores, METH_VARARGS,
      "low_bit_scores(rows, kind, query, scale, out, progress, integer=False, groups=None, coarse=False)\n\n"
      "quant_scores for Q2_K and Q3_K rows: by their groups against the integer query where grouped_scan(), else in\n"
-     "float32.  coarse (Q2_K): against the query in signed bytes, returning |x - x~| of the query it read (0.0 in\n"
+     "float32.  coarse: against the query in signed bytes, returning |x - x~| of the query it read (0.0 in\n"
      "float32)."},
     {"q2_k_spreads", q2_k_spreads, METH_VARARGS,
      "q2_k_spreads(rows, width, out, progress)\n\nq4_k_spreads for Q2_K rows."},
@@ -544,11 +544,11 @@ static PyMethodDef quant_methods[] = {
     {"bytes_search", bytes_search, METH_VARARGS,
      "bytes_search(groups, rows, kind, query, query64, scale, lengths, relative, length, exclude, ids_out,\n"
      "           cosines_out, helpers)\n\n"
-     "An IQ1, IQ2, IQ3, IQ4_XS, Q2_K, TQ1_0 or TQ2_0 table's search in one call, or a Q4_K or Q6_K table's read as\n"
-     "stored (groups empty): iq_scores's, quant_scores's or low_bit_scores's coarse scan, the rows in exclude set\n"
-     "aside, and the k = len(ids_out) best by stored_top_k with the margin length (r + (1 + r) relative), r the\n"
-     "query's measured rounding over length; their cosines (exact values over length) into cosines_out as\n"
-     "float32.\n"
+     "An IQ1, IQ2, IQ3, IQ4_XS, Q2_K, Q3_K, TQ1_0 or TQ2_0 table's search in one call, or a Q4_K or Q6_K table's\n"
+     "read as stored (groups empty): iq_scores's, quant_scores's or low_bit_scores's coarse scan, the rows in\n"
+     "exclude set aside, and the k = len(ids_out) best by stored_top_k with the margin length (r + (1 + r)\n"
+     "relative), r the query's measured rounding over length; their cosines (exact values over length) into\n"
+     "cosines_out as float32.\n"
      "Returns how many, or -1 where stored_top_k would (the caller searches step by step).  helpers: the\n"
      "pass's helper threads (scan_threads.helpers_for)."},
     {"stored_top_k", stored_top_k, METH_VARARGS,

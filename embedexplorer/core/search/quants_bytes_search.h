@@ -1,5 +1,5 @@
 /* The whole search in one call of a table whose copy is scanned against the query in signed bytes (the IQ1 and
- * IQ2 grid kinds, TQ1_0, TQ2_0, the IQ3s, IQ4_XS and Q2_K; Q4_K and Q6_K as stored; included by _quants.c once,
+ * IQ2 grid kinds, TQ1_0, TQ2_0, the IQ3s, IQ4_XS, Q2_K and Q3_K; Q4_K and Q6_K as stored; included by _quants.c once,
  * after quants_top.h): that scan (the coarse copy of the query of iq_query_prepare, fp4t_query_prepare,
  * lookup_query_prepare, low_bit_query_prepare or quant_query_prepare), the margin that query's own rounding
  * allows, then quants_top.h's pick, exact pass and order.
@@ -13,15 +13,15 @@
 #ifndef EMBEDEXPLORER_QUANTS_BYTES_SEARCH_H
 #define EMBEDEXPLORER_QUANTS_BYTES_SEARCH_H
 
-/* What bytes_search checks of a Q2_K, TQ1_0, TQ2_0, IQ3 or IQ4_XS table's buffers (or a Q4_K or Q6_K table's, read
- * as stored: groups empty); 0 with a ValueError set when they do not fit. */
+/* What bytes_search checks of a Q2_K, Q3_K, TQ1_0, TQ2_0, IQ3 or IQ4_XS table's buffers (or a Q4_K or Q6_K
+ * table's, read as stored: groups empty); 0 with a ValueError set when they do not fit. */
 static int blocks256_buffers_fit(int kind, Py_ssize_t query_len, Py_ssize_t rows_len, Py_ssize_t groups_len,
                                  Py_ssize_t count)
 {
     Py_ssize_t width = query_len / (Py_ssize_t)sizeof(float);
     Py_ssize_t copy = 0; /* Q4_K and Q6_K: read as stored, no copy */
-    if (kind == KIND_Q2_K)
-        copy = (count + GROUP_ROWS - 1) / GROUP_ROWS * (width / 256) * Q2_K_GROUP_BYTES;
+    if (kind == KIND_Q2_K || kind == KIND_Q3_K)
+        copy = (count + GROUP_ROWS - 1) / GROUP_ROWS * (width / 256) * low_bit_group_size(kind);
     else if (lookup_bytes_kind(kind))
         copy = lookup_groups_bytes(kind, count, width);
     else if (fp4t_bytes_kind(kind))
@@ -51,7 +51,8 @@ static PyObject *bytes_search(PyObject *self, PyObject *args)
     Py_ssize_t width = query.len / (Py_ssize_t)sizeof(float), count = scale.len / (Py_ssize_t)sizeof(float);
     Py_ssize_t k = ids_out.len / (Py_ssize_t)sizeof(int64_t);
     /* else a grid kind */
-    int ternary_kind = fp4t_bytes_kind(kind), lookup = lookup_bytes_kind(kind), low_bit = kind == KIND_Q2_K;
+    int ternary_kind = fp4t_bytes_kind(kind), lookup = lookup_bytes_kind(kind);
+    int low_bit = kind == KIND_Q2_K || kind == KIND_Q3_K;
     int as_stored = kind == KIND_Q4_K || kind == KIND_Q6_K;
     if (ternary_kind || lookup || low_bit || as_stored
             ? !blocks256_buffers_fit(kind, query.len, rows.len, groups.len, count)

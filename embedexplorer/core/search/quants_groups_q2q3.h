@@ -267,6 +267,54 @@ VNNI_TARGET static void q2_k_bytes(const uint8_t *groups, Py_ssize_t blocks, con
         group_scores(_mm512_sub_ps(acc, offsets), g, scale, out, stop);
     }
 }
+
+/* q3_k_vnni against the query in bytes (the coarse scan, quants_iq.h's top): one vpdpbusd per four numbers, the
+ * codes (q + 4) f at most 112 (sub-block 3 shifted down: 7), so the sum with -4 f T is f sum q xq exactly in int32
+ * and float32 (at most 16 x 112 x 127 < 2^18); the weight (s - 32) step 4^-i rounded once (a free step, 4^-i exact:
+ * at least 2^-93, normal), then the fused multiply-adds as above: each term through at most 16 + 3 + width / 256
+ * roundings, fewer than width, within Q3_K's bound (no spread). */
+VNNI_TARGET static void q3_k_bytes(const uint8_t *groups, Py_ssize_t blocks, const int8_t *xq, const void *centre,
+                                   const float *scale, float *out, Py_ssize_t start, Py_ssize_t stop)
+{
+    const int32_t *offsets = centre;
+    const float *steps = (const float *)centre + 16 * blocks;
+    for (Py_ssize_t g = start / GROUP_ROWS; g * GROUP_ROWS < stop; g++) {
+        const uint8_t *group = groups + g * blocks * Q3_K_GROUP_BYTES;
+        __m512 acc = _mm512_setzero_ps();
+        for (Py_ssize_t b = 0; b < blocks; b++) {
+            const uint8_t *at = group + b * Q3_K_GROUP_BYTES;
+            const uint8_t *scales = at + 2 * GROUP_ROWS, *codes = scales + 16 * GROUP_ROWS;
+            __m512 sums = _mm512_setzero_ps(); /* the block's, before d */
+            for (int quad = 0; quad < 4; quad++) {
+                prefetch_part(at + GROUPS_PREFETCH_BYTES, Q3_K_GROUP_BYTES, quad, 4); /* ahead: scan_common.h */
+                const uint8_t *words_at = codes + 384 * quad;
+                __m512i words[4];
+                for (int t = 0; t < 4; t++)
+                    words[t] = _mm512_loadu_si512((const void *)(words_at + 64 * t));
+                for (int i = 0; i < 4; i++) { /* sub-block 4 quad + i: q + 4 times 4^i (at bits 2i; i = 3 shifted) */
+                    int k = 4 * quad + i;
+                    const __m512i bits = _mm512_set1_epi8((char)(i < 3 ? 3 << (2 * i) : 3));
+                    const __m512i third = _mm512_set1_epi8((char)(i < 3 ? 4 << (2 * i) : 4));
+                    /* two short chains, the first from -4 T 4^i: the codes' offset */
+                    __m512i two[2] = {_mm512_set1_epi32(offsets[16 * b + k]), _mm512_setzero_si512()};
+                    for (int t = 0; t < 4; t++) {
+                        uint64_t mask;
+                        memcpy(&mask, words_at + 256 + 32 * i + 8 * t, sizeof mask);
+                        __m512i c = _mm512_and_si512(i < 3 ? words[t] : _mm512_srli_epi16(words[t], 6), bits);
+                        c = _mm512_mask_add_epi8(c, _cvtu64_mask64(mask), c, third);
+                        two[t % 2] = _mm512_dpbusd_epi32(two[t % 2], c, four_bytes(xq + 256 * b + 16 * k + 4 * t));
+                    }
+                    __m128i row_scales = _mm_loadu_si128((const __m128i *)(scales + GROUP_ROWS * k));
+                    __m512 weight = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(row_scales)),
+                                                  _mm512_set1_ps(steps[16 * b + k]));
+                    sums = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(two[0], two[1])), weight, sums);
+                }
+            }
+            acc = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)at)), sums, acc);
+        }
+        group_scores(acc, g, scale, out, stop);
+    }
+}
 #endif
 
 struct low_bit_job {
@@ -283,8 +331,9 @@ static void low_bit_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
 {
     const struct low_bit_job *q = job;
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-    if (q->groups != NULL && q->low == NULL) { /* Q2_K against the query in bytes */
-        q2_k_bytes(q->groups, q->width / 256, q->high, q->centre, q->scale, q->out, start, stop);
+    if (q->groups != NULL && q->low == NULL) { /* against the query in bytes */
+        (q->kind == KIND_Q2_K ? q2_k_bytes : q3_k_bytes)(q->groups, q->width / 256, q->high, q->centre, q->scale,
+                                                         q->out, start, stop);
         return;
     }
     if (q->groups != NULL) {
@@ -307,7 +356,7 @@ struct low_bit_query {
 };
 
 /* The query's bytes and per-sub-block sums for the grouped scan against groups: xq = 256 high + low, or with
- * ``coarse`` (Q2_K only) the query in signed bytes whose rounding it measures (quantise_query_bytes).  Where the
+ * ``coarse`` the query in signed bytes whose rounding it measures (quantise_query_bytes).  Where the
  * query is out of the integer scan's range, memory is short or the build has no VNNI, job->groups stays NULL: the
  * float scan of the blocks as stored. */
 static void low_bit_query_prepare(struct low_bit_job *job, struct low_bit_query *prep, const uint8_t *groups,
@@ -384,8 +433,6 @@ static PyObject *low_bit_scores(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "groups must be copy_groups's copy of the rows");
     } else if (scale.len != out.len) {
         PyErr_SetString(PyExc_ValueError, "scale must hold one float32 per row");
-    } else if (coarse && kind != KIND_Q2_K) {
-        PyErr_SetString(PyExc_ValueError, "the query in bytes is for Q2_K rows only among these kinds");
     } else if (check_progress(&progress)) {
         struct low_bit_job job = {kind, rows.buf, NULL, width, query.buf, scale.buf, NULL, out.buf, NULL, NULL, NULL};
         struct low_bit_query prep;

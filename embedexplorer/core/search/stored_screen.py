@@ -80,8 +80,8 @@ SPREAD_KINDS = (_Q4_K, Q5_K_KIND, *MIN_KINDS)
 # Kinds whose copy sixteen rows at a time is only ever made at open (never from a later query).
 _FP4_TERNARY_CODES = frozenset(FP4_TERNARY_KINDS.values())
 # Kinds whose copy a table's own search scans against the query in signed bytes, with that query's measured
-# rounding (``bounded_scores``, ``whole_search``): the 1-3-bit kinds, Q2_K and IQ4_XS, whose scans are mostly byte
-# products.  The IQ3s, TQ1_0, TQ2_0 and IQ4_XS are read by ``quant_scores`` (``quants_fp4_ternary.h``,
+# rounding (``bounded_scores``, ``whole_search``): the 1-3-bit kinds, Q2_K, Q3_K and IQ4_XS, whose scans are mostly
+# byte products.  The IQ3s, TQ1_0, TQ2_0 and IQ4_XS are read by ``quant_scores`` (``quants_fp4_ternary.h``,
 # ``quants_lookup.h``), the grid kinds by ``iq_scores``.
 _QUANT_SCORES_IN_BYTES = frozenset(
     (
@@ -90,8 +90,8 @@ _QUANT_SCORES_IN_BYTES = frozenset(
         LOOKUP_KINDS["IQ4_XS"],
     )
 )
-_Q2_K = LOW_BIT_KINDS["Q2_K"]  # read by ``low_bit_scores`` (``quants_groups_q2q3.h``)
-BYTES_QUERY_KINDS = frozenset((*GRID_CODES, *_QUANT_SCORES_IN_BYTES, _Q2_K))
+_LOW_BIT_CODES = frozenset(LOW_BIT_KINDS.values())  # Q2_K, Q3_K: read by ``low_bit_scores`` (``quants_groups_q2q3.h``)
+BYTES_QUERY_KINDS = frozenset((*GRID_CODES, *_QUANT_SCORES_IN_BYTES, *_LOW_BIT_CODES))
 # Q4_K and Q6_K blocks read as stored (a table above ``_GROUPS_MAX_BYTES``, never copied) against the query in bytes
 # too (``quants_vnni.h``): their scans were held by their products there (Qwen2-7B-sized Q6_K, one core, 29-36 ms
 # against 24-28 ms in bytes).
@@ -247,7 +247,7 @@ class StoredScreen:
     def bounded_scores(self, query: np.ndarray, query_length: float, check: bool = True) -> tuple[np.ndarray, float]:
         """Every row's cosine with ``query`` times its length, and how far any of them may be from the exact one.
 
-        An IQ1, IQ2, IQ3, IQ4_XS, Q2_K, TQ1_0 or TQ2_0 table's copy is scanned against the query held in signed
+        An IQ1, IQ2, IQ3, IQ4_XS, Q2_K, Q3_K, TQ1_0 or TQ2_0 table's copy is scanned against the query held in signed
         bytes, not 16-bit integers: one product instruction for four numbers instead of two, which a query's time is
         mostly made of.  Its rounding is a hundred times the 16-bit one's, so the margin uses the rounding this very
         query had (``iq_scores``, ``quant_scores`` and ``low_bit_scores`` measure |x - x~|) instead of a bound for
@@ -266,7 +266,7 @@ class StoredScreen:
         quants, groups, rows, kind = self._quants, self.groups, self.bits, self.kind
 
         def coarse(query32: np.ndarray, out: np.ndarray, progress: np.ndarray) -> float:  # the query in bytes
-            if kind == _Q2_K:
+            if kind in _LOW_BIT_CODES:
                 return float(quants.low_bit_scores(rows, kind, query32, self.scale, out, progress, True, groups, True))
             if kind in _AS_STORED_IN_BYTES:
                 return float(quants.quant_scores(rows, kind, query32, self.scale, out, progress, True, None, True))
@@ -324,11 +324,11 @@ class StoredScreen:
         excluded: list[int],
         check: bool = True,
     ) -> tuple[np.ndarray, np.ndarray] | None:
-        """An IQ1, IQ2, IQ3, IQ4_XS, Q2_K, TQ1_0 or TQ2_0 table's k best rows for ``query`` and their cosines in one
-        C call (``bytes_search``): ``bounded_scores``'s scan and margin, then ``best_of``'s pick, exact pass and
-        order, with the same answer as ``neighbours.search_bounded`` gives from those two.  None where that call does
-        not apply (another kind, no helper threads in C, rows read another way, a NaN score): the caller searches
-        step by step.
+        """A table's k best rows for ``query`` and their cosines in one C call (``bytes_search``), where it is read
+        against the query in bytes (``_bytes_kind``): ``bounded_scores``'s scan and margin, then ``best_of``'s pick,
+        exact pass and order, with the same answer as ``neighbours.search_bounded`` gives from those two.  None where
+        that call does not apply (another kind, no helper threads in C, rows read another way, a NaN score): the
+        caller searches step by step.
         ``query``: C-contiguous float32; ``query64``: the query as the exact pass takes it, C-contiguous float64;
         ``length``: its length, above 0."""
         blocks = self._blocks_of(rows)
