@@ -127,15 +127,19 @@ VNNI_TARGET static ALWAYS_INLINE void group_scores(__m512 total, Py_ssize_t g, c
     store_group_scores(total, scale, out, g * 16, stop);
 }
 
-/* Rows start .. stop - 1 (start a multiple of 16) of a Q3_K table's groups against xq = 256 high + low;
+/* Rows start .. stop - 1 (start a multiple of 16) of a Q3_K table's groups against xq = 256 high + low, or with low
+ * NULL (a constant where inlined) against the query in single bytes (the coarse scan, quants_iq.h's top): one
+ * vpdpbusd per four numbers, the codes (q + 4) f at most 112 (sub-block 3 shifted down: 7), so the sum with -4 f T is
+ * f sum q xq exactly in int32 and float32 (at most 16 x 112 x 127 < 2^18), and the weight (s - 32) step 4^-i is
+ * rounded once (a free step, 4^-i exact: at least 2^-93, normal): each term through at most 16 + 3 + width / 256
+ * roundings, fewer than width, within Q3_K's bound (no spread).
  * centre: per sub-block k, -4 T 4^i (int32) then step 4^-i (float32) with i = k % 4, or 0 when it is 3. */
-VNNI_TARGET static void q3_k_vnni(const uint8_t *groups, Py_ssize_t blocks, const int8_t *high, const int8_t *low,
-                                  const float *step, const void *centre, const float *scale, float *out,
-                                  Py_ssize_t start, Py_ssize_t stop)
+VNNI_TARGET static ALWAYS_INLINE void q3_k_groups(const uint8_t *groups, Py_ssize_t blocks, const int8_t *high,
+                                                  const int8_t *low, const void *centre, const float *scale,
+                                                  float *out, Py_ssize_t start, Py_ssize_t stop)
 {
     const int32_t *offsets = centre;
     const float *steps = (const float *)centre + 16 * blocks;
-    (void)step;
     for (Py_ssize_t g = start / GROUP_ROWS; g * GROUP_ROWS < stop; g++) {
         const uint8_t *group = groups + g * blocks * Q3_K_GROUP_BYTES;
         __m512 acc = _mm512_setzero_ps();
@@ -153,17 +157,26 @@ VNNI_TARGET static void q3_k_vnni(const uint8_t *groups, Py_ssize_t blocks, cons
                     int k = 4 * quad + i;
                     const __m512i bits = _mm512_set1_epi8((char)(i < 3 ? 3 << (2 * i) : 3));
                     const __m512i third = _mm512_set1_epi8((char)(i < 3 ? 4 << (2 * i) : 4));
-                    __m512i c[4], upper = _mm512_setzero_si512();
-                    __m512i lower = _mm512_set1_epi32(offsets[16 * b + k]); /* -4 T 4^i: the codes' offset */
+                    /* Against bytes two short chains of the products; else the low bytes' and the high ones'.  The
+                     * first starts from -4 T 4^i, the codes' offset. */
+                    __m512i first = _mm512_set1_epi32(offsets[16 * b + k]), second = _mm512_setzero_si512();
                     for (int t = 0; t < 4; t++) {
                         uint64_t mask;
                         memcpy(&mask, words_at + 256 + 32 * i + 8 * t, sizeof mask);
-                        c[t] = _mm512_and_si512(i < 3 ? words[t] : _mm512_srli_epi16(words[t], 6), bits);
-                        c[t] = _mm512_mask_add_epi8(c[t], _cvtu64_mask64(mask), c[t], third);
-                        upper = _mm512_dpbusd_epi32(upper, c[t], four_bytes(high + 256 * b + 16 * k + 4 * t));
-                        lower = _mm512_dpbusd_epi32(lower, c[t], four_bytes(low + 256 * b + 16 * k + 4 * t));
+                        __m512i c = _mm512_and_si512(i < 3 ? words[t] : _mm512_srli_epi16(words[t], 6), bits);
+                        c = _mm512_mask_add_epi8(c, _cvtu64_mask64(mask), c, third);
+                        Py_ssize_t j = 256 * b + 16 * k + 4 * t;
+                        if (low == NULL && t % 2 == 0) {
+                            first = _mm512_dpbusd_epi32(first, c, four_bytes(high + j));
+                        } else if (low == NULL) {
+                            second = _mm512_dpbusd_epi32(second, c, four_bytes(high + j));
+                        } else {
+                            second = _mm512_dpbusd_epi32(second, c, four_bytes(high + j));
+                            first = _mm512_dpbusd_epi32(first, c, four_bytes(low + j));
+                        }
                     }
-                    __m512i total = _mm512_add_epi32(_mm512_slli_epi32(upper, 8), lower);
+                    __m512i total = low == NULL ? _mm512_add_epi32(first, second)
+                                                : _mm512_add_epi32(_mm512_slli_epi32(second, 8), first);
                     __m128i row_scales = _mm_loadu_si128((const __m128i *)(scales + GROUP_ROWS * k));
                     __m512 weight = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(row_scales)),
                                                   _mm512_set1_ps(steps[16 * b + k]));
@@ -177,14 +190,18 @@ VNNI_TARGET static void q3_k_vnni(const uint8_t *groups, Py_ssize_t blocks, cons
     }
 }
 
-/* Rows start .. stop - 1 (start a multiple of 16) of a Q2_K table's groups against xq = 256 high + low;
+/* Rows start .. stop - 1 (start a multiple of 16) of a Q2_K table's groups against xq = 256 high + low, or with low
+ * NULL (a constant where inlined) against the query in single bytes (the coarse scan, quants_iq.h's top): one
+ * vpdpbusd per four numbers, S = sum (f c) xq exact in int32 and float32 (at most 16 x 192 x 127 < 2^19); centre's
+ * tables then hold v step 4^-i and v (step T) with the run's free step, rounded once and twice (T, the sub-block's
+ * sum of xq, at most 16 x 127), so each term goes through at most 16 + 5 + width / 256 roundings, fewer than width:
+ * Q2_K's bound above, with the spread.
  * centre: per sub-block k, v step (v = 0 .. 15) then v step T (float32, 32 a sub-block). */
-VNNI_TARGET static void q2_k_vnni(const uint8_t *groups, Py_ssize_t blocks, const int8_t *high, const int8_t *low,
-                                  const float *step, const void *centre, const float *scale, float *out,
-                                  Py_ssize_t start, Py_ssize_t stop)
+VNNI_TARGET static ALWAYS_INLINE void q2_k_groups(const uint8_t *groups, Py_ssize_t blocks, const int8_t *high,
+                                                  const int8_t *low, const void *centre, const float *scale,
+                                                  float *out, Py_ssize_t start, Py_ssize_t stop)
 {
     const float *tables = centre;
-    (void)step;
     for (Py_ssize_t g = start / GROUP_ROWS; g * GROUP_ROWS < stop; g++) {
         const uint8_t *group = groups + g * blocks * Q2_K_GROUP_BYTES;
         __m512 acc = _mm512_setzero_ps(), offsets = _mm512_setzero_ps();
@@ -200,19 +217,24 @@ VNNI_TARGET static void q2_k_vnni(const uint8_t *groups, Py_ssize_t blocks, cons
                 for (int i = 0; i < 4; i++) { /* sub-block 4 quad + i: its codes times 4^i, at bits 2i */
                     int k = 4 * quad + i;
                     const __m512i bits = _mm512_set1_epi8((char)(3 << (2 * i)));
-                    __m512i c[4], upper = _mm512_setzero_si512();
+                    /* Against bytes two short chains; else the high bytes' sums, then the low ones' onto them. */
+                    __m512i c[4], two[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
                     for (int t = 0; t < 4; t++) {
                         c[t] = _mm512_and_si512(words[t], bits);
-                        upper = _mm512_dpbusd_epi32(upper, c[t], four_bytes(high + 256 * b + 16 * k + 4 * t));
+                        int chain = low == NULL ? t % 2 : 0;
+                        two[chain] = _mm512_dpbusd_epi32(two[chain], c[t], four_bytes(high + 256 * b + 16 * k + 4 * t));
                     }
-                    __m512i lower = _mm512_slli_epi32(upper, 8);
-                    for (int t = 0; t < 4; t++)
-                        lower = _mm512_dpbusd_epi32(lower, c[t], four_bytes(low + 256 * b + 16 * k + 4 * t));
+                    __m512i total = _mm512_add_epi32(two[0], two[1]);
+                    if (low != NULL) {
+                        total = _mm512_slli_epi32(two[0], 8);
+                        for (int t = 0; t < 4; t++)
+                            total = _mm512_dpbusd_epi32(total, c[t], four_bytes(low + 256 * b + 16 * k + 4 * t));
+                    }
                     __m512i packed = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(scales + GROUP_ROWS * k)));
                     const float *table = tables + 32 * (16 * b + k);
                     /* vpermps reads the low four bits of each index: the scale nibble, then the min's. */
                     __m512 sc_step = _mm512_permutexvar_ps(packed, _mm512_loadu_ps(table));
-                    sums = _mm512_fmadd_ps(_mm512_cvtepi32_ps(lower), sc_step, sums);
+                    sums = _mm512_fmadd_ps(_mm512_cvtepi32_ps(total), sc_step, sums);
                     __m512 m_sum = _mm512_permutexvar_ps(_mm512_srli_epi32(packed, 4), _mm512_loadu_ps(table + 16));
                     mins = _mm512_add_ps(mins, m_sum);
                 }
@@ -225,95 +247,19 @@ VNNI_TARGET static void q2_k_vnni(const uint8_t *groups, Py_ssize_t blocks, cons
     }
 }
 
-/* q2_k_vnni against the query in bytes (the coarse scan, quants_iq.h's top): one vpdpbusd per four numbers, S = sum
- * (f c) xq exact in int32 and float32 (at most 16 x 192 x 127 < 2^19); centre's tables hold v step 4^-i and v (step
- * T) with the run's free step, rounded once and twice (T, the sub-block's sum of xq, at most 16 x 127).  Each term
- * thus goes through at most 16 + 5 + width / 256 roundings, fewer than width: Q2_K's bound above, with the spread. */
-VNNI_TARGET static void q2_k_bytes(const uint8_t *groups, Py_ssize_t blocks, const int8_t *xq, const void *centre,
-                                   const float *scale, float *out, Py_ssize_t start, Py_ssize_t stop)
+/* A Q2_K or Q3_K table's groups against the 16-bit query or, low NULL, the query in bytes: each case its own code. */
+VNNI_TARGET static void low_bit_groups_vnni(int kind, const uint8_t *groups, Py_ssize_t blocks, const int8_t *high,
+                                            const int8_t *low, const void *centre, const float *scale, float *out,
+                                            Py_ssize_t start, Py_ssize_t stop)
 {
-    const float *tables = centre;
-    for (Py_ssize_t g = start / GROUP_ROWS; g * GROUP_ROWS < stop; g++) {
-        const uint8_t *group = groups + g * blocks * Q2_K_GROUP_BYTES;
-        __m512 acc = _mm512_setzero_ps(), offsets = _mm512_setzero_ps();
-        for (Py_ssize_t b = 0; b < blocks; b++) {
-            const uint8_t *at = group + b * Q2_K_GROUP_BYTES;
-            const uint8_t *scales = at + 4 * GROUP_ROWS, *codes = scales + 16 * GROUP_ROWS;
-            __m512 sums = _mm512_setzero_ps(), mins = _mm512_setzero_ps(); /* the block's, before d and dmin */
-            for (int quad = 0; quad < 4; quad++) {
-                prefetch_part(at + GROUPS_PREFETCH_BYTES, Q2_K_GROUP_BYTES, quad, 4); /* ahead: scan_common.h */
-                __m512i words[4];
-                for (int t = 0; t < 4; t++)
-                    words[t] = _mm512_loadu_si512((const void *)(codes + 64 * (4 * quad + t)));
-                for (int i = 0; i < 4; i++) { /* sub-block 4 quad + i: its codes times 4^i, at bits 2i */
-                    int k = 4 * quad + i;
-                    const __m512i bits = _mm512_set1_epi8((char)(3 << (2 * i)));
-                    __m512i two[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()}; /* two short chains */
-                    for (int t = 0; t < 4; t++)
-                        two[t % 2] = _mm512_dpbusd_epi32(two[t % 2], _mm512_and_si512(words[t], bits),
-                                                         four_bytes(xq + 256 * b + 16 * k + 4 * t));
-                    __m512i packed = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(scales + GROUP_ROWS * k)));
-                    const float *table = tables + 32 * (16 * b + k);
-                    /* vpermps reads the low four bits of each index: the scale nibble, then the min's. */
-                    __m512 sc_step = _mm512_permutexvar_ps(packed, _mm512_loadu_ps(table));
-                    sums = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(two[0], two[1])), sc_step, sums);
-                    __m512 m_sum = _mm512_permutexvar_ps(_mm512_srli_epi32(packed, 4), _mm512_loadu_ps(table + 16));
-                    mins = _mm512_add_ps(mins, m_sum);
-                }
-            }
-            acc = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)at)), sums, acc);
-            offsets = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(at + 32))), mins, offsets);
-        }
-        group_scores(_mm512_sub_ps(acc, offsets), g, scale, out, stop);
-    }
-}
-
-/* q3_k_vnni against the query in bytes (the coarse scan, quants_iq.h's top): one vpdpbusd per four numbers, the
- * codes (q + 4) f at most 112 (sub-block 3 shifted down: 7), so the sum with -4 f T is f sum q xq exactly in int32
- * and float32 (at most 16 x 112 x 127 < 2^18); the weight (s - 32) step 4^-i rounded once (a free step, 4^-i exact:
- * at least 2^-93, normal), then the fused multiply-adds as above: each term through at most 16 + 3 + width / 256
- * roundings, fewer than width, within Q3_K's bound (no spread). */
-VNNI_TARGET static void q3_k_bytes(const uint8_t *groups, Py_ssize_t blocks, const int8_t *xq, const void *centre,
-                                   const float *scale, float *out, Py_ssize_t start, Py_ssize_t stop)
-{
-    const int32_t *offsets = centre;
-    const float *steps = (const float *)centre + 16 * blocks;
-    for (Py_ssize_t g = start / GROUP_ROWS; g * GROUP_ROWS < stop; g++) {
-        const uint8_t *group = groups + g * blocks * Q3_K_GROUP_BYTES;
-        __m512 acc = _mm512_setzero_ps();
-        for (Py_ssize_t b = 0; b < blocks; b++) {
-            const uint8_t *at = group + b * Q3_K_GROUP_BYTES;
-            const uint8_t *scales = at + 2 * GROUP_ROWS, *codes = scales + 16 * GROUP_ROWS;
-            __m512 sums = _mm512_setzero_ps(); /* the block's, before d */
-            for (int quad = 0; quad < 4; quad++) {
-                prefetch_part(at + GROUPS_PREFETCH_BYTES, Q3_K_GROUP_BYTES, quad, 4); /* ahead: scan_common.h */
-                const uint8_t *words_at = codes + 384 * quad;
-                __m512i words[4];
-                for (int t = 0; t < 4; t++)
-                    words[t] = _mm512_loadu_si512((const void *)(words_at + 64 * t));
-                for (int i = 0; i < 4; i++) { /* sub-block 4 quad + i: q + 4 times 4^i (at bits 2i; i = 3 shifted) */
-                    int k = 4 * quad + i;
-                    const __m512i bits = _mm512_set1_epi8((char)(i < 3 ? 3 << (2 * i) : 3));
-                    const __m512i third = _mm512_set1_epi8((char)(i < 3 ? 4 << (2 * i) : 4));
-                    /* two short chains, the first from -4 T 4^i: the codes' offset */
-                    __m512i two[2] = {_mm512_set1_epi32(offsets[16 * b + k]), _mm512_setzero_si512()};
-                    for (int t = 0; t < 4; t++) {
-                        uint64_t mask;
-                        memcpy(&mask, words_at + 256 + 32 * i + 8 * t, sizeof mask);
-                        __m512i c = _mm512_and_si512(i < 3 ? words[t] : _mm512_srli_epi16(words[t], 6), bits);
-                        c = _mm512_mask_add_epi8(c, _cvtu64_mask64(mask), c, third);
-                        two[t % 2] = _mm512_dpbusd_epi32(two[t % 2], c, four_bytes(xq + 256 * b + 16 * k + 4 * t));
-                    }
-                    __m128i row_scales = _mm_loadu_si128((const __m128i *)(scales + GROUP_ROWS * k));
-                    __m512 weight = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(row_scales)),
-                                                  _mm512_set1_ps(steps[16 * b + k]));
-                    sums = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(two[0], two[1])), weight, sums);
-                }
-            }
-            acc = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)at)), sums, acc);
-        }
-        group_scores(acc, g, scale, out, stop);
-    }
+    if (kind == KIND_Q2_K && low == NULL)
+        q2_k_groups(groups, blocks, high, NULL, centre, scale, out, start, stop);
+    else if (kind == KIND_Q2_K)
+        q2_k_groups(groups, blocks, high, low, centre, scale, out, start, stop);
+    else if (low == NULL)
+        q3_k_groups(groups, blocks, high, NULL, centre, scale, out, start, stop);
+    else
+        q3_k_groups(groups, blocks, high, low, centre, scale, out, start, stop);
 }
 #endif
 
@@ -331,14 +277,9 @@ static void low_bit_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
 {
     const struct low_bit_job *q = job;
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-    if (q->groups != NULL && q->low == NULL) { /* against the query in bytes */
-        (q->kind == KIND_Q2_K ? q2_k_bytes : q3_k_bytes)(q->groups, q->width / 256, q->high, q->centre, q->scale,
-                                                         q->out, start, stop);
-        return;
-    }
     if (q->groups != NULL) {
-        (q->kind == KIND_Q2_K ? q2_k_vnni : q3_k_vnni)(q->groups, q->width / 256, q->high, q->low, q->step,
-                                                       q->centre, q->scale, q->out, start, stop);
+        low_bit_groups_vnni(q->kind, q->groups, q->width / 256, q->high, q->low, q->centre, q->scale, q->out, start,
+                            stop);
         return;
     }
 #endif
@@ -391,7 +332,7 @@ static void low_bit_query_prepare(struct low_bit_job *job, struct low_bit_query 
             continue;
         }
         /* Q2_K: v step 4^-i, then v step T, v = 0 .. 15 (exact for a power of two step; with a free step rounded
-         * once and twice: q2_k_bytes) */
+         * once and twice: q2_k_groups) */
         float *table = (float *)centre + 32 * k;
         for (int v = 0; v < 16; v++) {
             table[v] = ldexpf((float)v * step[k / 2], -2 * i);

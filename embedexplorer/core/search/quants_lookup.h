@@ -200,7 +200,14 @@ VNNI_TARGET static ALWAYS_INLINE __m512 run_sum(__m512i upper, __m512i lower, in
     return _mm512_cvtepi32_ps(_mm512_sub_epi32(exact, _mm512_set1_epi32(offset_sum)));
 }
 
-VNNI_TARGET static void iq4_xs_groups(const struct lookup_job *q, Py_ssize_t start, Py_ssize_t stop)
+/* IQ4_XS's groups against xq = 256 high + low, or with low NULL (a constant where inlined) against the query in
+ * bytes (the coarse scan, quants_iq.h's top): one vpdpbusd per four numbers, and per run S = sum (c + 128) xq - 128
+ * sum xq in int32 (|xq| <= 127: the products' sums at most 32 x 241 x 127 < 2^20), so S = sum c xq exactly, and exact
+ * in float32 (|S| <= 32 x 128 x 127 < 2^19); the weight d (ls - 32) (17 bits: exact) times the run's free step,
+ * rounded once (normal: at least 2^-24 x 2^-87), then one fused multiply-add and the lane's adds: fewer than width
+ * roundings a term, as TQ1_0's (quants_fp4_ternary.h). */
+VNNI_TARGET static ALWAYS_INLINE void iq4_xs_scan(const struct lookup_job *q, const int8_t *low, Py_ssize_t start,
+                                                  Py_ssize_t stop)
 {
     const __m512i table = lookup_table(IQ4_NL_VALUES, 128), nibble = _mm512_set1_epi8(0x0F);
     Py_ssize_t blocks = q->width / 256, size = lookup_group_bytes(KIND_IQ4_XS, blocks);
@@ -212,6 +219,7 @@ VNNI_TARGET static void iq4_xs_groups(const struct lookup_job *q, Py_ssize_t sta
             const uint8_t *header = group + 160 * b, *codes = group + headers + 2048 * b;
             const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)header));
             for (int i = 0; i < 8; i++) {
+                /* the low nibbles' and the high ones' sums: by the query's high bytes, and its low ones */
                 __m512i upper[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()}, lower[2] = {upper[0], upper[0]};
                 for (int t = 0; t < 4; t++) {
                     __m512i bytes = _mm512_loadu_si512((const void *)(codes + 64 * (4 * i + t)));
@@ -220,13 +228,17 @@ VNNI_TARGET static void iq4_xs_groups(const struct lookup_job *q, Py_ssize_t sta
                     __m512i second = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(bytes, 4), nibble));
                     Py_ssize_t j = 256 * b + 32 * i + 4 * t;
                     upper[0] = _mm512_dpbusd_epi32(upper[0], first, four_bytes(q->high + j));
-                    lower[0] = _mm512_dpbusd_epi32(lower[0], first, four_bytes(q->low + j));
                     upper[1] = _mm512_dpbusd_epi32(upper[1], second, four_bytes(q->high + j + 16));
-                    lower[1] = _mm512_dpbusd_epi32(lower[1], second, four_bytes(q->low + j + 16));
+                    if (low != NULL) {
+                        lower[0] = _mm512_dpbusd_epi32(lower[0], first, four_bytes(low + j));
+                        lower[1] = _mm512_dpbusd_epi32(lower[1], second, four_bytes(low + j + 16));
+                    }
                 }
                 Py_ssize_t k = 8 * b + i;
-                __m512 sum = run_sum(_mm512_add_epi32(upper[0], upper[1]), _mm512_add_epi32(lower[0], lower[1]),
-                                     128 * q->sums[k]);
+                __m512i sums = _mm512_add_epi32(upper[0], upper[1]);
+                if (low != NULL)
+                    sums = _mm512_add_epi32(_mm512_slli_epi32(sums, 8), _mm512_add_epi32(lower[0], lower[1]));
+                __m512 sum = _mm512_cvtepi32_ps(_mm512_sub_epi32(sums, _mm512_set1_epi32(128 * q->sums[k])));
                 __m512i ls = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(header + 32 + 16 * i)));
                 __m512 weight = _mm512_mul_ps(_mm512_mul_ps(d, _mm512_cvtepi32_ps(ls)), _mm512_set1_ps(q->step[k]));
                 acc = _mm512_fmadd_ps(sum, weight, acc);
@@ -236,7 +248,13 @@ VNNI_TARGET static void iq4_xs_groups(const struct lookup_job *q, Py_ssize_t sta
     }
 }
 
-VNNI_TARGET static void tq2_0_groups(const struct lookup_job *q, Py_ssize_t start, Py_ssize_t stop)
+/* TQ2_0's groups against xq = 256 high + low, or with low NULL (a constant where inlined) against the query in bytes
+ * (the coarse scan, quants_iq.h's top): one vpdpbusd a mask, the code sums 4^s times as large (at most 32 x 3 x 64 x
+ * 127 < 2^20) shifted back exactly, the run's sum of xq taken off: S = sum (q - 1) xq exact in int32 and float32; the
+ * run's weight d step rounded once (a free step; at least 2^-24 x 2^-87: normal), then one fused multiply-add and the
+ * lane's adds: fewer than width roundings a term, as TQ1_0's (quants_fp4_ternary.h). */
+VNNI_TARGET static ALWAYS_INLINE void tq2_0_scan(const struct lookup_job *q, const int8_t *low, Py_ssize_t start,
+                                                 Py_ssize_t stop)
 {
     Py_ssize_t blocks = q->width / 256, size = lookup_group_bytes(KIND_TQ2_0, blocks);
     Py_ssize_t headers = lookup_headers(KIND_TQ2_0, blocks);
@@ -260,94 +278,15 @@ VNNI_TARGET static void tq2_0_groups(const struct lookup_job *q, Py_ssize_t star
                         __m512i code = _mm512_and_si512(bytes, _mm512_set1_epi8((char)(3 << (2 * s))));
                         Py_ssize_t j = 256 * b + 128 * h + 32 * s + 4 * t;
                         upper[s] = _mm512_dpbusd_epi32(upper[s], code, four_bytes(q->high + j));
-                        lower[s] = _mm512_dpbusd_epi32(lower[s], code, four_bytes(q->low + j));
+                        if (low != NULL)
+                            lower[s] = _mm512_dpbusd_epi32(lower[s], code, four_bytes(low + j));
                     }
                 }
                 for (int s = 0; s < 4; s++) {
                     Py_ssize_t k = 8 * b + 4 * h + s;
                     /* 4^s times sum q xq, exactly: shifted back exactly, then the run's sum taken off (q - 1). */
-                    __m512i times = _mm512_add_epi32(_mm512_slli_epi32(upper[s], 8), lower[s]);
+                    __m512i times = low == NULL ? upper[s] : _mm512_add_epi32(_mm512_slli_epi32(upper[s], 8), lower[s]);
                     __m512i exact = _mm512_srai_epi32(times, 2 * s);
-                    __m512 sum = _mm512_cvtepi32_ps(_mm512_sub_epi32(exact, _mm512_set1_epi32(q->sums[k])));
-                    acc = _mm512_fmadd_ps(sum, _mm512_mul_ps(d, _mm512_set1_ps(q->step[k])), acc);
-                }
-            }
-        }
-        lookup_store(q, g, stop, acc);
-    }
-}
-
-/* iq4_xs_groups against the query in bytes (the coarse scan, quants_iq.h's top): one vpdpbusd per four numbers, and
- * per run S = sum (c + 128) xq - 128 sum xq in int32 (|xq| <= 127: the products' sums at most 32 x 241 x 127 < 2^20),
- * so S = sum c xq exactly, and exact in float32 (|S| <= 32 x 128 x 127 < 2^19); the weight d (ls - 32) (17 bits:
- * exact) times the run's free step, rounded once (normal: at least 2^-24 x 2^-87), then one fused multiply-add
- * and the lane's adds: fewer than width roundings a term, as TQ1_0's (quants_fp4_ternary.h). */
-VNNI_TARGET static void iq4_xs_groups_bytes(const struct lookup_job *q, Py_ssize_t start, Py_ssize_t stop)
-{
-    const __m512i table = lookup_table(IQ4_NL_VALUES, 128), nibble = _mm512_set1_epi8(0x0F);
-    Py_ssize_t blocks = q->width / 256, size = lookup_group_bytes(KIND_IQ4_XS, blocks);
-    Py_ssize_t headers = lookup_headers(KIND_IQ4_XS, blocks);
-    for (Py_ssize_t g = start / GROUP_ROWS; g * GROUP_ROWS < stop; g++) {
-        const uint8_t *group = q->groups + g * size;
-        __m512 acc = _mm512_setzero_ps();
-        for (Py_ssize_t b = 0; b < blocks; b++) {
-            const uint8_t *header = group + 160 * b, *codes = group + headers + 2048 * b;
-            const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)header));
-            for (int i = 0; i < 8; i++) {
-                __m512i sums[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()}; /* low nibbles', high ones' */
-                for (int t = 0; t < 4; t++) {
-                    __m512i bytes = _mm512_loadu_si512((const void *)(codes + 64 * (4 * i + t)));
-                    prefetch_row(codes + 64 * (4 * i + t) + GROUPS_PREFETCH_BYTES, 1);
-                    __m512i first = _mm512_shuffle_epi8(table, _mm512_and_si512(bytes, nibble));
-                    __m512i second = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(bytes, 4), nibble));
-                    Py_ssize_t j = 256 * b + 32 * i + 4 * t;
-                    sums[0] = _mm512_dpbusd_epi32(sums[0], first, four_bytes(q->high + j));
-                    sums[1] = _mm512_dpbusd_epi32(sums[1], second, four_bytes(q->high + j + 16));
-                }
-                Py_ssize_t k = 8 * b + i;
-                __m512i exact =
-                    _mm512_sub_epi32(_mm512_add_epi32(sums[0], sums[1]), _mm512_set1_epi32(128 * q->sums[k]));
-                __m512i ls = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(header + 32 + 16 * i)));
-                __m512 weight = _mm512_mul_ps(_mm512_mul_ps(d, _mm512_cvtepi32_ps(ls)), _mm512_set1_ps(q->step[k]));
-                acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(exact), weight, acc);
-            }
-        }
-        lookup_store(q, g, stop, acc);
-    }
-}
-
-/* tq2_0_groups against the query in bytes (the coarse scan, quants_iq.h's top): one vpdpbusd a mask, the code sums
- * 4^s times as large (at most 32 x 3 x 64 x 127 < 2^20) shifted back exactly, the run's sum of xq taken off: S = sum
- * (q - 1) xq exact in int32 and float32; the run's weight d step rounded once (a free step; at least 2^-24 x 2^-87:
- * normal), then one fused multiply-add and the lane's adds: fewer than width roundings a term, as TQ1_0's
- * (quants_fp4_ternary.h). */
-VNNI_TARGET static void tq2_0_groups_bytes(const struct lookup_job *q, Py_ssize_t start, Py_ssize_t stop)
-{
-    Py_ssize_t blocks = q->width / 256, size = lookup_group_bytes(KIND_TQ2_0, blocks);
-    Py_ssize_t headers = lookup_headers(KIND_TQ2_0, blocks);
-    for (Py_ssize_t g = start / GROUP_ROWS; g * GROUP_ROWS < stop; g++) {
-        const uint8_t *group = q->groups + g * size;
-        __m512 acc = _mm512_setzero_ps();
-        for (Py_ssize_t b = 0; b < blocks; b++) {
-            const uint8_t *codes = group + headers + 1024 * b;
-            const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(group + 32 * b)));
-            for (int h = 0; h < 2; h++) {
-                __m512i sums[4];
-                for (int s = 0; s < 4; s++)
-                    sums[s] = _mm512_setzero_si512();
-#pragma GCC unroll 8
-                for (int t = 0; t < 8; t++) {
-                    __m512i bytes = _mm512_loadu_si512((const void *)(codes + 64 * (8 * h + t)));
-                    prefetch_row(codes + 64 * (8 * h + t) + GROUPS_PREFETCH_BYTES, 1);
-                    for (int s = 0; s < 4; s++) { /* codes of numbers 128 h + 32 s + 4 t .., times 4^s */
-                        __m512i code = _mm512_and_si512(bytes, _mm512_set1_epi8((char)(3 << (2 * s))));
-                        Py_ssize_t j = 256 * b + 128 * h + 32 * s + 4 * t;
-                        sums[s] = _mm512_dpbusd_epi32(sums[s], code, four_bytes(q->high + j));
-                    }
-                }
-                for (int s = 0; s < 4; s++) {
-                    Py_ssize_t k = 8 * b + 4 * h + s;
-                    __m512i exact = _mm512_srai_epi32(sums[s], 2 * s);
                     __m512 sum = _mm512_cvtepi32_ps(_mm512_sub_epi32(exact, _mm512_set1_epi32(q->sums[k])));
                     acc = _mm512_fmadd_ps(sum, _mm512_mul_ps(d, _mm512_set1_ps(q->step[k])), acc);
                 }
@@ -400,6 +339,21 @@ VNNI_TARGET static void mxfp4_groups(const struct lookup_job *q, Py_ssize_t star
         lookup_store(q, g, stop, acc);
     }
 }
+
+/* The groups' scan of each kind, against the 16-bit query or (low NULL) the query in bytes: each case its own code. */
+VNNI_TARGET static void lookup_groups_vnni(const struct lookup_job *q, Py_ssize_t start, Py_ssize_t stop)
+{
+    if (q->kind == KIND_IQ4_XS && q->low == NULL)
+        iq4_xs_scan(q, NULL, start, stop);
+    else if (q->kind == KIND_IQ4_XS)
+        iq4_xs_scan(q, q->low, start, stop);
+    else if (q->kind == KIND_TQ2_0 && q->low == NULL)
+        tq2_0_scan(q, NULL, start, stop);
+    else if (q->kind == KIND_TQ2_0)
+        tq2_0_scan(q, q->low, start, stop);
+    else
+        mxfp4_groups(q, start, stop);
+}
 #endif
 
 static void lookup_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
@@ -407,16 +361,7 @@ static void lookup_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
     const struct lookup_job *q = job;
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
     if (q->high != NULL) {
-        if (q->kind == KIND_IQ4_XS && q->low == NULL)
-            iq4_xs_groups_bytes(q, start, stop);
-        else if (q->kind == KIND_IQ4_XS)
-            iq4_xs_groups(q, start, stop);
-        else if (q->kind == KIND_TQ2_0 && q->low == NULL)
-            tq2_0_groups_bytes(q, start, stop);
-        else if (q->kind == KIND_TQ2_0)
-            tq2_0_groups(q, start, stop);
-        else
-            mxfp4_groups(q, start, stop);
+        lookup_groups_vnni(q, start, stop);
         return;
     }
 #endif
