@@ -31,7 +31,6 @@ from . import test_iq_grid_groups as grid
 from . import test_lookup_groups as lookup
 from . import test_low_bit_groups as low_bit
 from .grouped_rows import exact_cosines, varied_rows
-from .test_fp4_ternary_groups import without_vbmi  # noqa: F401 (a fixture)
 from .test_iq_grid_groups import grouped_here
 from .test_q6_k_groups import q6_k_blocks
 from .test_quantised_scan import near_tie_blocks as stored_ties
@@ -231,24 +230,6 @@ def test_groups_scanned_by_another_build_answer_in_one_call_from_the_float_scan(
             assert [n.id for n in table.neighbours(row, k=K).neighbours] == expected
     finally:
         table.close()
-
-
-@grouped_here
-@pytest.mark.usefixtures("without_vbmi")
-@pytest.mark.parametrize("qtype", [Q.IQ3_XXS, Q.IQ3_S], ids=["IQ3_XXS", "IQ3_S"])
-def test_the_iq3_scan_in_bytes_by_vpshufb_gives_the_vbmi_scans_scores(qtype: Q) -> None:
-    """On a CPU with VNNI but no VBMI the IQ3 codes are looked up by vpshufb after a mask: the same sums, the same
-    roundings, so the same scores to the bit, within the same measured margin."""
-    _, screen, numbers = screen_of(qtype, 1013, 768, seed=21)
-    for query in hard_queries(768, seed=22):
-        length = float(np.linalg.norm(query.astype(np.float64)))
-        scores, margin = screen.bounded_scores(query, length)
-        _quants.fp4t_use_vbmi(True)
-        with_vbmi, same_margin = screen.bounded_scores(query, length)
-        _quants.fp4t_use_vbmi(False)
-        np.testing.assert_array_equal(scores.view(np.uint32), with_vbmi.view(np.uint32))
-        assert margin == same_margin
-        assert np.abs(scores - exact_cosines(numbers, screen.lengths, query)).max() <= margin
 
 
 def query_in_bytes(query: np.ndarray) -> np.ndarray:

@@ -393,6 +393,7 @@ static void quant_query_free(struct quant_query *prep)
 }
 
 #include "quants_lookup.h"
+#include "quants_grid_lookup.h"
 #include "quants_fp4_ternary.h"
 #include "quants_iq.h"
 #include "quants_exact.h"

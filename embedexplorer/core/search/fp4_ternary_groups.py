@@ -5,8 +5,9 @@ bytes as stored (four bytes of each of 16 rows to a 64-byte load), so the AVX-51
 stored bytes once.  TQ1_0's are ternary digits packed five to a byte: the copy holds them as 2-bit codes
 (1.24 times the stored bytes), which the scan reads with half the instructions of looking the packed
 digits up.  IQ3_S's and IQ3_XXS's are signed values of llama.cpp's grids, four to an index: the copy
-holds each as a 4-bit code (1.25 and 1.41 times the stored bytes).  A bfloat16 copy read 3.6, 9.5, 4.7
-and 5.2 times the stored bytes.  The copy (``quants_fp4_ternary.h``) is made when the table opens, in C
+keeps the grid indices as stored and each number's sign as a bit (1.04 and 1.08 times the stored bytes),
+and the scan looks the grid up as it goes.  A bfloat16 copy read 3.6, 9.5, 4.7 and 5.2 times the stored
+bytes.  The copy (``quants_fp4_ternary.h``) is made when the table opens, in C
 on every core, instead of that bfloat16 copy; a CPU without VNNI keeps the bfloat16 copy.
 """
 

@@ -473,20 +473,6 @@ IQ_TARGET static ALWAYS_INLINE void iq_index_tables(int kind, struct iq_grid_tab
         tables->high[t] = _mm512_loadu_si512((const void *)(bytes[1] + 64 * t));
 }
 
-/* One byte of codes for each of 64 indices: entries 0-255 by the index byte (its top bit picks the second pair of
- * registers), IQ2_XS's 256-511 where its ninth bit is set. */
-IQ_TARGET static ALWAYS_INLINE __m512i iq_index_lookup(const __m512i table[8], __m512i index, __mmask64 top,
-                                                        __mmask64 ninth, int large)
-{
-    __m512i low = _mm512_mask_blend_epi8(top, _mm512_permutex2var_epi8(table[0], index, table[1]),
-                                         _mm512_permutex2var_epi8(table[2], index, table[3]));
-    if (!large)
-        return low;
-    __m512i high = _mm512_mask_blend_epi8(top, _mm512_permutex2var_epi8(table[4], index, table[5]),
-                                          _mm512_permutex2var_epi8(table[6], index, table[7]));
-    return _mm512_mask_blend_epi8(ninth, low, high);
-}
-
 /* A run of 32 numbers' 64 grid indices (16 rows x 4: iq_index_copy_block) as codes in two registers: codes[s] holds
  * rows 4 i + 2 s and 4 i + 2 s + 1 (i = 0..3), each in two lanes, its numbers 0-15 then 16-31; byte k of a lane
  * holds numbers 4 k .. 4 k + 3 of its 16 (number 4 k + u at bits 2 u, as the planes' bytes do). */
@@ -501,8 +487,8 @@ IQ_TARGET static ALWAYS_INLINE void iq_index_codes(int kind, const uint8_t *chun
         memcpy(&bits, chunk + 128, sizeof bits);
         ninth = _cvtu64_mask64(bits);
     }
-    __m512i l = iq_index_lookup(tables->low, index, top, ninth, large);
-    __m512i h = iq_index_lookup(tables->high, index, top, ninth, large);
+    __m512i l = grid_byte_lookup(tables->low, index, top, ninth, large);
+    __m512i h = grid_byte_lookup(tables->high, index, top, ninth, large);
     codes[0] = _mm512_unpacklo_epi8(l, h), codes[1] = _mm512_unpackhi_epi8(l, h);
 }
 
