@@ -174,8 +174,7 @@ static void choose_rows(void)
         integer_scan = 1;
         exact_avx512 = __builtin_cpu_supports("avx512vl");
         vnni_scan = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl") &&
-                    __builtin_cpu_supports("gfni") && __builtin_cpu_supports("avx512vbmi") &&
-                    __builtin_cpu_supports("avx512bitalg"); /* IQ2_XXS's lookups (quants_iq.h) */
+                    __builtin_cpu_supports("gfni") && __builtin_cpu_supports("avx512vbmi"); /* the grids' lookups */
     } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
         chosen_rows = rows_avx2;
         chosen_name = "avx2";
@@ -515,8 +514,8 @@ static PyMethodDef quant_methods[] = {
     {"fp4t_use_vbmi", fp4t_use_vbmi, METH_VARARGS,
      "fp4t_use_vbmi(on)\n\nFor tests: let NVFP4 use VBMI where the CPU has it, or not; returns whether it does."},
     {"grouped_scan", grouped_scan, METH_NOARGS,
-     "grouped_scan()\n\nTrue when quant_scores scans rows by their groups here (AVX-512 VNNI, GFNI,\n"
-     "VBMI and BITALG): Q4_K's from\n"
+     "grouped_scan()\n\nTrue when quant_scores scans rows by their groups here (AVX-512 VNNI, GFNI\n"
+     "and VBMI): Q4_K's from\n"
      "q4_k_groups, Q5_K's from q5_k_groups, Q6_K's from q6_k_groups, every other kind from copy_groups."},
     {"low_bit_scores", low_bit_scores, METH_VARARGS,
      "low_bit_scores(rows, kind, query, scale, out, progress, integer=False, groups=None, coarse=False)\n\n"

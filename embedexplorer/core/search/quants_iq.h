@@ -10,8 +10,14 @@
  *
  * IQ2_XXS and IQ2_XS are the exception (iq_indexed): a grid of 256 or 512 entries is two or four byte lookups of
  * 128 (vpermi2b) for each byte of codes, so their copies keep the stored grid indices (IQ2_XS's ninth bits as a
- * mask) and sign bytes (iq_index_copy_block: 1120 and 1248 bytes for 16 rows' 1056 and 1184 stored, against 1696
- * and 1824 as planes), and the scan looks the codes up as it goes (iq_index_codes).  The scans alone, in one
+ * mask) and each number's sign as a bit (iq_index_copy_block: 1120 and 1248 bytes for 16 rows' 1056 and 1184
+ * stored, against 1696 and 1824 as planes), and the scan looks the codes up as it goes (iq_index_run).  Each lane
+ * of its registers is one row: its four bytes are the row's four indices of a run of 32, and the query's numbers
+ * are put in the order that matches (iq_index_query_order), so no sums are moved between lanes, and the signs are
+ * words of minus bits, not sign bytes gathered bit by bit (vpshufbitqmb) as until 7 December: measured in one
+ * process against that (a Zen 4 EPYC, load 0.3-0.5), the same scores to the bit, one core's scan of GPT-2-shaped
+ * rows in its cache IQ2_XXS 0.875 -> 0.812 ms, IQ2_XS 1.036 -> 0.994 ms; the whole table on two threads 0.434 ->
+ * 0.372 and 0.564 -> 0.530 ms.  The scans alone, in one
  * process, the planes and the indices in turns (6 December, 20:15-20:40 UTC, a Zen 4 EPYC, load 0.6-1.1), two
  * threads: Qwen2-7B-sized IQ2_XXS 8.7-11.0 ms as planes, 6.8-7.6 ms as indices (one plain read of the stored
  * bytes 5.2-6.3 ms), IQ2_XS 10.9-11.5 against 9.2 ms (read 5.5-5.7 ms); GPT-2-shaped, from the cache, IQ2_XXS
@@ -93,8 +99,8 @@ static int iq_indexed(int kind)
     return kind == KIND_IQ2_XXS || kind == KIND_IQ2_XS;
 }
 
-/* An indexed copy's bytes per 32 numbers of 16 rows: 64 grid indices' low bytes, 64 sign bytes, and IQ2_XS's
- * ninth bits. */
+/* An indexed copy's bytes per 32 numbers of 16 rows: 64 grid indices' low bytes, eight words of minus bits, and
+ * IQ2_XS's ninth bits. */
 static Py_ssize_t iq_index_chunk_bytes(int kind)
 {
     return 128 + (kind == KIND_IQ2_XS ? 8 : 0);
@@ -142,10 +148,9 @@ static ALWAYS_INLINE unsigned iq_index_ls(int kind, const uint8_t *block, int t)
 
 /* An indexed kind's block b of a group of rows (present of them, row_bytes apart from the first's block b) into its
  * copy, zeros at first: d; scale t's ls of row r in nibble t % 2 of header byte 16 (t / 2) + r; then per run of 32
- * numbers c, iq_index_chunk_bytes: row r's four grid indices (their low byte) at 4 r; its four sign bytes in qword
- * 2 (r / 4) + r % 2 of the next 64, its low half where r % 4 < 2, else its high half: the order in which
- * iq_index_codes's unpacking puts the rows (iq_index_step reads them there); IQ2_XS: the indices' ninth bits,
- * bit 4 r + l of a 64-bit word, as the index bytes lie. */
+ * numbers c, iq_index_chunk_bytes: row r's four grid indices l (numbers 8 l .. 8 l + 7 of the run; their low byte)
+ * at 4 r + l; eight words of minus bits, word t's bit 4 r + l saying number 8 l + t of row r is negative; IQ2_XS:
+ * the indices' ninth bits, bit 4 r + l of a 64-bit word, as the index bytes lie. */
 static void iq_index_copy_block(int kind, const uint8_t *first, Py_ssize_t row_bytes, int present, uint8_t *at)
 {
     uint8_t *header = at + 2 * GROUP_ROWS;
@@ -155,16 +160,16 @@ static void iq_index_copy_block(int kind, const uint8_t *first, Py_ssize_t row_b
         memcpy(at + 2 * r, block, 2);
         for (int t = 0; t < scales; t++)
             header[GROUP_ROWS * (t / 2) + r] |= (uint8_t)(iq_index_ls(kind, block, t) << (4 * (t % 2)));
-        int slot = 8 * (r / 4 * 2 + r % 2) + 4 * (r % 4 / 2);
         for (int c = 0; c < 8; c++) {
             uint8_t *chunk = at + iq_header_bytes(kind) + iq_index_chunk_bytes(kind) * c;
             for (int l = 0; l < 4; l++) {
-                unsigned index, signs;
+                unsigned index, signs, bit = 4u * (unsigned)(r % 2) + (unsigned)l;
                 iq_index_eight(kind, block, 4 * c + l, &index, &signs);
                 chunk[4 * r + l] = (uint8_t)index;
-                chunk[64 + slot + l] = (uint8_t)signs;
+                for (int t = 0; t < 8; t++)
+                    chunk[64 + 8 * t + r / 2] |= (uint8_t)(((signs >> t) & 1u) << bit);
                 if (index > 255u)
-                    chunk[128 + r / 2] |= (uint8_t)(1u << (4 * (r % 2) + l));
+                    chunk[128 + r / 2] |= (uint8_t)(1u << bit);
             }
         }
     }
@@ -234,6 +239,7 @@ struct iq_job {
     const float *query, *scale;
     float *out;
     const int8_t *high, *low;   /* NULL: the float scan of the stored rows */
+    const int8_t *first;        /* IQ2_XS: high, then low, with each run's last 16 numbers 0 (iq_index_run) */
     const float *eighths;       /* each run of 32's step / 8 (exact: a power of two); against bytes, its step */
     const int32_t *offsets;     /* IQ2: 43 times the sum of xq over each 16 numbers, then over each 32 */
     const int32_t *minus_sums;  /* IQ1: each scale's 16 sums for the 16 ways its runs' deltas can go (against
@@ -450,19 +456,21 @@ VNNI_TARGET static ALWAYS_INLINE __m512 iq1_group_bytes(const uint8_t *group, Py
     return acc;
 }
 
-/* The indexed copies' scan needs VBMI's byte lookups and BITALG's bit gather too (vnni_scan asks for both). */
-#define IQ_TARGET \
-    __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi,avx512bitalg,gfni,f16c,fma")))
+/* The indexed copies' scan needs VBMI's byte lookups too (vnni_scan asks for them). */
+#define IQ_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi,gfni,f16c,fma")))
 
 /* An indexed kind's grid as vpermi2b tables: each entry's low byte of codes (its numbers 0-3) in low, its high byte
- * (numbers 4-7) in high, 128 entries a pair of registers (IQ2_XXS fills four of the eight). */
+ * (numbers 4-7) in high, 128 entries a pair of registers (IQ2_XXS fills four of the eight); and the odd integers
+ * 2 ls + 1 as float32 for vpermps, which reads the low four bits of each lane (a nibble ls). */
 struct iq_grid_tables {
     __m512i low[8], high[8];
+    __m512 odd;
 };
 
 IQ_TARGET static ALWAYS_INLINE void iq_index_tables(int kind, struct iq_grid_tables *tables)
 {
     uint8_t bytes[2][512] = {{0}};
+    float odd[16];
     int entries = kind == KIND_IQ2_XXS ? 256 : 512;
     for (int i = 0; i < entries; i++) {
         uint16_t word = kind == KIND_IQ2_XXS ? IQ2XXS_GRID[i] : IQ2XS_GRID[i];
@@ -471,80 +479,66 @@ IQ_TARGET static ALWAYS_INLINE void iq_index_tables(int kind, struct iq_grid_tab
     for (int t = 0; t < 8; t++)
         tables->low[t] = _mm512_loadu_si512((const void *)(bytes[0] + 64 * t)),
         tables->high[t] = _mm512_loadu_si512((const void *)(bytes[1] + 64 * t));
+    for (int ls = 0; ls < 16; ls++)
+        odd[ls] = (float)(2 * ls + 1);
+    tables->odd = _mm512_loadu_ps(odd);
 }
 
-/* A run of 32 numbers' 64 grid indices (16 rows x 4: iq_index_copy_block) as codes in two registers: codes[s] holds
- * rows 4 i + 2 s and 4 i + 2 s + 1 (i = 0..3), each in two lanes, its numbers 0-15 then 16-31; byte k of a lane
- * holds numbers 4 k .. 4 k + 3 of its 16 (number 4 k + u at bits 2 u, as the planes' bytes do). */
-IQ_TARGET static ALWAYS_INLINE void iq_index_codes(int kind, const uint8_t *chunk, const struct iq_grid_tables *tables,
-                                                    __m512i codes[2])
+/* Sums of one run of 32 numbers of 16 rows, a lane a row: u . high and u . low over the run (all) and, for IQ2_XS,
+ * over its first 16 numbers (first); with low NULL only the high ones (the query in bytes). */
+struct iq_run_sums {
+    __m512i all_high[2], all_low, first_high, first_low;
+};
+
+/* One run's sums from an indexed copy (iq_index_copy_block): its 64 indices' codes looked up (grid_byte_lookup), then
+ * for number t = 0..7 of every index its bytes u = g + 43 (gf2p8affineqb from the codes' bits 2 (t % 4)), made
+ * 43 - g where the word of minus bits t says so, and one vpdpbusd against the query's numbers t, 8 + t, 16 + t,
+ * 24 + t (iq_index_query_order's bytes 4 t .. 4 t + 3), each lane's four bytes being its row's four indices.
+ * IQ2_XS's scale of 16 numbers is two indices, half a lane: a second vpdpbusd against the same bytes of a query
+ * whose last two indices' numbers are zeros (first: the first scale's sums; the second's are all less first). */
+IQ_TARGET static ALWAYS_INLINE void iq_index_run(int kind, const uint8_t *chunk, const struct iq_grid_tables *tables,
+                                                  const int8_t *high, const int8_t *low, const int8_t *first_high,
+                                                  const int8_t *first_low, struct iq_run_sums *sums)
 {
+    const int large = kind == KIND_IQ2_XS;
     __m512i index = _mm512_loadu_si512((const void *)chunk);
     __mmask64 top = _mm512_movepi8_mask(index), ninth = 0;
-    int large = kind == KIND_IQ2_XS;
     if (large) {
         uint64_t bits;
         memcpy(&bits, chunk + 128, sizeof bits);
         ninth = _cvtu64_mask64(bits);
     }
-    __m512i l = grid_byte_lookup(tables->low, index, top, ninth, large);
-    __m512i h = grid_byte_lookup(tables->high, index, top, ninth, large);
-    codes[0] = _mm512_unpacklo_epi8(l, h), codes[1] = _mm512_unpackhi_epi8(l, h);
-}
-
-/* Step u's bytes of codes[s] for vpdpbusd, u = g + 43 or 43 - g: its minus bits (bit 4 lane + k is number 16 h + 4 k
- * + u of the lane's row, h its half) gathered by vpshufbitqmb from that row's 32 sign bits (bits 32 s .. 32 s + 31
- * of its qword; byte i of the selector: bit 32 s + 4 i + u). */
-IQ_TARGET static ALWAYS_INLINE __m512i iq_index_step(__m512i codes, __m512i signs, int s, int u)
-{
-    const uint64_t select = 0x1C1814100C080400ull + (uint64_t)(32 * s + u) * 0x0101010101010101ull;
-    __mmask64 minus = _mm512_bitshuffle_epi64_mask(signs, _mm512_set1_epi64((long long)select));
-    __m512i bytes = _mm512_gf2p8affine_epi64_epi8(codes, _mm512_set1_epi64((long long)IQ2_PLUS[u]), 51);
-    return _mm512_mask_sub_epi8(bytes, minus, _mm512_set1_epi8(86), bytes); /* 43 - g */
-}
-
-/* Each row's sum over half v (numbers 16 v .. 16 v + 15) of a run from the two registers' lanes, rows in order. */
-IQ_TARGET static ALWAYS_INLINE __m512i iq_index_half(__m512i first, __m512i second, int v)
-{
-    const __m512i even = _mm512_setr_epi32(0, 2, 16, 18, 4, 6, 20, 22, 8, 10, 24, 26, 12, 14, 28, 30);
-    return _mm512_permutex2var_epi32(first, _mm512_add_epi32(even, _mm512_set1_epi32(v)), second);
-}
-
-/* Scale t's odd integers 2 ls + 1, one a row, as float32. */
-IQ_TARGET static ALWAYS_INLINE __m512 iq_index_odd(const uint8_t *header, int t)
-{
-    __m512i ls = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(header + GROUP_ROWS * (t / 2))));
-    ls = _mm512_and_si512(_mm512_srli_epi32(ls, 4 * (t % 2)), _mm512_set1_epi32(15));
-    return _mm512_cvtepi32_ps(_mm512_or_si512(_mm512_slli_epi32(ls, 1), _mm512_set1_epi32(1)));
-}
-
-/* Eight bytes of the query for step u of a run (iq_index_query_order), the same in every pair of lanes. */
-IQ_TARGET static ALWAYS_INLINE __m512i eight_bytes(const int8_t *at)
-{
-    int64_t word;
-    memcpy(&word, at, sizeof word);
-    return _mm512_set1_epi64(word);
-}
-
-/* Each row's sum for scale v of a run (sub 32: the run's one, both halves; 16: its half v), rows in order. */
-IQ_TARGET static ALWAYS_INLINE __m512i iq_index_rows(const __m512i sums[2], int sub, int v)
-{
-    if (sub == 32)
-        return _mm512_add_epi32(iq_index_half(sums[0], sums[1], 0), iq_index_half(sums[0], sums[1], 1));
-    return iq_index_half(sums[0], sums[1], v);
+    __m512i codes[2] = {grid_byte_lookup(tables->low, index, top, ninth, large),
+                        grid_byte_lookup(tables->high, index, top, ninth, large)};
+    for (int t = 0; t < 8; t++) {
+        uint64_t minus;
+        memcpy(&minus, chunk + 64 + 8 * t, sizeof minus);
+        __m512i bytes = _mm512_gf2p8affine_epi64_epi8(codes[t / 4], _mm512_set1_epi64((long long)IQ2_PLUS[t % 4]), 51);
+        bytes = _mm512_mask_sub_epi8(bytes, _cvtu64_mask64(minus), _mm512_set1_epi8(86), bytes); /* 43 - g */
+        /* two chains where nothing else breaks the one: XXS's four numbers of each index apart */
+        __m512i *high_sum = large ? &sums->all_high[0] : &sums->all_high[t % 2];
+        *high_sum = _mm512_dpbusd_epi32(*high_sum, bytes, four_bytes(high + 4 * t));
+        if (low != NULL)
+            sums->all_low = _mm512_dpbusd_epi32(sums->all_low, bytes, four_bytes(low + 4 * t));
+        if (large)
+            sums->first_high = _mm512_dpbusd_epi32(sums->first_high, bytes, four_bytes(first_high + 4 * t));
+        if (large && low != NULL)
+            sums->first_low = _mm512_dpbusd_epi32(sums->first_low, bytes, four_bytes(first_low + 4 * t));
+    }
 }
 
 /* One group's scores from an indexed copy: iq_group_vnni's sums against xq = 256 high + low, or with low NULL
- * iq2_group_bytes's against the query in bytes (one vpdpbusd a step and register); the same integer sums per
- * scale (exact in int32, the lanes' numbers in iq_index_query_order) and the same roundings after them.  Inlined
- * with kind and low's NULL as constants: each case its own code. */
+ * iq2_group_bytes's against the query in bytes (one vpdpbusd a number of 16 rows: IQ2_XS's two); the same integer
+ * sums per scale (exact in int32) and the same roundings after them, in the same order.  Inlined with kind and
+ * low's NULL as constants: each case its own code.  ``first``: IQ2_XS's query with each run's last 16 numbers 0. */
 IQ_TARGET static ALWAYS_INLINE __m512 iq_index_group(int kind, const uint8_t *group, Py_ssize_t blocks,
-                                                      const int8_t *high, const int8_t *low, const float *eighths,
-                                                      const int32_t *sixteens, const int32_t *thirty_twos,
-                                                      const struct iq_grid_tables *tables)
+                                                      const int8_t *high, const int8_t *low, const int8_t *first,
+                                                      const float *eighths, const int32_t *sixteens,
+                                                      const int32_t *thirty_twos, const struct iq_grid_tables *tables,
+                                                      Py_ssize_t width)
 {
     const Py_ssize_t group_bytes = iq_group_block_bytes(kind), chunk_bytes = iq_index_chunk_bytes(kind);
-    const int sub = IQ_SUB[kind - IQ_FIRST_KIND];
+    const int large = kind == KIND_IQ2_XS;
     __m512 acc = _mm512_setzero_ps();
     for (Py_ssize_t b = 0; b < blocks; b++) {
         const uint8_t *at = group + b * group_bytes;
@@ -553,24 +547,28 @@ IQ_TARGET static ALWAYS_INLINE __m512 iq_index_group(int kind, const uint8_t *gr
         __m512 block = _mm512_setzero_ps(); /* against bytes: the block's sum, times d once */
         for (int c = 0; c < 8; c++) {
             prefetch_part(at + GROUPS_PREFETCH_BYTES, group_bytes, c, 8); /* ahead: scan_common.h */
-            __m512i codes[2], h[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()}, l[2] = {h[0], h[1]};
-            iq_index_codes(kind, chunks + chunk_bytes * c, tables, codes);
-            __m512i signs = _mm512_loadu_si512((const void *)(chunks + chunk_bytes * c + 64));
             Py_ssize_t j = 256 * b + 32 * c, k = 8 * b + c;
-            for (int u = 0; u < 4; u++)
-                for (int s = 0; s < 2; s++) {
-                    __m512i bytes = iq_index_step(codes[s], signs, s, u);
-                    h[s] = _mm512_dpbusd_epi32(h[s], bytes, eight_bytes(high + j + 8 * u));
-                    if (low != NULL)
-                        l[s] = _mm512_dpbusd_epi32(l[s], bytes, eight_bytes(low + j + 8 * u));
-                }
+            struct iq_run_sums sums = {{_mm512_setzero_si512(), _mm512_setzero_si512()}, _mm512_setzero_si512(),
+                                       _mm512_setzero_si512(), _mm512_setzero_si512()};
+            iq_index_run(kind, chunks + chunk_bytes * c, tables, high + j, low == NULL ? NULL : low + j,
+                         large ? first + j : NULL, large && low != NULL ? first + width + j : NULL, &sums);
+            __m512i all = _mm512_add_epi32(sums.all_high[0], sums.all_high[1]);
+            if (low != NULL) /* 256 (u . high) + u . low */
+                all = _mm512_add_epi32(_mm512_slli_epi32(all, 8), sums.all_low);
+            const uint8_t *ls_at = header + GROUP_ROWS * (large ? c : c / 2); /* the run's scales' nibbles */
+            __m512i ls = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)ls_at));
             const __m512 step = _mm512_set1_ps(eighths[k]);
-            for (int v = 0; v < 32 / sub; v++) { /* S = u . xq - 43 Q, or 256 (u . high) + u . low - 43 Q */
-                __m512i u = iq_index_rows(h, sub, v);
-                if (low != NULL)
-                    u = _mm512_add_epi32(_mm512_slli_epi32(u, 8), iq_index_rows(l, sub, v));
-                __m512i s = _mm512_sub_epi32(u, _mm512_set1_epi32(sub == 32 ? thirty_twos[k] : sixteens[2 * k + v]));
-                __m512 odd = iq_index_odd(header, sub == 32 ? c : 2 * c + v);
+            for (int v = 0; v < (large ? 2 : 1); v++) { /* S = u . xq - 43 Q, or 256 (u . high) + u . low - 43 Q */
+                __m512i u = all;
+                if (large) {
+                    __m512i part = sums.first_high;
+                    if (low != NULL)
+                        part = _mm512_add_epi32(_mm512_slli_epi32(part, 8), sums.first_low);
+                    u = v == 0 ? part : _mm512_sub_epi32(all, part);
+                }
+                __m512i s = _mm512_sub_epi32(u, _mm512_set1_epi32(large ? sixteens[2 * k + v] : thirty_twos[k]));
+                int t = large ? 2 * c + v : c; /* the scale: nibble t % 2 of its rows' header bytes */
+                __m512 odd = _mm512_permutexvar_ps(t % 2 ? _mm512_srli_epi32(ls, 4) : ls, tables->odd);
                 if (low != NULL)
                     acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(odd, _mm512_mul_ps(d, step)), acc);
                 else
@@ -594,16 +592,17 @@ IQ_TARGET static void iq_groups_vnni(const struct iq_job *q, Py_ssize_t start, P
         const uint8_t *group = q->groups + g * blocks * group_bytes;
         __m512 acc;
         if (q->kind == KIND_IQ2_XXS && q->low == NULL) /* a call each: kind and low constants where inlined */
-            acc = iq_index_group(KIND_IQ2_XXS, group, blocks, q->high, NULL, q->eighths, sixteens, thirty_twos,
-                                 &tables);
+            acc = iq_index_group(KIND_IQ2_XXS, group, blocks, q->high, NULL, NULL, q->eighths, sixteens, thirty_twos,
+                                 &tables, q->width);
         else if (q->kind == KIND_IQ2_XXS)
-            acc = iq_index_group(KIND_IQ2_XXS, group, blocks, q->high, q->low, q->eighths, sixteens, thirty_twos,
-                                 &tables);
+            acc = iq_index_group(KIND_IQ2_XXS, group, blocks, q->high, q->low, NULL, q->eighths, sixteens, thirty_twos,
+                                 &tables, q->width);
         else if (q->kind == KIND_IQ2_XS && q->low == NULL)
-            acc = iq_index_group(KIND_IQ2_XS, group, blocks, q->high, NULL, q->eighths, sixteens, thirty_twos, &tables);
+            acc = iq_index_group(KIND_IQ2_XS, group, blocks, q->high, NULL, q->first, q->eighths, sixteens,
+                                 thirty_twos, &tables, q->width);
         else if (q->kind == KIND_IQ2_XS)
-            acc = iq_index_group(KIND_IQ2_XS, group, blocks, q->high, q->low, q->eighths, sixteens, thirty_twos,
-                                 &tables);
+            acc = iq_index_group(KIND_IQ2_XS, group, blocks, q->high, q->low, q->first, q->eighths, sixteens,
+                                 thirty_twos, &tables, q->width);
         else if (q->kind == KIND_IQ1_S && q->low == NULL)
             acc = iq1_group_bytes(group, blocks, group_bytes, 32, q->high, q->eighths, (const float *)q->minus_sums);
         else if (q->kind == KIND_IQ1_S)
@@ -638,21 +637,25 @@ static void iq_chunk(const void *job, Py_ssize_t start, Py_ssize_t stop)
 struct iq_query {
     int16_t *xq;
     float *step;
-    int8_t *bytes;
+    int8_t *bytes, *first;
     int32_t *terms;
     double rounding; /* |x - x~| of the query the scan reads (coarse: its bytes; 0: scanned in float32) */
 };
 
-/* The query's bytes in the order an indexed copy's scan reads them: per run of 32, step u's eight bytes are
- * numbers 4 k + u (k = 0..3) of its first 16 and then of its last 16 (iq_index_codes's lanes). */
-static void iq_index_query_order(int8_t *bytes, Py_ssize_t width)
+/* The query's bytes in the order an indexed copy's scan reads them: per run of 32, bytes 4 t .. 4 t + 3 are numbers
+ * t, 8 + t, 16 + t, 24 + t (number t of each of its four grid indices: iq_index_run's lanes).  ``first`` (IQ2_XS):
+ * the same with each run's numbers 16-31 as 0, the first scale's alone. */
+static void iq_index_query_order(int8_t *bytes, int8_t *first, Py_ssize_t width)
 {
     int8_t run[32];
     for (Py_ssize_t at = 0; at < width; at += 32) {
         memcpy(run, bytes + at, sizeof run);
-        for (int u = 0; u < 4; u++)
-            for (int i = 0; i < 8; i++) /* i = 4 h + k: number 16 h + 4 k + u = 4 i + u */
-                bytes[at + 8 * u + i] = run[4 * i + u];
+        for (int t = 0; t < 8; t++)
+            for (int l = 0; l < 4; l++) {
+                bytes[at + 4 * t + l] = run[8 * l + t];
+                if (first != NULL)
+                    first[at + 4 * t + l] = l < 2 ? run[8 * l + t] : 0;
+            }
     }
 }
 
@@ -665,12 +668,13 @@ static void iq_query_prepare(struct iq_job *job, struct iq_query *prep, const fl
 {
     Py_ssize_t width = job->width;
     int kind = job->kind;
-    *prep = (struct iq_query){NULL, NULL, NULL, NULL, 0.0};
+    *prep = (struct iq_query){NULL, NULL, NULL, NULL, NULL, 0.0};
     if (!integer_scan || !vnni_scan)
         return;
     prep->xq = PyMem_RawMalloc((size_t)width * sizeof(int16_t));
     prep->step = PyMem_RawMalloc((size_t)(width / 32) * 2 * sizeof(float));
     prep->bytes = PyMem_RawMalloc((size_t)width * 2);
+    prep->first = kind == KIND_IQ2_XS ? PyMem_RawMalloc((size_t)width * 2) : NULL;
     /* Read straight into the scan's instructions, not moved from an integer register to a vector for
      * each 32 numbers: IQ2's offsets, 43 times xq's sum over each 16 numbers then each 32; IQ1's 16
      * sums a scale (iq1_group_vnni); then each run of 32's step / 8. */
@@ -678,7 +682,8 @@ static void iq_query_prepare(struct iq_job *job, struct iq_query *prep, const fl
     int16_t *xq = prep->xq;
     float *step = prep->step;
     int8_t *bytes = prep->bytes;
-    if (xq == NULL || step == NULL || bytes == NULL || prep->terms == NULL ||
+    int first_missing = kind == KIND_IQ2_XS && prep->first == NULL;
+    if (xq == NULL || step == NULL || bytes == NULL || prep->terms == NULL || first_missing ||
         !(coarse ? quantise_query_bytes(query, width, bytes, xq, step, &prep->rounding)
                  : quantise_query(query, width, xq, step))) {
         prep->rounding = 0.0;
@@ -688,7 +693,7 @@ static void iq_query_prepare(struct iq_job *job, struct iq_query *prep, const fl
         split_query(xq, step, width, bytes, bytes + width, NULL, 0, NULL);
     if (iq_indexed(kind))
         for (int half = 0; half < (coarse ? 1 : 2); half++)
-            iq_index_query_order(bytes + half * width, width);
+            iq_index_query_order(bytes + half * width, kind == KIND_IQ2_XS ? prep->first + half * width : NULL, width);
     int32_t *offsets = prep->terms, *minus_sums = prep->terms + width / 16 + width / 32;
     float *eighths = (float *)(minus_sums + width);
     int one_bit = iq_is_one_bit(kind), sub = IQ_SUB[kind - IQ_FIRST_KIND];
@@ -722,6 +727,7 @@ static void iq_query_prepare(struct iq_job *job, struct iq_query *prep, const fl
             memcpy(minus_sums + i, &eighth, sizeof eighth);
         }
     job->high = bytes, job->low = coarse ? NULL : bytes + width, job->eighths = eighths, job->offsets = offsets;
+    job->first = prep->first;
     job->minus_sums = minus_sums;
 }
 
@@ -730,6 +736,7 @@ static void iq_query_free(struct iq_query *prep)
     PyMem_RawFree(prep->xq);
     PyMem_RawFree(prep->step);
     PyMem_RawFree(prep->bytes);
+    PyMem_RawFree(prep->first);
     PyMem_RawFree(prep->terms);
 }
 
