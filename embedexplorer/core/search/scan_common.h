@@ -62,35 +62,50 @@ static ALWAYS_INLINE float widen_half(uint16_t bits)
  * Q3_K 25-26 -> 18-20; GPT-2-shaped Q5_K 2.9-3.1 -> 1.1-1.4 ms, Q6_K 3.2 -> 1.6-2.1. */
 #define GROUPS_PREFETCH_BYTES 8192
 
-/* One request every `stride` bytes of the `bytes` at `at` (the three ways below differ only in which lines). */
-static ALWAYS_INLINE void prefetch_every(const void *at, Py_ssize_t bytes, Py_ssize_t stride)
+/* One request every `stride` bytes of the `bytes` at `at` (the ways below differ only in which lines, and where to:
+ * the first-level cache, or with `second_level` the second only). */
+static ALWAYS_INLINE void prefetch_every(const void *at, Py_ssize_t bytes, Py_ssize_t stride, int second_level)
 {
 #if defined(__GNUC__)
     for (Py_ssize_t offset = 0; offset < bytes; offset += stride)
-        __builtin_prefetch((const char *)at + offset, 0, 3);
+        if (second_level) /* a constant where inlined: __builtin_prefetch takes none other */
+            __builtin_prefetch((const char *)at + offset, 0, 1);
+        else
+            __builtin_prefetch((const char *)at + offset, 0, 3);
 #else
-    (void)at, (void)bytes, (void)stride;
+    (void)at, (void)bytes, (void)stride, (void)second_level;
 #endif
 }
 
 /* Every line of row. */
 static ALWAYS_INLINE void prefetch_row(const void *row, Py_ssize_t bytes)
 {
-    prefetch_every(row, bytes, 64);
+    prefetch_every(row, bytes, 64, 0);
+}
+
+/* Every line of row, into the second-level cache only (see prefetch_part). */
+static ALWAYS_INLINE void prefetch_row_second(const void *row, Py_ssize_t bytes)
+{
+    prefetch_every(row, bytes, 64, 1);
 }
 
 /* One line of each 4 KB page of row: prefetch_row's page walks, without a request for every line. */
 static ALWAYS_INLINE void prefetch_pages(const void *row, Py_ssize_t bytes)
 {
-    prefetch_every(row, bytes, 4096);
+    prefetch_every(row, bytes, 4096, 0);
 }
 
 /* Part `part` of `parts` of the lines of `bytes` at block: a grouped scan asks for its block ahead a part at a
- * time between its steps, not all of it at once before them (which held up the loads that needed the queue). */
+ * time between its steps, not all of it at once before them (which held up the loads that needed the queue).
+ * Into the second-level cache only (prefetcht2): a core has more requests to memory open at once that way.
+ * Measured on a Zen 4 EPYC (7 December, 08:10 UTC, one process, the same scan of both builds in turns, nine
+ * rounds, load 0.9), the first level against the second, one thread | two: Qwen2-7B-sized Q2_K 15.5 -> 7.8 |
+ * 7.9 -> 6.0 ms, IQ1_M 11.0 -> 6.8 | 6.9 -> 5.7, IQ1_S 14.3 -> 11.0 | 7.1 -> 6.6, Q6_K 23.0 -> 20.5 | 15.5 ->
+ * 13.2, Q3_K 11.0 -> 9.3 | 8.0 -> 8.2, the IQ2s alike; GPT-2-shaped tables (from the third-level cache) alike. */
 static ALWAYS_INLINE void prefetch_part(const void *block, Py_ssize_t bytes, int part, int parts)
 {
     Py_ssize_t lines = (bytes + 63) / 64, first = lines * part / parts, end = lines * (part + 1) / parts;
-    prefetch_every((const char *)block + 64 * first, 64 * (end - first), 64);
+    prefetch_every((const char *)block + 64 * first, 64 * (end - first), 64, 1);
 }
 
 /* Rows per piece of work: ~0.8 MB at GPT-2's width, about a hundred pieces per table. */
