@@ -100,8 +100,10 @@ static ALWAYS_INLINE void prefetch_pages(const void *row, Py_ssize_t bytes)
  * Into the second-level cache only (prefetcht2): a core has more requests to memory open at once that way.
  * Measured on a Zen 4 EPYC (7 December, 08:10 UTC, one process, the same scan of both builds in turns, nine
  * rounds, load 0.9), the first level against the second, one thread | two: Qwen2-7B-sized Q2_K 15.5 -> 7.8 |
- * 7.9 -> 6.0 ms, IQ1_M 11.0 -> 6.8 | 6.9 -> 5.7, IQ1_S 14.3 -> 11.0 | 7.1 -> 6.6, Q6_K 23.0 -> 20.5 | 15.5 ->
- * 13.2, Q3_K 11.0 -> 9.3 | 8.0 -> 8.2, the IQ2s alike; GPT-2-shaped tables (from the third-level cache) alike. */
+ * 7.9 -> 6.0 ms, IQ1_M 11.0 -> 6.8 | 6.9 -> 5.7, IQ1_S 14.3 -> 11.0 | 7.1 -> 6.6, Q3_K 11.0 -> 9.3 | 8.0 ->
+ * 8.2, the IQ2s alike; GPT-2-shaped tables (from the third-level cache) alike.  Row scans (prefetch_pages) and
+ * IQ3's, TQ2_0's and MXFP4's copies keep the first level: no gain measured there, or a loss on GPT-2-shaped
+ * tables (IQ3 1.2x, MXFP4 1.5x). */
 static ALWAYS_INLINE void prefetch_part(const void *block, Py_ssize_t bytes, int part, int parts)
 {
     Py_ssize_t lines = (bytes + 63) / 64, first = lines * part / parts, end = lines * (part + 1) / parts;
