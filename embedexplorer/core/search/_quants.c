@@ -590,6 +590,10 @@ static struct PyModuleDef quant_module = {
 PyMODINIT_FUNC PyInit__quants(void)
 {
     choose_rows();
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    iq3_fill_tables(); /* the grids' lookup tables, once */
+    iq_fill_index_tables();
+#endif
     PyObject *module = PyModule_Create(&quant_module);
     /* quantise_query's |e| / |x| at most: sqrt(32) (1 + 2^-149) / 2^14, held as a double just above it */
     PyObject *rounding = PyFloat_FromDouble(sqrt(32.0) / 16384.0 * (1.0 + 0x1p-40));

@@ -108,17 +108,17 @@ static Py_ssize_t iq3_s_headers(Py_ssize_t blocks)
     return (blocks * IQ3_S_HEADER + 63) / 64 * 64;
 }
 
-/* An IQ3 copy's bytes per sub-block of 32 numbers of 16 rows: two registers of grid indices, IQ3_S's two words of
- * ninth bits, then eight words of minus bits (see the top). */
-static Py_ssize_t iq3_sub_bytes(int kind)
-{
-    return 128 + (kind == KIND_IQ3_S ? 16 : 0) + 64;
-}
-
-/* Where a sub-block's minus words start. */
+/* Where an IQ3 copy's sub-block of 32 numbers of 16 rows has its minus words: after two registers of grid indices
+ * and IQ3_S's two words of ninth bits (see the top). */
 static Py_ssize_t iq3_minus_at(int kind)
 {
     return 128 + (kind == KIND_IQ3_S ? 16 : 0);
+}
+
+/* The sub-block's bytes: those, then eight words of minus bits. */
+static Py_ssize_t iq3_sub_bytes(int kind)
+{
+    return iq3_minus_at(kind) + 64;
 }
 
 static Py_ssize_t fp4t_group_bytes(int kind, Py_ssize_t blocks)
@@ -367,31 +367,40 @@ VNNI_TARGET static void tq1_0_groups_bytes(const struct fp4t_job *q, Py_ssize_t 
         fp4t_store(q, g, stop, acc);
     }
 }
-/* The IQ3 scan's tables: each grid entry's first two values' 3-bit codes (its low six bits) in low, its last two's in
- * high, for grid_byte_lookup; then for vpermb, which reads a byte's low six bits, the value plus the offset o (15,
- * IQ3_XXS 62) of the code in bits 0-2 (first) and in bits 3-5 (second). */
+/* The IQ3 scan's tables, per kind (IQ3_XXS, IQ3_S): each grid entry's first two values' 3-bit codes (its low six
+ * bits) in codes[0], its last two's in codes[1], for grid_byte_lookup; then for vpermb, which reads a byte's low six
+ * bits, the value plus the offset o (15, IQ3_XXS 62) of the code in bits 0-2 (values[0]) and in bits 3-5
+ * (values[1]).  Made once, when the module loads (iq3_fill_tables), not by every chunk of every query. */
+static uint8_t IQ3_CODES[2][2][512], IQ3_VALUES[2][2][64];
+
+static void iq3_fill_tables(void)
+{
+    for (int s = 0; s < 2; s++) { /* 0: IQ3_XXS, 1: IQ3_S */
+        for (int i = 0; i < (s ? 512 : 256); i++) {
+            unsigned run = s ? IQ3_S_GRID[i] : IQ3_XXS_GRID[i];
+            IQ3_CODES[s][0][i] = (uint8_t)(run & 63u), IQ3_CODES[s][1][i] = (uint8_t)(run >> 6);
+        }
+        for (int c = 0; c < 64; c++)
+            for (int v = 0; v < 2; v++) {
+                int code = v ? c >> 3 : c & 7;
+                IQ3_VALUES[s][v][c] = (uint8_t)(s ? 15 + 2 * code + 1 : 62 + IQ3_XXS_VALUES[code]);
+            }
+    }
+}
+
+/* Those tables in registers for a scan. */
 struct iq3_tables {
     __m512i low[8], high[8], first, second;
 };
 
-FP4T_VBMI_TARGET static void iq3_make_tables(int kind, struct iq3_tables *tables)
+FP4T_VBMI_TARGET static void iq3_load_tables(int kind, struct iq3_tables *tables)
 {
-    uint8_t codes[2][512] = {{0}}, values[2][64];
-    int xxs = kind == KIND_IQ3_XXS, offset = xxs ? 62 : 15;
-    for (int i = 0; i < (xxs ? 256 : 512); i++) {
-        unsigned run = xxs ? IQ3_XXS_GRID[i] : IQ3_S_GRID[i];
-        codes[0][i] = (uint8_t)(run & 63u), codes[1][i] = (uint8_t)(run >> 6);
-    }
-    for (int c = 0; c < 64; c++)
-        for (int v = 0; v < 2; v++) {
-            int code = v ? c >> 3 : c & 7;
-            values[v][c] = (uint8_t)(offset + (xxs ? IQ3_XXS_VALUES[code] : 2 * code + 1));
-        }
+    int s = kind == KIND_IQ3_S;
     for (int t = 0; t < 8; t++)
-        tables->low[t] = _mm512_loadu_si512((const void *)(codes[0] + 64 * t)),
-        tables->high[t] = _mm512_loadu_si512((const void *)(codes[1] + 64 * t));
-    tables->first = _mm512_loadu_si512((const void *)values[0]);
-    tables->second = _mm512_loadu_si512((const void *)values[1]);
+        tables->low[t] = _mm512_loadu_si512((const void *)(IQ3_CODES[s][0] + 64 * t)),
+        tables->high[t] = _mm512_loadu_si512((const void *)(IQ3_CODES[s][1] + 64 * t));
+    tables->first = _mm512_loadu_si512((const void *)IQ3_VALUES[s][0]);
+    tables->second = _mm512_loadu_si512((const void *)IQ3_VALUES[s][1]);
 }
 
 /* One group's scores for IQ3_S or IQ3_XXS (a constant where inlined) from its copy of grid indices (see the top):
@@ -465,7 +474,7 @@ FP4T_VBMI_TARGET static ALWAYS_INLINE __m512 iq3_group(int kind, const uint8_t *
 FP4T_VBMI_TARGET static void iq3_groups(const struct fp4t_job *q, Py_ssize_t start, Py_ssize_t stop)
 {
     struct iq3_tables tables;
-    iq3_make_tables(q->kind, &tables);
+    iq3_load_tables(q->kind, &tables);
     Py_ssize_t blocks = q->width / 256, size = fp4t_group_bytes(q->kind, blocks);
     for (Py_ssize_t g = start / GROUP_ROWS; g * GROUP_ROWS < stop; g++) {
         const uint8_t *group = q->groups + g * size;

@@ -459,9 +459,22 @@ VNNI_TARGET static ALWAYS_INLINE __m512 iq1_group_bytes(const uint8_t *group, Py
 /* The indexed copies' scan needs VBMI's byte lookups too (vnni_scan asks for them). */
 #define IQ_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi,gfni,f16c,fma")))
 
-/* An indexed kind's grid as vpermi2b tables: each entry's low byte of codes (its numbers 0-3) in low, its high byte
- * (numbers 4-7) in high, 128 entries a pair of registers (IQ2_XXS fills four of the eight); and the odd integers
- * 2 ls + 1 as float32 for vpermps, which reads the low four bits of each lane (a nibble ls). */
+/* An indexed kind's grid as vpermi2b tables, per kind (IQ2_XXS, IQ2_XS): each entry's low byte of codes (its numbers
+ * 0-3) in codes[0], its high byte (numbers 4-7) in codes[1], 128 entries a pair of registers (IQ2_XXS fills four of
+ * the eight).  Made once, when the module loads (iq_fill_index_tables), not by every chunk of every query. */
+static uint8_t IQ2_INDEX_CODES[2][2][512];
+
+static void iq_fill_index_tables(void)
+{
+    for (int s = 0; s < 2; s++) /* 0: IQ2_XXS, 1: IQ2_XS */
+        for (int i = 0; i < (s ? 512 : 256); i++) {
+            uint16_t word = s ? IQ2XS_GRID[i] : IQ2XXS_GRID[i];
+            IQ2_INDEX_CODES[s][0][i] = (uint8_t)word, IQ2_INDEX_CODES[s][1][i] = (uint8_t)(word >> 8);
+        }
+}
+
+/* Those tables in registers, and the odd integers 2 ls + 1 as float32 for vpermps, which reads the low four bits of
+ * each lane (a nibble ls). */
 struct iq_grid_tables {
     __m512i low[8], high[8];
     __m512 odd;
@@ -469,18 +482,11 @@ struct iq_grid_tables {
 
 IQ_TARGET static ALWAYS_INLINE void iq_index_tables(int kind, struct iq_grid_tables *tables)
 {
-    uint8_t bytes[2][512] = {{0}};
-    float odd[16];
-    int entries = kind == KIND_IQ2_XXS ? 256 : 512;
-    for (int i = 0; i < entries; i++) {
-        uint16_t word = kind == KIND_IQ2_XXS ? IQ2XXS_GRID[i] : IQ2XS_GRID[i];
-        bytes[0][i] = (uint8_t)word, bytes[1][i] = (uint8_t)(word >> 8);
-    }
+    static const float odd[16] = {1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31};
+    int s = kind == KIND_IQ2_XS;
     for (int t = 0; t < 8; t++)
-        tables->low[t] = _mm512_loadu_si512((const void *)(bytes[0] + 64 * t)),
-        tables->high[t] = _mm512_loadu_si512((const void *)(bytes[1] + 64 * t));
-    for (int ls = 0; ls < 16; ls++)
-        odd[ls] = (float)(2 * ls + 1);
+        tables->low[t] = _mm512_loadu_si512((const void *)(IQ2_INDEX_CODES[s][0] + 64 * t)),
+        tables->high[t] = _mm512_loadu_si512((const void *)(IQ2_INDEX_CODES[s][1] + 64 * t));
     tables->odd = _mm512_loadu_ps(odd);
 }
 
