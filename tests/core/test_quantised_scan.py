@@ -312,8 +312,8 @@ def test_the_exact_pass_dots_are_float64_dots_of_ggufs_numbers(qtype: Q, kind: i
     assert dots[2] == dots[3]  # one row twice: the same sum, in the same order
 
 
-# The grid kinds whose blocks start with their float16 d (IQ1_M spreads its d over four words).
-_D_FIRST = ("IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ1_S")
+# The grid kinds whose blocks start with their float16 d (IQ1_M spreads its d over four words), IQ3s too.
+_D_FIRST = ("IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ1_S", "IQ3_XXS", "IQ3_S")
 
 
 @pytest.mark.parametrize(("qtype", "kind"), _every_read_kind(), ids=[q.name for q, _ in _every_read_kind()])
