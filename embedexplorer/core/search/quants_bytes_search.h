@@ -86,7 +86,8 @@ static PyObject *bytes_search(PyObject *self, PyObject *args)
             struct iq_job grid = {.kind = kind, .groups = groups.buf, .rows = rows.buf, .width = width,
                                   .query = query.buf, .scale = scale.buf, .out = scores};
             struct fp4t_job ternary = {.kind = kind, .rows = rows.buf, .groups = groups.buf, .width = width,
-                                       .query = query.buf, .scale = scale.buf, .out = scores};
+                                       .query = query.buf, .scale = scale.buf, .out = scores,
+                                       .far = far_copy(groups.len)};
             struct lookup_job codes = {.kind = kind, .rows = rows.buf, .groups = groups.buf, .width = width,
                                        .query = query.buf, .scale = scale.buf, .out = scores};
             struct iq_query grid_query = {0};

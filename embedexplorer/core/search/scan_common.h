@@ -62,6 +62,16 @@ static ALWAYS_INLINE float widen_half(uint16_t bits)
  * Q3_K 25-26 -> 18-20; GPT-2-shaped Q5_K 2.9-3.1 -> 1.1-1.4 ms, Q6_K 3.2 -> 1.6-2.1. */
 #define GROUPS_PREFETCH_BYTES 8192
 
+/* A copy larger than this is streamed from memory, not read from a last-level cache (32 MB on a Zen 4 EPYC's core
+ * complex; a virtual machine's own figure is not to be trusted: 320 MB here): where a scan asks for its lines ahead
+ * differs (IQ3_XXS's, quants_fp4_ternary.h). */
+#define FAR_COPY_BYTES ((Py_ssize_t)64 << 20)
+
+static ALWAYS_INLINE int far_copy(Py_ssize_t bytes)
+{
+    return bytes > FAR_COPY_BYTES;
+}
+
 /* One request every `stride` bytes of the `bytes` at `at` (the ways below differ only in which lines, and where to:
  * the first-level cache, or with `second_level` the second only). */
 static ALWAYS_INLINE void prefetch_every(const void *at, Py_ssize_t bytes, Py_ssize_t stride, int second_level)
