@@ -89,7 +89,8 @@ static PyObject *bytes_search(PyObject *self, PyObject *args)
                                        .query = query.buf, .scale = scale.buf, .out = scores,
                                        .far = far_copy(groups.len)};
             struct lookup_job codes = {.kind = kind, .rows = rows.buf, .groups = groups.buf, .width = width,
-                                       .query = query.buf, .scale = scale.buf, .out = scores};
+                                       .query = query.buf, .scale = scale.buf, .out = scores,
+                                       .far = far_copy(groups.len)};
             struct iq_query grid_query = {0};
             struct fp4t_query ternary_query = {0};
             struct lookup_query codes_query = {0};

@@ -64,7 +64,7 @@ static ALWAYS_INLINE float widen_half(uint16_t bits)
 
 /* A copy larger than this is streamed from memory, not read from a last-level cache (32 MB on a Zen 4 EPYC's core
  * complex; a virtual machine's own figure is not to be trusted: 320 MB here): where a scan asks for its lines ahead
- * differs (IQ3_XXS's, quants_fp4_ternary.h). */
+ * differs (IQ3_XXS's, quants_fp4_ternary.h; TQ2_0's and MXFP4's, quants_lookup.h). */
 #define FAR_COPY_BYTES ((Py_ssize_t)64 << 20)
 
 static ALWAYS_INLINE int far_copy(Py_ssize_t bytes)
