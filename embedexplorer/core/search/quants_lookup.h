@@ -173,8 +173,9 @@ struct lookup_job {
 
 /* A line ahead of TQ2_0's or MXFP4's scan (scan_common.h): a copy streamed from memory into the second level, as
  * prefetch_part does; one read from the third-level cache into the first, where the second lost (GPT-2-shaped TQ2_0
- * 1.1x, MXFP4 1.5x).  Qwen2-7B-sized TQ2_0, one process, four rounds in turns (7 December, a Zen 4 EPYC, load 0.3):
- * 5.36 -> 4.89 ms a query, 1.01x -> 0.91x-0.94x of one read of the stored bytes. */
+ * 1.1x, MXFP4 1.5x).  Qwen2-7B-sized, a process a round, three rounds in turns with the first level (7 December, a Zen
+ * 4 EPYC, load 0.3): a query of TQ2_0 4.5-5.4 -> 3.4-4.7 ms (0.91x-1.00x -> 0.63x-0.90x of one read of the stored
+ * bytes), MXFP4 7.9-9.4 -> 6.2-9.0 ms; GPT-2-shaped alike. */
 static ALWAYS_INLINE void lookup_prefetch(const struct lookup_job *q, const uint8_t *line)
 {
     if (q->far)
