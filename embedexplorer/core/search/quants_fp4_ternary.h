@@ -408,7 +408,7 @@ FP4T_VBMI_TARGET static void iq3_load_tables(int kind, struct iq3_tables *tables
  * per half of a sub-block, the 64 indices' codes looked up (grid_byte_lookup), then for value i = 0..3 of every
  * index the bytes c + o (vpermb), made o - c where the number is negative (one masked subtraction by its word of
  * minus bits), and one vpdpbusd against the query's four numbers i, 4 + i, 8 + i, 12 + i of the half (the order
- * iq3_query_order puts them in), for the 16 rows at once.  Against the 16-bit query (low set) the sums S = 256
+ * grid_query_order puts them in), for the 16 rows at once.  Against the 16-bit query (low set) the sums S = 256
  * (u . high) + u . low - o Q of iq3_groups before; against the query in bytes (low NULL) S = u . xq - o Q; each S
  * weighed as before (see the top and the bytes' note below). */
 FP4T_VBMI_TARGET static ALWAYS_INLINE __m512 iq3_group(int kind, const uint8_t *group, Py_ssize_t blocks,
@@ -427,14 +427,9 @@ FP4T_VBMI_TARGET static ALWAYS_INLINE __m512 iq3_group(int kind, const uint8_t *
         for (int s = 0; s < 8; s++) {
             const uint8_t *sub = codes + s * sub_bytes;
             Py_ssize_t k = 8 * b + s;
-            /* Ahead (scan_common.h).  IQ3_XXS's copy streamed from memory into the second level, as prefetch_part
-             * does: one process, three rounds in turns (7 December, a Zen 4 EPYC, load 0.3), the Qwen2-7B-sized
-             * query 8.1 -> 7.5 ms, 1.24x -> 1.15x-1.17x of one read of the stored bytes.  From the third-level
-             * cache the second level lost 1.2x, and IQ3_S, bound by its lookups, gained nothing (9.1 -> 9.2 ms). */
-            if (xxs && far)
-                prefetch_row_second(sub + GROUPS_PREFETCH_BYTES, sub_bytes);
-            else
-                prefetch_row(sub + GROUPS_PREFETCH_BYTES, sub_bytes);
+            /* Ahead (scan_common.h); IQ3_S, bound by its lookups, gained nothing from the second level when far
+             * (Qwen2-7B-sized 9.1 -> 9.2 ms): it keeps the first. */
+            prefetch_row_ahead(sub + GROUPS_PREFETCH_BYTES, sub_bytes, xxs && far);
             /* a chain of sums per half: u . high (the bytes' u . xq), and u . low from -o Q */
             __m512i upper[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
             __m512i lower[2] = {_mm512_set1_epi32(-offsets[k]), _mm512_setzero_si512()};
@@ -556,19 +551,6 @@ struct fp4t_query {
     double rounding; /* |x - x~| of the query the scan reads (coarse: its bytes; 0: scored in float64) */
 };
 
-/* The query's bytes in the order the IQ3 scan reads them: per 16 numbers, value i of each of their four grid indices
- * (numbers i, 4 + i, 8 + i, 12 + i) at bytes 4 i .. 4 i + 3. */
-static void iq3_query_order(int8_t *bytes, Py_ssize_t width)
-{
-    int8_t run[16];
-    for (Py_ssize_t at = 0; at < width; at += 16) {
-        memcpy(run, bytes + at, sizeof run);
-        for (int i = 0; i < 4; i++)
-            for (int l = 0; l < 4; l++)
-                bytes[at + 4 * i + l] = run[4 * l + i];
-    }
-}
-
 /* Fill job's query fields for the groups' scan where this build scans them: the query as 16-bit integers split in
  * two bytes, or with ``coarse`` (fp4t_bytes_kind's kinds) as signed bytes whose rounding it measures
  * (quantise_query_bytes); each piece's offset times its sum of xq; NVFP4's steps' exponents.  Else job->high stays
@@ -615,7 +597,7 @@ static void fp4t_query_prepare(struct fp4t_job *job, struct fp4t_query *prep, in
         split_query(xq, step, width, prep->bytes, prep->bytes + width, NULL, 0, NULL);
     if (kind == KIND_IQ3_S || kind == KIND_IQ3_XXS)
         for (int half = 0; half < (coarse ? 1 : 2); half++)
-            iq3_query_order(prep->bytes + half * width, width);
+            grid_query_order(prep->bytes + half * width, width, 4);
     job->high = prep->bytes, job->low = coarse ? NULL : prep->bytes + width, job->step = step;
     job->offsets = prep->offsets, job->exponents = prep->exponents, job->vbmi = fp4t_vbmi();
 }

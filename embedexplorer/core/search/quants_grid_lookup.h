@@ -6,6 +6,20 @@
 #ifndef EMBEDEXPLORER_QUANTS_GRID_LOOKUP_H
 #define EMBEDEXPLORER_QUANTS_GRID_LOOKUP_H
 
+/* The query's bytes in the order a scan of grid indices reads them, each lane's four bytes being one row's four
+ * indices: per run of four indices of ``per_index`` numbers each (IQ3 4, IQ2 8), bytes 4 t .. 4 t + 3 are number t
+ * of each index (numbers t, per_index + t, 2 per_index + t, 3 per_index + t). */
+static void grid_query_order(int8_t *bytes, Py_ssize_t width, int per_index)
+{
+    int8_t run[32];
+    for (Py_ssize_t at = 0; at < width; at += 4 * per_index) {
+        memcpy(run, bytes + at, (size_t)(4 * per_index));
+        for (int t = 0; t < per_index; t++)
+            for (int l = 0; l < 4; l++)
+                bytes[at + 4 * t + l] = run[per_index * l + t];
+    }
+}
+
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #define GRID_LOOKUP_TARGET __attribute__((target("avx512f,avx512bw,avx512vbmi")))
 

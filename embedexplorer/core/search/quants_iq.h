@@ -648,21 +648,15 @@ struct iq_query {
     double rounding; /* |x - x~| of the query the scan reads (coarse: its bytes; 0: scanned in float32) */
 };
 
-/* The query's bytes in the order an indexed copy's scan reads them: per run of 32, bytes 4 t .. 4 t + 3 are numbers
- * t, 8 + t, 16 + t, 24 + t (number t of each of its four grid indices: iq_index_run's lanes).  ``first`` (IQ2_XS):
- * the same with each run's numbers 16-31 as 0, the first scale's alone. */
+/* The query's bytes in the order an indexed copy's scan reads them (grid_query_order, 8 numbers an index:
+ * iq_index_run's lanes).  ``first`` (IQ2_XS): the same with each run's numbers 16-31 (its last two indices') as 0,
+ * the first scale's alone. */
 static void iq_index_query_order(int8_t *bytes, int8_t *first, Py_ssize_t width)
 {
-    int8_t run[32];
-    for (Py_ssize_t at = 0; at < width; at += 32) {
-        memcpy(run, bytes + at, sizeof run);
-        for (int t = 0; t < 8; t++)
-            for (int l = 0; l < 4; l++) {
-                bytes[at + 4 * t + l] = run[8 * l + t];
-                if (first != NULL)
-                    first[at + 4 * t + l] = l < 2 ? run[8 * l + t] : 0;
-            }
-    }
+    grid_query_order(bytes, width, 8);
+    if (first != NULL)
+        for (Py_ssize_t at = 0; at < width; at++)
+            first[at] = at % 4 < 2 ? bytes[at] : 0;
 }
 
 /* Fill job's query fields for the groups' scan: the query as 16-bit integers split in two bytes, or with

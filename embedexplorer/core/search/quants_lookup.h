@@ -168,21 +168,8 @@ struct lookup_job {
     const float *step;
     const int32_t *sums; /* each run's sum of xq */
     int lowest_e, highest_e; /* MXFP4: the range of e whose weights are exact (see the top) */
-    int far; /* a copy no last-level cache holds (far_copy): TQ2_0's and MXFP4's lines asked for into the second level */
+    int far; /* a copy no last-level cache holds (far_copy): TQ2_0 and MXFP4 ask ahead into the second level */
 };
-
-/* A line ahead of TQ2_0's or MXFP4's scan (scan_common.h): a copy streamed from memory into the second level, as
- * prefetch_part does; one read from the third-level cache into the first, where the second lost (GPT-2-shaped TQ2_0
- * 1.1x, MXFP4 1.5x).  Qwen2-7B-sized, a process a round, three rounds in turns with the first level (7 December, a Zen
- * 4 EPYC, load 0.3): a query of TQ2_0 4.5-5.4 -> 3.4-4.7 ms (0.91x-1.00x -> 0.63x-0.90x of one read of the stored
- * bytes), MXFP4 7.9-9.4 -> 6.2-9.0 ms; GPT-2-shaped alike. */
-static ALWAYS_INLINE void lookup_prefetch(const struct lookup_job *q, const uint8_t *line)
-{
-    if (q->far)
-        prefetch_row_second(line, 1);
-    else
-        prefetch_row(line, 1);
-}
 
 /* Rows start .. stop - 1 scored in float64 from gguf's numbers (see the top). */
 static void lookup_rows_exact(const struct lookup_job *q, Py_ssize_t start, Py_ssize_t stop)
@@ -239,7 +226,7 @@ VNNI_TARGET static ALWAYS_INLINE void iq4_xs_scan(const struct lookup_job *q, co
                     __m512i bytes = _mm512_loadu_si512((const void *)(codes + 64 * (4 * i + t)));
                     /* into the second level (prefetch_part): against the first, in turns (7 December), one
                      * thread | two: Qwen2-7B-sized 15.0 -> 13.0 | 9.4 -> 9.2 ms, GPT-2-shaped 1.31 -> 0.99 |
-                     * 0.61 -> 0.51 ms; TQ2_0's and MXFP4's lost on GPT-2-shaped tables (1.1x, 1.5x): not theirs */
+                     * 0.61 -> 0.51 ms; TQ2_0's and MXFP4's take it only when far (prefetch_row_ahead) */
                     prefetch_row_second(codes + 64 * (4 * i + t) + GROUPS_PREFETCH_BYTES, 1);
                     __m512i first = _mm512_shuffle_epi8(table, _mm512_and_si512(bytes, nibble));
                     __m512i second = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(bytes, 4), nibble));
@@ -290,7 +277,7 @@ VNNI_TARGET static ALWAYS_INLINE void tq2_0_scan(const struct lookup_job *q, con
 #pragma GCC unroll 8
                 for (int t = 0; t < 8; t++) {
                     __m512i bytes = _mm512_loadu_si512((const void *)(codes + 64 * (8 * h + t)));
-                    lookup_prefetch(q, codes + 64 * (8 * h + t) + GROUPS_PREFETCH_BYTES);
+                    prefetch_row_ahead(codes + 64 * (8 * h + t) + GROUPS_PREFETCH_BYTES, 1, q->far);
                     for (int s = 0; s < 4; s++) { /* codes of numbers 128 h + 32 s + 4 t .., times 4^s */
                         __m512i code = _mm512_and_si512(bytes, _mm512_set1_epi8((char)(3 << (2 * s))));
                         Py_ssize_t j = 256 * b + 128 * h + 32 * s + 4 * t;
@@ -340,7 +327,7 @@ VNNI_TARGET static void mxfp4_groups(const struct lookup_job *q, Py_ssize_t star
             __m512i upper[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()}, lower[2] = {upper[0], upper[0]};
             for (int t = 0; t < 4; t++) {
                 __m512i bytes = _mm512_loadu_si512((const void *)(codes + 64 * t));
-                lookup_prefetch(q, codes + 64 * t + GROUPS_PREFETCH_BYTES);
+                prefetch_row_ahead(codes + 64 * t + GROUPS_PREFETCH_BYTES, 1, q->far);
                 __m512i first = _mm512_shuffle_epi8(table, _mm512_and_si512(bytes, nibble));
                 __m512i second = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(bytes, 4), nibble));
                 Py_ssize_t j = 32 * b + 4 * t;

@@ -64,7 +64,7 @@ static ALWAYS_INLINE float widen_half(uint16_t bits)
 
 /* A copy larger than this is streamed from memory, not read from a last-level cache (32 MB on a Zen 4 EPYC's core
  * complex; a virtual machine's own figure is not to be trusted: 320 MB here): where a scan asks for its lines ahead
- * differs (IQ3_XXS's, quants_fp4_ternary.h; TQ2_0's and MXFP4's, quants_lookup.h). */
+ * differs (prefetch_row_ahead). */
 #define FAR_COPY_BYTES ((Py_ssize_t)64 << 20)
 
 static ALWAYS_INLINE int far_copy(Py_ssize_t bytes)
@@ -99,6 +99,19 @@ static ALWAYS_INLINE void prefetch_row_second(const void *row, Py_ssize_t bytes)
     prefetch_every(row, bytes, 64, 1);
 }
 
+/* Every line of row, into the second level for a copy streamed from memory (far: far_copy), else into the first,
+ * where a copy read from the third-level cache lost with the second (GPT-2-shaped IQ3 1.2x, TQ2_0 1.1x, MXFP4 1.5x).
+ * Qwen2-7B-sized, one process a round, in turns with the first level (7 December, a Zen 4 EPYC, load 0.3), a query
+ * of IQ3_XXS 8.1 -> 7.5 ms (1.24x -> 1.15x-1.17x of one read of the stored bytes), TQ2_0 4.5-5.4 -> 3.4-4.7 ms,
+ * MXFP4 7.9-9.4 -> 6.2-9.0 ms. */
+static ALWAYS_INLINE void prefetch_row_ahead(const void *row, Py_ssize_t bytes, int far)
+{
+    if (far) /* the choice outside the loop of lines: inside it, TQ2_0's scan of a table in the cache took 1.06x */
+        prefetch_row_second(row, bytes);
+    else
+        prefetch_row(row, bytes);
+}
+
 /* One line of each 4 KB page of row: prefetch_row's page walks, without a request for every line. */
 static ALWAYS_INLINE void prefetch_pages(const void *row, Py_ssize_t bytes)
 {
@@ -111,9 +124,9 @@ static ALWAYS_INLINE void prefetch_pages(const void *row, Py_ssize_t bytes)
  * Measured on a Zen 4 EPYC (7 December, 08:10 UTC, one process, the same scan of both builds in turns, nine
  * rounds, load 0.9), the first level against the second, one thread | two: Qwen2-7B-sized Q2_K 15.5 -> 7.8 |
  * 7.9 -> 6.0 ms, IQ1_M 11.0 -> 6.8 | 6.9 -> 5.7, IQ1_S 14.3 -> 11.0 | 7.1 -> 6.6, Q3_K 11.0 -> 9.3 | 8.0 ->
- * 8.2, the IQ2s alike; GPT-2-shaped tables (from the third-level cache) alike.  Row scans (prefetch_pages) and
- * IQ3's, TQ2_0's and MXFP4's copies keep the first level: no gain measured there, or a loss on GPT-2-shaped
- * tables (IQ3 1.2x, MXFP4 1.5x). */
+ * 8.2, the IQ2s alike; GPT-2-shaped tables (from the third-level cache) alike.  Row scans (prefetch_pages) keep
+ * the first level (no gain measured); IQ3_XXS's, TQ2_0's and MXFP4's copies take the second only when streamed
+ * from memory (prefetch_row_ahead). */
 static ALWAYS_INLINE void prefetch_part(const void *block, Py_ssize_t bytes, int part, int parts)
 {
     Py_ssize_t lines = (bytes + 63) / 64, first = lines * part / parts, end = lines * (part + 1) / parts;
