@@ -7,13 +7,18 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 
 # Xvfb and openbox start in well under a second alone; a busy machine gets two minutes each.
 START_TIMEOUT_S = 120
-# Once (of some 1,900 tests, with other X servers starting beside it) an Xvfb never named its display:
-# one that has not within this time is ended and another started, three in all.
-XVFB_TRIES = 3
+# Once (of some 1,900 tests, with other X servers starting beside it) an Xvfb never named its display;
+# once (of some 2,400, with the clean-root check beside them) openbox never took its screen. Each is
+# ended and started again, three times in all, and the last failure says what each process printed.
+TRIES = 3
+
+
+class XSessionError(RuntimeError):
+    """The screen or its window manager did not start, after every try."""
 
 
 @contextmanager
@@ -21,43 +26,65 @@ def x_session(width: int, height: int) -> Iterator[dict[str, str]]:
     """An X display of ``width`` x ``height`` with openbox on it; yields the environment to run the app in.
 
     Xvfb picks a free display itself (``-displayfd``), so the test never lands on another's screen.
+    If openbox ends before it takes the screen, it is started again; if it still has not, a new
+    screen is made for it.
     """
-    with tempfile.TemporaryFile() as number:
-        screen, display = _start_xvfb(number, width, height)
-        try:
-            env = {**os.environ, "DISPLAY": f":{display}", "QT_QPA_PLATFORM": "xcb"}
-            manager = subprocess.Popen(["openbox"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    failures: list[str] = []
+    for _ in range(TRIES):
+        with ExitStack() as started:
             try:
-                _wait_for_manager(env)
-                yield env
-            finally:
-                manager.terminate()
-                manager.wait(60)  # generous: a busy machine may be slow to end it
-        finally:
-            screen.terminate()
-            screen.wait(60)
+                env = _screen_with_manager(started, width, height)
+            except XSessionError as failure:
+                failures.append(str(failure))
+                continue
+            yield env
+            return
+    raise XSessionError("; ".join(failures))
 
 
-def _start_xvfb(number, width: int, height: int) -> tuple[subprocess.Popen, str]:  # type: ignore[no-untyped-def, type-arg]
-    """A running Xvfb and the display it named, in at most ``XVFB_TRIES`` tries."""
-    for attempt in range(XVFB_TRIES):
-        number.seek(0)
-        number.truncate()
-        screen = subprocess.Popen(
-            ["Xvfb", "-displayfd", str(number.fileno()), "-screen", "0", f"{width}x{height}x24", "-nolisten", "tcp"],
-            pass_fds=(number.fileno(),), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )
-        try:
-            return screen, _read_display(number, screen, START_TIMEOUT_S / XVFB_TRIES)
-        except RuntimeError:
-            screen.terminate()
-            screen.wait(60)
-            if attempt == XVFB_TRIES - 1:
-                raise
-    raise AssertionError("unreachable")
+def _screen_with_manager(started: ExitStack, width: int, height: int) -> dict[str, str]:
+    """Xvfb and openbox, each ended by ``started``; the environment that reaches the display."""
+    number = started.enter_context(tempfile.TemporaryFile())
+    log = started.enter_context(tempfile.TemporaryFile())
+    screen = subprocess.Popen(
+        ["Xvfb", "-displayfd", str(number.fileno()), "-screen", "0", f"{width}x{height}x24", "-nolisten", "tcp"],
+        pass_fds=(number.fileno(),), stdout=subprocess.DEVNULL, stderr=log,
+    )
+    started.callback(_end, screen)
+    display = _read_display(number, screen, log, START_TIMEOUT_S / TRIES)
+    env = {**os.environ, "DISPLAY": f":{display}", "QT_QPA_PLATFORM": "xcb"}
+    _start_manager(started, env, screen, log)
+    return env
 
 
-def _read_display(number, screen: subprocess.Popen, timeout_s: float) -> str:  # type: ignore[no-untyped-def, type-arg]
+def _start_manager(started: ExitStack, env: dict[str, str], screen: subprocess.Popen, log) -> None:  # type: ignore[no-untyped-def, type-arg]
+    """openbox on the display, started again if it ends before it owns the screen."""
+    deadline = time.monotonic() + START_TIMEOUT_S / TRIES
+    while True:
+        manager = subprocess.Popen(["openbox"], env=env, stdout=subprocess.DEVNULL, stderr=log)
+        started.callback(_end, manager)
+        while manager.poll() is None:
+            if _manager_owns_screen(env):
+                return
+            if screen.poll() is not None:
+                raise XSessionError(f"Xvfb on {env['DISPLAY']} ended (exit {screen.returncode}): {_tail(log)}")
+            if time.monotonic() > deadline:
+                raise XSessionError(f"openbox did not take {env['DISPLAY']} in time: {_tail(log)}")
+            time.sleep(0.05)
+        if time.monotonic() > deadline:
+            raise XSessionError(f"openbox ended on {env['DISPLAY']} (exit {manager.returncode}): {_tail(log)}")
+        time.sleep(0.5)
+
+
+def _manager_owns_screen(env: dict[str, str]) -> bool:
+    """A window manager owns the screen once the root names its check window, so windows get a frame."""
+    found = subprocess.run(
+        ["xprop", "-root", "_NET_SUPPORTING_WM_CHECK"], env=env, capture_output=True, text=True, check=False
+    )
+    return "window id" in found.stdout
+
+
+def _read_display(number, screen: subprocess.Popen, log, timeout_s: float) -> str:  # type: ignore[no-untyped-def, type-arg]
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         number.seek(0)
@@ -65,19 +92,22 @@ def _read_display(number, screen: subprocess.Popen, timeout_s: float) -> str:  #
         if text:
             return text
         if screen.poll() is not None:
-            raise RuntimeError("Xvfb did not start")
+            raise XSessionError(f"Xvfb did not start (exit {screen.returncode}): {_tail(log)}")
         time.sleep(0.05)
-    raise RuntimeError("Xvfb named no display")
+    raise XSessionError(f"Xvfb named no display in {timeout_s:.0f} s: {_tail(log)}")
 
 
-def _wait_for_manager(env: dict[str, str]) -> None:
-    """Until a window manager owns the screen (the root names its check window), so windows get a frame."""
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        found = subprocess.run(
-            ["xprop", "-root", "_NET_SUPPORTING_WM_CHECK"], env=env, capture_output=True, text=True, check=False
-        )
-        if "window id" in found.stdout:
-            return
-        time.sleep(0.05)
-    raise RuntimeError("openbox did not take the screen")
+def _end(process: subprocess.Popen) -> None:  # type: ignore[type-arg]
+    process.terminate()
+    try:
+        process.wait(60)  # generous: a busy machine may be slow to end it
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def _tail(log) -> str:  # type: ignore[no-untyped-def]
+    """The last lines Xvfb and openbox printed, on one line, for the failure's message."""
+    log.seek(0)
+    lines = log.read().decode(errors="replace").strip().splitlines()
+    return " | ".join(lines[-6:]) or "(nothing printed)"
