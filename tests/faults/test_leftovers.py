@@ -120,22 +120,28 @@ def test_leaving_a_forward_pass_stops_it_at_the_next_layer(tmp_path: Path, gpt2_
 
     gate = threading.Event()
     asked = [0]
+    released = []
 
     def should_stop() -> bool:
+        # Asked before the pass, then before each block: block 0's check hands over layer 0, and
+        # block 1's (once the caller has left, only ``abandoned`` is read) waits for the caller.
         asked[0] += 1
-        if asked[0] > 1:
-            gate.wait(60)  # the pass waits here at layer 2 until the caller has left
+        if asked[0] > 2:
+            released.append(gate.wait(60))
         return False
 
     batches = model.layer_runs([LayerRun((464, 3139, 286), 1, 3139)], should_stop)
-    next(batches)  # layer 0 arrived; the pass is at layer 2's check
+    next(batches)  # layer 0 arrived; the pass is at block 1's check
     leaving = threading.Thread(target=batches.close)  # what KeyboardInterrupt in the caller does
     leaving.start()
     time.sleep(0.5)
     gate.set()
     leaving.join(60)
     assert not leaving.is_alive()
-    assert asked[0] <= 3 < 12  # it stopped at the next layer, not after all twelve
+    # If the caller left before block 1's check, that check stopped the pass without asking; if not,
+    # the check waited for the caller, never for the gate's time to run out.
+    assert all(released)
+    assert asked[0] <= 3 < 12  # it stopped at the next block, not after all twelve
 
 
 def test_a_table_the_opener_refuses_is_not_downloaded(tmp_path: Path) -> None:

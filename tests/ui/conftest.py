@@ -174,6 +174,15 @@ def answers(window, kind: Kind[Any, Any]) -> Channel:  # type: ignore[no-untyped
     return window.client.channel(kind, asker(window, kind))
 
 
+def guess_first_on(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    """Guess first turned on with its toolbar button (Ctrl+G), once the model's twenty words to try are shown.
+
+    They are asked for when a model opens, not when the mode turns on: so wait for them to be shown,
+    not for an answer that may have come already."""
+    window.panes.exercises.guess_action.trigger()
+    qtbot.waitUntil(lambda: len(window.panes.suggestions.tokens()) == 20, timeout=ANSWER_TIMEOUT_MS)
+
+
 def open_model(qtbot, window, spec: str) -> None:  # type: ignore[no-untyped-def]
     """Open a model and wait until its map is drawn (the map is requested right after loading)."""
     with qtbot.waitSignals([answers(window, LOAD).ready, answers(window, MAP).ready], timeout=LOAD_TIMEOUT_MS):

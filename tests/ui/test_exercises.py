@@ -17,7 +17,7 @@ from embedexplorer.jobs.table_jobs import ROW, TOKENS
 from embedexplorer.state import Selection
 from tests.core.test_family_distances import loop_means
 from tests.core.test_sources import run_cli
-from tests.ui.conftest import ANSWER_TIMEOUT_MS, answers, open_model, settle, type_text
+from tests.ui.conftest import ANSWER_TIMEOUT_MS, answers, guess_first_on, open_model, settle, type_text
 
 FAMILIES = ("countries", "cities", "animals", "days", "numbers", "food", "feelings", "jobs")
 
@@ -48,8 +48,7 @@ def guess(qtbot, window, text: str):  # type: ignore[no-untyped-def]
 def test_guess_first_hides_then_reveals_with_rank_and_score(qtbot, window, minilm_table) -> None:
     open_model(qtbot, window, "bundled")
     desk, pane = window.panes.exercises, window.panes.neighbours_pane
-    with qtbot.waitSignal(answers(window, SUGGEST).ready, timeout=ANSWER_TIMEOUT_MS, raising=False):
-        desk.guess_action.trigger()  # the toolbar button; Ctrl+G is its shortcut
+    guess_first_on(qtbot, window)
     assert desk.guess_action.shortcut().toString() == "Ctrl+G"
     type_text(qtbot, window, "monday")
     settle()

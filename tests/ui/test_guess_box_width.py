@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 
-from embedexplorer.jobs.exercise_jobs import GUESS, SUGGEST
+from embedexplorer.jobs.exercise_jobs import GUESS
 from tests.ui.bundled_type import bundled_type  # noqa: F401 - a fixture
-from tests.ui.conftest import ANSWER_TIMEOUT_MS, answers, open_model, settle, type_text
+from tests.ui.conftest import ANSWER_TIMEOUT_MS, answers, guess_first_on, open_model, settle, type_text
 from tests.ui.dialogs import focus_on
 from tests.ui.test_every_size import at_size
 
@@ -14,8 +14,7 @@ from tests.ui.test_every_size import at_size
 def test_the_guess_box_stays_wide_after_each_reveal(qtbot, window) -> None:  # type: ignore[no-untyped-def]
     at_size(qtbot, window, 1366, 768)
     open_model(qtbot, window, "bundled")
-    with qtbot.waitSignal(answers(window, SUGGEST).ready, timeout=ANSWER_TIMEOUT_MS, raising=False):
-        window.panes.exercises.guess_action.trigger()
+    guess_first_on(qtbot, window)
     bar = window.panes.guess_bar
     for word, guess in (("monday", "tuesday"), ("science", "experience"), ("cheese", "butter")):
         type_text(qtbot, window, word)
