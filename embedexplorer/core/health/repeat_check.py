@@ -78,6 +78,11 @@ def unavailable_reason(folder: Path | str | None, gguf: bool = False) -> str | N
             "The check with the model needs a next-token head; this model is a masked language model, "
             "which fills in blanks instead of continuing a text."
         )
+    if kind == oh.DECODER:
+        return (
+            "The check with the model needs a next-token head after the layers it runs; this is an "
+            "encoder-decoder model, whose guesses come from its decoder, which is not run here."
+        )
     if kind == oh.NONE:
         return (
             "The check with the model needs a next-token head; this folder's model has none "

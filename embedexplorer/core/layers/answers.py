@@ -99,7 +99,7 @@ class LayersAnswer:
     head_note: str
     layers: int
     k: int
-    head_kind: str = oh.NONE  # see ``output_head``: tied, own, masked or none
+    head_kind: str = oh.NONE  # see ``output_head``: tied, own, masked, none or decoder
     guess_note: str = ""
     # Cosine between the token's input row and its row in an untied output head (None: tied or no head).
     head_row_cosine: float | None = None

@@ -20,6 +20,8 @@ from .answers import LayerBatch, LayerCallback, LayerGuesses, LayerInput, LayerR
 
 # Texts whose layers are remembered, so picking another token of the same text runs nothing.
 _REMEMBERED_TEXTS = 8
+# Where transformers' models keep their list of blocks (GPT-2, Llama, BERT, T5's encoder, ...).
+BLOCK_PATHS = ("h", "layers", "encoder.layer", "layer", "block")
 
 
 def default_threads() -> int:
@@ -140,7 +142,7 @@ class LayerModel(ModelFacts):
         What enters block i is transformers' ``hidden_states[i]`` (the same tensor); the last
         block's own output is the last entry (``tie_last_hidden_states`` is off, see the load).
         """
-        blocks = submodule(self.model, ("h", "layers", "encoder.layer", "layer"))
+        blocks = submodule(self.model, BLOCK_PATHS)
         if (should_stop is None and on_layer is None) or blocks is None:
             yield
             return

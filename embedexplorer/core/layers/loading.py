@@ -20,7 +20,7 @@ from ..formats.safetensors_io import FLOAT_DTYPES, PICKLE_PATTERNS, read_all_hea
 from ..readers.folder_layout import BUFFER_NAMES, _named
 from . import output_head as oh
 from .answers import StopCheck, stop_if_asked
-from .layer_model import LayerModel, default_threads, submodule
+from .layer_model import BLOCK_PATHS, LayerModel, default_threads, submodule
 from .model_config import built_in_attention, read_model_config
 
 # A checkpoint holding less than this share of the model's weights lacks some of them.
@@ -78,7 +78,7 @@ def load_layer_model(
     kind = oh.head_kind(_head_config(config), entries)
     with _quiet_transformers():
         try:
-            full, info = oh.head_class(kind).from_pretrained(
+            full, info = (_encoder_class(config) or oh.head_class(kind)).from_pretrained(
                 str(folder),
                 config=config,
                 use_safetensors=True,
@@ -103,6 +103,7 @@ def load_layer_model(
         )
     if any(not k.startswith(prefix_of_base) for k in info.get("missing_keys", ())):
         kind, output = oh.NONE, None  # the head's own weights are not in the folder: no guess, never a random one
+    model = _runs(model, config)
     stop_if_asked(should_stop)
     model.eval()
     full.eval()
@@ -126,7 +127,7 @@ def load_layer_model(
         max_positions=_max_positions(config),
         head_is_table=head_is_table,
         head_note=head_note,
-        head_kind=kind if output is not None else oh.NONE,
+        head_kind=kind if output is not None or kind == oh.DECODER else oh.NONE,
         weights=int(weights),
         memory_bytes=int(memory),
         dtype=str(dtype).removeprefix("torch."),
@@ -139,6 +140,7 @@ def _head_config(config: Any) -> dict[str, Any]:
     """What ``output_head.head_kind`` reads of a config, from transformers' config object."""
     return {
         "is_encoder_decoder": bool(getattr(config, "is_encoder_decoder", False)),
+        "architectures": [str(a) for a in getattr(config, "architectures", None) or ()],
         "tie_word_embeddings": bool(getattr(config, "tie_word_embeddings", True)),
         "model_type": str(getattr(config, "model_type", "")),
     }
@@ -265,8 +267,41 @@ def _config(folder: Path) -> Any:
         return read_model_config(folder)
 
 
+def _encoder_class(config: Any) -> Any:
+    """For an encoder-decoder architecture (T5), transformers' class for its encoder alone where it has
+    one (T5EncoderModel): it loads a text encoder saved without its decoder (whose config then says
+    is_encoder_decoder false), and never builds a decoder that is not run. None for other models, and
+    where there is no such class (BART: the whole model is loaded)."""
+    import transformers
+    from transformers.models.auto.modeling_auto import MODEL_MAPPING
+
+    try:
+        found = MODEL_MAPPING[type(config)]
+    except KeyError:
+        return None
+    # A few configs map to more than one class; the first names the architecture.
+    whole = next((c for c in found if c is not None), None) if isinstance(found, tuple) else found
+    if whole is None:
+        return None
+    return getattr(transformers, whole.__name__.removesuffix("Model") + "EncoderModel", None)
+
+
+def _encoder_decoder(config: Any) -> bool:
+    """T5 and the like, saved whole or as their encoder alone."""
+    return bool(getattr(config, "is_encoder_decoder", False)) or _encoder_class(config) is not None
+
+
+def _runs(model: Any, config: Any) -> Any:
+    """The part of the model whose layers run: an encoder-decoder model's encoder (which reads the
+    table; its decoder reads what the encoder wrote), else the model itself."""
+    if _encoder_decoder(config) and callable(getattr(model, "get_encoder", None)):
+        return model.get_encoder()
+    return model
+
+
 def _expected_weights(config: Any) -> tuple[int, Any]:
-    """How many learned weights the base model has, counted on a model built without memory."""
+    """How many learned weights the part of the model that runs has (an encoder-decoder model's
+    encoder), counted on a model built without memory."""
     import torch
 
     with _quiet_transformers(), torch.device("meta"):
@@ -280,7 +315,7 @@ def _expected_weights(config: Any) -> tuple[int, Any]:
             raise UnsupportedModelError(
                 f"transformers has no model class of its own for '{config.model_type}': {_first_line(exc)}"
             ) from exc
-    return int(sum(p.numel() for p in shell.parameters())), shell
+    return int(sum(p.numel() for p in _runs(shell, config).parameters())), shell
 
 
 def _incomplete_message(
@@ -306,7 +341,7 @@ def _head(model: Any, config: Any) -> tuple[Any, bool, str]:
     """The final norm the nearest rows are compared after (tied heads only), and what they mean."""
     final_norm = _final_norm_of(model)
     tied = bool(getattr(config, "tie_word_embeddings", False))
-    if final_norm is not None and tied and not getattr(config, "is_encoder_decoder", False):
+    if final_norm is not None and tied and not _encoder_decoder(config):
         name = next(n for n in _FINAL_NORMS if getattr(model, n, None) is final_norm)
         return (
             final_norm,
@@ -335,7 +370,7 @@ def _max_positions(config: Any) -> int | None:
 
 
 def _count_layers(model: Any) -> int:
-    found = submodule(model, ("h", "layers", "encoder.layer", "layer"))
+    found = submodule(model, BLOCK_PATHS)
     return len(found) if found is not None and hasattr(found, "__len__") else 0
 
 

@@ -5,7 +5,8 @@ with every row of its output head (plus a bias, if it has one), then softmax. Th
 either the embedding table itself (tied: GPT-2, BERT's masked-LM decoder) or a table of its
 own (Llama 3 8B, Qwen2 7B, Mistral). Applying the same steps to the vector after an earlier
 layer gives the model's guess had it stopped there. An encoder saved without its head (the
-bundled MiniLM) has no guess at all.
+bundled MiniLM) has no guess at all, and neither has an encoder-decoder model (T5): its head
+reads the decoder, and the layers run here are the encoder's, the half that reads the table.
 
 ``describe`` reads only config.json and the safetensors headers (no torch): ``info`` uses it.
 The rest runs where the model is (the model's process): the parent gets ids and probabilities.
@@ -23,8 +24,10 @@ import numpy as np
 from ..common.errors import EmbedExplorerError
 from ..common.files import read_json
 
-# How the folder's head relates to the embedding table.
-TIED, OWN, MASKED, NONE = "tied", "own", "masked", "none"
+# How the folder's head relates to the embedding table (DECODER: it reads a decoder, which is not run here).
+TIED, OWN, MASKED, NONE, DECODER = "tied", "own", "masked", "none", "decoder"
+# The heads whose guess after each layer is shown.
+GUESSING = (TIED, OWN, MASKED)
 _CONFIG_LIMIT = 1 << 20
 # Weight names that mark a head in a checkpoint (with or without the base model's prefix).
 _MASKED_MARK = "cls.predictions.transform.dense.weight"
@@ -43,7 +46,7 @@ class HeadFacts:
 
     @property
     def has_guess(self) -> bool:
-        return self.kind != NONE
+        return guesses(self.kind)
 
     @property
     def is_table(self) -> bool:
@@ -54,8 +57,11 @@ class HeadFacts:
 def head_kind(config: dict[str, Any], names: Iterable[str]) -> str:
     """The head a checkpoint with these weight names and this config has (see ``TIED`` ...)."""
     names = list(names)
+    architectures = config.get("architectures")
+    if isinstance(architectures, list) and any(str(a).endswith("EncoderModel") for a in architectures):
+        return NONE  # T5's encoder saved alone (a text encoder of an image model): no head at all
     if config.get("is_encoder_decoder"):
-        return NONE  # T5 and the like: the head reads the decoder, which the layers here do not run
+        return DECODER  # T5 and the like: the head reads the decoder, which the layers here do not run
     encoder = str(config.get("model_type", "")) in _ENCODERS
     if any(n.endswith(_MASKED_MARK) or (encoder and n.endswith(_ROBERTA_MARK)) for n in names):
         return MASKED
@@ -103,8 +109,17 @@ def _sentence(kind: str) -> tuple[str, str]:
         OWN: "output head: a table of its own (untied), not the embedding table",
         MASKED: "output head: a masked-LM head whose rows are the embedding table (tied), after a transform",
         NONE: "output head: none in this folder (an encoder saved without one): no guess of the model to show",
+        DECODER: (
+            "output head: the decoder's (an encoder-decoder model): its layers here are the encoder's, which reads "
+            "the table; no guess of the model to show"
+        ),
     }
     return kind, words[kind]
+
+
+def guesses(kind: str) -> bool:
+    """Whether a model with this head shows its guess after each layer."""
+    return kind in GUESSING
 
 
 def guess_note(kind: str) -> str:
@@ -119,6 +134,11 @@ def guess_note(kind: str) -> str:
         return (
             f"Guess: the model's next-token guess had it stopped after each layer (final norm, dot product "
             f"with every row of {table}, length and all, softmax); after the last layer, its real guess."
+        )
+    if kind == DECODER:
+        return (
+            "No guess: an encoder-decoder model guesses from its decoder, which is not run here; these are its "
+            "encoder's layers, with their nearest rows."
         )
     return "No guess: this folder has no output head (an encoder saved without one); only the nearest rows."
 
@@ -208,7 +228,7 @@ def head_class(kind: str) -> Any:
 
 def split(full: Any, kind: str, config: Any, final_norm_of: Any) -> tuple[Any, OutputHead | None]:
     """The base model (whose layers run) and the head, from a model built by ``head_class(kind)``."""
-    if kind == NONE:
+    if not guesses(kind):
         return full, None
     base = full.base_model
     if kind == MASKED:

@@ -96,7 +96,7 @@ def trace(
             pending = []
     vectors, compared_all = _stacked(found[0])
     other_vectors = None if other is None else _stacked(found[1])[0]
-    has_guess = model.head_kind != oh.NONE and k > 0
+    has_guess = oh.guesses(model.head_kind) and k > 0
     if layer_input is None or (k and len(nearest) != vectors.shape[0]):
         raise EmbedExplorerError("The model's answer was incomplete; ask again.")
     if has_guess and (guesses is None or guesses.ids.shape[0] != vectors.shape[0]):

@@ -277,7 +277,7 @@ class LayersPane(QWidget):
                 table.setItem(row, column, item)
         table.setColumnHidden(TWO_COLUMN, other is None)
         # No head, no guess: the head line says so, and the nearest rows get the room.
-        table.setColumnHidden(GUESS_COLUMN, answer.head_kind == oh.NONE)
+        table.setColumnHidden(GUESS_COLUMN, not oh.guesses(answer.head_kind))
         compared = [s.cosine_to_compare for s in steps if s.cosine_to_compare is not None]
         cosines = [s.cosine_to_row for s in steps] + compared
         plots.lowest = min(cosines, default=COSINE_BOTTOM)

@@ -44,6 +44,11 @@ def head_words(answer: LayersAnswer) -> str:
             "" if cosine is None else f" Cosine of <b>{token}</b>'s input row and its output row: <b>{cosine:.3f}</b>."
         )
         return f"Output head: <b>a table of its own</b> (untied), not the embedding table.{shown}"
+    if answer.head_kind == oh.DECODER:
+        return (
+            "Output head: <b>the decoder's</b> (an encoder-decoder model): these layers are the encoder's, "
+            "which reads the table; no guess to show."
+        )
     return "Output head: <b>none</b> in this folder (an encoder saved without one): no guess to show."
 
 
