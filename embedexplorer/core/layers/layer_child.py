@@ -168,7 +168,10 @@ class _Server:
         else:
             # The forward pass only copies each layer's row; the sender thread compares it with the table's
             # form and sends it meanwhile, on the core the model leaves free (it cost 3 % of the pass inline).
+            streamed: set[int] = set()
+
             def on_layer(layer: int, hidden: Any) -> None:
+                streamed.add(layer)
                 row = hidden[position : position + 1].clone()
                 self._outbox.put(lambda: self._send_layers(request_id, [layer], *model.layer_vector(row, 0)))
 
@@ -179,6 +182,11 @@ class _Server:
                 self._outbox.join()  # no frame of this run may follow its end, or the next run's
             if self._failed is not None:
                 raise self._failed
+            # Layers no hook could hand over (a model whose blocks were not found) come from the pass's states.
+            unsent = [layer for layer in range(states.shape[0]) if layer not in streamed]
+            if unsent:
+                vectors = states[unsent, position, :]
+                self._send_layers(request_id, unsent, vectors, model.for_table(vectors))
             # Sent after the pass, not in it: the parent needs it only with the last layer.
             if token_id is not None:
                 self._send_input(request_id, model.input_parts(token_id, position, states[0, position]))

@@ -20,8 +20,8 @@ from .answers import LayerBatch, LayerCallback, LayerGuesses, LayerInput, LayerR
 
 # Texts whose layers are remembered, so picking another token of the same text runs nothing.
 _REMEMBERED_TEXTS = 8
-# Where transformers' models keep their list of blocks (GPT-2, Llama, BERT, T5's encoder, ...).
-BLOCK_PATHS = ("h", "layers", "encoder.layer", "layer", "block")
+# Where transformers' models keep their list of blocks (GPT-2, Llama, BERT, T5's encoder, DistilBERT, OPT, MPT).
+BLOCK_PATHS = ("h", "layers", "encoder.layer", "layer", "block", "transformer.layer", "decoder.layers", "blocks")
 
 
 def default_threads() -> int:
@@ -151,15 +151,15 @@ class LayerModel(ModelFacts):
         def before(index: int) -> Callable[[Any, tuple[Any, ...], dict[str, Any]], None]:
             def hook(_module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
                 stop_if_asked(should_stop)
-                if on_layer is not None:
-                    hidden = args[0] if args else kwargs["hidden_states"]
+                hidden = _hidden_of(args[0] if args else kwargs.get("hidden_states", kwargs.get("x")))
+                if on_layer is not None and hidden is not None:
                     on_layer(index, hidden[0])
 
             return hook
 
         def after(_module: Any, _args: tuple[Any, ...], output: Any) -> None:
-            if on_layer is not None:
-                hidden = output[0] if isinstance(output, tuple) else output
+            hidden = _hidden_of(output[0] if isinstance(output, tuple) else output)
+            if on_layer is not None and hidden is not None:
                 on_layer(len(blocks), hidden[0])
 
         handles = [block.register_forward_pre_hook(before(i), with_kwargs=True) for i, block in enumerate(blocks)]
@@ -298,6 +298,8 @@ class LayerModel(ModelFacts):
                 return vector, vector
             weight = next(self._final_norm.parameters(), None)
             normed = self._final_norm(row if weight is None else row.to(weight.dtype))
+            if normed.shape[-1] != row.shape[-1]:  # OPT-350m's projection: the table is narrower
+                return row.float().numpy().copy(), normed.float().numpy().copy()
             both = torch.cat([row.float(), normed.float()]).numpy().copy()
         return both[:1], both[1:]
 
@@ -321,16 +323,26 @@ class LayerModel(ModelFacts):
             normed = None if norm is None else norm(torch.from_numpy(total)[None]).float().numpy()[0]
         names = " + ".join(n.split(" row")[0] + " row" for n, _ in parts)
         scale = max(1.0, float(np.abs(enters).max()))
-        if np.allclose(total, enters, rtol=0, atol=1e-5 * scale):
+        same_width = total.shape == np.shape(enters)  # OPT-350m projects the token row to the layers' width
+        if same_width and np.allclose(total, enters, rtol=0, atol=1e-5 * scale):
             note = f"{names}: this sum enters layer 1."
-        elif normed is not None and np.allclose(normed, enters, rtol=0, atol=1e-4 * scale):
+        elif same_width and normed is not None and np.allclose(normed, enters, rtol=0, atol=1e-4 * scale):
             note = f"{names}, then LayerNorm: that is what enters layer 1."
         else:
             note = (
-                f"{names}, then the model's own embedding step changes the sum (it scales or normalises "
+                f"{names}, then the model's own embedding step changes the sum (it scales, normalises or projects "
                 "it, or marks positions inside the layers): what enters layer 1 is shown as computed by the model."
             )
         return LayerInput(tuple(parts), total, np.array(enters, dtype=np.float32), note)
+
+
+def _hidden_of(found: Any) -> Any:
+    """A block's input or output as the hooks see it, when it is the hidden states (batch x positions x
+    width); None when a block takes or gives them another way: that layer is then taken from the
+    pass's hidden states when it ends, not handed over as it is computed."""
+    import torch
+
+    return found if isinstance(found, torch.Tensor) and found.dim() == 3 else None
 
 
 def submodule(model: Any, paths: tuple[str, ...]) -> Any:

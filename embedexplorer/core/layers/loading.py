@@ -28,8 +28,10 @@ from .model_config import built_in_attention, read_model_config
 _COMPLETE_SHARE = 0.99
 # Above this many weights a bfloat16 or float16 checkpoint stays in bfloat16: float32 would double its memory.
 _FLOAT32_UP_TO = 1 << 30
-# Names the final norm goes by in the base models transformers builds.
-_FINAL_NORMS = ("ln_f", "norm", "final_layernorm", "final_layer_norm")
+# Where the final norm is in the base models transformers builds (OPT keeps it in its decoder).
+_FINAL_NORMS = ("ln_f", "norm", "final_layernorm", "final_layer_norm", "decoder.final_layer_norm")
+# OPT-350m's projection back to the table's width, applied after the final norm.
+_PROJECT_OUT = "decoder.project_out"
 _BYTES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "F8_E4M3": 1, "F8_E5M2": 1}
 
 
@@ -146,8 +148,32 @@ def _head_config(config: Any) -> dict[str, Any]:
     }
 
 
+def _final_steps(model: Any) -> tuple[str, Any] | None:
+    """What the model does to its last layer's output before its head, in words, and the module that
+    does it: the final norm, then (OPT-350m) the projection back to the table's width; None for neither."""
+    norm_path = next((p for p in _FINAL_NORMS if submodule(model, (p,)) is not None), None)
+    norm = None if norm_path is None else submodule(model, (norm_path,))
+    projection = submodule(model, (_PROJECT_OUT,))
+    steps = [
+        (f"{words} ({path})", module)
+        for words, path, module in (
+            ("the final norm", norm_path, norm),
+            ("the projection to the table's width", _PROJECT_OUT, projection),
+        )
+        if module is not None
+    ]
+    if not steps:
+        return None
+    if len(steps) == 1:
+        return steps[0]
+    import torch
+
+    return " and ".join(w for w, _ in steps), torch.nn.Sequential(*(module for _, module in steps))
+
+
 def _final_norm_of(model: Any) -> Any:
-    return next((getattr(model, n) for n in _FINAL_NORMS if getattr(model, n, None) is not None), None)
+    found = _final_steps(model)
+    return None if found is None else found[1]
 
 
 @dataclass(frozen=True)
@@ -339,15 +365,15 @@ def _incomplete_message(
 
 def _head(model: Any, config: Any) -> tuple[Any, bool, str]:
     """The final norm the nearest rows are compared after (tied heads only), and what they mean."""
-    final_norm = _final_norm_of(model)
+    found = _final_steps(model)
     tied = bool(getattr(config, "tie_word_embeddings", False))
-    if final_norm is not None and tied and not _encoder_decoder(config):
-        name = next(n for n in _FINAL_NORMS if getattr(model, n, None) is final_norm)
+    if found is not None and tied and not _encoder_decoder(config):
+        steps, final_norm = found
         return (
             final_norm,
             True,
             (
-                f"Nearest rows: the vector after the final norm ({name}) against every table row by cosine, "
+                f"Nearest rows: the vector after {steps} against every table row by cosine, "
                 "length ignored: rows it points like, not the model's guess."
             ),
         )

@@ -31,7 +31,7 @@ GUESSING = (TIED, OWN, MASKED)
 _CONFIG_LIMIT = 1 << 20
 # Weight names that mark a head in a checkpoint (with or without the base model's prefix).
 _MASKED_MARK = "cls.predictions.transform.dense.weight"
-_CAUSAL_MARK = "lm_head.weight"
+_CAUSAL_MARK = ("lm_head.weight", "embed_out.weight")  # embed_out: GPT-NeoX (Pythia)
 _ROBERTA_MARK = "lm_head.dense.weight"  # RoBERTa's masked-LM head
 # Architectures with a decoder head transformers ties to the input table when the config says so.
 _ENCODERS = ("bert", "roberta", "xlm-roberta", "distilbert", "electra", "albert", "mpnet", "deberta", "deberta-v2")

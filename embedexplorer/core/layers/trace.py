@@ -71,6 +71,7 @@ def trace(
     layer_input: LayerInput | None = None
     guesses: LayerGuesses | None = None
     for index, batch in model.layer_runs(runs, should_stop):
+        _check_width(table, batch.compared)
         for layer, vector, compared in zip(batch.layers, batch.vectors, batch.compared, strict=True):
             found[index][layer] = (vector, compared)
         if index != 0:
@@ -138,6 +139,20 @@ def _guesses_of(table: EmbeddingTable, guesses: LayerGuesses, layer: int) -> tup
         token = table.tokens[token_id] if 0 <= token_id < len(table.tokens) else f"[id {token_id}]"
         found.append(Guess(int(token_id), token, float(prob)))
     return tuple(found)
+
+
+def _check_width(table: EmbeddingTable, compared: np.ndarray) -> None:
+    """Refuse, in one sentence, a model whose layers work in another width than its table's rows (ALBERT:
+    128-number rows projected up to 768 before the first layer, and nothing that projects them back)."""
+    if compared.ndim != 2 or not len(compared):  # a batch of no layers (all were handed over one by one)
+        return
+    width = compared.shape[-1]
+    if width != table.width:
+        raise EmbedExplorerError(
+            f"This model's layers work with {width:,} numbers and its embedding table's rows have "
+            f"{table.width:,} (it projects each row to the layers' width before the first layer, as ALBERT does), "
+            "so its layers cannot be compared with the table's rows."
+        )
 
 
 def _check_model_numbers(layers: list[int], vectors: np.ndarray) -> None:
