@@ -7,7 +7,8 @@ DistilBERT keeps its blocks in ``transformer.layer``; ALBERT shares one block am
 no hook finds it, and may work in a wider space than its table's rows. The oracles are transformers'
 own: ``model(ids).logits`` for the guess, ``hidden_states`` for every layer. Each of these once failed:
 OPT and DistilBERT said "The model's answer was incomplete" on the command line, OPT's guess skipped
-its final norm, GPT-NeoX showed no guess, and ALBERT's projection was a sentence about vector shapes.
+its final norm, GPT-NeoX, DistilBERT's and ALBERT's masked-LM heads showed no guess, and ALBERT's
+projection was a sentence about vector shapes.
 """
 
 from __future__ import annotations
@@ -57,13 +58,19 @@ def _distilbert() -> Any:
     return DistilBertModel(DistilBertConfig(vocab_size=50257, dim=64, hidden_dim=128, n_layers=2, n_heads=4))
 
 
-def _albert(embedding_size: int) -> Callable[[], Any]:
+def _distilbert_mlm() -> Any:
+    from transformers import DistilBertConfig, DistilBertForMaskedLM
+
+    return DistilBertForMaskedLM(DistilBertConfig(vocab_size=50257, dim=64, hidden_dim=128, n_layers=2, n_heads=4))
+
+
+def _albert(embedding_size: int, masked: bool = False) -> Callable[[], Any]:
     def make() -> Any:
-        from transformers import AlbertConfig, AlbertModel
+        from transformers import AlbertConfig, AlbertForMaskedLM, AlbertModel
 
         config = AlbertConfig(vocab_size=50257, embedding_size=embedding_size, hidden_size=64, num_hidden_layers=3,
                               num_attention_heads=4, intermediate_size=128)  # fmt: skip
-        return AlbertModel(config)
+        return (AlbertForMaskedLM if masked else AlbertModel)(config)
 
     return make
 
@@ -76,6 +83,8 @@ MAKERS: dict[str, Callable[[], Any]] = {
     "distilbert": _distilbert,
     "albert": _albert(64),
     "albert-projected": _albert(32),
+    "distilbert-mlm": _distilbert_mlm,
+    "albert-mlm": _albert(64, masked=True),
 }
 
 
@@ -108,6 +117,23 @@ def test_the_guess_after_the_last_layer_is_the_models_logits(folders: dict[str, 
     assert model.head_kind in (oh.TIED, oh.OWN)
     last = trace(table, model, TEXT, PLACE, k=5).steps[-1]
     full = AutoModelForCausalLM.from_pretrained(folder).eval()
+    with torch.inference_mode():
+        want = torch.softmax(full(torch.tensor([_ids(folder)])).logits[0, POSITION].double(), -1)
+    top = torch.topk(want, 5)
+    assert [g.id for g in last.guess] == top.indices.tolist()
+    assert [g.prob for g in last.guess] == pytest.approx(top.values.tolist(), rel=1e-4)
+
+
+@pytest.mark.parametrize("name", ["distilbert-mlm", "albert-mlm"])
+def test_a_masked_lm_head_of_its_own_layout_guesses_as_the_model_does(folders: dict[str, Path], name: str) -> None:
+    import torch
+    from transformers import AutoModelForMaskedLM
+
+    folder = folders[name]
+    model = load_layer_model(folder)
+    assert oh.describe(folder).kind == model.head_kind == oh.MASKED
+    last = trace(open_table(str(folder)), model, TEXT, PLACE, k=5).steps[-1]
+    full = AutoModelForMaskedLM.from_pretrained(folder).eval()
     with torch.inference_mode():
         want = torch.softmax(full(torch.tensor([_ids(folder)])).logits[0, POSITION].double(), -1)
     top = torch.topk(want, 5)

@@ -33,6 +33,8 @@ _CONFIG_LIMIT = 1 << 20
 _MASKED_MARK = "cls.predictions.transform.dense.weight"
 _CAUSAL_MARK = ("lm_head.weight", "embed_out.weight")  # embed_out: GPT-NeoX (Pythia)
 _ROBERTA_MARK = "lm_head.dense.weight"  # RoBERTa's masked-LM head
+# Masked-LM heads named by one architecture alone (ELECTRA's generator has a "predictions.dense" too).
+_OWN_MASKED_MARKS = {"albert": "predictions.dense.weight", "distilbert": "vocab_transform.weight"}
 # Architectures with a decoder head transformers ties to the input table when the config says so.
 _ENCODERS = ("bert", "roberta", "xlm-roberta", "distilbert", "electra", "albert", "mpnet", "deberta", "deberta-v2")
 
@@ -62,8 +64,12 @@ def head_kind(config: dict[str, Any], names: Iterable[str]) -> str:
         return NONE  # T5's encoder saved alone (a text encoder of an image model): no head at all
     if config.get("is_encoder_decoder"):
         return DECODER  # T5 and the like: the head reads the decoder, which the layers here do not run
-    encoder = str(config.get("model_type", "")) in _ENCODERS
-    if any(n.endswith(_MASKED_MARK) or (encoder and n.endswith(_ROBERTA_MARK)) for n in names):
+    model_type = str(config.get("model_type", ""))
+    encoder = model_type in _ENCODERS
+    marks: tuple[str, ...] = (_MASKED_MARK,)
+    if encoder:
+        marks += (_ROBERTA_MARK, _OWN_MASKED_MARKS.get(model_type, _MASKED_MARK))
+    if any(n.endswith(marks) for n in names):
         return MASKED
     tied = bool(config.get("tie_word_embeddings", True))
     if any(n.endswith(_CAUSAL_MARK) for n in names) and not tied:
@@ -172,6 +178,8 @@ class OutputHead:
         """The head's rows (vocabulary x width): the embedding table itself when tied."""
         found = getattr(self.module, "predictions", self.module)  # BERT's cls.predictions, RoBERTa's lm_head
         decoder = getattr(found, "decoder", None)
+        if decoder is None and hasattr(found, "__getitem__"):
+            decoder = found[-1]  # DistilBERT's head, put together in ``split``
         return (decoder if decoder is not None else self.module).weight
 
     def logits(self, vectors: Any) -> Any:
@@ -232,7 +240,13 @@ def split(full: Any, kind: str, config: Any, final_norm_of: Any) -> tuple[Any, O
         return full, None
     base = full.base_model
     if kind == MASKED:
-        module = getattr(full, "cls", None) or getattr(full, "lm_head", None)
+        module = getattr(full, "cls", None) or getattr(full, "lm_head", None) or getattr(full, "predictions", None)
+        if module is None and getattr(full, "vocab_projector", None) is not None:
+            import torch
+
+            # DistilBERT's head is four modules of the model, applied in this order by its forward.
+            steps = ("vocab_transform", "activation", "vocab_layer_norm", "vocab_projector")
+            module = torch.nn.Sequential(*(getattr(full, step) for step in steps))
         if module is None:
             return base, None
         return base, OutputHead(kind, None, module, config, base.get_input_embeddings().weight)
