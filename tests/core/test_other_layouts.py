@@ -106,39 +106,36 @@ def _ids(folder: Path) -> list[int]:
     return [t.id for t in open_table(str(folder)).encode(TEXT)]
 
 
-@pytest.mark.parametrize("name", ["opt", "opt-projected", "opt-350m-style", "gpt-neox"])
-def test_the_guess_after_the_last_layer_is_the_models_logits(folders: dict[str, Path], name: str) -> None:
+def _assert_last_guess_is_the_logits(folder: Path, model: Any, auto_class: Any) -> None:
+    """The guess after the last layer: the top 5 of transformers' own logits for the place, ``auto_class``
+    loading the model with its head."""
     import torch
-    from transformers import AutoModelForCausalLM
 
-    folder = folders[name]
-    table = open_table(str(folder))
-    model = load_layer_model(folder)
-    assert model.head_kind in (oh.TIED, oh.OWN)
-    last = trace(table, model, TEXT, PLACE, k=5).steps[-1]
-    full = AutoModelForCausalLM.from_pretrained(folder).eval()
+    last = trace(open_table(str(folder)), model, TEXT, PLACE, k=5).steps[-1]
+    full = auto_class.from_pretrained(folder).eval()
     with torch.inference_mode():
         want = torch.softmax(full(torch.tensor([_ids(folder)])).logits[0, POSITION].double(), -1)
     top = torch.topk(want, 5)
     assert [g.id for g in last.guess] == top.indices.tolist()
     assert [g.prob for g in last.guess] == pytest.approx(top.values.tolist(), rel=1e-4)
+
+
+@pytest.mark.parametrize("name", ["opt", "opt-projected", "opt-350m-style", "gpt-neox"])
+def test_the_guess_after_the_last_layer_is_the_models_logits(folders: dict[str, Path], name: str) -> None:
+    from transformers import AutoModelForCausalLM
+
+    model = load_layer_model(folders[name])
+    assert model.head_kind in (oh.TIED, oh.OWN)
+    _assert_last_guess_is_the_logits(folders[name], model, AutoModelForCausalLM)
 
 
 @pytest.mark.parametrize("name", ["distilbert-mlm", "albert-mlm"])
 def test_a_masked_lm_head_of_its_own_layout_guesses_as_the_model_does(folders: dict[str, Path], name: str) -> None:
-    import torch
     from transformers import AutoModelForMaskedLM
 
-    folder = folders[name]
-    model = load_layer_model(folder)
-    assert oh.describe(folder).kind == model.head_kind == oh.MASKED
-    last = trace(open_table(str(folder)), model, TEXT, PLACE, k=5).steps[-1]
-    full = AutoModelForMaskedLM.from_pretrained(folder).eval()
-    with torch.inference_mode():
-        want = torch.softmax(full(torch.tensor([_ids(folder)])).logits[0, POSITION].double(), -1)
-    top = torch.topk(want, 5)
-    assert [g.id for g in last.guess] == top.indices.tolist()
-    assert [g.prob for g in last.guess] == pytest.approx(top.values.tolist(), rel=1e-4)
+    model = load_layer_model(folders[name])
+    assert oh.describe(folders[name]).kind == model.head_kind == oh.MASKED
+    _assert_last_guess_is_the_logits(folders[name], model, AutoModelForMaskedLM)
 
 
 @pytest.mark.parametrize("name", ["opt-projected", "distilbert", "albert"])

@@ -129,7 +129,7 @@ def load_layer_model(
         max_positions=_max_positions(config),
         head_is_table=head_is_table,
         head_note=head_note,
-        head_kind=kind if output is not None or kind == oh.DECODER else oh.NONE,
+        head_kind=kind if output is not None or not oh.guesses(kind) else oh.NONE,  # a head that was not found: none
         weights=int(weights),
         memory_bytes=int(memory),
         dtype=str(dtype).removeprefix("torch."),
